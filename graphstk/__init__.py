@@ -1,0 +1,8 @@
+"""graphstk: graph semi-supervised learning with spectrally transformed kernels.
+
+See README.md for a tour. Public entry points are re-exported here.
+"""
+from . import operators
+from .operators import DenseOperator, GraphKernel, KernelOperator, SparseOperator
+
+__version__ = "0.1.0"

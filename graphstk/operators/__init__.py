@@ -1,0 +1,8 @@
+"""Kernel operators: one interface for sparse graph kernels and feature kernels."""
+from .base import DenseOperator, KernelOperator, SparseOperator, as_index
+from .graph import GraphKernel, check_edge_index, normalized_adjacency, random_walk_kernel
+
+__all__ = [
+    "KernelOperator", "DenseOperator", "SparseOperator", "as_index",
+    "GraphKernel", "check_edge_index", "normalized_adjacency", "random_walk_kernel",
+]

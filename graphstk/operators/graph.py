@@ -1,0 +1,211 @@
+"""Sparse graph kernels built from a PyG ``edge_index``.
+
+Three normalisations from the STKR paper (Zhai et al., ICLR 2024):
+
+* :func:`normalized_adjacency`: ``S = D^{-1/2} W D^{-1/2}`` (the ``S`` of Eq. 22);
+* :class:`GraphKernel`: the STKR base kernel of Eq. 23,
+  ``K(x, x') = (n+m) W(x, x') / sqrt(D(x) D(x'))`` on the *visible* nodes, with
+  degrees counted over visible nodes only (the inductive setting of App. D.1), so
+  that ``G_K / (n+m) = S_visible``; plus the out-of-sample rows ``K(x, visible)`` of
+  hidden nodes through their edges to visible nodes;
+* :func:`random_walk_kernel`: ``Tr(D) D^{-1} W D^{-1}`` (Proposition 5).
+
+Isolated nodes (degree 0, or no visible neighbour) get an all-zero row and column
+instead of ``0/0 = NaN``: ``D^{-1/2}`` is defined as 0 where ``D = 0``.
+"""
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch import Tensor
+
+from .base import SparseOperator, as_index
+
+
+def check_edge_index(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None) -> None:
+    """Raise a clear error for a malformed ``edge_index`` / ``edge_weight``."""
+    if not isinstance(edge_index, Tensor):
+        raise TypeError(f"edge_index must be a torch.Tensor, got {type(edge_index).__name__}")
+    if edge_index.dim() != 2 or edge_index.shape[0] != 2:
+        raise ValueError(f"edge_index must have shape [2, E], got {tuple(edge_index.shape)}")
+    if edge_index.dtype.is_floating_point or edge_index.dtype == torch.bool:
+        raise TypeError(f"edge_index must be an integer tensor, got {edge_index.dtype}")
+    if num_nodes < 0:
+        raise ValueError(f"num_nodes must be >= 0, got {num_nodes}")
+    if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= num_nodes):
+        raise ValueError(
+            f"edge_index has node ids in [{int(edge_index.min())}, {int(edge_index.max())}], "
+            f"outside [0, {num_nodes - 1}] for num_nodes={num_nodes}"
+        )
+    if edge_weight is not None:
+        if edge_weight.shape != (edge_index.shape[1],):
+            raise ValueError(
+                f"edge_weight must have shape [E] = [{edge_index.shape[1]}], got {tuple(edge_weight.shape)}"
+            )
+        if not torch.isfinite(edge_weight).all() or (edge_weight < 0).any():
+            raise ValueError("edge_weight must be finite and non-negative")
+
+
+def _edges(edge_index, num_nodes, edge_weight, dtype, device):
+    check_edge_index(edge_index, num_nodes, edge_weight)
+    row, col = edge_index[0].to(device).long(), edge_index[1].to(device).long()
+    w = (torch.ones(row.numel(), dtype=dtype, device=device) if edge_weight is None
+         else edge_weight.to(device=device, dtype=dtype))
+    return row, col, w
+
+
+def _inv_sqrt(deg: Tensor) -> Tensor:
+    out = torch.zeros_like(deg)
+    pos = deg > 0
+    out[pos] = deg[pos].rsqrt()
+    return out
+
+
+def _symmetric(row: Tensor, col: Tensor, w: Tensor, n: int) -> bool:
+    a = torch.sparse_coo_tensor(torch.stack([row, col]), w, (n, n), check_invariants=False).coalesce()
+    d = (a - a.t()).coalesce().values()
+    return bool(d.numel() == 0 or d.abs().max() <= 1e-12 * max(1.0, float(w.abs().max())))
+
+
+def normalized_adjacency(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None,
+                         dtype: torch.dtype = torch.float64, device=None) -> SparseOperator:
+    """``S = D^{-1/2} W D^{-1/2}`` with ``D = diag(W 1)`` (Zhou et al. 2003; STKR Eq. 22).
+
+    Rows/columns of isolated nodes are zero. Duplicate edges are summed.
+    """
+    row, col, w = _edges(edge_index, num_nodes, edge_weight, dtype, device)
+    deg = torch.zeros(num_nodes, dtype=dtype, device=row.device).index_add_(0, row, w)
+    dis = _inv_sqrt(deg)
+    return SparseOperator(row, col, dis[row] * w * dis[col], (num_nodes, num_nodes))
+
+
+def random_walk_kernel(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None,
+                       dtype: torch.dtype = torch.float64, device=None) -> SparseOperator:
+    """``K = Tr(D) D^{-1} W D^{-1}`` of STKR Proposition 5 (zero rows for isolated nodes)."""
+    row, col, w = _edges(edge_index, num_nodes, edge_weight, dtype, device)
+    deg = torch.zeros(num_nodes, dtype=dtype, device=row.device).index_add_(0, row, w)
+    inv = torch.where(deg > 0, 1.0 / deg.clamp_min(torch.finfo(dtype).tiny), torch.zeros_like(deg))
+    return SparseOperator(row, col, deg.sum() * inv[row] * w * inv[col], (num_nodes, num_nodes))
+
+
+class GraphKernel:
+    """The STKR base kernel (Eq. 23) on the visible nodes of a graph.
+
+    Parameters
+    ----------
+    edge_index : LongTensor ``[2, E]``
+        Graph edges in PyG convention (both directions present for an undirected graph).
+    num_nodes : int
+        Number of nodes of the full graph.
+    hidden : index, optional
+        Nodes the learner may not see (the inductive setting). Every edge touching a
+        hidden node is dropped before anything is computed; degrees are counted over
+        visible nodes only (App. D.1: ``D(x_i) = sum_{j not hidden} W(x_i, x_j)``).
+    edge_weight : Tensor ``[E]``, optional
+        Non-negative weights ``W``; 1 for every edge by default.
+
+    Attributes
+    ----------
+    S : SparseOperator ``[N, N]``
+        ``G_K / (n+m) = D^{-1/2} W D^{-1/2}`` over visible nodes in *local* numbering,
+        ``N = n + m`` = number of visible nodes.
+    visible : LongTensor ``[N]``
+        Global ids of the visible nodes; local id ``i`` is global node ``visible[i]``.
+    isolated : BoolTensor ``[N]``
+        Visible nodes without a visible neighbour (zero rows of ``S``).
+    lambda_max : float
+        Largest eigenvalue of ``S``: exactly 1 when ``S`` has an edge (``S D^{1/2} 1 =
+        D^{1/2} 1`` on every non-isolated component, and ``D^{-1} W`` is stochastic),
+        0 for an edgeless graph. No estimate is needed.
+    """
+
+    def __init__(self, edge_index: Tensor, num_nodes: int, hidden=None, edge_weight: Tensor | None = None,
+                 dtype: torch.dtype = torch.float64, device=None):
+        device = torch.device(device) if device is not None else edge_index.device
+        row, col, w = _edges(edge_index, num_nodes, edge_weight, dtype, device)
+        self.num_nodes = int(num_nodes)
+        self.dtype, self.device = dtype, device
+        hidden_mask = torch.zeros(num_nodes, dtype=torch.bool, device=device)
+        if hidden is not None:
+            hidden_mask[as_index(hidden, num_nodes, device)] = True
+        self.hidden_mask = hidden_mask
+        self.visible = (~hidden_mask).nonzero().flatten()
+        self._g2l = torch.full((num_nodes,), -1, dtype=torch.long, device=device)
+        self._g2l[self.visible] = torch.arange(self.visible.numel(), device=device)
+        # Only edges between visible nodes define the training-time kernel.
+        vis = ~hidden_mask[row] & ~hidden_mask[col]
+        r, c, wv = self._g2l[row[vis]], self._g2l[col[vis]], w[vis]
+        n_vis = self.visible.numel()
+        if not _symmetric(r, c, wv, n_vis):
+            warnings.warn("edge_index is not symmetric; using W = (W + W^T) / 2 so that the kernel is "
+                          "symmetric", stacklevel=2)
+            r, c, wv = torch.cat([r, c]), torch.cat([c, r]), torch.cat([wv, wv]) / 2
+        self.degree = torch.zeros(n_vis, dtype=dtype, device=device).index_add_(0, r, wv)
+        self._dis = _inv_sqrt(self.degree)
+        self.S = SparseOperator(r, c, self._dis[r] * wv * self._dis[c], (n_vis, n_vis))
+        self.isolated = self.degree <= 0
+        self.lambda_max = 1.0 if bool((self.degree > 0).any()) else 0.0
+        # Edges from hidden nodes to visible ones: used only for out-of-sample rows.
+        cross = hidden_mask[row] & ~hidden_mask[col]
+        self._cross = (row[cross], self._g2l[col[cross]], w[cross])
+
+    @property
+    def num_visible(self) -> int:
+        """``n + m``: the number of nodes the learner sees."""
+        return int(self.visible.numel())
+
+    def base_kernel(self) -> SparseOperator:
+        """The Gram matrix ``G_K = (n+m) S`` of Eq. 23 on the visible nodes."""
+        return self.S.scale(float(self.num_visible))
+
+    def local(self, idx) -> Tensor:
+        """Local (visible) ids of global nodes ``idx``; error if any of them is hidden."""
+        g = as_index(idx, self.num_nodes, self.device)
+        loc = self._g2l[g]
+        if (loc < 0).any():
+            bad = g[loc < 0][:5].tolist()
+            raise ValueError(f"nodes {bad} are hidden from this kernel (inductive setting); "
+                             "use rows() for out-of-sample predictions")
+        return loc
+
+    def is_hidden(self, idx) -> Tensor:
+        return self.hidden_mask[as_index(idx, self.num_nodes, self.device)]
+
+    def rows(self, idx) -> SparseOperator:
+        """``K(x, visible) / (n+m)`` for global nodes ``idx``: a ``[len(idx), N]`` operator.
+
+        Visible nodes give their rows of ``S``. A hidden node ``x`` gives
+        ``W(x, v) / sqrt(D(x) D(v))`` over its visible neighbours ``v`` (Eq. 23, with
+        ``D(x)`` its degree into visible nodes and ``D(v)`` the visible degree), i.e.
+        ``v_K(x) / (n+m)`` in the notation of Eq. 5. A hidden node without visible
+        neighbours gets a zero row (its prediction will be flagged as unreachable).
+        """
+        g = as_index(idx, self.num_nodes, self.device)
+        out_rows, out_cols, out_vals = [], [], []
+        loc = self._g2l[g]
+        vis_pos = (loc >= 0).nonzero().flatten()
+        if vis_pos.numel():
+            b = self.S.block(loc[vis_pos], None)
+            br, bc, bv = b.coo()
+            out_rows.append(vis_pos[br]); out_cols.append(bc); out_vals.append(bv)
+        hid_pos = (loc < 0).nonzero().flatten()
+        if hid_pos.numel():
+            cr, cc, cw = self._cross
+            pos = torch.full((self.num_nodes,), -1, dtype=torch.long, device=self.device)
+            pos[g[hid_pos]] = hid_pos
+            keep = pos[cr] >= 0
+            cr, cc, cw = pos[cr[keep]], cc[keep], cw[keep]
+            dx = torch.zeros(g.numel(), dtype=self.dtype, device=self.device).index_add_(0, cr, cw)
+            out_rows.append(cr); out_cols.append(cc)
+            out_vals.append(_inv_sqrt(dx)[cr] * cw * self._dis[cc])
+        if not out_rows:
+            e = torch.zeros(0, dtype=torch.long, device=self.device)
+            return SparseOperator(e, e, torch.zeros(0, dtype=self.dtype, device=self.device),
+                                  (g.numel(), self.num_visible))
+        return SparseOperator(torch.cat(out_rows), torch.cat(out_cols), torch.cat(out_vals),
+                              (g.numel(), self.num_visible))
+
+    def __repr__(self) -> str:
+        return (f"GraphKernel(visible={self.num_visible}/{self.num_nodes}, nnz={self.S.nnz}, "
+                f"isolated={int(self.isolated.sum())}, dtype={self.dtype}, device={self.device})")
