@@ -1,0 +1,368 @@
+"""The train / val / test / other split protocol of the STKR paper (Zhai et al., ICLR 2024, App. D.1).
+
+Every node goes to exactly one of four sets. ``train`` and ``val`` are labelled, ``test``
+and ``other`` unlabelled; accuracy is reported on ``test`` only. The same seed gives the
+same split for every method (a private :class:`torch.Generator` seeded with ``seed``;
+the global RNG is never touched or read).
+
+Sizes (``N`` nodes, ``C = max(y) + 1`` classes, ``n_test = round(p_test * N)``, half up):
+
+* **Planetoid protocol** (``data.split_protocol == "planetoid"``: Cora, CiteSeer, PubMed
+  and bring-your-own files with a default split): keep the default train/val sizes and
+  take ``n_test`` nodes out of the default test set; the rest of the default test set
+  and every node outside the default split go to ``other``.
+  App. D does not say whether train/val are the public masks or fresh random draws of
+  the same sizes, so both are offered (``planetoid_split``):
+
+  - ``"public"`` (default): train and val are the public masks (the same for every
+    seed); test is ``n_test`` nodes drawn with the seed from the public test set. This is
+    the literal reading of "use the default train/validation/test split size, and from
+    the test set take out p_test x N samples", and keeps the 20-per-class balance of the
+    public train set.
+  - ``"random"``: mirrors PyG's ``Planetoid(split="random")``: train is drawn per class
+    with the per-class counts of the public train mask (20 each), val is
+    ``|public val|`` nodes drawn from the rest, test ``n_test`` nodes drawn from the
+    rest, everything else is ``other``. All four sets change with the seed, as App. D
+    says they do ("with a different random seed, the four splits are different").
+
+  If ``n_test`` exceeds the public test set (PubMed with ``p_test >= 0.1``, as in the
+  ``p_test`` ablation of Table 5), the public mode takes the whole public test set and
+  draws the remaining test nodes from the nodes outside the default split, with a warning.
+* **Random protocol** (every other dataset): ``20 C`` train and ``20 C`` val nodes drawn
+  uniformly at random (not per class), ``n_test`` test nodes drawn from the rest, the
+  remainder is ``other``.
+
+Views used by the methods (App. D.1): transductive learners see every node and hide
+only the labels of val/test/other; inductive learners do not see test nodes nor any edge
+touching them, and for model selection they also hide val entirely (:meth:`Split.hidden`).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+from torch_geometric.data import Data
+
+__all__ = ["Split", "make_split", "SETTINGS"]
+
+SETTINGS = ("transductive", "inductive")
+_PARTS = ("train", "val", "test", "other")
+TRAIN_PER_CLASS = 20   # App. D: train = val = 20 x #classes for the non-Planetoid datasets
+VAL_PER_CLASS = 20
+
+
+def _empty() -> Tensor:
+    return torch.empty(0, dtype=torch.long)
+
+
+@dataclass(frozen=True, eq=False)
+class Split:
+    """A partition of ``range(num_nodes)`` into sorted LongTensors ``train``, ``val``, ``test``, ``other``.
+
+    Build one with :func:`make_split`, or directly from four index tensors (validated:
+    1-D, integer, in range, disjoint, covering every node; they are sorted for you).
+    ``seed``, ``p_test`` and ``protocol`` record how it was made.
+    """
+
+    train: Tensor
+    val: Tensor
+    test: Tensor
+    other: Tensor
+    num_nodes: int
+    seed: int | None = None
+    p_test: float | None = None
+    protocol: str = "custom"
+
+    def __post_init__(self):
+        n = int(self.num_nodes)
+        if n <= 0:
+            raise ValueError(f"num_nodes must be positive, got {self.num_nodes}")
+        object.__setattr__(self, "num_nodes", n)
+        seen = torch.zeros(n, dtype=torch.long)
+        for part in _PARTS:
+            idx = getattr(self, part)
+            if not isinstance(idx, Tensor):
+                idx = torch.as_tensor(idx, dtype=torch.long)
+            if idx.dtype == torch.bool or idx.dtype.is_floating_point:
+                raise TypeError(f"split.{part} must hold integer node ids, got {idx.dtype}")
+            idx = torch.sort(idx.long().flatten().cpu()).values
+            if idx.numel() and (int(idx[0]) < 0 or int(idx[-1]) >= n):
+                raise ValueError(f"split.{part} has node ids outside [0, {n - 1}]")
+            seen.index_add_(0, idx, torch.ones_like(idx))
+            object.__setattr__(self, part, idx)
+        if bool((seen > 1).any()):
+            raise ValueError(f"{int((seen > 1).sum())} nodes appear more than once in the split; "
+                             "train/val/test/other must be disjoint")
+        if bool((seen == 0).any()):
+            raise ValueError(f"split does not cover {int((seen == 0).sum())} of {n} nodes; "
+                             "train/val/test/other must partition all nodes")
+
+    # ------------------------------------------------------------------ views
+    @property
+    def sizes(self) -> dict[str, int]:
+        """``{"train": .., "val": .., "test": .., "other": ..}``."""
+        return {p: int(getattr(self, p).numel()) for p in _PARTS}
+
+    def mask(self, part: str) -> Tensor:
+        """Boolean mask ``[num_nodes]`` of one set (``"train"``, ``"val"``, ``"test"`` or ``"other"``)."""
+        if part not in _PARTS:
+            raise ValueError(f"unknown split part {part!r}; expected one of {_PARTS}")
+        m = torch.zeros(self.num_nodes, dtype=torch.bool)
+        m[getattr(self, part)] = True
+        return m
+
+    def transductive(self) -> tuple[Tensor, None]:
+        """``(train_idx, hidden_idx)`` for the transductive setting: nothing is hidden.
+
+        The learner sees every node and edge; only the train labels are used (val labels
+        are hidden by the learner and used for model selection, test labels for the score).
+        """
+        return self.train, None
+
+    def inductive(self, selection: bool = False) -> tuple[Tensor, Tensor]:
+        """``(train_idx, hidden_idx)`` for the inductive setting (see :meth:`hidden`)."""
+        return self.train, self.hidden("inductive", selection)
+
+    def hidden(self, setting: str, selection: bool = False) -> Tensor:
+        """Nodes the learner must not see at train time (sorted LongTensor).
+
+        * ``"transductive"``: none (an empty tensor).
+        * ``"inductive"``: the test nodes; with ``selection=True`` (a model-selection run
+          scored on val) also every val node, since App. D.1 hides the val set entirely
+          (nodes, edges, labels) so that val accuracy mimics test accuracy.
+
+        Pass the result as ``hidden=`` to :class:`graphstk.operators.GraphKernel`, which
+        drops every edge touching a hidden node.
+        """
+        if setting not in SETTINGS:
+            raise ValueError(f"unknown setting {setting!r}; expected one of {SETTINGS}")
+        if setting == "transductive":
+            return _empty()
+        if selection:
+            return torch.sort(torch.cat([self.val, self.test])).values
+        return self.test.clone()
+
+    def inductive_subgraph(self, data: Data, selection: bool = False) -> Data:
+        """The graph an inductive learner sees: visible nodes only, relabelled ``0..n_vis-1``.
+
+        Returns a :class:`Data` with ``edge_index`` (edges between visible nodes only, via
+        :func:`torch_geometric.utils.subgraph`), ``node_ids`` (global id of each local node),
+        ``x``/``y``/``edge_weight`` restricted to visible nodes where present, and local
+        boolean masks ``train_mask``, ``val_mask`` (all False when ``selection``) and
+        ``other_mask``. ``y`` is carried for evaluation convenience: a learner must use only
+        ``y[train_mask]``.
+        """
+        from torch_geometric.utils import subgraph
+
+        n = int(data.num_nodes)
+        if n != self.num_nodes:
+            raise ValueError(f"split is for {self.num_nodes} nodes but data has {n}")
+        keep = torch.ones(n, dtype=torch.bool)
+        keep[self.hidden("inductive", selection)] = False
+        visible = keep.nonzero().flatten()
+        edge_weight = getattr(data, "edge_weight", None)
+        ei, ew = subgraph(visible, data.edge_index.cpu(), edge_weight.cpu() if edge_weight is not None else None,
+                          relabel_nodes=True, num_nodes=n)
+        sub = Data(edge_index=ei, num_nodes=int(visible.numel()), node_ids=visible)
+        if ew is not None:
+            sub.edge_weight = ew
+        if data.x is not None:
+            sub.x = data.x[visible.to(data.x.device)]
+        if getattr(data, "y", None) is not None:
+            sub.y = data.y[visible.to(data.y.device)]
+        for part in ("train", "val", "other"):
+            sub[f"{part}_mask"] = self.mask(part)[visible]
+        return sub
+
+    # ------------------------------------------------------------------ (de)serialisation
+    def to_dict(self) -> dict:
+        """A JSON-serialisable dict (plain lists of ints) for caching; see :meth:`from_dict`."""
+        out = {p: getattr(self, p).tolist() for p in _PARTS}
+        out.update(num_nodes=self.num_nodes, seed=self.seed, p_test=self.p_test, protocol=self.protocol)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Split":
+        """Inverse of :meth:`to_dict` (validates the partition again)."""
+        missing = [k for k in (*_PARTS, "num_nodes") if k not in d]
+        if missing:
+            raise ValueError(f"split dict lacks keys {missing}")
+        return cls(*(torch.as_tensor(d[p], dtype=torch.long) for p in _PARTS), num_nodes=d["num_nodes"],
+                   seed=d.get("seed"), p_test=d.get("p_test"), protocol=d.get("protocol", "custom"))
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Split):
+            return NotImplemented
+        return self.num_nodes == other.num_nodes and all(
+            torch.equal(getattr(self, p), getattr(other, p)) for p in _PARTS)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        s = ", ".join(f"{k}={v}" for k, v in self.sizes.items())
+        return f"Split({s}, seed={self.seed}, p_test={self.p_test}, protocol={self.protocol!r})"
+
+
+# ---------------------------------------------------------------------------- make_split
+def _n_test(p_test: float, n: int) -> int:
+    return int(math.floor(p_test * n + 0.5))   # round half up: 0.01 * 2708 = 27.08 -> 27
+
+
+def _take(pool: Tensor, k: int, g: torch.Generator) -> tuple[Tensor, Tensor]:
+    """``k`` random elements of ``pool`` and the rest (both in pool order of the permutation)."""
+    perm = pool[torch.randperm(pool.numel(), generator=g)]
+    return perm[:k], perm[k:]
+
+
+def _complement(n: int, *parts: Tensor) -> Tensor:
+    m = torch.ones(n, dtype=torch.bool)
+    for p in parts:
+        m[p] = False
+    return m.nonzero().flatten()
+
+
+def make_split(data: Data, p_test: float = 0.01, seed: int = 0, *, protocol: str | None = None,
+               planetoid_split: str = "public") -> Split:
+    """Split the nodes of ``data`` into train / val / test / other (App. D.1 of the STKR paper).
+
+    Parameters
+    ----------
+    data
+        A labelled graph (``data.y`` of shape ``[N]``); for the Planetoid protocol also
+        ``train_mask``/``val_mask``/``test_mask``.
+    p_test
+        Fraction of all ``N`` nodes in the test set, in ``(0, 1)``; the test set has
+        ``round(p_test * N)`` nodes (half up), at least 1.
+    seed
+        Seeds a private :class:`torch.Generator`: the same seed gives the same split for
+        every method; the global RNG is not used.
+    protocol
+        ``"planetoid"`` or ``"random"``; by default ``data.split_protocol`` (set by
+        :func:`graphstk.data.load_dataset`), else ``"random"``.
+    planetoid_split
+        ``"public"`` (default) or ``"random"``: how the Planetoid protocol picks train/val.
+        App. D leaves this open; see the module docstring for both readings. ``"public"``
+        keeps PyG's public train/val masks and draws test from the public test set.
+
+    Returns
+    -------
+    Split
+        Sorted, disjoint LongTensors covering all nodes; e.g. Cora with ``p_test=0.01``
+        gives 140/500/27 train/val/test, DBLP 80/80/177.
+    """
+    if not isinstance(data, Data):
+        raise TypeError(f"make_split expects a torch_geometric Data, got {type(data).__name__}")
+    y = getattr(data, "y", None)
+    if y is None:
+        raise ValueError("labels missing: data.y is None; a split needs class labels")
+    if y.dim() != 1 or y.dtype.is_floating_point or y.dtype == torch.bool:
+        raise ValueError(f"data.y must be 1-D integer class ids, got {y.dtype} of shape {tuple(y.shape)}")
+    y = y.cpu().long()
+    n = int(data.num_nodes)
+    if y.numel() != n:
+        raise ValueError(f"data.y has {y.numel()} labels but the graph has {n} nodes")
+    if n == 0:
+        raise ValueError("the graph has no nodes")
+    if int(y.min()) < 0:
+        raise ValueError(f"data.y has negative labels (min {int(y.min())}); every node needs a class id >= 0")
+    if isinstance(p_test, bool) or not isinstance(p_test, (int, float)) or not 0.0 < float(p_test) < 1.0:
+        raise ValueError(f"p_test must be a number in (0, 1), got {p_test!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    p_test = float(p_test)
+    n_test = _n_test(p_test, n)
+    if n_test < 1:
+        raise ValueError(f"p_test={p_test} of {n} nodes rounds to an empty test set; use a larger p_test")
+    if protocol is None:
+        protocol = getattr(data, "split_protocol", None) or "random"
+    if protocol not in ("planetoid", "random"):
+        raise ValueError(f"unknown protocol {protocol!r}; expected 'planetoid' or 'random'")
+    if planetoid_split not in ("public", "random"):
+        raise ValueError(f"planetoid_split must be 'public' or 'random', got {planetoid_split!r}")
+
+    g = torch.Generator().manual_seed(seed)
+    if protocol == "planetoid":
+        train, val, test = _planetoid(data, y, n, n_test, planetoid_split, g)
+        name = f"planetoid-{planetoid_split}"
+    else:
+        train, val, test = _random(y, n, n_test, g)
+        name = "random"
+        _warn_missing_classes(y, train)
+    other = _complement(n, train, val, test)
+    return Split(train, val, test, other, num_nodes=n, seed=seed, p_test=p_test, protocol=name)
+
+
+def _random(y: Tensor, n: int, n_test: int, g: torch.Generator):
+    c = int(y.max()) + 1
+    n_train, n_val = TRAIN_PER_CLASS * c, VAL_PER_CLASS * c
+    if n_train + n_val + n_test > n:
+        raise ValueError(f"not enough nodes: {n} nodes cannot hold {n_train} train + {n_val} val "
+                         f"(20 x {c} classes each) + {n_test} test nodes")
+    perm = torch.randperm(n, generator=g)
+    return perm[:n_train], perm[n_train:n_train + n_val], perm[n_train + n_val:n_train + n_val + n_test]
+
+
+def _masks(data: Data, n: int):
+    out = []
+    for k in ("train_mask", "val_mask", "test_mask"):
+        m = getattr(data, k, None)
+        if m is None:
+            raise ValueError(f"the Planetoid protocol needs data.{k} (the default split); "
+                             "use protocol='random' for a graph without one")
+        if m.dtype != torch.bool or m.shape != (n,):
+            raise ValueError(f"data.{k} must be a bool tensor of shape [{n}], got {m.dtype} {tuple(m.shape)}")
+        out.append(m.cpu())
+    tr, va, te = out
+    if bool((tr & va).any() | (tr & te).any() | (va & te).any()):
+        raise ValueError("data.train_mask, val_mask and test_mask overlap")
+    return tr, va, te
+
+
+def _planetoid(data, y, n, n_test, mode, g):
+    tr, va, te = _masks(data, n)
+    if mode == "public":
+        train, val = tr.nonzero().flatten(), va.nonzero().flatten()
+        pool = te.nonzero().flatten()
+        if n_test <= pool.numel():
+            test, _ = _take(pool, n_test, g)
+            return train, val, test
+        rest = _complement(n, train, val, pool)
+        extra = n_test - pool.numel()
+        if extra > rest.numel():
+            raise ValueError(f"not enough nodes: {n_test} test nodes requested, but only {pool.numel()} in the "
+                             f"default test set and {rest.numel()} outside the default split")
+        warnings.warn(f"p_test * N = {n_test} exceeds the default test set ({pool.numel()} nodes): taking all of "
+                      f"it plus {extra} random nodes from outside the default split", stacklevel=3)
+        test = torch.cat([pool, _take(rest, extra, g)[0]])
+        return train, val, test
+    # "random": PyG's Planetoid(split="random") with the public per-class train counts.
+    counts = torch.bincount(y[tr], minlength=int(y.max()) + 1)
+    parts = []
+    for c, k in enumerate(counts.tolist()):
+        if k == 0:
+            continue
+        pool = (y == c).nonzero().flatten()
+        if pool.numel() < k:
+            raise ValueError(f"not enough nodes of class {c}: {pool.numel()} < {k}")
+        parts.append(_take(pool, k, g)[0])
+    train = torch.cat(parts) if parts else torch.empty(0, dtype=torch.long)
+    n_val = int(va.sum())
+    rest = _complement(n, train)
+    if n_val + n_test > rest.numel():
+        raise ValueError(f"not enough nodes: {n} nodes cannot hold {train.numel()} train + {n_val} val + "
+                         f"{n_test} test nodes")
+    val, rest = _take(rest, n_val, g)
+    test = rest[:n_test]   # rest is already a random permutation
+    return train, val, test
+
+
+def _warn_missing_classes(y: Tensor, train: Tensor) -> None:
+    present = torch.bincount(y[train], minlength=int(y.max()) + 1) > 0
+    classes = torch.bincount(y) > 0
+    lacking = (classes & ~present).nonzero().flatten().tolist()
+    if lacking:
+        warnings.warn(f"classes {lacking} have no training node in this split; no method can predict them",
+                      stacklevel=3)
