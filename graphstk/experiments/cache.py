@@ -1,0 +1,82 @@
+"""A resumable, crash-safe cache of finished (dataset, method, setting, p_test, seed) results.
+
+One small JSON file per entry in ``DIR/cache/``. A file is written to a temporary name in
+the same folder and moved into place with :func:`os.replace`, so an interrupted run
+(Ctrl-C, a crash, a killed job) leaves either the complete file or none. The file name
+holds a readable label and a hash of everything that affects the result; the full key
+payload is stored inside and checked on reading, so a changed config never reuses a
+stale entry.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+
+__all__ = ["ResultCache", "atomic_write_text", "cache_key"]
+
+CACHE_VERSION = 1  # bump when the meaning of a cached record changes
+
+
+def atomic_write_text(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def cache_key(payload: dict) -> str:
+    """sha256 of the canonical JSON of ``payload`` (plus the cache format version)."""
+    text = json.dumps({"cache_version": CACHE_VERSION, **payload}, sort_keys=True, separators=(",", ":"),
+                      default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-") or "x"
+
+
+class ResultCache:
+    """``get``/``put`` JSON records by key payload in a folder (created on first write)."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+        self.hits = 0
+        self.writes = 0
+
+    def _path(self, label: str, key: str) -> str:
+        return os.path.join(self.directory, f"{_slug(label)}-{key[:16]}.json")
+
+    def get(self, label: str, payload: dict) -> dict | None:
+        key = cache_key(payload)
+        path = self._path(label, key)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                stored = json.load(fh)
+        except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+            return None
+        if stored.get("key") != key:
+            return None
+        self.hits += 1
+        return stored["record"]
+
+    def put(self, label: str, payload: dict, record: dict) -> None:
+        key = cache_key(payload)
+        text = json.dumps({"key": key, "payload": payload, "record": record}, indent=1, sort_keys=True,
+                          default=str)
+        atomic_write_text(self._path(label, key), text)
+        self.writes += 1
