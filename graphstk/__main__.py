@@ -38,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="use seeds 0..N-1 instead of the config's seeds")
     p.add_argument("--quick", action="store_true",
                    help="smoke run: at most 2 seeds and every grid thinned to at most 3 values")
+    p.add_argument("--threads", metavar="N", type=int, default=None,
+                   help="torch CPU threads (default: torch's choice; 1 for the built-in default experiment)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--traceback", action="store_true", help="print the full traceback on errors")
     return p
@@ -60,6 +62,13 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{args.config}: " if args.config else ""
         parser.error(f"{where}{err}")   # exits with status 2
 
+    if args.threads is not None and args.threads < 1:
+        parser.error(f"--threads: must be an integer >= 1, got {args.threads}")
+    threads = args.threads if args.threads is not None else (1 if args.config is None else None)
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
     out_dir = args.out or os.path.join("runs", cfg.name)
     try:
         from graphstk.experiments.pipeline import run_experiment

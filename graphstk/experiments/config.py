@@ -225,7 +225,7 @@ _Loader.add_implicit_resolver(
 def load_config(path: str) -> ExperimentConfig:
     """Read and validate a YAML config file (its stem is the default ``name``)."""
     if not os.path.isfile(path):
-        raise ConfigError("", f"config file not found: {path}")
+        raise ConfigError("", "config file not found")
     try:
         with open(path, encoding="utf-8") as fh:
             raw = yaml.load(fh, Loader=_Loader)

@@ -93,12 +93,12 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
     if log is None:
         def log(msg: str) -> None:
             print(msg, file=sys.stderr, flush=True)
-    if predict_grid is None:
-        from graphstk.methods import predict_grid
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     root = str(resolve_data_root(data_root))
     loaded, skipped = _load_datasets(cfg, root, log)
+    if predict_grid is None and loaded:
+        from graphstk.methods import predict_grid
     cache = ResultCache(os.path.join(out_dir, "cache"))
     solver_kwargs = cfg.solver.engine_kwargs()
     series = [(m, sweep, grid) for m in cfg.methods for sweep, grid in m.series()]

@@ -1,0 +1,307 @@
+"""The experiment runner: protocol, model selection, outputs, cache/resume and the command line."""
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from graphstk.experiments import cache as cache_mod
+from graphstk.experiments.config import parse_config
+from graphstk.experiments.datasets import load_spec
+from graphstk.experiments.pipeline import run_experiment
+from graphstk.experiments.runner import SplitKernels, accuracy, run_selection, select_best
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+try:
+    from graphstk.methods import predict_grid as ENGINE
+except ImportError:  # the propagation engine is built separately; fall back to a tiny stand-in
+    ENGINE = None
+
+
+def _standin_predict_grid(method, kernel, y, train_idx, eval_idx, grid, num_classes, **kw):
+    """A deterministic stand-in for graphstk.methods.predict_grid (truncated label propagation)."""
+    S = kernel.S.to_dense()
+    Y0 = torch.zeros(kernel.num_visible, num_classes, dtype=S.dtype)
+    Y0[kernel.local(train_idx), y[train_idx]] = 1.0
+    R = kernel.rows(eval_idx).to_dense()
+    out = []
+    keys = list(grid)
+    for vals in itertools.product(*(grid[k] for k in keys)):
+        p = dict(zip(keys, vals))
+        F = Y0.clone()
+        for _ in range(int(p.get("T", p.get("k", 6)))):
+            F = p.get("eta", 0.9) * (S @ F) + Y0
+        out.append((p, R @ F + 1e-3 * p.get("beta", 0.0)))
+    return out
+
+
+predict_grid = ENGINE or _standin_predict_grid
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)     # tiny problems: threads only add contention
+    yield
+    torch.set_num_threads(old)
+
+
+SMALL = {
+    "name": "small",
+    "seeds": 2,
+    "p_test": 0.2,
+    "planetoid_split": "random",
+    "datasets": [
+        {"name": "Karate", "graph": {"kind": "karate_club", "train_per_class": 3, "val_per_class": 3}},
+        {"name": "SBM", "graph": {"kind": "sbm", "sizes": [50, 50, 50], "p_in": 0.1, "p_out": 0.01, "seed": 1}},
+    ],
+    "grid": {"T": [2, 8], "eta": [0.5, 0.9], "beta": [1.0, 1e-3], "k": [2], "d": [4, 8]},
+    "methods": ["LP (t)", "SP-Lap (t)", "SP-poly (t)", "SP-topd (t)", "SP-Lap (i)", "SP-poly (i)",
+                "SP-topd (i)", "KRR (i)"],
+    "paper_table": None,
+}
+
+
+def small_config(**over):
+    return parse_config({**SMALL, **over})
+
+
+def strip_times(rows):
+    return [{k: v for k, v in r.items() if k != "wall_time_s"} for r in rows]
+
+
+# ----------------------------------------------------------------------------- units
+def test_accuracy_counts_all_zero_rows_as_wrong_not_class_0():
+    scores = torch.tensor([[0.0, 0.0], [0.2, 0.1], [0.0, 1.0], [float("nan"), 1.0]])
+    y = torch.tensor([0, 0, 1, 1])
+    acc, unreachable = accuracy(scores, y)
+    assert unreachable == 2              # the all-zero row and the NaN row
+    assert acc == pytest.approx(50.0)    # row 0 would be "right" if argmax gave class 0
+
+
+def test_select_best_first_of_ties_and_never_nan():
+    assert select_best([50.0, 70.0, 70.0, 60.0]) == 1
+    assert select_best([float("nan"), 10.0]) == 1
+
+
+def test_transductive_and_inductive_calls_follow_appendix_d():
+    """Which kernel, which labels and which eval nodes each predict_grid call gets."""
+    cfg = small_config()
+    data = load_spec(cfg.datasets[1], None)
+    from graphstk import make_split
+
+    split = make_split(data, 0.2, 0)
+    calls = []
+
+    def spy(method, kernel, y, train_idx, eval_idx, grid, num_classes, **kw):
+        calls.append((method, kernel, y.clone(), train_idx, eval_idx, grid))
+        return _standin_predict_grid(method, kernel, y, train_idx, eval_idx, grid, num_classes, **kw)
+
+    lp_t = next(m for m in cfg.methods if m.label == "LP (t)")
+    kernels = SplitKernels(data, split, torch.float64)
+    rec = run_selection(spy, lp_t, lp_t.grid, data, split, kernels, 3, {})
+    (method, kernel, y, tr, ev, grid), = calls
+    assert method == "lp" and kernel.num_visible == data.num_nodes
+    assert torch.equal(ev, torch.cat([split.val, split.test]))
+    assert torch.equal(y[split.train], data.y[split.train]) and bool((y[split.val] == -1).all())
+    assert bool((y[split.test] == -1).all())
+    assert rec["chosen"] == rec["grid"][rec["chosen_index"]]["params"]
+    assert len(rec["grid"]) == 4 and all("test_acc" in g for g in rec["grid"])
+
+    calls.clear()
+    lap_i = next(m for m in cfg.methods if m.label == "SP-Lap (i)")
+    rec = run_selection(spy, lap_i, lap_i.grid, data, split, kernels, 3, {})
+    (m1, k1, _, _, ev1, g1), (m2, k2, _, _, ev2, g2) = calls
+    assert m1 == m2 == "stkr-lap"
+    assert torch.equal(ev1, split.val) and torch.equal(ev2, split.test)
+    assert k1.num_visible == data.num_nodes - split.val.numel() - split.test.numel()    # val + test hidden
+    assert k2.num_visible == data.num_nodes - split.test.numel()                        # test hidden
+    assert g1 == lap_i.grid and g2 == {k: [v] for k, v in rec["chosen"].items()}
+    assert "test_acc" not in rec["grid"][0]        # no test accuracy exists at selection time
+
+
+def test_scrambling_test_labels_keeps_every_chosen_hyperparameter():
+    cfg = small_config(seeds=1)
+    from graphstk import make_split
+
+    for spec in cfg.datasets:
+        data = load_spec(spec, None)
+        split = make_split(data, 0.2, 0, planetoid_split="random")
+        scrambled = data.clone()
+        y = scrambled.y.clone()
+        n_cls = int(y.max()) + 1
+        y[split.test] = (y[split.test] + 1 + torch.arange(split.test.numel()) % (n_cls - 1)) % n_cls
+        assert bool((y[split.test] != data.y[split.test]).all())
+        scrambled.y = y
+        for m in cfg.methods:
+            a = run_selection(predict_grid, m, m.grid, data, split, SplitKernels(data, split, torch.float64),
+                              n_cls, {})
+            b = run_selection(predict_grid, m, m.grid, scrambled, split,
+                              SplitKernels(scrambled, split, torch.float64), n_cls, {})
+            assert a["chosen"] == b["chosen"], (spec.name, m.label)
+            assert [g["val_acc"] for g in a["grid"]] == [g["val_acc"] for g in b["grid"]]
+
+
+# ----------------------------------------------------------------------------- end to end
+def test_end_to_end_writes_the_three_outputs_with_the_contract_schema(tmp_path):
+    out = tmp_path / "run"
+    res = run_experiment(small_config(), str(out), progress=False, predict_grid=predict_grid, log=lambda m: None)
+    for f in ("results.json", "results.csv", "results.md"):
+        assert (out / f).is_file()
+    js = json.loads((out / "results.json").read_text())
+    assert {"config", "rows", "wall_time_s"} <= set(js)
+    assert len(js["rows"]) == 2 * 8
+    keys = {"dataset", "method", "setting", "p_test", "seeds", "test_acc", "mean", "std", "best_params",
+            "paper", "wall_time_s", "unreachable"}
+    for row in js["rows"]:
+        assert keys <= set(row)
+        assert row["setting"] in ("transductive", "inductive")
+        assert row["seeds"] == [0, 1] and len(row["test_acc"]) == 2 and len(row["best_params"]) == 2
+        assert all(0.0 <= a <= 100.0 for a in row["test_acc"])
+        assert row["mean"] == pytest.approx(sum(row["test_acc"]) / 2)
+        assert row["std"] == pytest.approx(abs(row["test_acc"][0] - row["test_acc"][1]) / 2 ** 0.5)  # ddof=1
+        assert row["paper"] is None
+    assert len({(r["dataset"], r["method"], r["setting"], r["p_test"]) for r in js["rows"]}) == 16
+    with open(out / "results.csv", newline="") as fh:
+        assert len(list(csv.DictReader(fh))) == 16
+    md = (out / "results.md").read_text()
+    assert "| dataset | method |" in md and "paper" in md and "SP-Lap (t)" in md
+    assert res["cache"]["computed"] == 32 and len(os.listdir(out / "cache")) == 32
+
+
+def test_paper_column_and_sweep_rows(tmp_path):
+    cfg = small_config(seeds=1, datasets=[SMALL["datasets"][1]],
+                       methods=[{"label": "SP-poly (i)", "sweep": {"param": "k", "values": [1, 2]}}],
+                       plot={"file": "fig.png"})
+    res = run_experiment(cfg, str(tmp_path), progress=False, predict_grid=predict_grid, log=lambda m: None)
+    assert [r["sweep"] for r in res["rows"]] == [{"k": 1}, {"k": 2}]
+    assert all(p["k"] == r["sweep"]["k"] for r in res["rows"] for p in r["best_params"])
+    assert (tmp_path / "fig.png").stat().st_size > 1000
+    from graphstk.experiments.paper import paper_cell
+
+    assert paper_cell("Cora", "SP-Lap (t)", 0.01) == {"mean": 77.04, "std": 5.74, "source": "Table 4"}
+    assert paper_cell("DBLP", "SP-poly (i)", 0.01, "table1")["mean"] == 64.51
+    assert paper_cell("Cora", "SP-topd (i)", 0.3)["source"] == "Table 5"
+    assert paper_cell("Cora", "LP (t)", 0.01, sweep={"k": 1}) is None
+
+
+def test_interrupted_then_resumed_run_equals_uninterrupted(tmp_path, monkeypatch):
+    cfg = small_config()
+    full = run_experiment(cfg, str(tmp_path / "full"), progress=False, predict_grid=predict_grid,
+                          log=lambda m: None)
+
+    real_put = cache_mod.ResultCache.put
+    count = {"n": 0}
+
+    def flaky_put(self, label, payload, record):
+        if count["n"] == 7:
+            raise KeyboardInterrupt   # Ctrl-C after 7 finished units
+        count["n"] += 1
+        real_put(self, label, payload, record)
+
+    monkeypatch.setattr(cache_mod.ResultCache, "put", flaky_put)
+    out = tmp_path / "resumed"
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment(cfg, str(out), progress=False, predict_grid=predict_grid, log=lambda m: None)
+    files = os.listdir(out / "cache")
+    assert len(files) == 7 and all(f.endswith(".json") for f in files)     # nothing half-written
+    assert not (out / "results.json").exists()
+    monkeypatch.setattr(cache_mod.ResultCache, "put", real_put)
+
+    resumed = run_experiment(cfg, str(out), progress=False, predict_grid=predict_grid, log=lambda m: None)
+    assert resumed["cache"] == {"dir": str(out / "cache"), "reused": 7, "computed": 25}
+    assert strip_times(resumed["rows"]) == strip_times(full["rows"])
+
+    calls = []
+    again = run_experiment(cfg, str(out), progress=False, log=lambda m: None,
+                           predict_grid=lambda *a, **k: calls.append(1))
+    assert not calls and again["cache"]["reused"] == 32
+    assert again["rows"] == resumed["rows"]         # identical numbers, wall times included
+
+
+def test_cache_key_changes_with_anything_that_affects_the_result(tmp_path):
+    cfg = small_config(seeds=1, datasets=[SMALL["datasets"][1]], methods=["KRR (i)"])
+    run_experiment(cfg, str(tmp_path), progress=False, predict_grid=predict_grid, log=lambda m: None)
+    for changed in (small_config(seeds=1, datasets=[SMALL["datasets"][1]], methods=[
+                        {"label": "KRR (i)", "grid": {"beta": [1.0]}}]),
+                    small_config(seeds=1, datasets=[SMALL["datasets"][1]], methods=["KRR (i)"], p_test=0.1),
+                    small_config(seeds=[1], datasets=[SMALL["datasets"][1]], methods=["KRR (i)"]),
+                    small_config(seeds=1, datasets=[SMALL["datasets"][1]], methods=["KRR (i)"],
+                                 solver={"dtype": "float32"})):
+        res = run_experiment(changed, str(tmp_path), progress=False, predict_grid=predict_grid,
+                             log=lambda m: None, write=False)
+        assert res["cache"]["reused"] == 0 and res["cache"]["computed"] == 1
+
+
+def test_missing_dataset_is_skipped_and_recorded(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRAPHSTK_OFFLINE", "1")
+    cfg = small_config(seeds=1, datasets=["CoraFull", SMALL["datasets"][1]], methods=["KRR (i)"],
+                       skip_missing=True)
+    res = run_experiment(cfg, str(tmp_path / "o"), data_root=str(tmp_path / "empty"), progress=False,
+                         predict_grid=predict_grid, log=lambda m: None)
+    assert [s["dataset"] for s in res["skipped"]] == ["CoraFull"]
+    assert "not found" in res["skipped"][0]["reason"] and str(tmp_path / "empty") in res["skipped"][0]["reason"]
+    assert [r["dataset"] for r in res["rows"]] == ["SBM"]
+    from graphstk.experiments.pipeline import DatasetMissingError
+
+    with pytest.raises(DatasetMissingError, match="CoraFull"):
+        run_experiment(small_config(seeds=1, datasets=["CoraFull"], methods=["KRR (i)"]), str(tmp_path / "p"),
+                       data_root=str(tmp_path / "empty"), progress=False, predict_grid=predict_grid)
+
+
+# ----------------------------------------------------------------------------- command line
+def _run_cli(*args, env=None, timeout=120):
+    e = dict(os.environ, **(env or {}))
+    return subprocess.run([sys.executable, os.path.join(REPO, "run.py"), *args], capture_output=True, text=True,
+                          cwd=REPO, env=e, timeout=timeout)
+
+
+def test_cli_help(capsys):
+    r = _run_cli("--help")               # the real entry point, in a fresh interpreter
+    assert r.returncode == 0
+    for word in ("config", "--out", "--data-root", "--seeds", "--quick", "GRAPHSTK_DATA", "exit codes"):
+        assert word in r.stdout
+    from graphstk.__main__ import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0 and capsys.readouterr().out == r.stdout
+
+
+def test_cli_config_error_exit_2_names_the_key(tmp_path, capsys):
+    from graphstk.__main__ import main
+
+    p = tmp_path / "bad.yaml"
+    p.write_text("datasets: [Cora]\nmethods:\n  - LP (t)\n  - KRR (i)\n  - label: SP-Lap (i)\n    grid: {beta: []}\n")
+    with pytest.raises(SystemExit) as info:
+        main([str(p)])
+    assert info.value.code == 2
+    assert "methods[2].grid.beta: empty list" in capsys.readouterr().err
+
+
+def test_cli_missing_dataset_exit_1(tmp_path, capsys, monkeypatch):
+    from graphstk.__main__ import main
+
+    monkeypatch.setenv("GRAPHSTK_OFFLINE", "1")
+    p = tmp_path / "c.yaml"
+    p.write_text("datasets: [CoraFull]\nmethods: [KRR (i)]\nseeds: 1\n")
+    assert main([str(p), "--data-root", str(tmp_path / "none"), "--out", str(tmp_path / "o"), "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "CoraFull" in err and "skip_missing" in err and str(tmp_path / "none") in err
+
+
+@pytest.mark.skipif(ENGINE is None, reason="graphstk.methods.predict_grid is not available yet")
+def test_cli_default_run_without_arguments(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "graphstk", "--out", str(tmp_path / "d"), "--no-progress"],
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "Karate" in r.stdout and "SBM" in r.stdout and "SP-Lap (i)" in r.stdout
+    js = json.loads((tmp_path / "d" / "results.json").read_text())
+    assert js["config"]["name"] == "default" and len(js["rows"]) == 16
