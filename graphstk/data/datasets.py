@@ -112,6 +112,7 @@ class DatasetSpec:
     url: str                        # download location (host used for the reachability probe)
     planetoid: bool = False
     aliases: tuple[str, ...] = ()
+    npz_graph: bool = False         # raw file is a gnn-benchmark npz: graph-only fast path
 
 
 def _planetoid(name: str) -> DatasetSpec:
@@ -129,22 +130,22 @@ def _registry() -> dict[str, DatasetSpec]:
         _planetoid("CiteSeer"),
         _planetoid("PubMed"),
         DatasetSpec("Computers", "Computers", ("amazon_electronics_computers.npz",),
-                    lambda r: Amazon(r, "Computers"), "Amazon(root, 'Computers')", Amazon.url,
+                    lambda r: Amazon(r, "Computers"), "Amazon(root, 'Computers')", Amazon.url, npz_graph=True,
                     aliases=("amazon-computers", "amazon computers", "amazoncomputers")),
         DatasetSpec("Photo", "Photo", ("amazon_electronics_photo.npz",),
-                    lambda r: Amazon(r, "Photo"), "Amazon(root, 'Photo')", Amazon.url,
+                    lambda r: Amazon(r, "Photo"), "Amazon(root, 'Photo')", Amazon.url, npz_graph=True,
                     aliases=("photos", "amazon-photo", "amazon-photos")),
         DatasetSpec("CS", "CS", ("ms_academic_cs.npz",),
-                    lambda r: Coauthor(r, "CS"), "Coauthor(root, 'CS')", Coauthor.url,
+                    lambda r: Coauthor(r, "CS"), "Coauthor(root, 'CS')", Coauthor.url, npz_graph=True,
                     aliases=("coauthor-cs",)),
         DatasetSpec("Physics", "Physics", ("ms_academic_phy.npz",),
-                    lambda r: Coauthor(r, "Physics"), "Coauthor(root, 'Physics')", Coauthor.url,
+                    lambda r: Coauthor(r, "Physics"), "Coauthor(root, 'Physics')", Coauthor.url, npz_graph=True,
                     aliases=("coauthor-physics", "coauthor-phy", "phy")),
         DatasetSpec("DBLP", "dblp", ("dblp.npz",),
-                    lambda r: CitationFull(r, "DBLP"), "CitationFull(root, 'DBLP')", CitationFull.url,
+                    lambda r: CitationFull(r, "DBLP"), "CitationFull(root, 'DBLP')", CitationFull.url, npz_graph=True,
                     aliases=("citationfull-dblp", "dblpfull")),
         DatasetSpec("CoraFull", "cora", ("cora.npz",),
-                    lambda r: CitationFull(r, "Cora"), "CitationFull(root, 'Cora')", CitationFull.url,
+                    lambda r: CitationFull(r, "Cora"), "CitationFull(root, 'Cora')", CitationFull.url, npz_graph=True,
                     aliases=("cora-full", "citationfull-cora")),
     ]
     return {s.name: s for s in specs}
@@ -203,8 +204,8 @@ def get_spec(name: str) -> DatasetSpec:
 
 
 # --------------------------------------------------------------------------- public entry
-def load_dataset(name_or_path, root: str | os.PathLike | None = None, *, label: str = "label",
-                 features: str | None = None) -> Data:
+def load_dataset(name_or_path, root: str | os.PathLike | None = None, *, features: bool = True,
+                 label: str = "label", feature_attr: str | None = None) -> Data:
     """Load a graph as a PyG :class:`~torch_geometric.data.Data`.
 
     Parameters
@@ -222,7 +223,13 @@ def load_dataset(name_or_path, root: str | os.PathLike | None = None, *, label: 
         * a :class:`~torch_geometric.data.Data`: validated and returned unchanged.
     root
         Data root for named datasets (see :func:`resolve_data_root`); ignored otherwise.
-    label, features
+    features
+        ``False`` loads graph and labels only (``x = None``). For the npz-based datasets
+        (Computers, Photo, CS, Physics, DBLP, CoraFull) this reads the raw file directly,
+        exactly as PyG's ``read_npz`` builds ``edge_index`` and ``y`` but without densifying
+        the features (1.1 GB for Physics) and without writing ``processed/`` (so a read-only
+        root works). Label-Prop and graph-kernel STKR need nothing more.
+    label, feature_attr
         networkx input only: node attribute holding the class label, and (optional) node
         attribute holding a feature vector.
 
@@ -246,14 +253,18 @@ def load_dataset(name_or_path, root: str | os.PathLike | None = None, *, label: 
         validate_data(name_or_path)
         return name_or_path
     if _is_networkx(name_or_path):
-        return from_networkx(name_or_path, label=label, features=features)
-    if isinstance(name_or_path, (str, os.PathLike)):
+        data = from_networkx(name_or_path, label=label, features=feature_attr)
+    elif isinstance(name_or_path, (str, os.PathLike)):
         text = os.fspath(name_or_path)
-        if text.lower().endswith(".npz") or os.path.isfile(text):
-            return load_npz(text)
-        return _load_named(get_spec(text), root)
-    raise TypeError("load_dataset expects a dataset name, a path to an .npz file, a networkx graph "
-                    f"or a torch_geometric Data, got {type(name_or_path).__name__}")
+        if not (text.lower().endswith(".npz") or os.path.isfile(text)):
+            return _load_named(get_spec(text), root, features=bool(features))
+        data = load_npz(text)
+    else:
+        raise TypeError("load_dataset expects a dataset name, a path to an .npz file, a networkx graph "
+                        f"or a torch_geometric Data, got {type(name_or_path).__name__}")
+    if not features:
+        data.x = None
+    return data
 
 
 # --------------------------------------------------------------------------- named datasets
@@ -264,14 +275,16 @@ def _missing(raw_dir: Path, files) -> list[str]:
 _PUBMED_ALT = ("alt", "pubmed_graph_labels.npz")
 
 
-def _load_named(spec: DatasetSpec, root) -> Data:
+def _load_named(spec: DatasetSpec, root, features: bool = True) -> Data:
     root_path, where = _resolve_data_root(root)
     ds_dir = root_path / spec.dirname
     raw_dir = ds_dir / "raw"
     missing = _missing(raw_dir, spec.raw_files)
 
     if missing and spec.name == "PubMed" and ds_dir.joinpath(*_PUBMED_ALT).is_file():
-        return _load_pubmed_alt(ds_dir.joinpath(*_PUBMED_ALT), missing)
+        return _load_pubmed_alt(ds_dir.joinpath(*_PUBMED_ALT), missing, warn=features)
+    if not missing and not features and spec.npz_graph:
+        return _finish(_read_npz_graph(raw_dir / spec.raw_files[0]), spec)
 
     if spec.name == "CoraFull":
         _check_case_collision(root_path)
@@ -293,9 +306,33 @@ def _load_named(spec: DatasetSpec, root) -> Data:
         dataset = spec.pyg(str(root_path))
 
     data = dataset[0]
+    if not features:
+        data.num_nodes = int(data.x.shape[0]) if data.x is not None else int(data.num_nodes)
+        data.x = None
+    return _finish(data, spec)
+
+
+def _finish(data: Data, spec: DatasetSpec) -> Data:
     data.name = spec.name
     data.split_protocol = "planetoid" if spec.planetoid else "random"
     return data
+
+
+def _read_npz_graph(path: Path) -> Data:
+    """``edge_index`` and ``y`` of a gnn-benchmark / graph2gauss npz, built exactly as PyG's
+    :func:`torch_geometric.io.read_npz` builds them (self-loops removed, made undirected), but
+    without the feature matrix."""
+    import scipy.sparse as sp
+    from torch_geometric.utils import remove_self_loops, to_undirected
+
+    with np.load(path) as f:   # allow_pickle=False: the pickled 'class_names' entry is never read
+        adj = sp.csr_matrix((f["adj_data"], f["adj_indices"], f["adj_indptr"]), tuple(f["adj_shape"])).tocoo()
+        y = torch.from_numpy(f["labels"]).to(torch.long)
+    n = int(adj.shape[0])
+    edge_index = torch.stack([torch.from_numpy(adj.row).long(), torch.from_numpy(adj.col).long()])
+    edge_index, _ = remove_self_loops(edge_index)
+    edge_index = to_undirected(edge_index, num_nodes=n)
+    return Data(x=None, edge_index=edge_index, y=y, num_nodes=n)
 
 
 def _not_found(spec, root_path, where, raw_dir, missing, reason) -> DatasetNotFoundError:
@@ -360,12 +397,13 @@ def _socket_timeout(seconds: float):
         socket.setdefaulttimeout(old)
 
 
-def _load_pubmed_alt(path: Path, missing) -> Data:
-    warnings.warn(
-        f"PubMed: {path.parent.parent / 'raw'} lacks {', '.join(missing)}; loading graph, labels and "
-        f"public split from {path} without node features (data.x is None). Label-Prop and "
-        "graph-kernel STKR work; feature-based methods do not.",
-        FeaturesUnavailableWarning, stacklevel=3)
+def _load_pubmed_alt(path: Path, missing, warn: bool = True) -> Data:
+    if warn:
+        warnings.warn(
+            f"PubMed: {path.parent.parent / 'raw'} lacks {', '.join(missing)}; loading graph, labels and "
+            f"public split from {path} without node features (data.x is None). Label-Prop and "
+            "graph-kernel STKR work; feature-based methods do not.",
+            FeaturesUnavailableWarning, stacklevel=4)
     data = load_npz(path)
     data.name = "PubMed"
     return data
