@@ -224,6 +224,8 @@ def test_interrupted_then_resumed_run_equals_uninterrupted(tmp_path, monkeypatch
                            predict_grid=lambda *a, **k: calls.append(1))
     assert not calls and again["cache"]["reused"] == 32
     assert again["rows"] == resumed["rows"]         # identical numbers, wall times included
+    assert [list(p) for r in again["rows"] for p in r["best_params"]] == \
+        [list(p) for r in full["rows"] for p in r["best_params"]]      # same key order as computed
 
 
 def test_cache_key_changes_with_anything_that_affects_the_result(tmp_path):

@@ -76,7 +76,7 @@ class ResultCache:
 
     def put(self, label: str, payload: dict, record: dict) -> None:
         key = cache_key(payload)
-        text = json.dumps({"key": key, "payload": payload, "record": record}, indent=1, sort_keys=True,
-                          default=str)
+        # key order is kept (not sorted) so that a record read back equals the one written
+        text = json.dumps({"key": key, "payload": payload, "record": record}, indent=1, default=str)
         atomic_write_text(self._path(label, key), text)
         self.writes += 1

@@ -7,7 +7,6 @@ interrupted one stopped and reproduces identical numbers.
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import os
 import statistics
 import sys
@@ -92,7 +91,7 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
 
     if log is None:
         def log(msg: str) -> None:
-            print(msg, file=sys.stderr, flush=True)
+            tqdm.write(msg, file=sys.stderr)
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     root = str(resolve_data_root(data_root))
@@ -174,7 +173,3 @@ def _sweep_str(sweep: dict | None) -> str:
     if not sweep:
         return ""
     return "[" + ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in sweep.items()) + "]"
-
-
-def _finite(x) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)

@@ -116,6 +116,7 @@ def to_markdown(results: dict) -> str:
         out.append("|" + "|".join("---" for _ in head) + "|")
         out += ["| " + " | ".join(b) + " |" for b in body]
         out.append("")
+        out += _pivots(rows)
         out += ["## Chosen hyperparameters (per seed)", ""]
         for r in rows:
             sw = f" [{_sweep(r)}]" if r.get("sweep") else ""
@@ -129,6 +130,33 @@ def to_markdown(results: dict) -> str:
         out += [f"- {s['dataset']}: {s['reason'].splitlines()[0]}" for s in results["skipped"]]
         out.append("")
     return "\n".join(out)
+
+
+def _pivots(rows: list[dict]) -> list[str]:
+    """Paper-style tables (methods x datasets, "ours (paper)") per p_test, for rows without sweep."""
+    plain = [r for r in rows if not r.get("sweep")]
+    datasets = list(dict.fromkeys(r["dataset"] for r in plain))
+    if len(datasets) < 2:
+        return []
+    out = []
+    for p in dict.fromkeys(r["p_test"] for r in plain):
+        sub = {(r["method"], r["dataset"]): r for r in plain if r["p_test"] == p}
+        methods = list(dict.fromkeys(m for m, _ in sub))
+        out += [f"## p_test = {p:g}: ours (paper)", "", "| method | " + " | ".join(datasets) + " |",
+                "|---|" + "---|" * len(datasets)]
+        for m in methods:
+            cells = []
+            for d in datasets:
+                r = sub.get((m, d))
+                if r is None:
+                    cells.append("")
+                    continue
+                paper = r.get("paper")
+                cells.append(f"{_fmt(r['mean'])} ± {_fmt(r['std'])}"
+                             + (f" ({_fmt(paper['mean'])} ± {_fmt(paper['std'])})" if paper else ""))
+            out.append(f"| {m} | " + " | ".join(cells) + " |")
+        out.append("")
+    return out
 
 
 def write_all(out_dir: str, results: dict) -> None:
