@@ -1,0 +1,285 @@
+"""Kernel ridge regression (KRR) on any kernel operator, and ridge on random features.
+
+Convention (kernel-methods slides, Proposition 3, squared loss; no ``1/n`` in this deck):
+
+    f_hat = argmin_f  sum_i (y_i - f(x_i))^2 + lam ||f||_H^2,
+    f_hat(.) = sum_i alpha_i k(., x_i),    alpha = (K + lam I_n)^{-1} y.
+
+This is the convention of ``sklearn.kernel_ridge.KernelRidge`` (its ``alpha`` is our ``lam``).
+A ``1/n``-normalised objective ``(1/n) sum (...)^2 + lam' ||f||^2`` is the same with
+``lam = n lam'``.
+
+* :func:`kernel_ridge_solve` solves ``(K + lam I) alpha = y`` for any square
+  :class:`~graphstk.operators.KernelOperator` (graph kernels, feature kernels, dense
+  matrices), directly (dense Cholesky, small ``n``) or by conjugate gradients through
+  products only (``op @ block``, never materialised).
+* :class:`KernelRidge` is the feature-kernel estimator (``fit(X, y)`` / ``predict(X)``).
+* :class:`RandomFeatureRidge` is the primal form on random features ``Z = z(X)``
+  (slides Eq. 1, ``K ~ Z Z^T``): ``w = (Z^T Z + lam I)^{-1} Z^T y``, ``f(x) = z(x)^T w``,
+  which equals ``Z_test Z^T (Z Z^T + lam I)^{-1} y`` and so approaches exact KRR with the
+  same ``lam`` as the number of features grows.
+
+Multi-output targets ``y`` of shape ``[n, C]`` are solved as ``C`` right-hand sides at once.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import torch
+from sklearn.base import BaseEstimator, clone
+from torch import Tensor
+
+from ..operators.base import KernelOperator
+from ..operators.feature import FeatureKernelOperator, as_features, kernel_function
+
+__all__ = ["kernel_ridge_solve", "KernelRidge", "RandomFeatureRidge", "block_cg"]
+
+
+def _as_targets(y, n: int, dtype, device) -> tuple[Tensor, bool]:
+    t = y if isinstance(y, Tensor) else torch.as_tensor(y)
+    if t.dim() not in (1, 2):
+        raise ValueError(f"y must have shape [n] or [n, C], got {tuple(t.shape)}")
+    if t.shape[0] != n:
+        raise ValueError(f"y has {t.shape[0]} rows but there are {n} training points")
+    t = t.to(device=device, dtype=dtype)
+    if not bool(torch.isfinite(t).all()):
+        raise ValueError("y contains NaN or infinite values")
+    vec = t.dim() == 1
+    return (t.unsqueeze(1) if vec else t), vec
+
+
+def _check_lam(lam) -> float:
+    lam = float(lam)
+    if not math.isfinite(lam) or lam < 0:
+        raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
+    return lam
+
+
+def block_cg(matvec, B: Tensor, tol: float = 1e-10, max_iter: int | None = None,
+             x0: Tensor | None = None) -> tuple[Tensor, int, bool]:
+    """Conjugate gradients for ``A X = B`` (``A`` symmetric positive definite, given as a
+    callable ``X -> A X`` on ``[n, C]`` blocks), ``C`` independent CG runs vectorised.
+
+    Stops when every column has ``||r_c|| <= tol ||b_c||``. Returns
+    ``(X, iterations, converged)``.
+    """
+    n = B.shape[0]
+    max_iter = 10 * n if max_iter is None else int(max_iter)
+    X = torch.zeros_like(B) if x0 is None else x0.clone()
+    R = B - matvec(X) if x0 is not None else B.clone()
+    P = R.clone()
+    rs = (R * R).sum(0)
+    target = (tol * B.norm(dim=0)).square()
+    it = 0
+    while it < max_iter and bool((rs > target).any()):
+        AP = matvec(P)
+        pap = (P * AP).sum(0)
+        active = rs > target
+        a = torch.where(active & (pap > 0), rs / torch.where(pap > 0, pap, torch.ones_like(pap)),
+                        torch.zeros_like(rs))
+        X = X + a * P
+        R = R - a * AP
+        rs_new = (R * R).sum(0)
+        beta = torch.where(active, rs_new / torch.where(rs > 0, rs, torch.ones_like(rs)), torch.zeros_like(rs))
+        P = R + beta * P
+        rs = torch.where(active, rs_new, rs)
+        it += 1
+    return X, it, not bool((rs > target).any())
+
+
+def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str = "direct",
+                       tol: float = 1e-10, max_iter: int | None = None) -> Tensor:
+    """``alpha = (K + lam I)^{-1} y`` (slides, Proposition 3) for any square operator ``K``.
+
+    Parameters
+    ----------
+    op : KernelOperator (or a dense 2-D tensor), square ``[n, n]``, symmetric PSD (CG needs
+        ``K + lam I`` positive definite; an indefinite operator such as ``D^-1/2 W D^-1/2``
+        needs ``lam`` above minus its smallest eigenvalue).
+    y : ``[n]`` or ``[n, C]``.
+    lam : float >= 0 (``lam = 0`` only with ``solver="direct"`` and a nonsingular ``K``).
+    solver : ``"direct"`` (materialises ``K``: Cholesky, LU fallback; small ``n``) or
+        ``"cg"`` (conjugate gradients through ``op @ block`` products only; needs ``lam > 0``).
+    tol, max_iter : CG stopping rule (relative residual per column; default ``10 n`` steps).
+
+    Returns ``alpha`` with the shape of ``y``, in the operator's dtype. A CG run that does not
+    reach ``tol`` returns its last iterate with a ``RuntimeWarning``.
+    """
+    if isinstance(op, Tensor):
+        from ..operators.base import DenseOperator
+        op = DenseOperator(op)
+    if not isinstance(op, KernelOperator):
+        raise TypeError(f"op must be a KernelOperator or a 2-D tensor, got {type(op).__name__}")
+    n, m = op.shape
+    if n != m:
+        raise ValueError(f"kernel ridge needs a square operator, got shape {op.shape}")
+    lam = _check_lam(lam)
+    Y, vec = _as_targets(y, n, op.dtype, op.device)
+    if solver == "direct":
+        A = op.to_dense().clone()
+        A.diagonal().add_(lam)
+        L, info = torch.linalg.cholesky_ex(A)
+        if int(info) == 0:
+            alpha = torch.cholesky_solve(Y, L)
+        else:
+            try:
+                alpha = torch.linalg.solve(A, Y)
+            except RuntimeError as exc:  # singular
+                raise ValueError(f"K + lam I is singular (lam = {lam}); use lam > 0") from exc
+    elif solver == "cg":
+        if lam <= 0:
+            raise ValueError("solver='cg' needs lam > 0 (K is only positive semi-definite)")
+        alpha, it, ok = block_cg(lambda V: op @ V + lam * V, Y, tol=tol, max_iter=max_iter)
+        if not ok:
+            warnings.warn(f"kernel_ridge_solve: CG did not reach tol={tol} in {it} iterations", RuntimeWarning)
+    else:
+        raise ValueError(f"solver must be 'direct' or 'cg', got {solver!r}")
+    return alpha.squeeze(1) if vec else alpha
+
+
+class KernelRidge(BaseEstimator):
+    """Kernel ridge regression with a feature kernel: ``alpha = (K + lam I)^{-1} y``
+    (slides, Proposition 3; no ``1/n``), ``f(x) = sum_i alpha_i k(x, x_i)``.
+
+    Parameters
+    ----------
+    kernel, sigma, degree, c, normalize :
+        the kernel (see :func:`graphstk.operators.kernel_function`; ``normalize`` uses
+        ``K(x,y)/sqrt(K(x,x)K(y,y))`` for training and test points alike).
+    lam : float >= 0, the ridge parameter.
+    solver : ``"direct"`` or ``"cg"`` (CG uses blockwise kernel products, no ``n x n`` matrix).
+    block_size, tol, max_iter : forwarded to the operator / CG.
+
+    Attributes after ``fit``: ``X_fit_`` ``[n, d]``, ``dual_coef_`` (``alpha``, shape of ``y``),
+    ``kernel_`` (the :class:`~graphstk.operators.Kernel`).
+    """
+
+    def __init__(self, kernel: str = "gaussian", sigma: float | None = None, lam: float = 1.0,
+                 degree: int | None = None, c: float | None = None, normalize: bool = False,
+                 solver: str = "direct", block_size: int | None = None, tol: float = 1e-10,
+                 max_iter: int | None = None):
+        self.kernel = kernel
+        self.sigma = sigma
+        self.lam = lam
+        self.degree = degree
+        self.c = c
+        self.normalize = normalize
+        self.solver = solver
+        self.block_size = block_size
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def _kernel(self):
+        return kernel_function(self.kernel, sigma=self.sigma, degree=self.degree, c=self.c)
+
+    def fit(self, X, y):
+        X = as_features(X)
+        self.kernel_ = self._kernel()
+        op = FeatureKernelOperator(X, kernel=self.kernel_, normalize=self.normalize, block_size=self.block_size)
+        self.dual_coef_ = kernel_ridge_solve(op, y, self.lam, solver=self.solver, tol=self.tol,
+                                             max_iter=self.max_iter)
+        self.X_fit_ = X
+        return self
+
+    def predict(self, X) -> Tensor:
+        if not hasattr(self, "dual_coef_"):
+            raise RuntimeError("KernelRidge is not fitted; call fit(X, y) first")
+        X = as_features(X, dtype=self.X_fit_.dtype, device=self.X_fit_.device)
+        if X.shape[1] != self.X_fit_.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features, but the model was fitted with {self.X_fit_.shape[1]}")
+        op = FeatureKernelOperator(X, self.X_fit_, kernel=self.kernel_, normalize=self.normalize,
+                                   block_size=self.block_size)
+        return op @ self.dual_coef_
+
+
+def _dense_t(t: Tensor) -> Tensor:
+    return t.to_dense() if t.is_sparse else t
+
+
+def _chol_solve(A: Tensor, B: Tensor, lam: float) -> Tensor:
+    """``(A + lam I)^{-1} B`` for symmetric PSD ``A`` (Cholesky, least squares if singular)."""
+    A = A.clone()
+    A.diagonal().add_(lam)
+    L, info = torch.linalg.cholesky_ex(A)
+    return torch.cholesky_solve(B, L) if int(info) == 0 else torch.linalg.lstsq(A, B).solution
+
+
+class RandomFeatureRidge(BaseEstimator):
+    """Ridge regression in the primal on random features:
+    ``w = (Z^T Z + lam I)^{-1} Z^T y``, ``f(x) = z(x)^T w`` with ``z(x)^T z(y) ~ k(x, y)``
+    (slides Eq. 1 and Eq. 4 / Eq. 8). Cost ``O(n F^2)`` for ``F`` features instead of ``O(n^3)``.
+
+    Parameters
+    ----------
+    features : a transformer with ``fit_transform`` / ``transform`` returning a dense or
+        sparse torch tensor (e.g. :class:`graphstk.features.RandomFourierFeatures`,
+        :class:`graphstk.features.RandomBinningFeatures`); cloned at ``fit``. When omitted,
+        ``RandomFourierFeatures(kernel, sigma, n_features, seed, map)`` is used.
+    lam : float >= 0, the same ``lam`` as in :class:`KernelRidge`.
+    solver : ``"primal"`` (alias ``"direct"``; Cholesky of ``Z^T Z + lam I``, ``F x F``),
+        ``"dual"`` (the same ``w = Z^T (Z Z^T + lam I)^{-1} y`` by the push-through identity,
+        ``n x n``), ``"cg"`` (primal CG, products with ``Z`` and ``Z^T`` only), or ``"auto"``
+        (the smaller of primal/dual when ``min(n, F) <= 8192``, else CG).
+
+    Attributes after ``fit``: ``features_`` (the fitted map), ``coef_`` ``[F]`` or ``[F, C]``.
+    """
+
+    def __init__(self, features=None, kernel: str = "gaussian", sigma: float = 1.0, n_features: int = 100,
+                 seed: int | None = None, map: str = "cos_sin", lam: float = 1.0, solver: str = "auto",
+                 tol: float = 1e-10, max_iter: int | None = None):
+        self.features = features
+        self.kernel = kernel
+        self.sigma = sigma
+        self.n_features = n_features
+        self.seed = seed
+        self.map = map
+        self.lam = lam
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def _make_features(self):
+        if self.features is not None:
+            return clone(self.features)
+        from ..features import RandomFourierFeatures
+        return RandomFourierFeatures(kernel=self.kernel, sigma=self.sigma, n_features=self.n_features,
+                                     seed=self.seed, map=self.map)
+
+    def fit(self, X, y):
+        lam = _check_lam(self.lam)
+        self.features_ = self._make_features()
+        Z = self.features_.fit_transform(X)
+        n, F = Z.shape
+        Y, vec = _as_targets(y, n, Z.dtype, Z.device)
+        solver = self.solver
+        if solver == "direct":
+            solver = "primal"
+        if solver == "auto":
+            solver = ("primal" if F <= n else "dual") if min(n, F) <= 8192 else "cg"
+        if solver == "primal":
+            A = Z.t() @ Z
+            w = _chol_solve(A.to_dense() if A.is_sparse else A, _dense_t(Z.t() @ Y), lam)
+        elif solver == "dual":  # push-through identity: same w, an n x n system
+            A = Z @ Z.t()
+            w = Z.t() @ _chol_solve(A.to_dense() if A.is_sparse else A, Y, lam)
+            w = _dense_t(w)
+        elif solver == "cg":
+            if lam <= 0:
+                raise ValueError("solver='cg' needs lam > 0")
+            Zt = Z.t()
+            w, it, ok = block_cg(lambda V: Zt @ (Z @ V) + lam * V, _dense_t(Zt @ Y),
+                                 tol=self.tol, max_iter=self.max_iter)
+            if not ok:
+                warnings.warn(f"RandomFeatureRidge: CG did not reach tol={self.tol} in {it} iterations",
+                              RuntimeWarning)
+        else:
+            raise ValueError(f"solver must be 'auto', 'primal', 'dual' or 'cg', got {self.solver!r}")
+        self.coef_ = w.squeeze(1) if vec else w
+        return self
+
+    def predict(self, X) -> Tensor:
+        if not hasattr(self, "coef_"):
+            raise RuntimeError("RandomFeatureRidge is not fitted; call fit(X, y) first")
+        Z = self.features_.transform(X)
+        return Z @ self.coef_.to(Z.dtype)
