@@ -1,0 +1,217 @@
+"""Kernel mean embeddings and the maximum mean discrepancy (MMD) two-sample test.
+
+Equation numbers refer to ``kernel_methods_slides.md`` (after Gretton et al. 2012), with the
+corrections of the errata (``notes/kernel_papers_errata.md``, "Kernel method slides"):
+
+* mean embedding (Definition 8, Eq. 16 with ``a_i = 1/n``): ``mu_X(t) = (1/n) sum_i k(x_i, t)``;
+* population ``MMD^2 = ||mu_P - mu_Q||_H^2`` (Lemma 15) ``= E k(x,x') - 2 E k(x,y) + E k(y,y')`` (Eq. 20);
+* ``estimator="biased"``: the V-statistic, Eq. 19 in kernel form (Eq. 23),
+  ``MMD_b^2 = (1/m^2) sum_{i,j} k(x_i,x_j) - (2/(mn)) sum_{i,j} k(x_i,y_j) + (1/n^2) sum_{i,j} k(y_i,y_j)``
+  (the slide calls Eq. 19 "unbiased"; it is biased, errata) -- equals ``||mu_X - mu_Y||_H^2``;
+* ``estimator="unbiased"``: the U-statistic of Eq. 21 (diagonal terms removed);
+* ``estimator="equal_size"``: Eq. 22 for ``m = n``, ``(1/(m(m-1))) sum_{i != j} h(z_i, z_j)``,
+  ``h(z_i, z_j) = k(x_i,x_j) + k(y_i,y_j) - k(x_i,y_j) - k(x_j,y_i)`` (a different unbiased estimator);
+* the slides give no test: :func:`mmd_test` is a permutation test on the pooled sample.
+
+Polynomial kernels are not characteristic (Example 11: the mean embedding of
+``(x^T t + 1)^p`` only sees the moments up to order ``p``), so their MMD cannot separate
+distributions with equal first ``p`` moments; Gaussian/Laplacian/Abel kernels can (Theorem 16).
+
+All kernels come from :mod:`graphstk.operators.feature`; kernel sums are computed through
+:class:`~graphstk.operators.FeatureKernelOperator` products (row blocks, no full Gram matrix
+held), and everything is differentiable in ``X`` and ``Y`` (usable as a training loss).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+
+from .operators.feature import (SHIFT_INVARIANT, FeatureKernelOperator, _pair, as_features,
+                                kernel_function, median_distance)
+
+__all__ = ["mmd2", "mmd_test", "MMDTestResult", "mean_embedding", "MeanEmbedding", "median_heuristic"]
+
+_ESTIMATORS = ("unbiased", "biased", "equal_size")
+
+
+def median_heuristic(X, Y=None, max_samples: int | None = 2000, seed: int = 0) -> float:
+    """Bandwidth ``sigma`` = median pairwise Euclidean distance of the pooled sample ``[X; Y]``
+    (pairs ``i < j``; ``max_samples`` rows drawn at random beyond that size, seeded).
+
+    Wraps :func:`graphstk.operators.median_distance`. Raises ``ValueError`` when the median is 0
+    (more than half of the pairs coincide), since that is no usable bandwidth.
+    """
+    Z = as_features(X, name="X")
+    if Y is not None:
+        Xp, Yp = _pair(Z, Y)
+        Z = torch.cat([Xp, Yp])
+    s = median_distance(Z, max_samples=max_samples, seed=seed)
+    if not s > 0:
+        raise ValueError("median heuristic: the median pairwise distance is 0 (duplicate points); pass sigma")
+    return s
+
+
+def _resolve_kernel(kernel, sigma, X, Y=None, **params):
+    """A :class:`Kernel`; ``sigma=None`` for a bandwidth kernel means the median heuristic."""
+    name = kernel if isinstance(kernel, str) else None
+    if sigma is None and name is not None and name.lower() in SHIFT_INVARIANT + ("rbf", "l1", "exponential"):
+        sigma = median_heuristic(X, Y)
+    return kernel_function(kernel, sigma=sigma, **params)
+
+
+class MeanEmbedding:
+    """Empirical kernel mean embedding ``mu(t) = sum_i a_i k(x_i, t)`` (Eq. 16; ``a_i = 1/n``
+    by default, Definition 8 for the empirical measure). Call it on points ``T [t, d]`` to get
+    ``[t]``; ``inner(other)`` is ``<mu, nu>_H = sum_{i,j} a_i b_j k(x_i, y_j)`` (Eq. 17 / reproducing
+    property) and ``norm2()`` is ``||mu||_H^2``.
+    """
+
+    def __init__(self, X, kernel="gaussian", sigma: float | None = None, weights=None, **params):
+        self.X = as_features(X)
+        if self.X.shape[0] == 0:
+            raise ValueError("mean embedding of an empty sample")
+        self.kernel = _resolve_kernel(kernel, sigma, self.X, **params)
+        n = self.X.shape[0]
+        if weights is None:
+            self.weights = torch.full((n,), 1.0 / n, dtype=self.X.dtype, device=self.X.device)
+        else:
+            w = torch.as_tensor(weights, dtype=self.X.dtype, device=self.X.device)
+            if w.shape != (n,):
+                raise ValueError(f"weights must have shape [{n}], got {tuple(w.shape)}")
+            self.weights = w
+
+    def __call__(self, T) -> Tensor:
+        T = as_features(T, dtype=self.X.dtype, device=self.X.device, name="T")
+        if T.shape[1] != self.X.shape[1]:
+            raise ValueError(f"dimension mismatch: points have {T.shape[1]} features, the sample {self.X.shape[1]}")
+        return FeatureKernelOperator(T, self.X, kernel=self.kernel) @ self.weights
+
+    def inner(self, other: "MeanEmbedding") -> Tensor:
+        if other.kernel != self.kernel:
+            raise ValueError(f"embeddings use different kernels: {self.kernel} vs {other.kernel}")
+        return self.weights @ (FeatureKernelOperator(self.X, other.X, kernel=self.kernel) @ other.weights)
+
+    def norm2(self) -> Tensor:
+        return self.inner(self)
+
+    def __repr__(self) -> str:
+        return f"MeanEmbedding(n={self.X.shape[0]}, kernel={self.kernel!r})"
+
+
+def mean_embedding(X, kernel="gaussian", sigma: float | None = None, weights=None, **params) -> MeanEmbedding:
+    """The empirical mean embedding ``mu_X(t) = (1/n) sum_i k(x_i, t)`` (Definition 8, Eq. 16).
+
+    ``sigma=None`` with a bandwidth kernel uses the median heuristic on ``X``.
+    """
+    return MeanEmbedding(X, kernel, sigma, weights, **params)
+
+
+def _check_sizes(estimator: str, m: int, n: int) -> None:
+    if estimator not in _ESTIMATORS:
+        raise ValueError(f"estimator must be one of {_ESTIMATORS}, got {estimator!r}")
+    if estimator == "biased":
+        if m < 1 or n < 1:
+            raise ValueError(f"the biased MMD needs non-empty samples, got m={m}, n={n}")
+    elif estimator == "unbiased":
+        if m < 2 or n < 2:
+            raise ValueError(f"the unbiased MMD (Eq. 21) needs at least 2 points per sample, got m={m}, n={n}")
+    else:
+        if m != n:
+            raise ValueError(f"the equal-size MMD (Eq. 22) needs m == n, got m={m}, n={n}")
+        if m < 2:
+            raise ValueError(f"the equal-size MMD (Eq. 22) needs at least 2 points per sample, got m={m}")
+
+
+def _combine(estimator: str, m: int, n: int, Sxx, Syy, Sxy, txx, tyy, txy=None):
+    """The three estimators from kernel sums ``S`` and traces ``t`` (all may be batched)."""
+    if estimator == "biased":  # Eq. 23 (Eq. 19 in kernel form)
+        return Sxx / m**2 + Syy / n**2 - 2.0 * Sxy / (m * n)
+    if estimator == "unbiased":  # Eq. 21
+        return (Sxx - txx) / (m * (m - 1)) + (Syy - tyy) / (n * (n - 1)) - 2.0 * Sxy / (m * n)
+    # Eq. 22: sum_{i != j} [k(xi,xj) + k(yi,yj) - k(xi,yj) - k(xj,yi)]
+    return ((Sxx - txx) + (Syy - tyy) - 2.0 * (Sxy - txy)) / (m * (m - 1))
+
+
+def mmd2(X, Y, kernel="gaussian", sigma: float | None = None, estimator: str = "unbiased",
+         **params) -> Tensor:
+    """Squared MMD between samples ``X [m, d]`` and ``Y [n, d]`` (0-dim tensor).
+
+    ``estimator``: ``"unbiased"`` (U-statistic, Eq. 21; needs ``m, n >= 2``; may be negative),
+    ``"biased"`` (V-statistic, Eq. 19 / kernel form Eq. 23; ``= ||mu_X - mu_Y||^2 >= 0``),
+    ``"equal_size"`` (Eq. 22; needs ``m = n >= 2``; pairs ``x_i`` with ``y_i``).
+    ``kernel``/``sigma``/``degree``/``c`` as in :func:`graphstk.operators.kernel_function`;
+    ``sigma=None`` with a bandwidth kernel uses :func:`median_heuristic` on the pooled sample.
+    """
+    X, Y = _pair(X, Y)
+    m, n = X.shape[0], Y.shape[0]
+    _check_sizes(estimator, m, n)
+    k = _resolve_kernel(kernel, sigma, X, Y, **params)
+    opx = FeatureKernelOperator(X, kernel=k)
+    opy = FeatureKernelOperator(Y, kernel=k)
+    oxy = FeatureKernelOperator(X, Y, kernel=k)
+    one_m = X.new_ones(m)
+    one_n = X.new_ones(n)
+    Sxx, Syy, Sxy = one_m @ (opx @ one_m), one_n @ (opy @ one_n), one_m @ (oxy @ one_n)
+    txx, tyy = opx.diagonal().sum(), opy.diagonal().sum()
+    txy = oxy.diagonal().sum() if estimator == "equal_size" else None
+    return _combine(estimator, m, n, Sxx, Syy, Sxy, txx, tyy, txy)
+
+
+class MMDTestResult(NamedTuple):
+    """``statistic``: the MMD^2 estimate on the observed split; ``p_value``: permutation p-value."""
+    statistic: float
+    p_value: float
+
+
+@torch.no_grad()
+def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations: int = 500,
+             seed: int = 0, estimator: str = "unbiased", batch_size: int = 128, **params) -> MMDTestResult:
+    """Permutation two-sample test of ``H0: P = Q`` with the MMD^2 statistic.
+
+    The pooled sample ``Z = [X; Y]`` is split at random ``n_permutations`` times into parts of
+    sizes ``m`` and ``n`` (seeded by ``seed``); the statistic (``estimator``, see :func:`mmd2`,
+    bandwidth fixed once on the pooled sample) is recomputed on each split, and
+
+        p = (1 + #{b : T_b >= T_obs}) / (1 + n_permutations)
+
+    (the ``+1`` correction makes the test exact-level: ``P(p <= alpha) <= alpha`` under H0).
+    Splits are evaluated in batches through operator products ``K [N, N] @ indicators
+    [N, batch]``. Returns ``MMDTestResult(statistic, p_value)`` (floats; unpacks as a pair).
+    """
+    X, Y = _pair(X, Y)
+    m, n = X.shape[0], Y.shape[0]
+    _check_sizes(estimator, m, n)
+    if int(n_permutations) != n_permutations or n_permutations < 1:
+        raise ValueError(f"n_permutations must be an integer >= 1, got {n_permutations!r}")
+    k = _resolve_kernel(kernel, sigma, X, Y, **params)
+    Z = torch.cat([X, Y])
+    N = m + n
+    op = FeatureKernelOperator(Z, kernel=k)
+    diag = op.diagonal()
+
+    def stats(perms: Tensor) -> Tensor:  # perms [B, N], first m entries form the X part
+        B = perms.shape[0]
+        A = torch.zeros(N, B, dtype=Z.dtype, device=Z.device)
+        A[perms[:, :m].T, torch.arange(B, device=Z.device).expand(m, B)] = 1.0
+        Bm = 1.0 - A
+        KA, KB = op @ A, op @ Bm
+        Sxx, Syy, Sxy = (A * KA).sum(0), (Bm * KB).sum(0), (A * KB).sum(0)
+        txx, tyy = diag @ A, diag @ Bm
+        txy = None
+        if estimator == "equal_size":
+            xs, ys = Z[perms[:, :m].reshape(-1)], Z[perms[:, m:].reshape(-1)]
+            txy = k._raw_paired(xs, ys).view(B, m).sum(1)
+        return _combine(estimator, m, n, Sxx, Syy, Sxy, txx, tyy, txy)
+
+    observed = float(stats(torch.arange(N, device=Z.device).unsqueeze(0))[0])
+    g = torch.Generator().manual_seed(int(seed))
+    exceed = 0
+    done = 0
+    while done < n_permutations:
+        b = min(int(batch_size), n_permutations - done)
+        perms = torch.argsort(torch.rand(b, N, generator=g), dim=1).to(Z.device)
+        exceed += int((stats(perms) >= observed).sum())
+        done += b
+    return MMDTestResult(observed, (1.0 + exceed) / (1.0 + n_permutations))
