@@ -1,0 +1,246 @@
+"""Coupled kernel embedding (CKE; kernel-methods slides, "Coupled Kernel Embedding",
+Eqs. 24-28, after Ren, Dai & Yan, IEEE TIP 2012).
+
+Two modes of data (the slides: low-resolution images ``l_i`` and high-resolution images
+``h_j``) are mapped by two kernels ``k_L``, ``k_H`` and projected into a common
+``R^c`` (Eq. 24: ``d_ij = dist(f(h_i), g(l_j))``). With ``P = Z U`` (representer form) the
+embeddings of the training points are ``Y_L = K_L U_L`` and ``Y_H = K_H U_H``, and Eq. 25
+
+    J = sum_{i,j} ||Y_L[i] - Y_H[j]||^2 W_ij = Tr(Y^T G Y),   Y = [Y_L; Y_H],
+    G = [[D_L, -W], [-W^T, D_H]]       (Eq. 26; the Laplacian of the bipartite graph W)
+
+is minimised under ``U^T Zk Zk^T U = I`` with ``Zk = blockdiag(K_L, K_H)`` (Eqs. 27-28), i.e.
+the generalised eigenproblem
+
+    Zk G Zk u = lambda (Zk Zk + eps I) u,      smallest lambda first.
+
+``eps = reg * s_max^2`` (``s_max`` the largest kernel eigenvalue) is a Tikhonov term added
+here (``reg = 0`` is Eq. 28 as printed); it shrinks directions where the kernel is nearly
+singular and keeps the out-of-sample map stable.
+
+Solving it. Components of ``u`` in the null space of ``Zk`` change neither ``J`` nor the
+embedding, and with ``eps > 0`` they are exact eigenvectors with ``lambda = 0`` (spurious
+minimisers). So ``u`` is restricted to ``range(Zk) = span(V_r)`` (eigenvectors of the two
+kernel blocks with eigenvalues ``s > rcond s_max``); with ``u = V_r (S^2 + eps)^{-1/2} q`` the
+pencil becomes the symmetric standard problem ``F (V_r^T G V_r) F q = lambda q``,
+``F = S (S^2 + eps)^{-1/2}``, solved with :func:`scipy.linalg.eigh`. Every eigenpair found
+is an eigenpair of the full pencil (``A`` and ``B`` are block diagonal in range/null
+coordinates).
+
+The trivial solution. ``G 1 = 0``: the constant embedding (all points on one spot) has
+``J = 0``. Its coefficient vector ``u0`` (``Zk u0 = 1``) is removed by restricting to the
+``B``-orthogonal complement of ``u0`` (when ``1`` is only approximately in ``range(Zk)``, its
+projection is removed; ``constant_residual_`` reports ``||P 1 - 1|| / ||1||``). Only the global
+constant is removed: if the bipartite graph is disconnected, the per-component indicators
+(also ``lambda = 0``) are kept, as in Laplacian eigenmaps.
+
+Out-of-sample. ``f_L(t) = U_L^T k_L(L, t)``, ``f_H(t) = U_H^T k_H(H, t)``: a training point
+maps exactly onto its in-sample embedding.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.linalg
+import torch
+from sklearn.base import BaseEstimator
+from torch import Tensor
+
+from ..operators.base import KernelOperator
+from ..operators.feature import FeatureKernelOperator, as_features, gram, kernel_function, median_distance
+
+__all__ = ["CoupledKernelEmbedding", "coupled_kernel_embedding", "CKEResult", "bipartite_laplacian"]
+
+
+class CKEResult(NamedTuple):
+    eigenvalues: Tensor       # [c], ascending, trivial one removed
+    coef_l: Tensor            # U_L [n_L, c]
+    coef_h: Tensor            # U_H [n_H, c]
+    embedding_l: Tensor       # Y_L = K_L U_L [n_L, c]
+    embedding_h: Tensor       # Y_H = K_H U_H [n_H, c]
+    constant_residual: float  # ||P_range 1 - 1|| / ||1||: 0 when the constant is exactly representable
+
+
+def bipartite_laplacian(W: Tensor) -> Tensor:
+    """``G = [[D_L, -W], [-W^T, D_H]]`` with ``D_L = diag(W 1)``, ``D_H = diag(W^T 1)`` (Eq. 26)."""
+    nl, nh = W.shape
+    G = torch.zeros(nl + nh, nl + nh, dtype=W.dtype, device=W.device)
+    G[:nl, nl:] = -W
+    G[nl:, :nl] = -W.T
+    G.diagonal()[:nl] = W.sum(1)
+    G.diagonal()[nl:] = W.sum(0)
+    return G
+
+
+def _dense(K) -> np.ndarray:
+    if isinstance(K, KernelOperator):
+        K = K.to_dense()
+    if isinstance(K, Tensor):
+        K = K.detach().cpu().double().numpy()
+    K = np.asarray(K, dtype=np.float64)
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(f"kernel matrices must be square, got shape {K.shape}")
+    return 0.5 * (K + K.T)
+
+
+def coupled_kernel_embedding(K_L, K_H, W, n_components: int = 2, reg: float = 1e-6,
+                             rcond: float = 1e-10) -> CKEResult:
+    """Solve Eq. 28 for given Gram matrices (tensors, arrays or :class:`KernelOperator`\\ s).
+
+    ``K_L [n_L, n_L]``, ``K_H [n_H, n_H]`` symmetric PSD; ``W [n_L, n_H]`` non-negative affinities
+    (Eq. 25). Returns the ``n_components`` smallest non-trivial eigenpairs (see module docstring)
+    as torch float64 tensors.
+    """
+    KL, KH = _dense(K_L), _dense(K_H)
+    nl, nh = KL.shape[0], KH.shape[0]
+    Wt = torch.as_tensor(np.asarray(W.detach().cpu() if isinstance(W, Tensor) else W, dtype=np.float64))
+    if Wt.shape != (nl, nh):
+        raise ValueError(f"W must have shape [n_L, n_H] = [{nl}, {nh}], got {tuple(Wt.shape)}")
+    if not bool(torch.isfinite(Wt).all()) or bool((Wt < 0).any()):
+        raise ValueError("W must be finite and non-negative")
+    if float(Wt.sum()) <= 0:
+        raise ValueError("W has no positive entry: the two modes are not coupled")
+    if reg < 0:
+        raise ValueError(f"reg must be >= 0, got {reg}")
+    N = nl + nh
+    sL, VL = scipy.linalg.eigh(KL)
+    sH, VH = scipy.linalg.eigh(KH)
+    smax = max(float(sL.max(initial=0.0)), float(sH.max(initial=0.0)))
+    if smax <= 0:
+        raise ValueError("kernel matrices are zero")
+    keepL, keepH = sL > rcond * smax, sH > rcond * smax
+    s = np.concatenate([sL[keepL], sH[keepH]])
+    r = s.size
+    V = np.zeros((N, r))
+    V[:nl, :keepL.sum()] = VL[:, keepL]
+    V[nl:, keepL.sum():] = VH[:, keepH]
+    G = bipartite_laplacian(Wt).numpy()
+    eps = float(reg) * smax**2
+    F = s / np.sqrt(s**2 + eps)
+    M = F[:, None] * (V.T @ G @ V) * F[None, :]
+    # trivial vector: u0 = V S^-1 V^T 1 (Zk u0 = P 1); in q-coordinates q0 = F^-1 V^T 1
+    ones = np.ones(N)
+    p1 = V.T @ ones
+    constant_residual = float(np.linalg.norm(V @ p1 - ones) / np.sqrt(N))
+    q0 = p1 / F
+    if r - 1 < n_components:
+        raise ValueError(f"n_components = {n_components} exceeds the {r - 1} non-trivial directions "
+                         "available (rank of the kernels minus the constant)")
+    Q = scipy.linalg.null_space(q0[None, :] / np.linalg.norm(q0))  # [r, r-1], orthonormal
+    lam, Cq = scipy.linalg.eigh(Q.T @ M @ Q, subset_by_index=[0, n_components - 1])
+    q = Q @ Cq
+    coef = V @ (q / np.sqrt(s**2 + eps)[:, None])   # u
+    emb = V @ (F[:, None] * q)                        # Zk u
+    t = lambda a: torch.from_numpy(np.ascontiguousarray(a))
+    return CKEResult(t(lam), t(coef[:nl]), t(coef[nl:]), t(emb[:nl]), t(emb[nl:]), constant_residual)
+
+
+class CoupledKernelEmbedding(BaseEstimator):
+    """Coupled kernel embedding of two modes ``L`` and ``H`` (slides Eqs. 24-28).
+
+    Parameters
+    ----------
+    n_components : int, dimension ``c`` of the common space.
+    kernel_l, sigma_l, kernel_h, sigma_h : the kernels of the two modes
+        (:func:`graphstk.operators.kernel_function`; ``sigma=None`` = median pairwise distance
+        of that mode's training data).
+    reg : float >= 0, relative Tikhonov term ``eps = reg * s_max^2`` in the constraint.
+    affinity_sigma : bandwidth ``t`` of the default affinity, see ``fit``.
+    n_neighbors : int, optional; sparsify the default affinity to a symmetrised kNN graph.
+    rcond : relative cut-off for the numerical range of the kernel matrices.
+
+    Attributes after ``fit``: ``eigenvalues_`` ``[c]`` (``lambda_k = J`` of component ``k``,
+    Eq. 25), ``coef_l_``/``coef_h_`` (``U_L``, ``U_H``), ``embedding_l_``/``embedding_h_``
+    (training embeddings), ``W_`` (the affinity used), ``constant_residual_``.
+    """
+
+    def __init__(self, n_components: int = 2, kernel_l: str = "gaussian", sigma_l: float | None = None,
+                 kernel_h: str = "gaussian", sigma_h: float | None = None, reg: float = 1e-6,
+                 affinity_sigma: float | None = None, n_neighbors: int | None = None, rcond: float = 1e-10):
+        self.n_components = n_components
+        self.kernel_l = kernel_l
+        self.sigma_l = sigma_l
+        self.kernel_h = kernel_h
+        self.sigma_h = sigma_h
+        self.reg = reg
+        self.affinity_sigma = affinity_sigma
+        self.n_neighbors = n_neighbors
+        self.rcond = rcond
+
+    @staticmethod
+    def _kernel(name, sigma, X):
+        k = kernel_function(name)  # validates the name
+        if k.shift_invariant:
+            return kernel_function(name, sigma=median_distance(X) if sigma is None else sigma)
+        return kernel_function(name, sigma=sigma)
+
+    def default_affinity(self, XH, y=None) -> Tensor:
+        """``W_ij = exp(-||h_i - h_j||^2 / (2 t^2))`` on the H mode for paired data (``l_i`` and
+        ``h_i`` the same object; ``W_ii = 1`` couples each pair), ``t`` = ``affinity_sigma`` or the
+        median distance; zero across classes when labels ``y`` are given; restricted to the
+        symmetrised ``n_neighbors``-NN graph (plus the pairs) when ``n_neighbors`` is set."""
+        XH = as_features(XH, dtype=torch.float64)
+        t = self.affinity_sigma if self.affinity_sigma is not None else median_distance(XH)
+        W = gram(XH, kernel="gaussian", sigma=t)
+        if y is not None:
+            yt = torch.as_tensor(np.asarray(y))
+            if yt.shape != (XH.shape[0],):
+                raise ValueError(f"y must have shape [{XH.shape[0]}], got {tuple(yt.shape)}")
+            W = W * (yt[:, None] == yt[None, :]).to(W.dtype)
+        if self.n_neighbors is not None:
+            from ..operators.feature import knn_graph
+            ei, _ = knn_graph(XH, int(self.n_neighbors))
+            mask = torch.zeros_like(W, dtype=torch.bool)
+            mask[ei[0], ei[1]] = True
+            mask.fill_diagonal_(True)
+            W = W * mask.to(W.dtype)
+        return W
+
+    def fit(self, XL, XH, W=None, y=None):
+        """Fit on ``XL [n_L, d_L]`` and ``XH [n_H, d_H]``. ``W [n_L, n_H]`` (Eq. 25) is the
+        affinity between ``l_i`` and ``h_j``; if omitted the data must be paired (``n_L = n_H``)
+        and :meth:`default_affinity` is used (with labels ``y`` when given)."""
+        if int(self.n_components) != self.n_components or self.n_components < 1:
+            raise ValueError(f"n_components must be an integer >= 1, got {self.n_components!r}")
+        XL = as_features(XL, dtype=torch.float64, name="XL")
+        XH = as_features(XH, dtype=torch.float64, name="XH")
+        if W is None:
+            if XL.shape[0] != XH.shape[0]:
+                raise ValueError(f"without W the modes must be paired (n_L == n_H), got {XL.shape[0]} and {XH.shape[0]}")
+            W = self.default_affinity(XH, y)
+        else:
+            W = torch.as_tensor(np.asarray(W.detach().cpu() if isinstance(W, Tensor) else W, dtype=np.float64))
+        self.kernel_l_ = self._kernel(self.kernel_l, self.sigma_l, XL)
+        self.kernel_h_ = self._kernel(self.kernel_h, self.sigma_h, XH)
+        res = coupled_kernel_embedding(FeatureKernelOperator(XL, kernel=self.kernel_l_),
+                                       FeatureKernelOperator(XH, kernel=self.kernel_h_), W,
+                                       int(self.n_components), float(self.reg), float(self.rcond))
+        self.XL_fit_, self.XH_fit_, self.W_ = XL, XH, W
+        self.eigenvalues_, self.coef_l_, self.coef_h_ = res.eigenvalues, res.coef_l, res.coef_h
+        self.embedding_l_, self.embedding_h_ = res.embedding_l, res.embedding_h
+        self.constant_residual_ = res.constant_residual
+        return self
+
+    def transform(self, X, mode: str = "L") -> Tensor:
+        """Out-of-sample embedding ``U^T k(train, x)`` of points ``X`` of mode ``"L"`` or ``"H"``."""
+        if not hasattr(self, "coef_l_"):
+            raise RuntimeError("CoupledKernelEmbedding is not fitted; call fit(XL, XH) first")
+        if mode not in ("L", "H"):
+            raise ValueError(f"mode must be 'L' or 'H', got {mode!r}")
+        train, k, coef = ((self.XL_fit_, self.kernel_l_, self.coef_l_) if mode == "L"
+                          else (self.XH_fit_, self.kernel_h_, self.coef_h_))
+        X = as_features(X, dtype=torch.float64)
+        if X.shape[1] != train.shape[1]:
+            raise ValueError(f"mode {mode} has {train.shape[1]} features, got {X.shape[1]}")
+        return FeatureKernelOperator(X, train, kernel=k) @ coef
+
+    def transform_l(self, X) -> Tensor:
+        return self.transform(X, "L")
+
+    def transform_h(self, X) -> Tensor:
+        return self.transform(X, "H")
+
+    def distances(self, XL, XH) -> Tensor:
+        """``d_ij = ||g(l_i) - f(h_j)||`` in the common space (Eq. 24), ``[n_l, n_h]``."""
+        return torch.cdist(self.transform(XL, "L"), self.transform(XH, "H"))

@@ -1,0 +1,138 @@
+"""Coupled kernel embedding (slides Eqs. 24-28)."""
+import numpy as np
+import pytest
+import scipy.linalg
+import torch
+
+from graphstk.methods.coupled_embedding import CoupledKernelEmbedding, bipartite_laplacian, coupled_kernel_embedding
+from graphstk.operators import gram
+
+
+def paired(n=30, seed=0):
+    """HR points in R^6, LR = a noisy 3-D 'downsampling' of the same objects."""
+    rng = np.random.default_rng(seed)
+    H = rng.normal(size=(n, 6))
+    L = 0.5 * (H[:, 0::2] + H[:, 1::2]) + 0.05 * rng.normal(size=(n, 3))
+    return L, H
+
+
+def pencil(model, reg):
+    KL = gram(model.XL_fit_, kernel=model.kernel_l_).numpy()
+    KH = gram(model.XH_fit_, kernel=model.kernel_h_).numpy()
+    Z = scipy.linalg.block_diag(KL, KH)
+    G = bipartite_laplacian(model.W_).numpy()
+    smax = max(np.linalg.eigvalsh(KL).max(), np.linalg.eigvalsh(KH).max())
+    A = Z @ G @ Z
+    B = Z @ Z + reg * smax**2 * np.eye(len(Z))
+    u = np.vstack([model.coef_l_.numpy(), model.coef_h_.numpy()])
+    return Z, G, A, B, u
+
+
+@pytest.mark.parametrize("reg", [0.0, 1e-4])
+def test_generalized_eigen_equation_and_trivial_vector(reg):
+    L, H = paired()
+    m = CoupledKernelEmbedding(n_components=4, sigma_l=0.7, sigma_h=1.0, reg=reg).fit(L, H)
+    Z, G, A, B, u = pencil(m, reg)
+    lam = m.eigenvalues_.numpy()
+    # A u = lambda B u (Eq. 28), B-orthonormal
+    res = A @ u - B @ u * lam
+    assert np.abs(res).max() < 1e-8 * np.abs(A).max() * max(1.0, np.abs(u).max())
+    np.testing.assert_allclose(u.T @ B @ u, np.eye(4), atol=1e-8)
+    assert np.all(np.diff(lam) >= -1e-10) and lam[0] > 1e-6
+    # the constant vector is an exact solution with lambda = 0 (G 1 = 0) and was discarded:
+    # u0 = Z^-1 1 solves the pencil, every returned u is B-orthogonal to it
+    u0 = np.linalg.solve(Z, np.ones(len(Z)))
+    assert np.abs(A @ u0).max() < 1e-7 * np.abs(B @ u0).max()
+    np.testing.assert_allclose(u.T @ B @ u0, 0.0, atol=1e-7 * np.linalg.norm(B @ u0))
+    Y = np.vstack([m.embedding_l_.numpy(), m.embedding_h_.numpy()])
+    assert np.all(Y.std(0) > 1e-3 * np.abs(Y).max(0))  # no constant component
+    # the returned eigenvalues are the full pencil's, minus the trivial 0
+    if reg == 0.0:
+        full = scipy.linalg.eigh(A, B, eigvals_only=True)
+        assert abs(full[0]) < 1e-8 * full[1]
+        np.testing.assert_allclose(lam, full[1:5], rtol=1e-7)
+        np.testing.assert_allclose(Y.sum(0), 0.0, atol=1e-8)  # centred: B-orthogonal to u0
+        np.testing.assert_allclose(Y.T @ Y, np.eye(4), atol=1e-8)  # U^T Zk Zk^T U = I
+
+
+def test_objective_of_eq25_equals_eigenvalue():
+    L, H = paired(seed=1)
+    m = CoupledKernelEmbedding(n_components=3, reg=1e-3).fit(L, H)
+    YL, YH, W = m.embedding_l_.numpy(), m.embedding_h_.numpy(), m.W_.numpy()
+    for k in range(3):
+        J = sum((YL[i, k] - YH[j, k]) ** 2 * W[i, j] for i in range(len(YL)) for j in range(len(YH)))
+        assert J == pytest.approx(float(m.eigenvalues_[k]), rel=1e-8)
+
+
+def test_out_of_sample_of_training_points_equals_in_sample():
+    L, H = paired(seed=2)
+    m = CoupledKernelEmbedding(n_components=3, reg=1e-3).fit(L, H)
+    torch.testing.assert_close(m.transform(L, "L"), m.embedding_l_, rtol=1e-9, atol=1e-10)
+    torch.testing.assert_close(m.transform_h(torch.from_numpy(H)), m.embedding_h_, rtol=1e-9, atol=1e-10)
+    assert m.transform(L[:4] + 0.01, "L").shape == (4, 3)
+    assert m.distances(L[:5], H).shape == (5, 30)
+
+
+def test_rank_deficient_kernel_has_no_spurious_solutions():
+    """Linear kernels have rank <= d: the null space of Zk must not produce lambda = 0 vectors."""
+    L, H = paired(n=25, seed=3)
+    W = np.eye(25) + 0.1
+    res = coupled_kernel_embedding(gram(L, kernel="linear"), gram(H, kernel="linear"), W,
+                                   n_components=5, reg=0.0)
+    assert float(res.eigenvalues.min()) > 1e-6
+    # the constant function is not linear: it is only partly representable
+    assert res.constant_residual > 0.1
+    Y = torch.cat([res.embedding_l, res.embedding_h]).numpy()
+    np.testing.assert_allclose(Y.T @ Y, np.eye(5), atol=1e-8)
+    np.testing.assert_allclose(Y.sum(0), 0.0, atol=1e-8)
+    # rank 3 + 6 = 9, minus the constant direction: at most 8 components
+    with pytest.raises(ValueError, match="n_components"):
+        coupled_kernel_embedding(gram(L, kernel="linear"), gram(H, kernel="linear"), W, n_components=9)
+
+
+def test_embedding_couples_pairs_and_classes():
+    rng = np.random.default_rng(4)
+    n = 40
+    y = np.repeat([0, 1], n // 2)
+    H = rng.normal(size=(n, 6)) + 3.0 * y[:, None]
+    L = 0.5 * (H[:, 0::2] + H[:, 1::2]) + 0.05 * rng.normal(size=(n, 3))
+    m = CoupledKernelEmbedding(n_components=2, reg=1e-4).fit(L, H, y=y)
+    # W has no edge between classes: the centred class indicator has J ~ 0 and comes first
+    # (only the global constant is discarded, not the per-component constants)
+    assert float(m.eigenvalues_[0]) < 1e-3 * float(m.eigenvalues_[1])
+    first = np.concatenate([m.embedding_l_[:, 0].numpy(), m.embedding_h_[:, 0].numpy()])
+    labels = np.concatenate([y, y])
+    assert (first[labels == 0].max() < first[labels == 1].min()) or (first[labels == 1].max() < first[labels == 0].min())
+    # pure pairing W = I (Eq. 25 only asks l_i and h_i to coincide): with full-rank kernels the
+    # optimum puts every pair on the same spot, J = 0, and pairs are matched exactly
+    L2, H2 = paired(n=20, seed=5)
+    m2 = CoupledKernelEmbedding(n_components=3, sigma_l=0.5, sigma_h=0.8, reg=0.0).fit(L2, H2, W=np.eye(20))
+    assert float(m2.eigenvalues_.abs().max()) < 1e-8
+    torch.testing.assert_close(m2.embedding_l_, m2.embedding_h_, rtol=0, atol=1e-6)
+    assert torch.equal(m2.distances(L2, H2).argmin(1), torch.arange(20))
+
+
+def test_coupled_embedding_bad_inputs():
+    L, H = paired(n=10)
+    with pytest.raises(ValueError, match="paired"):
+        CoupledKernelEmbedding().fit(L, H[:8])
+    with pytest.raises(ValueError, match="shape"):
+        CoupledKernelEmbedding().fit(L, H, W=np.ones((10, 9)))
+    with pytest.raises(ValueError, match="non-negative"):
+        CoupledKernelEmbedding().fit(L, H, W=-np.ones((10, 10)))
+    with pytest.raises(ValueError, match="not coupled"):
+        CoupledKernelEmbedding().fit(L, H, W=np.zeros((10, 10)))
+    with pytest.raises(ValueError, match="n_components"):
+        CoupledKernelEmbedding(n_components=0).fit(L, H)
+    with pytest.raises(ValueError, match="sigma"):
+        CoupledKernelEmbedding(sigma_l=-1.0).fit(L, H)
+    with pytest.raises(RuntimeError, match="not fitted"):
+        CoupledKernelEmbedding().transform(L)
+    m = CoupledKernelEmbedding().fit(L, H)
+    with pytest.raises(ValueError, match="mode"):
+        m.transform(L, "X")
+    with pytest.raises(ValueError, match="features"):
+        m.transform(H, "L")
+    # unpaired data with an explicit rectangular W works
+    m3 = CoupledKernelEmbedding(n_components=2).fit(L, H[:7], W=np.ones((10, 7)))
+    assert m3.embedding_l_.shape == (10, 2) and m3.embedding_h_.shape == (7, 2)
