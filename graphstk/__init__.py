@@ -4,6 +4,7 @@ See README.md for a tour. Public entry points are re-exported here.
 """
 from . import operators
 from .operators import DenseOperator, GraphKernel, KernelOperator, SparseOperator
+from . import features, mmd
 from . import data
 from .data import (DatasetNotFoundError, Split, dataset_statistics, load_dataset, make_split,
                    resolve_data_root)
