@@ -10,29 +10,33 @@ embeddings of the training points are ``Y_L = K_L U_L`` and ``Y_H = K_H U_H``, a
     G = [[D_L, -W], [-W^T, D_H]]       (Eq. 26; the Laplacian of the bipartite graph W)
 
 is minimised under ``U^T Zk Zk^T U = I`` with ``Zk = blockdiag(K_L, K_H)`` (Eqs. 27-28), i.e.
-the generalised eigenproblem
+the generalised eigenproblem ``Zk G Zk u = lambda Zk Zk u``, smallest ``lambda`` first. Note
+``U^T Zk Zk U = Y^T Y``: the constraint makes the training embedding orthonormal.
 
-    Zk G Zk u = lambda (Zk Zk + eps I) u,      smallest lambda first.
+Regularisation (an addition; ``reg = 0`` is Eq. 28 as printed). With full-rank kernels Eq. 28
+only sees ``Y``: its solutions are the eigenvectors of ``G`` whatever the kernel, and ``U =
+Zk^-1 Y`` interpolates them (an unstable out-of-sample map). ``reg > 0`` adds the RKHS norms
+of the projections to the objective, ``Tr(Y^T G Y) + eps sum_k ||f_k||_H^2 = Tr(U^T (Zk G Zk +
+eps Zk) U)``, with ``eps = reg * s_max * mean(diag G)`` (``s_max``: the largest kernel
+eigenvalue), so that directions where the kernel is weak are penalised. (Adding ``eps I`` to
+the constraint instead would be wrong for a minimisation: near-null directions of ``Zk`` would
+become spurious ``lambda ~ 0`` solutions with vanishing embeddings.)
 
-``eps = reg * s_max^2`` (``s_max`` the largest kernel eigenvalue) is a Tikhonov term added
-here (``reg = 0`` is Eq. 28 as printed); it shrinks directions where the kernel is nearly
-singular and keeps the out-of-sample map stable.
-
-Solving it. Components of ``u`` in the null space of ``Zk`` change neither ``J`` nor the
-embedding, and with ``eps > 0`` they are exact eigenvectors with ``lambda = 0`` (spurious
-minimisers). So ``u`` is restricted to ``range(Zk) = span(V_r)`` (eigenvectors of the two
-kernel blocks with eigenvalues ``s > rcond s_max``); with ``u = V_r (S^2 + eps)^{-1/2} q`` the
-pencil becomes the symmetric standard problem ``F (V_r^T G V_r) F q = lambda q``,
-``F = S (S^2 + eps)^{-1/2}``, solved with :func:`scipy.linalg.eigh`. Every eigenpair found
-is an eigenpair of the full pencil (``A`` and ``B`` are block diagonal in range/null
-coordinates).
+Solving it. Components of ``u`` in the null space of ``Zk`` change neither the objective nor
+the embedding, so ``u`` is restricted to ``range(Zk) = span(V)`` (eigenvectors of the two
+kernel blocks with eigenvalues ``s > rcond s_max``). With ``Y = V q``, ``u = V S^-1 q`` the
+pencil becomes the symmetric standard problem ``(V^T G V + eps S^-1) q = lambda q``, solved with
+:func:`scipy.linalg.eigh` (``Y^T Y = q^T q = I``).
 
 The trivial solution. ``G 1 = 0``: the constant embedding (all points on one spot) has
-``J = 0``. Its coefficient vector ``u0`` (``Zk u0 = 1``) is removed by restricting to the
-``B``-orthogonal complement of ``u0`` (when ``1`` is only approximately in ``range(Zk)``, its
-projection is removed; ``constant_residual_`` reports ``||P 1 - 1|| / ||1||``). Only the global
-constant is removed: if the bipartite graph is disconnected, the per-component indicators
-(also ``lambda = 0``) are kept, as in Laplacian eigenmaps.
+``J = 0``; it is discarded by requiring ``Y^T 1 = 0`` (``q`` orthogonal to ``V^T 1``), as in
+Laplacian eigenmaps. With ``reg = 0`` and ``1`` in ``range(Zk)`` (e.g. Gaussian kernels) this
+removes exactly the eigenvector ``u0 = Zk^-1 1`` (``lambda = 0``) and every other eigenpair of
+the pencil is kept; ``constant_residual_`` reports ``||P 1 - 1|| / ||1||`` for the projection
+``P`` onto ``range(Zk)``. With ``reg > 0`` the constraint adds a Lagrange term: ``(Zk G Zk + eps
+Zk) u - lambda Zk Zk u`` is a multiple of ``Zk 1``. Only the global constant is removed: if
+the bipartite graph is disconnected, the centred per-component indicators (``lambda ~ 0``)
+are kept.
 
 Out-of-sample. ``f_L(t) = U_L^T k_L(L, t)``, ``f_H(t) = U_H^T k_H(H, t)``: a training point
 maps exactly onto its in-sample embedding.
@@ -60,6 +64,7 @@ class CKEResult(NamedTuple):
     embedding_l: Tensor       # Y_L = K_L U_L [n_L, c]
     embedding_h: Tensor       # Y_H = K_H U_H [n_H, c]
     constant_residual: float  # ||P_range 1 - 1|| / ||1||: 0 when the constant is exactly representable
+    eps: float                # the absolute regularisation weight used
 
 
 def bipartite_laplacian(W: Tensor) -> Tensor:
@@ -84,7 +89,7 @@ def _dense(K) -> np.ndarray:
     return 0.5 * (K + K.T)
 
 
-def coupled_kernel_embedding(K_L, K_H, W, n_components: int = 2, reg: float = 1e-6,
+def coupled_kernel_embedding(K_L, K_H, W, n_components: int = 2, reg: float = 1e-3,
                              rcond: float = 1e-10) -> CKEResult:
     """Solve Eq. 28 for given Gram matrices (tensors, arrays or :class:`KernelOperator`\\ s).
 
@@ -116,24 +121,24 @@ def coupled_kernel_embedding(K_L, K_H, W, n_components: int = 2, reg: float = 1e
     V[:nl, :keepL.sum()] = VL[:, keepL]
     V[nl:, keepL.sum():] = VH[:, keepH]
     G = bipartite_laplacian(Wt).numpy()
-    eps = float(reg) * smax**2
-    F = s / np.sqrt(s**2 + eps)
-    M = F[:, None] * (V.T @ G @ V) * F[None, :]
-    # trivial vector: u0 = V S^-1 V^T 1 (Zk u0 = P 1); in q-coordinates q0 = F^-1 V^T 1
+    eps = float(reg) * smax * float(np.mean(np.diag(G)))
+    M = V.T @ G @ V
+    M = 0.5 * (M + M.T)
+    M[np.diag_indices(r)] += eps / s
     ones = np.ones(N)
     p1 = V.T @ ones
     constant_residual = float(np.linalg.norm(V @ p1 - ones) / np.sqrt(N))
-    q0 = p1 / F
     if r - 1 < n_components:
         raise ValueError(f"n_components = {n_components} exceeds the {r - 1} non-trivial directions "
                          "available (rank of the kernels minus the constant)")
-    Q = scipy.linalg.null_space(q0[None, :] / np.linalg.norm(q0))  # [r, r-1], orthonormal
+    # Y^T 1 = q^T V^T 1 = 0: restrict q to the orthogonal complement of p1
+    Q = scipy.linalg.null_space(p1[None, :] / np.linalg.norm(p1))  # [r, r-1], orthonormal
     lam, Cq = scipy.linalg.eigh(Q.T @ M @ Q, subset_by_index=[0, n_components - 1])
     q = Q @ Cq
-    coef = V @ (q / np.sqrt(s**2 + eps)[:, None])   # u
-    emb = V @ (F[:, None] * q)                        # Zk u
+    coef = V @ (q / s[:, None])   # u = V S^-1 q
+    emb = V @ q                   # Y = Zk u
     t = lambda a: torch.from_numpy(np.ascontiguousarray(a))
-    return CKEResult(t(lam), t(coef[:nl]), t(coef[nl:]), t(emb[:nl]), t(emb[nl:]), constant_residual)
+    return CKEResult(t(lam), t(coef[:nl]), t(coef[nl:]), t(emb[:nl]), t(emb[nl:]), constant_residual, eps)
 
 
 class CoupledKernelEmbedding(BaseEstimator):
@@ -145,18 +150,20 @@ class CoupledKernelEmbedding(BaseEstimator):
     kernel_l, sigma_l, kernel_h, sigma_h : the kernels of the two modes
         (:func:`graphstk.operators.kernel_function`; ``sigma=None`` = median pairwise distance
         of that mode's training data).
-    reg : float >= 0, relative Tikhonov term ``eps = reg * s_max^2`` in the constraint.
+    reg : float >= 0, relative weight of the RKHS-norm penalty, ``eps = reg * s_max * mean(diag G)``
+        (module docstring); ``0`` is Eq. 28 as printed.
     affinity_sigma : bandwidth ``t`` of the default affinity, see ``fit``.
     n_neighbors : int, optional; sparsify the default affinity to a symmetrised kNN graph.
     rcond : relative cut-off for the numerical range of the kernel matrices.
 
-    Attributes after ``fit``: ``eigenvalues_`` ``[c]`` (``lambda_k = J`` of component ``k``,
-    Eq. 25), ``coef_l_``/``coef_h_`` (``U_L``, ``U_H``), ``embedding_l_``/``embedding_h_``
-    (training embeddings), ``W_`` (the affinity used), ``constant_residual_``.
+    Attributes after ``fit``: ``eigenvalues_`` ``[c]`` (``lambda_k = J_k + eps ||f_k||_H^2``, ``J_k``
+    the Eq. 25 objective of component ``k``), ``coef_l_``/``coef_h_`` (``U_L``, ``U_H``),
+    ``embedding_l_``/``embedding_h_`` (training embeddings, jointly orthonormal and centred),
+    ``W_`` (the affinity used), ``constant_residual_``, ``eps_``.
     """
 
     def __init__(self, n_components: int = 2, kernel_l: str = "gaussian", sigma_l: float | None = None,
-                 kernel_h: str = "gaussian", sigma_h: float | None = None, reg: float = 1e-6,
+                 kernel_h: str = "gaussian", sigma_h: float | None = None, reg: float = 1e-3,
                  affinity_sigma: float | None = None, n_neighbors: int | None = None, rcond: float = 1e-10):
         self.n_components = n_components
         self.kernel_l = kernel_l
@@ -220,6 +227,7 @@ class CoupledKernelEmbedding(BaseEstimator):
         self.eigenvalues_, self.coef_l_, self.coef_h_ = res.eigenvalues, res.coef_l, res.coef_h
         self.embedding_l_, self.embedding_h_ = res.embedding_l, res.embedding_h
         self.constant_residual_ = res.constant_residual
+        self.eps_ = res.eps
         return self
 
     def transform(self, X, mode: str = "L") -> Tensor:
