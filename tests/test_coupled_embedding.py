@@ -112,7 +112,8 @@ def test_embedding_couples_pairs_and_classes():
     assert float(m.eigenvalues_[0]) < 1e-2 * float(m.eigenvalues_[1])
     first = np.concatenate([m.embedding_l_[:, 0].numpy(), m.embedding_h_[:, 0].numpy()])
     labels = np.concatenate([y, y])
-    assert (first[labels == 0].max() < first[labels == 1].min()) or (first[labels == 1].max() < first[labels == 0].min())
+    a, b = first[labels == 0], first[labels == 1]
+    assert a.max() < b.min() or b.max() < a.min()
     # pure pairing W = I (Eq. 25 only asks l_i and h_i to coincide): with full-rank kernels the
     # optimum puts every pair on the same spot, J = 0, and pairs are matched exactly
     L2, H2 = paired(n=20, seed=5)

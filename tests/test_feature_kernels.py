@@ -92,7 +92,7 @@ def test_normalized_zero_vector_gives_zero_row_not_nan():
     assert torch.all(K[0] == 0) and torch.all(K[:, 0] == 0)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
 @given(
     name=st.sampled_from(KERNELS),
     n_rows=st.integers(1, 12), n_cols=st.integers(1, 12), d=st.integers(1, 4), C=st.integers(1, 3),

@@ -263,7 +263,8 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
         row = torch.cat(rows) if rows else torch.zeros(0, dtype=torch.long)
         col = torch.cat(cols) if cols else torch.zeros(0, dtype=torch.long)
         val = torch.full((row.numel(),), 1.0 / math.sqrt(P), dtype=X_in.dtype)
-        return torch.sparse_coo_tensor(torch.stack([row, col]), val, (n, self.n_bins_), check_invariants=False).coalesce().to(X_in.device)
+        Z = torch.sparse_coo_tensor(torch.stack([row, col]), val, (n, self.n_bins_), check_invariants=False)
+        return Z.coalesce().to(X_in.device)
 
     def kernel_approximation(self, X, Y=None) -> Tensor:
         """Dense ``z(X) z(Y)^T`` (fraction of colliding grids; small inputs)."""

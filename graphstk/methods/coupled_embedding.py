@@ -214,7 +214,8 @@ class CoupledKernelEmbedding(BaseEstimator):
         XH = as_features(XH, dtype=torch.float64, name="XH")
         if W is None:
             if XL.shape[0] != XH.shape[0]:
-                raise ValueError(f"without W the modes must be paired (n_L == n_H), got {XL.shape[0]} and {XH.shape[0]}")
+                raise ValueError("without W the modes must be paired (n_L == n_H), "
+                                 f"got {XL.shape[0]} and {XH.shape[0]}")
             W = self.default_affinity(XH, y)
         else:
             W = torch.as_tensor(np.asarray(W.detach().cpu() if isinstance(W, Tensor) else W, dtype=np.float64))
