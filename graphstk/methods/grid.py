@@ -1,0 +1,150 @@
+"""One entry point for model selection: all grid points of a method in one call.
+
+:func:`predict_grid` is what the experiment runner calls; it hides how a method
+shares work across its grid (one multi-column solve for all ``beta`` and ``eta``,
+snapshots of one run for every iteration budget ``T``, one eigendecomposition
+for every ``d`` and ``beta``).
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Callable, Sequence
+
+import torch
+from torch import Tensor
+
+from ..operators.graph import GraphKernel
+from ..spectral.transforms import InverseLaplacian, Polynomial
+from . import propagation as P
+
+METHODS = {
+    "lp": ("eta",),
+    "stkr-lap": ("eta", "beta"),
+    "stkr-poly": ("k", "beta"),
+    "stkr-topd": ("d", "beta"),
+    "krr": ("beta",),
+}
+OPTIONAL = {"lp": ("T",), "stkr-lap": ("T",), "stkr-poly": ("T",), "stkr-topd": (), "krr": ("T",)}
+
+
+def scores_from(kernel: GraphKernel, h: Tensor, idx: Tensor) -> Tensor:
+    """Scores ``rows(idx) @ h`` (the out-of-sample formulas of Algorithms 1-2 and Eq. 8)."""
+    return kernel.rows(idx) @ h
+
+
+def lp_scores(kernel: GraphKernel, yhat: Tensor, eta: float, idx: Tensor) -> Tensor:
+    """Label-Prop scores: ``Yhat`` on visible nodes; ``eta S(x, visible) Yhat`` for hidden ones
+    (one step of the fixed-point equation of Eq. 22, an inductive extension not in the paper)."""
+    idx = torch.as_tensor(idx, device=kernel.device).long()
+    hidden = kernel.is_hidden(idx)
+    out = torch.empty(idx.numel(), yhat.shape[1], dtype=yhat.dtype, device=yhat.device)
+    if bool((~hidden).any()):
+        out[~hidden] = yhat[kernel.local(idx[~hidden])]
+    if bool(hidden.any()):
+        out[hidden] = eta * (kernel.rows(idx[hidden]) @ yhat)
+    return out
+
+
+def _check_grid(method: str, grid: dict) -> dict:
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {sorted(METHODS)}")
+    allowed = set(METHODS[method]) | set(OPTIONAL[method])
+    unknown = set(grid) - allowed
+    if unknown:
+        raise ValueError(f"{method}: unknown grid keys {sorted(unknown)}; allowed {sorted(allowed)}")
+    missing = set(METHODS[method]) - set(grid)
+    if missing:
+        raise ValueError(f"{method}: grid is missing {sorted(missing)}")
+    out = {}
+    for key, vals in grid.items():
+        vals = list(vals) if isinstance(vals, (list, tuple)) else [vals]
+        if not vals:
+            raise ValueError(f"{method}: grid.{key} is empty")
+        out[key] = vals
+    for v in out.get("beta", []):
+        if not v > 0:
+            raise ValueError(f"beta must be > 0, got {v}")
+    for v in out.get("T", []):
+        if int(v) != v or v < 1:
+            raise ValueError(f"T must be an integer >= 1, got {v}")
+    return out
+
+
+def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor, eval_idx: Tensor,
+                 grid: dict, num_classes: int, solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6,
+                 step_size: str | float = "auto", callback: Callable[[int, float], None] | None = None,
+                 ) -> list[tuple[dict, Tensor]]:
+    """Scores on ``eval_idx`` for every point of ``grid`` (its full Cartesian product).
+
+    Parameters
+    ----------
+    method : "lp" | "stkr-lap" | "stkr-poly" | "stkr-topd" | "krr"
+    kernel : GraphKernel
+        Built once per split and setting; hidden nodes (inductive) are predicted
+        out-of-sample from their edges to visible nodes.
+    y : LongTensor ``[num_nodes]``
+        Labels; only ``y[train_idx]`` is read.
+    grid : dict
+        ``lp``: eta, T; ``stkr-lap``: eta, beta, T; ``stkr-poly``: k, beta, T; ``stkr-topd``:
+        d, beta; ``krr``: beta, T. ``T`` (optional) is a fixed iteration budget
+        (the paper's transductive grid); without it systems are solved to ``tol``.
+
+    Returns
+    -------
+    list of ``(params, scores [len(eval_idx), num_classes])`` in grid order (keys in the
+    order of ``grid``, last key fastest).
+    """
+    grid = _check_grid(method, grid)
+    prob = P.make_problem(kernel, y, train_idx, num_classes)
+    eval_idx = torch.as_tensor(eval_idx, device=kernel.device).long()
+    budgets = sorted(int(t) for t in grid.get("T", []))
+    opts = dict(solver=solver, max_iter=max_iter, tol=tol, budgets=budgets, callback=callback)
+    tkey = lambda params: params.get("T") if budgets else None  # noqa: E731
+    keys = list(grid)
+    points = [dict(zip(keys, combo)) for combo in itertools.product(*(grid[k] for k in keys))]
+    results = []
+    if method == "lp":
+        etas = grid["eta"]
+        res = P.label_propagation(prob, etas, **opts)
+        for p in points:
+            g = etas.index(p["eta"])
+            results.append((p, lp_scores(kernel, res.h[(g, tkey(p))], p["eta"], eval_idx)))
+        return results
+    betas = grid["beta"]
+    cache: dict = {}
+    for p in points:
+        if method == "stkr-lap":
+            etas = grid["eta"]
+            if "lap" not in cache:
+                cache["lap"] = P.stkr_reciprocal(prob, [InverseLaplacian(e) for e in etas], betas,
+                                                 step_size=step_size, **opts)
+            g = etas.index(p["eta"]) * len(betas) + betas.index(p["beta"])
+            h = cache["lap"].h[(g, tkey(p))]
+        elif method in ("stkr-poly", "krr"):
+            k = int(p.get("k", 1))
+            if k not in cache:
+                cache[k] = P.stkr_polynomial(prob, Polynomial.monomial(k), betas, step_size=step_size, **opts)
+            h = cache[k].h[(betas.index(p["beta"]), tkey(p))]
+        else:  # stkr-topd
+            if "topd" not in cache:
+                cache["topd"] = P.stkr_topd(prob, [int(d) for d in grid["d"]], betas)
+            g = grid["d"].index(p["d"]) * len(betas) + betas.index(p["beta"])
+            h = cache["topd"].h[(g, None)]
+        results.append((p, h))
+    # one sparse product for all grid points
+    H = torch.cat([h for _, h in results], dim=1)
+    S_eval = scores_from(kernel, H, eval_idx)
+    C = int(num_classes)
+    return [(p, S_eval[:, i * C:(i + 1) * C]) for i, (p, _) in enumerate(results)]
+
+
+def unreachable(scores: Tensor) -> Tensor:
+    """Rows with no information (all zero or non-finite): no label reaches these nodes."""
+    return ~torch.isfinite(scores).all(dim=1) | (scores == 0).all(dim=1)
+
+
+def predict_labels(scores: Tensor) -> Tensor:
+    """Argmax class, ``-1`` for unreachable rows (never silently class 0)."""
+    pred = scores.argmax(dim=1)
+    pred[unreachable(scores)] = -1
+    return pred

@@ -1,0 +1,412 @@
+"""Batched propagation engines: Label-Prop (Eq. 22) and STKR-Prop (Algorithms 1-3,
+Eqs. 7-9 of Zhai et al., ICLR 2024) on a :class:`~graphstk.operators.GraphKernel`.
+
+Notation (local, visible numbering): ``S = G_K / (n+m)`` (Eq. 23), ``N = n + m``
+visible nodes, ``n`` labeled ones at positions ``train``, ``E`` the ``N x n``
+selection of the labeled columns, ``Y`` the ``n x C`` one-hot labels.
+
+Every engine solves *several grid points at once*: the right-hand sides of all
+classes and of all grid points that share the operator ``S`` are stacked into one
+``[N, G*C]`` block, so one sparse product per iteration serves them all. Grid point
+``g`` owns columns ``g*C ... g*C + C-1``.
+
+Each engine returns, per grid point (and per iteration budget ``T`` when asked),
+a block ``h`` ``[N, C]`` such that the scores of any node ``x`` are
+``rows(x) @ h`` with ``rows(x) = K(x, visible) / (n+m)`` (:meth:`GraphKernel.rows`):
+for visible nodes the row of ``S``, for hidden nodes their edges into the visible
+graph. This is the out-of-sample formula after Algorithm 1, after Algorithm 2, and
+Eq. 8 for top-d. Label-Prop (transductive by definition) returns ``Yhat`` itself.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+import torch
+from torch import Tensor
+
+from ..operators.graph import GraphKernel
+from ..spectral import eigen
+from ..spectral.solvers import SolveResult, cg, gmres, richardson
+from ..spectral.transforms import Polynomial, ReciprocalPolynomial
+
+SOLVERS = ("auto", "richardson", "cg", "gmres", "direct")
+DENSE_LIMIT = 4000  # visible nodes up to which "direct" inner solves use a dense matrix
+
+
+@dataclass
+class Problem:
+    """A labeled propagation problem on the visible nodes of a graph kernel."""
+
+    kernel: GraphKernel
+    train: Tensor          # local ids of labeled nodes [n]
+    Y: Tensor              # one-hot labels [n, C]
+
+    @property
+    def N(self) -> int:
+        return self.kernel.num_visible
+
+    @property
+    def n(self) -> int:
+        return int(self.train.numel())
+
+    @property
+    def C(self) -> int:
+        return int(self.Y.shape[1])
+
+    def S(self, x: Tensor) -> Tensor:
+        return self.kernel.S @ x
+
+    def scatter(self, a: Tensor) -> Tensor:
+        """``E a``: put ``[n, K]`` values at the labeled positions of an ``[N, K]`` block."""
+        out = torch.zeros(self.N, a.shape[1], dtype=a.dtype, device=a.device)
+        out[self.train] = a
+        return out
+
+
+@dataclass
+class EngineResult:
+    """``h[key]`` per grid point ``g`` and budget ``T`` (``None`` = solved to tolerance)."""
+
+    h: dict[tuple[int, int | None], Tensor]
+    history: list[SolveResult] = field(default_factory=list)
+
+
+def make_problem(kernel: GraphKernel, y: Tensor, train_idx: Tensor, num_classes: int) -> Problem:
+    """Check labels and build the one-hot right-hand side (``y`` holds global labels)."""
+    train_local = kernel.local(train_idx)
+    if train_local.numel() == 0:
+        raise ValueError("no labeled nodes: train_idx is empty")
+    if torch.unique(train_local).numel() != train_local.numel():
+        raise ValueError("train_idx contains duplicates")
+    yt = y.to(kernel.device)[torch.as_tensor(train_idx, device=kernel.device).long()]
+    if yt.dtype.is_floating_point:
+        raise TypeError(f"labels must be integers, got {yt.dtype}")
+    if int(num_classes) < 1:
+        raise ValueError(f"num_classes must be >= 1, got {num_classes}")
+    if yt.numel() and (int(yt.min()) < 0 or int(yt.max()) >= num_classes):
+        raise ValueError(
+            f"training labels must lie in [0, {num_classes - 1}], found values in [{int(yt.min())}, {int(yt.max())}]"
+        )
+    Y = torch.nn.functional.one_hot(yt.long(), int(num_classes)).to(kernel.dtype)
+    return Problem(kernel, train_local, Y)
+
+
+def _tile(Y: Tensor, g: int) -> Tensor:
+    return Y.repeat(1, g)
+
+
+def _per_col(values: Sequence[float], C: int, like: Tensor) -> Tensor:
+    return torch.as_tensor(list(values), dtype=like.dtype, device=like.device).repeat_interleave(C)
+
+
+def _split(x: Tensor, C: int) -> list[Tensor]:
+    return list(x.split(C, dim=1))
+
+
+def _sym_solve_path(B: Tensor, scale: float, shifts: Sequence[float], rhs: Tensor, what: str) -> list[Tensor]:
+    """Solve ``(scale * B + shift I) a = rhs`` for every shift with one ``eigh`` of ``B``."""
+    lam, V = torch.linalg.eigh((B + B.T) / 2)
+    proj = V.T @ rhs
+    out = []
+    for s in shifts:
+        d = scale * lam + s
+        tiny = torch.finfo(d.dtype).eps * max(1.0, float(d.abs().max()))
+        if bool((d.abs() <= tiny).any()):
+            warnings.warn(f"{what}: the system is numerically singular for shift {s:g}; "
+                          "its solution is the least-norm one", stacklevel=3)
+            d = torch.where(d.abs() <= tiny, torch.full_like(d, float("inf")), d)
+        out.append(V @ (proj / d.unsqueeze(1)))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Label propagation, Zhou et al. (2003); STKR Eq. 22: (I - eta S) Yhat = [Y; 0]
+# ---------------------------------------------------------------------------
+def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto", max_iter: int = 1000,
+                      tol: float = 1e-6, budgets: Sequence[int] = (), callback=None) -> EngineResult:
+    """Solve Eq. 22 for every ``eta`` at once; ``budgets`` = fixed iteration counts ``T``.
+
+    Richardson with ``gamma = 1`` is Zhou et al.'s iteration ``Yhat <- eta S Yhat + Ytilde``.
+    """
+    for eta in etas:
+        if not 0 < eta < 1.0 / max(prob.kernel.lambda_max, 1e-300):
+            raise ValueError(f"label propagation needs 0 < eta < 1/lambda_1 = {1 / prob.kernel.lambda_max:g}, "
+                             f"got eta={eta}")
+    C, G = prob.C, len(etas)
+    b = _tile(prob.scatter(prob.Y), G)
+    eta_col = _per_col(etas, C, b)
+
+    def apply(x):
+        return x - eta_col * prob.S(x)
+
+    out = EngineResult({})
+    if budgets:
+        solver = "richardson" if solver == "auto" else solver
+        T = max(budgets)
+        if solver == "richardson":
+            res = richardson(apply, b, 1.0, T, 0.0, snapshots=budgets, callback=callback)
+        elif solver == "cg":
+            res = cg(apply, b, T, 0.0, snapshots=budgets, callback=callback)
+        else:
+            raise ValueError(f"a fixed iteration budget T needs solver 'richardson' or 'cg', got {solver!r}")
+        out.history.append(res)
+        for t in budgets:
+            for g, blk in enumerate(_split(res.snapshots[t], C)):
+                out.h[(g, t)] = blk
+        return out
+    solver = "cg" if solver == "auto" else solver
+    if solver == "direct":
+        xs = [_spd_direct(prob, b[:, g * C:(g + 1) * C], eta)
+              for g, eta in enumerate(etas)]
+        x = torch.cat(xs, dim=1)
+    else:
+        res = _iterate(solver, apply, b, max_iter, tol, gamma=1.0, callback=callback)
+        out.history.append(res)
+        x = res.x
+    for g, blk in enumerate(_split(x, C)):
+        out.h[(g, None)] = blk
+    return out
+
+
+def _iterate(solver: str, apply, b, max_iter, tol, gamma, callback=None) -> SolveResult:
+    if solver == "richardson":
+        return richardson(apply, b, gamma, max_iter, tol, callback=callback)
+    if solver == "cg":
+        return cg(apply, b, max_iter, tol, callback=callback)
+    if solver == "gmres":
+        return gmres(apply, b, max_iter, tol, callback=callback)
+    raise ValueError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
+
+
+def _spd_direct(prob: Problem, rhs: Tensor, eta: float) -> Tensor:
+    """Solve ``(I - eta S) X = rhs`` directly: dense for small graphs, sparse LU otherwise."""
+    N = prob.N
+    if N <= DENSE_LIMIT:
+        Q = torch.eye(N, dtype=rhs.dtype, device=rhs.device) - eta * prob.kernel.S.to_dense()
+        return torch.linalg.solve(Q, rhs)
+    row, col, val = prob.kernel.S.coo()
+    Ssp = sp.csc_matrix((val.cpu().numpy(), (row.cpu().numpy(), col.cpu().numpy())), shape=(N, N))
+    lu = spla.splu((sp.identity(N, format="csc") - eta * Ssp).tocsc())
+    return torch.as_tensor(lu.solve(rhs.detach().cpu().numpy()), dtype=rhs.dtype, device=rhs.device)
+
+
+# ---------------------------------------------------------------------------
+# STKR with a polynomial transform: Algorithm 1 (Richardson / Krylov) and 3 (direct)
+# ---------------------------------------------------------------------------
+def _horner(prob: Problem, coeffs: Sequence[float], a: Tensor) -> Tensor:
+    """``sum_p pi_p S^(p-1) a`` for ``a = E alpha`` (line 4 of Algorithm 1, q - 1 products)."""
+    h = coeffs[-1] * a
+    for c in reversed(coeffs[:-1]):
+        h = prob.S(h) + c * a
+    return h
+
+
+def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float], solver: str = "auto",
+                    max_iter: int = 1000, tol: float = 1e-6, budgets: Sequence[int] = (),
+                    step_size: str | float = "auto", callback=None) -> EngineResult:
+    """STKR (Eq. 7) with ``s(l) = sum_p pi_p l^p`` for every ``beta`` at once.
+
+    ``A = N [s(S)]_{nn} + n beta I`` (``G_{Khat_s,n} = (n+m) s(S)_{nn}`` since
+    ``G_{Khat^p} = (n+m) S^p`` on visible nodes, Eq. 5). Richardson is Algorithm 1;
+    ``direct`` is Algorithm 3 (``A`` formed from ``q`` products with the ``N x n``
+    block ``E``, then one ``eigh`` serves every ``beta``). Prediction
+    ``f(x) = N rows(x) sum_p pi_p S^(p-1) E alpha`` is the formula after Algorithm 1.
+    """
+    N, n, C = prob.N, prob.n, prob.C
+    coeffs = transform.coeffs
+    out = EngineResult({})
+    if solver == "direct" or (solver == "auto" and not budgets and n <= 4000):
+        hp_E = _horner(prob, coeffs, prob.scatter(torch.eye(n, dtype=prob.Y.dtype, device=prob.Y.device)))
+        B = prob.S(hp_E)[prob.train]
+        alphas = _sym_solve_path(B, float(N), [n * bt for bt in betas], prob.Y, "STKR (Algorithm 3)")
+        for g, a in enumerate(alphas):
+            out.h[(g, None)] = N * (hp_E @ a)
+        return out
+    G = len(betas)
+    b = _tile(prob.Y, G)
+    beta_col = _per_col(betas, C, b)
+
+    def apply(alpha):  # lines 3-5 of Algorithm 1
+        return N * prob.S(_horner(prob, coeffs, prob.scatter(alpha)))[prob.train] + n * beta_col * alpha
+
+    lam = prob.kernel.lambda_max
+    s_lo, s_hi = transform.value_range(-lam, lam)
+    if step_size == "auto" or step_size == "paper":
+        gamma = 1.0 / (N * max(s_hi, abs(s_lo), 1e-300) + n * beta_col)
+    else:
+        gamma = float(step_size)
+    if budgets:
+        solver = "richardson" if solver == "auto" else solver
+        if solver == "richardson":
+            res = richardson(apply, b, gamma, max(budgets), 0.0, snapshots=budgets, callback=callback)
+        elif solver == "cg":
+            res = cg(apply, b, max(budgets), 0.0, snapshots=budgets, callback=callback)
+        else:
+            raise ValueError(f"a fixed iteration budget T needs solver 'richardson' or 'cg', got {solver!r}")
+        out.history.append(res)
+        for t in budgets:
+            h = N * _horner(prob, coeffs, prob.scatter(res.snapshots[t]))
+            for g, blk in enumerate(_split(h, C)):
+                out.h[(g, t)] = blk
+        return out
+    if solver == "auto":
+        solver = "cg" if s_lo >= 0 else "gmres"
+    res = _iterate(solver, apply, b, max_iter, tol, gamma, callback=callback)
+    out.history.append(res)
+    h = N * _horner(prob, coeffs, prob.scatter(res.x))
+    for g, blk in enumerate(_split(h, C)):
+        out.h[(g, None)] = blk
+    return out
+
+
+# ---------------------------------------------------------------------------
+# STKR with a simple reciprocal 1/s: Algorithm 2 (Eq. 20) and its direct solve
+# ---------------------------------------------------------------------------
+def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], betas: Sequence[float],
+                    solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6, budgets: Sequence[int] = (),
+                    step_size: str | float = "auto", callback=None) -> EngineResult:
+    """STKR (Eq. 7) for ``1/s(l) = sum_p xi_p l^(p-r)``, every (transform, beta) pair at once.
+
+    Iterative solvers work on ``M theta = [y; 0]`` with
+    ``M = N I_n~ S^r + n beta Q``, ``Q = sum_p xi_p S^p`` (Eq. 20); ``M`` is not
+    symmetric, so the Krylov choice is GMRES. Richardson (Algorithm 2) uses
+    ``gamma = 1 / (N lambda^r + n beta rho_max)`` (``step_size="auto"``, a bound on the
+    spectrum of ``M`` that keeps it stable on graphs, where ``||G_{K,n}||`` can reach
+    ``N lambda`` rather than the ``n lambda`` assumed by Prop. 10) or Prop. 10's
+    ``gamma = 1/(n lambda^r)`` (``step_size="paper"``). ``direct`` solves
+    ``Q X = E`` (dense, or sparse LU on large graphs), forms the ``n x n`` matrix
+    ``A = N (S^r X)_{nn} + n beta I`` and serves every ``beta`` with one ``eigh``.
+    Grid point ``g = t * len(betas) + b`` pairs ``transforms[t]`` with ``betas[b]``.
+    Prediction: ``f(x) = v_K(x)^T S^(r-1) theta`` (the formula after Algorithm 2).
+    """
+    lam = prob.kernel.lambda_max
+    for tr in transforms:
+        tr.validate(lam)
+    rs = {tr.r for tr in transforms}
+    if len(rs) != 1:
+        raise ValueError("all transforms of one batch must share r")
+    r = rs.pop()
+    N, n, C = prob.N, prob.n, prob.C
+    out = EngineResult({})
+    if solver == "direct" or (solver == "auto" and not budgets and n <= 4000):
+        E = prob.scatter(torch.eye(n, dtype=prob.Y.dtype, device=prob.Y.device))
+        for t, tr in enumerate(transforms):
+            X = _reciprocal_direct(prob, tr, E)
+            Z = X
+            for _ in range(r - 1):
+                Z = prob.S(Z)
+            B = prob.S(Z)[prob.train]
+            alphas = _sym_solve_path(B, float(N), [n * bt for bt in betas], prob.Y, "STKR (Algorithm 2, direct)")
+            for b_i, a in enumerate(alphas):
+                out.h[(t * len(betas) + b_i, None)] = N * (Z @ a)
+        return out
+    q = max(len(tr.xi) for tr in transforms)
+    pairs = [(tr, bt) for tr in transforms for bt in betas]
+    xi = torch.tensor([[tr.xi[p] if p < len(tr.xi) else 0.0 for tr, _ in pairs] for p in range(q)],
+                      dtype=prob.Y.dtype, device=prob.Y.device).repeat_interleave(C, dim=1)  # [q, K]
+    beta_col = _per_col([bt for _, bt in pairs], C, prob.Y)
+    train_mask = torch.zeros(N, 1, dtype=prob.Y.dtype, device=prob.Y.device)
+    train_mask[prob.train] = 1.0
+    b = _tile(prob.scatter(prob.Y), len(pairs))
+    npow = max(r, q - 1)
+
+    def apply(theta):  # lines 3-5 of Algorithm 2, sharing the powers S^p theta
+        powers = [theta]
+        for _ in range(npow):
+            powers.append(prob.S(powers[-1]))
+        qt = sum(xi[p] * powers[p] for p in range(q))
+        return N * train_mask * powers[r] + n * beta_col * qt
+
+    rho_max = torch.tensor([max(tr.rho(torch.linspace(-lam, lam, 2049, dtype=torch.float64)).max().item(), 1e-300)
+                            for tr, _ in pairs], dtype=prob.Y.dtype, device=prob.Y.device).repeat_interleave(C)
+    if step_size == "auto":
+        gamma = 1.0 / (N * lam ** r + n * beta_col * rho_max)
+    elif step_size == "paper":
+        gamma = 1.0 / (n * lam ** r)
+    else:
+        gamma = float(step_size)
+
+    def predict_block(theta):
+        for _ in range(r - 1):
+            theta = prob.S(theta)
+        return N * theta
+
+    if budgets:
+        solver = "richardson" if solver == "auto" else solver
+        if solver != "richardson":
+            raise ValueError(f"a fixed iteration budget T for Algorithm 2 needs solver 'richardson', got {solver!r}")
+        res = richardson(apply, b, gamma, max(budgets), 0.0, snapshots=budgets, callback=callback)
+        out.history.append(res)
+        for t in budgets:
+            for g, blk in enumerate(_split(predict_block(res.snapshots[t]), C)):
+                out.h[(g, t)] = blk
+        return out
+    solver = "gmres" if solver in ("auto", "cg") else solver
+    res = _iterate(solver, apply, b, max_iter, tol, gamma, callback=callback)
+    out.history.append(res)
+    for g, blk in enumerate(_split(predict_block(res.x), C)):
+        out.h[(g, None)] = blk
+    return out
+
+
+def _reciprocal_direct(prob: Problem, tr: ReciprocalPolynomial, rhs: Tensor) -> Tensor:
+    """``Q^{-1} rhs`` with ``Q = sum_p xi_p S^p``."""
+    if len(tr.xi) == 2:  # Q = xi_0 I + xi_1 S: the inverse-Laplacian case
+        return _spd_direct(prob, rhs / tr.xi[0], -tr.xi[1] / tr.xi[0])
+    N = prob.N
+    if N > DENSE_LIMIT:
+        raise ValueError(f"solver='direct' for a reciprocal polynomial of degree > 1 needs N <= {DENSE_LIMIT}; "
+                         "use solver='gmres'")
+    S = prob.kernel.S.to_dense()
+    Q = torch.zeros_like(S)
+    P = torch.eye(N, dtype=S.dtype, device=S.device)
+    for c in tr.xi:
+        Q = Q + c * P
+        P = P @ S
+    return torch.linalg.solve(Q, rhs)
+
+
+# ---------------------------------------------------------------------------
+# Kernel PCA features + ridge probe: Eqs. 8-9
+# ---------------------------------------------------------------------------
+def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float]) -> EngineResult:
+    """Top-``d`` kernel PCA on the unlabeled visible nodes with a ridge probe (Eqs. 8-9).
+
+    ``G_{K,m} = N S_UU`` over the unlabeled visible nodes ``U``; with ``S_UU u_i = mu_i u_i``
+    (``||u_i|| = 1``) Eq. 8's normalisation ``<v_i, v_i> = 1/(m lambda~_i)``,
+    ``m lambda~_i = N mu_i`` gives ``v_i = u_i / sqrt(N mu_i)`` and
+    ``psi_i(x) = sum_j v_i[j] K(x_{U_j}, x) = sqrt(N / mu_i) rows(x)[:, U] u_i``.
+    One eigendecomposition (``max(ds)`` pairs) serves every ``d`` and ``beta``.
+    Grid point ``g = i_d * len(betas) + i_beta``.
+    """
+    N, n, C = prob.N, prob.n, prob.C
+    is_train = torch.zeros(N, dtype=torch.bool, device=prob.Y.device)
+    is_train[prob.train] = True
+    U = (~is_train).nonzero().flatten()
+    dmax = max(ds)
+    if U.numel() < 2:
+        raise ValueError("kernel PCA needs at least 2 unlabeled visible nodes")
+    k = min(dmax, U.numel())
+    mu, u = eigen.top_eigenpairs(prob.kernel.S.block(U, U), k)
+    pos = mu > torch.finfo(mu.dtype).eps * 10
+    if int(pos.sum()) < dmax:
+        warnings.warn(f"kernel PCA: only {int(pos.sum())} positive eigenvalues among the top {k} of G_K,m; "
+                      f"d is capped there (Eq. 8 needs lambda~_i > 0)", stacklevel=2)
+    mu, u = mu[pos], u[:, pos]
+    scaled = u * torch.sqrt(N / mu)                            # columns sqrt(N/mu_i) u_i
+    phi_train = prob.kernel.S.block(prob.train, U) @ scaled     # Psi(X_n)^T  [n, k]
+    out = EngineResult({})
+    for i_d, d in enumerate(ds):
+        dd = min(d, mu.numel())
+        F = phi_train[:, :dd]
+        ws = _sym_solve_path(F.T @ F, 1.0, [n * bt for bt in betas], F.T @ prob.Y, "kernel PCA ridge (Eq. 9)")
+        for i_b, w in enumerate(ws):
+            h = torch.zeros(N, C, dtype=prob.Y.dtype, device=prob.Y.device)
+            h[U] = scaled[:, :dd] @ w
+            out.h[(i_d * len(betas) + i_b, None)] = h
+    return out

@@ -1,0 +1,234 @@
+"""Linear solvers for multi-right-hand-side systems ``A X = B``.
+
+Every solver takes ``apply``, a callable mapping an ``[N, K]`` block to ``A @ block``,
+and treats the ``K`` columns as independent systems solved in one pass: one
+operator product per iteration for all columns (all classes, and all grid points
+that share the operator). Scalars of Krylov methods are kept per column, so the
+result is exactly that of ``K`` separate solves.
+
+* :func:`richardson`: ``x_{t+1} = x_t + gamma (b - A x_t)`` from ``x_0 = 0``, the solver
+  of STKR Algorithms 1 and 2 and of Label-Prop; ``max_iter=T, tol=0`` is the
+  paper's fixed iteration budget. ``snapshots`` records ``x_T`` for several ``T``
+  in one run.
+* :func:`cg`: conjugate gradient for symmetric positive definite ``A``.
+* :func:`gmres`: restarted GMRES for general (non-symmetric or indefinite) ``A``,
+  e.g. the ``M`` of Algorithm 2 (STKR Eq. 20).
+
+These are written in torch rather than taken from :mod:`scipy.sparse.linalg` because
+scipy solves one right-hand side at a time and only on CPU, while here all classes
+and grid points go through one sparse product, on any device.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import torch
+from torch import Tensor
+
+Apply = Callable[[Tensor], Tensor]
+
+
+class ConvergenceWarning(UserWarning):
+    """An iterative solve stopped before reaching its tolerance."""
+
+
+@dataclass
+class SolveResult:
+    """Solution and history of an iterative solve.
+
+    ``residuals[t]`` is the largest relative residual ``||b - A x_t|| / ||b||`` over the
+    columns after iteration ``t + 1``; ``snapshots[T]`` is ``x_T`` for requested ``T``.
+    """
+
+    x: Tensor
+    residuals: list[float] = field(default_factory=list)
+    n_iter: int = 0
+    converged: bool = False
+    snapshots: dict[int, Tensor] = field(default_factory=dict)
+    solver: str = ""
+
+
+def _col_norm(x: Tensor) -> Tensor:
+    return torch.linalg.vector_norm(x, dim=0)
+
+
+def _safe_norm(b: Tensor) -> Tensor:
+    n = _col_norm(b)
+    return torch.where(n > 0, n, torch.ones_like(n))
+
+
+def _finish(res: SolveResult, tol: float, name: str, warn: bool) -> SolveResult:
+    res.solver = name
+    if tol > 0 and not res.converged and warn:
+        last = res.residuals[-1] if res.residuals else float("nan")
+        warnings.warn(
+            f"{name} stopped after {res.n_iter} iterations with relative residual {last:.3e} "
+            f"> tol={tol:.1e}; increase max_iter or use another solver",
+            ConvergenceWarning, stacklevel=3,
+        )
+    return res
+
+
+def _check_finite(r: Tensor, name: str, it: int) -> None:
+    if not torch.isfinite(r).all():
+        raise FloatingPointError(
+            f"{name} diverged at iteration {it} (non-finite residual); the step size is too large "
+            "or the system is indefinite: use solver='gmres' or 'direct'"
+        )
+
+
+def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, tol: float = 0.0,
+               snapshots: Iterable[int] = (), callback: Callable[[int, float], None] | None = None,
+               warn: bool = True) -> SolveResult:
+    """Richardson iteration ``x <- x + gamma (b - A x)`` from ``x = 0``.
+
+    ``gamma`` may be a scalar or a ``[K]`` tensor (one step size per column). Each
+    iteration costs one call of ``apply``. Stops early when every column's relative
+    residual is below ``tol`` (``tol=0``: run exactly ``max_iter`` iterations, the
+    paper's "number of iterations T").
+    """
+    snaps = set(int(t) for t in snapshots)
+    x = torch.zeros_like(b)
+    r = b
+    bn = _safe_norm(b)
+    res = SolveResult(x)
+    for t in range(1, max_iter + 1):
+        x = x + gamma * r
+        r = b - apply(x)
+        rel = float((_col_norm(r) / bn).max()) if r.numel() else 0.0
+        res.residuals.append(rel)
+        if t in snaps:
+            res.snapshots[t] = x
+        if callback is not None:
+            callback(t, rel)
+        if not torch.isfinite(torch.tensor(rel)):
+            _check_finite(r, "richardson", t)
+        if tol > 0 and rel < tol:
+            res.converged = True
+            res.n_iter = t
+            break
+    else:
+        res.n_iter = max_iter
+    res.x = x
+    for t in snaps:  # requested budgets beyond an early stop equal the converged x
+        res.snapshots.setdefault(t, x)
+    return _finish(res, tol, "richardson", warn)
+
+
+def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | None = None,
+       snapshots: Iterable[int] = (), callback: Callable[[int, float], None] | None = None,
+       warn: bool = True) -> SolveResult:
+    """Conjugate gradient, one independent CG per column of ``b`` (``A`` must be SPD).
+
+    A non-positive curvature ``p^T A p <= 0`` means ``A`` is not positive definite;
+    it raises ``FloatingPointError`` naming the fix (``solver='gmres'``).
+    """
+    snaps = set(int(t) for t in snapshots)
+    x = torch.zeros_like(b) if x0 is None else x0.clone()
+    r = b - apply(x) if x0 is not None else b.clone()
+    p = r.clone()
+    rs = (r * r).sum(0)
+    bn = _safe_norm(b)
+    res = SolveResult(x)
+    done = torch.sqrt(rs) / bn < tol if tol > 0 else torch.zeros_like(rs, dtype=torch.bool)
+    if tol > 0 and bool(done.all()):
+        res.converged = True
+        return _finish(res, tol, "cg", warn)
+    for t in range(1, max_iter + 1):
+        ap = apply(p)
+        pap = (p * ap).sum(0)
+        active = rs > 0
+        if bool((pap[active] <= 0).any()):
+            raise FloatingPointError(
+                "cg met non-positive curvature p^T A p <= 0: the system is not positive definite "
+                "(e.g. an odd-power transform on a graph with negative eigenvalues); use solver='gmres'"
+            )
+        alpha = torch.where(active, rs / torch.where(active, pap, torch.ones_like(pap)), torch.zeros_like(rs))
+        x = x + alpha * p
+        r = r - alpha * ap
+        rs_new = (r * r).sum(0)
+        rel = float((torch.sqrt(rs_new) / bn).max()) if rs_new.numel() else 0.0
+        res.residuals.append(rel)
+        if t in snaps:
+            res.snapshots[t] = x
+        if callback is not None:
+            callback(t, rel)
+        if tol > 0 and rel < tol:
+            res.converged, res.n_iter = True, t
+            break
+        beta = torch.where(rs > 0, rs_new / torch.where(rs > 0, rs, torch.ones_like(rs)), torch.zeros_like(rs))
+        p = r + beta * p
+        rs = rs_new
+    else:
+        res.n_iter = max_iter
+    res.x = x
+    for t in snaps:
+        res.snapshots.setdefault(t, x)
+    return _finish(res, tol, "cg", warn)
+
+
+def _lstsq(h: Tensor, rhs: Tensor) -> Tensor:
+    driver = "gelsd" if h.device.type == "cpu" else None
+    return torch.linalg.lstsq(h, rhs, driver=driver).solution
+
+
+def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: int = 50,
+          x0: Tensor | None = None, callback: Callable[[int, float], None] | None = None,
+          warn: bool = True) -> SolveResult:
+    """Restarted GMRES(``restart``), an independent Arnoldi process per column.
+
+    Works for any non-singular ``A`` (non-symmetric, indefinite). ``max_iter`` counts
+    operator products. The small least-squares problems are solved in one batched
+    ``torch.linalg.lstsq`` over the columns.
+    """
+    n, k = b.shape
+    x = torch.zeros_like(b) if x0 is None else x0.clone()
+    bn = _safe_norm(b)
+    res = SolveResult(x)
+    total = 0
+    tiny = torch.finfo(b.dtype).tiny ** 0.5
+    while total < max_iter:
+        r = b - apply(x) if (total > 0 or x0 is not None) else b.clone()
+        beta = _col_norm(r)
+        rel0 = float((beta / bn).max()) if k else 0.0
+        if tol > 0 and rel0 < tol:
+            res.converged = True
+            break
+        m = min(restart, max_iter - total)
+        basis = [r / torch.where(beta > tiny, beta, torch.ones_like(beta))]
+        h = torch.zeros(k, m + 1, m, dtype=b.dtype, device=b.device)
+        y = None
+        for j in range(m):
+            w = apply(basis[j])
+            total += 1
+            for i in range(j + 1):  # modified Gram-Schmidt
+                hij = (w * basis[i]).sum(0)
+                h[:, i, j] = hij
+                w = w - hij * basis[i]
+            hn = _col_norm(w)
+            h[:, j + 1, j] = hn
+            basis.append(torch.where(hn > tiny, w / torch.where(hn > tiny, hn, torch.ones_like(hn)),
+                                     torch.zeros_like(w)))
+            e1 = torch.zeros(k, j + 2, 1, dtype=b.dtype, device=b.device)
+            e1[:, 0, 0] = beta
+            hj = h[:, : j + 2, : j + 1]
+            y = _lstsq(hj, e1)
+            rel = float((_col_norm((e1 - hj @ y).squeeze(-1).T) / bn).max())
+            res.residuals.append(rel)
+            if callback is not None:
+                callback(total, rel)
+            if not torch.isfinite(torch.tensor(rel)):
+                raise FloatingPointError("gmres produced a non-finite residual")
+            if tol > 0 and rel < tol:
+                break
+        if y is not None:
+            vj = torch.stack(basis[: y.shape[1]], dim=-1)  # [n, k, j+1]
+            x = x + torch.einsum("nkj,kj->nk", vj, y.squeeze(-1))
+        if tol > 0 and res.residuals and res.residuals[-1] < tol:
+            res.converged = True
+            break
+    res.x = x
+    res.n_iter = total
+    return _finish(res, tol, "gmres", warn)

@@ -1,0 +1,150 @@
+"""Spectral transforms ``s(lambda)`` of STKR (Zhai et al., ICLR 2024).
+
+* :class:`Polynomial`: ``s(l) = sum_{p=1}^q pi_p l^p`` (Sec. 3, Algorithm 1); ``coeffs[p-1] = pi_p``.
+  ``Polynomial([1.0])`` is KRR with the base kernel, ``Polynomial.monomial(8)`` is ``l^8``.
+* :class:`ReciprocalPolynomial`: transforms whose reciprocal is simple,
+  ``1/s(l) = sum_{p=0}^{q-1} xi_p l^(p-r)`` (Algorithm 2, Eq. 20).
+* :class:`InverseLaplacian`: Example 1, ``1/s(l) = 1/l - eta``, i.e. ``s(l) = l / (1 - eta l)``,
+  ``r = 1``, ``xi = (1, -eta)``; needs ``0 < eta < 1/lambda_1``.
+* :class:`TopD`: kernel PCA on the unlabeled visible nodes plus a ridge probe
+  (Sec. 4, Eqs. 8-9): the "truncation" transform.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+
+
+class Transform:
+    """Base class: a spectral transform ``s`` evaluated on eigenvalues."""
+
+    def __call__(self, lam):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def value_range(self, lo: float, hi: float, num: int = 2049) -> tuple[float, float]:
+        """``(min s, max s)`` over ``[lo, hi]`` (dense sampling plus both endpoints)."""
+        grid = torch.linspace(lo, hi, num, dtype=torch.float64)
+        vals = self(grid)
+        return float(vals.min()), float(vals.max())
+
+    def validate(self, lambda_max: float) -> None:
+        """Raise ``ValueError`` if the transform is not defined on ``[0, lambda_max]``."""
+
+
+@dataclass(frozen=True)
+class Polynomial(Transform):
+    """``s(l) = sum_{p=1}^{q} pi_p l^p`` with ``coeffs[p-1] = pi_p`` (STKR Sec. 3, Algorithm 1)."""
+
+    coeffs: tuple[float, ...]
+
+    def __init__(self, coeffs: Sequence[float]):
+        coeffs = tuple(float(c) for c in coeffs)
+        if not coeffs:
+            raise ValueError("Polynomial needs at least one coefficient (coeffs[p-1] = pi_p)")
+        if any(c != c or abs(c) == float("inf") for c in coeffs):
+            raise ValueError(f"Polynomial coefficients must be finite, got {coeffs}")
+        if all(c == 0 for c in coeffs):
+            raise ValueError("Polynomial coefficients are all zero: s(lambda) = 0 gives no predictor")
+        object.__setattr__(self, "coeffs", coeffs)
+
+    @classmethod
+    def monomial(cls, k: int) -> "Polynomial":
+        """``s(l) = l^k`` (the paper's SP-poly uses ``k = 8``)."""
+        if int(k) != k or k < 1:
+            raise ValueError(f"monomial degree must be an integer >= 1, got {k}")
+        return cls([0.0] * (int(k) - 1) + [1.0])
+
+    @property
+    def degree(self) -> int:
+        return len(self.coeffs)
+
+    def __call__(self, lam):
+        lam = torch.as_tensor(lam, dtype=torch.float64)
+        out = torch.zeros_like(lam)
+        for c in reversed(self.coeffs):  # Horner: ((pi_q l + pi_{q-1}) l + ...) l
+            out = (out + c) * lam
+        return out
+
+
+@dataclass(frozen=True)
+class ReciprocalPolynomial(Transform):
+    """``1/s(l) = sum_{p=0}^{q-1} xi_p l^(p-r)`` (STKR Algorithm 2, Eq. 20).
+
+    ``rho(l) = l^r / s(l) = sum_p xi_p l^p`` must be positive on ``[0, lambda_1]``
+    (``rho(0) = xi_0 > 0``), as in the analysis of Proposition 10.
+    """
+
+    xi: tuple[float, ...]
+    r: int
+
+    def __init__(self, xi: Sequence[float], r: int):
+        xi = tuple(float(v) for v in xi)
+        if not xi or xi[0] <= 0:
+            raise ValueError(f"ReciprocalPolynomial needs xi_0 > 0 (rho(0) = xi_0), got xi={xi}")
+        if int(r) != r or r < 1:
+            raise ValueError(f"r must be an integer >= 1, got {r}")
+        object.__setattr__(self, "xi", xi)
+        object.__setattr__(self, "r", int(r))
+
+    def rho(self, lam):
+        """``rho(l) = l^r / s(l) = sum_p xi_p l^p``."""
+        lam = torch.as_tensor(lam, dtype=torch.float64)
+        out = torch.zeros_like(lam)
+        for c in reversed(self.xi):
+            out = out * lam + c
+        return out
+
+    def __call__(self, lam):
+        lam = torch.as_tensor(lam, dtype=torch.float64)
+        return lam ** self.r / self.rho(lam)
+
+    def validate(self, lambda_max: float) -> None:
+        lo, _ = (self.rho(torch.linspace(0, lambda_max, 2049, dtype=torch.float64)).min().item(), None)
+        if lo <= 0:
+            raise ValueError(
+                f"rho(lambda) = lambda^r / s(lambda) must stay positive on [0, lambda_1={lambda_max:.6g}] "
+                f"(min {lo:.3e}): s has a pole inside the spectrum"
+            )
+
+
+class InverseLaplacian(ReciprocalPolynomial):
+    """Inverse Laplacian, STKR Example 1: ``s(l) = l / (1 - eta l)``, ``1/s(l) = l^-1 - eta``.
+
+    Needs ``0 < eta < 1/lambda_1`` (``lambda_1 = 1`` for a normalized adjacency, so
+    ``eta < 1``); checked before any work by :meth:`validate`.
+    """
+
+    def __init__(self, eta: float):
+        eta = float(eta)
+        if not eta > 0:
+            raise ValueError(f"InverseLaplacian needs eta > 0, got {eta}")
+        super().__init__((1.0, -eta), r=1)
+        object.__setattr__(self, "eta", eta)
+
+    def validate(self, lambda_max: float) -> None:
+        if lambda_max > 0 and self.eta >= 1.0 / lambda_max:
+            raise ValueError(
+                f"InverseLaplacian needs eta < 1/lambda_1 = {1.0 / lambda_max:.6g}, got eta={self.eta}: "
+                "s(lambda) = lambda/(1 - eta lambda) has a pole inside the spectrum"
+            )
+
+    def __repr__(self) -> str:
+        return f"InverseLaplacian(eta={self.eta})"
+
+
+@dataclass(frozen=True)
+class TopD(Transform):
+    """Kernel PCA truncation (STKR Sec. 4, Eqs. 8-9): keep the top ``d`` eigenpairs of the
+    Gram matrix of the unlabeled visible nodes, then fit a ridge probe."""
+
+    d: int
+
+    def __init__(self, d: int):
+        if int(d) != d or d < 1:
+            raise ValueError(f"TopD needs an integer d >= 1, got {d}")
+        object.__setattr__(self, "d", int(d))
+
+    def __call__(self, lam):  # s(l_i) = l_i for i <= d, else 0: not a function of l alone
+        raise TypeError("TopD is a truncation of the spectrum, not a function of lambda")
