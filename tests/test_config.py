@@ -149,6 +149,7 @@ def test_default_experiment_config_is_valid():
     (base(datasets=[{"nmae": "Cora"}]), "datasets[0].nmae", ["unknown key"]),
     (base(solver={"dtype": "float16"}), "solver.dtype", ["float32", "float64"]),
     (base(solver={"tol": -1}), "solver.tol", ["positive"]),
+    (base(solver={"solver": "gmers"}), "solver.solver", ["did you mean 'gmres'"]),
     (base(solver={"max_iter": 0}), "solver.max_iter", [">= 1"]),
     (base(solver={"maxiter": 10}), "solver.maxiter", ["did you mean 'max_iter'"]),
     (base(paper_table="table2"), "paper_table", ["allowed"]),

@@ -60,7 +60,7 @@ SMALL = {
     "planetoid_split": "random",
     "datasets": [
         {"name": "Karate", "graph": {"kind": "karate_club", "train_per_class": 3, "val_per_class": 3}},
-        {"name": "SBM", "graph": {"kind": "sbm", "sizes": [50, 50, 50], "p_in": 0.1, "p_out": 0.01, "seed": 1}},
+        {"name": "SBM", "graph": {"kind": "sbm", "sizes": [80, 80, 80], "p_in": 0.08, "p_out": 0.015, "seed": 1}},
     ],
     "grid": {"T": [2, 8], "eta": [0.5, 0.9], "beta": [1.0, 1e-3], "k": [2], "d": [4, 8]},
     "methods": ["LP (t)", "SP-Lap (t)", "SP-poly (t)", "SP-topd (t)", "SP-Lap (i)", "SP-poly (i)",

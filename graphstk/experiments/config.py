@@ -78,6 +78,7 @@ _SPLIT_KEYS = {"train_per_class", "val_per_class"}
 _GRAPH_KINDS = {"karate_club": {"kind"} | _SPLIT_KEYS,
                 "sbm": {"kind", "sizes", "p_in", "p_out", "seed"} | _SPLIT_KEYS}
 _SOLVER_KEYS = {"solver", "max_iter", "tol", "dtype"}
+_SOLVERS = ("auto", "richardson", "cg", "gmres", "direct")   # graphstk.methods.propagation.SOLVERS
 _TOP_KEYS = {"name", "description", "seeds", "p_test", "datasets", "skip_missing", "methods", "grid",
              "solver", "paper_table", "plot", "planetoid_split"}
 
@@ -130,11 +131,19 @@ class SolverOptions:
     def to_dict(self) -> dict:
         return {"solver": self.solver, "max_iter": self.max_iter, "tol": self.tol, "dtype": self.dtype}
 
-    def engine_kwargs(self) -> dict:
-        """Keyword arguments for ``predict_grid`` (``None`` entries left to the engine)."""
+    @property
+    def torch_dtype(self):
+        """The dtype of the kernels (and therefore of every solve)."""
         import torch
 
-        out = {"solver": self.solver, "dtype": getattr(torch, self.dtype)}
+        return getattr(torch, self.dtype)
+
+    def engine_kwargs(self) -> dict:
+        """Solver keyword arguments for ``predict_grid`` (``None`` entries left to the engine).
+
+        ``dtype`` is not among them: the engine computes in the dtype of the kernel it is given.
+        """
+        out: dict = {"solver": self.solver}
         if self.max_iter is not None:
             out["max_iter"] = self.max_iter
         if self.tol is not None:
@@ -474,7 +483,12 @@ def _parse_solver(raw) -> SolverOptions:
     _unknown(raw.keys(), _SOLVER_KEYS, "solver")
     kw = {}
     if "solver" in raw:
-        kw["solver"] = _str(raw["solver"], "solver.solver")
+        name = _str(raw["solver"], "solver.solver")
+        if name not in _SOLVERS:
+            close = difflib.get_close_matches(name, _SOLVERS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError("solver.solver", f"unknown solver {name!r}; {hint}(allowed: {', '.join(_SOLVERS)})")
+        kw["solver"] = name
     if raw.get("max_iter") is not None:
         kw["max_iter"] = _int(raw["max_iter"], "solver.max_iter", lo=1)
     if raw.get("tol") is not None:

@@ -22,7 +22,7 @@ DEFAULT = {
         {"name": "SBM", "graph": {"kind": "sbm", "sizes": [80, 80, 80], "p_in": 0.08, "p_out": 0.015,
                                   "seed": 0}},
     ],
-    "grid": {"T": [4, 16], "eta": [0.9, 0.99], "beta": [1.0, 1e-2, 1e-4], "k": [4], "d": [4, 8, 16]},
+    "grid": {"T": [4, 16], "eta": [0.9, 0.99], "beta": [1.0, 1e-2, 1e-4], "k": [4], "d": [4, 8]},
     "methods": ["LP (t)", "SP-Lap (t)", "SP-poly (t)", "SP-topd (t)",
                 "SP-Lap (i)", "SP-poly (i)", "SP-topd (i)", "KRR (i)"],
     "paper_table": None,

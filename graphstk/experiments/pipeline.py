@@ -11,6 +11,7 @@ import os
 import statistics
 import sys
 import time
+import warnings
 from typing import Callable
 
 from tqdm.auto import tqdm
@@ -21,11 +22,15 @@ from .datasets import fingerprint, is_missing_error, load_spec, split_fingerprin
 from .paper import paper_cell
 from .runner import SplitKernels, num_classes_of, run_selection
 
-__all__ = ["DatasetMissingError", "run_experiment", "aggregate"]
+__all__ = ["DatasetMissingError", "RunError", "run_experiment", "aggregate"]
 
 
 class DatasetMissingError(RuntimeError):
     """A dataset of the config is absent and ``skip_missing`` is false."""
+
+
+class RunError(RuntimeError):
+    """A unit (dataset, method, p_test, seed) failed; the message says which and why."""
 
 
 def _mean_std(values: list[float]) -> tuple[float, float]:
@@ -58,6 +63,7 @@ def aggregate(dataset: str, spec, sweep: dict | None, p_test: float, seeds: list
         "n_test": [r["n_test"] for r in records],
         "paper": paper_cell(dataset, spec.label, p_test, paper_table, sweep),
         "wall_time_s": sum(r["wall_time_s"] for r in records),
+        "warnings": list(dict.fromkeys(w for r in records for w in r.get("warnings", []))),
         "engine": spec.engine,
         "grid_size": len(records[0]["grid"]) if records else 0,
     }
@@ -112,7 +118,7 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
             for p in cfg.p_test:
                 for seed in cfg.seeds:
                     split = make_split(data, p, seed, planetoid_split=cfg.planetoid_split)
-                    kernels = SplitKernels(data, split, solver_kwargs["dtype"])
+                    kernels = SplitKernels(data, split, cfg.solver.torch_dtype)
                     sfp = split_fingerprint(split)
                     for m, sweep, grid in series:
                         bar.set_postfix_str(f"{spec.name} {m.label}{_sweep_str(sweep)} p={p:g} seed={seed}",
@@ -123,7 +129,14 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
                         label = f"{spec.name}_{m.label}{_sweep_str(sweep)}_p{p:g}_s{seed}"
                         rec = cache.get(label, payload)
                         if rec is None:
-                            rec = run_selection(predict_grid, m, grid, data, split, kernels, n_cls, solver_kwargs)
+                            try:
+                                with warnings.catch_warnings(record=True) as caught:
+                                    rec = run_selection(predict_grid, m, grid, data, split, kernels, n_cls,
+                                                        solver_kwargs)
+                                rec["warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
+                            except Exception as err:
+                                raise RunError(f"{spec.name} / {m.label}{_sweep_str(sweep)} / p_test={p:g} / "
+                                               f"seed={seed}: {type(err).__name__}: {err}") from err
                             cache.put(label, payload, rec)
                             computed += 1
                         records.setdefault((spec.name, m.label, _sweep_str(sweep), p), {})[seed] = rec
@@ -137,9 +150,13 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
                 rows.append(aggregate(spec.name, m, sweep, p, cfg.seeds, [recs[s] for s in cfg.seeds],
                                       cfg.paper_table))
     for row in rows:
+        name = f"{row['dataset']} {row['method']}{_sweep_str(row['sweep'])} p_test={row['p_test']:g}"
         if any(row["unreachable"]):
-            log(f"warning: {row['dataset']} {row['method']}{_sweep_str(row['sweep'])}: "
-                f"{sum(row['unreachable'])} test node(s) reached by no label (counted as wrong)")
+            log(f"warning: {name}: {sum(row['unreachable'])} test node(s) over {len(row['seeds'])} seed(s) "
+                "reached by no label (counted as wrong)")
+        if row["warnings"]:
+            more = f" (+{len(row['warnings']) - 1} similar, see results.json)" if len(row["warnings"]) > 1 else ""
+            log(f"engine warning: {name}: {row['warnings'][0]}{more}")
     import graphstk
 
     results = {
