@@ -9,4 +9,8 @@ from . import data
 from .data import (DatasetNotFoundError, Split, dataset_statistics, load_dataset, make_split,
                    resolve_data_root)
 
+from . import methods, spectral, transforms
+from .methods import STKR, LabelPropagation, predict_grid
+from .transforms import InverseLaplacian, Polynomial, ReciprocalPolynomial, TopD
+
 __version__ = "0.1.0"

@@ -1,0 +1,67 @@
+"""Independent dense computations of the STKR paper's closed forms, for tests only.
+
+Everything here is written directly from the equations with dense matrices and
+``torch.linalg`` (no code shared with graphstk's engines).
+"""
+from __future__ import annotations
+
+import torch
+
+
+def random_graph(n: int, p: float, seed: int, psd: bool = False, isolated: int = 0):
+    """A random undirected graph as (dense W, edge_index, edge_weight).
+
+    ``psd=True`` adds self-loops of weight ``degree + 1`` so that ``W`` (hence ``S``) is
+    positive semidefinite, as Prop. 5 assumes. The last ``isolated`` nodes get no edge.
+    """
+    g = torch.Generator().manual_seed(seed)
+    A = (torch.rand(n, n, generator=g) < p).double()
+    A = torch.triu(A, 1)
+    A = A + A.T
+    if isolated:
+        A[-isolated:] = 0
+        A[:, -isolated:] = 0
+    if psd:
+        deg = A.sum(1)
+        A = A + torch.diag(torch.where(deg > 0, deg + 1, torch.zeros_like(deg)))
+    ei = A.nonzero().T
+    return A, ei, A[ei[0], ei[1]]
+
+
+def normalized(W: torch.Tensor) -> torch.Tensor:
+    d = W.sum(1)
+    dis = torch.where(d > 0, d.clamp_min(1e-300).rsqrt(), torch.zeros_like(d))
+    return dis[:, None] * W * dis[None, :]
+
+
+def visible_kernel(W: torch.Tensor, hidden: list[int]):
+    """(S on visible nodes, visible ids, out-of-sample row function) per Eq. 23."""
+    n = W.shape[0]
+    vis = torch.tensor([i for i in range(n) if i not in set(hidden)])
+    Wv = W[vis][:, vis]
+    S = normalized(Wv)
+    dv = Wv.sum(1)
+
+    def rows(nodes: list[int]) -> torch.Tensor:
+        R = torch.zeros(len(nodes), len(vis), dtype=W.dtype)
+        for i, x in enumerate(nodes):
+            if x in set(hidden):
+                w = W[x, vis]
+                dx = w.sum()
+                if dx > 0:
+                    R[i] = torch.where(dv > 0, w / torch.sqrt(dx * dv.clamp_min(1e-300)), torch.zeros_like(w))
+            else:
+                R[i] = S[(vis == x).nonzero()[0, 0]]
+        return R
+
+    return S, vis, rows
+
+
+def stkr_scores(S, train_local, Y, s_of_S, beta, R, pred_matrix):
+    """Eq. 7: alpha = (N s(S)_nn + n beta I)^-1 Y; scores = N R pred_matrix E alpha."""
+    N, n = S.shape[0], len(train_local)
+    E = torch.zeros(N, n, dtype=S.dtype)
+    E[train_local, torch.arange(n)] = 1.0
+    A = N * E.T @ s_of_S @ E + n * beta * torch.eye(n, dtype=S.dtype)
+    alpha = torch.linalg.solve(A, Y)
+    return N * R @ pred_matrix @ E @ alpha

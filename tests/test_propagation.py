@@ -1,0 +1,211 @@
+"""Label-Prop and STKR engines against dense closed forms (Eqs. 7, 8-9, 20, 22)."""
+import warnings
+
+import pytest
+import torch
+from torch_geometric.data import Data
+
+from dense_reference import random_graph, stkr_scores, visible_kernel
+from graphstk.methods import STKR, LabelPropagation, UnreachableNodesWarning, predict_grid, predict_labels
+from graphstk.operators import GraphKernel
+from graphstk.spectral import ConvergenceWarning
+from graphstk.transforms import InverseLaplacian, Polynomial, ReciprocalPolynomial, TopD
+
+N_NODES, C = 36, 3
+HIDDEN = [30, 31, 32, 33]
+TRAIN = list(range(8))
+
+
+def setup(psd=False, hidden=None, seed=0):
+    W, ei, w = random_graph(N_NODES, 0.15, seed, psd=psd)
+    y = torch.randint(0, C, (N_NODES,), generator=torch.Generator().manual_seed(seed + 1))
+    kernel = GraphKernel(ei, N_NODES, hidden=hidden, edge_weight=w)
+    S, vis, rows = visible_kernel(W, hidden or [])
+    train_local = [int((vis == t).nonzero()[0, 0]) for t in TRAIN]
+    Y = torch.nn.functional.one_hot(y[TRAIN], C).double()
+    eval_nodes = list(range(N_NODES))
+    if hidden is None:
+        eval_nodes = [i for i in range(N_NODES) if i not in TRAIN]
+    return dict(W=W, ei=ei, w=w, y=y, kernel=kernel, S=S, rows=rows, tl=train_local, Y=Y, eval=eval_nodes)
+
+
+@pytest.mark.parametrize("hidden", [None, HIDDEN], ids=["transductive", "inductive"])
+@pytest.mark.parametrize("k", [1, 2, 8])
+@pytest.mark.parametrize("solver", ["direct", "gmres", "cg", "richardson"])
+def test_polynomial_matches_eq7(hidden, k, solver):
+    c = setup(psd=True, hidden=hidden)
+    beta = 1.0 if solver == "richardson" else 0.05  # Richardson needs ~cond(A) iterations
+    S = c["S"]
+    ref = stkr_scores(S, c["tl"], c["Y"], torch.linalg.matrix_power(S, k), beta, c["rows"](c["eval"]),
+                      torch.linalg.matrix_power(S, k - 1))
+    out = predict_grid("stkr-poly", c["kernel"], c["y"], torch.tensor(TRAIN), torch.tensor(c["eval"]),
+                       {"k": [k], "beta": [beta]}, C, solver=solver, tol=1e-12, max_iter=20000)
+    assert torch.allclose(out[0][1], ref, atol=1e-7 * ref.abs().max(), rtol=0)
+
+
+@pytest.mark.parametrize("hidden", [None, HIDDEN], ids=["transductive", "inductive"])
+@pytest.mark.parametrize("solver", ["direct", "gmres", "richardson"])
+@pytest.mark.parametrize("eta", [0.5, 0.95])
+def test_inverse_laplacian_matches_eq7(hidden, solver, eta):
+    c = setup(psd=True, hidden=hidden)
+    beta = 2.0 if solver == "richardson" else 0.1
+    S = c["S"]
+    Qinv = torch.linalg.inv(torch.eye(S.shape[0], dtype=S.dtype) - eta * S)
+    ref = stkr_scores(S, c["tl"], c["Y"], S @ Qinv, beta, c["rows"](c["eval"]), Qinv)
+    out = predict_grid("stkr-lap", c["kernel"], c["y"], torch.tensor(TRAIN), torch.tensor(c["eval"]),
+                       {"eta": [eta], "beta": [beta]}, C, solver=solver, tol=1e-11, max_iter=200000)
+    assert torch.allclose(out[0][1], ref, atol=1e-6 * ref.abs().max(), rtol=0)
+
+
+def test_algorithm2_general_family_equals_direct():
+    """1/s(l) = 2 l^-2 - 0.5 l^-1 + 0.1 (r = 2, q = 3): Algorithm 2 (GMRES) = Algorithm 3-style direct."""
+    c = setup(psd=True)
+    tr = ReciprocalPolynomial([2.0, -0.5, 0.1], r=2)
+    S = c["S"]
+    I = torch.eye(S.shape[0], dtype=S.dtype)
+    Q = 2.0 * I - 0.5 * S + 0.1 * S @ S
+    ref = stkr_scores(S, c["tl"], c["Y"], S @ S @ torch.linalg.inv(Q), 0.1, c["rows"](c["eval"]),
+                      S @ torch.linalg.inv(Q))
+    for solver in ("direct", "gmres"):
+        est = STKR(tr, 0.1, solver=solver, tol=1e-12, max_iter=5000).fit(
+            Data(edge_index=c["ei"], edge_weight=c["w"], y=c["y"], num_nodes=N_NODES), TRAIN)
+        assert torch.allclose(est.predict(c["eval"]), ref, atol=1e-7 * ref.abs().max(), rtol=0)
+
+
+@pytest.mark.parametrize("hidden", [None, HIDDEN], ids=["transductive", "inductive"])
+def test_topd_matches_eq8_eq9(hidden):
+    c = setup(hidden=hidden)
+    S, tl, Y = c["S"], c["tl"], c["Y"]
+    U = [i for i in range(S.shape[0]) if i not in tl]
+    mu, u = torch.linalg.eigh(S[U][:, U])
+    mu, u = mu.flip(0), u.flip(1)
+    d, beta, N, n = 6, 0.01, S.shape[0], len(tl)
+    v = u[:, :d] / torch.sqrt(N * mu[:d])                       # <v_i, v_i> = 1/(m lambda~_i), G v = m lambda~ v
+
+    def psi(R):                                                 # Eq. 8: psi_i(x) = sum_j v_i[j] K(x_{n+j}, x)
+        return (N * R[:, U]) @ v
+    P = psi(S[tl]).T                                            # Psi(X_n) [d, n]
+    w = torch.linalg.solve(P @ P.T + n * beta * torch.eye(d, dtype=S.dtype), P @ Y)   # Eq. 9
+    ref = psi(c["rows"](c["eval"])) @ w
+    out = predict_grid("stkr-topd", c["kernel"], c["y"], torch.tensor(TRAIN), torch.tensor(c["eval"]),
+                       {"d": [d], "beta": [beta]}, C)
+    assert torch.allclose(out[0][1], ref, atol=1e-9 * ref.abs().max(), rtol=0)
+
+
+@pytest.mark.parametrize("solver", ["cg", "direct", "richardson"])
+def test_label_propagation_matches_eq22(solver):
+    c = setup()
+    eta = 0.9
+    N = c["S"].shape[0]
+    Yt = torch.zeros(N, C, dtype=torch.float64)
+    Yt[c["tl"]] = c["Y"]
+    ref = torch.linalg.solve(torch.eye(N, dtype=torch.float64) - eta * c["S"], Yt)
+    est = LabelPropagation(eta, solver=solver, tol=1e-12, max_iter=5000).fit(
+        Data(edge_index=c["ei"], y=c["y"], num_nodes=N_NODES), TRAIN)
+    assert torch.allclose(est.predict(range(N_NODES)), ref, atol=1e-9)
+
+
+def test_fixed_budget_is_truncated_series():
+    """Richardson from 0 with gamma = 1 for T steps gives sum_{k<T} (eta S)^k Ytilde."""
+    c = setup()
+    eta, S = 0.8, c["S"]
+    Yt = torch.zeros(S.shape[0], C, dtype=torch.float64)
+    Yt[c["tl"]] = c["Y"]
+    out = predict_grid("lp", c["kernel"], c["y"], torch.tensor(TRAIN), torch.arange(N_NODES),
+                       {"eta": [eta], "T": [1, 3, 7]}, C)
+    for params, scores in out:
+        ref = sum(torch.linalg.matrix_power(eta * S, k) @ Yt for k in range(params["T"]))
+        assert torch.allclose(scores, ref, atol=1e-12)
+
+
+def test_grid_batching_equals_single_solves():
+    c = setup(psd=True)
+    grid = {"eta": [0.5, 0.9], "beta": [1.0, 0.01], "T": [2, 5]}
+    batched = predict_grid("stkr-lap", c["kernel"], c["y"], torch.tensor(TRAIN), torch.arange(N_NODES), grid, C)
+    for params, scores in batched:
+        single = predict_grid("stkr-lap", c["kernel"], c["y"], torch.tensor(TRAIN), torch.arange(N_NODES),
+                              {"eta": [params["eta"]], "beta": [params["beta"]], "T": [params["T"]]}, C)
+        assert torch.allclose(scores, single[0][1], atol=1e-12)
+
+
+def test_richardson_and_krylov_agree():
+    c = setup(psd=True)
+    kw = dict(tol=1e-11, max_iter=100000)
+    r = predict_grid("stkr-poly", c["kernel"], c["y"], torch.tensor(TRAIN), torch.arange(N_NODES),
+                     {"k": [4], "beta": [0.1]}, C, solver="richardson", **kw)[0][1]
+    k = predict_grid("stkr-poly", c["kernel"], c["y"], torch.tensor(TRAIN), torch.arange(N_NODES),
+                     {"k": [4], "beta": [0.1]}, C, solver="cg", **kw)[0][1]
+    assert torch.allclose(r, k, atol=1e-8 * k.abs().max())
+
+
+def test_inductive_fit_does_not_leak():
+    """Changing hidden nodes' labels or edges among hidden nodes leaves the fit unchanged."""
+    W, ei, _ = random_graph(N_NODES, 0.15, 3)
+    y = torch.randint(0, C, (N_NODES,), generator=torch.Generator().manual_seed(9))
+    W2 = W.clone()
+    W2[30, 31] = W2[31, 30] = 1 - W2[30, 31]   # flip an edge among hidden nodes
+    W2[32, 33] = W2[33, 32] = 1 - W2[32, 33]
+    ei2 = W2.nonzero().T
+    y2 = y.clone()
+    y2[HIDDEN] = (y2[HIDDEN] + 1) % C
+    for tr in (InverseLaplacian(0.9), Polynomial.monomial(3), TopD(4)):
+        a = STKR(tr, 0.1, setting="inductive").fit(Data(edge_index=ei, y=y, num_nodes=N_NODES), TRAIN, HIDDEN)
+        b = STKR(tr, 0.1, setting="inductive").fit(Data(edge_index=ei2, y=y2, num_nodes=N_NODES), TRAIN, HIDDEN)
+        assert torch.equal(a.h_, b.h_)
+        assert torch.allclose(a.predict(range(30)), b.predict(range(30)))
+
+
+def test_isolated_nodes_are_flagged_not_class_zero():
+    W, ei, _ = random_graph(20, 0.3, 5, isolated=3)
+    y = torch.arange(20) % 2
+    data = Data(edge_index=ei, y=y, num_nodes=20)
+    kernel = GraphKernel(ei, 20)
+    assert torch.isfinite(kernel.S.to_dense()).all() and int(kernel.isolated.sum()) == 3
+    for est in (LabelPropagation(0.9), STKR(InverseLaplacian(0.9), 0.1), STKR(Polynomial.monomial(2), 0.1)):
+        est.fit(data, [0, 1, 2, 3])
+        with pytest.warns(UnreachableNodesWarning):
+            scores = est.predict(range(20))
+        assert torch.isfinite(scores).all()
+        assert est.unreachable_[-3:].all()
+        assert (predict_labels(scores)[-3:] == -1).all()
+
+
+def test_bad_inputs_fail_early():
+    c = setup()
+    data = Data(edge_index=c["ei"], y=c["y"], num_nodes=N_NODES)
+    with pytest.raises(ValueError, match="eta < 1/lambda_1"):
+        STKR(InverseLaplacian(1.0), 0.1).fit(data, TRAIN)
+    with pytest.raises(ValueError, match="beta must be > 0"):
+        STKR(Polynomial([1.0]), 0.0)
+    with pytest.raises(ValueError, match="0 < eta"):
+        LabelPropagation(1.5).fit(data, TRAIN)
+    with pytest.raises(ValueError, match="unknown solver"):
+        STKR(Polynomial([1.0]), 0.1, solver="magic")
+    bad = Data(edge_index=c["ei"], y=c["y"].clone(), num_nodes=N_NODES)
+    bad.y[0] = -1
+    with pytest.raises(ValueError, match="training labels must lie"):
+        STKR(Polynomial([1.0]), 0.1).fit(bad, TRAIN)
+    with pytest.raises(ValueError, match="hidden"):
+        STKR(Polynomial([1.0]), 0.1, setting="inductive").fit(data, [30], hidden_idx=[30])
+    with pytest.raises(ValueError, match="grid.beta is empty"):
+        predict_grid("stkr-poly", c["kernel"], c["y"], TRAIN, TRAIN, {"k": [2], "beta": []}, C)
+    with pytest.raises(ValueError, match="unknown method"):
+        predict_grid("svm", c["kernel"], c["y"], TRAIN, TRAIN, {}, C)
+
+
+def test_nonconvergence_warns_with_residual():
+    c = setup(psd=True)
+    with pytest.warns(ConvergenceWarning, match="relative residual"):
+        predict_grid("stkr-poly", c["kernel"], c["y"], torch.tensor(TRAIN), torch.arange(N_NODES),
+                     {"k": [2], "beta": [1e-6]}, C, solver="richardson", tol=1e-12, max_iter=5)
+
+
+def test_float32_runs_and_agrees():
+    c = setup(psd=True)
+    k32 = GraphKernel(c["ei"], N_NODES, edge_weight=c["w"], dtype=torch.float32)
+    a = predict_grid("stkr-lap", k32, c["y"], torch.tensor(TRAIN), torch.arange(N_NODES),
+                     {"eta": [0.9], "beta": [0.1]}, C, solver="gmres", tol=1e-5)[0][1]
+    b = predict_grid("stkr-lap", c["kernel"], c["y"], torch.tensor(TRAIN), torch.arange(N_NODES),
+                     {"eta": [0.9], "beta": [0.1]}, C, solver="direct")[0][1]
+    assert a.dtype == torch.float32
+    assert torch.allclose(a.double(), b, atol=5e-3 * b.abs().max())
