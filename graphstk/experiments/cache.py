@@ -15,7 +15,11 @@ import os
 import re
 import tempfile
 
-__all__ = ["ResultCache", "atomic_write_text", "cache_key"]
+__all__ = ["ResultCache", "atomic_write_text", "cache_key", "code_fingerprint"]
+
+# Source code whose change can change a cached result: the engine and the protocol.
+CODE_PACKAGES = ("graphstk.methods", "graphstk.spectral", "graphstk.operators")
+CODE_MODULES = ("graphstk.experiments.runner",)
 
 CACHE_VERSION = 1  # bump when the meaning of a cached record changes
 
@@ -44,6 +48,36 @@ def cache_key(payload: dict) -> str:
     text = json.dumps({"cache_version": CACHE_VERSION, **payload}, sort_keys=True, separators=(",", ":"),
                       default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def code_fingerprint(packages=CODE_PACKAGES, modules=CODE_MODULES) -> str:
+    """Hash of the source files of the engine and the protocol, plus the torch version.
+
+    Part of every cache key, so that results computed by other code are never reused.
+    """
+    import importlib
+
+    import torch
+
+    h = hashlib.sha256(torch.__version__.encode())
+    files = []
+    for name in packages:
+        try:
+            pkg = importlib.import_module(name)
+        except ImportError:
+            continue
+        for folder in getattr(pkg, "__path__", []):
+            for dirpath, _dirs, names in os.walk(folder):
+                files += [os.path.join(dirpath, f) for f in names if f.endswith(".py")]
+    for name in modules:
+        mod = importlib.import_module(name)
+        if getattr(mod, "__file__", None):
+            files.append(mod.__file__)
+    for path in sorted(set(files)):
+        with open(path, "rb") as fh:
+            h.update(os.path.basename(path).encode())
+            h.update(hashlib.sha256(fh.read()).digest())
+    return h.hexdigest()[:24]
 
 
 def _slug(text: str) -> str:

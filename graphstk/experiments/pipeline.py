@@ -16,7 +16,7 @@ from typing import Callable
 
 from tqdm.auto import tqdm
 
-from .cache import ResultCache
+from .cache import ResultCache, code_fingerprint
 from .config import ExperimentConfig
 from .datasets import fingerprint, is_missing_error, load_spec, split_fingerprint
 from .paper import paper_cell
@@ -106,6 +106,7 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
         from graphstk.methods import predict_grid
     cache = ResultCache(os.path.join(out_dir, "cache"))
     solver_kwargs = cfg.solver.engine_kwargs()
+    code = code_fingerprint()
     series = [(m, sweep, grid) for m in cfg.methods for sweep, grid in m.series()]
     total = len(loaded) * len(cfg.p_test) * len(cfg.seeds) * len(series)
     records: dict[tuple, dict[int, dict]] = {}
@@ -125,7 +126,7 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
                                             refresh=False)
                         payload = {"dataset": spec.identity(), "data": fp, "p_test": p, "seed": seed,
                                    "split": sfp, "method": m.label, "engine": m.engine, "setting": m.setting,
-                                   "grid": grid, "solver": cfg.solver.to_dict()}
+                                   "grid": grid, "solver": cfg.solver.to_dict(), "code": code}
                         label = f"{spec.name}_{m.label}{_sweep_str(sweep)}_p{p:g}_s{seed}"
                         rec = cache.get(label, payload)
                         if rec is None:
@@ -167,7 +168,8 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
         "started": started,
         "data_root": root,
         "graphstk_version": getattr(graphstk, "__version__", None),
-        "cache": {"dir": os.path.join(out_dir, "cache"), "reused": cache.hits, "computed": computed},
+        "cache": {"dir": os.path.join(out_dir, "cache"), "reused": cache.hits, "computed": computed,
+                  "code": code},
         "protocol": {
             "selection": "best val accuracy; ties -> first grid point in grid order (keys in config order, "
                          "last key varying fastest)",
