@@ -158,7 +158,7 @@ class STKR(_Estimator):
         opts = dict(solver=self.solver, max_iter=self.max_iter, tol=self.tol, budgets=budgets)
         tr = self.transform
         if isinstance(tr, TopD):
-            res = P.stkr_topd(prob, [tr.d], [self.beta])
+            res = P.stkr_topd(prob, [tr.d], [self.beta], support=tr.support)
         elif isinstance(tr, Polynomial):
             res = P.stkr_polynomial(prob, tr, [self.beta], step_size=self.step_size, **opts)
         else:

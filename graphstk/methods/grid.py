@@ -73,7 +73,7 @@ def _check_grid(method: str, grid: dict) -> dict:
 def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor, eval_idx: Tensor,
                  grid: dict, num_classes: int, solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6,
                  step_size: str | float = "auto", callback: Callable[[int, float], None] | None = None,
-                 ) -> list[tuple[dict, Tensor]]:
+                 topd_support: str = "all") -> list[tuple[dict, Tensor]]:
     """Scores on ``eval_idx`` for every point of ``grid`` (its full Cartesian product).
 
     Parameters
@@ -88,6 +88,8 @@ def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor,
         ``lp``: eta, T; ``stkr-lap``: eta, beta, T; ``stkr-poly``: k, beta, T; ``stkr-topd``:
         d, beta; ``krr``: beta, T. ``T`` (optional) is a fixed iteration budget
         (the paper's transductive grid); without it systems are solved to ``tol``.
+    solver, max_iter, tol, step_size : passed to the engines (see ``graphstk.methods.propagation``).
+    topd_support : "all" (Eq. 8) | "labeled" (kernel PCA over components that contain a label).
 
     Returns
     -------
@@ -127,7 +129,7 @@ def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor,
             h = cache[k].h[(betas.index(p["beta"]), tkey(p))]
         else:  # stkr-topd
             if "topd" not in cache:
-                cache["topd"] = P.stkr_topd(prob, [int(d) for d in grid["d"]], betas)
+                cache["topd"] = P.stkr_topd(prob, [int(d) for d in grid["d"]], betas, support=topd_support)
             g = grid["d"].index(p["d"]) * len(betas) + betas.index(p["beta"])
             h = cache["topd"].h[(g, None)]
         results.append((p, h))

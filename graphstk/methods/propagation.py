@@ -26,6 +26,7 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from scipy.sparse.csgraph import connected_components
 import torch
 from torch import Tensor
 
@@ -191,7 +192,9 @@ def _spd_direct(prob: Problem, rhs: Tensor, eta: float) -> Tensor:
         return torch.linalg.solve(Q, rhs)
     row, col, val = prob.kernel.S.coo()
     Ssp = sp.csc_matrix((val.cpu().numpy(), (row.cpu().numpy(), col.cpu().numpy())), shape=(N, N))
-    lu = spla.splu((sp.identity(N, format="csc") - eta * Ssp).tocsc())
+    # a symmetric fill-reducing ordering: ~10x less fill than the default COLAMD on citation graphs
+    lu = spla.splu((sp.identity(N, format="csc") - eta * Ssp).tocsc(), permc_spec="MMD_AT_PLUS_A",
+                   options=dict(SymmetricMode=True))
     return torch.as_tensor(lu.solve(rhs.detach().cpu().numpy()), dtype=rhs.dtype, device=rhs.device)
 
 
@@ -374,7 +377,18 @@ def _reciprocal_direct(prob: Problem, tr: ReciprocalPolynomial, rhs: Tensor) -> 
 # ---------------------------------------------------------------------------
 # Kernel PCA features + ridge probe: Eqs. 8-9
 # ---------------------------------------------------------------------------
-def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float]) -> EngineResult:
+def labeled_components(prob: Problem) -> Tensor:
+    """Mask of visible nodes whose connected component contains a labeled node."""
+    row, col, _ = prob.kernel.S.coo()
+    a = sp.csr_matrix((np.ones(row.numel()), (row.cpu().numpy(), col.cpu().numpy())), shape=(prob.N, prob.N))
+    _, label = connected_components(a, directed=False)
+    label = torch.as_tensor(label, device=prob.train.device)
+    hit = torch.zeros(int(label.max()) + 1 if label.numel() else 0, dtype=torch.bool, device=label.device)
+    hit[label[prob.train]] = True
+    return hit[label]
+
+
+def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support: str = "all") -> EngineResult:
     """Top-``d`` kernel PCA on the unlabeled visible nodes with a ridge probe (Eqs. 8-9).
 
     ``G_{K,m} = N S_UU`` over the unlabeled visible nodes ``U``; with ``S_UU u_i = mu_i u_i``
@@ -383,11 +397,23 @@ def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float]) -> Engin
     ``psi_i(x) = sum_j v_i[j] K(x_{U_j}, x) = sqrt(N / mu_i) rows(x)[:, U] u_i``.
     One eigendecomposition (``max(ds)`` pairs) serves every ``d`` and ``beta``.
     Grid point ``g = i_d * len(betas) + i_beta``.
+
+    ``support="all"`` is Eq. 8 as written (every unlabeled visible node). On a
+    disconnected graph each component without a label contributes an eigenvalue 1
+    whose eigenvector vanishes on the labeled nodes, so it gets a zero probe weight
+    and only wastes one of the ``d`` dimensions (on DBLP the top 32 are all such).
+    ``support="labeled"`` (a documented variant, not the paper's) restricts ``U`` to
+    the components that contain a labeled node, spending all ``d`` dimensions there.
     """
     N, n, C = prob.N, prob.n, prob.C
     is_train = torch.zeros(N, dtype=torch.bool, device=prob.Y.device)
     is_train[prob.train] = True
-    U = (~is_train).nonzero().flatten()
+    keep = ~is_train
+    if support == "labeled":
+        keep &= labeled_components(prob)
+    elif support != "all":
+        raise ValueError(f"support must be 'all' or 'labeled', got {support!r}")
+    U = keep.nonzero().flatten()
     dmax = max(ds)
     if U.numel() < 2:
         raise ValueError("kernel PCA needs at least 2 unlabeled visible nodes")

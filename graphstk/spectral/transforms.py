@@ -140,11 +140,15 @@ class TopD(Transform):
     Gram matrix of the unlabeled visible nodes, then fit a ridge probe."""
 
     d: int
+    support: str = "all"
 
-    def __init__(self, d: int):
+    def __init__(self, d: int, support: str = "all"):
         if int(d) != d or d < 1:
             raise ValueError(f"TopD needs an integer d >= 1, got {d}")
+        if support not in ("all", "labeled"):
+            raise ValueError(f"TopD support must be 'all' (Eq. 8) or 'labeled', got {support!r}")
         object.__setattr__(self, "d", int(d))
+        object.__setattr__(self, "support", support)
 
     def __call__(self, lam):  # s(l_i) = l_i for i <= d, else 0: not a function of l alone
         raise TypeError("TopD is a truncation of the spectrum, not a function of lambda")
