@@ -182,3 +182,64 @@ def test_yaml_errors(tmp_path):
         """))
     with pytest.raises(ConfigError, match=r"methods\[0\]\.grid\.beta\[2\]: expected a positive number"):
         load_config(str(p))
+
+
+# ----------------------------------------------------------------------------- reproduction options
+def test_unreachable_step_size_and_support_defaults_and_values():
+    cfg = parse_config(base(methods=["LP (t)", "SP-topd (t)", "SP-topd (i)"]))
+    assert cfg.unreachable == "wrong" and cfg.to_dict()["unreachable"] == "wrong"
+    assert cfg.solver.step_size == "auto" and cfg.solver.engine_kwargs()["step_size"] == "auto"
+    lp, topd_t, topd_i = cfg.methods
+    assert lp.options == {} and lp.engine_kwargs() == {}
+    assert topd_t.options == topd_i.options == {"support": "all"}            # Eq. 8 of the paper
+    assert topd_t.engine_kwargs() == {"topd_support": "all"}
+    cfg = parse_config(base(unreachable="class0", solver={"step_size": "paper"},
+                            methods=["SP-topd (t)", {"label": "SP-topd (t)", "support": "labeled"},
+                                     {"label": "SP-topd (i)", "support": "labeled", "grid": {"d": [4]}}]))
+    assert cfg.unreachable == "class0" and cfg.solver.engine_kwargs()["step_size"] == "paper"
+    assert [m.options["support"] for m in cfg.methods] == ["all", "labeled", "labeled"]   # both rows allowed
+    assert cfg.methods[1].engine_kwargs() == {"topd_support": "labeled"}
+    assert cfg.methods[1].display() == "SP-topd (t) [support=labeled]" and cfg.methods[0].display() == "SP-topd (t)"
+    assert cfg.to_dict()["methods"][1]["options"] == {"support": "labeled"}
+    assert cfg.to_dict()["solver"]["step_size"] == "paper"
+    assert parse_config(base(solver={"step_size": 0.25})).solver.step_size == 0.25
+    assert parse_config(base(solver={"step_size": 1})).solver.engine_kwargs()["step_size"] == 1.0
+
+
+@pytest.mark.parametrize("raw, path, words", [
+    (base(unreachable="class_0"), "unreachable", ["did you mean 'class0'", "wrong, class0"]),
+    (base(unreachable="zero"), "unreachable", ["unknown value 'zero'", "wrong, class0"]),
+    (base(unreachable=0), "unreachable", ["expected one of: wrong, class0", "int"]),
+    (base(unreachable=None), "unreachable", ["expected one of"]),
+    (base(solver={"step_size": "papr"}), "solver.step_size", ["did you mean 'paper'", "positive number"]),
+    (base(solver={"step_size": "0.5"}), "solver.step_size", ["unknown step size '0.5'"]),
+    (base(solver={"step_size": -1}), "solver.step_size", ["positive"]),
+    (base(solver={"step_size": 0}), "solver.step_size", ["positive"]),
+    (base(solver={"step_size": float("inf")}), "solver.step_size", ["positive"]),
+    (base(solver={"step_size": True}), "solver.step_size", ["auto, paper or a positive number", "bool"]),
+    (base(solver={"step_size": [0.1]}), "solver.step_size", ["auto, paper or a positive number"]),
+    (base(methods=["SP-topd (t)", {"label": "LP (t)", "support": "labeled"}]), "methods[1].support",
+     ["'LP (t)' has no option 'support'", "SP-topd (t), SP-topd (i)"]),
+    (base(methods=[{"label": "KRR (i)", "support": "all"}]), "methods[0].support", ["has no option"]),
+    (base(methods=[{"label": "SP-topd (i)", "support": "labelled"}]), "methods[0].support",
+     ["did you mean 'labeled'", "all, labeled"]),
+    (base(methods=[{"label": "SP-topd (i)", "support": True}]), "methods[0].support", ["expected one of"]),
+    (base(methods=[{"label": "SP-topd (t)", "suport": "all"}]), "methods[0].suport", ["did you mean 'support'"]),
+    (base(methods=["SP-topd (i)", {"label": "SP-topd (i)", "support": "all"}]), "methods[1]",
+     ["listed twice with the same options (support: all)"]),
+])
+def test_reproduction_option_errors_name_the_key_path(raw, path, words):
+    err = error_of(raw)
+    assert err.path == path, str(err)
+    assert str(err).startswith(f"{path}: ")
+    for w in words:
+        assert w in str(err), str(err)
+
+
+def test_paper_protocol_config_is_table1_with_class0():
+    t1 = load_config(os.path.join(REPO, "configs", "table1.yaml")).to_dict()
+    pp = load_config(os.path.join(REPO, "configs", "table1_paper_protocol.yaml")).to_dict()
+    assert t1["unreachable"] == "wrong" and pp["unreachable"] == "class0"
+    differ = {k for k in t1 if t1[k] != pp[k]}
+    assert differ <= {"name", "description", "unreachable"}, differ
+    assert pp["name"] != t1["name"]           # its own output folder and cache

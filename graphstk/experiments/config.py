@@ -21,7 +21,8 @@ import yaml
 
 __all__ = [
     "ConfigError", "ExperimentConfig", "DatasetSpec", "MethodSpec", "Sweep", "SolverOptions",
-    "PlotSpec", "METHODS", "DEFAULT_GRID", "load_config", "parse_config", "thin_grid",
+    "PlotSpec", "METHODS", "METHOD_OPTIONS", "DEFAULT_GRID", "UNREACHABLE", "STEP_SIZES", "load_config",
+    "parse_config", "thin_grid", "options_suffix",
 ]
 
 
@@ -41,18 +42,44 @@ class MethodInfo:
     required: tuple[str, ...]    # grid parameters that must have values
     optional: tuple[str, ...]    # grid parameters that may be given (or removed with null)
     defaults: tuple[str, ...]    # the parameters whose default grid is used when not given
+    options: tuple[str, ...] = ()  # per-method options (METHOD_OPTIONS) this method takes
 
 
 METHODS: dict[str, MethodInfo] = {
     "LP (t)": MethodInfo("lp", "transductive", ("eta",), ("T",), ("eta", "T")),
     "SP-Lap (t)": MethodInfo("stkr-lap", "transductive", ("eta", "beta"), ("T",), ("eta", "beta", "T")),
     "SP-poly (t)": MethodInfo("stkr-poly", "transductive", ("k", "beta"), ("T",), ("k", "beta", "T")),
-    "SP-topd (t)": MethodInfo("stkr-topd", "transductive", ("d", "beta"), (), ("d", "beta")),
+    "SP-topd (t)": MethodInfo("stkr-topd", "transductive", ("d", "beta"), (), ("d", "beta"), ("support",)),
     "SP-Lap (i)": MethodInfo("stkr-lap", "inductive", ("eta", "beta"), ("T",), ("eta", "beta")),
     "SP-poly (i)": MethodInfo("stkr-poly", "inductive", ("k", "beta"), ("T",), ("k", "beta")),
-    "SP-topd (i)": MethodInfo("stkr-topd", "inductive", ("d", "beta"), (), ("d", "beta")),
+    "SP-topd (i)": MethodInfo("stkr-topd", "inductive", ("d", "beta"), (), ("d", "beta"), ("support",)),
     "KRR (i)": MethodInfo("krr", "inductive", ("beta",), (), ("beta",)),
 }
+
+
+@dataclass(frozen=True)
+class MethodOption:
+    allowed: tuple[str, ...]     # the values a config may give
+    default: str                 # the value when the method entry does not give one
+    engine_kwarg: str            # the keyword argument of predict_grid it is passed as
+    meaning: str                 # for error messages
+
+
+# Per-method options: a key of a method mapping (next to label/grid/sweep), allowed only for
+# the methods whose MethodInfo.options names it; the resolved value is part of the row and
+# of the cache key. support: "all" is Eq. 8 of the paper (kernel PCA over every unlabeled
+# visible node); "labeled" restricts it to the connected components that contain a label.
+METHOD_OPTIONS: dict[str, MethodOption] = {
+    "support": MethodOption(("all", "labeled"), "all", "topd_support",
+                            "the node set of the kernel PCA of SP-topd"),
+}
+
+# How a test/val node whose score row is all zero (or not finite) is scored.
+# "wrong": it counts as a wrong prediction; "class0": plain argmax, i.e. class 0 (the paper's numbers).
+UNREACHABLE = ("wrong", "class0")
+
+# solver.step_size: the Richardson step of predict_grid (or a positive number).
+STEP_SIZES = ("auto", "paper")
 
 # Appendix D of the STKR paper (l.989-1005). k defaults to [8]: Tables 1, 4 and 5 use
 # s(l) = l^8 (their captions); Appendix D's k grid [1, 2, 4, 6, 8] is what Figure 2 sweeps.
@@ -77,10 +104,10 @@ _PAPER_TABLES = ("auto", "table1", "table4", "table5")
 _SPLIT_KEYS = {"train_per_class", "val_per_class"}
 _GRAPH_KINDS = {"karate_club": {"kind"} | _SPLIT_KEYS,
                 "sbm": {"kind", "sizes", "p_in", "p_out", "seed"} | _SPLIT_KEYS}
-_SOLVER_KEYS = {"solver", "max_iter", "tol", "dtype"}
+_SOLVER_KEYS = {"solver", "max_iter", "tol", "dtype", "step_size"}
 _SOLVERS = ("auto", "richardson", "cg", "gmres", "direct")   # graphstk.methods.propagation.SOLVERS
 _TOP_KEYS = {"name", "description", "seeds", "p_test", "datasets", "skip_missing", "methods", "grid",
-             "solver", "paper_table", "plot", "planetoid_split"}
+             "solver", "paper_table", "plot", "planetoid_split", "unreachable"}
 
 
 # --------------------------------------------------------------------------- dataclasses
@@ -113,6 +140,15 @@ class MethodSpec:
     setting: str                  # "transductive" | "inductive"
     grid: dict                    # param -> list of values (sweep param excluded)
     sweep: Sweep | None = None
+    options: dict = field(default_factory=dict)   # resolved METHOD_OPTIONS of this method, e.g. {"support": "all"}
+
+    def engine_kwargs(self) -> dict:
+        """The options as ``predict_grid`` keyword arguments (e.g. ``{"topd_support": "labeled"}``)."""
+        return {METHOD_OPTIONS[k].engine_kwarg: v for k, v in self.options.items()}
+
+    def display(self) -> str:
+        """The label plus its non-default options, e.g. ``"SP-topd (t) [support=labeled]"``."""
+        return self.label + options_suffix(self.options)
 
     def series(self) -> list[tuple[dict | None, dict]]:
         """``[(sweep value or None, full grid)]``: one entry per results row."""
@@ -127,9 +163,11 @@ class SolverOptions:
     max_iter: int | None = None
     tol: float | None = None
     dtype: str = "float64"
+    step_size: str | float = "auto"
 
     def to_dict(self) -> dict:
-        return {"solver": self.solver, "max_iter": self.max_iter, "tol": self.tol, "dtype": self.dtype}
+        return {"solver": self.solver, "max_iter": self.max_iter, "tol": self.tol, "dtype": self.dtype,
+                "step_size": self.step_size}
 
     @property
     def torch_dtype(self):
@@ -143,7 +181,7 @@ class SolverOptions:
 
         ``dtype`` is not among them: the engine computes in the dtype of the kernel it is given.
         """
-        out: dict = {"solver": self.solver}
+        out: dict = {"solver": self.solver, "step_size": self.step_size}
         if self.max_iter is not None:
             out["max_iter"] = self.max_iter
         if self.tol is not None:
@@ -169,6 +207,7 @@ class ExperimentConfig:
     solver: SolverOptions = field(default_factory=SolverOptions)
     paper_table: str | None = "auto"
     planetoid_split: str = "public"
+    unreachable: str = "wrong"
     plot: PlotSpec | None = None
     description: str = ""
     quick: bool = False
@@ -181,9 +220,11 @@ class ExperimentConfig:
             "datasets": [d.identity() for d in self.datasets],
             "methods": [{"label": m.label, "engine": m.engine, "setting": m.setting, "grid": m.grid,
                          "sweep": None if m.sweep is None else
-                         {"param": m.sweep.param, "values": list(m.sweep.values)}} for m in self.methods],
+                         {"param": m.sweep.param, "values": list(m.sweep.values)},
+                         "options": dict(m.options)} for m in self.methods],
             "skip_missing": self.skip_missing, "solver": self.solver.to_dict(),
             "paper_table": self.paper_table, "planetoid_split": self.planetoid_split,
+            "unreachable": self.unreachable,
             "plot": None if self.plot is None else {"file": self.plot.file, "x": self.plot.x,
                                                      "title": self.plot.title},
             "quick": self.quick,
@@ -205,6 +246,13 @@ class ExperimentConfig:
             cfg.methods = [dataclasses.replace(m, grid={k: thin_grid(v) for k, v in m.grid.items()})
                            for m in cfg.methods]
         return cfg
+
+
+def options_suffix(options: dict | None) -> str:
+    """``" [support=labeled]"`` for the options that differ from their default; ``""`` otherwise."""
+    extra = [f"{k}={v}" for k, v in (options or {}).items()
+             if k not in METHOD_OPTIONS or v != METHOD_OPTIONS[k].default]
+    return f" [{','.join(extra)}]" if extra else ""
 
 
 def thin_grid(values: list, keep: int = 3) -> list:
@@ -298,6 +346,17 @@ def _float(v, path: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise ConfigError(path, f"expected a number, got {_tname(v)} {v!r}")
     return float(v)
+
+
+def _choice(v, path: str, allowed: tuple[str, ...], what: str = "value") -> str:
+    """``v`` must be one of ``allowed`` (strings); the error suggests the closest one."""
+    if not isinstance(v, str):
+        raise ConfigError(path, f"expected one of: {', '.join(allowed)}; got {_tname(v)} {v!r}")
+    if v not in allowed:
+        close = difflib.get_close_matches(v, allowed, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(path, f"unknown {what} {v!r}; {hint}(allowed: {', '.join(allowed)})")
+    return v
 
 
 def _param_value(name: str, v, path: str):
@@ -439,7 +498,7 @@ def _parse_methods(raw, top_grid: dict) -> list[MethodSpec]:
         if isinstance(entry, str):
             entry = {"label": entry}
         entry = _mapping(entry, path)
-        _unknown(entry.keys(), {"label", "grid", "sweep"}, path)
+        _unknown(entry.keys(), {"label", "grid", "sweep"} | set(METHOD_OPTIONS), path)
         if "label" not in entry:
             raise ConfigError(f"{path}.label", "missing (one of: " + ", ".join(METHODS) + ")")
         label = _str(entry["label"], f"{path}.label")
@@ -448,6 +507,15 @@ def _parse_methods(raw, top_grid: dict) -> list[MethodSpec]:
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise ConfigError(label_path, f"unknown method {label!r}; {hint}(allowed: {', '.join(METHODS)})")
         info = METHODS[label]
+        options = {}
+        for opt, spec_opt in METHOD_OPTIONS.items():
+            if opt in entry and opt not in info.options:
+                takers = [lb for lb, mi in METHODS.items() if opt in mi.options]
+                raise ConfigError(f"{path}.{opt}", f"{label!r} has no option {opt!r} (only "
+                                                   f"{', '.join(takers)} take it: {spec_opt.meaning})")
+            if opt in info.options:
+                options[opt] = (_choice(entry[opt], f"{path}.{opt}", spec_opt.allowed) if opt in entry
+                                else spec_opt.default)
         allowed = set(info.required + info.optional)
         grid = {k: list(DEFAULT_GRID[k]) for k in info.defaults}
         for k, v in top_grid.items():      # the top-level grid overrides defaults of keys a method uses
@@ -468,13 +536,14 @@ def _parse_methods(raw, top_grid: dict) -> list[MethodSpec]:
             if k not in grid and (sweep is None or sweep.param != k):
                 raise ConfigError(f"{path}.grid.{k}", "missing: this method needs it")
         order = [k for k in info.required + info.optional if k in grid]
-        spec = MethodSpec(label, info.engine, info.setting, {k: grid[k] for k in order}, sweep)
+        spec = MethodSpec(label, info.engine, info.setting, {k: grid[k] for k in order}, sweep, options)
         out.append(spec)
-    keys = [(m.label, m.sweep.param if m.sweep else None) for m in out]
+    keys = [(m.label, m.sweep.param if m.sweep else None, tuple(sorted(m.options.items()))) for m in out]
     for i, k in enumerate(keys):
         if k in keys[:i]:
-            raise ConfigError(f"methods[{i}]", f"method {k[0]!r} is listed twice; rows must be unique "
-                                               "(use one entry, or a sweep)")
+            opts = f" with the same options ({', '.join(f'{a}: {b}' for a, b in k[2])})" if k[2] else ""
+            raise ConfigError(f"methods[{i}]", f"method {k[0]!r} is listed twice{opts}; rows must be unique "
+                                               f"(use one entry, or a sweep{', or other options' if k[2] else ''})")
     return out
 
 
@@ -500,7 +569,24 @@ def _parse_solver(raw) -> SolverOptions:
         if raw["dtype"] not in ("float32", "float64"):
             raise ConfigError("solver.dtype", f"expected 'float32' or 'float64', got {raw['dtype']!r}")
         kw["dtype"] = raw["dtype"]
+    if "step_size" in raw:
+        kw["step_size"] = _step_size(raw["step_size"], "solver.step_size")
     return SolverOptions(**kw)
+
+
+def _step_size(v, path: str) -> str | float:
+    allowed = f"{', '.join(STEP_SIZES)} or a positive number"
+    if isinstance(v, str):
+        if v in STEP_SIZES:
+            return v
+        close = difflib.get_close_matches(v, STEP_SIZES, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(path, f"unknown step size {v!r}; {hint}(allowed: {allowed})")
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ConfigError(path, f"expected {allowed}, got {_tname(v)} {v!r}")
+    if not (v > 0 and math.isfinite(v)):
+        raise ConfigError(path, f"a numeric step size must be a positive number, got {v!r} (allowed: {allowed})")
+    return float(v)
 
 
 def _parse_seeds(raw) -> list[int]:
@@ -580,10 +666,12 @@ def parse_config(raw: Any, default_name: str = "experiment", base_dir: str | Non
     planetoid_split = raw.get("planetoid_split", "public")
     if planetoid_split not in ("public", "random"):
         raise ConfigError("planetoid_split", f"expected 'public' or 'random', got {planetoid_split!r}")
+    unreachable = _choice(raw.get("unreachable", "wrong"), "unreachable", UNREACHABLE)
     plot = _parse_plot(raw["plot"], methods) if "plot" in raw else None
     return ExperimentConfig(name=name, description=description, seeds=seeds, p_test=p_test,
                             datasets=datasets, methods=methods, skip_missing=skip_missing, solver=solver,
-                            paper_table=paper_table, planetoid_split=planetoid_split, plot=plot)
+                            paper_table=paper_table, planetoid_split=planetoid_split, unreachable=unreachable,
+                            plot=plot)
 
 
 def grid_points(grid: dict) -> list[dict]:

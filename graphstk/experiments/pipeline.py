@@ -17,7 +17,7 @@ from typing import Callable
 from tqdm.auto import tqdm
 
 from .cache import ResultCache, code_fingerprint
-from .config import ExperimentConfig
+from .config import ExperimentConfig, options_suffix
 from .datasets import fingerprint, is_missing_error, load_spec, split_fingerprint
 from .paper import paper_cell
 from .runner import SplitKernels, num_classes_of, run_selection
@@ -44,19 +44,31 @@ def _mean_std(values: list[float]) -> tuple[float, float]:
 
 def aggregate(dataset: str, spec, sweep: dict | None, p_test: float, seeds: list[int], records: list[dict],
               paper_table: str | None) -> dict:
-    """One results row from the per-seed records (schema: DESIGN.md contracts + extras)."""
+    """One results row from the per-seed records (schema: DESIGN.md contracts + extras).
+
+    ``test_acc``/``mean``/``std`` follow the config's ``unreachable`` convention;
+    ``test_acc_class0``/``test_acc_wrong`` (and their means) are the same chosen models
+    scored under each convention, so the gap between them is visible in every row.
+    """
     accs = [r["test_acc"] for r in records]
     mean, std = _mean_std(accs)
+    acc0 = [r["test_acc_class0"] for r in records]
+    accw = [r["test_acc_wrong"] for r in records]
     return {
         "dataset": dataset,
         "method": spec.label,
         "setting": spec.setting,
         "p_test": p_test,
         "sweep": sweep,
+        "options": dict(spec.options),
         "seeds": list(seeds),
         "test_acc": accs,
         "mean": mean,
         "std": std,
+        "test_acc_class0": acc0,
+        "mean_class0": _mean_std(acc0)[0],
+        "test_acc_wrong": accw,
+        "mean_wrong": _mean_std(accw)[0],
         "best_params": [r["chosen"] for r in records],
         "val_acc": [r["val_acc"] for r in records],
         "unreachable": [r["unreachable"] for r in records],
@@ -122,39 +134,42 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
                     kernels = SplitKernels(data, split, cfg.solver.torch_dtype)
                     sfp = split_fingerprint(split)
                     for m, sweep, grid in series:
-                        bar.set_postfix_str(f"{spec.name} {m.label}{_sweep_str(sweep)} p={p:g} seed={seed}",
-                                            refresh=False)
+                        name = f"{m.display()}{_sweep_str(sweep)}"
+                        bar.set_postfix_str(f"{spec.name} {name} p={p:g} seed={seed}", refresh=False)
                         payload = {"dataset": spec.identity(), "data": fp, "p_test": p, "seed": seed,
                                    "split": sfp, "method": m.label, "engine": m.engine, "setting": m.setting,
-                                   "grid": grid, "solver": cfg.solver.to_dict(), "code": code}
-                        label = f"{spec.name}_{m.label}{_sweep_str(sweep)}_p{p:g}_s{seed}"
+                                   "options": m.options, "grid": grid, "solver": cfg.solver.to_dict(),
+                                   "unreachable": cfg.unreachable, "code": code}
+                        label = f"{spec.name}_{name}_p{p:g}_s{seed}"
                         rec = cache.get(label, payload)
                         if rec is None:
                             try:
                                 with warnings.catch_warnings(record=True) as caught:
                                     rec = run_selection(predict_grid, m, grid, data, split, kernels, n_cls,
-                                                        solver_kwargs)
+                                                        solver_kwargs, unreachable=cfg.unreachable)
                                 rec["warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
                             except Exception as err:
-                                raise RunError(f"{spec.name} / {m.label}{_sweep_str(sweep)} / p_test={p:g} / "
+                                raise RunError(f"{spec.name} / {name} / p_test={p:g} / "
                                                f"seed={seed}: {type(err).__name__}: {err}") from err
                             cache.put(label, payload, rec)
                             computed += 1
-                        records.setdefault((spec.name, m.label, _sweep_str(sweep), p), {})[seed] = rec
+                        records.setdefault((spec.name, name, p), {})[seed] = rec
                         bar.update(1)
                     del kernels
     rows = []
     for spec, _ in loaded:
         for m, sweep, _grid in series:
             for p in cfg.p_test:
-                recs = records[(spec.name, m.label, _sweep_str(sweep), p)]
+                recs = records[(spec.name, f"{m.display()}{_sweep_str(sweep)}", p)]
                 rows.append(aggregate(spec.name, m, sweep, p, cfg.seeds, [recs[s] for s in cfg.seeds],
                                       cfg.paper_table))
     for row in rows:
-        name = f"{row['dataset']} {row['method']}{_sweep_str(row['sweep'])} p_test={row['p_test']:g}"
+        name = (f"{row['dataset']} {row['method']}{options_suffix(row['options'])}{_sweep_str(row['sweep'])} "
+                f"p_test={row['p_test']:g}")
         if any(row["unreachable"]):
+            how = "predicted as class 0, unreachable: class0" if cfg.unreachable == "class0" else "counted as wrong"
             log(f"warning: {name}: {sum(row['unreachable'])} test node(s) over {len(row['seeds'])} seed(s) "
-                "reached by no label (counted as wrong)")
+                f"reached by no label ({how})")
         if row["warnings"]:
             more = f" (+{len(row['warnings']) - 1} similar, see results.json)" if len(row["warnings"]) > 1 else ""
             log(f"engine warning: {name}: {row['warnings'][0]}{more}")
@@ -174,7 +189,7 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
             "selection": "best val accuracy; ties -> first grid point in grid order (keys in config order, "
                          "last key varying fastest)",
             "std": "sample standard deviation over seeds (ddof=1); 0 for a single seed",
-            "unreachable": "test nodes whose score row is all zero count as wrong",
+            "unreachable": UNREACHABLE_TEXT[cfg.unreachable],
         },
     }
     if write:
@@ -186,6 +201,14 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
 
             sweep_plot(rows, cfg.plot, os.path.join(out_dir, cfg.plot.file))
     return results
+
+
+UNREACHABLE_TEXT = {
+    "wrong": "unreachable: wrong -- val/test nodes whose score row is all zero (or not finite) count as wrong; "
+             "rows also carry test_acc_class0 (plain argmax) for comparison",
+    "class0": "unreachable: class0 -- plain argmax of every score row (the STKR paper's convention): an all-zero "
+              "row predicts class 0, for val (selection) and test; rows also carry test_acc_wrong",
+}
 
 
 def _sweep_str(sweep: dict | None) -> str:

@@ -11,11 +11,13 @@ import math
 import os
 
 from .cache import atomic_write_text
+from .config import options_suffix
 
 __all__ = ["write_all", "to_json", "to_csv", "to_markdown", "console_table"]
 
-CSV_FIELDS = ["dataset", "method", "setting", "p_test", "sweep", "n_seeds", "mean", "std", "paper_mean",
-              "paper_std", "diff", "test_acc", "best_params", "unreachable", "wall_time_s"]
+CSV_FIELDS = ["dataset", "method", "setting", "p_test", "sweep", "options", "n_seeds", "mean", "std",
+              "mean_class0", "mean_wrong", "paper_mean", "paper_std", "diff", "test_acc", "best_params",
+              "unreachable", "wall_time_s"]
 
 
 def _clean(x):
@@ -42,6 +44,22 @@ def _sweep(row) -> str:
     return "" if not s else ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in s.items())
 
 
+def _method(row) -> str:
+    """The method label plus its non-default options (``SP-topd (t) [support=labeled]``)."""
+    return row["method"] + options_suffix(row.get("options"))
+
+
+def unreachable_note(convention: str) -> str:
+    """The line under the table that says how unreachable test nodes were scored."""
+    if convention == "class0":
+        return ("Accuracies use the paper's convention (`unreachable: class0`): plain argmax, so a node no label "
+                "reaches (all-zero score row) predicts class 0. Counting those as wrong instead: `mean_wrong` / "
+                "`test_acc_wrong` in results.json and results.csv.")
+    return ("Accuracies count nodes no label reaches (all-zero score row) as wrong (`unreachable: wrong`). The "
+            "paper's convention (plain argmax, class 0): `mean_class0` / `test_acc_class0` in results.json and "
+            "results.csv.")
+
+
 def _diff(row):
     paper = row.get("paper")
     if paper and isinstance(row.get("mean"), float) and math.isfinite(row["mean"]):
@@ -62,8 +80,9 @@ def to_csv(rows: list[dict]) -> str:
         d = _diff(r)
         w.writerow({
             "dataset": r["dataset"], "method": r["method"], "setting": r["setting"], "p_test": r["p_test"],
-            "sweep": _sweep(r), "n_seeds": len(r["seeds"]),
+            "sweep": _sweep(r), "options": _params(r.get("options") or {}), "n_seeds": len(r["seeds"]),
             "mean": _fmt(r["mean"], 4), "std": _fmt(r["std"], 4),
+            "mean_class0": _fmt(r.get("mean_class0"), 4), "mean_wrong": _fmt(r.get("mean_wrong"), 4),
             "paper_mean": paper.get("mean", ""), "paper_std": paper.get("std", ""),
             "diff": "" if d is None else f"{d:.4f}",
             "test_acc": ";".join(_fmt(a, 4) for a in r["test_acc"]),
@@ -82,7 +101,7 @@ def _table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
     for r in rows:
         paper = r.get("paper")
         d = _diff(r)
-        body.append([r["dataset"], r["method"], f"{r['p_test']:g}"] + ([_sweep(r)] if has_sweep else []) + [
+        body.append([r["dataset"], _method(r), f"{r['p_test']:g}"] + ([_sweep(r)] if has_sweep else []) + [
             f"{_fmt(r['mean'])} ± {_fmt(r['std'])}",
             f"{_fmt(paper['mean'])} ± {_fmt(paper['std'])}" if paper else "-",
             "-" if d is None else f"{d:+.2f}",
@@ -116,11 +135,12 @@ def to_markdown(results: dict) -> str:
         out.append("|" + "|".join("---" for _ in head) + "|")
         out += ["| " + " | ".join(b) + " |" for b in body]
         out.append("")
+        out += [unreachable_note(cfg.get("unreachable", "wrong")), ""]
         out += _pivots(rows)
         out += ["## Chosen hyperparameters (per seed)", ""]
         for r in rows:
             sw = f" [{_sweep(r)}]" if r.get("sweep") else ""
-            out.append(f"- {r['dataset']} / {r['method']}{sw} / p_test={r['p_test']:g}: "
+            out.append(f"- {r['dataset']} / {_method(r)}{sw} / p_test={r['p_test']:g}: "
                        + "; ".join(_params(p) for p in r["best_params"]))
         out.append("")
     else:
@@ -140,7 +160,7 @@ def _pivots(rows: list[dict]) -> list[str]:
         return []
     out = []
     for p in dict.fromkeys(r["p_test"] for r in plain):
-        sub = {(r["method"], r["dataset"]): r for r in plain if r["p_test"] == p}
+        sub = {(_method(r), r["dataset"]): r for r in plain if r["p_test"] == p}
         methods = list(dict.fromkeys(m for m, _ in sub))
         out += [f"## p_test = {p:g}: ours (paper)", "", "| method | " + " | ".join(datasets) + " |",
                 "|---|" + "---|" * len(datasets)]

@@ -12,8 +12,12 @@ The runner never knows a method's internals: it builds one :class:`GraphKernel` 
 * Labels given to the engine are those of the training nodes only (all other entries are
   ``-1``), so no hyperparameter can depend on val or test labels except through the val
   accuracies used for selection.
-* A score row that is all zero (or not finite) means no label reaches the node: it counts
-  as a wrong prediction and is reported as ``unreachable``.
+* A score row that is all zero (or not finite) means no label reaches the node; it is
+  reported as ``unreachable``. How it is scored is the config's ``unreachable``:
+  ``"wrong"`` (default) counts it as a wrong prediction; ``"class0"`` takes the plain
+  argmax of the row, i.e. class 0 (the convention behind the STKR paper's numbers). The
+  convention applies to val (model selection) and test alike; the record also carries the
+  test accuracy of the chosen point under both conventions.
 """
 from __future__ import annotations
 
@@ -24,20 +28,36 @@ import torch
 
 from .config import ExperimentConfig, MethodSpec, grid_points
 
-__all__ = ["accuracy", "select_best", "SplitKernels", "run_selection", "num_classes_of"]
+__all__ = ["accuracy", "accuracies", "select_best", "SplitKernels", "run_selection", "num_classes_of"]
 
 
-def accuracy(scores: torch.Tensor, y_true: torch.Tensor) -> tuple[float, int]:
-    """Argmax accuracy in percent and the number of unreachable rows (counted as wrong)."""
+def accuracies(scores: torch.Tensor, y_true: torch.Tensor) -> dict:
+    """Argmax accuracy in percent under both conventions for unreachable rows.
+
+    ``{"wrong": acc, "class0": acc, "unreachable": n}``: ``wrong`` counts the ``n``
+    unreachable rows (all zero or not finite) as wrong predictions; ``class0`` is the plain
+    argmax of every row (non-finite entries zeroed first), so an all-zero row predicts class 0.
+    """
     if scores.shape[0] != y_true.shape[0]:
         raise ValueError(f"engine returned {scores.shape[0]} score rows for {y_true.shape[0]} nodes")
     if y_true.numel() == 0:
-        return float("nan"), 0
+        return {"wrong": float("nan"), "class0": float("nan"), "unreachable": 0}
     finite = torch.isfinite(scores).all(dim=1)
-    reached = finite & (torch.nan_to_num(scores).abs().sum(dim=1) > 0)
+    reached = (finite & (torch.nan_to_num(scores).abs().sum(dim=1) > 0)).cpu()
     pred = torch.nan_to_num(scores).argmax(dim=1).cpu()
-    correct = (pred == y_true.cpu()) & reached.cpu()
-    return 100.0 * float(correct.sum()) / y_true.numel(), int((~reached).sum())
+    hit = pred == y_true.cpu()
+    n = y_true.numel()
+    return {"wrong": 100.0 * float((hit & reached).sum()) / n, "class0": 100.0 * float(hit.sum()) / n,
+            "unreachable": int((~reached).sum())}
+
+
+def accuracy(scores: torch.Tensor, y_true: torch.Tensor, unreachable: str = "wrong") -> tuple[float, int]:
+    """Argmax accuracy in percent (unreachable rows scored by ``unreachable``: ``"wrong"`` or
+    ``"class0"``) and the number of unreachable rows."""
+    if unreachable not in ("wrong", "class0"):
+        raise ValueError(f"unreachable must be 'wrong' or 'class0', got {unreachable!r}")
+    acc = accuracies(scores, y_true)
+    return acc[unreachable], acc["unreachable"]
 
 
 def select_best(val_accs: list[float]) -> int:
@@ -92,9 +112,18 @@ def _ordered(results, points: list[dict]) -> list[torch.Tensor]:
 
 
 def run_selection(predict_grid: Callable, spec: MethodSpec, grid: dict, data, split, kernels: SplitKernels,
-                  num_classes: int, solver_kwargs: dict) -> dict:
-    """Model selection and test accuracy for one (method series, split): the cached record."""
+                  num_classes: int, solver_kwargs: dict, unreachable: str = "wrong") -> dict:
+    """Model selection and test accuracy for one (method series, split): the cached record.
+
+    ``unreachable`` (``"wrong"`` | ``"class0"``) scores unreachable rows for val (selection)
+    and ``test_acc``; ``test_acc_wrong`` and ``test_acc_class0`` are the chosen point's test
+    accuracy under each convention. The method's options (``spec.engine_kwargs()``, e.g.
+    ``topd_support``) are passed to ``predict_grid`` with ``solver_kwargs``.
+    """
+    if unreachable not in ("wrong", "class0"):
+        raise ValueError(f"unreachable must be 'wrong' or 'class0', got {unreachable!r}")
     t0 = time.perf_counter()
+    kwargs = {**solver_kwargs, **spec.engine_kwargs()}
     y = data.y.long()
     y_in = _train_labels_only(y, split.train)
     points = grid_points(grid)
@@ -102,27 +131,29 @@ def run_selection(predict_grid: Callable, spec: MethodSpec, grid: dict, data, sp
     if spec.setting == "transductive":
         eval_idx = torch.cat([split.val, split.test])
         res = predict_grid(spec.engine, kernels.get("transductive"), y_in, split.train, eval_idx, grid,
-                           num_classes, **solver_kwargs)
+                           num_classes, **kwargs)
         nv = split.val.numel()
+        tests = []
         for p, s in zip(points, _ordered(res, points)):
-            va, vu = accuracy(s[:nv], y[split.val])
-            ta, tu = accuracy(s[nv:], y[split.test])
-            per_point.append({"params": p, "val_acc": va, "val_unreachable": vu,
-                              "test_acc": ta, "test_unreachable": tu})
+            va = accuracies(s[:nv], y[split.val])
+            ta = accuracies(s[nv:], y[split.test])
+            tests.append(ta)
+            per_point.append({"params": p, "val_acc": va[unreachable], "val_unreachable": va["unreachable"],
+                              "test_acc": ta[unreachable], "test_unreachable": ta["unreachable"]})
         best = select_best([r["val_acc"] for r in per_point])
-        test_acc, unreachable = per_point[best]["test_acc"], per_point[best]["test_unreachable"]
+        test = tests[best]
     elif spec.setting == "inductive":
         res = predict_grid(spec.engine, kernels.get("select"), y_in, split.train, split.val, grid,
-                           num_classes, **solver_kwargs)
+                           num_classes, **kwargs)
         for p, s in zip(points, _ordered(res, points)):
-            va, vu = accuracy(s, y[split.val])
-            per_point.append({"params": p, "val_acc": va, "val_unreachable": vu})
+            va = accuracies(s, y[split.val])
+            per_point.append({"params": p, "val_acc": va[unreachable], "val_unreachable": va["unreachable"]})
         best = select_best([r["val_acc"] for r in per_point])
         chosen = per_point[best]["params"]
         res = predict_grid(spec.engine, kernels.get("final"), y_in, split.train, split.test,
-                           {k: [v] for k, v in chosen.items()}, num_classes, **solver_kwargs)
+                           {k: [v] for k, v in chosen.items()}, num_classes, **kwargs)
         (scores,) = _ordered(res, [chosen])
-        test_acc, unreachable = accuracy(scores, y[split.test])
+        test = accuracies(scores, y[split.test])
     else:  # pragma: no cover - the config validation only produces the two settings
         raise ValueError(f"unknown setting {spec.setting!r}")
     return {
@@ -130,8 +161,11 @@ def run_selection(predict_grid: Callable, spec: MethodSpec, grid: dict, data, sp
         "chosen_index": best,
         "chosen": per_point[best]["params"],
         "val_acc": per_point[best]["val_acc"],
-        "test_acc": test_acc,
-        "unreachable": unreachable,
+        "test_acc": test[unreachable],
+        "test_acc_class0": test["class0"],
+        "test_acc_wrong": test["wrong"],
+        "unreachable_as": unreachable,
+        "unreachable": test["unreachable"],
         "n_train": int(split.train.numel()), "n_val": int(split.val.numel()), "n_test": int(split.test.numel()),
         "wall_time_s": time.perf_counter() - t0,
     }
