@@ -237,17 +237,27 @@ def test_soft_labels_closed_form():
     torch.testing.assert_close(out, ref, atol=1e-9, rtol=1e-9)
 
 
-def test_float32_default_and_unweighted():
-    """Integer labels compute in the default dtype; no edge_weight means W = adjacency."""
+def test_dtypes_and_unweighted():
+    """dtype=None computes in float64 and returns y's float dtype (the default dtype for
+    integer labels); an explicit dtype is used throughout. No edge_weight: W = adjacency."""
     ei, _, _ = random_graph(15)
     y, mask = labels(15)
     W = torch.zeros(N, N, dtype=torch.float64).index_put_((ei[0], ei[1]), torch.ones(ei.shape[1], dtype=torch.float64),
                                                            accumulate=True)
-    out = LabelPropagation(eta=0.9, tol=1e-6)(y, ei, mask)
-    assert out.dtype == torch.get_default_dtype()
-    torch.testing.assert_close(out.double(), lp_closed_form(W, onehot_rows(y, mask), 0.9), atol=1e-4, rtol=1e-4)
-    out = STKRPropagation(InverseLaplacian(0.9), 0.01, tol=1e-5)(y, ei, mask)
-    assert out.dtype == torch.get_default_dtype() and torch.isfinite(out).all()
+    ref = lp_closed_form(W, onehot_rows(y, mask), 0.9)
+    lp = LabelPropagation(eta=0.9, tol=1e-10)
+    out = lp(y, ei, mask)
+    assert out.dtype == torch.get_default_dtype() and lp.history_[-1].x.dtype == torch.float64
+    torch.testing.assert_close(out.double(), ref, atol=1e-5, rtol=1e-5)
+    Yf = torch.nn.functional.one_hot(y, C).float()
+    assert lp(Yf, ei, mask).dtype == torch.float32 and lp(Yf.double(), ei, mask).dtype == torch.float64
+    lp32 = LabelPropagation(eta=0.9, tol=1e-5, dtype=torch.float32)
+    out = lp32(y, ei, mask)
+    assert out.dtype == torch.float32 and lp32.history_[-1].x.dtype == torch.float32
+    torch.testing.assert_close(out.double(), ref, atol=1e-4, rtol=1e-4)
+    m = STKRPropagation(InverseLaplacian(0.99), 1e-3)
+    out = m(Yf, ei, mask)
+    assert out.dtype == torch.float32 and m.history_[-1].converged
 
 
 def test_mask_none_and_num_classes():

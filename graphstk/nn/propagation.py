@@ -40,7 +40,9 @@ _FLOATS = (torch.float32, torch.float64)
 
 
 def _labels(y: Tensor, mask, num_classes: int | None, dtype: torch.dtype | None, device):
-    """``(train, Y, dtype)``: labeled node ids and their ``[n, C]`` label rows."""
+    """``(train, Y, out_dtype)``: labeled node ids, their ``[n, C]`` label rows in the
+    computation dtype (``dtype``, float64 when ``None``) and the dtype of the output
+    (``dtype`` if given, else ``y``'s float dtype, else the default dtype)."""
     if not isinstance(y, Tensor):
         raise TypeError(f"y must be a torch.Tensor, got {type(y).__name__}")
     hard = not y.dtype.is_floating_point and y.size(0) == y.numel()
@@ -48,7 +50,10 @@ def _labels(y: Tensor, mask, num_classes: int | None, dtype: torch.dtype | None,
         raise ValueError(f"y must be integer labels [N] or a float label matrix [N, C], got shape {tuple(y.shape)} "
                          f"and dtype {y.dtype}")
     if dtype is None:
-        dtype = y.dtype if y.dtype in _FLOATS else torch.get_default_dtype()
+        out_dtype = y.dtype if y.dtype.is_floating_point else torch.get_default_dtype()
+        dtype = torch.float64
+    else:
+        out_dtype = dtype
     if dtype not in _FLOATS:
         raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
     N = y.size(0)
@@ -76,7 +81,7 @@ def _labels(y: Tensor, mask, num_classes: int | None, dtype: torch.dtype | None,
         Y = y[train].to(dtype)
         if not torch.isfinite(Y).all():
             raise ValueError("label rows of the masked nodes must be finite")
-    return train, Y, dtype
+    return train, Y, out_dtype
 
 
 class _Propagation(torch.nn.Module):
@@ -99,16 +104,17 @@ class _Propagation(torch.nn.Module):
         """Forget the kernel kept by ``cached=True``."""
         self._cached_kernel = None
 
-    def _problem(self, y, edge_index, mask, edge_weight) -> P.Problem:
+    def _problem(self, y, edge_index, mask, edge_weight) -> tuple[P.Problem, torch.dtype]:
         device = edge_index.device
-        train, Y, dtype = _labels(y, mask, self.num_classes, self.dtype, device)
+        train, Y, out_dtype = _labels(y, mask, self.num_classes, self.dtype, device)
+        dtype = Y.dtype
         kernel = self._cached_kernel
         if kernel is None or kernel.dtype != dtype or kernel.device != device or kernel.num_nodes != y.size(0):
             kernel = GraphKernel(edge_index, y.size(0), edge_weight=edge_weight, dtype=dtype, device=device)
             if self.cached:
                 self._cached_kernel = kernel
         # Transductive: every node is visible, so local ids are global ids.
-        return P.Problem(kernel, train, Y)
+        return P.Problem(kernel, train, Y), out_dtype
 
 
 class LabelPropagation(_Propagation):
@@ -124,8 +130,10 @@ class LabelPropagation(_Propagation):
         solve Eq. 22 to the relative residual ``tol`` (CG by default).
     tol, max_iter : tolerance and iteration cap of the solve to tolerance.
     solver : "auto" | "richardson" | "cg" | "gmres" | "direct"
-    dtype : computation (and output) dtype; ``None``: ``y``'s float dtype, or the
-        default dtype for integer labels.
+    dtype : computation and output dtype. ``None`` (default): compute in float64 (as the
+        estimators; float32 Krylov solves of ill-conditioned STKR systems can stall near a
+        relative residual of 1e-4) and return ``y``'s float dtype, or the default dtype
+        for integer labels.
     num_classes : columns of the output for integer labels (``None``: ``y.max() + 1``).
     cached : keep the normalized kernel of the first call (as PyG's ``cached``); only
         for a fixed graph.
@@ -147,12 +155,12 @@ class LabelPropagation(_Propagation):
     @torch.no_grad()
     def forward(self, y: Tensor, edge_index: Tensor, mask=None, edge_weight: Tensor | None = None) -> Tensor:
         """Scores ``Yhat`` ``[N, C]`` of every node."""
-        prob = self._problem(y, edge_index, mask, edge_weight)
+        prob, out_dtype = self._problem(y, edge_index, mask, edge_weight)
         budgets = (self.num_iter,) if self.num_iter is not None else ()
         res = P.label_propagation(prob, [self.eta], solver=self.solver, max_iter=self.max_iter, tol=self.tol,
                                   budgets=budgets)
         self.history_ = res.history
-        return next(iter(res.h.values()))
+        return next(iter(res.h.values())).to(out_dtype)
 
     def __repr__(self) -> str:
         it = f"num_iter={self.num_iter}" if self.num_iter is not None else f"tol={self.tol:g}"
@@ -210,7 +218,7 @@ class STKRPropagation(_Propagation):
     @torch.no_grad()
     def forward(self, y: Tensor, edge_index: Tensor, mask=None, edge_weight: Tensor | None = None) -> Tensor:
         """Scores ``f(x)`` ``[N, C]`` of every node ``x``."""
-        prob = self._problem(y, edge_index, mask, edge_weight)
+        prob, out_dtype = self._problem(y, edge_index, mask, edge_weight)
         lam = prob.kernel.lambda_max
         budgets = (self.max_iter,) if self.tol == 0 else ()
         opts = dict(solver=self._solver(lam), max_iter=self.max_iter, tol=self.tol, budgets=budgets,
@@ -222,7 +230,7 @@ class STKRPropagation(_Propagation):
         self.history_ = res.history
         h = next(iter(res.h.values()))
         # Every node is visible: its out-of-sample row K(x, visible) / (n+m) is its row of S.
-        return prob.kernel.S @ h
+        return (prob.kernel.S @ h).to(out_dtype)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.transform!r}, beta={self.beta:g}, "
