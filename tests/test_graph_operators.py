@@ -114,3 +114,18 @@ def test_asymmetric_input_is_symmetrized_with_warning():
         k = GraphKernel(ei, 3)
     S = k.S.to_dense()
     assert torch.allclose(S, S.T)
+
+
+def test_top_eigenpairs_skips_large_component_when_bound_is_reached():
+    """Many label-free small components (eigenvalue exactly 1) fill the top k without Lanczos."""
+    W, _, _ = random_graph(40, 0.3, 11)                       # one large component
+    pairs = torch.zeros(40 + 20, 40 + 20, dtype=torch.float64)
+    pairs[:40, :40] = W
+    for i in range(40, 60, 2):                                 # ten 2-node components
+        pairs[i, i + 1] = pairs[i + 1, i] = 1.0
+    S = normalized(pairs)
+    op = SparseOperator.from_dense(S)
+    vals, vecs = top_eigenpairs(op, 5, dense_threshold=10, upper_bound=1.0)
+    assert torch.allclose(vals, torch.ones(5, dtype=torch.float64))
+    assert torch.allclose(S @ vecs, vecs, atol=1e-12)
+    assert (vecs[:40] == 0).all()                               # none from the large component

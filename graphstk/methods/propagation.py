@@ -428,7 +428,7 @@ def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support:
     if U.numel() < 2:
         raise ValueError("kernel PCA needs at least 2 unlabeled visible nodes")
     k = min(dmax, U.numel())
-    mu, u = eigen.top_eigenpairs(prob.kernel.S.block(U, U), k)
+    mu, u = eigen.top_eigenpairs(prob.kernel.S.block(U, U), k, upper_bound=prob.kernel.lambda_max)
     pos = mu > torch.finfo(mu.dtype).eps * 10
     if int(pos.sum()) < dmax:
         warnings.warn(f"kernel PCA: only {int(pos.sum())} positive eigenvalues among the top {k} of G_K,m; "

@@ -73,13 +73,19 @@ def _to_scipy(op: SparseOperator) -> sp.csr_matrix:
     return sp.csr_matrix((val.detach().cpu().numpy(), (row.cpu().numpy(), col.cpu().numpy())), shape=op.shape)
 
 
-def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed: int = 0) -> tuple[Tensor, Tensor]:
+def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed: int = 0,
+                   upper_bound: float | None = None) -> tuple[Tensor, Tensor]:
     """The ``k`` largest (algebraic) eigenpairs of a symmetric sparse operator.
 
     Returns ``(values [k], vectors [N, k])`` on the operator's device/dtype, values in
     descending order, vectors orthonormal. Ties are broken by component size
     (larger first) and then by position, so the result is deterministic.
     Components of at most ``dense_threshold`` nodes use a dense ``eigh``.
+
+    ``upper_bound`` (e.g. 1 for a block of a normalized adjacency): when the small
+    components already supply ``k`` eigenvalues equal to it (within 1e-10), no large
+    component can contribute a larger one and its Lanczos run is skipped (ties at the
+    bound are then resolved in favour of the eigenpairs already found).
     """
     n = op.shape[0]
     if op.shape[0] != op.shape[1]:
@@ -109,6 +115,9 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
             big.append(nodes)
     small_vals = np.concatenate(vals) if vals else np.zeros(0)
     rng = np.random.default_rng(seed)
+    if upper_bound is not None and small_vals.size >= k and \
+            np.sort(small_vals)[::-1][k - 1] >= upper_bound - 1e-10:
+        big = []
     for nodes in big:
         block = a[nodes][:, nodes].tocsr()
         block = (block + block.T) * 0.5
