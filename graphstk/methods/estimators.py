@@ -33,12 +33,7 @@ class UnreachableNodesWarning(UserWarning):
 class _Estimator:
     def __init__(self, solver="auto", max_iter=1000, tol=1e-6, dtype=torch.float64, device=None,
                  setting="transductive"):
-        if solver not in P.SOLVERS:
-            raise ValueError(f"unknown solver {solver!r}; choose one of {P.SOLVERS}")
-        if int(max_iter) != max_iter or max_iter < 1:
-            raise ValueError(f"max_iter must be an integer >= 1, got {max_iter}")
-        if not tol >= 0:
-            raise ValueError(f"tol must be >= 0, got {tol}")
+        P.check_solver_options(solver, max_iter, tol)
         if dtype not in (torch.float32, torch.float64):
             raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
         if setting not in SETTINGS:

@@ -39,6 +39,16 @@ SOLVERS = ("auto", "richardson", "cg", "gmres", "direct")
 DENSE_LIMIT = 4000  # on accelerators: visible nodes up to which "direct" inner solves use a dense matrix
 
 
+def check_solver_options(solver: str, max_iter: int, tol: float) -> None:
+    """Raise a clear ``ValueError`` for an unknown solver, ``max_iter < 1`` or ``tol < 0``."""
+    if solver not in SOLVERS:
+        raise ValueError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
+    if int(max_iter) != max_iter or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter}")
+    if not tol >= 0:
+        raise ValueError(f"tol must be >= 0, got {tol}")
+
+
 @dataclass
 class Problem:
     """A labeled propagation problem on the visible nodes of a graph kernel."""

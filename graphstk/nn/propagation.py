@@ -87,12 +87,7 @@ def _labels(y: Tensor, mask, num_classes: int | None, dtype: torch.dtype | None,
 class _Propagation(torch.nn.Module):
     def __init__(self, max_iter: int, tol: float, solver: str, dtype, num_classes, cached: bool):
         super().__init__()
-        if solver not in P.SOLVERS:
-            raise ValueError(f"unknown solver {solver!r}; choose one of {P.SOLVERS}")
-        if int(max_iter) != max_iter or max_iter < 1:
-            raise ValueError(f"max_iter must be an integer >= 1, got {max_iter}")
-        if not tol >= 0:
-            raise ValueError(f"tol must be >= 0, got {tol}")
+        P.check_solver_options(solver, max_iter, tol)
         if dtype is not None and dtype not in _FLOATS:
             raise ValueError(f"dtype must be torch.float32, torch.float64 or None, got {dtype}")
         self.max_iter, self.tol, self.solver = int(max_iter), float(tol), solver
