@@ -32,6 +32,7 @@ from torch import Tensor
 
 from ..operators.base import KernelOperator
 from ..operators.feature import FeatureKernelOperator, as_features, kernel_function
+from ..spectral.solvers import cg
 
 __all__ = ["kernel_ridge_solve", "KernelRidge", "RandomFeatureRidge", "block_cg"]
 
@@ -61,31 +62,12 @@ def block_cg(matvec, B: Tensor, tol: float = 1e-10, max_iter: int | None = None,
     """Conjugate gradients for ``A X = B`` (``A`` symmetric positive definite, given as a
     callable ``X -> A X`` on ``[n, C]`` blocks), ``C`` independent CG runs vectorised.
 
-    Stops when every column has ``||r_c|| <= tol ||b_c||``. Returns
-    ``(X, iterations, converged)``.
+    A thin wrapper of :func:`graphstk.spectral.cg` (the solver the propagation engines
+    use) returning ``(X, iterations, converged)``; ``max_iter`` defaults to ``10 n``.
     """
-    n = B.shape[0]
-    max_iter = 10 * n if max_iter is None else int(max_iter)
-    X = torch.zeros_like(B) if x0 is None else x0.clone()
-    R = B - matvec(X) if x0 is not None else B.clone()
-    P = R.clone()
-    rs = (R * R).sum(0)
-    target = (tol * B.norm(dim=0)).square()
-    it = 0
-    while it < max_iter and bool((rs > target).any()):
-        AP = matvec(P)
-        pap = (P * AP).sum(0)
-        active = rs > target
-        a = torch.where(active & (pap > 0), rs / torch.where(pap > 0, pap, torch.ones_like(pap)),
-                        torch.zeros_like(rs))
-        X = X + a * P
-        R = R - a * AP
-        rs_new = (R * R).sum(0)
-        beta = torch.where(active, rs_new / torch.where(rs > 0, rs, torch.ones_like(rs)), torch.zeros_like(rs))
-        P = R + beta * P
-        rs = torch.where(active, rs_new, rs)
-        it += 1
-    return X, it, not bool((rs > target).any())
+    max_iter = 10 * B.shape[0] if max_iter is None else int(max_iter)
+    res = cg(matvec, B, max_iter, tol, x0=x0, warn=False)
+    return res.x, res.n_iter, res.converged
 
 
 def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str = "direct",
