@@ -255,9 +255,33 @@ def test_dtypes_and_unweighted():
     out = lp32(y, ei, mask)
     assert out.dtype == torch.float32 and lp32.history_[-1].x.dtype == torch.float32
     torch.testing.assert_close(out.double(), ref, atol=1e-4, rtol=1e-4)
-    m = STKRPropagation(InverseLaplacian(0.99), 1e-3)
+    m = STKRPropagation(InverseLaplacian(0.99), 1e-3, solver="gmres")
     out = m(Yf, ei, mask)
     assert out.dtype == torch.float32 and m.history_[-1].converged
+
+
+def test_auto_solver_choice():
+    """auto: CG for a non-negative polynomial, GMRES for an indefinite one; direct for small
+    reciprocal problems (restarted GMRES can stall on indefinite M), GMRES for large ones."""
+    from graphstk.methods import propagation as P
+    from graphstk.nn import propagation as NP
+    ei, w, _ = random_graph(20)
+    y, mask = labels(20)
+    from graphstk.operators.graph import GraphKernel
+    prob = P.Problem(GraphKernel(ei, N, edge_weight=w), mask.nonzero().flatten(),
+                     torch.nn.functional.one_hot(y[mask], C).double())
+    assert STKRPropagation(Polynomial.monomial(8), 0.1)._solver(prob) == "cg"
+    assert STKRPropagation(Polynomial([1.0, 0.5]), 0.1)._solver(prob) == "gmres"
+    lap = STKRPropagation(InverseLaplacian(0.9), 0.1)
+    assert lap._solver(prob) == "direct"
+    assert STKRPropagation(InverseLaplacian(0.9), 0.1, tol=0, max_iter=8)._solver(prob) == "auto"  # engine: Richardson
+    assert STKRPropagation(InverseLaplacian(0.9), 0.1, solver="gmres")._solver(prob) == "gmres"
+    old = NP.DIRECT_MAX_ENTRIES
+    try:
+        NP.DIRECT_MAX_ENTRIES = N * prob.n - 1
+        assert lap._solver(prob) == "gmres"
+    finally:
+        NP.DIRECT_MAX_ENTRIES = old
 
 
 def test_mask_none_and_num_classes():
