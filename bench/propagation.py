@@ -281,6 +281,9 @@ def main(argv=None) -> int:
                f"python {platform.python_version()}")
     print(f"# machine: {machine}")
     print(f"# load average at start: {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
+    if load0[0] > (os.cpu_count() or 1) - 0.5 and (args.threads > 1 or args.clock == "wall"):
+        print(f"# warning: other jobs keep the {os.cpu_count()} cores busy (load {load0[0]:.1f}); wall-clock timings "
+              "with several OpenMP threads are unreliable then: prefer --threads 1 --clock cpu")
     print(f"# eta={args.eta} beta={args.beta} classes={args.classes} labeled={args.labeled} repeats={repeats} "
           f"clock={args.clock}")
 
