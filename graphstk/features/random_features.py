@@ -48,21 +48,11 @@ import torch
 from sklearn.base import BaseEstimator, TransformerMixin
 from torch import Tensor
 
-from ..operators.feature import as_features
+from ..operators.feature import as_features, check_positive
 
 __all__ = ["RandomFourierFeatures", "RandomBinningFeatures", "bin_ids", "sample_frequencies"]
 
 _RFF_KERNELS = ("gaussian", "laplacian", "cauchy")
-
-
-def _check_positive(name: str, value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a positive number, got {value!r}") from None
-    if not (v > 0) or not math.isfinite(v):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return v
 
 
 def _check_count(name: str, value) -> int:
@@ -88,7 +78,7 @@ def sample_frequencies(kernel: str, sigma: float, d: int, n_features: int,
     Gaussian: ``N(0, 1/sigma^2)``; laplacian (l1): ``Cauchy(0, 1/sigma)``; cauchy:
     ``Laplace(0, 1/sigma)`` (see the module docstring for the derivations).
     """
-    sigma = _check_positive("sigma", sigma)
+    sigma = check_positive("sigma", sigma)
     g = generator if generator is not None else torch.Generator().manual_seed(0)
     shape = (int(d), int(n_features))
     if kernel == "gaussian":
@@ -136,7 +126,7 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         if self.map not in ("cos_sin", "phase"):
             raise ValueError(f"map must be 'cos_sin' or 'phase', got {self.map!r}")
         D = _check_count("n_features", self.n_features)
-        sigma = _check_positive("sigma", self.sigma)
+        sigma = check_positive("sigma", self.sigma)
         g = _generator(self.seed)
         self.W_ = sample_frequencies(self.kernel, sigma, X.shape[1], D, g)
         self.b_ = (2 * math.pi * torch.rand(D, generator=g, dtype=torch.float64)
@@ -211,7 +201,7 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         X = as_features(X, dtype=torch.float64).cpu()  # bin bookkeeping runs on the CPU
-        sigma = _check_positive("sigma", self.sigma)
+        sigma = check_positive("sigma", self.sigma)
         P = _check_count("n_grids", self.n_grids)
         d = X.shape[1]
         g = _generator(self.seed)

@@ -144,14 +144,19 @@ def _distance_fn(metric: str) -> Callable[[Tensor, Tensor], Tensor]:
 # ---------------------------------------------------------------------------
 # kernels
 # ---------------------------------------------------------------------------
-def _check_sigma(sigma) -> float:
+def check_positive(name: str, value) -> float:
+    """``float(value)``, or a clear error naming ``name`` unless it is finite and > 0."""
     try:
-        s = float(sigma)
+        v = float(value)
     except (TypeError, ValueError):
-        raise TypeError(f"sigma must be a positive number, got {sigma!r}") from None
-    if not (s > 0.0) or not math.isfinite(s):
-        raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
-    return s
+        raise TypeError(f"{name} must be a positive number, got {value!r}") from None
+    if not (v > 0.0) or not math.isfinite(v):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return v
+
+
+def _check_sigma(sigma) -> float:
+    return check_positive("sigma", sigma)
 
 
 def _gaussian(X, Y, sigma):
