@@ -8,7 +8,7 @@ for every ``d`` and ``beta``).
 from __future__ import annotations
 
 import itertools
-from typing import Callable, Sequence
+from typing import Callable
 
 import torch
 from torch import Tensor

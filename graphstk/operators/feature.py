@@ -484,7 +484,7 @@ def _knn(X: Tensor, k: int, metric: str, block_size: int | None) -> tuple[Tensor
         dist = lambda A: _sqdist(A, X)  # ranking by squared distance, fast mm path
     else:
         dist = lambda A: _distance_fn(m)(A, X)
-    idx, out = [], []
+    idx = []
     for s in range(0, n, bs):
         e = min(n, s + bs)
         D = dist(X[s:e])

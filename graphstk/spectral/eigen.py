@@ -97,7 +97,7 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
     order = np.argsort(label, kind="stable")
     sizes = np.bincount(label, minlength=ncomp)
     starts = np.concatenate([[0], np.cumsum(sizes)])
-    vals, owners, vecs, sizes_of = [], [], [], []  # vecs: list of (node ids, [size, j] array)
+    vals, vecs, sizes_of = [], [], []  # vecs: list of (node ids, [size, j] array)
     big = []
     for c in range(ncomp):
         nodes = order[starts[c]: starts[c + 1]]
