@@ -1,4 +1,4 @@
-"""Command line: ``python run.py [CONFIG] [--out DIR] [--data-root PATH] [--seeds N] [--quick]``.
+"""Command line: ``python run.py [CONFIG] [--out DIR] [--data-root PATH] [--seeds N] [--datasets NAME ...] [--quick]``.
 
 ``python -m graphstk`` and the ``graphstk`` console script are the same program.
 Exit codes: 0 success, 2 bad command line or config, 1 any other error, 130 interrupted.
@@ -14,6 +14,7 @@ EPILOG = """\
 examples:
   python run.py                                   # default experiment (karate club + SBM, offline, seconds)
   python run.py configs/table1.yaml               # Table 1 of the STKR paper (Cora, DBLP, Computers)
+  python run.py configs/table1.yaml --datasets Cora DBLP   # its Cora and DBLP rows only
   python run.py configs/quick.yaml --data-root /tmp/data --seeds 2
 data root: --data-root > $GRAPHSTK_DATA > ./datasets
 outputs:   DIR/results.json, DIR/results.csv, DIR/results.md (+ the config's plot); DIR/cache/ makes
@@ -36,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="dataset root (default: $GRAPHSTK_DATA, else ./datasets)")
     p.add_argument("--seeds", metavar="N", type=int, default=None,
                    help="use seeds 0..N-1 instead of the config's seeds")
+    p.add_argument("--datasets", metavar="NAME", nargs="+", default=None,
+                   help="run only these datasets of the config (e.g. --datasets Cora DBLP)")
     p.add_argument("--quick", action="store_true",
                    help="smoke run: at most 2 seeds and every grid thinned to at most 3 values")
     p.add_argument("--threads", metavar="N", type=int, default=None,
@@ -57,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             cfg = default_config()
         else:
             cfg = load_config(args.config)
-        cfg = cfg.with_overrides(seeds=args.seeds, quick=args.quick)
+        cfg = cfg.with_overrides(seeds=args.seeds, quick=args.quick, datasets=args.datasets)
     except ConfigError as err:
         where = f"{args.config}: " if args.config else ""
         parser.error(f"{where}{err}")   # exits with status 2

@@ -96,6 +96,14 @@ def test_cli_overrides_seeds_and_quick():
         parse_config(base()).with_overrides(seeds=0)
 
 
+def test_cli_override_datasets_keeps_config_order_and_rejects_unknown_names():
+    cfg = parse_config(base(datasets=["Cora", "DBLP", "Computers"]))
+    assert [d.name for d in cfg.with_overrides(datasets=["dblp", "Cora"]).datasets] == ["Cora", "DBLP"]
+    assert [d.name for d in cfg.datasets] == ["Cora", "DBLP", "Computers"]   # the original is untouched
+    with pytest.raises(ConfigError, match=r"--datasets: unknown dataset\(s\) \['PubMed'\].*allowed"):
+        cfg.with_overrides(datasets=["Cora", "PubMed"])
+
+
 def test_shipped_configs_are_valid():
     files = sorted(glob.glob(os.path.join(REPO, "configs", "*.yaml")))
     names = {os.path.basename(f) for f in files}

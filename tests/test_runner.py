@@ -273,7 +273,7 @@ def _run_cli(*args, env=None, timeout=120):
 def test_cli_help(capsys):
     r = _run_cli("--help")               # the real entry point, in a fresh interpreter
     assert r.returncode == 0
-    for word in ("config", "--out", "--data-root", "--seeds", "--quick", "GRAPHSTK_DATA", "exit codes"):
+    for word in ("config", "--out", "--data-root", "--seeds", "--datasets", "--quick", "GRAPHSTK_DATA", "exit codes"):
         assert word in r.stdout
     from graphstk.__main__ import main
 

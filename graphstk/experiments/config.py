@@ -230,11 +230,24 @@ class ExperimentConfig:
             "quick": self.quick,
         }
 
-    def with_overrides(self, seeds: int | None = None, quick: bool = False) -> "ExperimentConfig":
-        """Apply the command-line ``--seeds N`` and ``--quick`` overrides."""
+    def with_overrides(self, seeds: int | None = None, quick: bool = False,
+                       datasets: list[str] | None = None) -> "ExperimentConfig":
+        """Apply the command-line ``--seeds N``, ``--quick`` and ``--datasets NAME ...`` overrides.
+
+        ``datasets`` keeps only the config's datasets with these names (case-insensitive), in
+        the config's order; a name the config does not list is a :class:`ConfigError`.
+        """
         import dataclasses
 
         cfg = dataclasses.replace(self)
+        if datasets is not None:
+            known = {d.name.lower(): d.name for d in self.datasets}
+            unknown = [name for name in datasets if name.lower() not in known]
+            if unknown or not datasets:
+                raise ConfigError("--datasets", f"unknown dataset(s) {unknown} for this config; "
+                                  f"allowed: {sorted(known.values())}")
+            wanted = {name.lower() for name in datasets}
+            cfg.datasets = [d for d in self.datasets if d.name.lower() in wanted]
         if seeds is not None:
             if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
                 raise ConfigError("--seeds", f"must be an integer >= 1, got {seeds!r}")
