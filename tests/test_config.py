@@ -198,20 +198,28 @@ def test_unreachable_step_size_and_support_defaults_and_values():
     assert cfg.unreachable == "wrong" and cfg.to_dict()["unreachable"] == "wrong"
     assert cfg.solver.step_size == "auto" and cfg.solver.engine_kwargs()["step_size"] == "auto"
     lp, topd_t, topd_i = cfg.methods
-    assert lp.options == {} and lp.engine_kwargs() == {}
-    assert topd_t.options == topd_i.options == {"support": "all"}            # Eq. 8 of the paper
-    assert topd_t.engine_kwargs() == {"topd_support": "all"}
+    assert lp.options == {"labels": "onehot"} and lp.engine_kwargs() == {"labels": "onehot"}
+    assert topd_t.options == topd_i.options == {"support": "all", "labels": "onehot"}   # Eq. 8 of the paper
+    assert topd_t.engine_kwargs() == {"topd_support": "all", "labels": "onehot"}
     cfg = parse_config(base(unreachable="class0", solver={"step_size": "paper"},
                             methods=["SP-topd (t)", {"label": "SP-topd (t)", "support": "labeled"},
                                      {"label": "SP-topd (i)", "support": "labeled", "grid": {"d": [4]}}]))
     assert cfg.unreachable == "class0" and cfg.solver.engine_kwargs()["step_size"] == "paper"
     assert [m.options["support"] for m in cfg.methods] == ["all", "labeled", "labeled"]   # both rows allowed
-    assert cfg.methods[1].engine_kwargs() == {"topd_support": "labeled"}
+    assert cfg.methods[1].engine_kwargs() == {"topd_support": "labeled", "labels": "onehot"}
     assert cfg.methods[1].display() == "SP-topd (t) [support=labeled]" and cfg.methods[0].display() == "SP-topd (t)"
-    assert cfg.to_dict()["methods"][1]["options"] == {"support": "labeled"}
+    assert cfg.to_dict()["methods"][1]["options"] == {"support": "labeled", "labels": "onehot"}
     assert cfg.to_dict()["solver"]["step_size"] == "paper"
     assert parse_config(base(solver={"step_size": 0.25})).solver.step_size == 0.25
     assert parse_config(base(solver={"step_size": 1})).solver.engine_kwargs()["step_size"] == 1.0
+
+
+def test_labels_option_for_every_method():
+    cfg = parse_config(base(methods=["SP-Lap (t)", {"label": "SP-Lap (t)", "labels": "centered"}]))
+    assert [m.options["labels"] for m in cfg.methods] == ["onehot", "centered"]
+    assert cfg.methods[1].display() == "SP-Lap (t) [labels=centered]"
+    err = error_of(base(methods=[{"label": "KRR (i)", "labels": "centred"}]))
+    assert err.path == "methods[0].labels" and "did you mean 'centered'" in str(err)
 
 
 @pytest.mark.parametrize("raw, path, words", [
@@ -234,7 +242,7 @@ def test_unreachable_step_size_and_support_defaults_and_values():
     (base(methods=[{"label": "SP-topd (i)", "support": True}]), "methods[0].support", ["expected one of"]),
     (base(methods=[{"label": "SP-topd (t)", "suport": "all"}]), "methods[0].suport", ["did you mean 'support'"]),
     (base(methods=["SP-topd (i)", {"label": "SP-topd (i)", "support": "all"}]), "methods[1]",
-     ["listed twice with the same options (support: all)"]),
+     ["listed twice with the same options (labels: onehot, support: all)"]),
 ])
 def test_reproduction_option_errors_name_the_key_path(raw, path, words):
     err = error_of(raw)

@@ -118,6 +118,22 @@ def test_fixed_budget_is_truncated_series():
         assert torch.allclose(scores, ref, atol=1e-12)
 
 
+@pytest.mark.parametrize("hidden", [None, HIDDEN], ids=["transductive", "inductive"])
+def test_centered_labels_match_eq7_with_centered_targets(hidden):
+    c = setup(psd=True, hidden=hidden)
+    S, eta, beta = c["S"], 0.9, 0.1
+    Yc = c["Y"] - c["Y"].mean(0, keepdim=True)       # one-hot minus the training class frequencies
+    Qinv = torch.linalg.inv(torch.eye(S.shape[0], dtype=S.dtype) - eta * S)
+    ref = stkr_scores(S, c["tl"], Yc, S @ Qinv, beta, c["rows"](c["eval"]), Qinv)
+    args = (c["kernel"], c["y"], torch.tensor(TRAIN), torch.tensor(c["eval"]), {"eta": [eta], "beta": [beta]}, C)
+    out = predict_grid("stkr-lap", *args, solver="direct", labels="centered")[0][1]
+    assert torch.allclose(out, ref, atol=1e-9 * ref.abs().max(), rtol=0)
+    onehot = predict_grid("stkr-lap", *args, solver="direct")[0][1]
+    assert not torch.allclose(out, onehot)              # the option reaches the engine
+    with pytest.raises(ValueError, match="labels must be 'onehot' or 'centered'"):
+        predict_grid("stkr-lap", *args, labels="centred")
+
+
 def test_grid_batching_equals_single_solves():
     c = setup(psd=True)
     grid = {"eta": [0.5, 0.9], "beta": [1.0, 0.01], "T": [2, 5]}

@@ -383,8 +383,9 @@ def test_class0_run_rows_carry_both_accuracies_and_options_reach_the_engine(tmp_
     assert all("topd_support" not in kw for m, kw in calls if m != "stkr-topd")
     rows = res["rows"]
     assert [(r["method"], r["options"]) for r in rows] == [
-        ("KRR (i)", {}), ("SP-topd (t)", {"support": "all"}), ("SP-topd (t)", {"support": "labeled"}),
-        ("SP-topd (i)", {"support": "labeled"})]
+        ("KRR (i)", {"labels": "onehot"}), ("SP-topd (t)", {"support": "all", "labels": "onehot"}),
+        ("SP-topd (t)", {"support": "labeled", "labels": "onehot"}),
+        ("SP-topd (i)", {"support": "labeled", "labels": "onehot"})]
     for r in rows:
         assert r["test_acc"] == r["test_acc_class0"] and r["mean"] == pytest.approx(r["mean_class0"])
         assert len(r["test_acc_wrong"]) == 2
@@ -399,7 +400,8 @@ def test_class0_run_rows_carry_both_accuracies_and_options_reach_the_engine(tmp_
     assert "SP-topd (t) [support=labeled]" in md and "`unreachable: class0`" in md
     with open(tmp_path / "results.csv", newline="") as fh:
         csv_rows = list(csv.DictReader(fh))
-    assert [c["options"] for c in csv_rows] == ["", "support=all", "support=labeled", "support=labeled"]
+    assert [c["options"] for c in csv_rows] == ["labels=onehot", "support=all,labels=onehot",
+                                                   "support=labeled,labels=onehot", "support=labeled,labels=onehot"]
     assert all(c["mean_wrong"] and c["mean_class0"] for c in csv_rows)
 
     wrong = run_experiment(small_config(datasets=[SPARSE_SBM], methods=["KRR (i)"]), str(tmp_path / "w"),

@@ -46,14 +46,14 @@ class MethodInfo:
 
 
 METHODS: dict[str, MethodInfo] = {
-    "LP (t)": MethodInfo("lp", "transductive", ("eta",), ("T",), ("eta", "T")),
-    "SP-Lap (t)": MethodInfo("stkr-lap", "transductive", ("eta", "beta"), ("T",), ("eta", "beta", "T")),
-    "SP-poly (t)": MethodInfo("stkr-poly", "transductive", ("k", "beta"), ("T",), ("k", "beta", "T")),
-    "SP-topd (t)": MethodInfo("stkr-topd", "transductive", ("d", "beta"), (), ("d", "beta"), ("support",)),
-    "SP-Lap (i)": MethodInfo("stkr-lap", "inductive", ("eta", "beta"), ("T",), ("eta", "beta")),
-    "SP-poly (i)": MethodInfo("stkr-poly", "inductive", ("k", "beta"), ("T",), ("k", "beta")),
-    "SP-topd (i)": MethodInfo("stkr-topd", "inductive", ("d", "beta"), (), ("d", "beta"), ("support",)),
-    "KRR (i)": MethodInfo("krr", "inductive", ("beta",), (), ("beta",)),
+    "LP (t)": MethodInfo("lp", "transductive", ("eta",), ("T",), ("eta", "T"), ("labels",)),
+    "SP-Lap (t)": MethodInfo("stkr-lap", "transductive", ("eta", "beta"), ("T",), ("eta", "beta", "T"), ("labels",)),
+    "SP-poly (t)": MethodInfo("stkr-poly", "transductive", ("k", "beta"), ("T",), ("k", "beta", "T"), ("labels",)),
+    "SP-topd (t)": MethodInfo("stkr-topd", "transductive", ("d", "beta"), (), ("d", "beta"), ("support", "labels")),
+    "SP-Lap (i)": MethodInfo("stkr-lap", "inductive", ("eta", "beta"), ("T",), ("eta", "beta"), ("labels",)),
+    "SP-poly (i)": MethodInfo("stkr-poly", "inductive", ("k", "beta"), ("T",), ("k", "beta"), ("labels",)),
+    "SP-topd (i)": MethodInfo("stkr-topd", "inductive", ("d", "beta"), (), ("d", "beta"), ("support", "labels")),
+    "KRR (i)": MethodInfo("krr", "inductive", ("beta",), (), ("beta",), ("labels",)),
 }
 
 
@@ -72,6 +72,8 @@ class MethodOption:
 METHOD_OPTIONS: dict[str, MethodOption] = {
     "support": MethodOption(("all", "labeled"), "all", "topd_support",
                             "the node set of the kernel PCA of SP-topd"),
+    "labels": MethodOption(("onehot", "centered"), "onehot", "labels",
+                           "the label matrix: one-hot, or one-hot minus the training class frequencies"),
 }
 
 # How a test/val node whose score row is all zero (or not finite) is scored.

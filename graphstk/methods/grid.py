@@ -73,7 +73,7 @@ def _check_grid(method: str, grid: dict) -> dict:
 def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor, eval_idx: Tensor,
                  grid: dict, num_classes: int, solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6,
                  step_size: str | float = "auto", callback: Callable[[int, float], None] | None = None,
-                 topd_support: str = "all") -> list[tuple[dict, Tensor]]:
+                 topd_support: str = "all", labels: str = "onehot") -> list[tuple[dict, Tensor]]:
     """Scores on ``eval_idx`` for every point of ``grid`` (its full Cartesian product).
 
     Parameters
@@ -90,6 +90,7 @@ def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor,
         (the paper's transductive grid); without it systems are solved to ``tol``.
     solver, max_iter, tol, step_size : passed to the engines (see ``graphstk.methods.propagation``).
     topd_support : "all" (Eq. 8) | "labeled" (kernel PCA over components that contain a label).
+    labels : "onehot" (Appendix D) | "centered" (one-hot minus the training class frequencies).
 
     Returns
     -------
@@ -97,7 +98,7 @@ def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor,
     order of ``grid``, last key fastest).
     """
     grid = _check_grid(method, grid)
-    prob = P.make_problem(kernel, y, train_idx, num_classes)
+    prob = P.make_problem(kernel, y, train_idx, num_classes, labels=labels)
     eval_idx = torch.as_tensor(eval_idx, device=kernel.device).long()
     budgets = sorted(int(t) for t in grid.get("T", []))
     opts = dict(solver=solver, max_iter=max_iter, tol=tol, budgets=budgets, callback=callback)

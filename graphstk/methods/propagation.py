@@ -87,8 +87,17 @@ class EngineResult:
     history: list[SolveResult] = field(default_factory=list)
 
 
-def make_problem(kernel: GraphKernel, y: Tensor, train_idx: Tensor, num_classes: int) -> Problem:
-    """Check labels and build the one-hot right-hand side (``y`` holds global labels)."""
+def make_problem(kernel: GraphKernel, y: Tensor, train_idx: Tensor, num_classes: int,
+                 labels: str = "onehot") -> Problem:
+    """Check labels and build the right-hand side ``Y`` (``y`` holds global labels).
+
+    ``labels="onehot"``: ``Y`` is the one-hot matrix (Appendix D). ``labels="centered"``: the
+    one-hot matrix minus its column means over the labeled nodes (the class frequencies), a
+    common variant the paper does not state; every engine is linear in ``Y``, so it shifts each
+    score row by ``-f(1) c^T`` (``c`` the class frequencies) and favours rarer classes.
+    """
+    if labels not in ("onehot", "centered"):
+        raise ValueError(f"labels must be 'onehot' or 'centered', got {labels!r}")
     train_local = kernel.local(train_idx)
     if train_local.numel() == 0:
         raise ValueError("no labeled nodes: train_idx is empty")
@@ -104,6 +113,8 @@ def make_problem(kernel: GraphKernel, y: Tensor, train_idx: Tensor, num_classes:
             f"training labels must lie in [0, {num_classes - 1}], found values in [{int(yt.min())}, {int(yt.max())}]"
         )
     Y = torch.nn.functional.one_hot(yt.long(), int(num_classes)).to(kernel.dtype)
+    if labels == "centered":
+        Y = Y - Y.mean(dim=0, keepdim=True)
     return Problem(kernel, train_local, Y)
 
 
