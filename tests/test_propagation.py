@@ -216,6 +216,48 @@ def test_nonconvergence_warns_with_residual():
                      {"k": [2], "beta": [1e-6]}, C, solver="richardson", tol=1e-12, max_iter=5)
 
 
+def test_direct_solve_path_is_finite_in_float32():
+    # A 140 x 140 system of a Cora KRR split (21 edges among labeled nodes, 109 zero rows) on which
+    # torch 2.13's float32 CPU eigh returned two NaN eigenpairs without an error.
+    from graphstk.methods.propagation import _sym_solve_path
+
+    entries = [(1, 2, .2582), (17, 24, .169), (18, 139, .1581), (22, 39, .169), (26, 99, .1826),
+               (26, 122, .2236), (26, 123, .2236), (37, 60, .3333), (42, 87, .4082), (55, 60, .1667),
+               (59, 105, .1581), (75, 84, .1826), (76, 88, .1195), (88, 130, .0976), (99, 122, .2041),
+               (99, 123, .2041), (102, 109, .0668), (103, 139, .1443), (109, 124, .0791), (109, 133, .0589),
+               (135, 137, .4082)]
+    B = torch.zeros(140, 140)
+    for i, j, v in entries:
+        B[i, j] = B[j, i] = v
+    rhs = torch.nn.functional.one_hot(torch.arange(140) % 7, 7).float()
+    shifts = [140 * b for b in (1e3, 1.0, 1e-3)]
+    out = _sym_solve_path(B, 2681.0, shifts, rhs, "test")
+    for shift, a in zip(shifts, out):
+        assert a.dtype == torch.float32 and torch.isfinite(a).all()
+        ref = torch.linalg.solve(2681.0 * B.double() + shift * torch.eye(140, dtype=torch.float64), rhs.double())
+        assert torch.allclose(a.double(), ref, rtol=1e-4, atol=1e-6 * ref.abs().max())
+
+
+def test_non_finite_scores_warn_and_count_as_unreachable(monkeypatch):
+    from graphstk.methods import NonFiniteScoresWarning
+    from graphstk.methods import propagation as P
+
+    c = setup(psd=True)
+    real = P.stkr_polynomial
+
+    def broken(*args, **kw):
+        res = real(*args, **kw)
+        for key in res.h:
+            res.h[key][0] = float("nan")     # one visible node's coefficients become NaN
+        return res
+
+    monkeypatch.setattr(P, "stkr_polynomial", broken)
+    with pytest.warns(NonFiniteScoresWarning, match=r"krr: non-finite scores at 2 of 2 grid point"):
+        out = predict_grid("krr", c["kernel"], c["y"], torch.tensor(TRAIN), torch.arange(N_NODES),
+                           {"beta": [1.0, 0.1]}, C)
+    assert (predict_labels(out[0][1]) == -1).any()
+
+
 def test_float32_runs_and_agrees():
     c = setup(psd=True)
     k32 = GraphKernel(c["ei"], N_NODES, edge_weight=c["w"], dtype=torch.float32)

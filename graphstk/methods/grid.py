@@ -8,6 +8,7 @@ for every ``d`` and ``beta``).
 from __future__ import annotations
 
 import itertools
+import warnings
 from typing import Callable
 
 import torch
@@ -25,6 +26,20 @@ METHODS = {
     "krr": ("beta",),
 }
 OPTIONAL = {"lp": ("T",), "stkr-lap": ("T",), "stkr-poly": ("T",), "stkr-topd": (), "krr": ("T",)}
+
+
+class NonFiniteScoresWarning(RuntimeWarning):
+    """An engine returned NaN or infinite scores; those rows are scored as unreachable."""
+
+
+def _warn_non_finite(method: str, results: list[tuple[dict, Tensor]]) -> list[tuple[dict, Tensor]]:
+    bad = [(p, int((~torch.isfinite(s)).any(dim=1).sum())) for p, s in results if not bool(torch.isfinite(s).all())]
+    if bad:
+        shown = ", ".join(f"{p} ({k} rows)" for p, k in bad[:3]) + (" ..." if len(bad) > 3 else "")
+        warnings.warn(f"{method}: non-finite scores at {len(bad)} of {len(results)} grid point(s): {shown}; "
+                      "those rows count as unreachable (try dtype float64 or another solver)",
+                      NonFiniteScoresWarning, stacklevel=3)
+    return results
 
 
 def scores_from(kernel: GraphKernel, h: Tensor, idx: Tensor) -> Tensor:
@@ -112,7 +127,7 @@ def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor,
         for p in points:
             g = etas.index(p["eta"])
             results.append((p, lp_scores(kernel, res.h[(g, tkey(p))], p["eta"], eval_idx)))
-        return results
+        return _warn_non_finite(method, results)
     betas = grid["beta"]
     cache: dict = {}
     for p in points:
@@ -138,7 +153,7 @@ def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor,
     H = torch.cat([h for _, h in results], dim=1)
     S_eval = scores_from(kernel, H, eval_idx)
     C = int(num_classes)
-    return [(p, S_eval[:, i * C:(i + 1) * C]) for i, (p, _) in enumerate(results)]
+    return _warn_non_finite(method, [(p, S_eval[:, i * C:(i + 1) * C]) for i, (p, _) in enumerate(results)])
 
 
 def unreachable(scores: Tensor) -> Tensor:

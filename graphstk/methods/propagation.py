@@ -131,18 +131,27 @@ def _split(x: Tensor, C: int) -> list[Tensor]:
 
 
 def _sym_solve_path(B: Tensor, scale: float, shifts: Sequence[float], rhs: Tensor, what: str) -> list[Tensor]:
-    """Solve ``(scale * B + shift I) a = rhs`` for every shift with one ``eigh`` of ``B``."""
-    lam, V = torch.linalg.eigh((B + B.T) / 2)
-    proj = V.T @ rhs
+    """Solve ``(scale * B + shift I) a = rhs`` for every shift with one ``eigh`` of ``B``.
+
+    The eigendecomposition is always computed in float64 (``B`` is only ``n x n``): torch's
+    float32 ``eigh`` on CPU was seen to return NaN eigenpairs, without an error, for a very
+    sparse ``B`` with many zero rows (the KRR system of a Cora split). The solutions are
+    returned in the dtype of ``rhs``; a non-finite decomposition raises FloatingPointError.
+    """
+    lam, V = torch.linalg.eigh(((B + B.T) / 2).double())
+    if not (bool(torch.isfinite(lam).all()) and bool(torch.isfinite(V).all())):
+        raise FloatingPointError(f"{what}: the eigendecomposition of the {B.shape[0]} x {B.shape[0]} "
+                                 "system matrix is not finite")
+    proj = V.T @ rhs.double()
     out = []
     for s in shifts:
         d = scale * lam + s
-        tiny = torch.finfo(d.dtype).eps * max(1.0, float(d.abs().max()))
+        tiny = torch.finfo(B.dtype).eps * max(1.0, float(d.abs().max()))
         if bool((d.abs() <= tiny).any()):
             warnings.warn(f"{what}: the system is numerically singular for shift {s:g}; "
                           "its solution is the least-norm one", stacklevel=3)
             d = torch.where(d.abs() <= tiny, torch.full_like(d, float("inf")), d)
-        out.append(V @ (proj / d.unsqueeze(1)))
+        out.append((V @ (proj / d.unsqueeze(1))).to(rhs.dtype))
     return out
 
 
