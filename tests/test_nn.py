@@ -264,7 +264,6 @@ def test_auto_solver_choice():
     """auto: CG for a non-negative polynomial, GMRES for an indefinite one; direct for small
     reciprocal problems (restarted GMRES can stall on indefinite M), GMRES for large ones."""
     from graphstk.methods import propagation as P
-    from graphstk.nn import propagation as NP
     ei, w, _ = random_graph(20)
     y, mask = labels(20)
     from graphstk.operators.graph import GraphKernel
@@ -276,12 +275,16 @@ def test_auto_solver_choice():
     assert lap._solver(prob) == "direct"
     assert STKRPropagation(InverseLaplacian(0.9), 0.1, tol=0, max_iter=8)._solver(prob) == "auto"  # engine: Richardson
     assert STKRPropagation(InverseLaplacian(0.9), 0.1, solver="gmres")._solver(prob) == "gmres"
-    old = NP.DIRECT_MAX_ENTRIES
+    old = P.DIRECT_MAX_ENTRIES
     try:
-        NP.DIRECT_MAX_ENTRIES = N * prob.n - 1
+        P.DIRECT_MAX_ENTRIES = N * prob.n - 1
         assert lap._solver(prob) == "gmres"
+        # the engines follow the same rule: an iterative solve (with a history) instead of the direct one
+        assert P.stkr_polynomial(prob, Polynomial.monomial(2), [0.1], tol=1e-10).history
+        assert P.stkr_reciprocal(prob, [InverseLaplacian(0.5)], [1.0], tol=1e-10, max_iter=5000).history
     finally:
-        NP.DIRECT_MAX_ENTRIES = old
+        P.DIRECT_MAX_ENTRIES = old
+    assert not P.stkr_polynomial(prob, Polynomial.monomial(2), [0.1]).history     # direct: no iterations
 
 
 def test_mask_none_and_num_classes():

@@ -128,7 +128,8 @@ class STKR(_Estimator):
     setting : "transductive" | "inductive"
     solver : "auto" | "richardson" | "cg" | "gmres" | "direct"
         ``auto``: ``direct`` (Algorithm 3 / an ``n x n`` system) when there are at most
-        4000 labels and no fixed budget, otherwise CG (symmetric positive systems) or GMRES.
+        4000 labels, ``N n <= 2^25`` and no fixed budget, otherwise CG (symmetric positive
+        systems) or GMRES.
     max_iter, tol : ``tol=0`` runs exactly ``max_iter`` Richardson iterations (the paper's T).
     step_size : "auto" | "paper" | float
         Richardson step ``gamma``; see :func:`graphstk.methods.propagation.stkr_reciprocal`.

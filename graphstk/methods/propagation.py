@@ -37,6 +37,14 @@ from ..spectral.transforms import Polynomial, ReciprocalPolynomial
 
 SOLVERS = ("auto", "richardson", "cg", "gmres", "direct")
 DENSE_LIMIT = 4000  # on accelerators: visible nodes up to which "direct" inner solves use a dense matrix
+DIRECT_MAX_LABELED = 4000     # solver="auto" takes the direct solve up to n labels ...
+DIRECT_MAX_ENTRIES = 2 ** 25  # ... and up to N * n entries in its dense N x n blocks (256 MiB in float64)
+
+
+def auto_is_direct(prob: "Problem") -> bool:
+    """Whether ``solver="auto"`` (without a fixed budget) uses the direct solve: the ``n x n``
+    system is small and the ``N x n`` blocks it is built from fit in memory."""
+    return prob.n <= DIRECT_MAX_LABELED and prob.N * prob.n <= DIRECT_MAX_ENTRIES
 
 
 def check_solver_options(solver: str, max_iter: int, tol: float) -> None:
@@ -256,7 +264,7 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
     N, n, C = prob.N, prob.n, prob.C
     coeffs = transform.coeffs
     out = EngineResult({})
-    if solver == "direct" or (solver == "auto" and not budgets and n <= 4000):
+    if solver == "direct" or (solver == "auto" and not budgets and auto_is_direct(prob)):
         hp_E = _horner(prob, coeffs, prob.scatter(torch.eye(n, dtype=prob.Y.dtype, device=prob.Y.device)))
         B = prob.S(hp_E)[prob.train]
         alphas = _sym_solve_path(B, float(N), [n * bt for bt in betas], prob.Y, "STKR (Algorithm 3)")
@@ -329,7 +337,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     r = rs.pop()
     N, n, C = prob.N, prob.n, prob.C
     out = EngineResult({})
-    if solver == "direct" or (solver == "auto" and not budgets and n <= 4000):
+    if solver == "direct" or (solver == "auto" and not budgets and auto_is_direct(prob)):
         E = prob.scatter(torch.eye(n, dtype=prob.Y.dtype, device=prob.Y.device))
         for t, tr in enumerate(transforms):
             X = _reciprocal_direct(prob, tr, E)

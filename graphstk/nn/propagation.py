@@ -37,8 +37,6 @@ from ..spectral.transforms import Polynomial, ReciprocalPolynomial
 __all__ = ["LabelPropagation", "STKRPropagation"]
 
 _FLOATS = (torch.float32, torch.float64)
-DIRECT_MAX_LABELED = 4000     # solver="auto" for reciprocal transforms: direct solve up to n labels
-DIRECT_MAX_ENTRIES = 2 ** 25  # ... and up to N * n entries in its dense N x n blocks
 
 
 def _labels(y: Tensor, mask, num_classes: int | None, dtype: torch.dtype | None, device):
@@ -215,7 +213,7 @@ class STKRPropagation(_Propagation):
         if isinstance(self.transform, Polynomial):
             lo, _ = self.transform.value_range(-prob.kernel.lambda_max, prob.kernel.lambda_max)
             return "cg" if lo >= 0 else "gmres"
-        small = prob.n <= DIRECT_MAX_LABELED and prob.N * prob.n <= DIRECT_MAX_ENTRIES
+        small = P.auto_is_direct(prob)
         dense_ok = len(self.transform.xi) <= 2 or prob.N <= P.DENSE_LIMIT  # what the direct path supports
         return "direct" if small and dense_ok else "gmres"
 
