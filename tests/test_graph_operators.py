@@ -116,6 +116,19 @@ def test_asymmetric_input_is_symmetrized_with_warning():
     assert torch.allclose(S, S.T)
 
 
+@pytest.mark.parametrize("k", [5, 45, 90])
+def test_top_eigenpairs_over_several_large_components_matches_dense(k):
+    """Two Lanczos components and small dense ones: the top k of the union, for small and large k."""
+    blocks = [random_graph(60, 0.1, 3)[0], random_graph(50, 0.12, 4)[0], random_graph(6, 0.6, 5)[0]]
+    W = torch.block_diag(*blocks)
+    S = normalized(W)
+    vals, vecs = top_eigenpairs(SparseOperator.from_dense(S), k, dense_threshold=8)
+    ref = torch.linalg.eigvalsh(S).flip(0)[:k]
+    assert torch.allclose(vals, ref, atol=1e-8)
+    assert torch.allclose(S @ vecs, vecs * vals, atol=1e-7)
+    assert torch.allclose(vecs.T @ vecs, torch.eye(k, dtype=torch.float64), atol=1e-7)
+
+
 def test_top_eigenpairs_skips_large_component_when_bound_is_reached():
     """Many label-free small components (eigenvalue exactly 1) fill the top k without Lanczos."""
     W, _, _ = random_graph(40, 0.3, 11)                       # one large component

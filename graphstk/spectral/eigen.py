@@ -118,13 +118,17 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
     if upper_bound is not None and small_vals.size >= k and \
             np.sort(small_vals)[::-1][k - 1] >= upper_bound - 1e-10:
         big = []
-    for nodes in big:
+    for bi, nodes in enumerate(big):
         block = a[nodes][:, nodes].tocsr()
         block = (block + block.T) * 0.5
-        # only eigenvalues above the current k-th largest can still enter the top k
         kmax = min(k, nodes.size - 2)
-        kk = min(kmax, 32)
-        while True:
+        # The top k needs at least `missing` eigenpairs from this component: the other
+        # components hold only small_vals.size (found) + later.size (not yet computed) of them.
+        # Start there; double from 32 only when the others could fill the top k.
+        later = sum(b.size for b in big[bi + 1:])
+        missing = k - small_vals.size - later
+        kk = min(kmax, max(32, missing))
+        while True:  # stop once the smallest eigenvalue found can no longer enter the top k
             w, v = eigsh(block, k=kk, which="LA", v0=rng.standard_normal(nodes.size), tol=1e-10)
             idx = np.argsort(w)[::-1]
             w, v = w[idx], v[:, idx]
