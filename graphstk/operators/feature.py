@@ -155,10 +155,6 @@ def check_positive(name: str, value) -> float:
     return v
 
 
-def _check_sigma(sigma) -> float:
-    return check_positive("sigma", sigma)
-
-
 def _gaussian(X, Y, sigma):
     if X.requires_grad or Y.requires_grad:
         return torch.exp(_sqdist(X, Y) * (-0.5 / sigma**2))
@@ -253,7 +249,7 @@ class Kernel:
             raise TypeError(f"kernel {key!r} got unexpected parameter(s) {sorted(unknown)} (takes {allowed})")
         p = {k: (params[k] if params.get(k) is not None else v) for k, v in defaults.items()}
         if "sigma" in p:
-            p["sigma"] = _check_sigma(p["sigma"])
+            p["sigma"] = check_positive("sigma", p["sigma"])
         if key == "polynomial":
             deg = p["degree"]
             if int(deg) != deg or int(deg) < 1:
@@ -547,7 +543,7 @@ def knn_graph(X, k: int, metric: str = "euclidean", mode: str = "connectivity",
     elif mode == "distance":
         w = dist
     else:
-        s = float(dist.median()) if sigma is None else _check_sigma(sigma)
+        s = float(dist.median()) if sigma is None else check_positive("sigma", sigma)
         if s <= 0:
             raise ValueError("all kNN distances are 0 (duplicate points); pass sigma explicitly")
         w = torch.exp(-dist.square() / (2.0 * s * s))
