@@ -137,7 +137,7 @@ class OneClass(VectorProtocol):
                        num_classes=1, seed=rep)
         (scores,) = call_method(entry, m.options, prob, points)
         value = auc(scores, data.y[te] == unit["pos"])
-        return self._record(points, [float("nan")], None, 0, value, t0, n_labeled=int(tr.numel()),
+        return self._record(points, [None], None, 0, value, t0, n_labeled=int(tr.numel()),
                             n_test=int(te.numel()))
 
     def describe(self) -> dict:
