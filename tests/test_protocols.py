@@ -352,6 +352,10 @@ def test_one_class_sets_auc_and_determinism(tiny):
     proto.check(spec, tiny)
     (m,) = cfg.methods
     train_part, test_part = set(tiny.parts["train"].tolist()), set(tiny.parts["test"].tolist())
+    pool_tr, pool_te = proto._pools(spec, tiny, 0)                 # class-balanced reduced sets (40 // 3, 30 // 3)
+    assert torch.bincount(tiny.y[pool_tr]).tolist() == [13, 13, 13]
+    assert torch.bincount(tiny.y[pool_te]).tolist() == [10, 10, 10]
+    assert not torch.equal(proto._pools(spec, tiny, 1)[0], pool_tr)     # redrawn per trial (pool_seed: null)
     for rep in cfg.seeds:
         OneClassSpy.calls.clear()
         unit = proto.prepare(spec, tiny, 8, rep)

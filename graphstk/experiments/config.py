@@ -123,7 +123,7 @@ _PROTOCOL_KEYS: dict[str, set[str]] = {
     "labeled-per-class": {"n_labeled", "val_per_class", "test", "test_size", "test_part", "n_unlabeled",
                           "paper"},
     "one-class": {"n_train", "n_test", "train_pool", "test_pool", "train_part", "test_part", "pool_seed",
-                  "paper"},
+                  "balanced", "paper"},
 }
 _ALL_PROTOCOL_KEYS = set().union(*_PROTOCOL_KEYS.values())
 _VECTOR_DATASET_KEYS = {"name", "source", "part", "n_per_class", "subsample_seed", "options", "positive",
@@ -1044,7 +1044,8 @@ def _parse_protocol_options(raw: dict, protocol: str) -> dict:
         return {"n_train": opt_int("n_train", 500), "n_test": opt_int("n_test", 200),
                 "train_pool": opt_int("train_pool", 5000), "test_pool": opt_int("test_pool", 1000),
                 "train_part": opt_str("train_part", "train"), "test_part": opt_str("test_part", "test"),
-                "pool_seed": _int(raw.get("pool_seed", 0), "pool_seed", lo=0)}
+                "balanced": _bool(raw.get("balanced", True), "balanced"),
+                "pool_seed": None if raw.get("pool_seed") is None else _int(raw["pool_seed"], "pool_seed", lo=0)}
     raise AssertionError(protocol)  # pragma: no cover
 
 
