@@ -589,6 +589,13 @@ def _parse_methods(raw, top_grid: dict) -> list[MethodSpec]:
             raise ConfigError(f"{path}.label", "missing (one of: " + ", ".join(METHODS) + ")")
         label = _str(entry["label"], f"{path}.label")
         if label not in METHODS:
+            from .registry import registered_methods
+
+            if label in registered_methods():
+                raise ConfigError(label_path, f"{label!r} is a method of the vector protocols (it needs "
+                                              f"{', '.join(sorted(registered_methods()[label].needs))}); set "
+                                              f"'protocol:' to one of {', '.join(PROTOCOLS[1:])}, or use a graph "
+                                              f"method here ({', '.join(METHODS)})")
             close = difflib.get_close_matches(label, list(METHODS), n=1, cutoff=0.4)
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise ConfigError(label_path, f"unknown method {label!r}; {hint}(allowed: {', '.join(METHODS)})")
