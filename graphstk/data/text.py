@@ -52,17 +52,24 @@ def tfidf_features(docs: list[str], tfidf: dict | None = None):
     """
     from sklearn.feature_extraction.text import TfidfVectorizer
 
+    settings = _check_tfidf(tfidf)
+    settings["dtype"] = np.float64
+    vec = TfidfVectorizer(**settings)
+    X = vec.fit_transform(docs)
+    return _csr64(X), vec.get_feature_names_out().tolist()
+
+
+def _check_tfidf(tfidf: dict | None) -> dict:
+    """The vectorizer settings: :data:`TFIDF_DEFAULTS` updated by ``tfidf`` (checked before any reading)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     if tfidf is not None and not isinstance(tfidf, dict):
         raise TypeError(f"tfidf must be a dict of TfidfVectorizer keyword arguments, got {type(tfidf).__name__}")
     bad = sorted(set(tfidf or {}) - set(TfidfVectorizer().get_params()))
     if bad:
         raise TypeError(f"tfidf: unknown TfidfVectorizer argument(s) {', '.join(bad)}; see "
                         "sklearn.feature_extraction.text.TfidfVectorizer")
-    settings = {**TFIDF_DEFAULTS, **(tfidf or {})}
-    settings["dtype"] = np.float64
-    vec = TfidfVectorizer(**settings)
-    X = vec.fit_transform(docs)
-    return _csr64(X), vec.get_feature_names_out().tolist()
+    return {**TFIDF_DEFAULTS, **(tfidf or {})}
 
 
 def _settings_text(tfidf: dict | None) -> str:
@@ -85,6 +92,7 @@ def _load_movie_reviews(root: Path, where: str, tfidf: dict | None = None) -> Ve
     This is the Fredholm paper's "IMDB movie review" set (1000 positive and 1000 negative
     reviews, Table 3); the paper does not give its tf-idf settings.
     """
+    _check_tfidf(tfidf)
     d = _require(root, where, "MovieReviews", "movie_review_polarity", (_POLARITY,))
     docs, labels = [], []
     with tarfile.open(d / _POLARITY, "r:gz") as tar:
@@ -146,6 +154,7 @@ def _load_webkb4(root: Path, where: str, tfidf: dict | None = None) -> VectorDat
     are kept and the text is Cardoso-Cachopo's stemmed version; a binary task must be derived
     explicitly (e.g. student vs. faculty) and will not match the paper's counts.
     """
+    _check_tfidf(tfidf)
     d = root / "webkb"
     train_name = next((f for f in _WEBKB_TRAIN if (d / f).is_file()), _WEBKB_TRAIN[1])
     _require(root, where, "WebKB4", "webkb", (_WEBKB_TEST, train_name),

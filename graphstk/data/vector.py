@@ -292,8 +292,10 @@ def _lookup(name: str) -> _Entry:
         raise TypeError(f"dataset name must be a str, got {type(name).__name__}")
     key = _ALIASES.get(_norm(name))
     if key is None:
-        close = difflib.get_close_matches(_norm(name), list(_ALIASES), n=1, cutoff=0.5)
-        hint = f" Did you mean {_ALIASES[close[0]]!r}?" if close else ""
+        close = list(dict.fromkeys(_ALIASES[c] for c in
+                                   difflib.get_close_matches(_norm(name), list(_ALIASES), n=4, cutoff=0.6)))
+        hint = (f" Did you mean {close[0]!r}" + (f" (or {', '.join(map(repr, close[1:3]))})" if close[1:] else "")
+                + "?") if close else ""
         raise ValueError(f"unknown vector dataset {name!r}.{hint} Valid names: {', '.join(VECTOR_DATASETS)} "
                          "(case-insensitive; graphs such as Cora load with graphstk.load_dataset)")
     return _REGISTRY[key]
