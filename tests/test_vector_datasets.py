@@ -96,8 +96,10 @@ def test_unknown_name_lists_names_and_closest_match():
         load_vector_dataset("mnsit")
     with pytest.raises(ValueError, match=r"Did you mean '(Digits|Digit1)' \(or '(Digits|Digit1)'\)\?"):
         load_vector_dataset("Digit2")
-    with pytest.raises(ValueError, match=r"unknown vector dataset 'Cora'\. Valid names"):
-        load_vector_dataset("Cora")
+    with pytest.raises(ValueError, match=r"'cora' is a graph dataset.*graphstk.load_dataset\('Cora'\)"):
+        load_vector_dataset("cora")
+    with pytest.raises(ValueError, match=r"unknown vector dataset 'xyz'\. Valid names"):
+        load_vector_dataset("xyz")
 
 
 def test_unknown_option_is_a_type_error_listing_the_accepted_ones():

@@ -292,6 +292,14 @@ def _lookup(name: str) -> _Entry:
         raise TypeError(f"dataset name must be a str, got {type(name).__name__}")
     key = _ALIASES.get(_norm(name))
     if key is None:
+        from .datasets import get_spec
+        try:
+            graph = get_spec(name).name
+        except ValueError:
+            graph = None
+        if graph is not None:
+            raise ValueError(f"{name!r} is a graph dataset, not a vector one: load it with "
+                             f"graphstk.load_dataset({graph!r}). Vector datasets: {', '.join(VECTOR_DATASETS)}")
         close = list(dict.fromkeys(_ALIASES[c] for c in
                                    difflib.get_close_matches(_norm(name), list(_ALIASES), n=4, cutoff=0.6)))
         hint = (f" Did you mean {close[0]!r}" + (f" (or {', '.join(map(repr, close[1:3]))})" if close[1:] else "")
