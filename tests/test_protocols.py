@@ -530,6 +530,12 @@ def test_dataset_entry_part_and_balanced_subsample(tiny, fake_loader):
     s = vector_data.load_vector_spec(cfg.datasets[1], None)
     assert torch.bincount(s.y).tolist() == [5, 5, 5] and fake_loader[-1] == ("Digits", {"dtype": "x"})
     assert torch.equal(vector_data.load_vector_spec(cfg.datasets[1], None).X, s.X)      # seeded
+    noisy = _cfg(protocol="labeled-per-class", n_labeled=[2], methods=["RLSC"], datasets=[
+        {"name": "N", "source": "Digits", "part": "train", "noise_std": 0.3, "noise_seed": 1}])
+    nz = vector_data.load_vector_spec(noisy.datasets[0], None)
+    clean = tiny.X[torch.sort(tiny.parts["train"]).values]
+    assert float((nz.X - clean).std()) == pytest.approx(0.3, rel=0.1)
+    assert torch.equal(vector_data.load_vector_spec(noisy.datasets[0], None).X, nz.X)
     bad = _cfg(protocol="labeled-per-class", n_labeled=[2], datasets=[{"name": "B", "source": "Digits",
                                                                          "part": "validation"}], methods=["RLSC"])
     with pytest.raises(ValueError, match="no part 'validation'"):
