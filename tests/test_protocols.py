@@ -552,3 +552,23 @@ def test_shipped_vector_configs_parse():
     assert [m.label for m in cfg.methods] == ["KRLSC"]
     quick = load_config(os.path.join(repo, "configs", "quick.yaml"))
     assert {t.protocol for t in quick.all_tasks()} == {"node-classification", "labeled-per-class"}
+
+
+def test_node_classification_cache_key_is_the_pre_protocol_one():
+    """The STKR configs keep their cache keys (and so their numbers): same payload keys and values."""
+    from graphstk.experiments.datasets import load_spec
+
+    cfg = parse_config({"seeds": 1, "p_test": 0.2, "planetoid_split": "random", "paper_table": None,
+                        "datasets": [{"name": "Karate", "graph": {"kind": "karate_club", "train_per_class": 3,
+                                                                   "val_per_class": 3}}],
+                        "methods": ["LP (t)"]})
+    proto = get_protocol(cfg)
+    spec, (m,) = cfg.datasets[0], cfg.methods
+    data = load_spec(spec, None)
+    unit = proto.prepare(spec, data, 0.2, 0)
+    payload = proto.payload(spec, "fp", 0.2, 0, unit, m, m.grid, "code")
+    assert payload == {"dataset": {"name": "Karate", "source": None, "graph": spec.graph}, "data": "fp",
+                       "p_test": 0.2, "seed": 0, "split": unit["sfp"], "method": "LP (t)", "engine": "lp",
+                       "setting": "transductive", "options": {"labels": "onehot"}, "grid": m.grid,
+                       "solver": cfg.solver.to_dict(), "unreachable": "wrong", "code": "code"}
+    assert proto.label("Karate", "LP (t)", 0.2, 0) == "Karate_LP (t)_p0.2_s0"
