@@ -47,6 +47,35 @@ def check_edge_index(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | N
             raise ValueError("edge_weight must be finite and non-negative")
 
 
+class EdgeListWarning(UserWarning):
+    """``edge_index`` has duplicate edges (their weights are summed) or self-loops (kept)."""
+
+
+def edge_list_issues(edge_index: Tensor, num_nodes: int) -> tuple[int, int]:
+    """``(duplicates, self_loops)``: how many entries of ``edge_index`` repeat an earlier
+    ``(row, col)`` pair, and how many are ``(i, i)``."""
+    if edge_index.numel() == 0:
+        return 0, 0
+    row, col = edge_index[0].long(), edge_index[1].long()
+    keys = row * int(num_nodes) + col
+    dup = int(keys.numel() - torch.unique(keys).numel())
+    return dup, int((row == col).sum())
+
+
+def clean_edge_list(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None
+                    ) -> tuple[Tensor, Tensor | None]:
+    """Drop self-loops and keep one copy of each ``(row, col)`` pair (the first one and its weight)."""
+    row, col = edge_index[0].long(), edge_index[1].long()
+    keep = row != col
+    keys = row * int(num_nodes) + col
+    order = torch.argsort(keys, stable=True)
+    first = torch.ones_like(keep)
+    sk = keys[order]
+    first[order[1:]] = sk[1:] != sk[:-1]
+    keep &= first
+    return edge_index[:, keep], (edge_weight[keep] if edge_weight is not None else None)
+
+
 def _edges(edge_index, num_nodes, edge_weight, dtype, device):
     check_edge_index(edge_index, num_nodes, edge_weight)
     row, col = edge_index[0].to(device).long(), edge_index[1].to(device).long()
@@ -104,6 +133,14 @@ class GraphKernel:
         visible nodes only (App. D.1: ``D(x_i) = sum_{j not hidden} W(x_i, x_j)``).
     edge_weight : Tensor ``[E]``, optional
         Non-negative weights ``W``; 1 for every edge by default.
+    dtype : torch.dtype, default torch.float64
+    device : torch.device, optional
+        Default: the device of ``edge_index``.
+    clean_edges : bool, default False
+        Duplicate ``(row, col)`` entries are summed into one weight and self-loops are kept
+        (a legitimate weighted graph with loops), with one :class:`EdgeListWarning` saying so.
+        ``True`` drops self-loops and keeps one copy of each edge, silently (the usual reading
+        of an unweighted benchmark graph).
 
     Attributes
     ----------
@@ -121,8 +158,19 @@ class GraphKernel:
     """
 
     def __init__(self, edge_index: Tensor, num_nodes: int, hidden=None, edge_weight: Tensor | None = None,
-                 dtype: torch.dtype = torch.float64, device=None):
+                 dtype: torch.dtype = torch.float64, device=None, clean_edges: bool = False):
         device = torch.device(device) if device is not None else edge_index.device
+        check_edge_index(edge_index, num_nodes, edge_weight)
+        dup, loops = edge_list_issues(edge_index, num_nodes)
+        if dup or loops:
+            if clean_edges:
+                edge_index, edge_weight = clean_edge_list(edge_index, num_nodes, edge_weight)
+            else:
+                what = " and ".join(x for x in (f"{dup} duplicate edges (their weights are summed)" if dup else "",
+                                                f"{loops} self-loops (kept)" if loops else "") if x)
+                warnings.warn(f"edge_index has {what}: a weighted graph with loops. For an unweighted graph pass "
+                              "clean_edges=True (or clean it first with torch_geometric.utils.coalesce and "
+                              "remove_self_loops)", EdgeListWarning, stacklevel=3)
         row, col, w = _edges(edge_index, num_nodes, edge_weight, dtype, device)
         self.num_nodes = int(num_nodes)
         self.dtype, self.device = dtype, device
