@@ -220,6 +220,8 @@ def _sym_solve_path(B: Tensor, scale: float, shifts: Sequence[float], rhs: Tenso
     sparse ``B`` with many zero rows (the KRR system of a Cora split). The solutions are
     returned in the dtype of ``rhs``; a non-finite decomposition raises FloatingPointError.
     """
+    if B.numel() == 0:   # no features at all (e.g. kernel PCA on an edgeless graph): the zero predictor
+        return [torch.zeros(0, rhs.shape[1], dtype=rhs.dtype, device=rhs.device) for _ in shifts]
     lam, V = torch.linalg.eigh(((B + B.T) / 2).double())
     if not (bool(torch.isfinite(lam).all()) and bool(torch.isfinite(V).all())):
         raise FloatingPointError(f"{what}: the eigendecomposition of the {B.shape[0]} x {B.shape[0]} "
@@ -604,8 +606,11 @@ def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support:
         raise ValueError(f"support must be 'all' or 'labeled', got {support!r}")
     U = keep.nonzero().flatten()
     dmax = max(ds)
-    if U.numel() < 2:
-        raise ValueError("kernel PCA needs at least 2 unlabeled visible nodes")
+    if U.numel() == 0:   # e.g. an edgeless graph with support="labeled": no node shares a component with a label
+        warnings.warn("kernel PCA: no unlabeled node shares a connected component with a labeled node; every score "
+                      "is zero", stacklevel=2)
+        return EngineResult({(g, None): torch.zeros(N, C, dtype=prob.Y.dtype, device=prob.Y.device)
+                             for g in range(len(ds) * len(betas))})
     k = min(dmax, U.numel())
     mu, u = eigen.top_eigenpairs(prob.kernel.S.block(U, U), k, upper_bound=prob.kernel.lambda_max)
     pos = mu > torch.finfo(mu.dtype).eps * 10

@@ -137,12 +137,24 @@ class InverseLaplacian(ReciprocalPolynomial):
 @dataclass(frozen=True)
 class TopD(Transform):
     """Kernel PCA truncation (STKR Sec. 4, Eqs. 8-9): keep the top ``d`` eigenpairs of the
-    Gram matrix of the unlabeled visible nodes, then fit a ridge probe."""
+    Gram matrix of the unlabeled visible nodes, then fit a ridge probe.
+
+    Parameters
+    ----------
+    d : int >= 1
+        Number of kernel-PCA directions.
+    support : {"labeled", "all"}, default "labeled"
+        ``"labeled"``: the kernel PCA runs over the connected components that contain a
+        labeled node (a documented variant: it only drops directions whose probe weight is
+        zero, and works on graphs with many components such as DBLP). ``"all"``: Eq. 8 as
+        written, over every unlabeled visible node; on a graph with more label-free
+        components than ``d`` every direction is wasted and all scores are zero.
+    """
 
     d: int
-    support: str = "all"
+    support: str = "labeled"
 
-    def __init__(self, d: int, support: str = "all"):
+    def __init__(self, d: int, support: str = "labeled"):
         if int(d) != d or d < 1:
             raise ValueError(f"TopD needs an integer d >= 1, got {d}")
         if support not in ("all", "labeled"):
