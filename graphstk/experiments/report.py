@@ -13,11 +13,11 @@ import os
 from .cache import atomic_write_text
 from .config import options_suffix
 
-__all__ = ["write_all", "to_json", "to_csv", "to_markdown", "console_table"]
+__all__ = ["write_all", "to_json", "to_csv", "to_markdown", "console_table", "row_note"]
 
 CSV_FIELDS = ["dataset", "method", "setting", "p_test", "sweep", "options", "n_seeds", "mean", "std",
               "mean_class0", "mean_wrong", "paper_mean", "paper_std", "diff", "test_acc", "best_params",
-              "unreachable", "wall_time_s"]
+              "unreachable", "note", "wall_time_s"]
 
 
 def _clean(x):
@@ -45,8 +45,36 @@ def _sweep(row) -> str:
 
 
 def _method(row) -> str:
-    """The method label plus its non-default options (``SP-topd (t) [support=labeled]``)."""
-    return row["method"] + options_suffix(row.get("options"))
+    """The method label plus its non-default options; the kernel-PCA ``support`` is always shown
+    (``SP-topd (t) [support=labeled]``), so every row says which variant ran."""
+    opts = row.get("options") or {}
+    suffix = options_suffix(opts)
+    if "support" in opts and "support=" not in suffix:
+        shown = f"support={opts['support']}"
+        suffix = f" [{shown},{suffix[2:]}" if suffix else f" [{shown}]"
+    return row["method"] + suffix
+
+
+# ---------------------------------------------------------------- one-line reasons beside degenerate rows
+DEGENERATE_SHARE = 0.5   # a row is degenerate when at least this share of its test nodes is unreachable
+
+
+def row_note(row: dict) -> str:
+    """One line saying why a row is degenerate (``""`` if it is not): most of its test nodes are
+    reached by no label, so its accuracy says more about the scoring convention than the method."""
+    unreach = sum(row.get("unreachable") or [])
+    n_test = sum(row.get("n_test") or [])
+    mean, m0, mw = row.get("mean"), row.get("mean_class0"), row.get("mean_wrong")
+    if not n_test:
+        return ""
+    if unreach < DEGENERATE_SHARE * n_test:
+        return "every test prediction is wrong" if mean == 0.0 else ""
+    head = f"{unreach} of {n_test} test nodes are reached by no label (all-zero scores)"
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in (mean, m0, mw)) or m0 == mw:
+        return head
+    if mean == mw:
+        return f"{head}, counted wrong; plain argmax (class 0) gives {_fmt(m0)}"
+    return f"{head}, predicted as class 0; counting them wrong gives {_fmt(mw)}"
 
 
 def unreachable_note(convention: str) -> str:
@@ -88,6 +116,7 @@ def to_csv(rows: list[dict]) -> str:
             "test_acc": ";".join(_fmt(a, 4) for a in r["test_acc"]),
             "best_params": json.dumps(r["best_params"]),
             "unreachable": sum(r.get("unreachable") or []),
+            "note": row_note(r),
             "wall_time_s": f"{r['wall_time_s']:.3f}",
         })
     return buf.getvalue()
@@ -95,8 +124,9 @@ def to_csv(rows: list[dict]) -> str:
 
 def _table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
     has_sweep = any(r.get("sweep") for r in rows)
+    has_note = any(row_note(r) for r in rows)
     head = ["dataset", "method", "p_test"] + (["sweep"] if has_sweep else []) + \
-        ["ours (mean ± std)", "paper", "diff", "seeds", "unreachable", "time (s)"]
+        ["ours (mean ± std)", "paper", "diff", "seeds", "unreachable", "time (s)"] + (["note"] if has_note else [])
     body = []
     for r in rows:
         paper = r.get("paper")
@@ -106,7 +136,7 @@ def _table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
             f"{_fmt(paper['mean'])} ± {_fmt(paper['std'])}" if paper else "-",
             "-" if d is None else f"{d:+.2f}",
             str(len(r["seeds"])), str(sum(r.get("unreachable") or [])), f"{r['wall_time_s']:.1f}",
-        ])
+        ] + ([row_note(r)] if has_note else []))
     return head, body
 
 

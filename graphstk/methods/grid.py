@@ -108,6 +108,8 @@ def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor,
         d, beta; ``krr``: beta, T. ``T`` (optional) is a fixed iteration budget
         (the paper's transductive grid); without it systems are solved to ``tol``.
     solver, max_iter, tol, step_size : passed to the engines (see ``graphstk.methods.propagation``).
+    callback : callable ``(iteration, relative residual)``, optional
+        Called by the iterative solvers after each iteration (progress display).
     topd_support : "labeled" (default: kernel PCA over the components that contain a label) |
         "all" (Eq. 8 as written, every unlabeled visible node; degenerate on graphs with more
         label-free components than ``d``, e.g. DBLP).
@@ -163,12 +165,30 @@ def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor,
 
 
 def unreachable(scores: Tensor) -> Tensor:
-    """Rows with no information (all zero or non-finite): no label reaches these nodes."""
+    """Rows with no information (all zero or non-finite): no label reaches these nodes.
+
+    Parameters
+    ----------
+    scores : Tensor ``[n, C]``
+
+    Returns
+    -------
+    BoolTensor ``[n]``
+    """
     return ~torch.isfinite(scores).all(dim=1) | (scores == 0).all(dim=1)
 
 
 def predict_labels(scores: Tensor) -> Tensor:
-    """Argmax class, ``-1`` for unreachable rows (never silently class 0)."""
+    """Argmax class, ``-1`` for unreachable rows (never silently class 0).
+
+    Parameters
+    ----------
+    scores : Tensor ``[n, C]``
+
+    Returns
+    -------
+    LongTensor ``[n]``: the class, or ``-1`` where :func:`unreachable`.
+    """
     pred = scores.argmax(dim=1)
     pred[unreachable(scores)] = -1
     return pred

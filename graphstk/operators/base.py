@@ -92,7 +92,13 @@ class KernelOperator(abc.ABC):
 
 
 class DenseOperator(KernelOperator):
-    """A kernel operator backed by a dense tensor (small problems, Gram matrices, tests)."""
+    """A kernel operator backed by a dense tensor (small problems, Gram matrices, tests).
+
+    Parameters
+    ----------
+    matrix : Tensor ``[n_rows, n_cols]``
+        The kernel matrix (kept, not copied).
+    """
 
     def __init__(self, matrix: Tensor):
         if not isinstance(matrix, Tensor) or matrix.dim() != 2:
@@ -131,6 +137,14 @@ class SparseOperator(KernelOperator):
     Built from COO triplets (``row``, ``col``, ``value``); duplicates are summed.
     The product uses ``torch.sparse.mm`` on a CSR tensor, which works on CPU and
     CUDA and takes a whole ``[n_cols, C]`` block in one call.
+
+    Parameters
+    ----------
+    row, col : LongTensor ``[nnz]``
+        Row and column ids of the entries.
+    value : Tensor ``[nnz]``
+        Their values (the operator's dtype).
+    shape : tuple ``(n_rows, n_cols)``
     """
 
     def __init__(self, row: Tensor, col: Tensor, value: Tensor, shape: tuple[int, int]):

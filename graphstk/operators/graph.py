@@ -24,7 +24,14 @@ from .base import SparseOperator, as_index
 
 
 def check_edge_index(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None) -> None:
-    """Raise a clear error for a malformed ``edge_index`` / ``edge_weight``."""
+    """Raise a clear error for a malformed ``edge_index`` / ``edge_weight``.
+
+    Parameters
+    ----------
+    edge_index : LongTensor ``[2, E]``
+    num_nodes : int
+    edge_weight : Tensor ``[E]``, optional
+    """
     if not isinstance(edge_index, Tensor):
         raise TypeError(f"edge_index must be a torch.Tensor, got {type(edge_index).__name__}")
     if edge_index.dim() != 2 or edge_index.shape[0] != 2:
@@ -53,7 +60,13 @@ class EdgeListWarning(UserWarning):
 
 def edge_list_issues(edge_index: Tensor, num_nodes: int) -> tuple[int, int]:
     """``(duplicates, self_loops)``: how many entries of ``edge_index`` repeat an earlier
-    ``(row, col)`` pair, and how many are ``(i, i)``."""
+    ``(row, col)`` pair, and how many are ``(i, i)``.
+
+    Parameters
+    ----------
+    edge_index : LongTensor ``[2, E]``
+    num_nodes : int
+    """
     if edge_index.numel() == 0:
         return 0, 0
     row, col = edge_index[0].long(), edge_index[1].long()
@@ -64,7 +77,18 @@ def edge_list_issues(edge_index: Tensor, num_nodes: int) -> tuple[int, int]:
 
 def clean_edge_list(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None
                     ) -> tuple[Tensor, Tensor | None]:
-    """Drop self-loops and keep one copy of each ``(row, col)`` pair (the first one and its weight)."""
+    """Drop self-loops and keep one copy of each ``(row, col)`` pair (the first one and its weight).
+
+    Parameters
+    ----------
+    edge_index : LongTensor ``[2, E]``
+    num_nodes : int
+    edge_weight : Tensor ``[E]``, optional
+
+    Returns
+    -------
+    (edge_index, edge_weight) without self-loops and repeated pairs.
+    """
     row, col = edge_index[0].long(), edge_index[1].long()
     keep = row != col
     keys = row * int(num_nodes) + col
@@ -102,6 +126,14 @@ def normalized_adjacency(edge_index: Tensor, num_nodes: int, edge_weight: Tensor
     """``S = D^{-1/2} W D^{-1/2}`` with ``D = diag(W 1)`` (Zhou et al. 2003; STKR Eq. 22).
 
     Rows/columns of isolated nodes are zero. Duplicate edges are summed.
+
+    Parameters
+    ----------
+    edge_index : LongTensor ``[2, E]``
+    num_nodes : int
+    edge_weight : Tensor ``[E]``, optional (1 for every edge)
+    dtype : torch.dtype, default torch.float64
+    device : torch.device, optional
     """
     row, col, w = _edges(edge_index, num_nodes, edge_weight, dtype, device)
     deg = torch.zeros(num_nodes, dtype=dtype, device=row.device).index_add_(0, row, w)
@@ -111,7 +143,12 @@ def normalized_adjacency(edge_index: Tensor, num_nodes: int, edge_weight: Tensor
 
 def random_walk_kernel(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None,
                        dtype: torch.dtype = torch.float64, device=None) -> SparseOperator:
-    """``K = Tr(D) D^{-1} W D^{-1}`` of STKR Proposition 5 (zero rows for isolated nodes)."""
+    """``K = Tr(D) D^{-1} W D^{-1}`` of STKR Proposition 5 (zero rows for isolated nodes).
+
+    Parameters
+    ----------
+    edge_index, num_nodes, edge_weight, dtype, device : as in :func:`normalized_adjacency`.
+    """
     row, col, w = _edges(edge_index, num_nodes, edge_weight, dtype, device)
     deg = torch.zeros(num_nodes, dtype=dtype, device=row.device).index_add_(0, row, w)
     inv = torch.where(deg > 0, 1.0 / deg.clamp_min(torch.finfo(dtype).tiny), torch.zeros_like(deg))

@@ -48,6 +48,12 @@ class SolveResult:
     columns after iteration ``t + 1``; ``snapshots[T]`` is ``x_T`` for requested ``T``.
     ``solver`` names the route that ran (``"cg"``, ``"gmres"``, ``"richardson"``,
     ``"direct (sparse LU)"``, ...) and ``reason`` says why it was chosen.
+
+    Attributes
+    ----------
+    x : Tensor, the solution.
+    n_iter : int, iterations (operator products) that ran.
+    converged : bool, whether ``tol`` was reached (direct routes: True).
     """
 
     x: Tensor
@@ -134,6 +140,20 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     residual is below ``tol`` (``tol=0``: run exactly ``max_iter`` iterations, the
     paper's "number of iterations T"; then residual norms are only computed at the
     snapshots and at the last iteration, which is all the history records).
+
+    Parameters
+    ----------
+    apply : callable ``[N, K] -> [N, K]``, the product with ``A``.
+    b : Tensor ``[N, K]``
+    gamma : float or Tensor ``[K]``
+    max_iter : int
+    tol : float, default 0.0
+    snapshots : iterable of int, default ()
+        Iteration counts ``T`` whose iterate ``x_T`` is kept.
+    callback : callable ``(t, relative residual)``, optional
+    warn : bool, default True
+        Warn (``ConvergenceWarning``) when a solve to ``tol`` stalls; a diverging one raises
+        ``ConvergenceError`` regardless.
     """
     snaps = set(int(t) for t in snapshots)
     x = torch.zeros_like(b)
@@ -177,6 +197,16 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
 
     A non-positive curvature ``p^T A p <= 0`` means ``A`` is not positive definite;
     it raises ``FloatingPointError`` naming the fix (``solver='gmres'``).
+
+    Parameters
+    ----------
+    apply : callable ``[N, K] -> [N, K]``, the product with ``A``.
+    b : Tensor ``[N, K]``
+    max_iter : int
+    tol : float, default 1e-6
+        Relative residual per column (``0``: run ``max_iter`` iterations).
+    x0 : Tensor ``[N, K]``, optional
+    snapshots, callback, warn : as in :func:`richardson`.
     """
     snaps = set(int(t) for t in snapshots)
     x = torch.zeros_like(b) if x0 is None else x0.clone()
@@ -235,6 +265,16 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
     Works for any non-singular ``A`` (non-symmetric, indefinite). ``max_iter`` counts
     operator products. The small least-squares problems are solved in one batched
     ``torch.linalg.lstsq`` over the columns.
+
+    Parameters
+    ----------
+    apply : callable ``[N, K] -> [N, K]``, the product with ``A``.
+    b : Tensor ``[N, K]``
+    max_iter : int
+    tol : float, default 1e-6
+    restart : int, default 50
+    x0 : Tensor ``[N, K]``, optional
+    callback, warn : as in :func:`richardson`.
     """
     n, k = b.shape
     x = torch.zeros_like(b) if x0 is None else x0.clone()

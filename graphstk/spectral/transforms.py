@@ -74,6 +74,13 @@ class ReciprocalPolynomial(Transform):
 
     ``rho(l) = l^r / s(l) = sum_p xi_p l^p`` must be positive on ``[0, lambda_1]``
     (``rho(0) = xi_0 > 0``), as in the analysis of Proposition 10.
+
+    Parameters
+    ----------
+    xi : sequence of float
+        ``xi_0, ..., xi_{q-1}`` (``xi_0 > 0``).
+    r : int >= 1
+        The power of ``l^-r``.
     """
 
     xi: tuple[float, ...]
