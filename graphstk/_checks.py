@@ -68,3 +68,18 @@ def check_int(name: str, value, *, low: int | None = 1, allow_none: bool = False
         bound = f" >= {low}" if low is not None else ""
         raise ValueError(f"{name} must be an integer{bound}, got {value!r}")
     return int(value)
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first caller outside graphstk and torch
+    (so that a warning raised deep inside ``module(...)`` or ``est.fit(...)`` shows the user's line)."""
+    import os
+    import sys
+
+    import torch
+
+    skip = (os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.abspath(torch.__file__)))
+    frame, level = sys._getframe(1), 1   # level 1 = the function calling warnings.warn's caller, adjusted below
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(skip):
+        frame, level = frame.f_back, level + 1
+    return level

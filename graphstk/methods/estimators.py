@@ -23,7 +23,7 @@ import torch
 from sklearn.base import BaseEstimator
 from torch import Tensor
 
-from .._checks import check_int, check_real
+from .._checks import check_int, check_real, user_stacklevel
 from .._index import as_index
 from ..operators.graph import GraphKernel
 from ..spectral.transforms import Polynomial, ReciprocalPolynomial, TopD, Transform
@@ -43,7 +43,7 @@ class UnreachableNodesWarning(UserWarning):
     """
 
 
-def flag_unreachable(owner, scores: Tensor, stacklevel: int = 3) -> Tensor:
+def flag_unreachable(owner, scores: Tensor, stacklevel: int | None = None) -> Tensor:
     """Record the rows of ``scores`` that no label reaches on ``owner`` and warn once per call.
 
     Sets ``owner.unreachable_`` (BoolTensor, one entry per row: all-zero or non-finite row)
@@ -52,6 +52,7 @@ def flag_unreachable(owner, scores: Tensor, stacklevel: int = 3) -> Tensor:
     :mod:`graphstk.nn` modules, so every API flags such nodes the same way. Returns ``scores``.
     """
     bad = unreachable(scores)
+    stacklevel = user_stacklevel() if stacklevel is None else stacklevel
     owner.unreachable_ = bad
     owner.n_unreachable_ = int(bad.sum())
     if owner.n_unreachable_:

@@ -87,11 +87,13 @@ def _record(out: "EngineResult", route: str, reason: str, n_iter: int = 0) -> No
     out.history.append(SolveResult(torch.empty(0), n_iter=n_iter, converged=True, solver=route, reason=reason))
 
 
-def warn_classes_without_labels(counts: Tensor, stacklevel: int = 3) -> list[int]:
+def warn_classes_without_labels(counts: Tensor, stacklevel: int | None = None) -> list[int]:
     """Warn (:class:`ClassesWithoutLabelsWarning`) naming the classes whose training count is 0;
     returns them."""
     missing = (counts == 0).nonzero().flatten().tolist()
     if missing:
+        from .._checks import user_stacklevel
+        stacklevel = user_stacklevel() if stacklevel is None else stacklevel
         shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
         warnings.warn(f"{len(missing)} of {counts.numel()} classes have no training node (classes {shown}): nothing "
                       "can be learned about them and their scores carry no information; add labeled nodes of "
@@ -193,7 +195,7 @@ def make_problem(kernel: GraphKernel, y: Tensor, train_idx, num_classes: int | N
             f"training labels must lie in [0, {num_classes - 1}] for num_classes={num_classes}, found values in "
             f"[{int(yt.min())}, {int(yt.max())}]; pass num_classes={int(yt.max()) + 1} or fix the labels"
         )
-    warn_classes_without_labels(torch.bincount(yt.long(), minlength=num_classes), stacklevel=4)
+    warn_classes_without_labels(torch.bincount(yt.long(), minlength=num_classes))
     Y = torch.nn.functional.one_hot(yt.long(), num_classes).to(kernel.dtype)
     if labels == "centered":
         Y = Y - Y.mean(dim=0, keepdim=True)

@@ -79,7 +79,7 @@ def _labels(y: Tensor, mask, num_classes: int | None, dtype: torch.dtype | None,
             raise ValueError(f"num_classes must be >= 1, got {C}")
         if lo < 0 or hi >= C:
             raise ValueError(f"labels of the masked nodes must lie in [0, {C - 1}], found values in [{lo}, {hi}]")
-        P.warn_classes_without_labels(torch.bincount(yt, minlength=C), stacklevel=5)
+        P.warn_classes_without_labels(torch.bincount(yt, minlength=C))
         Y = torch.nn.functional.one_hot(yt, C).to(dtype)
     else:
         if num_classes is not None and y.size(1) != num_classes:
@@ -125,7 +125,7 @@ class _Propagation(torch.nn.Module):
 
     def _finish(self, res: P.EngineResult, out: Tensor) -> Tensor:
         self.history_ = res.history
-        return flag_unreachable(self, out, stacklevel=4)
+        return flag_unreachable(self, out)
 
 
 class LabelPropagation(_Propagation):

@@ -20,6 +20,7 @@ import warnings
 import torch
 from torch import Tensor
 
+from .._checks import user_stacklevel
 from .base import SparseOperator, as_index
 
 
@@ -207,7 +208,7 @@ class GraphKernel:
                                                 f"{loops} self-loops (kept)" if loops else "") if x)
                 warnings.warn(f"edge_index has {what}: a weighted graph with loops. For an unweighted graph pass "
                               "clean_edges=True (or clean it first with torch_geometric.utils.coalesce and "
-                              "remove_self_loops)", EdgeListWarning, stacklevel=3)
+                              "remove_self_loops)", EdgeListWarning, stacklevel=user_stacklevel())
         row, col, w = _edges(edge_index, num_nodes, edge_weight, dtype, device)
         self.num_nodes = int(num_nodes)
         self.dtype, self.device = dtype, device
