@@ -135,6 +135,16 @@ def test_estimators_use_the_index_helper_messages():
         LPModule()(data.y, data.edge_index, torch.ones(5, dtype=torch.bool))
 
 
+def test_split_takes_masks_too():
+    from graphstk.data import Split
+    m = torch.zeros(5, dtype=torch.bool)
+    m[:2] = True
+    s = Split(m, torch.tensor([2]), [3], torch.tensor([4]), num_nodes=5)
+    assert torch.equal(s.train, torch.tensor([0, 1])) and torch.equal(s.mask("train"), m)
+    with pytest.raises(TypeError, match="split.train must be a LongTensor of node ids or a boolean mask"):
+        Split(torch.ones(3), [2], [3], [4], num_nodes=5)
+
+
 # ----------------------------------------------------------------------------- item 2: small graphs
 def test_make_split_on_karate_club_and_a_small_sbm():
     import networkx as nx

@@ -46,6 +46,8 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
+from .._index import as_index
+
 __all__ = ["Split", "make_split", "SETTINGS"]
 
 SETTINGS = ("transductive", "inductive")
@@ -62,8 +64,9 @@ def _empty() -> Tensor:
 class Split:
     """A partition of ``range(num_nodes)`` into sorted LongTensors ``train``, ``val``, ``test``, ``other``.
 
-    Build one with :func:`make_split`, or directly from four index tensors (validated:
-    1-D, integer, in range, disjoint, covering every node; they are sorted for you).
+    Build one with :func:`make_split`, or directly from four node selections (LongTensor ids
+    or boolean masks of length ``num_nodes``; validated: in range, disjoint, covering every
+    node; they are sorted for you). :meth:`mask` gives a part back as a boolean mask.
     ``seed``, ``p_test`` and ``protocol`` record how it was made.
     """
 
@@ -84,13 +87,13 @@ class Split:
         seen = torch.zeros(n, dtype=torch.long)
         for part in _PARTS:
             idx = getattr(self, part)
-            if not isinstance(idx, Tensor):
-                idx = torch.as_tensor(idx, dtype=torch.long)
-            if idx.dtype == torch.bool or idx.dtype.is_floating_point:
-                raise TypeError(f"split.{part} must hold integer node ids, got {idx.dtype}")
-            idx = torch.sort(idx.long().flatten().cpu()).values
-            if idx.numel() and (int(idx[0]) < 0 or int(idx[-1]) >= n):
-                raise ValueError(f"split.{part} has node ids outside [0, {n - 1}]")
+            if isinstance(idx, Tensor) and idx.dim() == 2 and 1 in idx.shape:
+                idx = idx.flatten()
+            try:   # node ids or a boolean mask of length num_nodes, like every node argument
+                idx = as_index(idx, n, name=f"split.{part}", allow_none=False)
+            except IndexError as err:
+                raise ValueError(f"split.{part} has node ids outside [0, {n - 1}]") from err
+            idx = torch.sort(idx.cpu()).values
             seen.index_add_(0, idx, torch.ones_like(idx))
             object.__setattr__(self, part, idx)
         if bool((seen > 1).any()):
