@@ -25,8 +25,11 @@ exit codes: 0 ok, 2 config / usage error, 1 other error, 130 interrupted (finish
 
 def _prog() -> str:
     """The name the program was started as: ``run.py``, ``graphstk`` or ``python -m graphstk``."""
-    base = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "graphstk"
-    return "python -m graphstk" if base == "__main__.py" else base
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if spec is not None and spec.name == "graphstk.__main__":
+        return "python -m graphstk"
+    base = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return base if base in ("run.py", "graphstk") else "run.py"
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:

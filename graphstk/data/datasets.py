@@ -349,7 +349,7 @@ def _not_found(spec, root_path, where, raw_dir, missing, reason) -> DatasetNotFo
         extra = (f" Alternatively, a graph+labels-only copy is read from "
                  f"{root_path / spec.dirname / _PUBMED_ALT[0] / _PUBMED_ALT[1]}.")
     return DatasetNotFoundError(
-        f"no {spec.name} files on disk ({reason}). The data root {root_path} came from {where}; "
+        f"{spec.name} files not found on disk ({reason}). The data root {root_path} came from {where}; "
         f"{spec.pyg_class} needs {', '.join(spec.raw_files)} in {raw_dir}; missing: "
         f"{'all of them' if len(missing) == len(spec.raw_files) else ', '.join(missing)}. Fix: put the files there "
         f"(see docs/data.md), or point at a folder that has them with `--data-root PATH` (Python: root=PATH) or "
