@@ -415,6 +415,16 @@ def test_classes_without_training_nodes_warn_and_num_classes_comes_from_training
     assert out.shape == (N, C)
 
 
+def test_a_stray_huge_training_label_is_refused_before_allocating():
+    data, train, mask = graph(6)
+    data.y = data.y.clone()
+    data.y[train[0]] = 10 ** 9
+    with pytest.raises(ValueError, match="relabel the classes as 0..K-1 or pass num_classes"):
+        STKR(InverseLaplacian(0.9), 0.1).fit(data, mask)
+    with pytest.raises(ValueError, match="relabel the classes"):
+        LPModule()(data.y, data.edge_index, mask)
+
+
 def test_nn_modules_flag_unreachable_nodes():
     data, train, mask = graph(7)
     ei = data.edge_index[:, (data.edge_index < 50).all(0)]

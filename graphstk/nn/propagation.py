@@ -75,6 +75,9 @@ def _labels(y: Tensor, mask, num_classes: int | None, dtype: torch.dtype | None,
         yt = y[train].long()
         lo, hi = int(yt.min()), int(yt.max())
         C = int(num_classes) if num_classes is not None else hi + 1   # never y.max() over unlabeled nodes
+        if num_classes is None and C > 2 * int(torch.unique(yt).numel()) + 100:
+            raise ValueError(f"the labels of the masked nodes reach {hi} but only {int(torch.unique(yt).numel())} "
+                             f"distinct values occur; relabel the classes as 0..K-1 or pass num_classes")
         if C < 1:
             raise ValueError(f"num_classes must be >= 1, got {C}")
         if lo < 0 or hi >= C:

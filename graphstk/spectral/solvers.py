@@ -111,14 +111,16 @@ def _finish(res: SolveResult, tol: float, name: str, warn: bool) -> SolveResult:
         head = f"{name} did not reach tol={tol:.1e}: relative residual {last:.3e} after {res.n_iter} iterations"
         if trend == "diverging" or not last < 1.0:
             raise ConvergenceError(f"{head}, diverging (the iteration moves away from the solution); its result "
-                                   f"is not usable. {_FIX.get(name, _FIX['gmres'])}")
+                                   f"is not usable. {_FIX.get(name, _FIX['gmres'])[0].upper()}{_FIX.get(name, _FIX['gmres'])[1:]}")
         if warn:
             if trend == "stalled":
                 msg = (f"{head}, stalled (no progress over the last iterations): the result can be far from the "
-                       f"exact solution even at a small residual. {_FIX.get(name, _FIX['gmres'])}")
+                       f"exact solution even at a small residual. {_FIX.get(name, _FIX['gmres'])[0].upper()}"
+                       f"{_FIX.get(name, _FIX['gmres'])[1:]}")
             else:
                 msg = f"{head}, still decreasing: increase max_iter (or use solver='direct' / 'auto')"
-            warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+            from .._checks import user_stacklevel
+            warnings.warn(msg, ConvergenceWarning, stacklevel=user_stacklevel())
     return res
 
 
