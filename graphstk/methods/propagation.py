@@ -190,7 +190,7 @@ def make_problem(kernel: GraphKernel, y: Tensor, train_idx, num_classes: int | N
         distinct = int(torch.unique(yt).numel())
         if num_classes > 2 * distinct + 100:   # e.g. a stray id of 10**9: one_hot would need terabytes
             raise ValueError(f"the training labels reach {num_classes - 1} but only {distinct} distinct values occur: "
-                             f"that would make {num_classes} classes. Relabel the classes as 0..K-1 or pass "
+                             f"that would make {num_classes} classes: relabel the classes as 0..K-1 or pass "
                              "num_classes explicitly")
     elif isinstance(num_classes, bool) or int(num_classes) != num_classes or int(num_classes) < 1:
         raise ValueError(f"num_classes must be an integer >= 1, got {num_classes!r}")
