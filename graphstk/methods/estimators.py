@@ -366,6 +366,9 @@ class STKR(_GraphEstimator):
         tr = self.transform
         if isinstance(tr, TopD):
             res = P.stkr_topd(prob, [tr.d], [self.beta], support=tr.support)
+            if not res.history:
+                P._record(res, "kernel PCA + ridge probe (Eqs. 8-9)",
+                          f"TopD: support={tr.support!r} ('labeled': the components that hold a label; 'all': Eq. 8)")
         elif isinstance(tr, Polynomial):
             res = P.stkr_polynomial(prob, tr, [self.beta], step_size=self.step_size, **opts)
         else:
