@@ -87,6 +87,12 @@ def _trend(residuals: list[float]) -> str:
     return "decreasing"
 
 
+def _fix(name: str) -> str:
+    """The advice for a failed solve of ``name``, as a sentence."""
+    text = _FIX.get(name, _FIX["gmres"])
+    return text[0].upper() + text[1:]
+
+
 _FIX = {
     "richardson": "use solver='auto', 'cg' (symmetric positive definite systems), 'gmres' or 'direct', or a "
                   "smaller step_size, or a fixed budget (num_iter=T, the paper's protocol)",
@@ -111,12 +117,11 @@ def _finish(res: SolveResult, tol: float, name: str, warn: bool) -> SolveResult:
         head = f"{name} did not reach tol={tol:.1e}: relative residual {last:.3e} after {res.n_iter} iterations"
         if trend == "diverging" or not last < 1.0:
             raise ConvergenceError(f"{head}, diverging (the iteration moves away from the solution); its result "
-                                   f"is not usable. {_FIX.get(name, _FIX['gmres'])[0].upper()}{_FIX.get(name, _FIX['gmres'])[1:]}")
+                                   f"is not usable. {_fix(name)}")
         if warn:
             if trend == "stalled":
                 msg = (f"{head}, stalled (no progress over the last iterations): the result can be far from the "
-                       f"exact solution even at a small residual. {_FIX.get(name, _FIX['gmres'])[0].upper()}"
-                       f"{_FIX.get(name, _FIX['gmres'])[1:]}")
+                       f"exact solution even at a small residual. {_fix(name)}")
             else:
                 msg = f"{head}, still decreasing: increase max_iter (or use solver='direct' / 'auto')"
             from .._checks import user_stacklevel
