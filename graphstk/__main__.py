@@ -23,9 +23,19 @@ exit codes: 0 ok, 2 config / usage error, 1 other error, 130 interrupted (finish
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _prog() -> str:
+    """The name the program was started as: ``run.py``, ``graphstk`` or ``python -m graphstk``."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if spec is not None and spec.name == "graphstk.__main__":
+        return "python -m graphstk"
+    base = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return base if base in ("run.py", "graphstk") else "run.py"
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The command-line parser (``prog``: the name shown in usage lines; default: how it was started)."""
     p = argparse.ArgumentParser(
-        prog="run.py",
+        prog=prog or _prog(),
         description="Run graph semi-supervised benchmarks (Label-Prop, STKR, KRR) from a YAML config "
                     "with the protocol of the STKR paper (App. D): splits per seed, hyperparameters "
                     "selected on val, test accuracy mean ± std over seeds.",
@@ -48,8 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    """Run the command line; returns the exit code (heavy imports only after parsing, so
+    ``--help`` and config errors are instant)."""
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     from graphstk.experiments.config import ConfigError, load_config
 
@@ -64,6 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         where = f"{args.config}: " if args.config else ""
         parser.error(f"{where}{err}")   # exits with status 2
+    except UnicodeDecodeError as err:
+        parser.error(f"{args.config}: not a UTF-8 text file (byte 0x{err.object[err.start]:02x} at position "
+                     f"{err.start}); a config is a YAML text file, see docs/experiments.md")
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as err:
+        parser.error(f"{args.config}: cannot read the config: {err.strerror or err}")
 
     if args.threads is not None and args.threads < 1:
         parser.error(f"--threads: must be an integer >= 1, got {args.threads}")
@@ -98,4 +115,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(prog="python -m graphstk"))

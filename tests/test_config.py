@@ -199,16 +199,16 @@ def test_unreachable_step_size_and_support_defaults_and_values():
     assert cfg.solver.step_size == "auto" and cfg.solver.engine_kwargs()["step_size"] == "auto"
     lp, topd_t, topd_i = cfg.methods
     assert lp.options == {"labels": "onehot"} and lp.engine_kwargs() == {"labels": "onehot"}
-    assert topd_t.options == topd_i.options == {"support": "all", "labels": "onehot"}   # Eq. 8 of the paper
-    assert topd_t.engine_kwargs() == {"topd_support": "all", "labels": "onehot"}
+    assert topd_t.options == topd_i.options == {"support": "labeled", "labels": "onehot"}   # default (issue 12)
+    assert topd_t.engine_kwargs() == {"topd_support": "labeled", "labels": "onehot"}
     cfg = parse_config(base(unreachable="class0", solver={"step_size": "paper"},
-                            methods=["SP-topd (t)", {"label": "SP-topd (t)", "support": "labeled"},
-                                     {"label": "SP-topd (i)", "support": "labeled", "grid": {"d": [4]}}]))
+                            methods=["SP-topd (t)", {"label": "SP-topd (t)", "support": "all"},
+                                     {"label": "SP-topd (i)", "support": "all", "grid": {"d": [4]}}]))
     assert cfg.unreachable == "class0" and cfg.solver.engine_kwargs()["step_size"] == "paper"
-    assert [m.options["support"] for m in cfg.methods] == ["all", "labeled", "labeled"]   # both rows allowed
-    assert cfg.methods[1].engine_kwargs() == {"topd_support": "labeled", "labels": "onehot"}
-    assert cfg.methods[1].display() == "SP-topd (t) [support=labeled]" and cfg.methods[0].display() == "SP-topd (t)"
-    assert cfg.to_dict()["methods"][1]["options"] == {"support": "labeled", "labels": "onehot"}
+    assert [m.options["support"] for m in cfg.methods] == ["labeled", "all", "all"]   # both rows allowed
+    assert cfg.methods[1].engine_kwargs() == {"topd_support": "all", "labels": "onehot"}   # Eq. 8 of the paper
+    assert cfg.methods[1].display() == "SP-topd (t) [support=all]" and cfg.methods[0].display() == "SP-topd (t)"
+    assert cfg.to_dict()["methods"][1]["options"] == {"support": "all", "labels": "onehot"}
     assert cfg.to_dict()["solver"]["step_size"] == "paper"
     assert parse_config(base(solver={"step_size": 0.25})).solver.step_size == 0.25
     assert parse_config(base(solver={"step_size": 1})).solver.engine_kwargs()["step_size"] == 1.0
@@ -241,8 +241,8 @@ def test_labels_option_for_every_method():
      ["did you mean 'labeled'", "all, labeled"]),
     (base(methods=[{"label": "SP-topd (i)", "support": True}]), "methods[0].support", ["expected one of"]),
     (base(methods=[{"label": "SP-topd (t)", "suport": "all"}]), "methods[0].suport", ["did you mean 'support'"]),
-    (base(methods=["SP-topd (i)", {"label": "SP-topd (i)", "support": "all"}]), "methods[1]",
-     ["listed twice with the same options (labels: onehot, support: all)"]),
+    (base(methods=["SP-topd (i)", {"label": "SP-topd (i)", "support": "labeled"}]), "methods[1]",
+     ["listed twice with the same options (labels: onehot, support: labeled)"]),
 ])
 def test_reproduction_option_errors_name_the_key_path(raw, path, words):
     err = error_of(raw)

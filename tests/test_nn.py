@@ -272,7 +272,7 @@ def test_auto_solver_choice():
     assert STKRPropagation(Polynomial.monomial(8), 0.1)._solver(prob) == "cg"
     assert STKRPropagation(Polynomial([1.0, 0.5]), 0.1)._solver(prob) == "gmres"
     lap = STKRPropagation(InverseLaplacian(0.9), 0.1)
-    assert lap._solver(prob) == "direct"
+    assert lap._solver(prob) == "auto"   # the engine then picks the n x n system and its inner route
     assert STKRPropagation(InverseLaplacian(0.9), 0.1, tol=0, max_iter=8)._solver(prob) == "auto"  # engine: Richardson
     assert STKRPropagation(InverseLaplacian(0.9), 0.1, solver="gmres")._solver(prob) == "gmres"
     old = P.DIRECT_MAX_ENTRIES
@@ -284,7 +284,8 @@ def test_auto_solver_choice():
         assert P.stkr_reciprocal(prob, [InverseLaplacian(0.5)], [1.0], tol=1e-10, max_iter=5000).history
     finally:
         P.DIRECT_MAX_ENTRIES = old
-    assert not P.stkr_polynomial(prob, Polynomial.monomial(2), [0.1]).history     # direct: no iterations
+    hist = P.stkr_polynomial(prob, Polynomial.monomial(2), [0.1]).history     # direct: one record, no iterations
+    assert len(hist) == 1 and hist[0].solver.startswith("direct") and hist[0].n_iter == 0 and hist[0].reason
 
 
 def test_mask_none_and_num_classes():

@@ -375,17 +375,17 @@ def test_class0_run_rows_carry_both_accuracies_and_options_reach_the_engine(tmp_
 
     cfg = small_config(unreachable="class0", datasets=[SPARSE_SBM], solver={"step_size": "paper"},
                        grid={"beta": [1.0, 1e-3], "d": [4, 8]},
-                       methods=["KRR (i)", "SP-topd (t)", {"label": "SP-topd (t)", "support": "labeled"},
-                                {"label": "SP-topd (i)", "support": "labeled"}])
+                       methods=["KRR (i)", "SP-topd (t)", {"label": "SP-topd (t)", "support": "all"},
+                                {"label": "SP-topd (i)", "support": "all"}])
     res = run_experiment(cfg, str(tmp_path), progress=False, predict_grid=spy, log=lambda m: None)
     assert all(kw["step_size"] == "paper" for _, kw in calls)
     assert {kw.get("topd_support") for m, kw in calls if m == "stkr-topd"} == {"all", "labeled"}
     assert all("topd_support" not in kw for m, kw in calls if m != "stkr-topd")
     rows = res["rows"]
     assert [(r["method"], r["options"]) for r in rows] == [
-        ("KRR (i)", {"labels": "onehot"}), ("SP-topd (t)", {"support": "all", "labels": "onehot"}),
-        ("SP-topd (t)", {"support": "labeled", "labels": "onehot"}),
-        ("SP-topd (i)", {"support": "labeled", "labels": "onehot"})]
+        ("KRR (i)", {"labels": "onehot"}), ("SP-topd (t)", {"support": "labeled", "labels": "onehot"}),
+        ("SP-topd (t)", {"support": "all", "labels": "onehot"}),
+        ("SP-topd (i)", {"support": "all", "labels": "onehot"})]   # default: labeled (issue 12)
     for r in rows:
         assert r["test_acc"] == r["test_acc_class0"] and r["mean"] == pytest.approx(r["mean_class0"])
         assert len(r["test_acc_wrong"]) == 2
@@ -397,11 +397,12 @@ def test_class0_run_rows_carry_both_accuracies_and_options_reach_the_engine(tmp_
     js = json.loads((tmp_path / "results.json").read_text())
     assert js["config"]["unreachable"] == "class0" and "class0" in js["protocol"]["unreachable"]
     md = (tmp_path / "results.md").read_text()
-    assert "SP-topd (t) [support=labeled]" in md and "`unreachable: class0`" in md
+    assert "SP-topd (t) [support=labeled]" in md and "SP-topd (t) [support=all]" in md   # support always shown
+    assert "`unreachable: class0`" in md
     with open(tmp_path / "results.csv", newline="") as fh:
         csv_rows = list(csv.DictReader(fh))
-    assert [c["options"] for c in csv_rows] == ["labels=onehot", "support=all,labels=onehot",
-                                                   "support=labeled,labels=onehot", "support=labeled,labels=onehot"]
+    assert [c["options"] for c in csv_rows] == ["labels=onehot", "support=labeled,labels=onehot",
+                                                   "support=all,labels=onehot", "support=all,labels=onehot"]
     assert all(c["mean_wrong"] and c["mean_class0"] for c in csv_rows)
 
     wrong = run_experiment(small_config(datasets=[SPARSE_SBM], methods=["KRR (i)"]), str(tmp_path / "w"),
@@ -418,10 +419,10 @@ def test_cache_key_includes_unreachable_step_size_and_support(tmp_path):
     assert run(small_config(methods=["SP-topd (t)"], **kw))["computed"] == 1
     for changed in (small_config(methods=["SP-topd (t)"], unreachable="class0", **kw),
                     small_config(methods=["SP-topd (t)"], solver={"step_size": 0.5}, **kw),
-                    small_config(methods=[{"label": "SP-topd (t)", "support": "labeled"}], **kw)):
+                    small_config(methods=[{"label": "SP-topd (t)", "support": "all"}], **kw)):
         first, again = run(changed), run(changed)
         assert (first["reused"], first["computed"]) == (0, 1)       # not the cached unit of the first config
         assert (again["reused"], again["computed"]) == (1, 0)       # ... but cached under its own key
-    for changed, expect_reused in ((small_config(methods=[{"label": "SP-topd (t)", "support": "all"}], **kw), 1),
+    for changed, expect_reused in ((small_config(methods=[{"label": "SP-topd (t)", "support": "labeled"}], **kw), 1),
                                    (small_config(methods=["SP-topd (t)"], unreachable="wrong", **kw), 1)):
         assert run(changed)["reused"] == expect_reused      # explicit defaults are the same unit

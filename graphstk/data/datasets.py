@@ -75,16 +75,23 @@ def resolve_data_root(root: str | os.PathLike | None = None) -> Path:
 
 
 def _resolve_data_root(root) -> tuple[Path, str]:
+    """``(path, where it came from)``; a ``root`` equal to ``$GRAPHSTK_DATA`` or to the default
+    (as the command line passes it on) is reported as coming from there."""
+    env = os.environ.get(ENV_DATA_ROOT)
+    env_path = Path(env).expanduser().absolute() if env else None
+    default_path = Path(DEFAULT_DATA_ROOT).absolute()
     if root is not None and str(root) != "":
-        where = "the root argument"
-        path = root
-    elif os.environ.get(ENV_DATA_ROOT):
-        where = f"${ENV_DATA_ROOT}"
-        path = os.environ[ENV_DATA_ROOT]
-    else:
-        where = "the default ./datasets"
-        path = DEFAULT_DATA_ROOT
-    return Path(path).expanduser().absolute(), where
+        path = Path(root).expanduser().absolute()
+        if env_path is not None and path == env_path:
+            where = f"${ENV_DATA_ROOT}"
+        elif env_path is None and path == default_path:
+            where = f"the default ./{DEFAULT_DATA_ROOT} (no --data-root, ${ENV_DATA_ROOT} unset)"
+        else:
+            where = "the root argument (--data-root on the command line)"
+        return path, where
+    if env_path is not None:
+        return env_path, f"${ENV_DATA_ROOT}"
+    return default_path, f"the default ./{DEFAULT_DATA_ROOT} (no --data-root, ${ENV_DATA_ROOT} unset)"
 
 
 def _offline() -> bool:
@@ -293,7 +300,7 @@ def _load_named(spec: DatasetSpec, root, features: bool = True) -> Data:
         _ensure_downloadable(spec, root_path, where, raw_dir, missing)
         _ensure_writable(ds_dir if ds_dir.exists() else root_path, spec)
         try:
-            with _socket_timeout(_timeout()):
+            with _socket_timeout(_timeout()), _processing_lock(ds_dir):
                 dataset = spec.pyg(str(root_path))
         except OSError as err:
             if _missing(raw_dir, spec.raw_files):   # the download itself failed
@@ -303,7 +310,8 @@ def _load_named(spec: DatasetSpec, root, features: bool = True) -> Data:
     else:
         if not (ds_dir / "processed" / "data.pt").is_file():
             _ensure_writable(ds_dir, spec)
-        dataset = spec.pyg(str(root_path))
+        with _processing_lock(ds_dir):
+            dataset = spec.pyg(str(root_path))
 
     data = dataset[0]
     if not features:
@@ -341,12 +349,11 @@ def _not_found(spec, root_path, where, raw_dir, missing, reason) -> DatasetNotFo
         extra = (f" Alternatively, a graph+labels-only copy is read from "
                  f"{root_path / spec.dirname / _PUBMED_ALT[0] / _PUBMED_ALT[1]}.")
     return DatasetNotFoundError(
-        f"dataset {spec.name!r} not found ({reason}). Searched directory {raw_dir} "
-        f"(data root {root_path}, from {where}); {spec.pyg_class} expects there: "
-        f"{', '.join(spec.raw_files)}; missing: "
-        f"{'all of them' if len(missing) == len(spec.raw_files) else ', '.join(missing)}. Put these files there "
-        f"(see docs/data.md), pass another root / set ${ENV_DATA_ROOT}, or go online so that "
-        f"PyG can download them.{extra}"
+        f"{spec.name} files not found on disk ({reason}). The data root {root_path} came from {where}; "
+        f"{spec.pyg_class} needs {', '.join(spec.raw_files)} in {raw_dir}; missing: "
+        f"{'all of them' if len(missing) == len(spec.raw_files) else ', '.join(missing)}. Fix: put the files there "
+        f"(see docs/data.md), or point at a folder that has them with `--data-root PATH` (Python: root=PATH) or "
+        f"`export {ENV_DATA_ROOT}=PATH`, or go online so that PyG can download them.{extra}"
     )
 
 
@@ -387,6 +394,32 @@ def _check_case_collision(root_path: Path) -> None:
 
 
 @contextlib.contextmanager
+def _processing_lock(ds_dir: Path):
+    """Hold an exclusive lock on ``<ds_dir>/.graphstk-processing.lock`` while PyG downloads or
+    writes ``processed/``: two processes loading a dataset for the first time (two ``run.py``
+    on one data root) would otherwise race, and one reads a half-written ``processed/data.pt``
+    (``EOFError`` / ``PytorchStreamReader failed``). The second waits, then loads the finished
+    files. Without ``fcntl`` (Windows) or on a read-only root nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:   # pragma: no cover - not POSIX
+        yield
+        return
+    try:
+        ds_dir.mkdir(parents=True, exist_ok=True)
+        fh = open(ds_dir / ".graphstk-processing.lock", "a")
+    except OSError:        # read-only root: processed/ must already exist, nothing is written
+        yield
+        return
+    with fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
 def _socket_timeout(seconds: float):
     """Bound urllib-based downloads (PyG's ``download_url``) so an offline call cannot hang."""
     old = socket.getdefaulttimeout()
@@ -414,7 +447,13 @@ _NPZ_KEYS = {"edge_index", "y", "x", "edge_weight", "train_index", "val_index", 
 
 
 def load_npz(path: str | os.PathLike) -> Data:
-    """Load a bring-your-own graph from an ``.npz`` file (format: see :func:`load_dataset`)."""
+    """Load a bring-your-own graph from an ``.npz`` file (format: see :func:`load_dataset`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.npz`` file.
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such .npz file: {path}")
@@ -461,6 +500,14 @@ def from_networkx(G, label: str = "label", features: str | None = None) -> Data:
     ``weight`` is used as ``edge_weight`` when every edge has one. Integer labels are kept;
     string (or other non-integer) labels are mapped to ``0..C-1`` in sorted order, with
     the originals in ``data.label_names``.
+
+    Parameters
+    ----------
+    G : networkx.Graph
+    label : str, default "label"
+        Node attribute holding the class.
+    features : str, optional
+        Node attribute holding a feature vector (becomes ``x``).
     """
     nodes = list(G.nodes())
     n = len(nodes)
@@ -574,6 +621,19 @@ def build_data(edge_index, y, x=None, edge_weight=None, train_index=None, val_in
     ``N`` is ``len(y)``. Errors name the problem: wrong shapes or dtypes, edge ids out of
     ``[0, N)``, missing or negative labels, ``x``/``y`` size mismatch, overlapping or
     partial train/val/test indices.
+
+    Parameters
+    ----------
+    edge_index : int array ``[2, E]``
+    y : int array ``[N]``
+    x : float array ``[N, F]``, optional
+    edge_weight : float array ``[E]``, optional
+    train_index, val_index, test_index : int arrays, optional (all three or none)
+        A default split: stored as ``train_mask``/``val_mask``/``test_mask``.
+    name : str, default ""
+        Stored as ``data.name``.
+    source : str, default "input"
+        Where the arrays came from, for error messages.
     """
     if y is None:
         raise ValueError(f"labels missing: {source} has no y")

@@ -46,6 +46,8 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
+from .._index import as_index
+
 __all__ = ["Split", "make_split", "SETTINGS"]
 
 SETTINGS = ("transductive", "inductive")
@@ -62,8 +64,9 @@ def _empty() -> Tensor:
 class Split:
     """A partition of ``range(num_nodes)`` into sorted LongTensors ``train``, ``val``, ``test``, ``other``.
 
-    Build one with :func:`make_split`, or directly from four index tensors (validated:
-    1-D, integer, in range, disjoint, covering every node; they are sorted for you).
+    Build one with :func:`make_split`, or directly from four node selections (LongTensor ids
+    or boolean masks of length ``num_nodes``; validated: in range, disjoint, covering every
+    node; they are sorted for you). :meth:`mask` gives a part back as a boolean mask.
     ``seed``, ``p_test`` and ``protocol`` record how it was made.
     """
 
@@ -84,13 +87,13 @@ class Split:
         seen = torch.zeros(n, dtype=torch.long)
         for part in _PARTS:
             idx = getattr(self, part)
-            if not isinstance(idx, Tensor):
-                idx = torch.as_tensor(idx, dtype=torch.long)
-            if idx.dtype == torch.bool or idx.dtype.is_floating_point:
-                raise TypeError(f"split.{part} must hold integer node ids, got {idx.dtype}")
-            idx = torch.sort(idx.long().flatten().cpu()).values
-            if idx.numel() and (int(idx[0]) < 0 or int(idx[-1]) >= n):
-                raise ValueError(f"split.{part} has node ids outside [0, {n - 1}]")
+            if isinstance(idx, Tensor) and idx.dim() == 2 and 1 in idx.shape:
+                idx = idx.flatten()
+            try:   # node ids or a boolean mask of length num_nodes, like every node argument
+                idx = as_index(idx, n, name=f"split.{part}", allow_none=False)
+            except IndexError as err:
+                raise ValueError(f"split.{part} has node ids outside [0, {n - 1}]") from err
+            idx = torch.sort(idx.cpu()).values
             seen.index_add_(0, idx, torch.ones_like(idx))
             object.__setattr__(self, part, idx)
         if bool((seen > 1).any()):
@@ -224,34 +227,51 @@ def _complement(n: int, *parts: Tensor) -> Tensor:
     return m.nonzero().flatten()
 
 
-def make_split(data: Data, p_test: float = 0.01, seed: int = 0, *, protocol: str | None = None,
+def make_split(data: Data, p_test: float | None = None, seed: int = 0, *, n_test: int | None = None,
+               train_per_class: int | None = None, val_per_class: int | None = None, protocol: str | None = None,
                planetoid_split: str = "public") -> Split:
     """Split the nodes of ``data`` into train / val / test / other (App. D.1 of the STKR paper).
 
     Parameters
     ----------
-    data
+    data : torch_geometric.data.Data
         A labelled graph (``data.y`` of shape ``[N]``); for the Planetoid protocol also
         ``train_mask``/``val_mask``/``test_mask``.
-    p_test
-        Fraction of all ``N`` nodes in the test set, in ``(0, 1)``; the test set has
-        ``round(p_test * N)`` nodes (half up), at least 1.
-    seed
+    p_test : float in (0, 1), optional
+        Fraction of all ``N`` nodes in the test set: ``round(p_test * N)`` nodes (half up).
+        Default 0.01 (the paper's) unless ``n_test`` is given.
+    seed : int, default 0
         Seeds a private :class:`torch.Generator`: the same seed gives the same split for
         every method; the global RNG is not used.
-    protocol
-        ``"planetoid"`` or ``"random"``; by default ``data.split_protocol`` (set by
-        :func:`graphstk.data.load_dataset`), else ``"random"``.
-    planetoid_split
-        ``"public"`` (default) or ``"random"``: how the Planetoid protocol picks train/val.
-        App. D leaves this open; see the module docstring for both readings. ``"public"``
-        keeps PyG's public train/val masks and draws test from the public test set.
+    n_test : int, optional
+        The test-set size as a count instead of a fraction (give ``p_test`` or ``n_test``).
+    train_per_class, val_per_class : int, optional
+        Draw exactly this many train (val) nodes *of each class* (stratified), as the YAML
+        runner's options of the same names. Default: App. D's protocol, ``20 C`` train and
+        ``20 C`` val nodes drawn uniformly (random protocol) or the default masks (Planetoid).
+        Giving one of them switches to per-class draws; the other then defaults to the same
+        value. Small graphs need them: networkx's karate club (34 nodes, 2 classes) fits e.g.
+        ``train_per_class=4, val_per_class=4, n_test=10``.
+    protocol : {"planetoid", "random"}, optional
+        By default ``data.split_protocol`` (set by :func:`graphstk.data.load_dataset`), else
+        ``"random"``. Ignored when ``train_per_class``/``val_per_class`` are given.
+    planetoid_split : {"public", "random"}, default "public"
+        How the Planetoid protocol picks train/val. App. D leaves this open; see the module
+        docstring for both readings. ``"public"`` keeps PyG's public train/val masks and draws
+        test from the public test set.
 
     Returns
     -------
     Split
         Sorted, disjoint LongTensors covering all nodes; e.g. Cora with ``p_test=0.01``
-        gives 140/500/27 train/val/test, DBLP 80/80/177.
+        gives 140/500/27 train/val/test, DBLP 80/80/177. ``split.mask("train")`` gives the
+        boolean mask; the estimators take either form.
+
+    Raises
+    ------
+    ValueError
+        Sizes that do not fit the graph; the message names the option to change and a value
+        that fits.
     """
     if not isinstance(data, Data):
         raise TypeError(f"make_split expects a torch_geometric Data, got {type(data).__name__}")
@@ -268,23 +288,44 @@ def make_split(data: Data, p_test: float = 0.01, seed: int = 0, *, protocol: str
         raise ValueError("the graph has no nodes")
     if int(y.min()) < 0:
         raise ValueError(f"data.y has negative labels (min {int(y.min())}); every node needs a class id >= 0")
-    if isinstance(p_test, bool) or not isinstance(p_test, (int, float)) or not 0.0 < float(p_test) < 1.0:
-        raise ValueError(f"p_test must be a number in (0, 1), got {p_test!r}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-    p_test = float(p_test)
-    n_test = _n_test(p_test, n)
-    if n_test < 1:
-        raise ValueError(f"p_test={p_test} of {n} nodes rounds to an empty test set; use a larger p_test")
-    if protocol is None:
+    if p_test is not None and n_test is not None:
+        raise ValueError(f"give the test size as p_test (a fraction) or n_test (a count), not both "
+                         f"(got p_test={p_test!r}, n_test={n_test!r})")
+    if n_test is not None:
+        if isinstance(n_test, bool) or not isinstance(n_test, int) or not 1 <= n_test < n:
+            raise ValueError(f"n_test must be an integer in [1, {n - 1}] for {n} nodes, got {n_test!r}")
+        p_rec = None
+    else:
+        p_test = 0.01 if p_test is None else p_test
+        if isinstance(p_test, bool) or not isinstance(p_test, (int, float)) or not 0.0 < float(p_test) < 1.0:
+            raise ValueError(f"p_test must be a number in (0, 1), got {p_test!r}")
+        p_test = float(p_test)
+        n_test = _n_test(p_test, n)
+        p_rec = p_test
+        if n_test < 1:
+            raise ValueError(f"p_test={p_test} of {n} nodes rounds to an empty test set; pass n_test=<count> "
+                             f"(e.g. n_test={max(1, n // 10)}) or p_test >= {0.5 / n:.3g}")
+    per_class = train_per_class is not None or val_per_class is not None
+    if per_class:
+        train_per_class = val_per_class if train_per_class is None else train_per_class
+        val_per_class = train_per_class if val_per_class is None else val_per_class
+        for name, v in (("train_per_class", train_per_class), ("val_per_class", val_per_class)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < (1 if name == "train_per_class" else 0):
+                raise ValueError(f"{name} must be an integer >= {1 if name == 'train_per_class' else 0}, got {v!r}")
+    elif protocol is None:
         protocol = getattr(data, "split_protocol", None) or "random"
-    if protocol not in ("planetoid", "random"):
+    if not per_class and protocol not in ("planetoid", "random"):
         raise ValueError(f"unknown protocol {protocol!r}; expected 'planetoid' or 'random'")
     if planetoid_split not in ("public", "random"):
         raise ValueError(f"planetoid_split must be 'public' or 'random', got {planetoid_split!r}")
 
     g = torch.Generator().manual_seed(seed)
-    if protocol == "planetoid":
+    if per_class:
+        train, val, test = _per_class(y, n, train_per_class, val_per_class, n_test, g)
+        name = "per-class"
+    elif protocol == "planetoid":
         train, val, test = _planetoid(data, y, n, n_test, planetoid_split, g)
         name = f"planetoid-{planetoid_split}"
     else:
@@ -292,15 +333,43 @@ def make_split(data: Data, p_test: float = 0.01, seed: int = 0, *, protocol: str
         name = "random"
         _warn_missing_classes(y, train)
     other = _complement(n, train, val, test)
-    return Split(train, val, test, other, num_nodes=n, seed=seed, p_test=p_test, protocol=name)
+    return Split(train, val, test, other, num_nodes=n, seed=seed, p_test=p_rec, protocol=name)
+
+
+def _per_class(y: Tensor, n: int, k_train: int, k_val: int, n_test: int, g: torch.Generator):
+    """``k_train`` and ``k_val`` nodes of every class, then ``n_test`` test nodes from the rest."""
+    counts = torch.bincount(y)
+    present = (counts > 0).nonzero().flatten().tolist()
+    small = [c for c in present if int(counts[c]) < k_train + k_val]
+    if small:
+        fit = min(int(counts[c]) for c in present)
+        raise ValueError(f"class(es) {small[:10]} have fewer than train_per_class + val_per_class = {k_train + k_val} "
+                         f"nodes (smallest class: {fit}); lower train_per_class/val_per_class "
+                         f"(e.g. train_per_class={max(1, fit // 2)}, val_per_class={fit - max(1, fit // 2)})")
+    train, val = [], []
+    for c in present:
+        pool, _ = _take((y == c).nonzero().flatten(), int(counts[c]), g)
+        train.append(pool[:k_train])
+        val.append(pool[k_train:k_train + k_val])
+    train, val = torch.cat(train), torch.cat(val)
+    rest = _complement(n, train, val)
+    if n_test > rest.numel():
+        raise ValueError(f"not enough nodes: {n} nodes hold {train.numel()} train + {val.numel()} val, leaving "
+                         f"{rest.numel()} for the {n_test} test nodes requested; lower n_test/p_test "
+                         f"(e.g. n_test={rest.numel()}) or train_per_class/val_per_class")
+    test, _ = _take(rest, n_test, g)
+    return train, val, test
 
 
 def _random(y: Tensor, n: int, n_test: int, g: torch.Generator):
     c = int(y.max()) + 1
     n_train, n_val = TRAIN_PER_CLASS * c, VAL_PER_CLASS * c
     if n_train + n_val + n_test > n:
+        k = max(1, (n - n_test) // (2 * c + 1) // 2) if n > n_test else 1
         raise ValueError(f"not enough nodes: {n} nodes cannot hold {n_train} train + {n_val} val "
-                         f"(20 x {c} classes each) + {n_test} test nodes")
+                         f"(App. D: 20 x {c} classes each) + {n_test} test nodes; draw fewer per class with "
+                         f"train_per_class and val_per_class (e.g. make_split(data, n_test={n_test}, "
+                         f"train_per_class={k}, val_per_class={k})) or lower p_test / n_test")
     perm = torch.randperm(n, generator=g)
     return perm[:n_train], perm[n_train:n_train + n_val], perm[n_train + n_val:n_train + n_val + n_test]
 

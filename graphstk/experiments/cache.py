@@ -15,7 +15,7 @@ import os
 import re
 import tempfile
 
-__all__ = ["ResultCache", "atomic_write_text", "cache_key", "code_fingerprint"]
+__all__ = ["ResultCache", "atomic_write_text", "cache_key", "code_fingerprint", "umask_mode"]
 
 # Source code whose change can change a cached result: the engine and the protocol.
 CODE_PACKAGES = ("graphstk.methods", "graphstk.spectral", "graphstk.operators")
@@ -24,12 +24,24 @@ CODE_MODULES = ("graphstk.experiments.runner",)
 CACHE_VERSION = 1  # bump when the meaning of a cached record changes
 
 
+def umask_mode(mode: int = 0o666) -> int:
+    """``mode`` with the process umask applied: what ``open()`` would give a new file."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mode & ~mask
+
+
 def atomic_write_text(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half."""
+    """Write ``text`` to ``path`` so that readers see the old file or the new one, never half.
+
+    The file gets the permissions of a file created with ``open()`` (``0o666`` minus the
+    umask, e.g. ``0o644`` under umask 022), not the ``0o600`` of the temporary file.
+    """
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=folder)
     try:
+        os.fchmod(fd, umask_mode())
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()

@@ -70,7 +70,7 @@ class MethodOption:
 # of the cache key. support: "all" is Eq. 8 of the paper (kernel PCA over every unlabeled
 # visible node); "labeled" restricts it to the connected components that contain a label.
 METHOD_OPTIONS: dict[str, MethodOption] = {
-    "support": MethodOption(("all", "labeled"), "all", "topd_support",
+    "support": MethodOption(("all", "labeled"), "labeled", "topd_support",   # "all" = Eq. 8 as written
                             "the node set of the kernel PCA of SP-topd"),
     "labels": MethodOption(("onehot", "centered"), "onehot", "labels",
                            "the label matrix: one-hot, or one-hot minus the training class frequencies"),

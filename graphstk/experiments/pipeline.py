@@ -191,11 +191,7 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
     for row in rows:
         name = (f"{row['dataset']} {row['method']}{options_suffix(row['options'])}{_sweep_str(row['sweep'])} "
                 + (f"p_test={row['p_test']:g}" if row.get("p_test") is not None else f"n_labeled={row['n_labeled']}"))
-        if any(row.get("unreachable") or []):
-            conv = next(t.unreachable for t in tasks if t.task == row.get("task"))
-            how = "predicted as class 0, unreachable: class0" if conv == "class0" else "counted as wrong"
-            log(f"warning: {name}: {sum(row['unreachable'])} test node(s) over {len(row['seeds'])} seed(s) "
-                f"reached by no label ({how})")
+        # unreachable test nodes: the table's "unreachable" column, and a note beside degenerate rows (report.row_note)
         if row["warnings"]:
             more = f" (+{len(row['warnings']) - 1} similar, see results.json)" if len(row["warnings"]) > 1 else ""
             log(f"engine warning: {name}: {row['warnings'][0]}{more}")

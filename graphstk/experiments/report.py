@@ -13,11 +13,11 @@ import os
 from .cache import atomic_write_text
 from .config import options_suffix
 
-__all__ = ["write_all", "to_json", "to_csv", "to_markdown", "console_table"]
+__all__ = ["write_all", "to_json", "to_csv", "to_markdown", "console_table", "row_note"]
 
 CSV_FIELDS = ["dataset", "method", "setting", "p_test", "sweep", "options", "n_seeds", "mean", "std",
               "mean_class0", "mean_wrong", "paper_mean", "paper_std", "diff", "test_acc", "best_params",
-              "unreachable", "wall_time_s", "task", "protocol", "metric", "n_labeled"]
+              "unreachable", "note", "wall_time_s", "task", "protocol", "metric", "n_labeled"]
 
 
 def _clean(x):
@@ -45,8 +45,38 @@ def _sweep(row) -> str:
 
 
 def _method(row) -> str:
-    """The method label plus its non-default options (``SP-topd (t) [support=labeled]``)."""
-    return row["method"] + options_suffix(row.get("options"))
+    """The method label plus its non-default options; the kernel-PCA ``support`` is always shown
+    (``SP-topd (t) [support=labeled]``), so every row says which variant ran."""
+    opts = row.get("options") or {}
+    suffix = options_suffix(opts)
+    if "support" in opts and "support=" not in suffix:
+        shown = f"support={opts['support']}"
+        suffix = f" [{shown},{suffix[2:]}" if suffix else f" [{shown}]"
+    return row["method"] + suffix
+
+
+# ---------------------------------------------------------------- one-line reasons beside degenerate rows
+DEGENERATE_SHARE = 0.5   # a row is degenerate when at least this share of its test nodes is unreachable
+
+
+def row_note(row: dict) -> str:
+    """One line saying why a row is degenerate (``""`` if it is not): most of its test nodes are
+    reached by no label, so its accuracy says more about the scoring convention than the method."""
+    if row.get("metric", "accuracy") != "accuracy":
+        return ""   # error / AUC rows of the vector protocols have no unreachable nodes
+    unreach = sum(row.get("unreachable") or [])
+    n_test = sum(row.get("n_test") or [])
+    mean, m0, mw = row.get("mean"), row.get("mean_class0"), row.get("mean_wrong")
+    if not n_test:
+        return ""
+    if unreach < DEGENERATE_SHARE * n_test:
+        return "every test prediction is wrong" if mean == 0.0 else ""
+    head = f"{unreach} of {n_test} test nodes are reached by no label (all-zero scores)"
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in (mean, m0, mw)) or m0 == mw:
+        return head
+    if mean == mw:
+        return f"{head}, counted wrong; plain argmax (class 0) gives {_fmt(m0)}"
+    return f"{head}, predicted as class 0; counting them wrong gives {_fmt(mw)}"
 
 
 def unreachable_note(convention: str) -> str:
@@ -89,6 +119,7 @@ def to_csv(rows: list[dict]) -> str:
             "test_acc": ";".join(_fmt(a, 4) for a in r["test_acc"]),
             "best_params": json.dumps(r["best_params"]),
             "unreachable": sum(r.get("unreachable") or []),
+            "note": row_note(r),
             "wall_time_s": f"{r['wall_time_s']:.3f}",
             "task": r.get("task") or "", "protocol": r.get("protocol", ""), "metric": r.get("metric", ""),
             "n_labeled": "" if r.get("n_labeled") is None else json.dumps(r["n_labeled"]),
@@ -108,6 +139,7 @@ def _level(row) -> str:
 
 def _table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
     has_sweep = any(r.get("sweep") for r in rows)
+    has_note = any(row_note(r) for r in rows)
     node = all(r.get("p_test") is not None for r in rows)
     level = "p_test" if node else ("n_labeled" if all(r.get("p_test") is None for r in rows) else "p_test/n_labeled")
     head = ["dataset", "method", level] + (["sweep"] if has_sweep else []) + ([] if node else ["metric"]) + \
@@ -125,7 +157,7 @@ def _table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
             f"{_fmt(paper['mean'], nd)} ± {_fmt(paper.get('std'), nd)}" if paper else "-",
             "-" if d is None else f"{d:+.{nd}f}",
             str(len(r["seeds"]))] + ([str(sum(r.get("unreachable") or []))] if node else [])
-            + [f"{r['wall_time_s']:.1f}"])
+            + [f"{r['wall_time_s']:.1f}"] + ([row_note(r)] if has_note else []))
     return head, body
 
 

@@ -77,6 +77,15 @@ def sample_frequencies(kernel: str, sigma: float, d: int, n_features: int,
 
     Gaussian: ``N(0, 1/sigma^2)``; laplacian (l1): ``Cauchy(0, 1/sigma)``; cauchy:
     ``Laplace(0, 1/sigma)`` (see the module docstring for the derivations).
+
+    Parameters
+    ----------
+    kernel : {"gaussian", "laplacian", "cauchy"}
+    sigma : float
+    d : int, input dimension
+    n_features : int
+    generator : torch.Generator, optional
+    dtype : torch.dtype, default torch.float64
     """
     sigma = check_positive("sigma", sigma)
     g = generator if generator is not None else torch.Generator().manual_seed(0)
@@ -120,6 +129,19 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
         self.map = map
 
     def fit(self, X, y=None):
+        """Draw the frequencies (Eq. 2) for the dimension of ``X``.
+
+        Parameters
+        ----------
+        X : Tensor or array ``[n, d]``
+            Only its number of columns and dtype are used.
+        y : ignored
+            (scikit-learn's signature).
+
+        Returns
+        -------
+        self
+        """
         X = as_features(X)
         if self.kernel not in _RFF_KERNELS:
             raise ValueError(f"kernel must be one of {_RFF_KERNELS}, got {self.kernel!r}")
@@ -140,6 +162,16 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
             raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(X) first")
 
     def transform(self, X) -> Tensor:
+        """The random features ``z(X)`` (Eq. 4, or the phase map).
+
+        Parameters
+        ----------
+        X : Tensor or array ``[n, d]``
+
+        Returns
+        -------
+        Tensor ``[n, n_output_features_]`` with ``z(X) z(Y)^T ~ k(X, Y)``.
+        """
         self._check_fitted()
         X = as_features(X)
         if X.shape[1] != self.n_features_in_:
@@ -190,6 +222,15 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
 
     Attributes after ``fit``: ``pitch_``, ``shift_`` ``[n_grids, d]`` (float64),
     ``bins_`` ``[n_bins_, 1 + d]`` (int64 rows ``(grid, id_1, ..., id_d)``, sorted), ``n_bins_``.
+
+    Parameters
+    ----------
+    sigma : float, default 1.0
+    n_grids : int, default 100
+    seed : int, optional
+        Seeds the grids.
+    grid_chunk : int, optional
+        Grids processed at once (memory bound of ``transform``).
     """
 
     def __init__(self, sigma: float = 1.0, n_grids: int = 100, seed: int | None = None,

@@ -96,6 +96,15 @@ def coupled_kernel_embedding(K_L, K_H, W, n_components: int = 2, reg: float = 1e
     ``K_L [n_L, n_L]``, ``K_H [n_H, n_H]`` symmetric PSD; ``W [n_L, n_H]`` non-negative affinities
     (Eq. 25). Returns the ``n_components`` smallest non-trivial eigenpairs (see module docstring)
     as torch float64 tensors.
+
+    Parameters
+    ----------
+    K_L, K_H, W : see above.
+    n_components : int, default 2
+    reg : float, default 1e-3
+        Ridge added to the constraint matrix so that the generalized eigenproblem is definite.
+    rcond : float, default 1e-10
+        Relative cutoff below which eigenvalues of the constraint matrix count as zero.
     """
     KL, KH = _dense(K_L), _dense(K_H)
     nl, nh = KL.shape[0], KH.shape[0]

@@ -1,23 +1,30 @@
 """User-facing estimators: :class:`LabelPropagation` and :class:`STKR`.
 
-Both follow one interface::
+Both follow one scikit-learn-style interface::
 
     est.fit(data, train_idx, hidden_idx=None)   # learns from data.y[train_idx]
     scores = est.predict(idx)                   # [len(idx), C]; argmax is the class
 
+Every argument naming nodes (``train_idx``, ``hidden_idx``, ``idx``) is a LongTensor of node
+ids or a boolean mask of length ``N`` (PyG's ``data.train_mask``); both mean the same thing.
+
 In the inductive setting nothing about ``hidden_idx`` nodes, or any edge touching
 them, is used by ``fit`` (the kernel is built on the visible subgraph, with visible
 degrees, Eq. 23); ``predict`` on hidden nodes uses only their edges to visible nodes.
-Nodes that no label reaches get all-zero scores: ``predict`` warns and records
-them in ``unreachable_`` instead of silently assigning class 0.
+Nodes that no label reaches get all-zero scores: ``predict`` warns
+(:class:`UnreachableNodesWarning`) and records them in ``unreachable_`` and
+``n_unreachable_`` instead of silently assigning class 0.
 """
 from __future__ import annotations
 
 import warnings
 
 import torch
+from sklearn.base import BaseEstimator
 from torch import Tensor
 
+from .._checks import check_int, check_real, user_stacklevel
+from .._index import as_index
 from ..operators.graph import GraphKernel
 from ..spectral.transforms import Polynomial, ReciprocalPolynomial, TopD, Transform
 from . import propagation as P
@@ -25,97 +32,247 @@ from .grid import lp_scores, scores_from, unreachable
 
 SETTINGS = ("transductive", "inductive")
 
+__all__ = ["LabelPropagation", "STKR", "UnreachableNodesWarning", "flag_unreachable"]
+
 
 class UnreachableNodesWarning(UserWarning):
-    """Some nodes are not connected to any labeled node; their scores are all zero."""
+    """Some nodes are not connected to any labeled node; their scores are all zero.
+
+    Python shows a warning with the same text only once per line of code, so in a loop of fits
+    read the count from the fitted object (``n_unreachable_``, ``unreachable_``) instead.
+    """
 
 
-class _Estimator:
-    def __init__(self, solver="auto", max_iter=1000, tol=1e-6, dtype=torch.float64, device=None,
-                 setting="transductive"):
-        P.check_solver_options(solver, max_iter, tol)
-        if dtype not in (torch.float32, torch.float64):
-            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
-        if setting not in SETTINGS:
-            raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
-        self.solver, self.max_iter, self.tol = solver, int(max_iter), float(tol)
-        self.dtype, self.device, self.setting = dtype, device, setting
-        self.kernel_: GraphKernel | None = None
+def flag_unreachable(owner, scores: Tensor, stacklevel: int | None = None) -> Tensor:
+    """Record the rows of ``scores`` that no label reaches on ``owner`` and warn once per call.
+
+    Sets ``owner.unreachable_`` (BoolTensor, one entry per row: all-zero or non-finite row)
+    and ``owner.n_unreachable_`` (their number), then emits an
+    :class:`UnreachableNodesWarning` when there are any. Used by the estimators and by the
+    :mod:`graphstk.nn` modules, so every API flags such nodes the same way. Returns ``scores``.
+    """
+    bad = unreachable(scores)
+    stacklevel = user_stacklevel() if stacklevel is None else stacklevel
+    owner.unreachable_ = bad
+    owner.n_unreachable_ = int(bad.sum())
+    if owner.n_unreachable_:
+        warnings.warn(f"{owner.n_unreachable_} of {bad.numel()} nodes are not reached by any label (all-zero "
+                      f"scores; an argmax would say class 0); their rows are flagged in {type(owner).__name__}"
+                      ".unreachable_ and counted in .n_unreachable_", UnreachableNodesWarning, stacklevel=stacklevel)
+    return scores
+
+
+def _resolve_alias(name: str, value, alias: str, alias_value, default):
+    """``value`` or its PyG spelling ``alias_value`` (not both); ``default`` when neither is given."""
+    if alias_value is not None:
+        if value is not None and value != default:
+            raise TypeError(f"give {name} or its PyG spelling {alias}, not both (got {name}={value!r}, "
+                            f"{alias}={alias_value!r})")
+        return alias_value
+    return default if value is None else value
+
+
+class _GraphEstimator(BaseEstimator):
+    """Shared checks and fit/predict plumbing (not public: use STKR or LabelPropagation)."""
+
+    def _check_common(self):
+        P.check_solver_options(self.solver, self.max_iter, self.tol)
+        if self.dtype not in (torch.float32, torch.float64):
+            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {self.dtype}")
+        if self.setting not in SETTINGS:
+            raise ValueError(f"setting must be one of {SETTINGS}, got {self.setting!r}")
+        check_int("num_iter", self.num_iter, allow_none=True)
+        check_int("num_classes", self.num_classes, allow_none=True)
+        if self.num_iter is not None and self.solver not in ("auto", "richardson", "cg"):
+            raise ValueError(f"num_iter (a fixed budget of T iterations) needs solver 'auto', 'richardson' or "
+                             f"'cg', got solver={self.solver!r}")
+
+    def _budgets(self) -> tuple[int, ...]:
+        """The fixed iteration budget: ``num_iter``, or ``max_iter`` when ``tol == 0``."""
+        if self.num_iter is not None:
+            return (int(self.num_iter),)
+        return (int(self.max_iter),) if self.tol == 0 else ()
 
     def _prepare(self, data, train_idx, hidden_idx, kernel):
+        for attr in ("edge_index", "num_nodes"):
+            if getattr(data, attr, None) is None:
+                raise ValueError(f"data.{attr} is missing: fit needs a graph (a torch_geometric Data)")
         y = getattr(data, "y", None)
         if y is None:
-            raise ValueError("data.y is missing: the estimator needs labels for train_idx")
-        if self.setting == "transductive" and hidden_idx is not None and len(hidden_idx) > 0:
+            raise ValueError("data.y is missing: the estimator needs the labels of train_idx")
+        n = int(data.num_nodes)
+        if train_idx is None:
+            train_idx = getattr(data, "train_mask", None)
+            if train_idx is None:
+                raise ValueError("train_idx is required (node ids or a boolean mask of length N), or give "
+                                 "data.train_mask")
+        train = as_index(train_idx, n, name="train_idx", allow_none=False)
+        hidden = None if hidden_idx is None else as_index(hidden_idx, n, name="hidden_idx", allow_none=False)
+        if self.setting == "transductive" and hidden is not None and hidden.numel() > 0:
             raise ValueError("setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
+        if hidden is not None and hidden.numel():
+            overlap = torch.zeros(n, dtype=torch.bool)
+            overlap[hidden.cpu()] = True
+            if bool(overlap[train.cpu()].any()):
+                raise ValueError("train_idx and hidden_idx overlap: a labeled node cannot be hidden from fit")
         if kernel is None:
             device = self.device if self.device is not None else data.edge_index.device
-            kernel = GraphKernel(data.edge_index, data.num_nodes, hidden=hidden_idx,
-                                 edge_weight=getattr(data, "edge_weight", None), dtype=self.dtype, device=device)
-        num_classes = int(y.max()) + 1
-        self.num_classes_ = num_classes
+            kernel = GraphKernel(data.edge_index, n, hidden=hidden, edge_weight=getattr(data, "edge_weight", None),
+                                 dtype=self.dtype, device=device, clean_edges=self.clean_edges)
+        prob = P.make_problem(kernel, y, train.to(kernel.device), self.num_classes)
+        self.num_classes_ = prob.C
+        self.classes_ = torch.arange(prob.C)
+        counts = torch.bincount(y.to(kernel.device)[train.to(kernel.device)].long(), minlength=prob.C)
+        self.missing_classes_ = (counts == 0).nonzero().flatten().tolist()
         self.kernel_ = kernel
-        return P.make_problem(kernel, y, torch.as_tensor(train_idx), num_classes)
+        return prob
 
     def _record(self, res: P.EngineResult):
         self.history_ = res.history
-        self.residuals_ = res.history[-1].residuals if res.history else []
-        self.n_iter_ = res.history[-1].n_iter if res.history else 0
-
-    def _flag(self, scores: Tensor) -> Tensor:
-        bad = unreachable(scores)
-        self.unreachable_ = bad
-        if bool(bad.any()):
-            warnings.warn(f"{int(bad.sum())} of {bad.numel()} nodes are not reached by any label (all-zero "
-                          "scores); see .unreachable_", UnreachableNodesWarning, stacklevel=3)
-        return scores
+        last = res.history[-1] if res.history else None
+        self.solver_ = last.solver if last is not None else ""
+        self.residuals_ = last.residuals if last is not None else []
+        self.n_iter_ = last.n_iter if last is not None else 0
 
     def _check_fitted(self):
-        if self.kernel_ is None:
-            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit() first")
+        if getattr(self, "kernel_", None) is None:
+            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(data, train_idx) first")
+
+    def _predict_index(self, idx) -> Tensor:
+        self._check_fitted()
+        return as_index(idx, self.kernel_.num_nodes, self.kernel_.device, name="idx")
 
 
-class LabelPropagation(_Estimator):
+class LabelPropagation(_GraphEstimator):
     """Label propagation of Zhou et al. (2003): solve ``(I - eta S) Yhat = [Y; 0]`` (STKR Eq. 22).
+
+    ``S = D^{-1/2} W D^{-1/2}`` is the normalized adjacency (Eq. 23 up to its ``n + m``
+    factor), ``Y`` the one-hot labels of the training nodes.
 
     Parameters
     ----------
-    eta : float in (0, 1)
-        Propagation weight (``alpha`` in Zhou et al.).
-    solver : "auto" | "richardson" | "cg" | "direct"
-        ``richardson`` is Zhou's iteration ``Yhat <- eta S Yhat + Ytilde``; ``auto`` = CG.
-    max_iter, tol : iteration budget and relative residual tolerance; ``tol=0`` runs
-        exactly ``max_iter`` iterations (the paper's "number of iterations T").
+    eta : float in (0, 1), default 0.99
+        Propagation weight (Zhou et al.'s and PyG's ``alpha``).
+    alpha : float, optional
+        PyG's spelling of ``eta`` (give one of them).
+    num_iter : int, optional
+        Run exactly ``T = num_iter`` iterations ``Yhat <- eta S Yhat + [Y; 0]`` from ``Yhat = 0``
+        (the paper's "number of iterations T"; ``solver="cg"`` runs ``T`` CG steps instead).
+        ``None`` (default): solve Eq. 22 to the relative residual ``tol``.
+    num_layers : int, optional
+        PyG's spelling of ``num_iter``.
+    solver : {"auto", "richardson", "cg", "gmres", "direct"}, default "auto"
+        ``auto`` is CG (the system is symmetric positive definite); ``richardson`` is Zhou's
+        iteration; ``direct`` a sparse LU. The route that ran, and why, is in ``history_``.
+    max_iter : int, default 1000
+        Iteration cap of a solve to tolerance.
+    tol : float, default 1e-6
+        Relative residual at which a solve stops (``0``: run exactly ``max_iter`` iterations).
+    setting : {"transductive", "inductive"}, default "transductive"
+        Inductive: ``hidden_idx`` nodes are removed before fitting; ``predict`` gives them
+        ``eta S(x, visible) Yhat``, one step of the fixed-point equation (an extension the
+        paper does not define).
+    num_classes : int, optional
+        Number of classes ``C``; default ``max(y[train_idx]) + 1`` (labels of other nodes are
+        never read). Classes without a training node raise a
+        :class:`~graphstk.methods.propagation.ClassesWithoutLabelsWarning`.
+    clean_edges : bool, default False
+        Drop self-loops and duplicate edges of ``data.edge_index`` (otherwise they are kept,
+        duplicates summed, with an :class:`~graphstk.operators.EdgeListWarning`).
+    dtype : torch.dtype, default torch.float64
+    device : torch.device, optional
+        Where the kernel lives (default: that of ``data.edge_index``).
 
-    Hidden nodes (``setting="inductive"``) get ``eta S(x, visible) Yhat``: one step of
-    the fixed-point equation, an extension the paper does not define.
+    Attributes
+    ----------
+    yhat_ : Tensor ``[N_visible, C]``
+        The solution of Eq. 22 on the visible nodes.
+    kernel_ : GraphKernel
+    num_classes_ : int
+    classes_ : LongTensor ``[C]``
+    missing_classes_ : list of int
+        Classes with no training node.
+    history_ : list of SolveResult
+        The solves that ran (``.solver``: the route, ``.reason``: why it was chosen).
+    solver_ : str
+        The route of the last solve.
+    n_iter_, residuals_ : iterations and relative residuals of the last iterative solve.
+    unreachable_ : BoolTensor
+        Set by each ``predict``: rows no label reaches (all-zero scores).
+    n_unreachable_ : int
+        Their number in the last ``predict`` (the warning is shown once per code line; this
+        count is always there).
+
+    Examples
+    --------
+    >>> lp = LabelPropagation(eta=0.9).fit(data, data.train_mask)   # doctest: +SKIP
+    >>> pred = lp.predict(data.test_mask).argmax(1)                   # doctest: +SKIP
     """
 
-    def __init__(self, eta: float = 0.99, **kwargs):
-        super().__init__(**kwargs)
-        self.eta = float(eta)
+    def __init__(self, eta: float | None = 0.99, *, alpha: float | None = None, num_iter: int | None = None,
+                 num_layers: int | None = None, solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6,
+                 setting: str = "transductive", num_classes: int | None = None, clean_edges: bool = False,
+                 dtype: torch.dtype = torch.float64, device=None):
+        eta = _resolve_alias("eta", eta, "alpha", alpha, 0.99)
+        self.eta = check_real("eta", eta)   # the upper bound 1/lambda_1 is checked by fit
+        self.alpha = None
+        self.num_iter = _resolve_alias("num_iter", num_iter, "num_layers", num_layers, None)
+        self.num_layers = None
+        self.solver, self.max_iter, self.tol = solver, max_iter, tol
+        self.setting, self.num_classes, self.clean_edges = setting, num_classes, clean_edges
+        self.dtype, self.device = dtype, device
+        self._check_common()
 
-    def fit(self, data, train_idx, hidden_idx=None, kernel: GraphKernel | None = None) -> "LabelPropagation":
+    def fit(self, data, train_idx=None, hidden_idx=None, kernel: GraphKernel | None = None) -> "LabelPropagation":
+        """Solve Eq. 22 for the labels ``data.y[train_idx]``.
+
+        Parameters
+        ----------
+        data : torch_geometric.data.Data
+            ``edge_index``, ``num_nodes``, ``y`` (only ``y[train_idx]`` is read) and optionally
+            ``edge_weight``.
+        train_idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
+            The labeled nodes; default ``data.train_mask``.
+        hidden_idx : LongTensor or BoolTensor ``[N]``, optional
+            Nodes removed from the graph before fitting (``setting="inductive"`` only).
+        kernel : GraphKernel, optional
+            A prebuilt kernel (its hidden nodes must match ``hidden_idx``).
+
+        Returns
+        -------
+        self
+        """
         prob = self._prepare(data, train_idx, hidden_idx, kernel)
-        budgets = (self.max_iter,) if self.tol == 0 else ()
-        solver = self.solver
-        res = P.label_propagation(prob, [self.eta], solver=solver, max_iter=self.max_iter, tol=self.tol,
-                                  budgets=budgets)
+        res = P.label_propagation(prob, [self.eta], solver=self.solver, max_iter=int(self.max_iter),
+                                  tol=float(self.tol), budgets=self._budgets())
         self._record(res)
         self.yhat_ = next(iter(res.h.values()))
         return self
 
-    def predict(self, idx) -> Tensor:
-        self._check_fitted()
-        return self._flag(lp_scores(self.kernel_, self.yhat_, self.eta, torch.as_tensor(idx)))
+    def predict(self, idx=None) -> Tensor:
+        """Scores ``[len(idx), C]`` (argmax = class): ``Yhat`` rows, or one propagation step for hidden nodes.
+
+        Parameters
+        ----------
+        idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
+            Nodes to score (default: all ``N``); rows come in the order of ``idx`` (a mask: by id).
+
+        Returns
+        -------
+        Tensor ``[len(idx), C]``
+            All-zero rows are nodes no label reaches: flagged in ``unreachable_`` /
+            ``n_unreachable_`` with an :class:`UnreachableNodesWarning`.
+        """
+        ids = self._predict_index(idx)
+        return flag_unreachable(self, lp_scores(self.kernel_, self.yhat_, self.eta, ids))
 
 
-class STKR(_Estimator):
+class STKR(_GraphEstimator):
     """Spectrally transformed kernel regression on a graph (Zhai et al., ICLR 2024).
 
     Solves Eq. 7, ``alpha = (G_{Khat_s,n} + n beta I)^{-1} y``, with the base kernel of
     Eq. 23 (``beta`` and ``eta`` mean what the paper's grids mean) and predicts with the
-    paper's out-of-sample formulas.
+    paper's out-of-sample formulas (after Algorithms 1 and 2; Eq. 8 for top-d).
 
     Parameters
     ----------
@@ -124,37 +281,94 @@ class STKR(_Estimator):
         ``ReciprocalPolynomial``/``InverseLaplacian`` -> Algorithm 2 (Eq. 20);
         ``TopD`` -> kernel PCA features + ridge probe (Eqs. 8-9).
     beta : float > 0
-        Ridge parameter ``beta_n``.
-    setting : "transductive" | "inductive"
-    solver : "auto" | "richardson" | "cg" | "gmres" | "direct"
-        ``auto``: ``direct`` (Algorithm 3 / an ``n x n`` system) when there are at most
-        4000 labels, ``N n <= 2^25`` and no fixed budget, otherwise CG (symmetric positive
-        systems) or GMRES.
-    max_iter, tol : ``tol=0`` runs exactly ``max_iter`` Richardson iterations (the paper's T).
-    step_size : "auto" | "paper" | float
+        Ridge parameter ``beta_n`` (finite, positive).
+    setting : {"transductive", "inductive"}, default "transductive"
+    step_size : "auto" | "paper" | float, default "auto"
         Richardson step ``gamma``; see :func:`graphstk.methods.propagation.stkr_reciprocal`.
+    num_iter : int, optional
+        Run exactly ``T = num_iter`` Richardson iterations (the paper's budget ``T``) instead of
+        solving to ``tol``.
+    solver : {"auto", "richardson", "cg", "gmres", "direct"}, default "auto"
+        ``auto`` picks the direct solve (Algorithm 3 / the ``n x n`` system of Algorithm 2)
+        when there are at most 4000 labels and ``N n <= 2^25``; inside it ``(I - eta S)^{-1}``
+        is a sparse LU only for ``N <= 4000`` nodes and CG otherwise (the LU's fill cannot be
+        bounded in advance; see :func:`graphstk.methods.propagation.direct_route`). Larger
+        problems use CG (symmetric positive systems) or GMRES. ``cg`` with a reciprocal
+        transform runs CG on the symmetric positive definite ``Q = sum_p xi_p S^p`` (Algorithm
+        2's ``M`` is not symmetric). ``history_`` records the route and why.
+    max_iter : int, default 1000
+    tol : float, default 1e-6
+        Relative residual of a solve to tolerance (``0``: run ``max_iter`` iterations).
+    num_classes : int, optional
+        Default ``max(y[train_idx]) + 1``; see :class:`LabelPropagation`.
+    clean_edges : bool, default False
+        See :class:`LabelPropagation`.
+    dtype : torch.dtype, default torch.float64
+    device : torch.device, optional
+
+    Attributes
+    ----------
+    h_ : Tensor ``[N_visible, C]``
+        Scores of a node ``x`` are ``rows(x) @ h_`` (``rows(x) = K(x, visible) / (n+m)``).
+    kernel_, num_classes_, classes_, missing_classes_, history_, solver_, n_iter_, residuals_,
+    unreachable_, n_unreachable_ :
+        As in :class:`LabelPropagation`.
+
+    Examples
+    --------
+    >>> est = STKR(InverseLaplacian(eta=0.99), beta=1e-3).fit(data, data.train_mask)  # doctest: +SKIP
+    >>> acc = (est.predict(data.test_mask).argmax(1) == data.y[data.test_mask]).float().mean()  # doctest: +SKIP
     """
 
     def __init__(self, transform: Transform, beta: float, setting: str = "transductive",
-                 step_size: str | float = "auto", **kwargs):
-        super().__init__(setting=setting, **kwargs)
+                 step_size: str | float = "auto", *, num_iter: int | None = None, solver: str = "auto",
+                 max_iter: int = 1000, tol: float = 1e-6, num_classes: int | None = None,
+                 clean_edges: bool = False, dtype: torch.dtype = torch.float64, device=None):
         if not isinstance(transform, (Polynomial, ReciprocalPolynomial, TopD)):
             raise TypeError(f"transform must be Polynomial, ReciprocalPolynomial/InverseLaplacian or TopD, "
                             f"got {type(transform).__name__}")
-        if not beta > 0:
-            raise ValueError(f"beta must be > 0, got {beta}")
-        self.transform, self.beta, self.step_size = transform, float(beta), step_size
+        self.transform = transform
+        self.beta = check_real("beta", beta)
+        if not (step_size in ("auto", "paper") or not isinstance(step_size, str)):
+            raise ValueError(f"step_size must be 'auto', 'paper' or a positive number, got {step_size!r}")
+        self.step_size = step_size if isinstance(step_size, str) else check_real("step_size", step_size)
+        self.setting, self.num_iter, self.solver = setting, num_iter, solver
+        self.max_iter, self.tol, self.num_classes = max_iter, tol, num_classes
+        self.clean_edges, self.dtype, self.device = clean_edges, dtype, device
+        self._check_common()
+        if self.num_iter is not None and isinstance(transform, ReciprocalPolynomial) and solver == "cg":
+            raise ValueError("num_iter with a reciprocal transform needs solver 'richardson' (Algorithm 2) or 'auto'")
 
-    def fit(self, data, train_idx, hidden_idx=None, kernel: GraphKernel | None = None) -> "STKR":
+    def fit(self, data, train_idx=None, hidden_idx=None, kernel: GraphKernel | None = None) -> "STKR":
+        """Solve Eq. 7 for the labels ``data.y[train_idx]``.
+
+        Parameters
+        ----------
+        data : torch_geometric.data.Data
+            ``edge_index``, ``num_nodes``, ``y`` (only ``y[train_idx]`` is read), optional ``edge_weight``.
+        train_idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
+            The labeled nodes; default ``data.train_mask``.
+        hidden_idx : LongTensor or BoolTensor ``[N]``, optional
+            ``setting="inductive"``: nodes (and their edges) never seen by ``fit``.
+        kernel : GraphKernel, optional
+            A prebuilt kernel (its hidden nodes must match ``hidden_idx``).
+
+        Returns
+        -------
+        self
+        """
         if isinstance(self.transform, ReciprocalPolynomial):  # fail before any work
             lam = kernel.lambda_max if kernel is not None else 1.0
             self.transform.validate(lam)
         prob = self._prepare(data, train_idx, hidden_idx, kernel)
-        budgets = (self.max_iter,) if self.tol == 0 and self.solver != "direct" else ()
-        opts = dict(solver=self.solver, max_iter=self.max_iter, tol=self.tol, budgets=budgets)
+        budgets = self._budgets() if self.solver != "direct" else ()
+        opts = dict(solver=self.solver, max_iter=int(self.max_iter), tol=float(self.tol), budgets=budgets)
         tr = self.transform
         if isinstance(tr, TopD):
             res = P.stkr_topd(prob, [tr.d], [self.beta], support=tr.support)
+            if not res.history:
+                P._record(res, "kernel PCA + ridge probe (Eqs. 8-9)",
+                          f"TopD: support={tr.support!r} ('labeled': the components that hold a label; 'all': Eq. 8)")
         elif isinstance(tr, Polynomial):
             res = P.stkr_polynomial(prob, tr, [self.beta], step_size=self.step_size, **opts)
         else:
@@ -163,6 +377,19 @@ class STKR(_Estimator):
         self.h_ = next(iter(res.h.values()))
         return self
 
-    def predict(self, idx) -> Tensor:
-        self._check_fitted()
-        return self._flag(scores_from(self.kernel_, self.h_, torch.as_tensor(idx)))
+    def predict(self, idx=None) -> Tensor:
+        """Scores ``[len(idx), C]`` (argmax = class) by the out-of-sample formula of the transform.
+
+        Parameters
+        ----------
+        idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
+            Nodes to score (default: all ``N``); hidden nodes use only their edges to visible ones.
+
+        Returns
+        -------
+        Tensor ``[len(idx), C]``
+            All-zero rows (no label reaches the node) are flagged in ``unreachable_`` /
+            ``n_unreachable_`` with an :class:`UnreachableNodesWarning`.
+        """
+        ids = self._predict_index(idx)
+        return flag_unreachable(self, scores_from(self.kernel_, self.h_, ids))

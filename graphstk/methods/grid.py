@@ -14,6 +14,8 @@ from typing import Callable
 import torch
 from torch import Tensor
 
+from .._checks import check_int, check_real
+from .._index import as_index
 from ..operators.graph import GraphKernel
 from ..spectral.transforms import InverseLaplacian, Polynomial
 from . import propagation as P
@@ -50,7 +52,7 @@ def scores_from(kernel: GraphKernel, h: Tensor, idx: Tensor) -> Tensor:
 def lp_scores(kernel: GraphKernel, yhat: Tensor, eta: float, idx: Tensor) -> Tensor:
     """Label-Prop scores: ``Yhat`` on visible nodes; ``eta S(x, visible) Yhat`` for hidden ones
     (one step of the fixed-point equation of Eq. 22, an inductive extension not in the paper)."""
-    idx = torch.as_tensor(idx, device=kernel.device).long()
+    idx = as_index(idx, kernel.num_nodes, kernel.device, name="idx")
     hidden = kernel.is_hidden(idx)
     out = torch.empty(idx.numel(), yhat.shape[1], dtype=yhat.dtype, device=yhat.device)
     if bool((~hidden).any()):
@@ -76,19 +78,17 @@ def _check_grid(method: str, grid: dict) -> dict:
         if not vals:
             raise ValueError(f"{method}: grid.{key} is empty")
         out[key] = vals
-    for v in out.get("beta", []):
-        if not v > 0:
-            raise ValueError(f"beta must be > 0, got {v}")
+    if "beta" in out:
+        out["beta"] = [check_real("beta", v) for v in out["beta"]]
     for v in out.get("T", []):
-        if int(v) != v or v < 1:
-            raise ValueError(f"T must be an integer >= 1, got {v}")
+        check_int("T", v)
     return out
 
 
 def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor, eval_idx: Tensor,
                  grid: dict, num_classes: int, solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6,
                  step_size: str | float = "auto", callback: Callable[[int, float], None] | None = None,
-                 topd_support: str = "all", labels: str = "onehot") -> list[tuple[dict, Tensor]]:
+                 topd_support: str = "labeled", labels: str = "onehot") -> list[tuple[dict, Tensor]]:
     """Scores on ``eval_idx`` for every point of ``grid`` (its full Cartesian product).
 
     Parameters
@@ -99,12 +99,20 @@ def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor,
         out-of-sample from their edges to visible nodes.
     y : LongTensor ``[num_nodes]``
         Labels; only ``y[train_idx]`` is read.
+    train_idx, eval_idx : LongTensor of node ids or BoolTensor mask ``[num_nodes]``
+        Labeled nodes, and nodes to score (rows of the output, in this order).
+    num_classes : int or None
+        ``C``; ``None`` takes ``max(y[train_idx]) + 1``.
     grid : dict
         ``lp``: eta, T; ``stkr-lap``: eta, beta, T; ``stkr-poly``: k, beta, T; ``stkr-topd``:
         d, beta; ``krr``: beta, T. ``T`` (optional) is a fixed iteration budget
         (the paper's transductive grid); without it systems are solved to ``tol``.
     solver, max_iter, tol, step_size : passed to the engines (see ``graphstk.methods.propagation``).
-    topd_support : "all" (Eq. 8) | "labeled" (kernel PCA over components that contain a label).
+    callback : callable ``(iteration, relative residual)``, optional
+        Called by the iterative solvers after each iteration (progress display).
+    topd_support : "labeled" (default: kernel PCA over the components that contain a label) |
+        "all" (Eq. 8 as written, every unlabeled visible node; degenerate on graphs with more
+        label-free components than ``d``, e.g. DBLP).
     labels : "onehot" (Appendix D) | "centered" (one-hot minus the training class frequencies).
 
     Returns
@@ -114,7 +122,7 @@ def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor,
     """
     grid = _check_grid(method, grid)
     prob = P.make_problem(kernel, y, train_idx, num_classes, labels=labels)
-    eval_idx = torch.as_tensor(eval_idx, device=kernel.device).long()
+    eval_idx = as_index(eval_idx, kernel.num_nodes, kernel.device, name="eval_idx", allow_none=False)
     budgets = sorted(int(t) for t in grid.get("T", []))
     opts = dict(solver=solver, max_iter=max_iter, tol=tol, budgets=budgets, callback=callback)
     tkey = lambda params: params.get("T") if budgets else None  # noqa: E731
@@ -157,12 +165,30 @@ def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor,
 
 
 def unreachable(scores: Tensor) -> Tensor:
-    """Rows with no information (all zero or non-finite): no label reaches these nodes."""
+    """Rows with no information (all zero or non-finite): no label reaches these nodes.
+
+    Parameters
+    ----------
+    scores : Tensor ``[n, C]``
+
+    Returns
+    -------
+    BoolTensor ``[n]``
+    """
     return ~torch.isfinite(scores).all(dim=1) | (scores == 0).all(dim=1)
 
 
 def predict_labels(scores: Tensor) -> Tensor:
-    """Argmax class, ``-1`` for unreachable rows (never silently class 0)."""
+    """Argmax class, ``-1`` for unreachable rows (never silently class 0).
+
+    Parameters
+    ----------
+    scores : Tensor ``[n, C]``
+
+    Returns
+    -------
+    LongTensor ``[n]``: the class, or ``-1`` where :func:`unreachable`.
+    """
     pred = scores.argmax(dim=1)
     pred[unreachable(scores)] = -1
     return pred

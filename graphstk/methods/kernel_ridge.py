@@ -156,6 +156,17 @@ class KernelRidge(BaseEstimator):
         return kernel_function(self.kernel, sigma=self.sigma, degree=self.degree, c=self.c)
 
     def fit(self, X, y):
+        """Solve ``alpha = (K + lam I)^{-1} y`` (slides, Proposition 3) on the training points.
+
+        Parameters
+        ----------
+        X : Tensor or array ``[n, d]``
+        y : Tensor or array ``[n]`` or ``[n, C]``
+
+        Returns
+        -------
+        self
+        """
         X = as_features(X)
         self.kernel_ = self._kernel()
         op = FeatureKernelOperator(X, kernel=self.kernel_, normalize=self.normalize, block_size=self.block_size)
@@ -165,6 +176,16 @@ class KernelRidge(BaseEstimator):
         return self
 
     def predict(self, X) -> Tensor:
+        """``f(x) = sum_i alpha_i k(x, x_i)`` for every row of ``X``.
+
+        Parameters
+        ----------
+        X : Tensor or array ``[m, d]``
+
+        Returns
+        -------
+        Tensor ``[m]`` or ``[m, C]`` (the shape of ``y``).
+        """
         if not hasattr(self, "dual_coef_"):
             raise RuntimeError("KernelRidge is not fitted; call fit(X, y) first")
         X = as_features(X, dtype=self.X_fit_.dtype, device=self.X_fit_.device)
@@ -203,6 +224,10 @@ class RandomFeatureRidge(BaseEstimator):
         ``"dual"`` (the same ``w = Z^T (Z Z^T + lam I)^{-1} y`` by the push-through identity,
         ``n x n``), ``"cg"`` (primal CG, products with ``Z`` and ``Z^T`` only), or ``"auto"``
         (the smaller of primal/dual when ``min(n, F) <= 8192``, else CG).
+    tol : float, default 1e-10
+        Relative residual of the CG solve.
+    max_iter : int, optional
+        Iteration cap of the CG solve.
 
     Attributes after ``fit``: ``features_`` (the fitted map), ``coef_`` ``[F]`` or ``[F, C]``.
     """
@@ -229,6 +254,17 @@ class RandomFeatureRidge(BaseEstimator):
                                      seed=self.seed, map=self.map)
 
     def fit(self, X, y):
+        """Fit the features on ``X``, then ``w = (Z^T Z + lam I)^{-1} Z^T y`` (or its dual / CG form).
+
+        Parameters
+        ----------
+        X : Tensor or array ``[n, d]``
+        y : Tensor or array ``[n]`` or ``[n, C]``
+
+        Returns
+        -------
+        self
+        """
         lam = _check_lam(self.lam)
         self.features_ = self._make_features()
         Z = self.features_.fit_transform(X)
@@ -261,6 +297,16 @@ class RandomFeatureRidge(BaseEstimator):
         return self
 
     def predict(self, X) -> Tensor:
+        """``f(x) = z(x)^T w`` for every row of ``X``.
+
+        Parameters
+        ----------
+        X : Tensor or array ``[m, d]``
+
+        Returns
+        -------
+        Tensor ``[m]`` or ``[m, C]``.
+        """
         if not hasattr(self, "coef_"):
             raise RuntimeError("RandomFeatureRidge is not fitted; call fit(X, y) first")
         Z = self.features_.transform(X)

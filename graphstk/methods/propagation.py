@@ -30,6 +30,7 @@ from scipy.sparse.csgraph import connected_components
 import torch
 from torch import Tensor
 
+from .._index import as_index
 from ..operators.graph import GraphKernel
 from ..spectral import eigen
 from ..spectral.solvers import SolveResult, cg, gmres, richardson
@@ -39,6 +40,12 @@ SOLVERS = ("auto", "richardson", "cg", "gmres", "direct")
 DENSE_LIMIT = 4000  # on accelerators: visible nodes up to which "direct" inner solves use a dense matrix
 DIRECT_MAX_LABELED = 4000     # solver="auto" takes the direct solve up to n labels ...
 DIRECT_MAX_ENTRIES = 2 ** 25  # ... and up to N * n entries in its dense N x n blocks (256 MiB in float64)
+LU_MAX_NODES = 4000  # solver="auto": sparse LU of Q = I - eta S only up to this many visible nodes (see direct_route)
+
+
+class ClassesWithoutLabelsWarning(UserWarning):
+    """Some classes have no labeled (training) node: no method can learn them, and their scores
+    carry no information (an argmax may still pick them)."""
 
 
 def auto_is_direct(prob: "Problem") -> bool:
@@ -47,14 +54,63 @@ def auto_is_direct(prob: "Problem") -> bool:
     return prob.n <= DIRECT_MAX_LABELED and prob.N * prob.n <= DIRECT_MAX_ENTRIES
 
 
+def cg_iterations(eta: float, tol: float = 1e-12) -> int:
+    """Bound on the CG iterations for ``(I - eta S) x = b``: its eigenvalues lie in
+    ``[1 - eta, 1 + eta]`` (``|lambda(S)| <= 1``), so ``kappa <= (1 + eta) / (1 - eta)`` and CG
+    needs at most ``ceil(sqrt(kappa) / 2 * ln(2 / tol))`` iterations."""
+    kappa = (1 + abs(eta)) / max(1 - abs(eta), 1e-300)
+    return int(np.ceil(np.sqrt(kappa) / 2 * np.log(2 / tol)))
+
+
+def direct_route(prob: "Problem", eta: float, n_rhs: int) -> tuple[str, str]:
+    """How ``solver="auto"`` applies ``(I - eta S)^{-1}`` to ``n_rhs`` columns: ``("lu" | "cg", reason)``.
+
+    The sparse LU's fill cannot be bounded before it is computed: on a citation graph it is
+    small (DBLP: 4.8M entries, 1 s), on a random graph of average degree 20 it grows like
+    ``N^2`` (20k nodes: 213 s and 2.45 GB; 2M nodes: not finished after 600 s). So the LU is
+    only taken where even a dense factor is cheap (``N <= LU_MAX_NODES``); elsewhere CG on
+    the symmetric positive definite ``I - eta S`` runs, whose cost is known in advance:
+    ``n_rhs`` columns x :func:`cg_iterations` products with ``S`` (``O(nnz)`` each, memory
+    ``O(N n_rhs)``), solved to a relative residual of 1e-12.
+    """
+    N, nnz = prob.N, prob.kernel.S.nnz
+    if N <= LU_MAX_NODES:
+        return "lu", f"N = {N} <= {LU_MAX_NODES}: the sparse LU of I - eta S is cheap even if it fills in"
+    it = cg_iterations(eta)
+    return "cg", (f"N = {N} > {LU_MAX_NODES}: the fill of a sparse LU cannot be bounded in advance (on random "
+                  f"graphs it grows like N^2); CG on I - eta S (SPD, kappa <= {(1 + eta) / (1 - eta):.3g}) costs at "
+                  f"most {n_rhs} columns x {it} products with S ({nnz} nonzeros)")
+
+
+def _record(out: "EngineResult", route: str, reason: str, n_iter: int = 0) -> None:
+    """Put a direct route (no iterate history) into ``out.history`` with why it was chosen."""
+    out.history.append(SolveResult(torch.empty(0), n_iter=n_iter, converged=True, solver=route, reason=reason))
+
+
+def warn_classes_without_labels(counts: Tensor, stacklevel: int | None = None) -> list[int]:
+    """Warn (:class:`ClassesWithoutLabelsWarning`) naming the classes whose training count is 0;
+    returns them."""
+    missing = (counts == 0).nonzero().flatten().tolist()
+    if missing:
+        from .._checks import user_stacklevel
+        stacklevel = user_stacklevel() if stacklevel is None else stacklevel
+        shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
+        warnings.warn(f"{len(missing)} of {counts.numel()} classes have no training node (classes {shown}): nothing "
+                      "can be learned about them and their scores carry no information; add labeled nodes of "
+                      "these classes or lower num_classes", ClassesWithoutLabelsWarning, stacklevel=stacklevel)
+    return missing
+
+
 def check_solver_options(solver: str, max_iter: int, tol: float) -> None:
-    """Raise a clear ``ValueError`` for an unknown solver, ``max_iter < 1`` or ``tol < 0``."""
+    """Raise a clear error for an unknown solver, ``max_iter < 1`` or ``tol < 0`` (or non-numbers)."""
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
-    if int(max_iter) != max_iter or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter}")
-    if not tol >= 0:
-        raise ValueError(f"tol must be >= 0, got {tol}")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer, float)) \
+            or int(max_iter) != max_iter or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating, np.integer)) \
+            or not (tol >= 0 and np.isfinite(tol)):
+        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
 
 
 @dataclass
@@ -95,9 +151,15 @@ class EngineResult:
     history: list[SolveResult] = field(default_factory=list)
 
 
-def make_problem(kernel: GraphKernel, y: Tensor, train_idx: Tensor, num_classes: int,
+def make_problem(kernel: GraphKernel, y: Tensor, train_idx, num_classes: int | None = None,
                  labels: str = "onehot") -> Problem:
     """Check labels and build the right-hand side ``Y`` (``y`` holds global labels).
+
+    ``train_idx`` is a LongTensor of node ids or a boolean mask of length ``num_nodes``
+    (:func:`graphstk._index.as_index`); only ``y[train_idx]`` is read, so the labels of other
+    nodes may be anything (``-1``, a stray value). ``num_classes=None`` takes
+    ``max(y[train_idx]) + 1``. Classes in ``0..C-1`` without a training node are reported by
+    a :class:`ClassesWithoutLabelsWarning` naming them.
 
     ``labels="onehot"``: ``Y`` is the one-hot matrix (Appendix D). ``labels="centered"``: the
     one-hot matrix minus its column means over the labeled nodes (the class frequencies), a
@@ -106,21 +168,40 @@ def make_problem(kernel: GraphKernel, y: Tensor, train_idx: Tensor, num_classes:
     """
     if labels not in ("onehot", "centered"):
         raise ValueError(f"labels must be 'onehot' or 'centered', got {labels!r}")
-    train_local = kernel.local(train_idx)
+    if not isinstance(y, Tensor) or y.dim() != 1:
+        raise ValueError(f"y must be a 1-D tensor of class ids with one entry per node, got "
+                         f"{tuple(y.shape) if isinstance(y, Tensor) else type(y).__name__}")
+    if y.numel() != kernel.num_nodes:
+        raise ValueError(f"y has {y.numel()} entries but the graph has {kernel.num_nodes} nodes")
+    gidx = as_index(train_idx, kernel.num_nodes, kernel.device, name="train_idx", allow_none=False)
+    train_local = kernel.local(gidx)
     if train_local.numel() == 0:
         raise ValueError("no labeled nodes: train_idx is empty")
     if torch.unique(train_local).numel() != train_local.numel():
         raise ValueError("train_idx contains duplicates")
-    yt = y.to(kernel.device)[torch.as_tensor(train_idx, device=kernel.device).long()]
-    if yt.dtype.is_floating_point:
-        raise TypeError(f"labels must be integers, got {yt.dtype}")
-    if int(num_classes) < 1:
-        raise ValueError(f"num_classes must be >= 1, got {num_classes}")
-    if yt.numel() and (int(yt.min()) < 0 or int(yt.max()) >= num_classes):
+    yt = y.to(kernel.device)[gidx]
+    if yt.dtype.is_floating_point or yt.dtype == torch.bool:
+        raise TypeError(f"labels must be integer class ids, got {yt.dtype}")
+    if int(yt.min()) < 0:
+        raise ValueError(f"training labels must be class ids >= 0, found {int(yt.min())} "
+                         "(use -1 only for nodes outside train_idx)")
+    if num_classes is None:
+        num_classes = int(yt.max()) + 1
+        distinct = int(torch.unique(yt).numel())
+        if num_classes > 2 * distinct + 100:   # e.g. a stray id of 10**9: one_hot would need terabytes
+            raise ValueError(f"the training labels reach {num_classes - 1} but only {distinct} distinct values occur: "
+                             f"that would make {num_classes} classes: relabel the classes as 0..K-1 or pass "
+                             "num_classes explicitly")
+    elif isinstance(num_classes, bool) or int(num_classes) != num_classes or int(num_classes) < 1:
+        raise ValueError(f"num_classes must be an integer >= 1, got {num_classes!r}")
+    num_classes = int(num_classes)
+    if int(yt.max()) >= num_classes:
         raise ValueError(
-            f"training labels must lie in [0, {num_classes - 1}], found values in [{int(yt.min())}, {int(yt.max())}]"
+            f"training labels must lie in [0, {num_classes - 1}] for num_classes={num_classes}, found values in "
+            f"[{int(yt.min())}, {int(yt.max())}]; pass num_classes={int(yt.max()) + 1} or fix the labels"
         )
-    Y = torch.nn.functional.one_hot(yt.long(), int(num_classes)).to(kernel.dtype)
+    warn_classes_without_labels(torch.bincount(yt.long(), minlength=num_classes))
+    Y = torch.nn.functional.one_hot(yt.long(), num_classes).to(kernel.dtype)
     if labels == "centered":
         Y = Y - Y.mean(dim=0, keepdim=True)
     return Problem(kernel, train_local, Y)
@@ -146,6 +227,8 @@ def _sym_solve_path(B: Tensor, scale: float, shifts: Sequence[float], rhs: Tenso
     sparse ``B`` with many zero rows (the KRR system of a Cora split). The solutions are
     returned in the dtype of ``rhs``; a non-finite decomposition raises FloatingPointError.
     """
+    if B.numel() == 0:   # no features at all (e.g. kernel PCA on an edgeless graph): the zero predictor
+        return [torch.zeros(0, rhs.shape[1], dtype=rhs.dtype, device=rhs.device) for _ in shifts]
     lam, V = torch.linalg.eigh(((B + B.T) / 2).double())
     if not (bool(torch.isfinite(lam).all()) and bool(torch.isfinite(V).all())):
         raise FloatingPointError(f"{what}: the eigendecomposition of the {B.shape[0]} x {B.shape[0]} "
@@ -189,6 +272,7 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
         T = max(budgets)
         if solver == "richardson":
             res = richardson(apply, b, 1.0, T, 0.0, snapshots=budgets, callback=callback)
+            res.reason = f"fixed budget T={T}: Zhou et al.'s iteration"
         elif solver == "cg":
             res = cg(apply, b, T, 0.0, snapshots=budgets, callback=callback)
         else:
@@ -198,13 +282,19 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
             for g, blk in enumerate(_split(res.snapshots[t], C)):
                 out.h[(g, t)] = blk
         return out
-    solver = "cg" if solver == "auto" else solver
+    reason = "requested"
+    if solver == "auto":
+        solver, reason = "cg", "auto: I - eta S is symmetric positive definite for 0 < eta < 1/lambda_1"
     if solver == "direct":
-        xs = [_spd_direct(prob, b[:, g * C:(g + 1) * C], eta)
-              for g, eta in enumerate(etas)]
+        xs = []
+        for g, eta in enumerate(etas):
+            x_g, _ = _spd_solve(prob, b[:, g * C:(g + 1) * C], eta, "lu")
+            xs.append(x_g)
+        _record(out, "direct (sparse LU of I - eta S)", "requested")
         x = torch.cat(xs, dim=1)
     else:
         res = _iterate(solver, apply, b, max_iter, tol, gamma=1.0, callback=callback)
+        res.reason = reason
         out.history.append(res)
         x = res.x
     for g, blk in enumerate(_split(x, C)):
@@ -224,19 +314,32 @@ def _iterate(solver: str, apply, b, max_iter, tol, gamma, callback=None) -> Solv
 
 def _spd_direct(prob: Problem, rhs: Tensor, eta: float) -> Tensor:
     """Solve ``(I - eta S) X = rhs`` directly: dense for small graphs, sparse LU otherwise."""
+    return _spd_solve(prob, rhs, eta, "lu")[0]
+
+
+def _spd_solve(prob: Problem, rhs: Tensor, eta: float, route: str) -> tuple[Tensor, int]:
+    """``(I - eta S)^{-1} rhs`` by ``route`` (see :func:`direct_route`); returns ``(X, CG iterations)``.
+
+    ``"lu"``: sparse LU on CPU (dense solve / CG on accelerators); ``"cg"``: CG to a relative
+    residual of 1e-12 (the matrix is SPD with ``kappa <= (1 + eta)/(1 - eta)``).
+    """
     N = prob.N
+    if route == "cg":
+        def apply(v):
+            return torch.addcmul(v, torch.tensor(eta, dtype=v.dtype, device=v.device), prob.S(v), value=-1.0)
+        res = cg(apply, rhs, max_iter=max(4 * cg_iterations(eta), 100), tol=1e-12)
+        return res.x, res.n_iter
     if rhs.device.type != "cpu":  # keep the data on the accelerator
         if N <= DENSE_LIMIT:
             Q = torch.eye(N, dtype=rhs.dtype, device=rhs.device) - eta * prob.kernel.S.to_dense()
-            return torch.linalg.solve(Q, rhs)
-        return cg(lambda v: torch.addcmul(v, torch.tensor(eta, dtype=v.dtype, device=v.device), prob.S(v),
-                                          value=-1.0), rhs, max_iter=100 * N, tol=1e-12).x
+            return torch.linalg.solve(Q, rhs), 0
+        return _spd_solve(prob, rhs, eta, "cg")
     row, col, val = prob.kernel.S.coo()
     Ssp = sp.csc_matrix((val.cpu().numpy(), (row.cpu().numpy(), col.cpu().numpy())), shape=(N, N))
     # a symmetric fill-reducing ordering: ~10x less fill than the default COLAMD on citation graphs
     lu = spla.splu((sp.identity(N, format="csc") - eta * Ssp).tocsc(), permc_spec="MMD_AT_PLUS_A",
                    options=dict(SymmetricMode=True))
-    return torch.as_tensor(lu.solve(rhs.detach().cpu().numpy()), dtype=rhs.dtype, device=rhs.device)
+    return torch.as_tensor(lu.solve(rhs.detach().cpu().numpy()), dtype=rhs.dtype, device=rhs.device), 0
 
 
 # ---------------------------------------------------------------------------
@@ -265,6 +368,8 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
     coeffs = transform.coeffs
     out = EngineResult({})
     if solver == "direct" or (solver == "auto" and not budgets and auto_is_direct(prob)):
+        _record(out, "direct (Algorithm 3)", "requested" if solver == "direct" else
+                f"auto: n = {n} <= {DIRECT_MAX_LABELED} labels and N n = {N * n} <= {DIRECT_MAX_ENTRIES} entries")
         hp_E = _horner(prob, coeffs, prob.scatter(torch.eye(n, dtype=prob.Y.dtype, device=prob.Y.device)))
         B = prob.S(hp_E)[prob.train]
         alphas = _sym_solve_path(B, float(N), [n * bt for bt in betas], prob.Y, "STKR (Algorithm 3)")
@@ -298,9 +403,14 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
             for g, blk in enumerate(_split(h, C)):
                 out.h[(g, t)] = blk
         return out
+    reason = "requested"
     if solver == "auto":
         solver = "cg" if s_lo >= 0 else "gmres"
+        reason = (f"auto: too large for the direct solve (n = {n}, N n = {N * n}); "
+                  + ("s >= 0 on [-lambda_1, lambda_1], so the system is SPD" if s_lo >= 0 else
+                     "s < 0 somewhere on [-lambda_1, lambda_1], so the system is indefinite"))
     res = _iterate(solver, apply, b, max_iter, tol, gamma, callback=callback)
+    res.reason = reason
     out.history.append(res)
     h = N * _horner(prob, coeffs, prob.scatter(res.x))
     for g, blk in enumerate(_split(h, C)):
@@ -337,10 +447,31 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     r = rs.pop()
     N, n, C = prob.N, prob.n, prob.C
     out = EngineResult({})
-    if solver == "direct" or (solver == "auto" and not budgets and auto_is_direct(prob)):
+    if solver == "cg" and budgets:
+        raise ValueError("a fixed iteration budget T for Algorithm 2 needs solver 'richardson': CG needs a "
+                         "symmetric positive definite system and Algorithm 2's M (Eq. 20) is not symmetric")
+    if solver == "cg" and not auto_is_direct(prob):
+        raise ValueError(f"solver='cg' with a reciprocal transform runs CG on Q = sum_p xi_p S^p for each of the "
+                         f"n = {n} labeled columns (Algorithm 2's M itself is not symmetric), which needs "
+                         f"N n = {N * n} > {DIRECT_MAX_ENTRIES} entries here; use solver='gmres' or 'auto'")
+    dense_ok = all(len(tr.xi) <= 2 for tr in transforms) or N <= DENSE_LIMIT
+    direct = solver in ("direct", "cg") or (solver == "auto" and not budgets and auto_is_direct(prob)
+                                           and dense_ok)
+    if direct:
         E = prob.scatter(torch.eye(n, dtype=prob.Y.dtype, device=prob.Y.device))
         for t, tr in enumerate(transforms):
-            X = _reciprocal_direct(prob, tr, E)
+            if solver == "cg":
+                route, why = "cg", "requested (CG on the SPD Q; Algorithm 2's M is not symmetric)"
+            elif solver == "direct":
+                route, why = ("lu" if len(tr.xi) <= 2 else "dense"), "requested"
+            elif len(tr.xi) <= 2:
+                route, why = direct_route(prob, -tr.xi[1] / tr.xi[0] if len(tr.xi) == 2 else 0.0, n)
+                why = (f"auto: n = {n} <= {DIRECT_MAX_LABELED} labels and N n = {N * n} <= {DIRECT_MAX_ENTRIES}, so "
+                       f"the n x n system; Q^-1 E by {route}: {why}")
+            else:
+                route, why = "dense", f"auto: N = {N} <= {DENSE_LIMIT}, dense solve with Q"
+            X, it = _reciprocal_direct(prob, tr, E, route)
+            _record(out, f"direct (n x n system; Q^-1 E by {route})", why, n_iter=it)
             Z = X
             for _ in range(r - 1):
                 Z = prob.S(Z)
@@ -397,29 +528,48 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
             for g, blk in enumerate(_split(predict_block(res.snapshots[t]), C)):
                 out.h[(g, t)] = blk
         return out
-    solver = "gmres" if solver in ("auto", "cg") else solver
+    reason = "requested"
+    if solver == "auto":
+        solver = "gmres"
+        reason = (f"auto: too large for the direct solve (n = {n}, N n = {N * n}"
+                  + (f", or a degree-{q - 1} Q with N = {N} > {DENSE_LIMIT}" if not dense_ok else "")
+                  + "); Algorithm 2's M is not symmetric")
     res = _iterate(solver, apply, b, max_iter, tol, gamma, callback=callback)
+    res.reason = reason
     out.history.append(res)
     for g, blk in enumerate(_split(predict_block(res.x), C)):
         out.h[(g, None)] = blk
     return out
 
 
-def _reciprocal_direct(prob: Problem, tr: ReciprocalPolynomial, rhs: Tensor) -> Tensor:
-    """``Q^{-1} rhs`` with ``Q = sum_p xi_p S^p``."""
-    if len(tr.xi) == 2:  # Q = xi_0 I + xi_1 S: the inverse-Laplacian case
-        return _spd_direct(prob, rhs / tr.xi[0], -tr.xi[1] / tr.xi[0])
+def _reciprocal_direct(prob: Problem, tr: ReciprocalPolynomial, rhs: Tensor, route: str = "lu"
+                       ) -> tuple[Tensor, int]:
+    """``(Q^{-1} rhs, CG iterations)`` with ``Q = sum_p xi_p S^p``, by ``route``: ``"lu"`` (inverse
+    Laplacian: sparse LU), ``"dense"`` (``N <= DENSE_LIMIT``) or ``"cg"`` (``Q`` must be SPD)."""
+    if len(tr.xi) == 2 and route in ("lu", "cg"):  # Q = xi_0 I + xi_1 S: the inverse-Laplacian case
+        return _spd_solve(prob, rhs / tr.xi[0], -tr.xi[1] / tr.xi[0], route)
+    if len(tr.xi) == 1:
+        return rhs / tr.xi[0], 0
     N = prob.N
+    if route == "cg":
+        def apply(v):
+            out, p = tr.xi[0] * v, v
+            for c in tr.xi[1:]:
+                p = prob.S(p)
+                out = out + c * p
+            return out
+        res = cg(apply, rhs, max_iter=100 * N, tol=1e-12)
+        return res.x, res.n_iter
     if N > DENSE_LIMIT:
         raise ValueError(f"solver='direct' for a reciprocal polynomial of degree > 1 needs N <= {DENSE_LIMIT}; "
-                         "use solver='gmres'")
+                         "use solver='gmres' or 'auto'")
     S = prob.kernel.S.to_dense()
     Q = torch.zeros_like(S)
     P = torch.eye(N, dtype=S.dtype, device=S.device)
     for c in tr.xi:
         Q = Q + c * P
         P = P @ S
-    return torch.linalg.solve(Q, rhs)
+    return torch.linalg.solve(Q, rhs), 0
 
 
 # ---------------------------------------------------------------------------
@@ -463,8 +613,11 @@ def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support:
         raise ValueError(f"support must be 'all' or 'labeled', got {support!r}")
     U = keep.nonzero().flatten()
     dmax = max(ds)
-    if U.numel() < 2:
-        raise ValueError("kernel PCA needs at least 2 unlabeled visible nodes")
+    if U.numel() == 0:   # e.g. an edgeless graph with support="labeled": no node shares a component with a label
+        warnings.warn("kernel PCA: no unlabeled node shares a connected component with a labeled node; every score "
+                      "is zero", stacklevel=2)
+        return EngineResult({(g, None): torch.zeros(N, C, dtype=prob.Y.dtype, device=prob.Y.device)
+                             for g in range(len(ds) * len(betas))})
     k = min(dmax, U.numel())
     mu, u = eigen.top_eigenpairs(prob.kernel.S.block(U, U), k, upper_bound=prob.kernel.lambda_max)
     pos = mu > torch.finfo(mu.dtype).eps * 10

@@ -1,6 +1,8 @@
 """Kernel operators: one interface for sparse graph kernels and feature kernels."""
 from .base import DenseOperator, KernelOperator, SparseOperator, as_index
-from .graph import GraphKernel, check_edge_index, normalized_adjacency, random_walk_kernel
+from .graph import (
+    EdgeListWarning, GraphKernel, check_edge_index, clean_edge_list, normalized_adjacency, random_walk_kernel,
+)
 from .feature import (
     FeatureKernelOperator, Kernel, gram, kernel_function, knn_graph, kth_neighbor_distance_median,
     median_distance,
@@ -8,7 +10,8 @@ from .feature import (
 
 __all__ = [
     "KernelOperator", "DenseOperator", "SparseOperator", "as_index",
-    "GraphKernel", "check_edge_index", "normalized_adjacency", "random_walk_kernel",
+    "GraphKernel", "EdgeListWarning", "check_edge_index", "clean_edge_list", "normalized_adjacency",
+    "random_walk_kernel",
     "FeatureKernelOperator", "Kernel", "gram", "kernel_function", "knn_graph",
     "kth_neighbor_distance_median", "median_distance",
 ]

@@ -25,31 +25,10 @@ import warnings
 import torch
 from torch import Tensor
 
+from .._index import IndexLike, as_index  # noqa: F401  (the one index helper: ids or a boolean mask)
+
 # torch flags every CSR tensor as "beta"; the operations used here are stable.
 warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state")
-
-IndexLike = Tensor | Sequence[int] | None
-
-
-def as_index(idx: IndexLike, size: int, device: torch.device | None = None) -> Tensor:
-    """Turn ``idx`` (None, sequence, bool mask or LongTensor) into a checked LongTensor."""
-    if idx is None:
-        return torch.arange(size, device=device)
-    if not isinstance(idx, Tensor):
-        idx = torch.as_tensor(list(idx) if not hasattr(idx, "__array__") else idx)
-    if idx.dtype == torch.bool:
-        if idx.numel() != size:
-            raise ValueError(f"boolean mask has {idx.numel()} entries, expected {size}")
-        idx = idx.nonzero().flatten()
-    if idx.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
-        raise TypeError(f"index must be integer or boolean, got {idx.dtype}")
-    idx = idx.to(torch.long).flatten()
-    if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= size):
-        raise IndexError(
-            f"index out of range: values in [{int(idx.min())}, {int(idx.max())}] "
-            f"for a dimension of size {size}"
-        )
-    return idx.to(device) if device is not None else idx
 
 
 class KernelOperator(abc.ABC):
@@ -113,7 +92,13 @@ class KernelOperator(abc.ABC):
 
 
 class DenseOperator(KernelOperator):
-    """A kernel operator backed by a dense tensor (small problems, Gram matrices, tests)."""
+    """A kernel operator backed by a dense tensor (small problems, Gram matrices, tests).
+
+    Parameters
+    ----------
+    matrix : Tensor ``[n_rows, n_cols]``
+        The kernel matrix (kept, not copied).
+    """
 
     def __init__(self, matrix: Tensor):
         if not isinstance(matrix, Tensor) or matrix.dim() != 2:
@@ -152,6 +137,14 @@ class SparseOperator(KernelOperator):
     Built from COO triplets (``row``, ``col``, ``value``); duplicates are summed.
     The product uses ``torch.sparse.mm`` on a CSR tensor, which works on CPU and
     CUDA and takes a whole ``[n_cols, C]`` block in one call.
+
+    Parameters
+    ----------
+    row, col : LongTensor ``[nnz]``
+        Row and column ids of the entries.
+    value : Tensor ``[nnz]``
+        Their values (the operator's dtype).
+    shape : tuple ``(n_rows, n_cols)``
     """
 
     def __init__(self, row: Tensor, col: Tensor, value: Tensor, shape: tuple[int, int]):

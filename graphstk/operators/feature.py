@@ -234,6 +234,13 @@ class Kernel:
     Build it with :func:`kernel_function`. Besides the matrix call it offers
     ``paired(X, Y)`` (``k(x_i, y_i)`` for ``i < n``, shape ``[n]``) and ``diag(X)``
     (``k(x_i, x_i)``), both exact and ``O(n d)``. Every kernel here is symmetric.
+
+    Parameters
+    ----------
+    name : str
+        The kernel's name (``"gaussian"``, ``"laplacian"``, ...; see :func:`kernel_function`).
+    **params
+        Its parameters (``sigma``, ``degree``, ``c``).
     """
 
     def __init__(self, name: str, **params):
@@ -331,6 +338,19 @@ def gram(X, Y=None, kernel: str | Kernel = "gaussian", sigma: float | None = Non
 
     ``normalize=True`` returns ``K(x,y) / sqrt(K(x,x) K(y,y))`` (unit diagonal). For large
     inputs use :class:`FeatureKernelOperator`, which never forms the full matrix.
+
+    Parameters
+    ----------
+    X : Tensor or array ``[a, d]``
+    Y : Tensor or array ``[b, d]``, optional
+    kernel : str or Kernel, default "gaussian"
+    sigma : float, optional
+        Bandwidth (kernels that have one).
+    normalize : bool, default False
+    dtype : torch.dtype, optional
+    device : torch.device, optional
+    **params
+        Further kernel parameters (``degree``, ``c``).
     """
     k = kernel_function(kernel, sigma=sigma, **params)
     X, Y = _pair(X, Y, dtype, device)
@@ -573,6 +593,14 @@ def median_distance(X, Y=None, max_samples: int | None = 2000, seed: int = 0) ->
     With more than ``max_samples`` rows, a random subset of ``max_samples`` rows (seeded)
     is used from each array. Returns a float (the usual median: mean of the two middle
     values for an even count). Raises ``ValueError`` with fewer than 2 points.
+
+    Parameters
+    ----------
+    X : Tensor or array ``[n, d]``
+    Y : Tensor or array ``[m, d]``, optional
+    max_samples : int or None, default 2000
+    seed : int, default 0
+        Seeds the subsampling.
     """
     X = as_features(X, name="X")
     gen = torch.Generator().manual_seed(int(seed))
@@ -600,6 +628,14 @@ def kth_neighbor_distance_median(X, k: int = 10, metric: str = "euclidean",
 
     The bandwidth rule of the separating-kernel experiments (errata: "sigma = median
     distance to the 10th nearest neighbour"). Computed blockwise, no ``n x n`` matrix.
+
+    Parameters
+    ----------
+    X : Tensor or array ``[n, d]``
+    k : int, default 10
+    metric : {"euclidean", "manhattan", "cosine"}, default "euclidean"
+    block_size : int, optional
+        Rows per block of the distance computation.
     """
     X = as_features(X)
     _, dist = _knn(X, k, metric, block_size)

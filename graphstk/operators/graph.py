@@ -20,11 +20,19 @@ import warnings
 import torch
 from torch import Tensor
 
+from .._checks import user_stacklevel
 from .base import SparseOperator, as_index
 
 
 def check_edge_index(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None) -> None:
-    """Raise a clear error for a malformed ``edge_index`` / ``edge_weight``."""
+    """Raise a clear error for a malformed ``edge_index`` / ``edge_weight``.
+
+    Parameters
+    ----------
+    edge_index : LongTensor ``[2, E]``
+    num_nodes : int
+    edge_weight : Tensor ``[E]``, optional
+    """
     if not isinstance(edge_index, Tensor):
         raise TypeError(f"edge_index must be a torch.Tensor, got {type(edge_index).__name__}")
     if edge_index.dim() != 2 or edge_index.shape[0] != 2:
@@ -45,6 +53,52 @@ def check_edge_index(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | N
             )
         if not torch.isfinite(edge_weight).all() or (edge_weight < 0).any():
             raise ValueError("edge_weight must be finite and non-negative")
+
+
+class EdgeListWarning(UserWarning):
+    """``edge_index`` has duplicate edges (their weights are summed) or self-loops (kept)."""
+
+
+def edge_list_issues(edge_index: Tensor, num_nodes: int) -> tuple[int, int]:
+    """``(duplicates, self_loops)``: how many entries of ``edge_index`` repeat an earlier
+    ``(row, col)`` pair, and how many are ``(i, i)``.
+
+    Parameters
+    ----------
+    edge_index : LongTensor ``[2, E]``
+    num_nodes : int
+    """
+    if edge_index.numel() == 0:
+        return 0, 0
+    row, col = edge_index[0].long(), edge_index[1].long()
+    keys = row * int(num_nodes) + col
+    dup = int(keys.numel() - torch.unique(keys).numel())
+    return dup, int((row == col).sum())
+
+
+def clean_edge_list(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None
+                    ) -> tuple[Tensor, Tensor | None]:
+    """Drop self-loops and keep one copy of each ``(row, col)`` pair (the first one and its weight).
+
+    Parameters
+    ----------
+    edge_index : LongTensor ``[2, E]``
+    num_nodes : int
+    edge_weight : Tensor ``[E]``, optional
+
+    Returns
+    -------
+    (edge_index, edge_weight) without self-loops and repeated pairs.
+    """
+    row, col = edge_index[0].long(), edge_index[1].long()
+    keep = row != col
+    keys = row * int(num_nodes) + col
+    order = torch.argsort(keys, stable=True)
+    first = torch.ones_like(keep)
+    sk = keys[order]
+    first[order[1:]] = sk[1:] != sk[:-1]
+    keep &= first
+    return edge_index[:, keep], (edge_weight[keep] if edge_weight is not None else None)
 
 
 def _edges(edge_index, num_nodes, edge_weight, dtype, device):
@@ -73,6 +127,14 @@ def normalized_adjacency(edge_index: Tensor, num_nodes: int, edge_weight: Tensor
     """``S = D^{-1/2} W D^{-1/2}`` with ``D = diag(W 1)`` (Zhou et al. 2003; STKR Eq. 22).
 
     Rows/columns of isolated nodes are zero. Duplicate edges are summed.
+
+    Parameters
+    ----------
+    edge_index : LongTensor ``[2, E]``
+    num_nodes : int
+    edge_weight : Tensor ``[E]``, optional (1 for every edge)
+    dtype : torch.dtype, default torch.float64
+    device : torch.device, optional
     """
     row, col, w = _edges(edge_index, num_nodes, edge_weight, dtype, device)
     deg = torch.zeros(num_nodes, dtype=dtype, device=row.device).index_add_(0, row, w)
@@ -82,7 +144,12 @@ def normalized_adjacency(edge_index: Tensor, num_nodes: int, edge_weight: Tensor
 
 def random_walk_kernel(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None,
                        dtype: torch.dtype = torch.float64, device=None) -> SparseOperator:
-    """``K = Tr(D) D^{-1} W D^{-1}`` of STKR Proposition 5 (zero rows for isolated nodes)."""
+    """``K = Tr(D) D^{-1} W D^{-1}`` of STKR Proposition 5 (zero rows for isolated nodes).
+
+    Parameters
+    ----------
+    edge_index, num_nodes, edge_weight, dtype, device : as in :func:`normalized_adjacency`.
+    """
     row, col, w = _edges(edge_index, num_nodes, edge_weight, dtype, device)
     deg = torch.zeros(num_nodes, dtype=dtype, device=row.device).index_add_(0, row, w)
     inv = torch.where(deg > 0, 1.0 / deg.clamp_min(torch.finfo(dtype).tiny), torch.zeros_like(deg))
@@ -104,6 +171,14 @@ class GraphKernel:
         visible nodes only (App. D.1: ``D(x_i) = sum_{j not hidden} W(x_i, x_j)``).
     edge_weight : Tensor ``[E]``, optional
         Non-negative weights ``W``; 1 for every edge by default.
+    dtype : torch.dtype, default torch.float64
+    device : torch.device, optional
+        Default: the device of ``edge_index``.
+    clean_edges : bool, default False
+        Duplicate ``(row, col)`` entries are summed into one weight and self-loops are kept
+        (a legitimate weighted graph with loops), with one :class:`EdgeListWarning` saying so.
+        ``True`` drops self-loops and keeps one copy of each edge, silently (the usual reading
+        of an unweighted benchmark graph).
 
     Attributes
     ----------
@@ -121,8 +196,19 @@ class GraphKernel:
     """
 
     def __init__(self, edge_index: Tensor, num_nodes: int, hidden=None, edge_weight: Tensor | None = None,
-                 dtype: torch.dtype = torch.float64, device=None):
+                 dtype: torch.dtype = torch.float64, device=None, clean_edges: bool = False):
         device = torch.device(device) if device is not None else edge_index.device
+        check_edge_index(edge_index, num_nodes, edge_weight)
+        dup, loops = edge_list_issues(edge_index, num_nodes)
+        if dup or loops:
+            if clean_edges:
+                edge_index, edge_weight = clean_edge_list(edge_index, num_nodes, edge_weight)
+            else:
+                what = " and ".join(x for x in (f"{dup} duplicate edges (their weights are summed)" if dup else "",
+                                                f"{loops} self-loops (kept)" if loops else "") if x)
+                warnings.warn(f"edge_index has {what}: a weighted graph with loops. For an unweighted graph pass "
+                              "clean_edges=True (or clean it first with torch_geometric.utils.coalesce and "
+                              "remove_self_loops)", EdgeListWarning, stacklevel=user_stacklevel())
         row, col, w = _edges(edge_index, num_nodes, edge_weight, dtype, device)
         self.num_nodes = int(num_nodes)
         self.dtype, self.device = dtype, device

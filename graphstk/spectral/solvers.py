@@ -31,15 +31,29 @@ Apply = Callable[[Tensor], Tensor]
 
 
 class ConvergenceWarning(UserWarning):
-    """An iterative solve stopped before reaching its tolerance."""
+    """An iterative solve stopped before reaching its tolerance (the message says whether it
+    stalled or was still improving, and what to change)."""
+
+
+class ConvergenceError(FloatingPointError):
+    """An iterative solve diverged, or ended no closer to the solution than ``x = 0``
+    (relative residual >= 1): its result is not returned as scores."""
 
 
 @dataclass
 class SolveResult:
-    """Solution and history of an iterative solve.
+    """Solution and history of an iterative solve (or a record of a direct one).
 
     ``residuals[t]`` is the largest relative residual ``||b - A x_t|| / ||b||`` over the
     columns after iteration ``t + 1``; ``snapshots[T]`` is ``x_T`` for requested ``T``.
+    ``solver`` names the route that ran (``"cg"``, ``"gmres"``, ``"richardson"``,
+    ``"direct (sparse LU)"``, ...) and ``reason`` says why it was chosen.
+
+    Attributes
+    ----------
+    x : Tensor, the solution.
+    n_iter : int, iterations (operator products) that ran.
+    converged : bool, whether ``tol`` was reached (direct routes: True).
     """
 
     x: Tensor
@@ -48,6 +62,7 @@ class SolveResult:
     converged: bool = False
     snapshots: dict[int, Tensor] = field(default_factory=dict)
     solver: str = ""
+    reason: str = ""
 
 
 def _col_norm(x: Tensor) -> Tensor:
@@ -59,15 +74,58 @@ def _safe_norm(b: Tensor) -> Tensor:
     return torch.where(n > 0, n, torch.ones_like(n))
 
 
+def _trend(residuals: list[float]) -> str:
+    """``"diverging"``, ``"stalled"`` or ``"decreasing"`` from a residual history."""
+    if not residuals:
+        return "stalled"
+    first, last = residuals[0], residuals[-1]
+    if last > 1.0 or last > 10 * first:
+        return "diverging"
+    tail = residuals[-max(len(residuals) // 5, 1):]
+    if len(residuals) >= 10 and min(tail) > 0.5 * max(tail):   # the last fifth gained less than 2x
+        return "stalled"
+    return "decreasing"
+
+
+def _fix(name: str) -> str:
+    """The advice for a failed solve of ``name``, as a sentence."""
+    text = _FIX.get(name, _FIX["gmres"])
+    return text[0].upper() + text[1:]
+
+
+_FIX = {
+    "richardson": "use solver='auto', 'cg' (symmetric positive definite systems), 'gmres' or 'direct', or a "
+                  "smaller step_size, or a fixed budget (num_iter=T, the paper's protocol)",
+    "cg": "use solver='direct' or 'auto' (or 'gmres' if the system is not positive definite)",
+    "gmres": "use solver='direct' or 'auto' (restarted GMRES stagnates on indefinite systems such as "
+             "Algorithm 2's M on graphs with negative eigenvalues), or a fixed budget (num_iter=T)",
+}
+
+
 def _finish(res: SolveResult, tol: float, name: str, warn: bool) -> SolveResult:
-    res.solver = name
-    if tol > 0 and not res.converged and warn:
+    """Record the solver; for a solve to tolerance that missed it, say why and what to do.
+
+    A diverging solve, or one that ends with a relative residual >= 1 (no better than
+    ``x = 0``), raises :class:`ConvergenceError`: its result is never passed on as scores.
+    A stalled one warns that its result can be far from the solution; only a solve that was
+    still improving is told to raise ``max_iter``.
+    """
+    res.solver = res.solver or name
+    if tol > 0 and not res.converged:
         last = res.residuals[-1] if res.residuals else float("nan")
-        warnings.warn(
-            f"{name} stopped after {res.n_iter} iterations with relative residual {last:.3e} "
-            f"> tol={tol:.1e}; increase max_iter or use another solver",
-            ConvergenceWarning, stacklevel=3,
-        )
+        trend = _trend(res.residuals)
+        head = f"{name} did not reach tol={tol:.1e}: relative residual {last:.3e} after {res.n_iter} iterations"
+        if trend == "diverging" or not last < 1.0:
+            raise ConvergenceError(f"{head}, diverging (the iteration moves away from the solution); its result "
+                                   f"is not usable. {_fix(name)}")
+        if warn:
+            if trend == "stalled":
+                msg = (f"{head}, stalled (no progress over the last iterations): the result can be far from the "
+                       f"exact solution even at a small residual. {_fix(name)}")
+            else:
+                msg = f"{head}, still decreasing: increase max_iter (or use solver='direct' / 'auto')"
+            from .._checks import user_stacklevel
+            warnings.warn(msg, ConvergenceWarning, stacklevel=user_stacklevel())
     return res
 
 
@@ -89,6 +147,20 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     residual is below ``tol`` (``tol=0``: run exactly ``max_iter`` iterations, the
     paper's "number of iterations T"; then residual norms are only computed at the
     snapshots and at the last iteration, which is all the history records).
+
+    Parameters
+    ----------
+    apply : callable ``[N, K] -> [N, K]``, the product with ``A``.
+    b : Tensor ``[N, K]``
+    gamma : float or Tensor ``[K]``
+    max_iter : int
+    tol : float, default 0.0
+    snapshots : iterable of int, default ()
+        Iteration counts ``T`` whose iterate ``x_T`` is kept.
+    callback : callable ``(t, relative residual)``, optional
+    warn : bool, default True
+        Warn (``ConvergenceWarning``) when a solve to ``tol`` stalls; a diverging one raises
+        ``ConvergenceError`` regardless.
     """
     snaps = set(int(t) for t in snapshots)
     x = torch.zeros_like(b)
@@ -112,6 +184,9 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
                 if t in snaps:
                     res.snapshots[t] = x.clone()
                 break
+            if tol > 0 and rel > 1e8:   # diverging: stop now, _finish raises with the fix
+                res.n_iter = t
+                break
         if t in snaps:
             res.snapshots[t] = x.clone()
     else:
@@ -129,6 +204,16 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
 
     A non-positive curvature ``p^T A p <= 0`` means ``A`` is not positive definite;
     it raises ``FloatingPointError`` naming the fix (``solver='gmres'``).
+
+    Parameters
+    ----------
+    apply : callable ``[N, K] -> [N, K]``, the product with ``A``.
+    b : Tensor ``[N, K]``
+    max_iter : int
+    tol : float, default 1e-6
+        Relative residual per column (``0``: run ``max_iter`` iterations).
+    x0 : Tensor ``[N, K]``, optional
+    snapshots, callback, warn : as in :func:`richardson`.
     """
     snaps = set(int(t) for t in snapshots)
     x = torch.zeros_like(b) if x0 is None else x0.clone()
@@ -144,7 +229,7 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
     for t in range(1, max_iter + 1):
         ap = apply(p)
         pap = (p * ap).sum(0)
-        active = rs > 0
+        active = rs > (torch.finfo(b.dtype).eps * bn) ** 2  # columns not yet solved to machine precision
         if bool((pap[active] <= 0).any()):
             raise FloatingPointError(
                 "cg met non-positive curvature p^T A p <= 0: the system is not positive definite "
@@ -187,6 +272,16 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
     Works for any non-singular ``A`` (non-symmetric, indefinite). ``max_iter`` counts
     operator products. The small least-squares problems are solved in one batched
     ``torch.linalg.lstsq`` over the columns.
+
+    Parameters
+    ----------
+    apply : callable ``[N, K] -> [N, K]``, the product with ``A``.
+    b : Tensor ``[N, K]``
+    max_iter : int
+    tol : float, default 1e-6
+    restart : int, default 50
+    x0 : Tensor ``[N, K]``, optional
+    callback, warn : as in :func:`richardson`.
     """
     n, k = b.shape
     x = torch.zeros_like(b) if x0 is None else x0.clone()

@@ -74,6 +74,13 @@ class ReciprocalPolynomial(Transform):
 
     ``rho(l) = l^r / s(l) = sum_p xi_p l^p`` must be positive on ``[0, lambda_1]``
     (``rho(0) = xi_0 > 0``), as in the analysis of Proposition 10.
+
+    Parameters
+    ----------
+    xi : sequence of float
+        ``xi_0, ..., xi_{q-1}`` (``xi_0 > 0``).
+    r : int >= 1
+        The power of ``l^-r``.
     """
 
     xi: tuple[float, ...]
@@ -137,12 +144,24 @@ class InverseLaplacian(ReciprocalPolynomial):
 @dataclass(frozen=True)
 class TopD(Transform):
     """Kernel PCA truncation (STKR Sec. 4, Eqs. 8-9): keep the top ``d`` eigenpairs of the
-    Gram matrix of the unlabeled visible nodes, then fit a ridge probe."""
+    Gram matrix of the unlabeled visible nodes, then fit a ridge probe.
+
+    Parameters
+    ----------
+    d : int >= 1
+        Number of kernel-PCA directions.
+    support : {"labeled", "all"}, default "labeled"
+        ``"labeled"``: the kernel PCA runs over the connected components that contain a
+        labeled node (a documented variant: it only drops directions whose probe weight is
+        zero, and works on graphs with many components such as DBLP). ``"all"``: Eq. 8 as
+        written, over every unlabeled visible node; on a graph with more label-free
+        components than ``d`` every direction is wasted and all scores are zero.
+    """
 
     d: int
-    support: str = "all"
+    support: str = "labeled"
 
-    def __init__(self, d: int, support: str = "all"):
+    def __init__(self, d: int, support: str = "labeled"):
         if int(d) != d or d < 1:
             raise ValueError(f"TopD needs an integer d >= 1, got {d}")
         if support not in ("all", "labeled"):

@@ -1,0 +1,85 @@
+"""Validation of numeric hyperparameters at the public boundary (one message style everywhere)."""
+from __future__ import annotations
+
+import math
+import numbers
+
+__all__ = ["check_real", "check_int"]
+
+
+def _scalar(value):
+    """A 0-d torch tensor / numpy array as a Python number; anything else unchanged."""
+    if not isinstance(value, (numbers.Real, str)) and hasattr(value, "item"):
+        try:
+            return value.item()
+        except (ValueError, RuntimeError):
+            return value
+    return value
+
+
+def check_real(name: str, value, *, low: float | None = 0.0, high: float | None = None,
+               low_open: bool = True, high_open: bool = True) -> float:
+    """``float(value)`` if ``value`` is a finite real number in the given interval, else a clear error.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the message (``"beta"``).
+    value : int | float | numpy / torch scalar
+        Strings, booleans, complex numbers, NaN and infinities are refused.
+    low, high : float or None, default 0.0 and None
+        Interval bounds (``None``: unbounded). The default accepts positive numbers.
+    low_open, high_open : bool, default True
+        Whether the bounds themselves are excluded.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        ``value`` is not a real number (e.g. the string ``"1e-3"``).
+    ValueError
+        ``value`` is NaN, infinite or outside the interval.
+    """
+    value = _scalar(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        hint = f" (write {name}={value}, without quotes)" if isinstance(value, str) else ""
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}{hint}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if low is not None and (v <= low if low_open else v < low):
+        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low:g}, got {value!r}")
+    if high is not None and (v >= high if high_open else v > high):
+        raise ValueError(f"{name} must be {'<' if high_open else '<='} {high:g}, got {value!r}")
+    return v
+
+
+def check_int(name: str, value, *, low: int | None = 1, allow_none: bool = False) -> int | None:
+    """``int(value)`` if ``value`` is an integer ``>= low`` (``None`` passes when ``allow_none``)."""
+    if value is None and allow_none:
+        return None
+    value = _scalar(value)
+    ok = not isinstance(value, bool) and isinstance(value, numbers.Real) and float(value) == int(value) \
+        if isinstance(value, numbers.Real) and math.isfinite(float(value)) else False
+    if not ok or (low is not None and int(value) < low):
+        bound = f" >= {low}" if low is not None else ""
+        raise ValueError(f"{name} must be an integer{bound}, got {value!r}")
+    return int(value)
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first caller outside graphstk and torch
+    (so that a warning raised deep inside ``module(...)`` or ``est.fit(...)`` shows the user's line)."""
+    import os
+    import sys
+
+    import torch
+
+    skip = (os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.abspath(torch.__file__)))
+    frame, level = sys._getframe(1), 1   # level 1 = the function calling warnings.warn's caller, adjusted below
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(skip):
+        frame, level = frame.f_back, level + 1
+    return level
