@@ -7,3 +7,6 @@ from .coupled_embedding import CoupledKernelEmbedding, coupled_kernel_embedding
 __all__ = ["STKR", "LabelPropagation", "UnreachableNodesWarning", "NonFiniteScoresWarning", "METHODS", "predict_grid",
            "predict_labels", "unreachable", "KernelRidge", "RandomFeatureRidge", "kernel_ridge_solve",
            "CoupledKernelEmbedding", "coupled_kernel_embedding"]
+from .separating import ParzenWindow, SpectralSupportEstimator, gaussian_one_class_svm
+
+__all__ += ["SpectralSupportEstimator", "ParzenWindow", "gaussian_one_class_svm"]
