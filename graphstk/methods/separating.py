@@ -63,6 +63,7 @@ __all__ = [
 
 FILTERS = ("tikhonov", "cutoff", "landweber", "kpca", "nu")
 _APPROX = (None, "nystroem", "rff")
+_ROUND_TOL = 1e-10
 
 
 # ---------------------------------------------------------------------------
@@ -523,8 +524,13 @@ class SpectralSupportEstimator(BaseEstimator):
         return self.score_samples(Z) - self.threshold_
 
     def predict(self, Z) -> Tensor:
-        """``+1`` inside ``{F_n >= 1 - tau_}`` (Eq. 17), ``-1`` outside (scikit-learn's outlier convention)."""
-        return torch.where(self.decision_function(Z) >= 0, 1, -1)
+        """``+1`` inside ``{F_n >= 1 - tau_}`` (Eq. 17), ``-1`` outside (scikit-learn's outlier convention).
+
+        The comparison allows a rounding slack of ``1e-10``: the training scores behind ``tau_n`` (Eq. 30)
+        and the scores of the same points through ``score_samples`` are computed by different float
+        operations, and ``tau_n`` must accept every training point.
+        """
+        return torch.where(self.decision_function(Z) >= -_ROUND_TOL, 1, -1)
 
 
 # ---------------------------------------------------------------------------
