@@ -12,7 +12,7 @@ from scipy.spatial.distance import cdist
 from graphstk.methods import ParzenWindow, SpectralSupportEstimator, gaussian_one_class_svm
 from graphstk.methods.separating import (
     FILTERS, filter_g, filter_r, landweber_iteration, landweber_steps, max_curvature_lambda,
-    nu_method_iteration, nu_steps,
+    nu_method_iteration, nu_steps, width_heuristic,
 )
 from graphstk.operators import DenseOperator, kth_neighbor_distance_median, normalized_adjacency
 
@@ -220,6 +220,15 @@ def test_width_heuristic_and_lambda_default():
     assert est.sigma_ == pytest.approx(kth_neighbor_distance_median(X, 10))
     assert est.lam_ == pytest.approx(max_curvature_lambda(est.eigenvalues_))
     assert est.lam_ in est.eigenvalues_.tolist()
+
+
+def test_width_heuristic_uses_the_kernels_metric():
+    X, _ = _data(n=60, seed=8)
+    assert width_heuristic(X) == pytest.approx(kth_neighbor_distance_median(X, 10))
+    assert width_heuristic(X, 10, "laplacian") == pytest.approx(kth_neighbor_distance_median(X, 10, metric="manhattan"))
+    assert width_heuristic(X[:4], 10) == pytest.approx(kth_neighbor_distance_median(X[:4], 3))
+    est = SpectralSupportEstimator(kernel="laplacian").fit(X)
+    assert est.sigma_ == pytest.approx(kth_neighbor_distance_median(X, 10, metric="manhattan"))
 
 
 def test_max_curvature_lambda_finds_the_elbow():

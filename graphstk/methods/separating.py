@@ -56,7 +56,7 @@ from ..operators.feature import (
 )
 
 __all__ = [
-    "FILTERS", "filter_g", "filter_r", "landweber_steps", "nu_steps", "max_curvature_lambda",
+    "FILTERS", "width_heuristic", "filter_g", "filter_r", "landweber_steps", "nu_steps", "max_curvature_lambda",
     "landweber_iteration", "nu_method_iteration", "SpectralSupportEstimator", "ParzenWindow",
     "gaussian_one_class_svm",
 ]
@@ -64,6 +64,7 @@ __all__ = [
 FILTERS = ("tikhonov", "cutoff", "landweber", "kpca", "nu")
 _APPROX = (None, "nystroem", "rff")
 _ROUND_TOL = 1e-10
+_FEATURE_CACHE_ELEMS = 1 << 27      # low-rank fit: keep the n x k training features up to 1 GiB (float64)
 
 
 # ---------------------------------------------------------------------------
@@ -244,12 +245,21 @@ def _unit_scale(diag: Tensor, what: str) -> Tensor:
     return diag.rsqrt()
 
 
-def _width_heuristic(X: Tensor, n_neighbors) -> float:
-    """Sec. 7: median over training points of the distance to their ``n_neighbors``-th neighbour."""
+def width_heuristic(X, n_neighbors: int = 10, kernel: str | Kernel = "abel") -> float:
+    """Sec. 7: the median over training points of the distance to their ``n_neighbors``-th nearest neighbour.
+
+    Distances in the kernel's own metric: l1 for ``laplacian`` (``exp(-||x-y||_1/sigma)``), Euclidean
+    otherwise (``abel``, ``gaussian``, ...). ``n_neighbors`` is capped at ``n - 1``.
+    """
+    X = as_features(X)
     k = int(n_neighbors)
     if k != n_neighbors or k < 1:
         raise ValueError(f"n_neighbors must be an integer >= 1, got {n_neighbors!r}")
-    sigma = kth_neighbor_distance_median(X, min(k, X.shape[0] - 1))
+    if X.shape[0] < 2:
+        raise ValueError(f"the width heuristic needs at least 2 points, got {X.shape[0]}")
+    name = kernel.name if isinstance(kernel, Kernel) else Kernel(kernel).name
+    metric = "manhattan" if name == "laplacian" else "euclidean"
+    sigma = kth_neighbor_distance_median(X, min(k, X.shape[0] - 1), metric=metric)
     if not sigma > 0:
         raise ValueError("the width heuristic gave sigma = 0 (duplicate training points); "
                          "pass sigma explicitly, e.g. sigma=1.0")
@@ -394,7 +404,7 @@ class SpectralSupportEstimator(BaseEstimator):
             elif isinstance(self.kernel, Kernel):
                 sigma = self.kernel.params["sigma"]       # a Kernel instance carries its own width
             else:
-                sigma = _width_heuristic(X, self.n_neighbors)
+                sigma = width_heuristic(X, self.n_neighbors, base)
             self.sigma_ = float(sigma)
             self.kernel_ = Kernel(base.name, **{**base.params, "sigma": self.sigma_})
         else:
@@ -444,14 +454,18 @@ class SpectralSupportEstimator(BaseEstimator):
                                  f"(gaussian, laplacian, cauchy), got {self.kernel_.name!r}; use approx='nystroem'")
             self._rff = RandomFourierFeatures(self.kernel_.name, self.sigma_, n_features=max(1, k // 2),
                                               seed=self.seed).fit(X)
-        C = None
+        C, cache = None, []
+        keep = n * k <= _FEATURE_CACHE_ELEMS     # keep z(x_i) for tau_n instead of recomputing the kernel rows
         for s, e in self._row_blocks(n):
             Z = self._features(X[s:e]).to(torch.float64)
             C = Z.T @ Z if C is None else C + Z.T @ Z
+            if keep:
+                cache.append(Z)
         s, V = torch.linalg.eigh((C + C.T) / (2 * n))
         self.eigenvalues_ = s.flip(0).clamp_min(0.0)
         self._V = V.flip(1)        # q_j(x) = (v_j^T z(x))^2, weights r(s_j)
         self._lowrank = True
+        self._train_q = torch.cat([(Z @ self._V).square() for Z in cache]) if keep else None
         self._X_train_tmp = X       # for tau_n only; dropped after fit
 
     def _row_blocks(self, n: int):
@@ -493,9 +507,9 @@ class SpectralSupportEstimator(BaseEstimator):
     def _train_scores(self) -> Tensor:
         lam = self.lam_
         if self._lowrank:
-            X = self._X_train_tmp
-            del self._X_train_tmp
-            F = self._q(X) @ self._weights(lam)
+            X, q = self._X_train_tmp, self._train_q
+            del self._X_train_tmp, self._train_q
+            F = (self._q(X) if q is None else q) @ self._weights(lam)
         else:
             # (u_j^T K_n)_i = n s_j U_ij, so q_j(x_i) = n s_j^2 U_ij^2
             n = self.n_samples_fit_
@@ -558,7 +572,7 @@ class ParzenWindow(BaseEstimator):
         base = kernel_function(self.kernel)
         if "sigma" in Kernel(base.name).params:
             self.sigma_ = (check_positive("sigma", self.sigma) if self.sigma is not None
-                           else _width_heuristic(X, self.n_neighbors))
+                           else width_heuristic(X, self.n_neighbors, base))
             self.kernel_ = Kernel(base.name, **{**base.params, "sigma": self.sigma_})
         else:
             self.sigma_, self.kernel_ = None, base

@@ -23,8 +23,9 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from ...methods.separating import FILTERS, ParzenWindow, SpectralSupportEstimator, gaussian_one_class_svm
-from ...operators import kth_neighbor_distance_median
+from ...methods.separating import (
+    FILTERS, ParzenWindow, SpectralSupportEstimator, gaussian_one_class_svm, width_heuristic,
+)
 from ..registry import MethodEntry, Problem, register_method
 
 __all__ = ["spectral_fit_predict", "parzen_fit_predict", "one_class_svm_fit_predict"]
@@ -42,7 +43,7 @@ def _rows(problem: Problem, idx: torch.Tensor) -> torch.Tensor:
 def _sigma(point: dict, Xtr: torch.Tensor):
     s = point.get("sigma", "auto")
     if s in (None, "auto"):
-        return kth_neighbor_distance_median(Xtr, min(int(point.get("n_neighbors", 10)), Xtr.shape[0] - 1))
+        return width_heuristic(Xtr, int(point.get("n_neighbors", 10)), point.get("kernel", "abel"))
     return float(s)
 
 
@@ -85,7 +86,8 @@ def one_class_svm_fit_predict(problem: Problem, points: list[dict]) -> list[torc
     Xtr, Z = _rows(problem, problem.labeled), _rows(problem, problem.eval)
     out = []
     for p in points:
-        svm = gaussian_one_class_svm(_sigma(p, Xtr), nu=float(p.get("nu", 0.9))).fit(Xtr.numpy())
+        sigma = _sigma({**p, "kernel": "abel"}, Xtr)       # the Euclidean width of the spectral estimator
+        svm = gaussian_one_class_svm(sigma, nu=float(p.get("nu", 0.9))).fit(Xtr.numpy())
         out.append(torch.from_numpy(np.asarray(svm.decision_function(Z.numpy()), dtype=np.float64)))
     return out
 
