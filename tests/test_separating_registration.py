@@ -72,7 +72,7 @@ def test_table2_config_parses():
         assert t.protocol == "one-class" and t.paper == "separating_kernels" and len(t.seeds) == 20
         o = t.protocol_options
         assert (o["train_pool"], o["test_pool"]) == (5000, 1000)
-        assert o["n_train"] in (450, 500) and o["n_test"] in (170, 200)
+        assert (o["n_train"], o["n_test"], o["balanced"], o["pool_seed"]) == (500, 200, True, None)
 
 
 def test_paper_numbers_table2():
