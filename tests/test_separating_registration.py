@@ -71,8 +71,8 @@ def test_table2_config_parses():
     for t in tasks:
         assert t.protocol == "one-class" and t.paper == "separating_kernels" and len(t.seeds) == 20
         o = t.protocol_options
-        assert (o["train_pool"], o["test_pool"]) == (5000, 1000)
-        assert (o["n_train"], o["n_test"], o["balanced"], o["pool_seed"]) == (500, 200, True, None)
+        assert (o["train_pool"], o["test_pool"]) == (None, 1000)
+        assert (o["n_train"], o["n_test"], o["balanced"], o["pool_seed"]) == (500, 200, True, 0)
 
 
 def test_paper_numbers_table2():
