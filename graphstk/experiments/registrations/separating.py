@@ -15,7 +15,10 @@ threshold (the paper's varying offsets tau, tau', tau'') is the protocol's. Para
 from the training sample only. Grid key ``lam``: ``"auto"`` (the heuristic) or a number; grid
 points of one call share one eigendecomposition (the regularisation path). Fixed options a config
 may override (``fixed:``): ``sigma`` (``"auto"`` or a number), ``kernel``, ``approx``
-(``"exact"`` | ``"nystroem"`` | ``"rff"``), ``n_components``, ``n_neighbors``.
+(``"exact"`` | ``"nystroem"`` | ``"rff"``), ``n_components``, ``n_neighbors``, and ``elbow_of``:
+``"K_n/n"`` (default; the elbow of the eigenvalues of ``K_n / n``, the operator ``g_lambda`` acts on in
+Eq. 19) or ``"K_n"`` (a reproduction study: the elbow read off the eigenvalues of ``K_n`` itself and
+used as the ``lambda`` of ``(K_n + n lambda I)^{-1}``, i.e. ``n`` times larger).
 """
 from __future__ import annotations
 
@@ -67,7 +70,8 @@ def spectral_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Ten
             lam=None, nu=float(p.get("nu", 1.0)), approx=None if approx in (None, "exact") else approx,
             n_components=p.get("n_components"), seed=problem.seed).fit(Xtr)
         lams = [_lam(points[i].get("lam", "auto")) for i in idx]
-        lams = [est.lam_ if v is None else v for v in lams]
+        auto = est.lam_ * (Xtr.shape[0] if p.get("elbow_of", "K_n/n") == "K_n" else 1)
+        lams = [auto if v is None else v for v in lams]
         F = est.score_samples(Z, lam=lams)
         for j, i in enumerate(idx):
             out[i] = F[:, j]
@@ -93,7 +97,7 @@ def one_class_svm_fit_predict(problem: Problem, points: list[dict]) -> list[torc
 
 
 _SPECTRAL_FIXED = {"kernel": "abel", "sigma": "auto", "n_neighbors": 10, "approx": "exact", "n_components": 2000,
-                   "nu": 1.0}
+                   "nu": 1.0, "elbow_of": "K_n/n"}
 _WIDTH = "Abel kernel exp(-||x-y||/sigma), sigma = median 10th-neighbour distance of the training points"
 
 SPECTRAL = register_method(MethodEntry(
