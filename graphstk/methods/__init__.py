@@ -10,3 +10,7 @@ __all__ = ["STKR", "LabelPropagation", "UnreachableNodesWarning", "NonFiniteScor
 from .propagation import ClassesWithoutLabelsWarning  # noqa: E402  (issue 12)
 
 __all__ += ["ClassesWithoutLabelsWarning"]
+
+from .separating import ParzenWindow, SpectralSupportEstimator, gaussian_one_class_svm
+
+__all__ += ["SpectralSupportEstimator", "ParzenWindow", "gaussian_one_class_svm"]
