@@ -5,3 +5,4 @@ that live in :mod:`graphstk.methods` (which knows nothing of the runner). Add ON
 per topic below.
 """
 from . import baselines  # noqa: F401  RLSC, KRLSC, LinearSVM
+from . import sskpca  # noqa: F401  LR-KPCA, LS-KPCA, MV-KPCA, MV-KPCA-10, KPCA-10, G-LS, M-LS
