@@ -16,7 +16,7 @@ Parameters (grid keys):
   paper's ``s`` is ``sqrt(m) s``);
 * ``k`` (nearest neighbours), ``tau`` (diffusion time), ``w`` (weight of the Gaussian kernel).
 
-Fixed options: ``rank`` (default 400: every solve runs in the span of the top-400 eigenvectors
+Fixed options: ``rank`` (default 300: every solve runs in the span of the top-300 eigenvectors
 of the fit kernel, see :mod:`graphstk.methods.sskpca`; ``null`` keeps the numerical rank),
 ``centered`` (True).
 
@@ -47,16 +47,16 @@ from ..registry import MethodEntry, Problem, register_method
 
 __all__ = ["clear_cache", "SIGMA_GRID", "C_GRID", "S_GRID"]
 
-SIGMA_GRID = [0.5, 1.0, 2.0]
+SIGMA_GRID = [0.25, 0.5, 1.0, 2.0]
 C_GRID = [0.01, 0.1, 1.0, 10.0, 100.0]
 S_GRID = [0.1, 0.3, 1.0, 3.0]
 MV_C_GRID = [0.0, 0.1, 1.0, 10.0, 100.0]
 KPCA_SIGMA_GRID = [0.25, 0.5, 1.0, 2.0, 4.0]
-LR_GRID = {"sigma": [0.5, 1.0, 2.0], "c": [1.0, 10.0], "s": [0.3, 1.0]}
+LR_GRID = {"sigma": [0.5, 1.0], "c": [1.0, 10.0], "s": [0.3, 1.0]}
 K_GRID = [5, 10, 20]
 TAU_GRID = [1.0, 5.0, 25.0]
 W_GRID = [0.25, 0.5, 0.75]
-DEFAULT_RANK = 400
+DEFAULT_RANK = 300
 
 
 class _LRU:
@@ -325,8 +325,8 @@ def lr_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
         cols = []
         for q in range(T.shape[1]):
             beta0 = K.secular_solve(nu, V, c * (G.T @ T[:, q]), s2, sign_hint=G.T @ T[:, q]).beta
-            res = K.lr_kpca(basis, fold.lab, T[:, q], c, s2, beta0=beta0, max_iter=int(p.get("max_iter", 30)),
-                            tol=float(p.get("tol", 1e-8)))
+            res = K.lr_kpca(basis, fold.lab, T[:, q], c, s2, beta0=beta0, max_iter=int(p.get("max_iter", 20)),
+                            tol=float(p.get("tol", 1e-6)))
             cols.append(res.beta)
         beta = np.stack(cols, 1)
         out.append(fold.scores(fold.eval_values(basis, beta, info), G @ beta))
