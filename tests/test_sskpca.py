@@ -397,3 +397,16 @@ def test_repr_and_sklearn_clone():
     assert "LSKPCA(c=2.0, s=0.5)" == repr(est)
     assert clone(est).get_params() == est.get_params()
     assert sskpca.__doc__ and "Eq. 6" in MVKPCA.__doc__
+
+
+def test_closed_form_1d_hard_margin_equals_sklearn_svc():
+    from sklearn.svm import SVC
+    rng = np.random.default_rng(3)
+    for sgn in (1.0, -1.0):
+        z = np.r_[rng.uniform(-3, -0.5, 6), rng.uniform(0.4, 2, 5)]
+        t = sgn * np.r_[-np.ones(6), np.ones(5)]
+        head = fit_linear_head(z[:, None], t[:, None])
+        svc = SVC(kernel="linear", C=1e10).fit(z[:, None], t)
+        assert head.hard[0]
+        assert head.W[0, 0] == pytest.approx(svc.coef_[0, 0], rel=1e-4)
+        assert head.b[0] == pytest.approx(svc.intercept_[0], rel=1e-4, abs=1e-6)

@@ -485,6 +485,26 @@ def _separable(Z: np.ndarray, t: np.ndarray) -> bool:
     return res.status == 0
 
 
+def _hard_margin_1d(z: np.ndarray, t: np.ndarray) -> tuple[float, float] | None:
+    """The hard-margin SVM on one feature in closed form, or ``None`` if not separable.
+
+    Separable with ``w > 0`` iff ``max z[t<0] < min z[t>0]``: the maximum-margin threshold is the
+    midpoint, ``w = 2 / gap`` (the support points sit at ``+-1``), ``b = -w * midpoint``;
+    likewise with ``w < 0``. (Closed form instead of a QP: thousands of grid points call it.)
+    """
+    pos, neg = z[t > 0], z[t < 0]
+    if pos.size == 0 or neg.size == 0:
+        return None
+    if neg.max() < pos.min():
+        lo, hi, sgn = neg.max(), pos.min(), 1.0
+    elif pos.max() < neg.min():
+        lo, hi, sgn = pos.max(), neg.min(), -1.0
+    else:
+        return None
+    w = sgn * 2.0 / (hi - lo)
+    return w, -w * 0.5 * (lo + hi)
+
+
 def fit_linear_head(Z_lab: np.ndarray, T: np.ndarray, hard_C: float = 1e8, soft_C: float = 1.0) -> LinearHead:
     """A linear SVM per ``+-1`` column of ``T`` on the labeled features ``Z_lab [l, k]``
     (scikit-learn ``SVC(kernel="linear")``): hard margin (``C = hard_C``) when the column is
@@ -494,7 +514,14 @@ def fit_linear_head(Z_lab: np.ndarray, T: np.ndarray, hard_C: float = 1e8, soft_
     Ws, bs, hard = [], [], []
     for j in range(T.shape[1]):
         t = T[:, j]
-        sep = _separable(Z_lab, t)
+        if Z_lab.shape[1] == 1:
+            closed = _hard_margin_1d(Z_lab[:, 0], t)
+            if closed is not None:
+                Ws.append(np.array([closed[0]])); bs.append(closed[1]); hard.append(True)
+                continue
+            sep = False
+        else:
+            sep = _separable(Z_lab, t)
         svm = SVC(kernel="linear", C=hard_C if sep else soft_C, max_iter=1_000_000)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

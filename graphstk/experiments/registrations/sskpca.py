@@ -16,7 +16,7 @@ Parameters (grid keys):
   paper's ``s`` is ``sqrt(m) s``);
 * ``k`` (nearest neighbours), ``tau`` (diffusion time), ``w`` (weight of the Gaussian kernel).
 
-Fixed options: ``rank`` (default 300: every solve runs in the span of the top-300 eigenvectors
+Fixed options: ``rank`` (default 200: every solve runs in the span of the top-200 eigenvectors
 of the fit kernel, see :mod:`graphstk.methods.sskpca`; ``null`` keeps the numerical rank),
 ``centered`` (True).
 
@@ -52,11 +52,11 @@ C_GRID = [0.01, 0.1, 1.0, 10.0, 100.0]
 S_GRID = [0.1, 0.3, 1.0, 3.0]
 MV_C_GRID = [0.0, 0.1, 1.0, 10.0, 100.0]
 KPCA_SIGMA_GRID = [0.25, 0.5, 1.0, 2.0, 4.0]
-LR_GRID = {"sigma": [0.5, 1.0], "c": [1.0, 10.0], "s": [0.3, 1.0]}
+LR_GRID = {"sigma": [0.5, 1.0], "c": [1.0], "s": [0.3, 1.0]}
 K_GRID = [5, 10, 20]
 TAU_GRID = [1.0, 5.0, 25.0]
 W_GRID = [0.25, 0.5, 0.75]
-DEFAULT_RANK = 300
+DEFAULT_RANK = 200
 
 
 class _LRU:
