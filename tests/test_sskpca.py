@@ -410,3 +410,19 @@ def test_closed_form_1d_hard_margin_equals_sklearn_svc():
         assert head.hard[0]
         assert head.W[0, 0] == pytest.approx(svc.coef_[0, 0], rel=1e-4)
         assert head.b[0] == pytest.approx(svc.intercept_[0], rel=1e-4, abs=1e-6)
+
+
+def test_soft_margin_1d_matches_sklearn_objective():
+    from sklearn.svm import SVC
+
+    from graphstk.methods.sskpca import _soft_margin_1d
+    rng = np.random.default_rng(4)
+    for seed in range(3):
+        z = rng.standard_normal(30)
+        t = np.where(z + 0.8 * rng.standard_normal(30) > 0, 1.0, -1.0)
+        obj = lambda w, b: 0.5 * w * w + np.maximum(0, 1 - t * (w * z + b)).sum()
+        w, b = _soft_margin_1d(z, t, 1.0)
+        svc = SVC(kernel="linear", C=1.0, tol=1e-8).fit(z[:, None], t)
+        ref = obj(svc.coef_[0, 0], svc.intercept_[0])
+        assert obj(w, b) <= ref + 1e-6 * max(1.0, ref)
+        assert obj(w, b) == pytest.approx(ref, rel=1e-4)

@@ -505,12 +505,54 @@ def _hard_margin_1d(z: np.ndarray, t: np.ndarray) -> tuple[float, float] | None:
     return w, -w * 0.5 * (lo + hi)
 
 
-def fit_linear_head(Z_lab: np.ndarray, T: np.ndarray, hard_C: float = 1e8, soft_C: float = 1.0) -> LinearHead:
+def _soft_margin_1d(z: np.ndarray, t: np.ndarray, C: float) -> tuple[float, float]:
+    """The soft-margin linear SVM on one feature, exactly:
+    ``min_{w, b} w^2 / 2 + C sum_i max(0, 1 - t_i (w z_i + b))``.
+
+    For fixed ``w`` the hinge sum is convex piecewise linear in ``b``, minimised at the
+    ``n_+``-th smallest breakpoint (``n_+`` = number of ``+1`` points); the profile ``F(w)`` is convex (partial minimisation of a
+    jointly convex function), minimised by bounded Brent (:func:`scipy.optimize.minimize_scalar`)
+    on ``|w| <= sqrt(2 C n)`` (``F(0) <= C n``). Used instead of scikit-learn's ``SVC`` because a
+    grid of thousands of one-feature problems spends most of its time in ``SVC``'s input checks.
+    """
+    z = np.asarray(z, dtype=np.float64)
+    n = z.size
+    k = int((t > 0).sum()) - 1
+
+    def best_b(w):
+        # hinge breakpoints in b; passing any of them raises the slope by 1 and the slope at
+        # -inf is -(number of +1 points), so the (k+1)-th smallest breakpoint is a minimiser
+        bp = np.where(t > 0, 1.0 - w * z, -1.0 - w * z)
+        b = float(np.partition(bp, k)[k])
+        return b, float(np.maximum(0.0, 1.0 - t * (w * z + b)).sum())
+
+    def F(w):
+        return 0.5 * w * w + C * best_b(w)[1]
+
+    W = math.sqrt(2.0 * C * n) + 1e-12
+    res = scipy.optimize.minimize_scalar(F, bounds=(-W, W), method="bounded", options={"xatol": 1e-10 * W})
+    w = float(res.x)
+    return w, float(best_b(w)[0])
+
+
+def fit_linear_head(Z_lab: np.ndarray, T: np.ndarray, hard_C: float = 1e8, soft_C: float = 1.0,
+                    paired: bool = False) -> LinearHead:
     """A linear SVM per ``+-1`` column of ``T`` on the labeled features ``Z_lab [l, k]``
     (scikit-learn ``SVC(kernel="linear")``): hard margin (``C = hard_C``) when the column is
     linearly separable, soft margin ``C = soft_C`` otherwise (Sec. 7.1: "hard margin, linear SVM";
-    for one feature this only sets a threshold)."""
+    for one feature this only sets a threshold).
+
+    ``paired=True`` (one-vs-rest LS-/LR-KPCA: one eigenfunction per class): the classifier of
+    column ``j`` of ``T`` sees only feature ``j`` (a 1-D threshold); ``W`` is then diagonal.
+    """
     Z_lab = np.asarray(Z_lab, dtype=np.float64)
+    if paired:
+        if Z_lab.shape[1] != T.shape[1]:
+            raise ValueError(f"paired heads need one feature per target column, got {Z_lab.shape[1]} and {T.shape[1]}")
+        parts = [fit_linear_head(Z_lab[:, j:j + 1], T[:, j:j + 1], hard_C, soft_C) for j in range(T.shape[1])]
+        W = np.zeros((T.shape[1], T.shape[1]))
+        W[np.arange(T.shape[1]), np.arange(T.shape[1])] = [h.W[0, 0] for h in parts]
+        return LinearHead(W, np.array([h.b[0] for h in parts]), np.array([h.hard[0] for h in parts]))
     Ws, bs, hard = [], [], []
     for j in range(T.shape[1]):
         t = T[:, j]
@@ -519,7 +561,9 @@ def fit_linear_head(Z_lab: np.ndarray, T: np.ndarray, hard_C: float = 1e8, soft_
             if closed is not None:
                 Ws.append(np.array([closed[0]])); bs.append(closed[1]); hard.append(True)
                 continue
-            sep = False
+            w1, b1 = _soft_margin_1d(Z_lab[:, 0], t, soft_C)
+            Ws.append(np.array([w1])); bs.append(b1); hard.append(False)
+            continue
         else:
             sep = _separable(Z_lab, t)
         svm = SVC(kernel="linear", C=hard_C if sep else soft_C, max_iter=1_000_000)
@@ -629,11 +673,14 @@ class _SSKPCABase(ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         return lab.numpy(), y_lab, classes
 
+    _paired = False  # LS-/LR-KPCA: one eigenfunction per one-vs-rest column
+
     def _finish(self, lab, y_lab, beta):
         self.beta_ = beta
         self.dual_coef_ = self.basis_.coef(beta)
         self.embedding_ = self.basis_.values(beta)
-        self.head_ = fit_linear_head(self.embedding_[lab], _targets(y_lab, self.classes_))
+        T = _targets(y_lab, self.classes_)
+        self.head_ = fit_linear_head(self.embedding_[lab], T, paired=self._paired and T.shape[1] > 1)
         return self
 
     def transform(self, X) -> np.ndarray:
@@ -712,6 +759,8 @@ class LSKPCA(_SSKPCABase):
     Fitted extra: ``zeta_`` (multipliers), ``hard_case_`` (per output).
     """
 
+    _paired = True
+
     def __init__(self, kernel="gaussian", gamma=None, c: float = 1.0, s: float = 1.0, centered: bool = True,
                  rank: int | None = None):
         self.kernel, self.gamma, self.c, self.s, self.centered, self.rank = kernel, gamma, c, s, centered, rank
@@ -737,6 +786,8 @@ class LRKPCA(_SSKPCABase):
     decrease that stops the iteration). Fitted extra: ``n_iter_``, ``objective_``,
     ``objective_history_`` (per output), ``converged_``, ``backoffs_``.
     """
+
+    _paired = True
 
     def __init__(self, kernel="gaussian", gamma=None, c: float = 1.0, s: float = 1.0, centered: bool = True,
                  rank: int | None = None, max_iter: int = 50, tol: float = 1e-10):

@@ -243,9 +243,9 @@ class _Fold:
         D = euclidean_distances(_rows(self.problem.X, self.eval_ids), _rows(self.problem.X, self.fit), squared=True)
         return np.exp(-g * np.maximum(D, 0.0)) @ basis.coef(beta)
 
-    def scores(self, F_eval: np.ndarray, F_lab: np.ndarray) -> torch.Tensor:
+    def scores(self, F_eval: np.ndarray, F_lab: np.ndarray, paired: bool = False) -> torch.Tensor:
         T = self.targets()
-        head = K.fit_linear_head(F_lab, T)
+        head = K.fit_linear_head(F_lab, T, paired=paired and T.shape[1] > 1)
         d = head.scores(F_eval)
         S = np.empty((F_eval.shape[0], self.C))
         if self.present.size == 2:
@@ -305,7 +305,7 @@ def ls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
                 s2 = basis.m * K._check_s(points[i]["s"]) ** 2
                 beta = np.stack([K.secular_solve(nu, V, B[:, q], s2, sign_hint=hints[:, q]).beta
                                  for q in range(T.shape[1])], 1)
-                out[i] = fold.scores(fold.eval_values(basis, beta, info), G @ beta)
+                out[i] = fold.scores(fold.eval_values(basis, beta, info), G @ beta, paired=True)
     return out
 
 
@@ -329,7 +329,7 @@ def lr_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
                             tol=float(p.get("tol", 1e-6)))
             cols.append(res.beta)
         beta = np.stack(cols, 1)
-        out.append(fold.scores(fold.eval_values(basis, beta, info), G @ beta))
+        out.append(fold.scores(fold.eval_values(basis, beta, info), G @ beta, paired=True))
     return out
 
 
@@ -482,7 +482,7 @@ def graph_ls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Ten
                 F = np.zeros((ev.size, beta.shape[1]))
                 inside = ev_loc >= 0
                 F[inside] = basis.Phi[ev_loc[inside]] @ beta
-                head = K.fit_linear_head(G @ beta, T)
+                head = K.fit_linear_head(G @ beta, T, paired=T.shape[1] > 1)
                 d = head.scores(F)
                 Sc = np.full((ev.size, C), -np.inf)
                 if present.size == 2:
