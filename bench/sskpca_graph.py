@@ -69,6 +69,11 @@ def main(argv=None) -> int:
         rows.append(row)
         print(f"{name}  LS-KPCA (t)  {row['mean']:.2f} ± {row['std']:.2f}  ({row['wall_time_s']:.0f} s)", flush=True)
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    if os.path.exists(args.out):  # keep the rows of data sets not rerun now
+        with open(args.out) as f:
+            done = {r["dataset"]: r for r in json.load(f)["rows"]}
+        done.update({r["dataset"]: r for r in rows})
+        rows = list(done.values())
     with open(args.out, "w") as f:
         json.dump({"rows": rows, "grid": entry.grid, "fixed": entry.fixed}, f, indent=1)
     return 0

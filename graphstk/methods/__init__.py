@@ -7,3 +7,6 @@ from .coupled_embedding import CoupledKernelEmbedding, coupled_kernel_embedding
 __all__ = ["STKR", "LabelPropagation", "UnreachableNodesWarning", "NonFiniteScoresWarning", "METHODS", "predict_grid",
            "predict_labels", "unreachable", "KernelRidge", "RandomFeatureRidge", "kernel_ridge_solve",
            "CoupledKernelEmbedding", "coupled_kernel_embedding"]
+from .sskpca import LRKPCA, LSKPCA, MVKPCA, KernelPCAClassifier  # noqa: E402  semi-supervised KPCA (Walder et al.)
+
+__all__ += ["LRKPCA", "LSKPCA", "MVKPCA", "KernelPCAClassifier"]

@@ -432,15 +432,42 @@ def _graph_eigenpairs(problem: Problem, rank: int, support: str):
     key = ("graph-eig", id(data), int(rank), hashlib.sha1(nodes.tobytes()).hexdigest())
     _X_REFS[id(data)] = data
 
-    def make():
+    def component_pairs(members: np.ndarray, k: int):
+        """Top-``k`` eigenpairs of ``S`` on one connected component (its own degrees are the
+        graph's: a component has no edge leaving it). The largest component's are cached, so
+        seeds whose labeled support differs only in small components reuse its Lanczos run."""
         loc = np.full(N, -1)
-        loc[nodes] = np.arange(nodes.size)
+        loc[members] = np.arange(members.size)
         m = (loc[ei[0].numpy()] >= 0) & (loc[ei[1].numpy()] >= 0)
         sub = torch.as_tensor(np.stack([loc[ei[0].numpy()[m]], loc[ei[1].numpy()[m]]]))
-        S = GraphKernel(sub, int(nodes.size)).S
-        vals, vecs = top_eigenpairs(S, min(int(rank), int(nodes.size)), upper_bound=1.0)
+        S = GraphKernel(sub, int(members.size)).S
+        vals, vecs = top_eigenpairs(S, min(int(k), int(members.size)), upper_bound=1.0)
         K.DECOMPOSITIONS["kernel"] += 1
         return vals.numpy(), vecs.numpy()
+
+    def make():
+        A = sp.csr_matrix((np.ones(ei.shape[1]), (ei[0].numpy(), ei[1].numpy())), shape=(N, N))
+        _, comp = connected_components(A, directed=False)
+        sizes = np.bincount(comp)
+        giant = int(np.argmax(sizes))
+        lams, cols = [], []
+        pos = np.full(N, -1)
+        pos[nodes] = np.arange(nodes.size)
+        for cidx in np.unique(comp[nodes]):
+            members = np.flatnonzero(comp == cidx)
+            if cidx == giant:
+                lam_c, U_c = _BASES.get(("giant-eig", id(data), int(rank)),
+                                        lambda: component_pairs(members, rank))
+            else:
+                lam_c, U_c = component_pairs(members, rank)
+            for j in range(lam_c.size):
+                lams.append(lam_c[j])
+                cols.append((pos[members], U_c[:, j]))
+        order = np.argsort(-np.asarray(lams), kind="stable")[: int(rank)]
+        U = np.zeros((nodes.size, order.size))
+        for col, o in enumerate(order):
+            U[cols[o][0], col] = cols[o][1]
+        return np.asarray(lams)[order], U
     lam, U = _BASES.get(key, make)
     return lam, U, nodes
 
