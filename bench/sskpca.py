@@ -4,6 +4,7 @@ and the number of decompositions, for a fixed-splits config (default: configs/ss
     python bench/sskpca.py                                   # the full Table 1 config
     python bench/sskpca.py --datasets Digit1 --splits 2      # a slice
     python bench/sskpca.py --config configs/sskpca_table2.yaml --datasets COIL --splits 1
+    python bench/sskpca.py --render runs/sskpca_table1/results.json   # the paper's layout, ours beside theirs
 
 Each (data set, n_labeled) runs through the real pipeline (:func:`graphstk.experiments.pipeline.run_experiment`,
 fresh output directory, so no cache is reused) with one thread. Reported per slice: wall time, this
@@ -33,7 +34,12 @@ def main(argv=None) -> int:
     ap.add_argument("--methods", nargs="*", default=None, help="subset of the config's methods")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", default="bench/sskpca_results.md")
+    ap.add_argument("--render", default=None, metavar="RESULTS_JSON",
+                    help="print a results.json in the paper's layout (methods x data sets) and exit")
     args = ap.parse_args(argv)
+    if args.render:
+        print(render(args.render))
+        return 0
 
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     import torch
@@ -81,6 +87,42 @@ def main(argv=None) -> int:
         with open(args.out, "w") as f:
             f.write(text)
     return 0
+
+
+def render(path: str) -> str:
+    """Rows of a fixed-splits results.json as the paper's tables: one block per n_labeled, methods
+    as rows, data sets as columns, cells ``ours ± std (paper ± std)``; ``*`` marks a cell whose mean
+    lies within the paper's std of the paper's mean."""
+    import json
+
+    with open(path) as f:
+        rows = json.load(f)["rows"]
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    methods = list(dict.fromkeys(r["method"] + (f" [{','.join(f'{k}={v}' for k, v in r['options'].items())}]"
+                                                if r.get("options") else "") for r in rows))
+    out = []
+    for n in sorted({r["n_labeled"] for r in rows}):
+        out += [f"**{n} labeled points** (error %, mean ± std over splits; paper in brackets; * = within the "
+                "paper's std)", "", "| method | " + " | ".join(datasets) + " |", "|---" * (len(datasets) + 1) + "|"]
+        for m in methods:
+            cells = []
+            for d in datasets:
+                r = [x for x in rows if x["dataset"] == d and x["n_labeled"] == n and
+                     x["method"] + (f" [{','.join(f'{k}={v}' for k, v in x['options'].items())}]"
+                                    if x.get("options") else "") == m]
+                if not r:
+                    cells.append("-")
+                    continue
+                r = r[0]
+                p = r.get("paper")
+                cell = f"{r['mean']:.2f} ± {r['std']:.2f}"
+                if p:
+                    ok = p.get("std") is not None and abs(r["mean"] - p["mean"]) <= p["std"]
+                    cell += f" ({p['mean']:.2f} ± {p['std']:.2f}){' *' if ok else ''}"
+                cells.append(cell)
+            out.append(f"| {m} | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
 
 
 if __name__ == "__main__":
