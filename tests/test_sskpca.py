@@ -426,3 +426,14 @@ def test_soft_margin_1d_matches_sklearn_objective():
         ref = obj(svc.coef_[0, 0], svc.intercept_[0])
         assert obj(w, b) <= ref + 1e-6 * max(1.0, ref)
         assert obj(w, b) == pytest.approx(ref, rel=1e-4)
+
+
+def test_secular_root_at_the_top_term_bound_does_not_fail():
+    """Regression: g(x1) equal to s^2 up to rounding (the top term alone meets the constraint)."""
+    nu = np.array([1e-6, 2e-6, 0.13])
+    V = np.eye(3)
+    b = np.array([1e-4, -1e-4, 0.0])
+    s2 = 1500.0
+    b[2] = np.sqrt(s2 / nu[2]) * (1 - 0.0)  # d_top^2 nu_max = s2 at x = 1: the bound is the root
+    sol = secular_solve(nu, V, b, s2)
+    assert sol.beta @ np.diag(nu) @ sol.beta == pytest.approx(s2, rel=1e-9)

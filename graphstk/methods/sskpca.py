@@ -310,10 +310,11 @@ def secular_solve(nu: np.ndarray, V: np.ndarray, b: np.ndarray, s2: float, hard_
     x_hi = 1.0 + numax * float((d * d).sum()) / (4 * s2) + 1.0
     while g(x_hi) >= s2:  # pragma: no cover - the bound guarantees the first try
         x_hi *= 2.0
-    if g(x1) <= s2:
-        x = x1
+    t_lo = math.log(x1)
+    if g(math.exp(t_lo)) <= s2 * (1.0 + 1e-13):  # the top term alone reaches s^2 (up to rounding)
+        x = math.exp(t_lo)
     else:
-        t = scipy.optimize.brentq(lambda t: g(math.exp(t)) - s2, math.log(x1), math.log(x_hi),
+        t = scipy.optimize.brentq(lambda t: g(math.exp(t)) - s2, t_lo, math.log(x_hi),
                                   xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=200)
         x = math.exp(t)
     den = 1.0 - rho + x * rho
