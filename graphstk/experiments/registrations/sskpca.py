@@ -243,7 +243,14 @@ class _Fold:
         D = euclidean_distances(_rows(self.problem.X, self.eval_ids), _rows(self.problem.X, self.fit), squared=True)
         return np.exp(-g * np.maximum(D, 0.0)) @ basis.coef(beta)
 
-    def scores(self, F_eval: np.ndarray, F_lab: np.ndarray, paired: bool = False) -> torch.Tensor:
+    def scores(self, F_eval: np.ndarray, F_lab: np.ndarray, paired: bool = False,
+               scale: np.ndarray | None = None) -> torch.Tensor:
+        """SVM head scores; ``scale`` (per feature, e.g. the RMS of each eigenfunction over the fit
+        points: option ``standardize``) divides the features first, so that the soft margin
+        (``C = 1``) sees unit-scale features."""
+        if scale is not None:
+            scale = np.where(scale > 0, scale, 1.0)
+            F_eval, F_lab = F_eval / scale, F_lab / scale
         T = self.targets()
         head = K.fit_linear_head(F_lab, T, paired=paired and T.shape[1] > 1)
         d = head.scores(F_eval)
@@ -256,6 +263,14 @@ class _Fold:
             S[:] = (d.min() - 1.0) if d.size else -1.0
             S[:, self.present] = d
         return torch.from_numpy(S)
+
+
+def _scale(p: dict, basis: K.KernelBasis, beta: np.ndarray) -> np.ndarray | None:
+    """Option ``standardize`` (default False): the RMS of each eigenfunction over the fit points
+    (labeled and unlabeled; no label used), by which the SVM head divides its features."""
+    if not p.get("standardize", False):
+        return None
+    return np.sqrt(np.mean((basis.Phi @ beta) ** 2, axis=0))
 
 
 def _pencil(fold: _Fold, basis, bkey, c: float, kind: str):
@@ -305,7 +320,8 @@ def ls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
                 s2 = basis.m * K._check_s(points[i]["s"]) ** 2
                 beta = np.stack([K.secular_solve(nu, V, B[:, q], s2, sign_hint=hints[:, q]).beta
                                  for q in range(T.shape[1])], 1)
-                out[i] = fold.scores(fold.eval_values(basis, beta, info), G @ beta, paired=True)
+                out[i] = fold.scores(fold.eval_values(basis, beta, info), G @ beta, paired=True,
+                                     scale=_scale(points[i], basis, beta))
     return out
 
 
@@ -329,7 +345,7 @@ def lr_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
                             tol=float(p.get("tol", 1e-6)))
             cols.append(res.beta)
         beta = np.stack(cols, 1)
-        out.append(fold.scores(fold.eval_values(basis, beta, info), G @ beta, paired=True))
+        out.append(fold.scores(fold.eval_values(basis, beta, info), G @ beta, paired=True, scale=_scale(p, basis, beta)))
     return out
 
 
@@ -346,7 +362,8 @@ def mv_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
         nu, V = _pencil(fold, basis, kk, c, "mv")
         kcomp = min(int(p.get("n_components", 1)), basis.r)
         beta = V[:, ::-1][:, :kcomp]
-        out.append(fold.scores(fold.eval_values(basis, beta, info), basis.Phi[fold.lab] @ beta))
+        out.append(fold.scores(fold.eval_values(basis, beta, info), basis.Phi[fold.lab] @ beta,
+                               scale=_scale(p, basis, beta)))
     return out
 
 
@@ -361,7 +378,8 @@ def kpca_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]
         basis, info = _basis(problem, fold.fit, fold.xk, p)
         mu, W = _BASES.get(("kpca",) + kk + fold.xk, lambda: K.kpca_components(basis, basis.r))
         beta = W[:, : int(p.get("n_components", 10))]
-        out.append(fold.scores(fold.eval_values(basis, beta, info), basis.Phi[fold.lab] @ beta))
+        out.append(fold.scores(fold.eval_values(basis, beta, info), basis.Phi[fold.lab] @ beta,
+                               scale=_scale(p, basis, beta)))
     return out
 
 
@@ -370,26 +388,26 @@ _LS_GRID = {"sigma": list(SIGMA_GRID), "c": list(C_GRID), "s": list(S_GRID)}
 
 register_method(MethodEntry(
     name="LS-KPCA", needs=_F, task="classification", grid=dict(_LS_GRID), fit_predict=ls_fit_predict,
-    fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True},
+    fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True, "standardize": False},
     description="LS-KPCA (Walder et al. Eqs. 10-14, secular equation), Gaussian kernel, 1-D SVM threshold"))
 register_method(MethodEntry(
     name="LR-KPCA", needs=_F, task="classification", grid={k: list(v) for k, v in LR_GRID.items()},
-    fit_predict=lr_fit_predict, fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True},
+    fit_predict=lr_fit_predict, fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True, "standardize": False},
     description="LR-KPCA (Walder et al. Eqs. 16-21, corrected IRLS), Gaussian kernel, 1-D SVM threshold"))
 register_method(MethodEntry(
     name="MV-KPCA", needs=_F, task="classification", grid={"sigma": list(SIGMA_GRID), "c": list(MV_C_GRID)},
     fit_predict=mv_fit_predict, fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True,
-                                       "n_components": 1},
+                                       "n_components": 1, "standardize": False},
     description="MV-KPCA (Walder et al. Eq. 6), first eigenfunction + 1-D SVM threshold"))
 register_method(MethodEntry(
     name="MV-KPCA-10", needs=_F, task="classification", grid={"sigma": list(SIGMA_GRID), "c": list(MV_C_GRID)},
     fit_predict=mv_fit_predict, fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True,
-                                       "n_components": 10},
+                                       "n_components": 10, "standardize": False},
     description="MV-KPCA (Eq. 6), top 10 eigenfunctions + hard-margin linear SVM"))
 register_method(MethodEntry(
     name="KPCA-10", needs=_F, task="classification", grid={"sigma": list(KPCA_SIGMA_GRID)},
     fit_predict=kpca_fit_predict, fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True,
-                                         "n_components": 10},
+                                         "n_components": 10, "standardize": False},
     description="KPCA (Eq. 5), top 10 eigenfunctions + hard-margin linear SVM"))
 register_method(MethodEntry(
     name="G-LS", needs=_F, task="classification",
