@@ -17,8 +17,9 @@ Parameters (grid keys):
 * ``k`` (nearest neighbours), ``tau`` (diffusion time), ``w`` (weight of the Gaussian kernel).
 
 Fixed options: ``rank`` (default 200: every solve runs in the span of the top-200 eigenvectors
-of the fit kernel, see :mod:`graphstk.methods.sskpca`; ``null`` keeps the numerical rank),
-``centered`` (True).
+of the fit kernel, see :mod:`graphstk.methods.sskpca`; ``rank: 1500`` keeps the numerical rank of
+the SSL sets), ``centered`` (True), ``standardize`` (False: the SVM head sees the eigenfunction
+values as they are; True: each divided by its RMS over the fit points).
 
 Reuse (why one call gets the whole grid): the fit points of every cross-validation fold and of
 the final refit are the same (labeled + unlabeled = the whole data set), so the kernel
@@ -392,7 +393,8 @@ register_method(MethodEntry(
     description="LS-KPCA (Walder et al. Eqs. 10-14, secular equation), Gaussian kernel, 1-D SVM threshold"))
 register_method(MethodEntry(
     name="LR-KPCA", needs=_F, task="classification", grid={k: list(v) for k, v in LR_GRID.items()},
-    fit_predict=lr_fit_predict, fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True, "standardize": False},
+    fit_predict=lr_fit_predict,
+    fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True, "standardize": False},
     description="LR-KPCA (Walder et al. Eqs. 16-21, corrected IRLS), Gaussian kernel, 1-D SVM threshold"))
 register_method(MethodEntry(
     name="MV-KPCA", needs=_F, task="classification", grid={"sigma": list(SIGMA_GRID), "c": list(MV_C_GRID)},
