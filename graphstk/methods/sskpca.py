@@ -511,8 +511,9 @@ def _soft_margin_1d(z: np.ndarray, t: np.ndarray, C: float) -> tuple[float, floa
     ``min_{w, b} w^2 / 2 + C sum_i max(0, 1 - t_i (w z_i + b))``.
 
     For fixed ``w`` the hinge sum is convex piecewise linear in ``b``, minimised at the
-    ``n_+``-th smallest breakpoint (``n_+`` = number of ``+1`` points); the profile ``F(w)`` is convex (partial minimisation of a
-    jointly convex function), minimised by bounded Brent (:func:`scipy.optimize.minimize_scalar`)
+    ``n_+``-th smallest breakpoint (``n_+`` = number of ``+1`` points); the profile ``F(w)`` is
+    convex (partial minimisation of a jointly convex function), minimised by bounded Brent
+    (:func:`scipy.optimize.minimize_scalar`)
     on ``|w| <= sqrt(2 C n)`` (``F(0) <= C n``). Used instead of scikit-learn's ``SVC`` because a
     grid of thousands of one-feature problems spends most of its time in ``SVC``'s input checks.
     """

@@ -346,7 +346,8 @@ def lr_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
                             tol=float(p.get("tol", 1e-6)))
             cols.append(res.beta)
         beta = np.stack(cols, 1)
-        out.append(fold.scores(fold.eval_values(basis, beta, info), G @ beta, paired=True, scale=_scale(p, basis, beta)))
+        out.append(fold.scores(fold.eval_values(basis, beta, info), G @ beta, paired=True,
+                               scale=_scale(p, basis, beta)))
     return out
 
 
