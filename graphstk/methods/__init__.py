@@ -14,3 +14,6 @@ __all__ += ["ClassesWithoutLabelsWarning"]
 from .separating import ParzenWindow, SpectralSupportEstimator, gaussian_one_class_svm
 
 __all__ += ["SpectralSupportEstimator", "ParzenWindow", "gaussian_one_class_svm"]
+from .sskpca import LRKPCA, LSKPCA, MVKPCA, KernelPCAClassifier  # noqa: E402  semi-supervised KPCA (Walder et al.)
+
+__all__ += ["LRKPCA", "LSKPCA", "MVKPCA", "KernelPCAClassifier"]

@@ -15,3 +15,9 @@ __all__ = [
     "FeatureKernelOperator", "Kernel", "gram", "kernel_function", "knn_graph",
     "kth_neighbor_distance_median", "median_distance",
 ]
+from .diffusion import (  # noqa: E402
+    MixtureKernelOperator, SpectralKernelOperator, diffusion_kernel, gaussian_knn_graph, laplacian_eigenpairs,
+)
+
+__all__ += ["MixtureKernelOperator", "SpectralKernelOperator", "diffusion_kernel", "gaussian_knn_graph",
+            "laplacian_eigenpairs"]
