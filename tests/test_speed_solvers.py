@@ -164,3 +164,77 @@ def test_multishift_rejects_an_indefinite_shift():
         multishift_cg(lambda v: S @ v, b, [0.5, 2.0], tol=1e-10)
     with pytest.raises(ValueError, match="eta must be > 0"):
         solve_shifted_laplacians(lambda v: S @ v, b, [0.0])
+
+
+# ---------------------------------------------------------------------------
+# engines: multi-shift routes and the reduced-product Algorithm 1 against dense closed forms
+# ---------------------------------------------------------------------------
+def _engine_setup(hidden=None, seed=0, n=40, C=3):
+    from dense_reference import visible_kernel
+    from graphstk.methods import propagation as P
+
+    W, ei, w = random_graph(n, 0.15, seed, psd=True)
+    y = torch.randint(0, C, (n,), generator=torch.Generator().manual_seed(seed + 1))
+    kernel = GraphKernel(ei, n, hidden=hidden, edge_weight=w)
+    S, vis, rows = visible_kernel(W, hidden or [])
+    train = list(range(8))
+    prob = P.make_problem(kernel, y, torch.tensor(train), C)
+    return P, prob, S
+
+
+@pytest.mark.parametrize("hidden", [None, [30, 31, 32]])
+def test_inverse_laplacian_direct_route_multishift_equals_lu_and_eq7(monkeypatch, hidden):
+    from graphstk.spectral.transforms import InverseLaplacian
+
+    P, prob, S = _engine_setup(hidden)
+    etas, betas = [0.5, 0.9, 0.999], [1e-3, 1.0]
+    trs = [InverseLaplacian(e) for e in etas]
+    lu = P.stkr_reciprocal(prob, trs, betas, solver="direct")
+    monkeypatch.setattr(P, "MULTISHIFT_MIN_NNZ", 0)
+    assert P.use_multishift(prob, len(etas))
+    ms = P.stkr_reciprocal(prob, trs, betas, solver="direct")
+    N, n = S.shape[0], prob.n
+    E = torch.zeros(N, n, dtype=torch.float64)
+    E[prob.train, torch.arange(n)] = 1
+    for t, eta in enumerate(etas):
+        X = torch.linalg.solve(torch.eye(N, dtype=torch.float64) - eta * S, E)   # Q^{-1} E, Eq. 20
+        A = N * (S @ X)[prob.train]
+        for b, beta in enumerate(betas):                                       # Eq. 7: h = N X alpha
+            alpha = torch.linalg.solve(A + n * beta * torch.eye(n, dtype=torch.float64), prob.Y)
+            ref = N * X @ alpha
+            for out in (lu, ms):
+                assert torch.allclose(out.h[(t * len(betas) + b, None)], ref, atol=1e-8 * ref.abs().max(), rtol=0)
+
+
+def test_label_propagation_cg_all_etas_from_one_sequence_matches_eq22():
+    P, prob, S = _engine_setup()
+    etas = [0.3, 0.9, 0.99]
+    res = P.label_propagation(prob, etas, solver="cg", tol=1e-12, max_iter=5000)
+    assert res.history[0].solver == "multishift-cg" and res.history[0].converged
+    N = S.shape[0]
+    for g, eta in enumerate(etas):
+        ref = torch.linalg.solve(torch.eye(N, dtype=torch.float64) - eta * S, prob.scatter(prob.Y))
+        assert torch.allclose(res.h[(g, None)], ref, atol=1e-9)
+
+
+@pytest.mark.parametrize("coeffs", [[1.0], [0.3, 2.0], [0.0] * 7 + [1.0], [0.5, -0.2, 0.1]])
+def test_reduced_product_gram_apply_matches_dense_closed_form(coeffs):
+    P, prob, S = _engine_setup([30, 31, 32])
+    alpha = torch.randn(prob.n, 5, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    sS = sum(c * torch.linalg.matrix_power(S, p + 1) for p, c in enumerate(coeffs))   # s(S), Eq. 5
+    ref = sS[prob.train][:, prob.train] @ alpha
+    assert torch.allclose(P._gram_apply(prob, coeffs, alpha), ref, atol=1e-12)
+    # q - 2 full products: the two others touch only the labeled columns / rows
+    calls = []
+    orig = prob.kernel.S._matmul
+    prob.kernel.S._matmul = lambda x: (calls.append(1), orig(x))[1]
+    P._gram_apply(prob, coeffs, alpha)
+    assert len(calls) == max(len(coeffs) - 2, 0)
+
+
+def test_reduced_product_is_bitwise_the_full_product_for_a_monomial():
+    P, prob, S = _engine_setup()
+    coeffs = [0.0] * 7 + [1.0]
+    alpha = torch.randn(prob.n, 3, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    full = prob.S(P._horner(prob, coeffs, prob.scatter(alpha)))[prob.train]
+    assert torch.equal(P._gram_apply(prob, coeffs, alpha), full)

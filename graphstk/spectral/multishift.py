@@ -81,7 +81,7 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
     G = len(sig)
 
     def apply_seed(p):  # (sigma_seed I - S) p
-        return torch.sub(s0 * p, matvec(p))
+        return matvec(p).sub_(p, alpha=s0).neg_()
 
     bn = torch.linalg.vector_norm(b, dim=0)
     bn = torch.where(bn > 0, bn, torch.ones_like(bn))
@@ -100,7 +100,7 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
     for j in range(1, int(max_iter) + 1):
         q = apply_seed(p)
         pq = (p * q).sum(0)
-        act = rs > 0
+        act = (rs > 0) & live.any(0)  # a column whose every shift has converged stops here
         if bool((pq[act] <= 0).any()):
             raise FloatingPointError("multishift_cg met non-positive curvature: sigma I - S is not positive "
                                      "definite for the smallest shift (eta must stay below 1/lambda_1)")
@@ -111,8 +111,8 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
         ratio = torch.where(zeta.abs() > tiny, zeta_new / torch.where(zeta.abs() > tiny, zeta, torch.ones_like(zeta)),
                             torch.zeros_like(zeta))
         a_s = torch.where(live, alpha * ratio, torch.zeros_like(ratio))          # [G, K]
-        x.add_(a_s.unsqueeze(1) * ps)
-        r = r - alpha * q
+        x.addcmul_(a_s.unsqueeze(1), ps)
+        r = torch.addcmul(r, alpha, q, value=-1.0)
         rs_new = (r * r).sum(0)
         beta = torch.where(act, rs_new / torch.where(act, rs, torch.ones_like(rs)), torch.zeros_like(rs))
         rel = zeta_new.abs() * torch.sqrt(rs_new) / bn                          # [G, K] residual of each shift
@@ -124,8 +124,8 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
             res.converged, res.n_iter = True, j
             break
         b_s = beta * ratio * ratio
-        ps.mul_(b_s.unsqueeze(1)).add_(zeta_new.unsqueeze(1) * r.unsqueeze(0))
-        p = r + beta * p
+        ps.mul_(b_s.unsqueeze(1)).addcmul_(zeta_new.unsqueeze(1), r.unsqueeze(0))
+        p = torch.addcmul(r, beta, p)
         zeta_old, zeta = zeta, zeta_new
         alpha_old, beta_old, rs = alpha, beta, rs_new
     else:
