@@ -191,7 +191,8 @@ def test_inverse_laplacian_direct_route_multishift_equals_lu_and_eq7(monkeypatch
     trs = [InverseLaplacian(e) for e in etas]
     lu = P.stkr_reciprocal(prob, trs, betas, solver="direct")
     monkeypatch.setattr(P, "MULTISHIFT_MIN_NNZ", 0)
-    assert P.use_multishift(prob, len(etas))
+    monkeypatch.setattr(P, "MULTISHIFT_MIN_SHIFTS", 2)
+    assert P.use_multishift(prob, len(etas)) and not P.use_multishift(prob, 1)
     ms = P.stkr_reciprocal(prob, trs, betas, solver="direct")
     N, n = S.shape[0], prob.n
     E = torch.zeros(N, n, dtype=torch.float64)

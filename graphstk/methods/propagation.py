@@ -441,6 +441,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
 
 
 MULTISHIFT_MIN_NNZ = 400_000  # nnz(S) from which multi-shift CG beats one sparse LU per eta (measured)
+MULTISHIFT_MIN_SHIFTS = 4     # one CG costs about as much as 4-6 LUs there: fewer etas go through the LU
 MULTISHIFT_TOL = 1e-12        # relative residual of every shifted system (the LU reaches ~1e-15)
 
 
@@ -450,11 +451,14 @@ def use_multishift(prob: Problem, n_shifts: int) -> bool:
 
     Measured on the select view of seed 0 (8 etas of Appendix D, ``E`` with n columns; shared
     machine): Cora 0.2 s LU vs 4 s CG, DBLP 18 s vs 115 s, Photo 17 s vs 56 s, Computers
-    (nnz 467k, LU fill 13M) 72 s vs 59 s. CG costs about 130-340 products with ``n`` columns
-    whatever the fill; an LU's fill grows quickly with the graph, so the switch is by ``nnz(S)``.
+    (nnz 467k, LU fill 13M) 72-117 s vs 59 s. CG costs about 130-340 products with ``n`` columns
+    whatever the fill and the number of shifts; an LU's fill grows quickly with the graph, so the
+    switch is by ``nnz(S)``, and a grid of fewer than 4 etas (the final stage of the inductive
+    protocol: one) keeps the LU.
     """
     N = prob.N
-    return prob.Y.device.type == "cpu" and n_shifts >= 1 and prob.kernel.S.nnz >= MULTISHIFT_MIN_NNZ
+    return (prob.Y.device.type == "cpu" and n_shifts >= MULTISHIFT_MIN_SHIFTS
+            and prob.kernel.S.nnz >= MULTISHIFT_MIN_NNZ)
 
 
 def _reciprocal_direct_all(prob: Problem, transforms: Sequence[ReciprocalPolynomial], rhs: Tensor) -> list[Tensor]:
