@@ -243,15 +243,13 @@ def _public_callables():
     return seen
 
 
-# graphstk.spectral.eigen is being rewritten on another branch (i13speed) in this round; its
-# docstrings are checked once that lands (remove this line then).
-NOT_YET = ("graphstk.spectral.eigen.",)
+NOT_YET: tuple[str, ...] = ()   # module prefixes exempt from the check (none)
 
 
 def test_every_public_callable_has_a_docstring_naming_its_parameters():
     missing = []
     for qual, obj in _public_callables().items():
-        if qual.startswith(NOT_YET):
+        if NOT_YET and qual.startswith(NOT_YET):
             continue
         doc = inspect.getdoc(obj) or ""
         if not doc:

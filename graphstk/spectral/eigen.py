@@ -9,6 +9,13 @@ only for as many eigenpairs as can still enter the global top ``d``. This matter
 on graphs such as DBLP (hundreds of components): each component without a labeled
 node contributes an eigenvalue exactly 1, and a single Lanczos run over the whole
 matrix converges very slowly on such a multiple eigenvalue.
+
+A large component asked for many eigenpairs (kernel PCA with ``d`` up to 512 on Photo or
+Computers) goes through :func:`filtered_top_eigenpairs`: Lanczos on a Chebyshev polynomial of
+the component that maps the unwanted part of the spectrum into ``[-1, 1]``, then one
+Rayleigh-Ritz step with the component itself. Same eigenpairs as a plain ``eigsh`` to its
+tolerance (tested); with one such solve for all ``k`` instead of a doubling sequence of plain
+``eigsh`` runs, kernel PCA per split is 4.5-8x faster on Photo and Computers (``bench/suite.py``).
 """
 from __future__ import annotations
 
@@ -19,6 +26,7 @@ import scipy.linalg
 import scipy.sparse as sp
 import torch
 from scipy.sparse.csgraph import connected_components
+import scipy.sparse.linalg as spla
 from scipy.sparse.linalg import eigsh
 from torch import Tensor
 
@@ -30,7 +38,8 @@ def power_iteration(op: KernelOperator, num_iter: int = 50, seed: int = 0, shift
 
     Runs power iteration on ``op + shift I`` (``shift`` defaults to an upper bound of
     the spectral radius from the row sums, making the shifted operator PSD) and
-    returns the Rayleigh quotient minus the shift.
+    returns the Rayleigh quotient minus the shift. ``op``: the symmetric operator;
+    ``num_iter``: iterations (default 50); ``seed``: seed of the random start vector.
     """
     n = op.shape[0]
     if n == 0:
@@ -52,7 +61,11 @@ def power_iteration(op: KernelOperator, num_iter: int = 50, seed: int = 0, shift
 
 
 def spectral_radius(op: KernelOperator, num_iter: int = 50, seed: int = 0) -> float:
-    """Estimate ``max |lambda|`` of a symmetric operator: power iteration on ``op @ op`` (PSD)."""
+    """Estimate ``max |lambda|`` of a symmetric operator: power iteration on ``op @ op`` (PSD).
+
+    ``op``: the operator (a :class:`SparseOperator` gets the exact Gershgorin bound instead);
+    ``num_iter``: iterations (default 50); ``seed``: seed of the random start vector.
+    """
     n = op.shape[0]
     if isinstance(op, SparseOperator):  # exact upper bound from absolute row sums (Gershgorin)
         row, _, val = op.coo()
@@ -74,19 +87,28 @@ def _to_scipy(op: SparseOperator) -> sp.csr_matrix:
 
 
 def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed: int = 0,
-                   upper_bound: float | None = None) -> tuple[Tensor, Tensor]:
-    """The ``k`` largest (algebraic) eigenpairs of a symmetric sparse operator.
+                   upper_bound: float | None = None, method: str = "auto") -> tuple[Tensor, Tensor]:
+    """The ``k`` largest (algebraic) eigenpairs of a symmetric sparse operator ``op``.
 
     Returns ``(values [k], vectors [N, k])`` on the operator's device/dtype, values in
     descending order, vectors orthonormal. Ties are broken by component size
     (larger first) and then by position, so the result is deterministic.
-    Components of at most ``dense_threshold`` nodes use a dense ``eigh``.
+    Components of at most ``dense_threshold`` nodes use a dense ``eigh``; ``seed`` seeds the
+    Lanczos start vectors.
 
     ``upper_bound`` (e.g. 1 for a block of a normalized adjacency): when the small
     components already supply ``k`` eigenvalues equal to it (within 1e-10), no large
     component can contribute a larger one and its Lanczos run is skipped (ties at the
     bound are then resolved in favour of the eigenpairs already found).
+
+    ``method``: ``"lanczos"`` runs ``eigsh`` on a large component as is (the engine before
+    issue 13); ``"filtered"`` runs it on a Chebyshev filter of the component (see
+    :func:`filtered_top_eigenpairs`: the same eigenpairs, to ``tol=1e-10``, several times
+    faster when hundreds are wanted); ``"auto"`` takes the filter for ``64 <= k < size / 2``
+    eigenpairs of a component above ``dense_threshold`` nodes, plain ``eigsh`` otherwise.
     """
+    if method not in ("auto", "lanczos", "filtered"):
+        raise ValueError(f"method must be 'auto', 'lanczos' or 'filtered', got {method!r}")
     n = op.shape[0]
     if op.shape[0] != op.shape[1]:
         raise ValueError(f"top_eigenpairs needs a square operator, got {op.shape}")
@@ -128,10 +150,10 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
         later = sum(b.size for b in big[bi + 1:])
         missing = k - small_vals.size - later
         kk = min(kmax, max(32, missing))
+        if method != "lanczos" and kmax >= FILTER_MIN_K:
+            kk = kmax  # one filtered solve for all k costs about what a smaller one does: no doubling
         while True:  # stop once the smallest eigenvalue found can no longer enter the top k
-            w, v = eigsh(block, k=kk, which="LA", v0=rng.standard_normal(nodes.size), tol=1e-10)
-            idx = np.argsort(w)[::-1]
-            w, v = w[idx], v[:, idx]
+            w, v = _large_top(block, kk, rng, method)
             union = np.sort(np.concatenate([small_vals, w]))[::-1]
             kth = union[k - 1] if union.size >= k else -np.inf
             if kk >= kmax or w[-1] < kth:
@@ -153,3 +175,132 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
         out_vecs[nodes, col] = v[:, p - offsets[blk]]
     return (torch.as_tensor(all_vals[pick], dtype=op.dtype, device=op.device),
             torch.as_tensor(out_vecs, dtype=op.dtype, device=op.device))
+
+
+# ---------------------------------------------------------------------------
+# Chebyshev-filtered Lanczos for many eigenpairs of a large sparse component
+# ---------------------------------------------------------------------------
+FILTER_MIN_K = 64           # fewer eigenpairs: plain eigsh is as fast
+FILTER_DEGREE = 10          # degree of the Chebyshev filter
+LAST_SOLVE: dict = {}       # diagnostics of the last filtered_top_eigenpairs call (products, tries, fallback)
+
+
+def _large_top(block: sp.csr_matrix, kk: int, rng: np.random.Generator, method: str):
+    """The ``kk`` largest eigenpairs of one large component, descending."""
+    if method == "filtered" or (method == "auto" and FILTER_MIN_K <= kk < block.shape[0] // 2):
+        return filtered_top_eigenpairs(block, kk, rng=rng)
+    w, v = eigsh(block, k=kk, which="LA", v0=rng.standard_normal(block.shape[0]), tol=1e-10)
+    idx = np.argsort(w)[::-1]
+    return w[idx], v[:, idx]
+
+
+def _chebyshev(a: sp.csr_matrix, degree: int, center: float, half_width: float):
+    """``v -> T_degree((A - center I) / half_width) v`` (three-term recurrence, ``degree`` products)."""
+    def apply(v):
+        v = np.asarray(v).reshape(-1)
+        y0, y1 = v, (a @ v - center * v) / half_width
+        for _ in range(2, degree + 1):
+            y0, y1 = y1, 2.0 * (a @ y1 - center * y1) / half_width - y0
+        return y1
+    return apply
+
+
+def estimate_eigenvalue_at(a: sp.csr_matrix, index: int, lo: float, hi: float, rng: np.random.Generator,
+                           probes: int = 16, moments: int = 120) -> float:
+    """Estimate ``lambda_index`` (0-based, descending) of a symmetric matrix with spectrum in ``[lo, hi]``.
+
+    Kernel polynomial method: Hutchinson estimates of ``tr T_j(A~)`` with Jackson damping give
+    the eigenvalue count above each ``t``; returns the ``t`` where it crosses ``index + 1``.
+    Only places the filter of :func:`filtered_top_eigenpairs` (whose result is checked), so a
+    rough estimate suffices.
+    """
+    n = a.shape[0]
+    c, e = (hi + lo) / 2, (hi - lo) / 2 * 1.001
+    z = rng.choice([-1.0, 1.0], size=(n, probes))
+    t0, t1 = z, (a @ z - c * z) / e
+    mu = np.zeros(moments)
+    mu[0], mu[1] = (z * t0).sum() / probes, (z * t1).sum() / probes
+    for j in range(2, moments):
+        t0, t1 = t1, 2.0 * (a @ t1 - c * t1) / e - t0
+        mu[j] = (z * t1).sum() / probes
+    jj = np.arange(moments)
+    alpha = np.pi / (moments + 1)
+    jackson = ((moments - jj + 1) * np.cos(alpha * jj) + np.sin(alpha * jj) / np.tan(alpha)) / (moments + 1)
+    grid = np.linspace(0.999, -0.999, 1999)
+    th = np.arccos(grid)
+    coef = np.empty((grid.size, moments))  # Chebyshev coefficients of the indicator of [x, 1]
+    coef[:, 0] = th / np.pi
+    coef[:, 1:] = 2.0 * np.sin(np.outer(th, jj[1:])) / (jj[1:] * np.pi)
+    count = (coef * (jackson * mu)).sum(axis=1)  # non-decreasing as x goes down, up to noise
+    above = np.nonzero(count >= index + 1)[0]
+    x = grid[above[0]] if above.size else grid[-1]
+    return c + e * x
+
+
+def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator | None = None,
+                            previous: np.ndarray | None = None, degree: int = FILTER_DEGREE,
+                            tol: float = 1e-10, ncv_factor: float = 1.4) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` largest eigenpairs of a sparse symmetric ``a`` by Lanczos on a Chebyshev filter.
+
+    ``p(A) = T_m((A - c I) / e)`` with ``[c - e, c + e] = [lo, cut]``: eigenvalues in
+    ``[lo, cut]`` map into ``[-1, 1]`` and those above ``cut`` to ``(1, inf)``, increasingly, so
+    the top ``k`` of ``p(A)`` are the top ``k`` of ``A`` whenever ``lambda_k > cut`` and no
+    eigenvalue lies below ``lo``; the ``k``-th is then separated from the rest by a gap
+    ``p(lambda_k) - 1`` of order one instead of ``lambda_k - lambda_{k+1}``, and ARPACK's
+    ``eigsh`` (``ncv`` about ``1.4 k``) converges without the restarts that dominate a plain run.
+    The eigenvalues are Rayleigh quotients ``U^T A U`` (a final Rayleigh-Ritz step with ``A``).
+
+    ``cut`` is placed near ``lambda_{1.15 k}``: from ``previous`` (the eigenvalues of a previous,
+    similar matrix: the warm start) when it is long enough, else from
+    :func:`estimate_eigenvalue_at`; ``lo`` from a short Lanczos run for the smallest eigenvalue,
+    minus a margin. The result is accepted only if every one of the ``k`` Rayleigh quotients
+    exceeds ``cut`` with residual ``||A u - mu u|| <= 1e3 tol`` (then no eigenvalue above
+    ``mu_k`` can be missing, see the argument above); otherwise ``cut`` and ``lo`` are lowered
+    and it runs again; after three tries it falls back to a plain ``eigsh``.
+    Returns ``(values [k] descending, vectors [n, k])``.
+    """
+    rng = np.random.default_rng(0) if rng is None else rng
+    n = a.shape[0]
+    if not 1 <= k < n - 1:
+        raise ValueError(f"k must be in [1, {n - 2}], got {k}")
+    radius = float(abs(a).sum(axis=1).max())
+    theta = eigsh(a, k=1, which="SA", tol=1e-3, v0=rng.standard_normal(n))[0][0]
+    lo = max(-radius, float(theta) - 0.05 * radius)
+    target = min(n - 2, int(np.ceil(1.15 * k)) + 8)
+    if previous is not None and previous.size > target:
+        cut = float(previous[target])
+    else:
+        cut = estimate_eigenvalue_at(a, target, lo, radius, rng)
+    ncv = min(n - 1, int(np.ceil(ncv_factor * k)) + 20)
+    LAST_SOLVE.clear()
+    LAST_SOLVE.update(n=n, k=k, tries=0, fallback=False, matvecs=0, products=0)
+    for _ in range(3):
+        LAST_SOLVE["tries"] += 1
+        center, half = (cut + lo) / 2, (cut - lo) / 2
+        cheb = _chebyshev(a, degree, center, half)
+
+        def matvec(v, cheb=cheb):
+            LAST_SOLVE["matvecs"] += 1
+            LAST_SOLVE["products"] += degree
+            return cheb(v)
+        op = spla.LinearOperator((n, n), matvec=matvec, dtype=np.float64)
+        try:
+            _, v = eigsh(op, k=k, which="LA", ncv=ncv, tol=tol, v0=rng.standard_normal(n))
+        except spla.ArpackNoConvergence:
+            cut, lo = cut - 0.5 * (cut - lo), max(-radius, lo - 0.05 * radius)
+            continue
+        av = a @ v
+        h = v.T @ av
+        mu, w = np.linalg.eigh((h + h.T) / 2)
+        mu, w = mu[::-1], w[:, ::-1]
+        u = v @ w
+        res = np.linalg.norm(av @ w - u * mu, axis=0)
+        LAST_SOLVE["products"] += k  # the Rayleigh-Ritz product A V (k columns)
+        if mu[-1] > cut and res.max() <= 1e3 * tol * max(1.0, radius):
+            LAST_SOLVE.update(cut=cut, lo=lo, residual=float(res.max()))
+            return mu, u
+        cut, lo = cut - 0.5 * (cut - lo), max(-radius, lo - 0.05 * radius)
+    LAST_SOLVE["fallback"] = True
+    w, v = eigsh(a, k=k, which="LA", tol=tol, v0=rng.standard_normal(n))
+    idx = np.argsort(w)[::-1]
+    return w[idx], v[:, idx]
