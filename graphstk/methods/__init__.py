@@ -7,3 +7,8 @@ from .coupled_embedding import CoupledKernelEmbedding, coupled_kernel_embedding
 __all__ = ["STKR", "LabelPropagation", "UnreachableNodesWarning", "NonFiniteScoresWarning", "METHODS", "predict_grid",
            "predict_labels", "unreachable", "KernelRidge", "RandomFeatureRidge", "kernel_ridge_solve",
            "CoupledKernelEmbedding", "coupled_kernel_embedding"]
+from .fredholm import (FredholmKernel, FredholmRLSC, FredholmSVM, RandomFeatureFredholm, fredholm_gram,
+                       fredholm_random_features)
+from .laprls import LapRLSC
+__all__ += ["FredholmKernel", "FredholmRLSC", "FredholmSVM", "RandomFeatureFredholm", "fredholm_gram",
+            "fredholm_random_features", "LapRLSC"]

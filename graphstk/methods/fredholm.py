@@ -26,7 +26,9 @@ Gaussian, inner linear), ``FredGauss`` (both Gaussian, one width ``r``) and the 
 
 Lambda convention (erratum, "Scaling errata"): ``lam`` here is the ``lambda`` of **Eq. 3**, so
 the dual solution is ``alpha = (K_F + l lam I)^{-1} y`` with ``K_F`` the ``l x l`` matrix of
-Eq. 5 (with its ``1/n^2``). The paper's Eq. 4 / l.97 ``lambda`` equals ``n^2 l lam``.
+Eq. 5 (with its ``1/n^2``). The paper's Eq. 4 / l.97 ``lambda`` equals ``n^2 l lam``; with it,
+Eq. 4 as printed returns this classifier divided by ``n^2`` (it solves Eq. 3 for the targets
+``y / n^2``), so the predictions agree (checked in ``tests/test_fredholm.py``).
 
 Memory: nothing here forms an ``n x n`` matrix. The blocks a method needs (labeled x labeled,
 eval x labeled) are ``A_X (KH A_L^T)``: one product of the inner kernel with the thin
@@ -505,7 +507,8 @@ class _FredholmBase(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """``classes_[argmax_c scores]``."""
-        return self.classes_[self.decision_function(X).argmax(1).numpy()]
+        scores = self.decision_function(X)
+        return self.classes_[scores.argmax(1).numpy()]
 
 
 class FredholmRLSC(_FredholmBase):
@@ -691,4 +694,6 @@ class RandomFeatureFredholm(ClassifierMixin, BaseEstimator):
         return self._op._weights_matmul(P, self.h_)
 
     def predict(self, X) -> np.ndarray:
-        return self.classes_[self.decision_function(X).argmax(1).numpy()]
+        """``classes_[argmax_c scores]``."""
+        scores = self.decision_function(X)
+        return self.classes_[scores.argmax(1).numpy()]

@@ -183,4 +183,6 @@ class LapRLSC(ClassifierMixin, BaseEstimator):
         return self.features(X) @ self.coef_
 
     def predict(self, X) -> np.ndarray:
-        return self.classes_[self.decision_function(X).argmax(1).numpy()]
+        """``classes_[argmax_c scores]``."""
+        scores = self.decision_function(X)
+        return self.classes_[scores.argmax(1).numpy()]
