@@ -8,6 +8,7 @@ from . import features, mmd
 from . import data
 from .data import (DatasetNotFoundError, Split, dataset_statistics, load_dataset, make_split,
                    resolve_data_root)
+from .data import VECTOR_DATASETS, VectorDataset, load_vector_dataset, make_circle, make_two_lines
 
 from . import methods, spectral, transforms
 from .methods import STKR, LabelPropagation, predict_grid

@@ -5,6 +5,9 @@
 * :func:`resolve_data_root`: ``root`` > ``$GRAPHSTK_DATA`` > ``./datasets``.
 * :func:`make_split` / :class:`Split`: train / val / test / other (App. D.1).
 * :func:`dataset_statistics`: node, edge, feature, class, isolated-node and component counts.
+* :func:`load_vector_dataset` / :class:`VectorDataset`: vector and text benchmarks (SSL book
+  sets, MNIST, USPS, movie reviews, WebKB, scikit-learn digits) and the Fredholm paper's toy
+  generators :func:`make_two_lines` / :func:`make_circle`; names in :data:`VECTOR_DATASETS`.
 
 See ``docs/data.md``.
 """
@@ -23,9 +26,13 @@ from .datasets import (
     validate_data,
 )
 from .splits import SETTINGS, Split, make_split
+from .vector import VECTOR_DATASETS, VectorDataset, load_vector_dataset, vector_dataset_files
+from .generators import make_circle, make_two_lines
 
 __all__ = [
     "DATASETS", "DatasetNotFoundError", "FeaturesUnavailableWarning", "SETTINGS", "Split",
     "build_data", "dataset_statistics", "from_networkx", "get_spec", "known_datasets",
     "load_dataset", "load_npz", "make_split", "resolve_data_root", "validate_data",
+    "VECTOR_DATASETS", "VectorDataset", "load_vector_dataset", "make_circle", "make_two_lines",
+    "vector_dataset_files",
 ]
