@@ -55,7 +55,8 @@ from ..operators.feature import Kernel, as_features, check_positive, kernel_func
 
 __all__ = [
     "FREDHOLM_INSTANCES", "fredholm_instance", "fredholm_gram", "FredholmKernel", "FredholmRLSC",
-    "FredholmSVM", "RandomFeatureFredholm", "fredholm_random_features", "solve_square", "solve_hinge",
+    "FredholmSVM", "RandomFeatureFredholm", "fredholm_random_features", "gaussian_fredholm_path", "solve_square",
+    "solve_hinge",
     "onevsrest_targets",
 ]
 
@@ -299,6 +300,11 @@ class FredholmKernel(KernelOperator):
             self._right = self.inner_matmul(AZt.contiguous())
         return self._right
 
+    def cross(self, P) -> Tensor:
+        """``kF(P, Z)`` ``[|P|, b]`` for new row points ``P`` (e.g. validation/test points),
+        sharing the cached right factor: ``A_P (KH A_Z^T)`` in row blocks of ``P``."""
+        return self._weights_matmul(_match(P, self.U, "P"), self.right_factor())
+
     # -- KernelOperator interface ------------------------------------------------------------
     shape = property(lambda self: (_n(self.X), _n(self.Z)))
     dtype = property(lambda self: _dtype(self.X))
@@ -361,6 +367,60 @@ def fredholm_gram(X, Z, U, outer="gaussian", inner="gaussian", outer_width=None,
     """
     return FredholmKernel(X, Z, U, outer=outer, inner=inner, outer_width=outer_width,
                           inner_width=inner_width, normalized=normalized).to_dense()
+
+
+def gaussian_fredholm_path(XL, XE, U, widths, normalized=(False, True),
+                           block_size: int | None = None) -> dict:
+    """The blocks ``(K_F[L, L], K_F[E, L])`` of the FredGauss family (outer and inner Gaussian
+    of one width ``r``, Eq. 5 and/or Eq. 6) for every ``r`` in ``widths`` and every flag in
+    ``normalized``, from two passes over the points (what a grid search needs).
+
+    Pass 1 evaluates ``||u - u'||^2`` in row blocks of ``U`` once and, per width and variant,
+    accumulates ``R = KH A_L^T`` ``[n, l]``; pass 2 evaluates ``||x - u||^2`` in row blocks of
+    ``XE`` once and forms ``A_E R``. The squared distances are shared by all widths, so the
+    cost is ``~2 n^2 d + 2 n^2 l |widths| |normalized|`` and the memory ``[block, n]`` tiles plus
+    the ``[n, l]`` factors; never an ``n x n`` matrix. Dense points only.
+
+    Returns ``{(r, normalized): (K_LL [l, l], K_EL [|XE|, l])}``.
+    """
+    U = as_features(U, name="U")
+    XL = as_features(XL, dtype=U.dtype, name="XL")
+    XE = as_features(XE, dtype=U.dtype, name="XE")
+    for name, P in (("XL", XL), ("XE", XE)):
+        if P.shape[1] != U.shape[1]:
+            raise ValueError(f"dimension mismatch: {name} has {P.shape[1]} features, U has {U.shape[1]}")
+    if U.shape[0] == 0:
+        raise ValueError("U is empty: the Fredholm kernel needs at least one (unlabeled) point to integrate over")
+    rs = [check_positive("width", r) for r in widths]
+    flags = [bool(v) for v in normalized]
+    n = U.shape[0]
+    sqU = _sqnorms(U)
+
+    def sqdist(P):
+        return torch.addmm(_sqnorms(P).unsqueeze(1) + sqU.unsqueeze(0), P, U.T, alpha=-2.0).clamp_(min=0.0)
+
+    def weights(D, r, norm):
+        logk = D * (-0.5 / r)
+        return (torch.softmax(logk, dim=1) if norm else logk.exp_()).div_(n)
+
+    DL = sqdist(XL)
+    AL = {(r, v): weights(DL, r, v) for r in rs for v in flags}
+    del DL
+    R = {key: U.new_zeros(n, XL.shape[0]) for key in AL}
+    bs = _rows_per_block(n, block_size)
+    for s in range(0, n, bs):
+        D = sqdist(U[s:s + bs])
+        for r in rs:
+            K = (D * (-0.5 / r)).exp_()
+            for v in flags:
+                R[(r, v)][s:s + bs] = K @ AL[(r, v)].T
+    out = {key: (AL[key] @ R[key], U.new_zeros(XE.shape[0], XL.shape[0])) for key in AL}
+    for s in range(0, XE.shape[0], bs):
+        D = sqdist(XE[s:s + bs])
+        for r in rs:
+            for v in flags:
+                out[(r, v)][1][s:s + bs] = weights(D, r, v) @ R[(r, v)]
+    return out
 
 
 # ---------------------------------------------------------------------------

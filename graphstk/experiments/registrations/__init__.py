@@ -5,3 +5,4 @@ that live in :mod:`graphstk.methods` (which knows nothing of the runner). Add ON
 per topic below.
 """
 from . import baselines  # noqa: F401  RLSC, KRLSC, LinearSVM
+from . import fredholm  # noqa: F401  FredLin1, FredLin2, FredLin2(N), FredGauss, FredGauss(N), LapRLSC
