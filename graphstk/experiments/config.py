@@ -109,7 +109,25 @@ _GRAPH_KINDS = {"karate_club": {"kind"} | _SPLIT_KEYS,
 _SOLVER_KEYS = {"solver", "max_iter", "tol", "dtype", "step_size"}
 _SOLVERS = ("auto", "richardson", "cg", "gmres", "direct")   # graphstk.methods.propagation.SOLVERS
 _TOP_KEYS = {"name", "description", "seeds", "p_test", "datasets", "skip_missing", "methods", "grid",
-             "solver", "paper_table", "plot", "planetoid_split", "unreachable"}
+             "solver", "paper_table", "plot", "planetoid_split", "unreachable", "protocol", "tasks"}
+
+# --------------------------------------------------------------------------- protocols
+#: the protocols a config may name (``protocol:``); node-classification is the default
+PROTOCOLS = ("node-classification", "fixed-splits", "labeled-per-class", "one-class")
+DEFAULT_PROTOCOL = "node-classification"
+# top-level keys that belong to one protocol only (a key of another protocol is an error)
+_NODE_KEYS = {"p_test", "planetoid_split", "unreachable", "solver"}
+_PROTOCOL_KEYS: dict[str, set[str]] = {
+    "node-classification": _NODE_KEYS,
+    "fixed-splits": {"n_labeled", "splits", "cv_folds", "paper"},
+    "labeled-per-class": {"n_labeled", "val_per_class", "test", "test_size", "test_part", "n_unlabeled",
+                          "paper"},
+    "one-class": {"n_train", "n_test", "train_pool", "test_pool", "train_part", "test_part", "pool_seed",
+                  "paper"},
+}
+_ALL_PROTOCOL_KEYS = set().union(*_PROTOCOL_KEYS.values())
+_VECTOR_DATASET_KEYS = {"name", "source", "part", "n_per_class", "subsample_seed", "options", "positive",
+                        "negative"}
 
 
 # --------------------------------------------------------------------------- dataclasses
@@ -123,9 +141,13 @@ class DatasetSpec:
     name: str
     source: str | None = None
     graph: dict | None = None
+    vector: dict | None = None    # vector protocols: {part, n_per_class, subsample_seed, options, positive, negative}
 
     def identity(self) -> dict:
-        return {"name": self.name, "source": self.source, "graph": self.graph}
+        out = {"name": self.name, "source": self.source, "graph": self.graph}
+        if self.vector is not None:       # graph datasets keep their identity (and cache keys) unchanged
+            out["vector"] = self.vector
+        return out
 
 
 @dataclass(frozen=True)
@@ -213,9 +235,31 @@ class ExperimentConfig:
     plot: PlotSpec | None = None
     description: str = ""
     quick: bool = False
+    protocol: str = DEFAULT_PROTOCOL
+    protocol_options: dict = field(default_factory=dict)   # the protocol's resolved keys (n_labeled, cv_folds, ...)
+    paper: str | None = None       # vector protocols: the paper_numbers/<paper>.json file compared with
+    tasks: list = field(default_factory=list)   # a multi-task config: its tasks (each an ExperimentConfig)
+    task: str | None = None        # the name of this task inside a multi-task config
+
+    def all_tasks(self) -> list["ExperimentConfig"]:
+        """The tasks to run: ``self.tasks`` for a multi-task config, else ``[self]``."""
+        return list(self.tasks) if self.tasks else [self]
 
     def to_dict(self) -> dict:
         """The fully resolved config (defaults filled in): what results.json records."""
+        if self.tasks:
+            return {"name": self.name, "description": self.description, "quick": self.quick,
+                    "tasks": [t.to_dict() for t in self.tasks]}
+        out = self._node_dict()
+        if self.protocol != DEFAULT_PROTOCOL or self.task is not None:
+            out.update({"protocol": self.protocol, "protocol_options": dict(self.protocol_options),
+                        "paper": self.paper, "task": self.task})
+            if self.protocol != DEFAULT_PROTOCOL:
+                for key in ("p_test", "solver", "planetoid_split", "unreachable"):
+                    out.pop(key, None)
+        return out
+
+    def _node_dict(self) -> dict:
         return {
             "name": self.name, "description": self.description, "seeds": list(self.seeds),
             "p_test": list(self.p_test),
@@ -241,6 +285,8 @@ class ExperimentConfig:
         """
         import dataclasses
 
+        if self.tasks:
+            return self._tasks_with_overrides(seeds, quick, datasets)
         cfg = dataclasses.replace(self)
         if datasets is not None:
             known = {d.name.lower(): d.name for d in self.datasets}
@@ -254,13 +300,38 @@ class ExperimentConfig:
             if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
                 raise ConfigError("--seeds", f"must be an integer >= 1, got {seeds!r}")
             cfg.seeds = list(range(seeds))
+            if cfg.protocol == "fixed-splits":      # the dataset's own splits 0..N-1
+                cfg.protocol_options = {**cfg.protocol_options, "splits": list(range(seeds))}
         if quick:
             cfg.quick = True
             if seeds is None:
                 cfg.seeds = cfg.seeds[:2]
+                if cfg.protocol == "fixed-splits":
+                    sp = cfg.protocol_options.get("splits", "all")
+                    cfg.protocol_options = {**cfg.protocol_options,
+                                            "splits": [0, 1] if sp == "all" else list(sp)[:2]}
             cfg.methods = [dataclasses.replace(m, grid={k: thin_grid(v) for k, v in m.grid.items()})
                            for m in cfg.methods]
         return cfg
+
+    def _tasks_with_overrides(self, seeds, quick, datasets) -> "ExperimentConfig":
+        import dataclasses
+
+        tasks = list(self.tasks)
+        if datasets is not None:
+            known = {d.name.lower(): d.name for t in tasks for d in t.datasets}
+            unknown = [name for name in datasets if name.lower() not in known]
+            if unknown or not datasets:
+                raise ConfigError("--datasets", f"unknown dataset(s) {unknown} for this config; "
+                                  f"allowed: {sorted(known.values())}")
+            wanted = {name.lower() for name in datasets}
+            tasks = [t for t in tasks if any(d.name.lower() in wanted for d in t.datasets)]
+            tasks = [t.with_overrides(datasets=[d.name for d in t.datasets if d.name.lower() in wanted])
+                     for t in tasks]
+        tasks = [t.with_overrides(seeds=seeds, quick=quick) for t in tasks]
+        return dataclasses.replace(self, tasks=tasks, quick=quick or self.quick,
+                                   datasets=[d for t in tasks for d in t.datasets],
+                                   methods=[m for t in tasks for m in t.methods])
 
 
 def options_suffix(options: dict | None) -> str:
@@ -651,19 +722,69 @@ def _parse_plot(raw, methods: list[MethodSpec]) -> PlotSpec:
 
 
 def parse_config(raw: Any, default_name: str = "experiment", base_dir: str | None = None) -> ExperimentConfig:
-    """Validate a config mapping (as read from YAML) and fill in defaults."""
+    """Validate a config mapping (as read from YAML) and fill in defaults.
+
+    A mapping with ``tasks:`` is a multi-task config: its other keys are defaults shared by
+    every task, and each task (a mapping with any key except ``tasks``) is a config of its own
+    (see docs/experiments.md, "Several tasks in one config").
+    """
     if raw is None:
         raise ConfigError("", "the config is empty")
     raw = _mapping(raw, "<config>")
-    _unknown(raw.keys(), _TOP_KEYS, "")
+    if "tasks" in raw:
+        return _parse_tasks(raw, default_name, base_dir)
+    return _parse_single(raw, default_name, base_dir)
+
+
+def _check_name(name: str, path: str = "name") -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
+        raise ConfigError(path, f"use letters, digits, '_', '-' or '.' only (it names the output folder), "
+                                f"got {name!r}")
+    return name
+
+
+def _parse_tasks(raw: dict, default_name: str, base_dir: str | None) -> ExperimentConfig:
+    _unknown(raw.keys(), _TOP_KEYS | _ALL_PROTOCOL_KEYS, "")
+    name = _check_name(_str(raw["name"], "name") if "name" in raw else default_name)
+    description = _str(raw["description"], "description") if "description" in raw else ""
+    shared = {k: v for k, v in raw.items() if k not in ("tasks", "name", "description")}
+    tasks = []
+    for i, entry in enumerate(_list(raw["tasks"], "tasks")):
+        entry = _mapping(entry, f"tasks[{i}]")
+        if "tasks" in entry:
+            raise ConfigError(f"tasks[{i}].tasks", "tasks cannot be nested")
+        tname = _check_name(_str(entry["name"], f"tasks[{i}].name"), f"tasks[{i}].name") if "name" in entry \
+            else f"task{i}"
+        try:
+            task = _parse_single({**shared, **entry}, tname, base_dir)
+        except ConfigError as err:
+            raise ConfigError(f"tasks[{i}].{err.path}" if err.path else f"tasks[{i}]", err.message) from None
+        task.task = tname
+        tasks.append(task)
+    names = [t.task for t in tasks]
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            raise ConfigError(f"tasks[{i}].name", f"duplicate task name {n!r}")
+    return ExperimentConfig(name=name, description=description, seeds=[], p_test=[],
+                            datasets=[d for t in tasks for d in t.datasets],
+                            methods=[m for t in tasks for m in t.methods], paper_table=None, tasks=tasks)
+
+
+def _parse_single(raw: dict, default_name: str, base_dir: str | None) -> ExperimentConfig:
+    _unknown(raw.keys(), (_TOP_KEYS | _ALL_PROTOCOL_KEYS) - {"tasks"}, "")
+    protocol = _choice(raw.get("protocol", DEFAULT_PROTOCOL), "protocol", PROTOCOLS, "protocol")
+    for key in raw:
+        if key in _ALL_PROTOCOL_KEYS and key not in _PROTOCOL_KEYS[protocol]:
+            owners = [p for p, keys in _PROTOCOL_KEYS.items() if key in keys]
+            raise ConfigError(key, f"a key of the {' / '.join(owners)} protocol, not of {protocol!r} "
+                                   f"(this protocol's keys: {', '.join(sorted(_PROTOCOL_KEYS[protocol]))})")
     for key in ("datasets", "methods"):
         if key not in raw:
             raise ConfigError(key, "missing (required)")
-    name = _str(raw["name"], "name") if "name" in raw else default_name
-    if not re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
-        raise ConfigError("name", f"use letters, digits, '_', '-' or '.' only (it names the output folder), "
-                                  f"got {name!r}")
+    name = _check_name(_str(raw["name"], "name") if "name" in raw else default_name)
     description = _str(raw["description"], "description") if "description" in raw else ""
+    if protocol != DEFAULT_PROTOCOL:
+        return _parse_vector(raw, protocol, name, description)
     seeds = _parse_seeds(raw.get("seeds", 10))
     p_test = _parse_p_test(raw.get("p_test", 0.01))
     datasets = _parse_datasets(raw["datasets"], base_dir)
@@ -687,6 +808,274 @@ def parse_config(raw: Any, default_name: str = "experiment", base_dir: str | Non
                             datasets=datasets, methods=methods, skip_missing=skip_missing, solver=solver,
                             paper_table=paper_table, planetoid_split=planetoid_split, unreachable=unreachable,
                             plot=plot)
+
+
+# --------------------------------------------------------------------------- vector protocols
+def _scalar(v, path: str):
+    """A grid / option value of a registered method: a finite number, a string or a boolean."""
+    if isinstance(v, bool) or isinstance(v, str):
+        return v
+    if isinstance(v, (int, float)):
+        if not math.isfinite(v):
+            raise ConfigError(path, f"expected a finite number, got {v!r}")
+        return v
+    raise ConfigError(path, f"expected a number, a string or true/false, got {_tname(v)} {v!r}")
+
+
+def _scalar_list(v, path: str) -> list:
+    vals = [_scalar(x, f"{path}[{i}]") for i, x in enumerate(_list(v, path, allow_scalar=True))]
+    if len({repr(x) for x in vals}) != len(vals):
+        raise ConfigError(path, f"duplicate values in {vals}")
+    return vals
+
+
+def _vector_names() -> tuple[str, ...] | None:
+    try:
+        from graphstk.data.vector import VECTOR_DATASETS
+    except ImportError:       # pragma: no cover - the loaders are merged from another branch
+        return None
+    return tuple(VECTOR_DATASETS)
+
+
+def _known_vector_name(name: str) -> bool:
+    """Whether the vector loaders accept ``name`` (canonical names and aliases, case-insensitive)."""
+    try:
+        from graphstk.data.vector import _lookup
+    except ImportError:       # pragma: no cover
+        return True
+    try:
+        _lookup(name)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+_TASK_NAME = re.compile(r"^(?P<source>.*\S)\s+(?P<pos>[^\s]+?)\s*vs\s*(?P<neg>[^\s]+)$")
+
+
+def _class_value(v, path: str):
+    if isinstance(v, bool) or not isinstance(v, (int, str)):
+        raise ConfigError(path, f"expected a class label (an integer or a string), got {_tname(v)} {v!r}")
+    return int(v) if isinstance(v, str) and re.fullmatch(r"-?\d+", v) else v
+
+
+def _parse_vector_datasets(raw, protocol: str) -> list[DatasetSpec]:
+    known = _vector_names()
+    out: list[DatasetSpec] = []
+    for i, entry in enumerate(_list(raw, "datasets", allow_scalar=True)):
+        path = f"datasets[{i}]"
+        if isinstance(entry, str):
+            entry = {"name": _str(entry, path)}
+        entry = _mapping(entry, path)
+        _unknown(entry.keys(), _VECTOR_DATASET_KEYS, path)
+        if "name" not in entry:
+            raise ConfigError(f"{path}.name", "missing (the dataset's name, e.g. Digit1 or 'MNIST 3vs8')")
+        name = _str(entry["name"], f"{path}.name")
+        vec: dict = {}
+        source = entry.get("source")
+        if protocol == "one-class":
+            m = _TASK_NAME.match(name)
+            pos = entry.get("positive", m.group("pos") if m else None)
+            neg = entry.get("negative", m.group("neg") if m else None)
+            if pos is None or neg is None:
+                raise ConfigError(path, f"a one-class task names its classes: write 'SOURCE AvsB' (e.g. 'MNIST 3vs8': "
+                                        f"train on 3, test on 3 and 8) or give 'positive' and 'negative'; got {name!r}")
+            vec["positive"] = _class_value(pos, f"{path}.positive")
+            vec["negative"] = _class_value(neg, f"{path}.negative")
+            if vec["positive"] == vec["negative"]:
+                raise ConfigError(path, f"positive and negative class are the same ({vec['positive']!r})")
+            if source is None and m:
+                source = m.group("source")
+        elif "positive" in entry or "negative" in entry:
+            raise ConfigError(f"{path}.{'positive' if 'positive' in entry else 'negative'}",
+                              "only one-class tasks have positive/negative classes")
+        source = _str(source if source is not None else name, f"{path}.source")
+        if known is not None and not _known_vector_name(source):
+            close = difflib.get_close_matches(source, list(known), n=1, cutoff=0.5)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(f"{path}.source" if "source" in entry else f"{path}",
+                              f"unknown dataset {source!r} for the {protocol} protocol; {hint}"
+                              f"(allowed: {', '.join(known)}; case-insensitive)")
+        if "part" in entry:
+            vec["part"] = _str(entry["part"], f"{path}.part")
+        if "n_per_class" in entry:
+            vec["n_per_class"] = _int(entry["n_per_class"], f"{path}.n_per_class", lo=1)
+            vec["subsample_seed"] = _int(entry.get("subsample_seed", 0), f"{path}.subsample_seed", lo=0)
+        elif "subsample_seed" in entry:
+            raise ConfigError(f"{path}.subsample_seed", "only with n_per_class")
+        if "options" in entry:
+            opts = _mapping(entry["options"], f"{path}.options")
+            vec["options"] = {str(k): _scalar(v, f"{path}.options.{k}") for k, v in opts.items()}
+        out.append(DatasetSpec(name=name, source=source, vector=vec))
+    names = [d.name for d in out]
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            raise ConfigError(f"datasets[{i}]", f"duplicate dataset name {n!r} (give each a distinct 'name')")
+    return out
+
+
+def _setting_of(protocol: str, options: dict) -> str:
+    if protocol == "fixed-splits":
+        return "transductive"
+    if protocol == "labeled-per-class":
+        return "transductive" if options["test"] == "unlabeled" else "inductive"
+    return "inductive"
+
+
+def _parse_registry_methods(raw, top_grid: dict, protocol: str, setting: str) -> list[MethodSpec]:
+    from .registry import UnknownMethodError, get_method, registered_methods
+
+    want_task = "one-class" if protocol == "one-class" else "classification"
+    out: list[MethodSpec] = []
+    for i, entry in enumerate(_list(raw, "methods", allow_scalar=True)):
+        path = f"methods[{i}]"
+        label_path = path if isinstance(entry, str) else f"{path}.label"
+        if isinstance(entry, str):
+            entry = {"label": entry}
+        entry = _mapping(entry, path)
+        _unknown(entry.keys(), {"label", "grid", "sweep", "fixed"}, path)
+        if "label" not in entry:
+            raise ConfigError(f"{path}.label", "missing (a registered method name: "
+                                               + ", ".join(sorted(registered_methods())) + ")")
+        label = _str(entry["label"], f"{path}.label")
+        try:
+            info = get_method(label)
+        except UnknownMethodError as err:
+            raise ConfigError(label_path, str(err)) from None
+        if "graph" in info.needs:
+            usable = sorted(n for n, e in registered_methods().items() if "graph" not in e.needs and e.task == want_task)
+            raise ConfigError(label_path, f"{label!r} needs a graph, but the {protocol} protocol's datasets have "
+                                          f"features only (methods for them: {', '.join(usable)})")
+        if info.task != want_task:
+            usable = sorted(n for n, e in registered_methods().items() if e.task == want_task)
+            raise ConfigError(label_path, f"{label!r} is a {info.task} method; the {protocol} protocol needs a "
+                                          f"{want_task} method ({', '.join(usable) or 'none registered'})")
+        grid = {k: list(v) for k, v in info.grid.items()}
+        for k, v in top_grid.items():
+            if k in grid:
+                grid[k] = list(v)
+        if "grid" in entry:
+            own = _mapping(entry["grid"], f"{path}.grid")
+            _unknown(own.keys(), set(info.grid), f"{path}.grid")
+            for k, v in own.items():
+                grid[k] = _scalar_list(v, f"{path}.grid.{k}")
+        options = {}
+        if "fixed" in entry:
+            fixed = _mapping(entry["fixed"], f"{path}.fixed")
+            _unknown(fixed.keys(), set(info.fixed), f"{path}.fixed")
+            options = {k: _scalar(v, f"{path}.fixed.{k}") for k, v in fixed.items() if v != info.fixed[k]}
+        sweep = None
+        if "sweep" in entry:
+            sw = _mapping(entry["sweep"], f"{path}.sweep")
+            _unknown(sw.keys(), {"param", "values"}, f"{path}.sweep")
+            param = _str(sw.get("param"), f"{path}.sweep.param")
+            if param not in info.grid:
+                raise ConfigError(f"{path}.sweep.param", f"{param!r} is not a parameter of {label!r} "
+                                                         f"(allowed: {', '.join(info.grid) or 'none'})")
+            if "values" not in sw:
+                raise ConfigError(f"{path}.sweep.values", "missing (the values to sweep)")
+            sweep = Sweep(param, tuple(_scalar_list(sw["values"], f"{path}.sweep.values")))
+            grid.pop(param, None)
+        out.append(MethodSpec(label, "registry", setting, grid, sweep, options))
+    keys = [(m.label, m.sweep.param if m.sweep else None, tuple(sorted(m.options.items()))) for m in out]
+    for i, k in enumerate(keys):
+        if k in keys[:i]:
+            raise ConfigError(f"methods[{i}]", f"method {k[0]!r} is listed twice with the same fixed options; "
+                                               "rows must be unique")
+    return out
+
+
+def _n_labeled(raw, protocol: str) -> list[int]:
+    if "n_labeled" not in raw:
+        what = "per split (keys of the dataset's splits, e.g. [10, 100])" if protocol == "fixed-splits" \
+            else "per class (e.g. [20])"
+        raise ConfigError("n_labeled", f"missing: the number of labeled points {what}")
+    vals = [_int(v, f"n_labeled[{i}]" if isinstance(raw["n_labeled"], list) else "n_labeled", lo=1)
+            for i, v in enumerate(_list(raw["n_labeled"], "n_labeled", allow_scalar=True))]
+    if len(set(vals)) != len(vals):
+        raise ConfigError("n_labeled", f"duplicate values in {vals}")
+    return vals
+
+
+def _parse_protocol_options(raw: dict, protocol: str) -> dict:
+    if protocol == "fixed-splits":
+        splits = raw.get("splits", "all")
+        if splits != "all":
+            splits = [_int(v, f"splits[{i}]", lo=0) for i, v in enumerate(_list(splits, "splits", allow_scalar=True))]
+            if len(set(splits)) != len(splits):
+                raise ConfigError("splits", f"duplicate split indices in {splits}")
+        return {"n_labeled": _n_labeled(raw, protocol), "splits": splits,
+                "cv_folds": _int(raw.get("cv_folds", 10), "cv_folds", lo=2)}
+    if protocol == "labeled-per-class":
+        n_lab = _n_labeled(raw, protocol)
+        val = raw.get("val_per_class")
+        val = None if val is None else _int(val, "val_per_class", lo=1)
+        test = _choice(raw.get("test", "unlabeled"), "test", ("unlabeled", "held-out"))
+        test_size = test_part = None
+        if "test_size" in raw and raw["test_size"] is not None:
+            ts = raw["test_size"]
+            if isinstance(ts, float) and not isinstance(ts, bool):
+                if not 0.0 < ts < 1.0:
+                    raise ConfigError("test_size", f"a fraction must be in (0, 1), got {ts}")
+                test_size = ts
+            else:
+                test_size = _int(ts, "test_size", lo=1)
+        if raw.get("test_part") is not None:
+            test_part = _str(raw["test_part"], "test_part")
+        if test == "held-out" and (test_size is None) == (test_part is None):
+            raise ConfigError("test", "test: held-out needs exactly one of test_size (a number of points, or a "
+                                      "fraction, drawn per repetition) and test_part (a part of the dataset, "
+                                      "e.g. test)")
+        if test == "unlabeled" and (test_size is not None or test_part is not None):
+            raise ConfigError("test_size" if test_size is not None else "test_part",
+                              "only with test: held-out (test: unlabeled scores the unlabeled points)")
+        n_unl = raw.get("n_unlabeled")
+        n_unl = None if n_unl is None else _int(n_unl, "n_unlabeled", lo=1)
+        return {"n_labeled": n_lab, "val_per_class": val, "test": test, "test_size": test_size,
+                "test_part": test_part, "n_unlabeled": n_unl}
+    if protocol == "one-class":
+        def opt_int(key, default):
+            v = raw.get(key, default)
+            return None if v is None else _int(v, key, lo=1)
+
+        def opt_str(key, default):
+            v = raw.get(key, default)
+            return None if v is None else _str(v, key)
+        return {"n_train": opt_int("n_train", 500), "n_test": opt_int("n_test", 200),
+                "train_pool": opt_int("train_pool", 5000), "test_pool": opt_int("test_pool", 1000),
+                "train_part": opt_str("train_part", "train"), "test_part": opt_str("test_part", "test"),
+                "pool_seed": _int(raw.get("pool_seed", 0), "pool_seed", lo=0)}
+    raise AssertionError(protocol)  # pragma: no cover
+
+
+def _parse_vector(raw: dict, protocol: str, name: str, description: str) -> ExperimentConfig:
+    options = _parse_protocol_options(raw, protocol)
+    if protocol == "fixed-splits":
+        if "seeds" in raw:
+            raise ConfigError("seeds", "fixed-splits runs the dataset's own splits: give 'splits' (all, or a list "
+                                       "of split indices) instead of 'seeds'")
+        seeds: list[int] = []
+    else:
+        seeds = _parse_seeds(raw.get("seeds", 10))
+    datasets = _parse_vector_datasets(raw["datasets"], protocol)
+    skip_missing = _bool(raw.get("skip_missing", False), "skip_missing")
+    top_grid = {}
+    if "grid" in raw:
+        g = _mapping(raw["grid"], "grid")
+        top_grid = {str(k): _scalar_list(v, f"grid.{k}") for k, v in g.items()}
+    methods = _parse_registry_methods(raw["methods"], top_grid, protocol, _setting_of(protocol, options))
+    paper = raw.get("paper")
+    if paper is not None:
+        from .paper import paper_files
+
+        paper = _choice(paper, "paper", paper_files(), "paper")
+    paper_table = raw.get("paper_table", "auto")
+    if paper_table is not None:
+        paper_table = _str(paper_table, "paper_table")
+    plot = _parse_plot(raw["plot"], methods) if "plot" in raw else None
+    return ExperimentConfig(name=name, description=description, seeds=seeds, p_test=[], datasets=datasets,
+                            methods=methods, skip_missing=skip_missing, paper_table=paper_table, plot=plot,
+                            protocol=protocol, protocol_options=options, paper=paper)
 
 
 def grid_points(grid: dict) -> list[dict]:

@@ -1,8 +1,11 @@
-"""One experiment end to end: datasets -> splits -> cached selections -> rows -> files.
+"""One experiment end to end: datasets -> protocol splits -> cached selections -> rows -> files.
 
-The loop is (dataset, p_test, seed, method series); every finished unit is cached in
-``OUT/cache/`` before the next one starts, so a rerun of the same config resumes where an
-interrupted one stopped and reproduces identical numbers.
+The loop is (task, dataset, level, repetition, method series), where the task's protocol
+(:mod:`graphstk.experiments.protocols`) says what a level (``p_test``, or a number of labeled
+points) and a repetition (a seed, or one of the dataset's own splits) are, how the sets are
+drawn, how a method series is evaluated and how records become a row. Every finished unit is
+cached in ``OUT/cache/`` before the next one starts, so a rerun of the same config resumes
+where an interrupted one stopped and reproduces identical numbers.
 """
 from __future__ import annotations
 
@@ -16,11 +19,10 @@ from typing import Callable
 
 from tqdm.auto import tqdm
 
-from .cache import ResultCache, code_fingerprint
+from .cache import CODE_MODULES, CODE_PACKAGES, ResultCache, code_fingerprint
 from .config import ExperimentConfig, options_suffix
-from .datasets import fingerprint, is_missing_error, load_spec, split_fingerprint
+from .datasets import is_missing_error
 from .paper import paper_cell
-from .runner import SplitKernels, num_classes_of, run_selection
 
 __all__ = ["DatasetMissingError", "RunError", "run_experiment", "aggregate"]
 
@@ -81,11 +83,11 @@ def aggregate(dataset: str, spec, sweep: dict | None, p_test: float, seeds: list
     }
 
 
-def _load_datasets(cfg: ExperimentConfig, root: str, log: Callable[[str], None]):
+def _load_datasets(cfg: ExperimentConfig, protocol, root: str, log: Callable[[str], None]):
     loaded, skipped = [], []
     for spec in cfg.datasets:
         try:
-            data = load_spec(spec, root)
+            data = protocol.load(spec, root)
         except Exception as err:  # noqa: BLE001 - only "missing" errors are turned into skips
             if not is_missing_error(err):
                 raise
@@ -104,8 +106,16 @@ def _load_datasets(cfg: ExperimentConfig, root: str, log: Callable[[str], None])
 def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = None, *,
                    progress: bool = True, log: Callable[[str], None] | None = None,
                    predict_grid: Callable | None = None, write: bool = True) -> dict:
-    """Run ``cfg``; write ``results.{json,csv,md}`` (and the plot, if any) into ``out_dir``."""
-    from graphstk.data import make_split, resolve_data_root
+    """Run ``cfg`` (every task of a multi-task config, one shared cache); write
+    ``results.{json,csv,md}`` (and the plot, if any) into ``out_dir``.
+
+    Every dataset of every task is loaded and checked by its protocol before anything is
+    computed, so bad input (an unknown dataset, too few points of a class, overlapping
+    split sets, NaN features, ...) fails at once.
+    """
+    from graphstk.data import resolve_data_root
+
+    from .protocols import get_protocol
 
     if log is None:
         def log(msg: str) -> None:
@@ -113,61 +123,77 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     root = str(resolve_data_root(data_root))
-    loaded, skipped = _load_datasets(cfg, root, log)
-    if predict_grid is None and loaded:
-        from graphstk.methods import predict_grid
+    tasks = cfg.all_tasks()
+    prepared, skipped = [], []
+    for task in tasks:
+        protocol = get_protocol(task, predict_grid=predict_grid)
+        loaded, sk = _load_datasets(task, protocol, root, log)
+        for spec, data in loaded:
+            protocol.check(spec, data)
+        prepared.append((task, protocol, loaded))
+        skipped += [{**s, **({"task": task.task} if task.task else {})} for s in sk]
     cache = ResultCache(os.path.join(out_dir, "cache"))
-    solver_kwargs = cfg.solver.engine_kwargs()
-    code = code_fingerprint()
-    series = [(m, sweep, grid) for m in cfg.methods for sweep, grid in m.series()]
-    total = len(loaded) * len(cfg.p_test) * len(cfg.seeds) * len(series)
-    records: dict[tuple, dict[int, dict]] = {}
+    units = []
+    for task, protocol, loaded in prepared:
+        series = [(m, sweep, grid) for m in task.methods for sweep, grid in m.series()]
+        for spec, data in loaded:
+            for level in protocol.levels():
+                units.append((task, protocol, spec, data, level, protocol.reps(data, level), series))
+    total = sum(len(reps) * len(series) for *_, reps, series in units)
+    records: dict[tuple, dict] = {}
     computed = 0
+    codes: dict[str, str] = {}
+    fps: dict[int, str] = {}
     with tqdm(total=total, desc=cfg.name, unit="run", disable=not progress, file=sys.stderr,
               dynamic_ncols=True) as bar:
-        for spec, data in loaded:
-            fp = fingerprint(data)
-            n_cls = num_classes_of(data)
-            for p in cfg.p_test:
-                for seed in cfg.seeds:
-                    split = make_split(data, p, seed, planetoid_split=cfg.planetoid_split)
-                    kernels = SplitKernels(data, split, cfg.solver.torch_dtype)
-                    sfp = split_fingerprint(split)
-                    for m, sweep, grid in series:
-                        name = f"{m.display()}{_sweep_str(sweep)}"
-                        bar.set_postfix_str(f"{spec.name} {name} p={p:g} seed={seed}", refresh=False)
-                        payload = {"dataset": spec.identity(), "data": fp, "p_test": p, "seed": seed,
-                                   "split": sfp, "method": m.label, "engine": m.engine, "setting": m.setting,
-                                   "options": m.options, "grid": grid, "solver": cfg.solver.to_dict(),
-                                   "unreachable": cfg.unreachable, "code": code}
-                        label = f"{spec.name}_{name}_p{p:g}_s{seed}"
-                        rec = cache.get(label, payload)
-                        if rec is None:
-                            try:
-                                with warnings.catch_warnings(record=True) as caught:
-                                    rec = run_selection(predict_grid, m, grid, data, split, kernels, n_cls,
-                                                        solver_kwargs, unreachable=cfg.unreachable)
-                                rec["warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
-                            except Exception as err:
-                                raise RunError(f"{spec.name} / {name} / p_test={p:g} / "
-                                               f"seed={seed}: {type(err).__name__}: {err}") from err
-                            cache.put(label, payload, rec)
-                            computed += 1
-                        records.setdefault((spec.name, name, p), {})[seed] = rec
-                        bar.update(1)
-                    del kernels
+        for task, protocol, spec, data, level, reps, series in units:
+            extra = protocol.extra_code()
+            key = repr(extra)
+            if key not in codes:
+                codes[key] = code_fingerprint() if extra is None else \
+                    code_fingerprint(CODE_PACKAGES + extra[0], CODE_MODULES + extra[1])
+            code = codes[key]
+            if id(data) not in fps:
+                fps[id(data)] = protocol.fingerprint(data)
+            fp = fps[id(data)]
+            for rep in reps:
+                unit = protocol.prepare(spec, data, level, rep)
+                for m, sweep, grid in series:
+                    name = f"{m.display()}{_sweep_str(sweep)}"
+                    bar.set_postfix_str(f"{spec.name} {name} {_level_str(protocol, level)} "
+                                        f"{'split' if protocol.name == 'fixed-splits' else 'seed'}={rep}",
+                                        refresh=False)
+                    payload = protocol.payload(spec, fp, level, rep, unit, m, grid, code)
+                    label = protocol.label(spec.name, name, level, rep)
+                    rec = cache.get(label, payload)
+                    if rec is None:
+                        try:
+                            with warnings.catch_warnings(record=True) as caught:
+                                rec = protocol.evaluate(m, grid, data, unit, level, rep)
+                            rec["warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
+                        except Exception as err:
+                            raise RunError(f"{spec.name} / {name} / {_level_str(protocol, level)} / "
+                                           f"{'split' if protocol.name == 'fixed-splits' else 'seed'}={rep}: "
+                                           f"{type(err).__name__}: {err}") from err
+                        cache.put(label, payload, rec)
+                        computed += 1
+                    records.setdefault((task.task, spec.name, name, level), {})[rep] = rec
+                    bar.update(1)
+                del unit
     rows = []
-    for spec, _ in loaded:
+    for task, protocol, spec, data, level, reps, series in _row_order(units):
         for m, sweep, _grid in series:
-            for p in cfg.p_test:
-                recs = records[(spec.name, f"{m.display()}{_sweep_str(sweep)}", p)]
-                rows.append(aggregate(spec.name, m, sweep, p, cfg.seeds, [recs[s] for s in cfg.seeds],
-                                      cfg.paper_table))
+            recs = records[(task.task, spec.name, f"{m.display()}{_sweep_str(sweep)}", level)]
+            row = protocol.aggregate(spec.name, m, sweep, level, reps, [recs[s] for s in reps])
+            if task.task is not None:
+                row["task"] = task.task
+            rows.append(row)
     for row in rows:
         name = (f"{row['dataset']} {row['method']}{options_suffix(row['options'])}{_sweep_str(row['sweep'])} "
-                f"p_test={row['p_test']:g}")
-        if any(row["unreachable"]):
-            how = "predicted as class 0, unreachable: class0" if cfg.unreachable == "class0" else "counted as wrong"
+                + (f"p_test={row['p_test']:g}" if row.get("p_test") is not None else f"n_labeled={row['n_labeled']}"))
+        if any(row.get("unreachable") or []):
+            conv = next(t.unreachable for t in tasks if t.task == row.get("task"))
+            how = "predicted as class 0, unreachable: class0" if conv == "class0" else "counted as wrong"
             log(f"warning: {name}: {sum(row['unreachable'])} test node(s) over {len(row['seeds'])} seed(s) "
                 f"reached by no label ({how})")
         if row["warnings"]:
@@ -175,6 +201,7 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
             log(f"engine warning: {name}: {row['warnings'][0]}{more}")
     import graphstk
 
+    protocols = {(t.task or t.name): p.describe() for t, p, _ in prepared}
     results = {
         "config": cfg.to_dict(),
         "rows": rows,
@@ -184,23 +211,45 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
         "data_root": root,
         "graphstk_version": getattr(graphstk, "__version__", None),
         "cache": {"dir": os.path.join(out_dir, "cache"), "reused": cache.hits, "computed": computed,
-                  "code": code},
-        "protocol": {
-            "selection": "best val accuracy; ties -> first grid point in grid order (keys in config order, "
-                         "last key varying fastest)",
-            "std": "sample standard deviation over seeds (ddof=1); 0 for a single seed",
-            "unreachable": UNREACHABLE_TEXT[cfg.unreachable],
-        },
+                  "code": codes[next(iter(codes))] if len(codes) == 1 else sorted(set(codes.values()))
+                  if codes else code_fingerprint()},
+        "protocol": next(iter(protocols.values())) if len(protocols) == 1 else protocols,
     }
     if write:
         from .report import write_all
 
         write_all(out_dir, results)
-        if cfg.plot is not None and rows:
-            from .plots import sweep_plot
+        for task, *_ in prepared:
+            task_rows = [r for r in rows if r.get("task") == task.task]
+            if task.plot is not None and task_rows:
+                from .plots import sweep_plot
 
-            sweep_plot(rows, cfg.plot, os.path.join(out_dir, cfg.plot.file))
+                sweep_plot(task_rows, task.plot, os.path.join(out_dir, task.plot.file))
     return results
+
+
+def _row_order(units):
+    """Rows in the order of the pre-protocol pipeline: per task and dataset, methods outside levels."""
+    out = []
+    seen = []
+    for u in units:
+        key = (id(u[0]), u[2].name)
+        if key not in seen:
+            seen.append(key)
+    for key in seen:
+        group = [u for u in units if (id(u[0]), u[2].name) == key]
+        out.append(group)
+    ordered = []
+    for group in out:
+        task, protocol, spec, data, _level, _reps, series = group[0]
+        for item in series:
+            for u in group:
+                ordered.append((task, protocol, spec, data, u[4], u[5], [item]))
+    return ordered
+
+
+def _level_str(protocol, level) -> str:
+    return f"p={level:g}" if protocol.name == "node-classification" else f"n_labeled={level}"
 
 
 UNREACHABLE_TEXT = {

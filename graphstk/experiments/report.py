@@ -17,7 +17,7 @@ __all__ = ["write_all", "to_json", "to_csv", "to_markdown", "console_table"]
 
 CSV_FIELDS = ["dataset", "method", "setting", "p_test", "sweep", "options", "n_seeds", "mean", "std",
               "mean_class0", "mean_wrong", "paper_mean", "paper_std", "diff", "test_acc", "best_params",
-              "unreachable", "wall_time_s"]
+              "unreachable", "wall_time_s", "task", "protocol", "metric", "n_labeled"]
 
 
 def _clean(x):
@@ -79,7 +79,8 @@ def to_csv(rows: list[dict]) -> str:
         paper = r.get("paper") or {}
         d = _diff(r)
         w.writerow({
-            "dataset": r["dataset"], "method": r["method"], "setting": r["setting"], "p_test": r["p_test"],
+            "dataset": r["dataset"], "method": r["method"], "setting": r["setting"],
+            "p_test": "" if r.get("p_test") is None else r["p_test"],
             "sweep": _sweep(r), "options": _params(r.get("options") or {}), "n_seeds": len(r["seeds"]),
             "mean": _fmt(r["mean"], 4), "std": _fmt(r["std"], 4),
             "mean_class0": _fmt(r.get("mean_class0"), 4), "mean_wrong": _fmt(r.get("mean_wrong"), 4),
@@ -89,25 +90,47 @@ def to_csv(rows: list[dict]) -> str:
             "best_params": json.dumps(r["best_params"]),
             "unreachable": sum(r.get("unreachable") or []),
             "wall_time_s": f"{r['wall_time_s']:.3f}",
+            "task": r.get("task") or "", "protocol": r.get("protocol", ""), "metric": r.get("metric", ""),
+            "n_labeled": "" if r.get("n_labeled") is None else json.dumps(r["n_labeled"]),
         })
     return buf.getvalue()
 
 
+def _nd(row) -> int:
+    return 3 if row.get("metric") == "auc" else 2
+
+
+def _level(row) -> str:
+    if row.get("p_test") is not None:
+        return f"{row['p_test']:g}"
+    return str(row.get("n_labeled", "-"))
+
+
 def _table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
     has_sweep = any(r.get("sweep") for r in rows)
-    head = ["dataset", "method", "p_test"] + (["sweep"] if has_sweep else []) + \
+    node = all(r.get("p_test") is not None for r in rows)
+    level = "p_test" if node else ("n_labeled" if all(r.get("p_test") is None for r in rows) else "p_test/n_labeled")
+    head = ["dataset", "method", level] + (["sweep"] if has_sweep else []) + ([] if node else ["metric"]) + \
         ["ours (mean ± std)", "paper", "diff", "seeds", "unreachable", "time (s)"]
+    if not node:
+        head.remove("unreachable")
     body = []
     for r in rows:
         paper = r.get("paper")
         d = _diff(r)
-        body.append([r["dataset"], _method(r), f"{r['p_test']:g}"] + ([_sweep(r)] if has_sweep else []) + [
-            f"{_fmt(r['mean'])} ± {_fmt(r['std'])}",
-            f"{_fmt(paper['mean'])} ± {_fmt(paper['std'])}" if paper else "-",
-            "-" if d is None else f"{d:+.2f}",
-            str(len(r["seeds"])), str(sum(r.get("unreachable") or [])), f"{r['wall_time_s']:.1f}",
-        ])
+        nd = _nd(r)
+        body.append([r["dataset"], _method(r), _level(r)] + ([_sweep(r)] if has_sweep else [])
+                    + ([] if node else [_metric_label(r)]) + [
+            f"{_fmt(r['mean'], nd)} ± {_fmt(r['std'], nd)}",
+            f"{_fmt(paper['mean'], nd)} ± {_fmt(paper.get('std'), nd)}" if paper else "-",
+            "-" if d is None else f"{d:+.{nd}f}",
+            str(len(r["seeds"]))] + ([str(sum(r.get("unreachable") or []))] if node else [])
+            + [f"{r['wall_time_s']:.1f}"])
     return head, body
+
+
+def _metric_label(r) -> str:
+    return {"accuracy": "accuracy %", "error": "error %", "auc": "AUC"}.get(r.get("metric"), r.get("metric", ""))
 
 
 def console_table(rows: list[dict]) -> str:
@@ -123,28 +146,23 @@ def to_markdown(results: dict) -> str:
     out = [f"# Results: {cfg['name']}", ""]
     if cfg.get("description"):
         out += [cfg["description"], ""]
-    out += [f"- seeds: {cfg['seeds']}; p_test: {cfg['p_test']}" + ("; **quick mode**" if cfg.get("quick") else ""),
-            f"- wall time: {results['wall_time_s']:.1f} s (cache: {results['cache']['reused']} reused, "
-            f"{results['cache']['computed']} computed)",
-            "- accuracy: test accuracy in percent, mean ± sample std over seeds; hyperparameters selected on val "
-            "(ties: first grid point)",
-            "- paper: the cell of the STKR paper (source table in results.json), where it reports one", ""]
-    if rows:
-        head, body = _table(rows)
-        out.append("| " + " | ".join(head) + " |")
-        out.append("|" + "|".join("---" for _ in head) + "|")
-        out += ["| " + " | ".join(b) + " |" for b in body]
-        out.append("")
-        out += [unreachable_note(cfg.get("unreachable", "wrong")), ""]
-        out += _pivots(rows)
-        out += ["## Chosen hyperparameters (per seed)", ""]
-        for r in rows:
-            sw = f" [{_sweep(r)}]" if r.get("sweep") else ""
-            out.append(f"- {r['dataset']} / {_method(r)}{sw} / p_test={r['p_test']:g}: "
-                       + "; ".join(_params(p) for p in r["best_params"]))
-        out.append("")
-    else:
-        out += ["No rows (every dataset was skipped).", ""]
+    tasks = cfg.get("tasks") or [cfg]
+    described = results.get("protocol") or {}
+    out += [f"- wall time: {results['wall_time_s']:.1f} s (cache: {results['cache']['reused']} reused, "
+            f"{results['cache']['computed']} computed)" + ("; **quick mode**" if cfg.get("quick") else "")]
+    if len(tasks) > 1:
+        out += [f"- tasks: {', '.join(t.get('task') or t['name'] for t in tasks)} (one section each)"]
+    out.append("")
+    for t in tasks:
+        name = t.get("task")
+        trows = [r for r in rows if r.get("task") == name] if len(tasks) > 1 else rows
+        desc = described.get(name) if len(tasks) > 1 else described
+        if len(tasks) > 1:
+            out += [f"## Task {name}: {t.get('protocol', 'node-classification')}", ""]
+        if t.get("protocol", "node-classification") == "node-classification":
+            out += _node_section(t, trows)
+        else:
+            out += _vector_section(t, trows, desc or {})
     if results.get("skipped"):
         out += ["## Skipped datasets", ""]
         out += [f"- {s['dataset']}: {s['reason'].splitlines()[0]}" for s in results["skipped"]]
@@ -152,17 +170,69 @@ def to_markdown(results: dict) -> str:
     return "\n".join(out)
 
 
+def _table_lines(rows: list[dict]) -> list[str]:
+    head, body = _table(rows)
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    out += ["| " + " | ".join(b) + " |" for b in body]
+    return out + [""]
+
+
+def _chosen_lines(rows: list[dict], per: str = "seed") -> list[str]:
+    out = [f"### Chosen hyperparameters (per {per})", ""]
+    for r in rows:
+        sw = f" [{_sweep(r)}]" if r.get("sweep") else ""
+        lvl = f"p_test={r['p_test']:g}" if r.get("p_test") is not None else f"n_labeled={r.get('n_labeled')}"
+        out.append(f"- {r['dataset']} / {_method(r)}{sw} / {lvl}: " + "; ".join(_params(p) for p in r["best_params"]))
+    return out + [""]
+
+
+def _node_section(cfg: dict, rows: list[dict]) -> list[str]:
+    out = [f"- seeds: {cfg['seeds']}; p_test: {cfg['p_test']}",
+           "- accuracy: test accuracy in percent, mean ± sample std over seeds; hyperparameters selected on val "
+           "(ties: first grid point)",
+           "- paper: the cell of the STKR paper (source table in results.json), where it reports one", ""]
+    if not rows:
+        return out + ["No rows (every dataset was skipped).", ""]
+    out += _table_lines(rows)
+    out += [unreachable_note(cfg.get("unreachable", "wrong")), ""]
+    out += _pivots(rows)
+    return out + _chosen_lines(rows)
+
+
+def _vector_section(cfg: dict, rows: list[dict], desc: dict) -> list[str]:
+    proto = cfg.get("protocol")
+    reps = "splits" if proto == "fixed-splits" else "seeds"
+    which = cfg.get("protocol_options", {}).get("splits", "all") if proto == "fixed-splits" else cfg.get("seeds")
+    out = [f"- protocol: **{proto}**; {reps}: {which}"]
+    for key in ("metric", "n_labeled", "selection", "test", "unlabeled", "sets", "std"):
+        if desc.get(key):
+            out.append(f"- {key}: {desc[key]}")
+    out.append("- paper: " + (f"`graphstk/experiments/paper_numbers/{cfg['paper']}.json`"
+                              f"{'' if cfg.get('paper_table') in (None, 'auto') else ' (' + cfg['paper_table'] + ')'}"
+                              if cfg.get("paper") else "none (no published cell to compare with)"))
+    out.append("")
+    if not rows:
+        return out + ["No rows (every dataset was skipped).", ""]
+    out += _table_lines(rows)
+    out += _pivots(rows)
+    return out + _chosen_lines(rows, "split" if proto == "fixed-splits" else "seed")
+
+
 def _pivots(rows: list[dict]) -> list[str]:
-    """Paper-style tables (methods x datasets, "ours (paper)") per p_test, for rows without sweep."""
+    """Paper-style tables (methods x datasets, "ours (paper)") per level (p_test or n_labeled), for rows
+    without sweep."""
     plain = [r for r in rows if not r.get("sweep")]
     datasets = list(dict.fromkeys(r["dataset"] for r in plain))
     if len(datasets) < 2:
         return []
     out = []
-    for p in dict.fromkeys(r["p_test"] for r in plain):
-        sub = {(_method(r), r["dataset"]): r for r in plain if r["p_test"] == p}
+    for lv in dict.fromkeys(_level(r) for r in plain):
+        sub = {(_method(r), r["dataset"]): r for r in plain if _level(r) == lv}
         methods = list(dict.fromkeys(m for m, _ in sub))
-        out += [f"## p_test = {p:g}: ours (paper)", "", "| method | " + " | ".join(datasets) + " |",
+        first = next(iter(sub.values()))
+        what = f"p_test = {lv}" if first.get("p_test") is not None else \
+            f"n_labeled = {lv} ({first.get('n_labeled_unit', '')}), {_metric_label(first)}"
+        out += [f"### {what}: ours (paper)", "", "| method | " + " | ".join(datasets) + " |",
                 "|---|" + "---|" * len(datasets)]
         for m in methods:
             cells = []
@@ -172,8 +242,9 @@ def _pivots(rows: list[dict]) -> list[str]:
                     cells.append("")
                     continue
                 paper = r.get("paper")
-                cells.append(f"{_fmt(r['mean'])} ± {_fmt(r['std'])}"
-                             + (f" ({_fmt(paper['mean'])} ± {_fmt(paper['std'])})" if paper else ""))
+                nd = _nd(r)
+                cells.append(f"{_fmt(r['mean'], nd)} ± {_fmt(r['std'], nd)}"
+                             + (f" ({_fmt(paper['mean'], nd)} ± {_fmt(paper.get('std'), nd)})" if paper else ""))
             out.append(f"| {m} | " + " | ".join(cells) + " |")
         out.append("")
     return out

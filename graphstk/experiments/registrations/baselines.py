@@ -31,8 +31,8 @@ from ..registry import MethodEntry, Problem, register_method
 __all__ = ["rls_fit_predict", "linear_svm_fit_predict", "one_vs_rest_targets", "median_fit_distance"]
 
 #: default grids (a config may override any key)
-LAM_GRID = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0]
-SIGMA_GRID = [0.25, 0.5, 1.0, 2.0, 4.0]
+LAM_GRID = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0]
+SIGMA_GRID = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0]
 C_GRID = [1e-2, 1e-1, 1.0, 10.0, 100.0]
 
 

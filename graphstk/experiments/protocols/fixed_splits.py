@@ -1,0 +1,128 @@
+"""``fixed-splits``: the dataset's own splits, k-fold cross-validation over the labeled points.
+
+The SSL benchmark of Chapelle, Schoelkopf and Zien ships 12 splits at 10 and at 100 labeled
+points per dataset; Walder et al. (semi-supervised kernel PCA, Sec. 7.1) choose every
+hyperparameter per split by "10 fold cross validation over the labeled points of that split"
+and report the mean (std) error over the 12 splits. Per split ``(L, U)``:
+
+1. **Folds.** ``k = min(cv_folds, |L|)`` folds of ``L``, shuffled with the split index as
+   seed. Stratified (``sklearn.model_selection.StratifiedKFold``) when every class present in
+   ``L`` has at least ``k`` points, else plain ``KFold``. At 10 labels and ``cv_folds: 10``
+   this is leave-one-out (stratifying one point per fold is meaningless). A fold whose
+   training part lacks a class (a class with one labeled point, left out) is fitted without
+   that class: the method sees no label of it, and its held-out point counts as an error for
+   every grid point alike, so it does not bias the selection.
+2. **Selection.** Each fold calls the method once with the whole grid: labeled = the fold's
+   training part, unlabeled = ``U`` plus the held-out part (features only), eval = the
+   held-out part. The CV error of a grid point is its number of held-out mistakes over
+   ``|L|`` (in %); the lowest wins, ties go to the first point in grid order.
+3. **Refit and test.** The chosen point is refitted on all of ``L`` (unlabeled = ``U``) and
+   the error on ``U`` is reported (transductive: the test points are the unlabeled points,
+   whose labels no step ever reads).
+
+``n_labeled`` is ``|L|``, labeled points per split.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+
+from ..config import grid_points
+from ..registry import Problem
+from .base import ProtocolError, VectorProtocol, call_method, error_rate, masked_labels, select
+
+__all__ = ["FixedSplits", "cv_folds"]
+
+
+def cv_folds(y_labeled: torch.Tensor, n_folds: int, seed: int) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
+    """The folds of the labeled points (positions into ``y_labeled``) and whether they are stratified.
+
+    ``k = min(n_folds, len(y_labeled))``; stratified when every class present has at least
+    ``k`` points (see the module doc).
+    """
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    y = y_labeled.cpu().numpy()
+    n = len(y)
+    if n < 2:
+        raise ProtocolError(f"cross-validation needs at least 2 labeled points, got {n}")
+    k = min(int(n_folds), n)
+    counts = np.bincount(y)
+    stratified = bool(counts[counts > 0].min() >= k)
+    splitter = (StratifiedKFold(k, shuffle=True, random_state=seed) if stratified
+                else KFold(k, shuffle=True, random_state=seed))
+    return [(tr, va) for tr, va in splitter.split(np.zeros(n), y)], stratified
+
+
+class FixedSplits(VectorProtocol):
+    name = "fixed-splits"
+    metric = "error"
+    n_labeled_unit = "per split"
+    selection = "k-fold cross-validation over the labeled points of each split"
+
+    def check(self, spec, data) -> None:
+        for L in self.opts["n_labeled"]:
+            if L not in data.splits:
+                have = sorted(data.splits)
+                raise ProtocolError(f"dataset {spec.name!r}: no supplied splits with {L} labeled points "
+                                    + (f"(it has splits at {have}; set n_labeled to some of them)" if have else
+                                       "(it ships no splits: use the labeled-per-class protocol)"))
+            pairs = data.splits[L]
+            wanted = self.opts["splits"]
+            if wanted != "all":
+                bad = [i for i in wanted if i >= len(pairs)]
+                if bad:
+                    raise ProtocolError(f"dataset {spec.name!r}: split indices {bad} do not exist at {L} labels "
+                                        f"(there are {len(pairs)}: 0..{len(pairs) - 1})")
+            for r, (lab, unl) in enumerate(pairs):
+                common = np.intersect1d(lab.numpy(), unl.numpy())
+                if common.size:
+                    raise ProtocolError(f"dataset {spec.name!r}: split {r} at {L} labels: the labeled and unlabeled "
+                                        f"sets overlap in {common.size} points (e.g. {common[:5].tolist()}); a split "
+                                        "must be disjoint")
+                if lab.numel() != L:
+                    raise ProtocolError(f"dataset {spec.name!r}: split {r} filed under {L} labels has "
+                                        f"{lab.numel()} labeled points")
+
+    def reps(self, data, level) -> list[int]:
+        wanted = self.opts["splits"]
+        return list(range(len(data.splits[level]))) if wanted == "all" else list(wanted)
+
+    def prepare(self, spec, data, level, rep):
+        lab, unl = data.splits[level][rep]
+        return {"labeled": lab, "unlabeled": unl}
+
+    def evaluate(self, m, grid: dict, data, unit, level, rep) -> dict:
+        t0 = time.perf_counter()
+        entry = self.entry(m)
+        points = grid_points(grid)
+        L, U = unit["labeled"], unit["unlabeled"]
+        y = data.y
+        folds, stratified = cv_folds(y[L], self.opts["cv_folds"], seed=rep)
+        wrong = torch.zeros(len(points), dtype=torch.float64)
+        for tr, va in folds:
+            Ltr, Lva = L[torch.as_tensor(tr)], L[torch.as_tensor(va)]
+            prob = Problem(X=data.X, data=None, y=masked_labels(y, Ltr), labeled=Ltr,
+                           unlabeled=torch.cat([U, Lva]), eval=Lva, num_classes=data.num_classes, seed=rep)
+            for j, s in enumerate(call_method(entry, m.options, prob, points)):
+                wrong[j] += error_rate(s, y[Lva]) * Lva.numel() / 100.0
+        cv = (100.0 * wrong / L.numel()).tolist()
+        best = select(cv, higher_is_better=False)
+        prob = Problem(X=data.X, data=None, y=masked_labels(y, L), labeled=L, unlabeled=U, eval=U,
+                       num_classes=data.num_classes, seed=rep)
+        (scores,) = call_method(entry, m.options, prob, [points[best]])
+        test = error_rate(scores, y[U])
+        return self._record(points, cv, None, best, test, t0, n_labeled=int(L.numel()), n_test=int(U.numel()),
+                            n_folds=len(folds), stratified=stratified)
+
+    def describe(self) -> dict:
+        return {"name": self.name, "metric": "error: misclassified unlabeled points of each split, in percent",
+                "n_labeled": "labeled points per split (the dataset's own splits)",
+                "selection": f"{self.opts['cv_folds']}-fold cross-validation over the labeled points of each split "
+                             "(k = min(cv_folds, labeled points); stratified when every class has >= k labeled "
+                             "points, else plain k-fold, i.e. leave-one-out at 10 labels); lowest CV error, ties "
+                             "-> first grid point; then refit on all labeled points",
+                "seeds": "the split indices of the dataset's own splits",
+                "std": "sample standard deviation over splits (ddof=1)"}

@@ -1,0 +1,152 @@
+"""``one-class``: train on samples of one class, test on a mix of it and another, ROC AUC.
+
+The protocol of the separating-kernel paper (De Vito, Rosasco, Toigo, Sec. 7): "For the
+digits we considered a reduced set consisting of a training set of 5000 images and a test
+set of 1000 images. In the first experiment we trained on 500 images for the digit 3 and
+tested on 200 images of digits 3 and 8 ... repeated for 20 trials over different training
+set choices", with the AUC of the ROC curve over the threshold. A task is named
+``"SOURCE AvsB"`` (``"MNIST 3vs8"``: class value 3 is the set, 8 the outliers).
+
+1. **Reduced sets** (drawn once, ``pool_seed``): ``train_pool`` points of the dataset's
+   ``train_part`` and ``test_pool`` points of its ``test_part`` (``null`` = the whole part;
+   ``train_part``/``test_part: null`` = the two pools are drawn disjointly from all points).
+2. **Per repetition seed ``r``:** ``n_train`` points of the positive class drawn from the
+   reduced training set (the method's only input: labeled = them, all labelled 0;
+   ``num_classes = 1``), and ``n_test`` points drawn from the points of the two classes in
+   the reduced test set (never seen at fit time).
+3. **Metric:** ``sklearn.metrics.roc_auc_score`` of the method's 1-D scores (higher = more
+   inside) for "is the positive class", in [0, 1].
+
+No labels exist for model selection (the paper: "cross validation ... cannot be used in our
+setting"): every method series must have a single grid point; sweep a parameter to get one
+row per value, or let the method choose its parameters from the training sample.
+
+``n_labeled`` is ``n_train``: training points of the one class.
+"""
+from __future__ import annotations
+
+import time
+
+import torch
+
+from ..config import grid_points
+from ..registry import Problem
+from .base import ProtocolError, VectorProtocol, auc, call_method
+
+__all__ = ["OneClass"]
+
+
+def _class_id(data, value, what: str) -> int:
+    for i, c in enumerate(data.classes):
+        if c == value or str(c) == str(value):
+            return i
+    raise ProtocolError(f"{what}: {data.name} has no class {value!r} (its classes: {list(data.classes)})")
+
+
+class OneClass(VectorProtocol):
+    name = "one-class"
+    metric = "auc"
+    n_labeled_unit = "training points of the one class"
+    higher_is_better = True
+    selection = "none (a single grid point per row)"
+
+    def levels(self) -> list:
+        return [self.opts["n_train"]]
+
+    def _pools(self, spec, data) -> tuple[torch.Tensor, torch.Tensor]:
+        o = self.opts
+        what = f"dataset {spec.name!r}"
+        g = torch.Generator().manual_seed(o["pool_seed"])
+        n = data.num_points
+
+        def part(name):
+            if name is None:
+                return None
+            if name not in data.parts:
+                raise ProtocolError(f"{what}: {data.name} has no part {name!r} (its parts: "
+                                    f"{', '.join(data.parts) or 'none'}); set train_part/test_part to null to "
+                                    "draw both reduced sets from all points")
+            return data.parts[name]
+
+        tr, te = part(o["train_part"]), part(o["test_part"])
+        if tr is None and te is None:
+            perm = torch.randperm(n, generator=g)
+            a = o["train_pool"] if o["train_pool"] is not None else n // 2
+            tr, te = perm[:a], perm[a:]
+        elif tr is None or te is None:
+            known = tr if tr is not None else te
+            mask = torch.ones(n, dtype=torch.bool)
+            mask[known] = False
+            other = torch.nonzero(mask).flatten()
+            tr, te = (known, other) if te is None else (other, known)
+
+        def reduce(ids, size, key):
+            if size is None:
+                return torch.sort(ids).values
+            if size > ids.numel():
+                raise ProtocolError(f"{what}: {key} = {size} is more than the {ids.numel()} points available")
+            return torch.sort(ids[torch.randperm(ids.numel(), generator=g)[:size]]).values
+
+        return reduce(tr, o["train_pool"], "train_pool"), reduce(te, o["test_pool"], "test_pool")
+
+    def _draw(self, spec, data, rep) -> dict:
+        o = self.opts
+        what = f"dataset {spec.name!r}"
+        pos = _class_id(data, spec.vector["positive"], what)
+        neg = _class_id(data, spec.vector["negative"], what)
+        train_pool, test_pool = self._pools(spec, data)
+        cand_tr = train_pool[data.y[train_pool] == pos]
+        cand_te = test_pool[(data.y[test_pool] == pos) | (data.y[test_pool] == neg)]
+        if cand_tr.numel() < o["n_train"]:
+            raise ProtocolError(f"{what}: the reduced training set holds {cand_tr.numel()} points of class "
+                                f"{spec.vector['positive']!r}, fewer than n_train = {o['n_train']}; lower n_train or "
+                                "raise train_pool")
+        if cand_te.numel() < o["n_test"]:
+            raise ProtocolError(f"{what}: the reduced test set holds {cand_te.numel()} points of classes "
+                                f"{spec.vector['positive']!r} and {spec.vector['negative']!r}, fewer than n_test = "
+                                f"{o['n_test']}; lower n_test or raise test_pool")
+        g = torch.Generator().manual_seed(int(rep))
+        train = torch.sort(cand_tr[torch.randperm(cand_tr.numel(), generator=g)[:o["n_train"]]]).values
+        test = torch.sort(cand_te[torch.randperm(cand_te.numel(), generator=g)[:o["n_test"]]]).values
+        inside = data.y[test] == pos
+        if bool(inside.all()) or not bool(inside.any()):
+            raise ProtocolError(f"{what} (seed {rep}): the test draw holds only one of the two classes; the AUC "
+                                "is undefined (raise n_test)")
+        return {"train": train, "test": test, "pos": pos}
+
+    def check(self, spec, data) -> None:
+        for m in self.cfg.methods:
+            for _sw, grid in m.series():
+                if len(grid_points(grid)) != 1:
+                    raise ProtocolError(f"{m.label}: the one-class protocol has no labels to select a grid point; "
+                                        f"give one value per parameter (grid {grid}) or sweep it (one row per value)")
+        for rep in self.reps(data, self.opts["n_train"]):
+            self._draw(spec, data, rep)
+
+    def prepare(self, spec, data, level, rep):
+        return self._draw(spec, data, rep)
+
+    def evaluate(self, m, grid: dict, data, unit, level, rep) -> dict:
+        t0 = time.perf_counter()
+        entry = self.entry(m)
+        points = grid_points(grid)
+        tr, te = unit["train"], unit["test"]
+        y = torch.full_like(data.y, -1)
+        y[tr] = 0
+        prob = Problem(X=data.X, data=None, y=y, labeled=tr, unlabeled=torch.empty(0, dtype=torch.long), eval=te,
+                       num_classes=1, seed=rep)
+        (scores,) = call_method(entry, m.options, prob, points)
+        value = auc(scores, data.y[te] == unit["pos"])
+        return self._record(points, [float("nan")], None, 0, value, t0, n_labeled=int(tr.numel()),
+                            n_test=int(te.numel()))
+
+    def describe(self) -> dict:
+        o = self.opts
+        return {"name": self.name, "metric": "auc: area under the ROC curve over the threshold (scikit-learn), in [0, 1]",
+                "n_labeled": "training points of the one (positive) class",
+                "selection": "none: one grid point per row (no labels exist for selection)",
+                "sets": f"reduced training set of {o['train_pool']} points ({o['train_part']} part) and test set of "
+                        f"{o['test_pool']} points ({o['test_part']} part), drawn once (pool_seed {o['pool_seed']}); "
+                        f"per repetition {o['n_train']} training points of the positive class and {o['n_test']} test "
+                        "points of the two classes",
+                "seeds": "repetition seeds", "std": "sample standard deviation over repetitions (ddof=1)"}

@@ -1,0 +1,116 @@
+"""Turn a config's vector dataset entries into :class:`graphstk.data.vector.VectorDataset` objects.
+
+An entry names a loader (``source``, default its ``name``), loader ``options`` (e.g. the
+toy generators' ``n``/``noise``/``seed``), and two optional restrictions applied in this
+order, both of which re-number the points ``0..n'-1``:
+
+* ``part``: keep only the dataset's own partition of that name (e.g. MNIST's ``test``);
+* ``n_per_class`` (+ ``subsample_seed``, default 0): a seeded balanced subsample, ``n`` points
+  of every class drawn at random (the Fredholm paper's "10k digits with balanced examples
+  for each class" is ``n_per_class: 1000``).
+
+The dataset's supplied splits survive a restriction only when every split lies inside the
+kept points (they are re-numbered); otherwise they are dropped.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+
+from .config import DatasetSpec
+
+__all__ = ["load_vector_spec", "subset", "balanced_subsample", "vector_fingerprint", "ids_fingerprint"]
+
+
+def subset(ds, ids: torch.Tensor, name: str | None = None):
+    """The points ``ids`` of ``ds`` as a new ``VectorDataset`` (point ``ids[i]`` becomes ``i``)."""
+    from graphstk.data.vector import VectorDataset
+
+    ids = torch.as_tensor(ids, dtype=torch.long)
+    n = ds.num_points
+    new_id = torch.full((n,), -1, dtype=torch.long)
+    new_id[ids] = torch.arange(ids.numel())
+    X = ds.X[ids.numpy()] if sp.issparse(ds.X) else ds.X[ids]
+    parts = {}
+    for key, p in ds.parts.items():
+        m = new_id[p]
+        parts[key] = m[m >= 0]
+    splits = {}
+    for L, pairs in ds.splits.items():
+        mapped = []
+        for lab, unl in pairs:
+            a, b = new_id[lab], new_id[unl]
+            if bool((a < 0).any()) or bool((b < 0).any()):
+                mapped = None
+                break
+            mapped.append((a, b))
+        if mapped:
+            splits[L] = mapped
+    return VectorDataset(name or ds.name, X, ds.y[ids].clone(), list(ds.classes), parts, splits,
+                         ds.description)
+
+
+def balanced_subsample(y: torch.Tensor, n_per_class: int, seed: int, num_classes: int,
+                       what: str = "dataset") -> torch.Tensor:
+    """Sorted ids of ``n_per_class`` points of every class, drawn at random with ``seed``."""
+    g = torch.Generator().manual_seed(int(seed))
+    out = []
+    for c in range(num_classes):
+        pool = torch.nonzero(y == c).flatten()
+        if pool.numel() < n_per_class:
+            raise ValueError(f"{what}: class {c} has {pool.numel()} points, fewer than n_per_class = {n_per_class}; "
+                             f"lower n_per_class to at most {pool.numel()}")
+        out.append(pool[torch.randperm(pool.numel(), generator=g)[:n_per_class]])
+    return torch.sort(torch.cat(out)).values
+
+
+def load_vector_spec(spec: DatasetSpec, root: str | None):
+    """Load one vector dataset entry (see the module doc); the loaders' own errors pass through
+    (unknown name: ``ValueError``; absent files: ``DatasetNotFoundError``)."""
+    from graphstk.data.vector import load_vector_dataset
+
+    vec = spec.vector or {}
+    ds = load_vector_dataset(spec.source, root=root, **vec.get("options", {}))
+    if "part" in vec:
+        part = vec["part"]
+        if part not in ds.parts:
+            raise ValueError(f"dataset {spec.name!r}: {ds.name} has no part {part!r} "
+                             f"(its parts: {', '.join(ds.parts) or 'none'})")
+        ds = subset(ds, torch.sort(ds.parts[part]).values)
+    if "n_per_class" in vec:
+        ids = balanced_subsample(ds.y, vec["n_per_class"], vec.get("subsample_seed", 0), ds.num_classes,
+                                 what=f"dataset {spec.name!r}")
+        ds = subset(ds, ids)
+    return ds
+
+
+def _hash_update(h, a) -> None:
+    if isinstance(a, torch.Tensor):
+        a = a.detach().cpu().contiguous().numpy()
+    a = np.ascontiguousarray(a)
+    h.update(str((a.shape, str(a.dtype))).encode())
+    h.update(a.tobytes())
+
+
+def vector_fingerprint(ds) -> str:
+    """Hash of what the methods read (features, labels): part of every cache key."""
+    h = hashlib.sha256()
+    X = ds.X
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        for a in (X.data, X.indices, X.indptr, np.asarray(X.shape)):
+            _hash_update(h, a)
+    else:
+        _hash_update(h, X)
+    _hash_update(h, ds.y)
+    return h.hexdigest()[:24]
+
+
+def ids_fingerprint(*tensors) -> str:
+    h = hashlib.sha256()
+    for t in tensors:
+        _hash_update(h, torch.as_tensor(t))
+    return h.hexdigest()[:24]
