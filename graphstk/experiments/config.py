@@ -127,7 +127,7 @@ _PROTOCOL_KEYS: dict[str, set[str]] = {
 }
 _ALL_PROTOCOL_KEYS = set().union(*_PROTOCOL_KEYS.values())
 _VECTOR_DATASET_KEYS = {"name", "source", "part", "n_per_class", "subsample_seed", "options", "positive",
-                        "negative"}
+                        "negative", "noise", "noise_seed"}
 
 
 # --------------------------------------------------------------------------- dataclasses
@@ -903,6 +903,14 @@ def _parse_vector_datasets(raw, protocol: str) -> list[DatasetSpec]:
             vec["subsample_seed"] = _int(entry.get("subsample_seed", 0), f"{path}.subsample_seed", lo=0)
         elif "subsample_seed" in entry:
             raise ConfigError(f"{path}.subsample_seed", "only with n_per_class")
+        if "noise" in entry:  # additive Gaussian noise of this std on every feature (Fredholm Table 6)
+            noise = entry["noise"]
+            if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not noise > 0:
+                raise ConfigError(f"{path}.noise", f"a standard deviation > 0, got {noise!r}")
+            vec["noise"] = float(noise)
+            vec["noise_seed"] = _int(entry.get("noise_seed", 0), f"{path}.noise_seed", lo=0)
+        elif "noise_seed" in entry:
+            raise ConfigError(f"{path}.noise_seed", "only with noise")
         if "options" in entry:
             opts = _mapping(entry["options"], f"{path}.options")
             vec["options"] = {str(k): _scalar(v, f"{path}.options.{k}") for k, v in opts.items()}
