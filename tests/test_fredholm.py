@@ -340,3 +340,49 @@ def test_predict_returns_original_labels_and_repr():
     assert set(m.predict(X[Uu])) <= {"neg", "pos"}
     assert "FredholmSVM(" in repr(m) and "normalized=True" in repr(m)
     assert "FredholmKernel(shape=" in repr(m.operator_)
+
+
+def test_gaussian_path_and_cross_equal_the_operator():
+    """The grid path (shared squared distances, two passes) and FredholmKernel.cross give the
+    Eq. 5 / Eq. 6 blocks of the dense reference for every width and both variants."""
+    rng = np.random.default_rng(11)
+    U = rng.normal(size=(30, 3))
+    XL, XE = U[:4], rng.normal(size=(6, 3))
+    out = fr.gaussian_fredholm_path(XL, XE, U, [0.8, 2.0], (False, True), block_size=7)
+    assert set(out) == {(0.8, False), (0.8, True), (2.0, False), (2.0, True)}
+    for (r, v), (K_LL, K_EL) in out.items():
+        np.testing.assert_allclose(K_LL.numpy(), dense_fredholm(XL, XL, U, "gaussian", "gaussian", r, v), rtol=1e-11)
+        np.testing.assert_allclose(K_EL.numpy(), dense_fredholm(XE, XL, U, "gaussian", "gaussian", r, v), rtol=1e-11)
+        op = FredholmKernel(XL, None, U, "gaussian", "gaussian", r, r, v)
+        np.testing.assert_allclose(op.cross(XE).numpy(), K_EL.numpy(), rtol=1e-11)
+    with pytest.raises(ValueError, match="width"):
+        fr.gaussian_fredholm_path(XL, XE, U, [0.0])
+
+
+def test_registered_methods_score_eval_points_with_validation_only_labels():
+    """The registrations return one [len(eval), C] score tensor per grid point and never read
+    the labels of unlabeled/eval points (scrambling them changes nothing)."""
+    from graphstk.experiments.registry import Problem, get_method
+
+    X, y = two_lines(300, 12, d=6, noise=0.1)
+    L, rest = split(X, y, 5)
+    U, E = rest[:200], rest[200:]
+    first = {}
+    for scramble in (False, True):
+        yy = torch.full((300,), -1, dtype=torch.long)
+        yy[L] = torch.from_numpy(y[L])
+        if scramble:
+            yy[U] = 1
+        prob = Problem(X=torch.from_numpy(X), data=None, y=yy, labeled=torch.from_numpy(L),
+                       unlabeled=torch.from_numpy(U), eval=torch.from_numpy(E), num_classes=2, seed=0)
+        for name in ("FredLin1", "FredGauss(N)", "LapRLSC"):
+            entry = get_method(name)
+            pts = entry.points({**entry.grid, **({"sigma": [0.5]} if name == "LapRLSC" else {"width": [0.5]})})
+            scores = entry.fit_predict(prob, pts)
+            assert len(scores) == len(pts) and all(s.shape == (len(E), 2) for s in scores)
+            best = min(float((s.argmax(1).numpy() != y[E]).mean()) for s in scores)
+            assert best < 0.2
+            if scramble:
+                for a, b in zip(first[name], scores):
+                    torch.testing.assert_close(a, b)
+            first[name] = scores

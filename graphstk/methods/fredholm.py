@@ -342,13 +342,10 @@ class FredholmKernel(KernelOperator):
     def to(self, device=None, dtype=None) -> "FredholmKernel":
         if sp.issparse(self.X):
             raise TypeError("a FredholmKernel on scipy.sparse points stays on the CPU in float64")
-        mv = (lambda t: t.to(device=device, dtype=dtype))
-        return FredholmKernel._like(self, mv(self.X), mv(self.Z), None if self._right is None else mv(self._right)) \
-            ._with_u(mv(self.U))
-
-    def _with_u(self, U) -> "FredholmKernel":
-        self.U = U
-        return self
+        mv = (lambda t: None if t is None else t.to(device=device, dtype=dtype))
+        op = FredholmKernel._like(self, mv(self.X), mv(self.Z), mv(self._right))
+        op.U = mv(self.U)
+        return op
 
     def __repr__(self) -> str:
         return (f"FredholmKernel(shape={self.shape}, n_integral={_n(self.U)}, outer={self.outer!r}, "

@@ -38,10 +38,10 @@ from .baselines import _rows, median_fit_distance, one_vs_rest_targets
 __all__ = ["fredholm_fit_predict", "laprls_fit_predict", "FREDHOLM_NAMES"]
 
 FREDHOLM_NAMES = ("FredLin1", "FredLin2", "FredLin2(N)", "FredGauss", "FredGauss(N)")
-WIDTH_GRID = [0.25, 0.5, 1.0, 2.0]
-LAM_GRID = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0]
-GAMMA_A_GRID = [1e-6, 1e-4, 1e-2]
-GAMMA_I_GRID = [0.1, 10.0, 1000.0]
+WIDTH_GRID = [0.125, 0.25, 0.5, 1.0]
+LAM_GRID = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
+GAMMA_A_GRID = [1e-8, 1e-6, 1e-4, 1e-2]
+GAMMA_I_GRID = [1.0, 100.0, 1e4, 1e6]
 
 _PATH_CACHE: dict = {}
 
@@ -168,7 +168,7 @@ for _name in FREDHOLM_NAMES:
 
 LAPRLSC = register_method(MethodEntry(
     name="LapRLSC", needs=frozenset({"features"}), task="classification",
-    grid={"kernel": ["gaussian"], "sigma": [0.5, 1.0, 2.0], "gamma_A": list(GAMMA_A_GRID),
+    grid={"kernel": ["gaussian"], "sigma": [0.25, 0.5, 1.0], "gamma_A": list(GAMMA_A_GRID),
           "gamma_I": list(GAMMA_I_GRID), "n_neighbors": [10], "landmarks": [0]},
     fit_predict=laprls_fit_predict,
     description="Laplacian RLS (Belkin, Niyogi, Sindhwani 2006) on a kNN graph of the fit points, one-vs-rest"))
