@@ -11,10 +11,15 @@ Gaussian, on the same labeled points, scoring the same points):
   memory within 4 GB.
 
 Every measurement runs in a fresh process (``multiprocessing`` spawn): wall time of fit +
-predict, and the growth of the peak resident set (``ru_maxrss``) over the process's peak after
-loading the data, i.e. the memory the computation itself needed. The width is
-``r = m^2`` (``m`` the median pairwise distance of 2000 training images), ``lam = 1e-3``
-relative to the mean Fredholm diagonal (``lam_scale="trace"``), KRLSC ``lam = 1e-3``.
+predict, and the peak resident set during fit + predict (sampled from ``/proc/self/statm``
+every 5 ms) minus the resident set just before, i.e. the memory the computation itself
+needed, with glibc's mmap threshold fixed at 64 KB (``MALLOC_MMAP_THRESHOLD_``; otherwise the
+freed ``[block, n]`` kernel tiles stay resident in fragmented heap arenas and the exact fit at
+``n = 10k`` shows ~730 MB instead of ~165 MB; ``--glibc-default`` keeps glibc's behaviour) (the data: 70,000 x 784 float64 = 440 MB, and the interpreter are reported separately).
+Parameters: those validation chose on seed 0 of ``configs/fredholm_digits.yaml`` (MNIST10k):
+FredGauss width ``r = (0.25 m)^2`` (``m`` the median pairwise distance of 2000 training images),
+``lam = 1e-6`` relative to the mean Fredholm diagonal (``lam_scale="trace"``); KRLSC
+``sigma = m``, ``lam = 1e-5`` (Eq. 3 convention, ``KernelRidge(lam = l * 1e-5)``).
 
     OMP_NUM_THREADS=1 python bench/fredholm.py            # both cases, one thread
     python bench/fredholm.py --case exact --threads 2 --components 1000
@@ -26,15 +31,38 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
-import resource
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+class _PeakRSS:
+    """Peak resident set (MB) while the ``with`` block runs, sampled by a thread."""
+
+    def __enter__(self):
+        import threading
+
+        self.base = self.peak = _rss_mb()
+        self._stop = threading.Event()
+
+        def watch():
+            while not self._stop.wait(0.005):
+                self.peak = max(self.peak, _rss_mb())
+
+        self._t = threading.Thread(target=watch, daemon=True)
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._t.join()
+        self.peak = max(self.peak, _rss_mb())
 
 
 def _data(case: str):
@@ -72,30 +100,34 @@ def _run(case: str, method: str, threads: int, components: int, q):
 
     torch.set_num_threads(threads)
     XL, yL, XU, XE, yE, m = _data(case)
-    r = m * m
-    base = _peak_mb()
+    r = (0.25 * m) ** 2
+    import gc
+
+    gc.collect()
+    mon = _PeakRSS().__enter__()
     t0 = time.perf_counter()
     if method == "KRLSC":
         from graphstk.methods import KernelRidge
         from graphstk.methods.fredholm import onevsrest_targets
 
         cls, Y = onevsrest_targets(yL)
-        krr = KernelRidge(kernel="gaussian", sigma=m, lam=XL.shape[0] * 1e-3).fit(XL, Y)
+        krr = KernelRidge(kernel="gaussian", sigma=m, lam=XL.shape[0] * 1e-5).fit(XL, Y)
         pred = cls[krr.predict(XE).argmax(1).numpy()]
     elif method == "FredGauss":
         from graphstk.methods import FredholmRLSC
 
-        est = FredholmRLSC.instance("FredGauss", r, lam=1e-3, lam_scale="trace").fit(XL, yL, XU)
+        est = FredholmRLSC.instance("FredGauss", r, lam=1e-6, lam_scale="trace").fit(XL, yL, XU)
         pred = est.predict(XE)
     else:
         from graphstk.methods import RandomFeatureFredholm
 
-        est = RandomFeatureFredholm.instance("FredGauss", r, lam=1e-3, lam_scale="trace",
+        est = RandomFeatureFredholm.instance("FredGauss", r, lam=1e-6, lam_scale="trace",
                                              n_components=components, seed=0).fit(XL, yL, XU)
         pred = est.predict(XE)
     dt = time.perf_counter() - t0
+    mon.__exit__(None, None, None)
     err = float((torch.as_tensor(pred) != yE).float().mean()) * 100
-    q.put({"method": method, "time_s": dt, "extra_peak_mb": max(0.0, _peak_mb() - base), "peak_mb": _peak_mb(),
+    q.put({"method": method, "time_s": dt, "extra_peak_mb": mon.peak - mon.base, "peak_mb": mon.peak,
            "error": err, "n": XL.shape[0] + XU.shape[0], "n_eval": XE.shape[0]})
 
 
@@ -114,7 +146,14 @@ def main(argv=None):
     ap.add_argument("--case", choices=["exact", "rf", "both"], default="both")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--components", type=int, default=1000, help="random Fourier frequencies D (2D features)")
+    ap.add_argument("--glibc-default", action="store_true",
+                    help="keep glibc's dynamic mmap threshold (the resident set then also counts freed [block, n] "
+                         "tiles that the allocator keeps: ~730 MB instead of ~165 MB for the exact fit at n = 10k)")
     args = ap.parse_args(argv)
+    if not args.glibc_default:
+        # the measuring processes are spawned after this, so glibc reads it at their start: freed kernel
+        # tiles go back to the OS instead of staying resident in fragmented heap arenas
+        os.environ.setdefault("MALLOC_MMAP_THRESHOLD_", "65536")
     cases = ["exact", "rf"] if args.case == "both" else [args.case]
     for case in cases:
         fred = "FredGauss" if case == "exact" else "FredGauss-RF"
@@ -123,11 +162,12 @@ def main(argv=None):
         print(f"\n== {case}: n = {f['n']} points in the integral, {f['n_eval']} scored, "
               f"{args.threads} thread(s){'' if case == 'exact' else f', D = {args.components}'}")
         for row in rows:
-            print(f"{row['method']:>13}: {row['time_s']:8.2f} s   extra peak memory {row['extra_peak_mb']:8.1f} MB"
+            print(f"{row['method']:>13}: {row['time_s']:8.2f} s   memory of fit+predict {row['extra_peak_mb']:8.1f} MB"
                   f"   (process peak {row['peak_mb']:7.1f} MB)   error {row['error']:5.2f} %")
         print(f"  ratio to KRLSC: time x{f['time_s'] / k['time_s']:.1f}   "
               f"target: {'time within 5x KRLSC' if case == 'exact' else 'peak memory within 4 GB'}: "
-              f"{'met' if (f['time_s'] <= 5 * k['time_s'] if case == 'exact' else f['peak_mb'] <= 4096) else 'NOT met'}")
+              f"{'met' if (f['time_s'] <= 5 * k['time_s'] if case == 'exact' else f['peak_mb'] <= 4096) else 'NOT met'}"
+              " (memory: peak resident set of the whole process, data included)")
 
 
 if __name__ == "__main__":
