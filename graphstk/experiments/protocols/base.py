@@ -19,7 +19,7 @@ import torch
 
 from ..registry import MethodEntry, Problem, get_method
 
-__all__ = ["Protocol", "ProtocolError", "VectorProtocol", "error_rate", "auc", "select", "call_method",
+__all__ = ["Protocol", "ProtocolError", "VectorProtocol", "error_rate", "n_wrong", "auc", "select", "call_method",
            "mean_std", "masked_labels"]
 
 
@@ -35,18 +35,21 @@ def mean_std(values: list[float]) -> tuple[float, float]:
     return statistics.fmean(vals), (statistics.stdev(vals) if len(vals) > 1 else 0.0)
 
 
-def error_rate(scores: torch.Tensor, y_true: torch.Tensor) -> float:
-    """Classification error in percent: argmax of each score row against ``y_true``; a row with
-    a non-finite entry counts as an error (no prediction was made)."""
+def n_wrong(scores: torch.Tensor, y_true: torch.Tensor) -> int:
+    """Number of misclassified points: argmax of each score row against ``y_true``; a row with a
+    non-finite entry counts as an error (no prediction was made)."""
     if scores.shape[0] != y_true.shape[0]:
         raise ValueError(f"method returned {scores.shape[0]} score rows for {y_true.shape[0]} points")
-    n = y_true.numel()
-    if n == 0:
-        return float("nan")
     finite = torch.isfinite(scores).all(dim=1)
     pred = torch.nan_to_num(scores).argmax(dim=1)
-    wrong = (pred != y_true.to(pred.device)) | ~finite
-    return 100.0 * float(wrong.sum()) / n
+    return int(((pred != y_true.to(pred.device)) | ~finite).sum())
+
+
+def error_rate(scores: torch.Tensor, y_true: torch.Tensor) -> float:
+    """Classification error in percent (:func:`n_wrong` over the number of points; NaN for none)."""
+    n = y_true.numel()
+    wrong = n_wrong(scores, y_true)
+    return 100.0 * wrong / n if n else float("nan")
 
 
 def auc(scores: torch.Tensor, inside: torch.Tensor) -> float:

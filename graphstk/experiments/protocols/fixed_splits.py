@@ -31,7 +31,7 @@ import torch
 
 from ..config import grid_points
 from ..registry import Problem
-from .base import ProtocolError, VectorProtocol, call_method, error_rate, masked_labels, select
+from .base import ProtocolError, VectorProtocol, call_method, error_rate, masked_labels, n_wrong, select
 
 __all__ = ["FixedSplits", "cv_folds"]
 
@@ -101,14 +101,14 @@ class FixedSplits(VectorProtocol):
         L, U = unit["labeled"], unit["unlabeled"]
         y = data.y
         folds, stratified = cv_folds(y[L], self.opts["cv_folds"], seed=rep)
-        wrong = torch.zeros(len(points), dtype=torch.float64)
+        wrong = [0] * len(points)                  # integer counts: exact ties stay exact
         for tr, va in folds:
             Ltr, Lva = L[torch.as_tensor(tr)], L[torch.as_tensor(va)]
             prob = Problem(X=data.X, data=None, y=masked_labels(y, Ltr), labeled=Ltr,
                            unlabeled=torch.cat([U, Lva]), eval=Lva, num_classes=data.num_classes, seed=rep)
             for j, s in enumerate(call_method(entry, m.options, prob, points)):
-                wrong[j] += error_rate(s, y[Lva]) * Lva.numel() / 100.0
-        cv = (100.0 * wrong / L.numel()).tolist()
+                wrong[j] += n_wrong(s, y[Lva])
+        cv = [100.0 * w / L.numel() for w in wrong]
         best = select(cv, higher_is_better=False)
         prob = Problem(X=data.X, data=None, y=masked_labels(y, L), labeled=L, unlabeled=U, eval=U,
                        num_classes=data.num_classes, seed=rep)

@@ -7,13 +7,18 @@ tested on 200 images of digits 3 and 8 ... repeated for 20 trials over different
 set choices", with the AUC of the ROC curve over the threshold. A task is named
 ``"SOURCE AvsB"`` (``"MNIST 3vs8"``: class value 3 is the set, 8 the outliers).
 
-1. **Reduced sets** (drawn once, ``pool_seed``): ``train_pool`` points of the dataset's
-   ``train_part`` and ``test_pool`` points of its ``test_part`` (``null`` = the whole part;
-   ``train_part``/``test_part: null`` = the two pools are drawn disjointly from all points).
-2. **Per repetition seed ``r``:** ``n_train`` points of the positive class drawn from the
-   reduced training set (the method's only input: labeled = them, all labelled 0;
+1. **Reduced sets**, drawn per repetition seed ``r`` (or once, with ``pool_seed``):
+   ``train_pool`` points of the dataset's ``train_part`` and ``test_pool`` points of its
+   ``test_part`` (``null`` = the whole part; ``train_part``/``test_part: null`` = the two are
+   drawn disjointly from all points). ``balanced: true`` (default) draws ``pool / C`` points of
+   every class: the paper's numbers fit exactly that reading (5000 = 500 per digit, "trained
+   on 500 images for the digit 3"; 1000 = 100 per digit, "tested on 200 images of digits 3
+   and 8"), while a uniform draw of 5000 often holds fewer than 500 of a digit.
+2. **Per repetition:** ``n_train`` points of the positive class drawn from the reduced
+   training set (the method's only input: labeled = them, all labelled 0;
    ``num_classes = 1``), and ``n_test`` points drawn from the points of the two classes in
-   the reduced test set (never seen at fit time).
+   the reduced test set (never seen at fit time). With the defaults these are all 500
+   positives and all 200 points of the two digits.
 3. **Metric:** ``sklearn.metrics.roc_auc_score`` of the method's 1-D scores (higher = more
    inside) for "is the positive class", in [0, 1].
 
@@ -53,10 +58,10 @@ class OneClass(VectorProtocol):
     def levels(self) -> list:
         return [self.opts["n_train"]]
 
-    def _pools(self, spec, data) -> tuple[torch.Tensor, torch.Tensor]:
+    def _pools(self, spec, data, rep) -> tuple[torch.Tensor, torch.Tensor]:
         o = self.opts
         what = f"dataset {spec.name!r}"
-        g = torch.Generator().manual_seed(o["pool_seed"])
+        g = torch.Generator().manual_seed(int(o["pool_seed"] if o["pool_seed"] is not None else rep))
         n = data.num_points
 
         def part(name):
@@ -85,7 +90,18 @@ class OneClass(VectorProtocol):
                 return torch.sort(ids).values
             if size > ids.numel():
                 raise ProtocolError(f"{what}: {key} = {size} is more than the {ids.numel()} points available")
-            return torch.sort(ids[torch.randperm(ids.numel(), generator=g)[:size]]).values
+            if not o["balanced"]:
+                return torch.sort(ids[torch.randperm(ids.numel(), generator=g)[:size]]).values
+            per = size // data.num_classes
+            out = []
+            for c in range(data.num_classes):
+                pool = ids[data.y[ids] == c]
+                if pool.numel() < per:
+                    raise ProtocolError(f"{what}: a balanced {key} of {size} needs {per} points of class "
+                                        f"{data.classes[c]!r}; only {pool.numel()} are available (lower {key}, "
+                                        "or set balanced: false)")
+                out.append(pool[torch.randperm(pool.numel(), generator=g)[:per]])
+            return torch.sort(torch.cat(out)).values
 
         return reduce(tr, o["train_pool"], "train_pool"), reduce(te, o["test_pool"], "test_pool")
 
@@ -94,7 +110,7 @@ class OneClass(VectorProtocol):
         what = f"dataset {spec.name!r}"
         pos = _class_id(data, spec.vector["positive"], what)
         neg = _class_id(data, spec.vector["negative"], what)
-        train_pool, test_pool = self._pools(spec, data)
+        train_pool, test_pool = self._pools(spec, data, rep)
         cand_tr = train_pool[data.y[train_pool] == pos]
         cand_te = test_pool[(data.y[test_pool] == pos) | (data.y[test_pool] == neg)]
         if cand_tr.numel() < o["n_train"]:
@@ -137,7 +153,7 @@ class OneClass(VectorProtocol):
                        num_classes=1, seed=rep)
         (scores,) = call_method(entry, m.options, prob, points)
         value = auc(scores, data.y[te] == unit["pos"])
-        return self._record(points, [float("nan")], None, 0, value, t0, n_labeled=int(tr.numel()),
+        return self._record(points, [None], None, 0, value, t0, n_labeled=int(tr.numel()),
                             n_test=int(te.numel()))
 
     def describe(self) -> dict:
@@ -145,8 +161,9 @@ class OneClass(VectorProtocol):
         return {"name": self.name, "metric": "auc: area under the ROC curve over the threshold (scikit-learn), in [0, 1]",
                 "n_labeled": "training points of the one (positive) class",
                 "selection": "none: one grid point per row (no labels exist for selection)",
-                "sets": f"reduced training set of {o['train_pool']} points ({o['train_part']} part) and test set of "
-                        f"{o['test_pool']} points ({o['test_part']} part), drawn once (pool_seed {o['pool_seed']}); "
-                        f"per repetition {o['n_train']} training points of the positive class and {o['n_test']} test "
-                        "points of the two classes",
+                "sets": f"{'class-balanced ' if o['balanced'] else ''}reduced training set of {o['train_pool']} points "
+                        f"({o['train_part']} part) and test set of {o['test_pool']} points ({o['test_part']} part), "
+                        + ("drawn per repetition" if o["pool_seed"] is None else f"drawn once (pool_seed {o['pool_seed']})")
+                        + f"; per repetition {o['n_train']} training points of the positive class and {o['n_test']} "
+                        "test points of the two classes",
                 "seeds": "repetition seeds", "std": "sample standard deviation over repetitions (ddof=1)"}
