@@ -17,3 +17,8 @@ __all__ += ["SpectralSupportEstimator", "ParzenWindow", "gaussian_one_class_svm"
 from .sskpca import LRKPCA, LSKPCA, MVKPCA, KernelPCAClassifier  # noqa: E402  semi-supervised KPCA (Walder et al.)
 
 __all__ += ["LRKPCA", "LSKPCA", "MVKPCA", "KernelPCAClassifier"]
+from .fredholm import (FredholmKernel, FredholmRLSC, FredholmSVM, RandomFeatureFredholm, fredholm_gram,
+                       fredholm_random_features)
+from .laprls import LapRLSC
+__all__ += ["FredholmKernel", "FredholmRLSC", "FredholmSVM", "RandomFeatureFredholm", "fredholm_gram",
+            "fredholm_random_features", "LapRLSC"]
