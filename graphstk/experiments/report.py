@@ -143,7 +143,7 @@ def _table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
     node = all(r.get("p_test") is not None for r in rows)
     level = "p_test" if node else ("n_labeled" if all(r.get("p_test") is None for r in rows) else "p_test/n_labeled")
     head = ["dataset", "method", level] + (["sweep"] if has_sweep else []) + ([] if node else ["metric"]) + \
-        ["ours (mean ± std)", "paper", "diff", "seeds", "unreachable", "time (s)"]
+        ["ours (mean ± std)", "paper", "diff", "seeds", "unreachable", "time (s)"] + (["note"] if has_note else [])
     if not node:
         head.remove("unreachable")
     body = []
