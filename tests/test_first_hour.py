@@ -354,6 +354,7 @@ def test_auto_never_takes_the_sparse_lu_on_a_large_graph(monkeypatch):
     data, train, prob = _prob()
     exact = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [0.1], solver="direct")
     monkeypatch.setattr(P, "LU_MAX_NODES", 10)       # pretend N is large
+    monkeypatch.setattr(P, "LU_MAX_ENVELOPE", 10)    # ... and its LU fill unbounded
     called = []
     monkeypatch.setattr(P.spla, "splu", lambda *a, **k: called.append(1))
     res = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [0.1], solver="auto")
@@ -552,3 +553,25 @@ def test_degenerate_row_note_has_its_own_column_in_every_table():
     assert head[-1] == "note"
     assert all(len(b) == len(head) for b in body)
     assert body[0][-1] == row_note(degenerate) and body[1][-1] == ""
+
+
+def test_auto_takes_the_lu_above_the_node_limit_when_its_envelope_bounds_the_fill(monkeypatch):
+    """Above LU_MAX_NODES the sparse LU is still taken when the reverse Cuthill-McKee envelope
+    bounds its fill; that envelope is the profile of the reordered pattern (checked densely)."""
+    import numpy as np
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+    data, train, prob = _prob(3)
+    row, col, _ = prob.kernel.S.coo()
+    A = sp.csr_matrix((np.ones(row.numel()), (row.numpy(), col.numpy())), shape=(prob.N, prob.N))
+    perm = reverse_cuthill_mckee(A, symmetric_mode=True)
+    D = A[perm][:, perm].toarray() != 0
+    profile = sum(i - min([j for j in range(i + 1) if D[i, j]] or [i]) for i in range(prob.N)) + prob.N
+    assert P.lu_envelope(prob) == profile
+    exact = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [0.1], solver="direct")
+    monkeypatch.setattr(P, "LU_MAX_NODES", 10)       # pretend N is large; the envelope bound still holds
+    res = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [0.1], solver="auto")
+    rec = res.history[-1]
+    assert "lu" in rec.solver and "envelope" in rec.reason and rec.n_iter == 0
+    torch.testing.assert_close(res.h[(0, None)], exact.h[(0, None)], atol=1e-12, rtol=1e-10)

@@ -41,7 +41,8 @@ SOLVERS = ("auto", "richardson", "cg", "gmres", "direct")
 DENSE_LIMIT = 4000  # on accelerators: visible nodes up to which "direct" inner solves use a dense matrix
 DIRECT_MAX_LABELED = 4000     # solver="auto" takes the direct solve up to n labels ...
 DIRECT_MAX_ENTRIES = 2 ** 25  # ... and up to N * n entries in its dense N x n blocks (256 MiB in float64)
-LU_MAX_NODES = 4000  # solver="auto": sparse LU of Q = I - eta S only up to this many visible nodes (see direct_route)
+LU_MAX_NODES = 4000  # solver="auto": sparse LU of Q = I - eta S always up to this many visible nodes (see direct_route)
+LU_MAX_ENVELOPE = 50_000_000  # ... and above it while the RCM envelope of Q holds at most this many entries (400 MB)
 
 
 class ClassesWithoutLabelsWarning(UserWarning):
@@ -63,24 +64,62 @@ def cg_iterations(eta: float, tol: float = 1e-12) -> int:
     return int(np.ceil(np.sqrt(kappa) / 2 * np.log(2 / tol)))
 
 
+def lu_envelope(prob: "Problem") -> int:
+    """Entries in the lower envelope (profile) of ``I - eta S`` in reverse Cuthill-McKee order.
+
+    A symmetric positive definite matrix factored in that order fills in only inside its
+    envelope, so this is an upper bound on the fill a sparse factorization needs (SuperLU's
+    minimum-degree ordering, which :func:`_spd_solve` uses, fills in far less on the benchmark
+    graphs). ``O(nnz)`` to compute, cached on the kernel: Cora 5.8e5, DBLP 3.1e7, a random graph of
+    20k nodes and average degree 20 1.6e8 (where the LU took 213 s and 2.45 GB).
+    """
+    kernel = prob.kernel
+    cached = getattr(kernel, "_lu_envelope", None)
+    if cached is not None:
+        return cached
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+    N = prob.N
+    row, col, _ = kernel.S.coo()
+    A = sp.csr_matrix((np.ones(row.numel()), (row.cpu().numpy(), col.cpu().numpy())), shape=(N, N))
+    perm = reverse_cuthill_mckee(A, symmetric_mode=True)
+    Ap = A[perm][:, perm].tocoo()
+    first = np.arange(N)
+    low = Ap.col < Ap.row
+    np.minimum.at(first, Ap.row[low], Ap.col[low])
+    env = int((np.arange(N) - first).sum()) + N
+    try:
+        kernel._lu_envelope = env
+    except AttributeError:  # pragma: no cover - a kernel type without a __dict__
+        pass
+    return env
+
+
 def direct_route(prob: "Problem", eta: float, n_rhs: int) -> tuple[str, str]:
     """How ``solver="auto"`` applies ``(I - eta S)^{-1}`` to ``n_rhs`` columns: ``("lu" | "cg", reason)``.
 
-    The sparse LU's fill cannot be bounded before it is computed: on a citation graph it is
-    small (DBLP: 4.8M entries, 1 s), on a random graph of average degree 20 it grows like
-    ``N^2`` (20k nodes: 213 s and 2.45 GB; 2M nodes: not finished after 600 s). So the LU is
-    only taken where even a dense factor is cheap (``N <= LU_MAX_NODES``); elsewhere CG on
-    the symmetric positive definite ``I - eta S`` runs, whose cost is known in advance:
+    A sparse LU's fill can grow like ``N^2`` (a random graph of 20k nodes and average degree 20:
+    213 s and 2.45 GB; 2M nodes: not finished after 600 s), so it is bounded before it is
+    computed: the LU is taken for ``N <= LU_MAX_NODES`` (a dense factor is cheap there) or when
+    :func:`lu_envelope` bounds the fill by ``LU_MAX_ENVELOPE`` entries (DBLP: 3.1e7). Elsewhere CG
+    on the symmetric positive definite ``I - eta S`` runs, whose cost is known in advance:
     ``n_rhs`` columns x :func:`cg_iterations` products with ``S`` (``O(nnz)`` each, memory
-    ``O(N n_rhs)``), solved to a relative residual of 1e-12.
+    ``O(N n_rhs)``), solved to a relative residual of 1e-12. CG stops once the residual is that
+    small, so nodes many hops from every label keep a score of exactly 0 where the LU gives the
+    tiny ``eta^k`` terms (visible for ``eta <= 0.1``): the LU is preferred whenever it is bounded.
     """
     N, nnz = prob.N, prob.kernel.S.nnz
     if N <= LU_MAX_NODES:
         return "lu", f"N = {N} <= {LU_MAX_NODES}: the sparse LU of I - eta S is cheap even if it fills in"
+    env = lu_envelope(prob)
+    if env <= LU_MAX_ENVELOPE:
+        return "lu", (f"N = {N} > {LU_MAX_NODES}, but the fill of I - eta S is bounded by its reverse Cuthill-McKee "
+                      f"envelope, {env} <= {LU_MAX_ENVELOPE} entries: sparse LU")
     it = cg_iterations(eta)
-    return "cg", (f"N = {N} > {LU_MAX_NODES}: the fill of a sparse LU cannot be bounded in advance (on random "
-                  f"graphs it grows like N^2); CG on I - eta S (SPD, kappa <= {(1 + eta) / (1 - eta):.3g}) costs at "
-                  f"most {n_rhs} columns x {it} products with S ({nnz} nonzeros)")
+    return "cg", (f"N = {N} > {LU_MAX_NODES} and the fill of a sparse LU cannot be bounded (reverse Cuthill-McKee "
+                  f"envelope {env} > {LU_MAX_ENVELOPE} entries; on random graphs it grows like N^2); CG on "
+                  f"I - eta S (SPD, kappa <= {(1 + eta) / (1 - eta):.3g}) costs at most {n_rhs} columns x {it} "
+                  f"products with S ({nnz} nonzeros)")
 
 
 def _record(out: "EngineResult", route: str, reason: str, n_iter: int = 0) -> None:
@@ -605,13 +644,15 @@ def use_multishift(prob: Problem, n_shifts: int) -> bool:
     (nnz 467k, LU fill 13M) 72-117 s vs 59 s. CG costs about 130-340 products with ``n`` columns
     whatever the fill and the number of shifts. Multi-shift is taken for at least
     ``MULTISHIFT_MIN_SHIFTS`` etas when ``nnz(S) >= MULTISHIFT_MIN_NNZ`` (CPU, where the LU would run),
-    or when :func:`direct_route` would run CG for each eta anyway (``N > LU_MAX_NODES``): one Krylov
+    or when :func:`direct_route` would run CG for each eta anyway (the LU's fill is unbounded): one Krylov
     sequence then replaces one CG per eta. A grid of fewer etas (the final stage of the inductive
     protocol: one) keeps the per-eta route.
     """
     if n_shifts < MULTISHIFT_MIN_SHIFTS:
         return False
-    return prob.N > LU_MAX_NODES or (prob.Y.device.type == "cpu" and prob.kernel.S.nnz >= MULTISHIFT_MIN_NNZ)
+    if prob.Y.device.type == "cpu" and prob.kernel.S.nnz >= MULTISHIFT_MIN_NNZ:
+        return True
+    return direct_route(prob, 0.5, prob.n)[0] == "cg"
 
 
 def _reciprocal_multishift(prob: Problem, transforms: Sequence[ReciprocalPolynomial], rhs: Tensor
