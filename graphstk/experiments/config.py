@@ -576,14 +576,17 @@ def _parse_sweep(raw, path: str, info: MethodInfo) -> Sweep:
     return Sweep(param, tuple(_param_list(param, raw["values"], f"{path}.values")))
 
 
-def _parse_methods(raw, top_grid: dict) -> list[MethodSpec]:
-    out: list[MethodSpec] = []
+def _method_entries(raw):
+    """``(i, path, label_path, mapping)`` for each entry of ``methods`` (a bare label becomes ``{label: ...}``)."""
     for i, entry in enumerate(_list(raw, "methods", allow_scalar=True)):
         path = f"methods[{i}]"
         label_path = path if isinstance(entry, str) else f"{path}.label"
-        if isinstance(entry, str):
-            entry = {"label": entry}
-        entry = _mapping(entry, path)
+        yield i, path, label_path, _mapping({"label": entry} if isinstance(entry, str) else entry, path)
+
+
+def _parse_methods(raw, top_grid: dict) -> list[MethodSpec]:
+    out: list[MethodSpec] = []
+    for i, path, label_path, entry in _method_entries(raw):
         if "label" not in entry:
             raise ConfigError(f"{path}.label", "missing (one of: " + ", ".join(METHODS) + ")")
         label = _str(entry["label"], f"{path}.label")
@@ -945,12 +948,7 @@ def _parse_registry_methods(raw, top_grid: dict, protocol: str, setting: str) ->
 
     want_task = "one-class" if protocol == "one-class" else "classification"
     out: list[MethodSpec] = []
-    for i, entry in enumerate(_list(raw, "methods", allow_scalar=True)):
-        path = f"methods[{i}]"
-        label_path = path if isinstance(entry, str) else f"{path}.label"
-        if isinstance(entry, str):
-            entry = {"label": entry}
-        entry = _mapping(entry, path)
+    for i, path, label_path, entry in _method_entries(raw):
         _unknown(entry.keys(), {"label", "grid", "sweep", "fixed"}, path)
         if "label" not in entry:
             raise ConfigError(f"{path}.label", "missing (a registered method name: "
