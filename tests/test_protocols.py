@@ -211,6 +211,26 @@ def test_cv_folds_leave_one_out_at_10_labels_and_stratified_at_100():
     assert [v.tolist() for _, v in cv_folds(y100, 10, seed=3)[0]] == [v.tolist() for _, v in folds]
 
 
+def test_cv_folds_leave_one_out_at_any_label_count():
+    y100 = torch.tensor([0] * 50 + [1] * 30 + [2] * 20)
+    folds, strat = cv_folds(y100, "leave-one-out", seed=3)
+    assert not strat and len(folds) == 100
+    held = sorted(int(va[0]) for _, va in folds)
+    assert held == list(range(100)) and all(len(va) == 1 and len(tr) == 99 for tr, va in folds)
+    with pytest.raises(ProtocolError, match="leave-one-out"):
+        cv_folds(y100, "loocv", seed=0)
+
+
+def test_config_cv_folds_accepts_leave_one_out_and_names_the_choices():
+    cfg = _cfg(protocol="fixed-splits", n_labeled=[10], datasets=["Digit1"], methods=["KRLSC"],
+               cv_folds="leave-one-out")
+    assert cfg.protocol_options["cv_folds"] == "leave-one-out"
+    assert _cfg(protocol="fixed-splits", n_labeled=[10], datasets=["Digit1"], methods=["KRLSC"],
+                cv_folds="LOO").protocol_options["cv_folds"] == "leave-one-out"
+    with pytest.raises(ConfigError, match="leave-one-out"):
+        _cfg(protocol="fixed-splits", n_labeled=[10], datasets=["Digit1"], methods=["KRLSC"], cv_folds="all")
+
+
 def _fixed(**kw):
     return _cfg(**{"protocol": "fixed-splits", "n_labeled": [6, 12], "datasets": ["Digits"],
                    "methods": ["test-Spy"], **kw})
@@ -236,6 +256,20 @@ def test_fixed_splits_problems_never_carry_unlabeled_labels(tiny):
     assert pts == [rec["chosen"]] and torch.equal(final.eval, U) and torch.equal(final.labeled, L)
     assert bool((final.y[U] == -1).all())
     assert rec["n_labeled"] == 12 and rec["n_test"] == tiny.num_points - 12 and rec["n_folds"] == 3
+
+
+def test_fixed_splits_leave_one_out_calls_the_method_once_per_labeled_point(tiny):
+    cfg = _fixed(cv_folds="leave-one-out")
+    proto = get_protocol(cfg)
+    (m,) = cfg.methods
+    Spy.calls.clear()
+    unit = proto.prepare(cfg.datasets[0], tiny, 12, 0)
+    rec = proto.evaluate(m, m.grid, tiny, unit, 12, 0)
+    assert len(Spy.calls) == 12 + 1 and rec["n_folds"] == 12
+    held = sorted(int(prob.eval[0]) for prob, _ in Spy.calls[:12])
+    assert all(prob.eval.numel() == 1 for prob, _ in Spy.calls[:12])
+    assert held == sorted(unit["labeled"].tolist())
+    assert "leave-one-out" in proto.describe()["selection"]
 
 
 def _scramble(ds, ids):

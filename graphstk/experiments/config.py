@@ -1023,6 +1023,18 @@ def _n_labeled(raw, protocol: str) -> list[int]:
     return vals
 
 
+LEAVE_ONE_OUT = "leave-one-out"
+
+
+def _cv_folds(v) -> int | str:
+    """``cv_folds``: an integer >= 2, or ``"leave-one-out"`` (one fold per labeled point)."""
+    if isinstance(v, str):
+        if v.strip().lower() in ("leave-one-out", "loo"):
+            return LEAVE_ONE_OUT
+        raise ConfigError("cv_folds", f"expected an integer >= 2 or 'leave-one-out', got {v!r}")
+    return _int(v, "cv_folds", lo=2)
+
+
 def _parse_protocol_options(raw: dict, protocol: str) -> dict:
     if protocol == "fixed-splits":
         splits = raw.get("splits", "all")
@@ -1031,7 +1043,7 @@ def _parse_protocol_options(raw: dict, protocol: str) -> dict:
             if len(set(splits)) != len(splits):
                 raise ConfigError("splits", f"duplicate split indices in {splits}")
         return {"n_labeled": _n_labeled(raw, protocol), "splits": splits,
-                "cv_folds": _int(raw.get("cv_folds", 10), "cv_folds", lo=2)}
+                "cv_folds": _cv_folds(raw.get("cv_folds", 10))}
     if protocol == "labeled-per-class":
         n_lab = _n_labeled(raw, protocol)
         val = raw.get("val_per_class")

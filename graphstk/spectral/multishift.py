@@ -111,7 +111,9 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
         ratio = torch.where(zeta.abs() > tiny, zeta_new / torch.where(zeta.abs() > tiny, zeta, torch.ones_like(zeta)),
                             torch.zeros_like(zeta))
         a_s = torch.where(live, alpha * ratio, torch.zeros_like(ratio))          # [G, K]
-        x.addcmul_(a_s.unsqueeze(1), ps)
+        active = live.any(1).nonzero().flatten().tolist()   # shifts with a column still iterating
+        for s in active:  # a converged shift costs nothing more (the small etas converge first)
+            x[s].addcmul_(a_s[s], ps[s])
         r = torch.addcmul(r, alpha, q, value=-1.0)
         rs_new = (r * r).sum(0)
         beta = torch.where(act, rs_new / torch.where(act, rs, torch.ones_like(rs)), torch.zeros_like(rs))
@@ -124,7 +126,8 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
             res.converged, res.n_iter = True, j
             break
         b_s = beta * ratio * ratio
-        ps.mul_(b_s.unsqueeze(1)).addcmul_(zeta_new.unsqueeze(1), r.unsqueeze(0))
+        for s in live.any(1).nonzero().flatten().tolist():
+            ps[s].mul_(b_s[s]).addcmul_(zeta_new[s], r)
         p = torch.addcmul(r, beta, p)
         zeta_old, zeta = zeta, zeta_new
         alpha_old, beta_old, rs = alpha, beta, rs_new

@@ -5,7 +5,8 @@ points per dataset; Walder et al. (semi-supervised kernel PCA, Sec. 7.1) choose 
 hyperparameter per split by "10 fold cross validation over the labeled points of that split"
 and report the mean (std) error over the 12 splits. Per split ``(L, U)``:
 
-1. **Folds.** ``k = min(cv_folds, |L|)`` folds of ``L``, shuffled with the split index as
+1. **Folds.** ``k = min(cv_folds, |L|)`` folds of ``L`` (``cv_folds: leave-one-out``: ``k = |L|``,
+   the selection of Walder et al.'s Table 2), shuffled with the split index as
    seed. Stratified (``sklearn.model_selection.StratifiedKFold``) when every class present in
    ``L`` has at least ``k`` points, else plain ``KFold``. At 10 labels and ``cv_folds: 10``
    this is leave-one-out (stratifying one point per fold is meaningless). A fold whose
@@ -36,11 +37,13 @@ from .base import ProtocolError, VectorProtocol, call_method, error_rate, masked
 __all__ = ["FixedSplits", "cv_folds"]
 
 
-def cv_folds(y_labeled: torch.Tensor, n_folds: int, seed: int) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
+def cv_folds(y_labeled: torch.Tensor, n_folds: int | str, seed: int) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
     """The folds of the labeled points (positions into ``y_labeled``) and whether they are stratified.
 
-    ``k = min(n_folds, len(y_labeled))``; stratified when every class present has at least
-    ``k`` points (see the module doc).
+    ``y_labeled``: labels of the labeled points; ``n_folds``: an integer, or
+    ``"leave-one-out"`` (one fold per labeled point, the selection of Walder et al.'s Table 2,
+    Sec. 7.2); ``seed``: shuffles the folds. ``k = min(n_folds, len(y_labeled))``; stratified
+    when every class present has at least ``k`` points (see the module doc).
     """
     from sklearn.model_selection import KFold, StratifiedKFold
 
@@ -48,6 +51,10 @@ def cv_folds(y_labeled: torch.Tensor, n_folds: int, seed: int) -> tuple[list[tup
     n = len(y)
     if n < 2:
         raise ProtocolError(f"cross-validation needs at least 2 labeled points, got {n}")
+    if isinstance(n_folds, str):
+        if n_folds != "leave-one-out":
+            raise ProtocolError(f"n_folds must be an integer >= 2 or 'leave-one-out', got {n_folds!r}")
+        n_folds = n
     k = min(int(n_folds), n)
     counts = np.bincount(y)
     stratified = bool(counts[counts > 0].min() >= k)
@@ -120,9 +127,11 @@ class FixedSplits(VectorProtocol):
     def describe(self) -> dict:
         return {"name": self.name, "metric": "error: misclassified unlabeled points of each split, in percent",
                 "n_labeled": "labeled points per split (the dataset's own splits)",
-                "selection": f"{self.opts['cv_folds']}-fold cross-validation over the labeled points of each split "
-                             "(k = min(cv_folds, labeled points); stratified when every class has >= k labeled "
-                             "points, else plain k-fold, i.e. leave-one-out at 10 labels); lowest CV error, ties "
-                             "-> first grid point; then refit on all labeled points",
+                "selection": (("leave-one-out cross-validation over the labeled points of each split (one fold "
+                               "per labeled point)") if self.opts["cv_folds"] == "leave-one-out" else
+                              (f"{self.opts['cv_folds']}-fold cross-validation over the labeled points of each split "
+                               "(k = min(cv_folds, labeled points); stratified when every class has >= k labeled "
+                               "points, else plain k-fold, i.e. leave-one-out at 10 labels)"))
+                             + "; lowest CV error, ties -> first grid point; then refit on all labeled points",
                 "seeds": "the split indices of the dataset's own splits",
                 "std": "sample standard deviation over splits (ddof=1)"}
