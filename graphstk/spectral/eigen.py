@@ -181,8 +181,7 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
 # Chebyshev-filtered Lanczos for many eigenpairs of a large sparse component
 # ---------------------------------------------------------------------------
 FILTER_MIN_K = 64           # fewer eigenpairs: plain eigsh is as fast
-FILTER_DEGREE = 20          # degree of the Chebyshev filter (with NCV_FACTOR: one Lanczos pass, no restart)
-NCV_FACTOR = 1.15           # Lanczos basis of about 1.15 k vectors (ARPACK's dense work grows like ncv^2)
+FILTER_DEGREE = 10          # degree of the Chebyshev filter
 MAX_FILTER_TRIES = 6        # tries of the filter (each lowering the cut) before a plain eigsh
 FILTER_MAX_RESTARTS = 20    # ARPACK restarts of one try (a good cut needs none)
 LAST_SOLVE: dict = {}       # diagnostics of the last filtered_top_eigenpairs call (products, tries, fallback)
@@ -242,7 +241,7 @@ def estimate_eigenvalue_at(a: sp.csr_matrix, index: int, lo: float, hi: float, r
 
 def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator | None = None,
                             previous: np.ndarray | None = None, degree: int = FILTER_DEGREE,
-                            tol: float = 1e-10, ncv_factor: float = NCV_FACTOR) -> tuple[np.ndarray, np.ndarray]:
+                            tol: float = 1e-10, ncv_factor: float = 1.4) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` largest eigenpairs of a sparse symmetric ``a`` by Lanczos on a Chebyshev filter.
 
     ``p(A) = T_m((A - c I) / e)`` with ``[c - e, c + e] = [lo, cut]``: eigenvalues in
@@ -250,12 +249,12 @@ def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator |
     the top ``k`` of ``p(A)`` are the top ``k`` of ``A`` whenever ``lambda_k > cut`` and no
     eigenvalue lies below ``lo``; the ``k``-th is then separated from the rest by a gap
     ``p(lambda_k) - 1`` of order one instead of ``lambda_k - lambda_{k+1}``, and ARPACK's
-    ``eigsh`` (``ncv`` about ``ncv_factor k``) converges without the restarts that dominate a plain
-    run. Degree 20 with ``ncv ~ 1.15 k`` (session 4) beat degree 10 with ``1.4 k`` by about 18% on
-    DBLP's giant component for ``k = 512`` (610 against 738 products with the filter, each twice as
-    long, but ARPACK's ``O(n ncv^2)`` dense work, the larger part, shrinks): the same eigenvalues to
-    2e-15. ``degree``: the filter's degree; ``tol``: ARPACK's tolerance; ``ncv_factor``: Lanczos
-    basis size over ``k``; ``previous``: see below; ``rng``: the start vectors' generator.
+    ``eigsh`` (``ncv`` about ``1.4 k``) converges without the restarts that dominate a plain run.
+    (Degree 20 with ``ncv ~ 1.15 k`` was tried in session 4: about 18% faster per solve on DBLP with
+    one thread on a loaded machine, but in the idle two-thread Table 1 run DBLP's kernel PCA rows
+    went 8% faster and Computers' 9% slower, so the defaults stayed.) ``degree``: the filter's
+    degree; ``tol``: ARPACK's tolerance; ``ncv_factor``: Lanczos basis size over ``k``;
+    ``previous``: see below; ``rng``: the start vectors' generator.
     The eigenvalues are Rayleigh quotients ``U^T A U`` (a final Rayleigh-Ritz step with ``A``).
 
     ``cut`` is placed near ``lambda_{1.15 k}``: from ``previous`` (the eigenvalues of a previous,
