@@ -46,6 +46,7 @@ import argparse
 import gc
 import os
 import platform
+import re
 import resource
 import statistics
 import sys
@@ -59,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from graphstk.methods import propagation as P  # noqa: E402
 from graphstk.operators.graph import GraphKernel  # noqa: E402
-from graphstk.spectral.solvers import ConvergenceWarning  # noqa: E402
+from graphstk.spectral.solvers import ConvergenceError, ConvergenceWarning  # noqa: E402
 from graphstk.spectral.transforms import InverseLaplacian, Polynomial  # noqa: E402
 
 TARGET_RAW = 1.5      # per-iteration cost / raw product, Label-Prop and inverse Laplacian
@@ -225,7 +226,14 @@ def iterations_to_tol(case: Case, eta: float, beta: float, tol: float, caps: dic
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             t0 = time.perf_counter()
-            res = fn()
+            try:
+                res = fn()
+            except ConvergenceError as err:  # a diverging solve raises (its result is not usable)
+                m = re.search(r"relative residual ([0-9.e+-]+) after (\d+) iterations", str(err))
+                out.append(dict(method=method, solver=solver, iters=int(m.group(2)) if m else "-",
+                                converged="diverges", residual=float(m.group(1)) if m else float("nan"),
+                                wall=time.perf_counter() - t0))
+                continue
             wall = time.perf_counter() - t0
         h = res.history[-1]
         out.append(dict(method=method, solver=solver, iters=h.n_iter, converged=h.converged,
