@@ -397,7 +397,8 @@ def markdown(rows, tol_rows, verdicts, methods, machine, load0, load1, args, rep
         L.append(f"| {r['N']:.0e} | {r['dtype']} | " + " | ".join(f"{r['res'][m]['best']:.2f}x" for m in methods[1:])
                  + " |")
     L += ["", "`LP fused` is the hand-written lower bound `X <- addmm([Y; 0], S, X, alpha=eta)`; `poly8 rich` "
-          "is one Algorithm 1 iteration (8 products); `PyG / LP` is PyG's per-layer time over Label-Prop's "
+          "is one Algorithm 1 iteration (6 full products and the labeled rows of 2 more, issue 13); "
+          "`PyG / LP` is PyG's per-layer time over Label-Prop's "
           "per-iteration time (higher = we are faster).", ""]
     if tol_rows:
         L += [f"Iterations to relative residual {args.tol:g}:", "",
