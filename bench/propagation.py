@@ -46,7 +46,6 @@ import argparse
 import gc
 import os
 import platform
-import re
 import resource
 import statistics
 import sys
@@ -229,9 +228,9 @@ def iterations_to_tol(case: Case, eta: float, beta: float, tol: float, caps: dic
             try:
                 res = fn()
             except ConvergenceError as err:  # a diverging solve raises (its result is not usable)
-                m = re.search(r"relative residual ([0-9.e+-]+) after (\d+) iterations", str(err))
-                out.append(dict(method=method, solver=solver, iters=int(m.group(2)) if m else "-",
-                                converged="diverges", residual=float(m.group(1)) if m else float("nan"),
+                h = err.result
+                out.append(dict(method=method, solver=solver, iters=h.n_iter, converged="diverges",
+                                residual=h.residuals[-1] if h.residuals else float("nan"),
                                 wall=time.perf_counter() - t0))
                 continue
             wall = time.perf_counter() - t0

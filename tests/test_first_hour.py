@@ -383,6 +383,8 @@ def test_diverging_richardson_raises_with_the_fix_and_never_says_increase_max_it
                           max_iter=500)
     msg = str(err.value)
     assert "diverging" in msg and "step_size" in msg and "increase max_iter" not in msg
+    res = err.value.result                      # the failed solve travels with the error, for diagnostics
+    assert res is not None and not res.converged and 0 < res.n_iter <= 500 and res.residuals[-1] > 1.0
 
 
 def test_stalled_solve_says_stalled():

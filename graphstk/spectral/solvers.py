@@ -37,7 +37,15 @@ class ConvergenceWarning(UserWarning):
 
 class ConvergenceError(FloatingPointError):
     """An iterative solve diverged, or ended no closer to the solution than ``x = 0``
-    (relative residual >= 1): its result is not returned as scores."""
+    (relative residual >= 1): its result is not returned as scores.
+
+    ``result``: the :class:`SolveResult` of the failed solve (its ``n_iter`` and
+    ``residuals``), for diagnostics; ``None`` when raised without one.
+    """
+
+    def __init__(self, message: str, result: "SolveResult | None" = None):
+        super().__init__(message)
+        self.result = result
 
 
 @dataclass
@@ -117,7 +125,7 @@ def _finish(res: SolveResult, tol: float, name: str, warn: bool) -> SolveResult:
         head = f"{name} did not reach tol={tol:.1e}: relative residual {last:.3e} after {res.n_iter} iterations"
         if trend == "diverging" or not last < 1.0:
             raise ConvergenceError(f"{head}, diverging (the iteration moves away from the solution); its result "
-                                   f"is not usable. {_fix(name)}")
+                                   f"is not usable. {_fix(name)}", result=res)
         if warn:
             if trend == "stalled":
                 msg = (f"{head}, stalled (no progress over the last iterations): the result can be far from the "
