@@ -144,6 +144,32 @@ def test_grid_batching_equals_single_solves():
         assert torch.allclose(scores, single[0][1], atol=1e-12)
 
 
+@pytest.mark.parametrize("hidden", [None, HIDDEN], ids=["transductive", "inductive"])
+def test_algorithm2_fixed_budget_is_truncated_richardson_on_eq20(hidden):
+    """Algorithm 2's fused update (one product, two passes) gives the dense Richardson iterates
+    theta_T = sum_{k<T} (I - gamma M)^k gamma [Y; 0] on Eq. 20's M = N I~ S + n beta (I - eta S),
+    with one step size per (eta, beta) column block; scores N v(x)^T theta_T."""
+    c = setup(psd=False, hidden=hidden)
+    S, tl = c["S"], c["tl"]
+    N, n = S.shape[0], len(tl)
+    lam = c["kernel"].lambda_max
+    E = torch.zeros(N, n, dtype=S.dtype)
+    E[tl, torch.arange(n)] = 1.0
+    b = E @ c["Y"]
+    R = c["rows"](c["eval"])
+    grid = {"eta": [0.5, 0.9], "beta": [1.0, 0.01], "T": [1, 2, 5]}
+    out = predict_grid("stkr-lap", c["kernel"], c["y"], torch.tensor(TRAIN), torch.tensor(c["eval"]), grid, C)
+    assert len(out) == 12
+    for params, scores in out:
+        eta, beta = params["eta"], params["beta"]
+        M = N * torch.diag(E.sum(1)) @ S + n * beta * (torch.eye(N, dtype=S.dtype) - eta * S)
+        gamma = 1.0 / (N * lam + n * beta * (1.0 + eta * lam))     # rho(l) = 1 - eta l peaks at l = -lambda_1
+        step = torch.eye(N, dtype=S.dtype) - gamma * M
+        theta = sum(torch.linalg.matrix_power(step, k) @ (gamma * b) for k in range(params["T"]))
+        ref = N * R @ theta
+        assert torch.allclose(scores, ref, atol=1e-12 * ref.abs().max(), rtol=0), params
+
+
 def test_richardson_and_krylov_agree():
     c = setup(psd=True)
     kw = dict(tol=1e-11, max_iter=100000)

@@ -319,12 +319,17 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
     def apply(x):
         return torch.addcmul(x, eta_col, prob.S(x), value=-1.0)
 
+    b_train = b[prob.train]
+
+    def step(x):  # Zhou et al.'s update x <- eta S x + b in one pass over [N, K] (b lives on the labeled rows)
+        return prob.S(x).mul_(eta_col).index_add_(0, prob.train, b_train)
+
     out = EngineResult({})
     if budgets:
         solver = "richardson" if solver == "auto" else solver
         T = max(budgets)
         if solver == "richardson":
-            res = richardson(apply, b, 1.0, T, 0.0, snapshots=budgets, callback=callback)
+            res = richardson(apply, b, 1.0, T, 0.0, snapshots=budgets, callback=callback, step=step)
             res.reason = f"fixed budget T={T}: Zhou et al.'s iteration"
         elif solver == "cg":
             res = cg(apply, b, T, 0.0, snapshots=budgets, callback=callback)
@@ -351,7 +356,7 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
         out.history.append(SolveResult(x, ms.residuals, ms.n_iter, ms.converged, solver="multishift-cg",
                                        reason=reason + f"; all {G} etas from one Krylov sequence (multi-shift CG)"))
     else:
-        res = _iterate(solver, apply, b, max_iter, tol, gamma=1.0, callback=callback)
+        res = _iterate(solver, apply, b, max_iter, tol, gamma=1.0, callback=callback, step=step)
         res.reason = reason
         out.history.append(res)
         x = res.x
@@ -360,9 +365,9 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
     return out
 
 
-def _iterate(solver: str, apply, b, max_iter, tol, gamma, callback=None) -> SolveResult:
+def _iterate(solver: str, apply, b, max_iter, tol, gamma, callback=None, step=None) -> SolveResult:
     if solver == "richardson":
-        return richardson(apply, b, gamma, max_iter, tol, callback=callback)
+        return richardson(apply, b, gamma, max_iter, tol, callback=callback, step=step)
     if solver == "cg":
         return cg(apply, b, max_iter, tol, callback=callback)
     if solver == "gmres":
@@ -578,6 +583,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     b = _tile(prob.scatter(prob.Y), len(pairs))
     npow = max(r, q - 1)
 
+    step = None
     if r == 1 and q <= 2:  # e.g. the inverse Laplacian: M theta = (N I~ + n beta xi_1) S theta + n beta xi_0 theta
         coef_s = N * train_mask + (n * beta_col * (xi[1] if q == 2 else 0.0))   # [N, K], built once
         coef_0 = n * beta_col * xi[0]
@@ -601,6 +607,21 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     else:
         gamma = float(step_size)
 
+    if r == 1 and q <= 2:
+        # Richardson's update theta + gamma (b - M theta) fused into one product and two passes:
+        # (1 - gamma coef_0) theta - gamma (n beta xi_1) S theta on every row, plus, on the labeled
+        # rows only, gamma (b - N S theta).
+        g = torch.as_tensor(gamma, dtype=prob.Y.dtype, device=prob.Y.device).expand(beta_col.shape)
+        keep = 1.0 - g * coef_0
+        neg_c = -g * n * beta_col * (xi[1] if q == 2 else 0.0)
+        gb_train = (g * b)[prob.train]
+        gN = g * N
+
+        def step(theta):
+            s_theta = prob.S(theta)
+            lab = torch.addcmul(gb_train, gN, s_theta[prob.train], value=-1.0)
+            return s_theta.mul_(neg_c).addcmul_(theta, keep).index_add_(0, prob.train, lab)
+
     def predict_block(theta):
         for _ in range(r - 1):
             theta = prob.S(theta)
@@ -610,7 +631,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
         solver = "richardson" if solver == "auto" else solver
         if solver != "richardson":
             raise ValueError(f"a fixed iteration budget T for Algorithm 2 needs solver 'richardson', got {solver!r}")
-        res = richardson(apply, b, gamma, max(budgets), 0.0, snapshots=budgets, callback=callback)
+        res = richardson(apply, b, gamma, max(budgets), 0.0, snapshots=budgets, callback=callback, step=step)
         out.history.append(res)
         for t in budgets:
             for g, blk in enumerate(_split(predict_block(res.snapshots[t]), C)):
@@ -622,7 +643,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
         reason = (f"auto: too large for the direct solve (n = {n}, N n = {N * n}"
                   + (f", or a degree-{q - 1} Q with N = {N} > {DENSE_LIMIT}" if not dense_ok else "")
                   + "); Algorithm 2's M is not symmetric")
-    res = _iterate(solver, apply, b, max_iter, tol, gamma, callback=callback)
+    res = _iterate(solver, apply, b, max_iter, tol, gamma, callback=callback, step=step)
     res.reason = reason
     out.history.append(res)
     for g, blk in enumerate(_split(predict_block(res.x), C)):
@@ -630,7 +651,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     return out
 
 
-MULTISHIFT_MIN_NNZ = 400_000  # nnz(S) from which multi-shift CG beats one sparse LU per eta (measured)
+MULTISHIFT_MIN_NNZ = 50_000   # nnz(S) from which multi-shift CG beats one sparse LU per eta (measured)
 MULTISHIFT_MIN_SHIFTS = 4     # one CG costs about as much as 4-6 LUs there: fewer etas go through the LU
 MULTISHIFT_TOL = 1e-12        # relative residual of every shifted system (the LU reaches ~1e-15)
 
@@ -639,10 +660,13 @@ def use_multishift(prob: Problem, n_shifts: int) -> bool:
     """Whether the ``(I - eta S)^{-1} E`` solves of a grid (inductive SP-Lap, direct route, ``solver="auto"``)
     go through one multi-shift CG rather than one solve per ``eta``.
 
-    Measured on the select view of seed 0 (8 etas of Appendix D, ``E`` with n columns; shared
-    machine): Cora 0.2 s LU vs 4 s CG, DBLP 18 s vs 115 s, Photo 17 s vs 56 s, Computers
-    (nnz 467k, LU fill 13M) 72-117 s vs 59 s. CG costs about 130-340 products with ``n`` columns
-    whatever the fill and the number of shifts. Multi-shift is taken for at least
+    Measured on the select views of seeds 0 and 1 (8 etas of Appendix D, ``E`` with n columns,
+    2 threads, idle machine, engine of session 5), LU per eta vs multi-shift CG: Cora
+    (nnz(S) 13k) 0.2-0.3 s vs 0.4-0.5 s, CiteSeer (12k) 0.1-0.2 s vs 0.8-0.9 s, PubMed (108k)
+    3.3-3.4 s vs 2.2-2.6 s, DBLP (123k, LU fill 4.8M) 5.5-6.2 s vs 4.1-4.4 s, Photo (246k)
+    4.7-5.1 s vs 2.4-2.9 s, CS (182k) 29.5-32.1 s vs 24.2-24.5 s, Computers (505k, fill 13M)
+    about 3x. CG costs about 170-400 products with ``n`` columns whatever the fill and the
+    number of shifts; the LU's fill grows much faster than ``nnz(S)`` on these graphs. Multi-shift is taken for at least
     ``MULTISHIFT_MIN_SHIFTS`` etas when ``nnz(S) >= MULTISHIFT_MIN_NNZ`` (CPU, where the LU would run),
     or when :func:`direct_route` would run CG for each eta anyway (the LU's fill is unbounded): one Krylov
     sequence then replaces one CG per eta. A grid of fewer etas (the final stage of the inductive
