@@ -554,10 +554,14 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
         Xs = None
         if solver == "auto":
             Xs = _reciprocal_multishift(prob, transforms, E)
-            if Xs is not None:
+            if Xs is not None and len(transforms) > 1:
                 _record(out, "direct (n x n system; (I - eta S)^-1 E for every eta by one multi-shift CG)",
                         f"auto: {len(transforms)} inverse-Laplacian shifts of one operator "
                         f"(N = {N}, nnz(S) = {prob.kernel.S.nnz}): one Krylov sequence serves them all")
+            elif Xs is not None:
+                _record(out, "direct (n x n system; (I - eta S)^-1 E by CG)",
+                        f"auto: nnz(S) = {prob.kernel.S.nnz} >= {SINGLE_SHIFT_MIN_NNZ}: one CG to 1e-12 beats "
+                        "a sparse LU of I - eta S")
         for t, tr in enumerate(transforms):
             if Xs is not None:
                 X = Xs[t]
@@ -652,7 +656,8 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
 
 
 MULTISHIFT_MIN_NNZ = 50_000   # nnz(S) from which multi-shift CG beats one sparse LU per eta (measured)
-MULTISHIFT_MIN_SHIFTS = 4     # one CG costs about as much as 4-6 LUs there: fewer etas go through the LU
+MULTISHIFT_MIN_SHIFTS = 4     # from MULTISHIFT_MIN_NNZ: one CG costs about as much as 2-4 LUs there
+SINGLE_SHIFT_MIN_NNZ = 400_000  # from here one CG beats one LU even for a single eta (measured, see below)
 MULTISHIFT_TOL = 1e-12        # relative residual of every shifted system (the LU reaches ~1e-15)
 
 
@@ -666,16 +671,19 @@ def use_multishift(prob: Problem, n_shifts: int) -> bool:
     3.3-3.4 s vs 2.2-2.6 s, DBLP (123k, LU fill 4.8M) 5.5-6.2 s vs 4.1-4.4 s, Photo (246k)
     4.7-5.1 s vs 2.4-2.9 s, CS (182k) 29.5-32.1 s vs 24.2-24.5 s, Computers (505k, fill 13M)
     about 3x. CG costs about 170-400 products with ``n`` columns whatever the fill and the
-    number of shifts; the LU's fill grows much faster than ``nnz(S)`` on these graphs. Multi-shift is taken for at least
-    ``MULTISHIFT_MIN_SHIFTS`` etas when ``nnz(S) >= MULTISHIFT_MIN_NNZ`` (CPU, where the LU would run),
-    or when :func:`direct_route` would run CG for each eta anyway (the LU's fill is unbounded): one Krylov
-    sequence then replaces one CG per eta. A grid of fewer etas (the final stage of the inductive
-    protocol: one) keeps the per-eta route.
+    number of shifts; the LU's fill grows much faster than ``nnz(S)`` on these graphs. Multi-shift is
+    taken for at least ``MULTISHIFT_MIN_SHIFTS`` etas when ``nnz(S) >= MULTISHIFT_MIN_NNZ`` (CPU, where
+    the LU would run), for any number of etas from ``SINGLE_SHIFT_MIN_NNZ`` (Computers' final view, one
+    eta, seeds 0-1: 1.3-1.6 s against 4.1-4.2 s for the LU at eta = 0.9, 3.2-4.2 s against 4.2 s at
+    eta = 0.999999; DBLP's single LU, 0.7 s, stays), or when :func:`direct_route` would run CG for
+    each eta anyway (the LU's fill is unbounded): one Krylov sequence then replaces one CG per eta.
     """
+    if prob.Y.device.type == "cpu":
+        nnz = prob.kernel.S.nnz
+        if nnz >= SINGLE_SHIFT_MIN_NNZ or (nnz >= MULTISHIFT_MIN_NNZ and n_shifts >= MULTISHIFT_MIN_SHIFTS):
+            return True
     if n_shifts < MULTISHIFT_MIN_SHIFTS:
         return False
-    if prob.Y.device.type == "cpu" and prob.kernel.S.nnz >= MULTISHIFT_MIN_NNZ:
-        return True
     return direct_route(prob, 0.5, prob.n)[0] == "cg"
 
 
