@@ -193,7 +193,8 @@ def test_inverse_laplacian_direct_route_multishift_equals_lu_and_eq7(monkeypatch
     monkeypatch.setattr(P, "MULTISHIFT_MIN_NNZ", 0)
     monkeypatch.setattr(P, "MULTISHIFT_MIN_SHIFTS", 2)
     assert P.use_multishift(prob, len(etas)) and not P.use_multishift(prob, 1)
-    ms = P.stkr_reciprocal(prob, trs, betas, solver="direct")
+    ms = P.stkr_reciprocal(prob, trs, betas, solver="auto")
+    assert "multi-shift CG" in ms.history[0].solver
     N, n = S.shape[0], prob.n
     E = torch.zeros(N, n, dtype=torch.float64)
     E[prob.train, torch.arange(n)] = 1
@@ -205,6 +206,28 @@ def test_inverse_laplacian_direct_route_multishift_equals_lu_and_eq7(monkeypatch
             ref = N * X @ alpha
             for out in (lu, ms):
                 assert torch.allclose(out.h[(t * len(betas) + b, None)], ref, atol=1e-8 * ref.abs().max(), rtol=0)
+
+
+@pytest.mark.parametrize("hidden", [None, [30, 31, 32]])
+def test_single_eta_takes_cg_on_large_graphs_and_matches_eq7(monkeypatch, hidden):
+    """From SINGLE_SHIFT_MIN_NNZ (forced to 0 here) one eta (the final view) is solved by CG, not
+    the sparse LU: the same h as Eq. 7 in closed form."""
+    from graphstk.spectral.transforms import InverseLaplacian
+
+    P, prob, S = _engine_setup(hidden)
+    assert not P.use_multishift(prob, 1)
+    monkeypatch.setattr(P, "SINGLE_SHIFT_MIN_NNZ", 0)
+    assert P.use_multishift(prob, 1)
+    eta, beta = 0.99, 0.1
+    out = P.stkr_reciprocal(prob, [InverseLaplacian(eta)], [beta], solver="auto")
+    assert out.history[0].solver == "direct (n x n system; (I - eta S)^-1 E by CG)"
+    N, n = S.shape[0], prob.n
+    E = torch.zeros(N, n, dtype=torch.float64)
+    E[prob.train, torch.arange(n)] = 1
+    X = torch.linalg.solve(torch.eye(N, dtype=torch.float64) - eta * S, E)
+    alpha = torch.linalg.solve(N * (S @ X)[prob.train] + n * beta * torch.eye(n, dtype=torch.float64), prob.Y)
+    ref = N * X @ alpha
+    assert torch.allclose(out.h[(0, None)], ref, atol=1e-8 * ref.abs().max(), rtol=0)
 
 
 def test_label_propagation_cg_all_etas_from_one_sequence_matches_eq22():
@@ -270,3 +293,31 @@ def test_filtered_eigensolver_on_dblp_where_the_top_eigenvalues_cluster(dblp, k)
     ref = np.sort(eigsh(a, k=k + 8, which="LA", tol=1e-12, v0=np.ones(a.shape[0]))[0])[::-1][:k]
     assert np.abs(vals - ref).max() < 1e-9
     assert np.linalg.norm(a @ vecs - vecs * vals, axis=0).max() < 1e-8
+
+
+def test_column_block_width_splits_only_wide_blocks_that_fit_the_cache(monkeypatch):
+    import graphstk.operators.base as OB
+    monkeypatch.setattr(OB, "WIDE_BLOCK_BYTES", 1000)
+    monkeypatch.setattr(OB, "CACHE_BLOCK_BYTES", 800)
+    f64 = torch.float64
+    assert OB.column_block_width(torch.zeros(10, 12, dtype=f64)) == 12        # 960 bytes: one product
+    assert OB.column_block_width(torch.zeros(10, 40, dtype=f64)) == 10        # 800 // (10 * 8) columns a block
+    assert OB.column_block_width(torch.zeros(20, 40, dtype=f64)) == 40        # 8 columns would exceed 800 bytes
+    assert OB.column_block_width(torch.zeros(10, 40, dtype=f64, device="meta")) == 40   # not on CPU: whole
+
+
+def test_blocked_sparse_product_equals_the_dense_product(monkeypatch):
+    """A wide right-hand side multiplied in column blocks (forced small here) gives the dense
+    product, and bitwise the one-call sparse product."""
+    import graphstk.operators.base as OB
+    W, _, _ = random_graph(30, 0.2, 4)
+    S = normalized(W)
+    op = SparseOperator.from_dense(S)
+    x = torch.randn(30, 37, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    whole = op @ x
+    monkeypatch.setattr(OB, "WIDE_BLOCK_BYTES", 0)
+    monkeypatch.setattr(OB, "CACHE_BLOCK_BYTES", 30 * 8 * 8)   # 8 columns a block: 5 blocks, the last of 5
+    assert OB.column_block_width(x) == 8
+    blocked = op @ x
+    assert torch.allclose(blocked, S @ x, atol=1e-13, rtol=0)
+    assert torch.equal(blocked, whole)

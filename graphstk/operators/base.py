@@ -145,12 +145,15 @@ def column_block_width(x: Tensor) -> int:
     480 columns 111 -> 60, 200 columns 37 -> 17, 100 columns 8.4 -> 9.3 (not split: under
     ``WIDE_BLOCK_BYTES``); DBLP (17.7k, 106k) 960 columns 106 -> 84, 100 columns 11 -> 5;
     Physics (34.5k, 496k) 960 columns 290 -> 184; Cora (2.7k) 960 columns 15 -> 3.5.
-    On accelerators ``x`` goes through whole.
+    On accelerators ``x`` goes through whole, and so it does where even 8 columns exceed
+    ``CACHE_BLOCK_BYTES`` (from 65k nodes in float64): the gathers then miss the cache anyway and
+    every block would read the whole matrix again (``bench/scale.py``: 10^8 nonzeros, 1.6 GB).
     """
     n_rows, width = x.shape
     if x.device.type != "cpu" or n_rows * width * x.element_size() <= WIDE_BLOCK_BYTES:
         return width
-    return max(8, CACHE_BLOCK_BYTES // max(n_rows * x.element_size(), 1))
+    block = CACHE_BLOCK_BYTES // max(n_rows * x.element_size(), 1)
+    return width if block < 8 else block
 
 
 class SparseOperator(KernelOperator):
