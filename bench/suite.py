@@ -37,6 +37,8 @@ from pathlib import Path
 
 import torch
 
+from graphstk._malloc import reuse_freed_memory
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -134,6 +136,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None, help="also write the markdown table here")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
+    reuse_freed_memory()   # as run.py does (graphstk/_malloc.py); both engines of the comparison share it
     warnings.simplefilter("ignore")
     cfg = load_config(args.config)
     specs = [m for m in cfg.methods if args.methods == ["all"] or m.label in args.methods]

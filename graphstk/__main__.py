@@ -89,6 +89,9 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         import torch
 
         torch.set_num_threads(threads)
+    from graphstk._malloc import reuse_freed_memory
+
+    reuse_freed_memory()   # large temporaries reuse freed heap blocks instead of fresh zero-filled pages
     out_dir = args.out or os.path.join("runs", cfg.name)
     try:
         from graphstk.experiments.pipeline import run_experiment

@@ -164,7 +164,9 @@ def test_make_split_on_karate_club_and_a_small_sbm():
     with pytest.raises(ValueError, match="p_test .* or n_test .* not both"):
         gs.make_split(karate, p_test=0.2, n_test=5)
 
-    ei = stochastic_blockmodel_graph([40, 40, 40], [[0.3, 0.02, 0.02], [0.02, 0.3, 0.02], [0.02, 0.02, 0.3]])
+    with torch.random.fork_rng():   # PyG draws from the global generator: seed it, or the test is flaky
+        torch.manual_seed(0)
+        ei = stochastic_blockmodel_graph([40, 40, 40], [[0.3, 0.02, 0.02], [0.02, 0.3, 0.02], [0.02, 0.02, 0.3]])
     sbm = Data(edge_index=ei, y=torch.arange(3).repeat_interleave(40), num_nodes=120)
     with pytest.raises(ValueError, match="train_per_class"):
         gs.make_split(sbm, p_test=0.1)
@@ -173,7 +175,9 @@ def test_make_split_on_karate_club_and_a_small_sbm():
     # the split feeds the estimators directly, as ids or as masks
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = gs.STKR(gs.InverseLaplacian(0.9), beta=1e-2).fit(sbm, s.mask("train"))
+        # beta = 10: with beta = 1e-2 this SBM's indefinite S makes the 15-label fit overshoot
+        # (test accuracy 0.33-0.92 over graph seeds 0-9); with 10 it is 1.0 on all ten
+        est = gs.STKR(gs.InverseLaplacian(0.9), beta=10.0).fit(sbm, s.mask("train"))
     assert (est.predict(s.mask("test")).argmax(1) == sbm.y[s.test]).float().mean() > 0.5
 
 

@@ -114,7 +114,7 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
         active = live.any(1).nonzero().flatten().tolist()   # shifts with a column still iterating
         for s in active:  # a converged shift costs nothing more (the small etas converge first)
             x[s].addcmul_(a_s[s], ps[s])
-        r = torch.addcmul(r, alpha, q, value=-1.0)
+        r.addcmul_(alpha, q, value=-1.0)   # r, p: owned by this loop, updated in place (no fresh [N, K] blocks)
         rs_new = (r * r).sum(0)
         beta = torch.where(act, rs_new / torch.where(act, rs, torch.ones_like(rs)), torch.zeros_like(rs))
         rel = zeta_new.abs() * torch.sqrt(rs_new) / bn                          # [G, K] residual of each shift
@@ -128,7 +128,7 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
         b_s = beta * ratio * ratio
         for s in live.any(1).nonzero().flatten().tolist():
             ps[s].mul_(b_s[s]).addcmul_(zeta_new[s], r)
-        p = torch.addcmul(r, beta, p)
+        p.mul_(beta).add_(r)
         zeta_old, zeta = zeta, zeta_new
         alpha_old, beta_old, rs = alpha, beta, rs_new
     else:
