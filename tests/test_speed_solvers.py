@@ -321,3 +321,14 @@ def test_blocked_sparse_product_equals_the_dense_product(monkeypatch):
     blocked = op @ x
     assert torch.allclose(blocked, S @ x, atol=1e-13, rtol=0)
     assert torch.equal(blocked, whole)
+
+
+def test_reuse_freed_memory_applies_on_glibc_and_can_be_turned_off(monkeypatch):
+    import platform
+
+    from graphstk._malloc import reuse_freed_memory
+    monkeypatch.setenv("GRAPHSTK_MALLOC", "default")
+    assert reuse_freed_memory() is False
+    monkeypatch.delenv("GRAPHSTK_MALLOC")
+    if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+        assert reuse_freed_memory() is True
