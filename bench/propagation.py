@@ -57,6 +57,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from graphstk._malloc import reuse_freed_memory  # noqa: E402
 from graphstk.methods import propagation as P  # noqa: E402
 from graphstk.operators.graph import GraphKernel  # noqa: E402
 from graphstk.spectral.solvers import ConvergenceError, ConvergenceWarning  # noqa: E402
@@ -266,6 +267,9 @@ def main(argv=None) -> int:
                     help="wall: time.perf_counter (default); cpu: time.process_time, CPU time of this process, "
                          "less sensitive to other jobs on a shared machine (use with --threads 1: idle OpenMP "
                          "threads spin and count as CPU time)")
+    ap.add_argument("--malloc", choices=["reuse", "default"], default="reuse",
+                    help="reuse: keep freed large blocks for reuse, as run.py does (graphstk/_malloc.py; default); "
+                         "default: glibc's defaults (every large temporary is fresh, zero-filled memory)")
     ap.add_argument("--no-pyg", action="store_true", help="skip PyG's LabelPropagation")
     ap.add_argument("--quick", action="store_true", help="sizes 1e4 1e5, 3 repeats")
     ap.add_argument("--seed", type=int, default=0)
@@ -277,6 +281,7 @@ def main(argv=None) -> int:
     repeats = args.repeats or (3 if args.quick else 7)
     tol_sizes = args.tol_sizes if args.tol_sizes is not None else [10 ** 4]
     torch.set_num_threads(args.threads)
+    reused = args.malloc == "reuse" and reuse_freed_memory()
     global CLOCK
     CLOCK = time.perf_counter if args.clock == "wall" else time.process_time
     methods = [m for m in METHODS if not (args.no_pyg and m == "PyG LP")]
@@ -292,7 +297,7 @@ def main(argv=None) -> int:
         print(f"# warning: other jobs keep the {os.cpu_count()} cores busy (load {load0[0]:.1f}); wall-clock timings "
               "with several OpenMP threads are unreliable then: prefer --threads 1 --clock cpu")
     print(f"# eta={args.eta} beta={args.beta} classes={args.classes} labeled={args.labeled} repeats={repeats} "
-          f"clock={args.clock}")
+          f"clock={args.clock} allocator={'freed blocks reused' if reused else 'glibc defaults'}")
 
     rows, tol_rows = [], []
     head = (f"{'N':>8} {'edges':>10} {'dtype':>7} {'T':>3} {'raw ms':>8} | "
@@ -381,7 +386,9 @@ def markdown(rows, tol_rows, verdicts, methods, machine, load0, load1, args, rep
          f"Random undirected graphs, {args.edges_per_node} random pairs per node (symmetrized), "
          f"{args.classes} classes, {args.labeled:.0%} labeled, eta={args.eta}, beta={args.beta}; "
          f"median of {repeats} repeats ({args.clock} clock); T iterations per timed call (T/4, at least 3, "
-         "for l^8), marginal cost of an iteration.", "",
+         "for l^8), marginal cost of an iteration; allocator: "
+         + ("freed large blocks reused (`--malloc reuse`, as run.py)." if args.malloc == "reuse" and sys.platform.startswith("linux")
+            else "glibc defaults (`--malloc default`).") , "",
          "Per-iteration time as a multiple of one raw `torch.sparse.mm(S, X[N, C])` (same dtype):", "",
          "| N | edges | dtype | T | raw ms | " + " | ".join(methods[1:]) + " | PyG / LP | PyG / Lap |",
          "|" + "---:|" * (5 + len(methods[1:]) + 2)]
