@@ -667,9 +667,9 @@ def use_multishift(prob: Problem, n_shifts: int) -> bool:
 
     Measured on the select views of seeds 0 and 1 (8 etas of Appendix D, ``E`` with n columns,
     2 threads, idle machine, engine of session 5), LU per eta vs multi-shift CG: Cora
-    (nnz(S) 13k) 0.2-0.3 s vs 0.4-0.5 s, CiteSeer (12k) 0.1-0.2 s vs 0.8-0.9 s, PubMed (108k)
-    3.3-3.4 s vs 2.2-2.6 s, DBLP (123k, LU fill 4.8M) 5.5-6.2 s vs 4.1-4.4 s, Photo (246k)
-    4.7-5.1 s vs 2.4-2.9 s, CS (182k) 29.5-32.1 s vs 24.2-24.5 s, Computers (505k, fill 13M)
+    (nnz(S) 10.6k) 0.2-0.3 s vs 0.4-0.5 s, CiteSeer (9.1k) 0.1-0.2 s vs 0.8-0.9 s, PubMed (88.6k)
+    3.3-3.4 s vs 2.2-2.6 s, DBLP (106k, LU fill 4.8M) 5.5-6.2 s vs 4.1-4.4 s, Photo (238k)
+    4.7-5.1 s vs 2.4-2.9 s, CS (164k) 29.5-32.1 s vs 24.2-24.5 s, Computers (492k, fill 13M)
     about 3x. CG costs about 170-400 products with ``n`` columns whatever the fill and the
     number of shifts; the LU's fill grows much faster than ``nnz(S)`` on these graphs. Multi-shift is
     taken for at least ``MULTISHIFT_MIN_SHIFTS`` etas when ``nnz(S) >= MULTISHIFT_MIN_NNZ`` (CPU, where

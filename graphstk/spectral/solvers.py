@@ -192,12 +192,7 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
         x = x + gamma * r if t == 1 else x.add_(gamma * r)
         r = apply(x).neg_().add_(b)
         if track or t in snaps or t == max_iter:
-            rel = float((_col_norm(r) / bn).max()) if r.numel() else 0.0
-            res.residuals.append(rel)
-            if rel != rel or rel == float("inf"):
-                _check_finite(r, "richardson", t)
-            if callback is not None:
-                callback(t, rel)
+            rel = _record_residual(res, r, bn, t, callback)
             if tol > 0 and rel < tol:
                 res.converged = True
                 res.n_iter = t
@@ -217,6 +212,18 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     return _finish(res, tol, "richardson", warn)
 
 
+def _record_residual(res: SolveResult, r: Tensor, bn: Tensor, t: int, callback) -> float:
+    """Append the largest relative residual of Richardson's iteration ``t`` to ``res``, check it is
+    finite, report it to ``callback``; returns it."""
+    rel = float((_col_norm(r) / bn).max()) if r.numel() else 0.0
+    res.residuals.append(rel)
+    if rel != rel or rel == float("inf"):
+        _check_finite(r, "richardson", t)
+    if callback is not None:
+        callback(t, rel)
+    return rel
+
+
 def _richardson_fused(apply: Apply, step: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, tol: float,
                       snaps: set[int], callback, bn: Tensor, track: bool) -> SolveResult:
     """:func:`richardson` with a fused ``step``: ``x_t`` is never modified in place, so snapshots
@@ -231,12 +238,7 @@ def _richardson_fused(apply: Apply, step: Apply, b: Tensor, gamma: float | Tenso
         else:
             x_next, r = None, apply(x).neg_().add_(b)
         if need:
-            rel = float((_col_norm(r) / bn).max()) if r.numel() else 0.0
-            res.residuals.append(rel)
-            if rel != rel or rel == float("inf"):
-                _check_finite(r, "richardson", t)
-            if callback is not None:
-                callback(t, rel)
+            rel = _record_residual(res, r, bn, t, callback)
             if t in snaps:
                 res.snapshots[t] = x
             if tol > 0 and rel < tol:
