@@ -282,6 +282,7 @@ def main(argv=None) -> int:
     tol_sizes = args.tol_sizes if args.tol_sizes is not None else [10 ** 4]
     torch.set_num_threads(args.threads)
     reused = args.malloc == "reuse" and reuse_freed_memory()
+    args.malloc_applied = reused
     global CLOCK
     CLOCK = time.perf_counter if args.clock == "wall" else time.process_time
     methods = [m for m in METHODS if not (args.no_pyg and m == "PyG LP")]
@@ -387,8 +388,8 @@ def markdown(rows, tol_rows, verdicts, methods, machine, load0, load1, args, rep
          f"{args.classes} classes, {args.labeled:.0%} labeled, eta={args.eta}, beta={args.beta}; "
          f"median of {repeats} repeats ({args.clock} clock); T iterations per timed call (T/4, at least 3, "
          "for l^8), marginal cost of an iteration; allocator: "
-         + ("freed large blocks reused (`--malloc reuse`, as run.py)." if args.malloc == "reuse" and sys.platform.startswith("linux")
-            else "glibc defaults (`--malloc default`).") , "",
+         + ("freed large blocks reused (`--malloc reuse`, as run.py)." if getattr(args, "malloc_applied", False)
+            else "the platform's defaults (`--malloc default`, `GRAPHSTK_MALLOC=default`, or no glibc)."), "",
          "Per-iteration time as a multiple of one raw `torch.sparse.mm(S, X[N, C])` (same dtype):", "",
          "| N | edges | dtype | T | raw ms | " + " | ".join(methods[1:]) + " | PyG / LP | PyG / Lap |",
          "|" + "---:|" * (5 + len(methods[1:]) + 2)]

@@ -37,11 +37,10 @@ from pathlib import Path
 
 import torch
 
-from graphstk._malloc import reuse_freed_memory
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from graphstk._malloc import reuse_freed_memory  # noqa: E402
 from graphstk.data import load_dataset, make_split  # noqa: E402
 from graphstk.experiments.config import grid_points, load_config  # noqa: E402
 from graphstk.operators import GraphKernel  # noqa: E402

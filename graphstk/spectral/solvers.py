@@ -182,7 +182,7 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     snaps = set(int(t) for t in snapshots)
     bn = _safe_norm(b)
     track = tol > 0 or callback is not None  # otherwise residuals only at snapshots and the end
-    if step is not None:
+    if step is not None and bool((torch.as_tensor(gamma) != 0).all()):   # gamma = 0: r_t is not (x_{t+1} - x_t) / gamma
         return _finish(_richardson_fused(apply, step, b, gamma, max_iter, tol, snaps, callback, bn, track),
                        tol, "richardson", warn)
     x = torch.zeros_like(b)
@@ -227,14 +227,22 @@ def _record_residual(res: SolveResult, r: Tensor, bn: Tensor, t: int, callback) 
 def _richardson_fused(apply: Apply, step: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, tol: float,
                       snaps: set[int], callback, bn: Tensor, track: bool) -> SolveResult:
     """:func:`richardson` with a fused ``step``: ``x_t`` is never modified in place, so snapshots
-    keep references, and ``r_t = (x_{t+1} - x_t) / gamma`` costs one pass where it is recorded."""
-    x = gamma * b          # x_1 = x_0 + gamma (b - A x_0) with x_0 = 0
+    keep references, and ``r_t = (x_{t+1} - x_t) / gamma`` costs one pass where it is recorded.
+
+    That difference measures how far the stored iterate moved: once rounding stops it (float32
+    with a ``tol`` below its reach) it reads 0 while ``b - A x_t`` does not. So a ``tol`` seemingly
+    met is confirmed with the true residual (one more product, once); if that misses ``tol`` the
+    iterate cannot improve any more and the solve ends as stalled."""
+    x = gamma * b if max_iter >= 1 else torch.zeros_like(b)   # x_1 = x_0 + gamma (b - A x_0), x_0 = 0
     res = SolveResult(x)
     for t in range(1, max_iter + 1):
         need = track or t in snaps or t == max_iter
+        confirmed = False
         if t < max_iter:
             x_next = step(x)
             r = (x_next - x).div_(gamma) if need else None
+            if tol > 0 and (float((_col_norm(r) / bn).max()) if r.numel() else 0.0) < tol:
+                r, confirmed = apply(x).neg_().add_(b), True
         else:
             x_next, r = None, apply(x).neg_().add_(b)
         if need:
@@ -245,7 +253,7 @@ def _richardson_fused(apply: Apply, step: Apply, b: Tensor, gamma: float | Tenso
                 res.converged = True
                 res.n_iter = t
                 break
-            if tol > 0 and rel > 1e8:   # diverging: stop now, _finish raises with the fix
+            if tol > 0 and (rel > 1e8 or confirmed):   # diverging, or stalled by rounding: _finish says so
                 res.n_iter = t
                 break
         if x_next is None:
