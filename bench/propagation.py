@@ -281,8 +281,7 @@ def main(argv=None) -> int:
     repeats = args.repeats or (3 if args.quick else 7)
     tol_sizes = args.tol_sizes if args.tol_sizes is not None else [10 ** 4]
     torch.set_num_threads(args.threads)
-    reused = args.malloc == "reuse" and reuse_freed_memory()
-    args.malloc_applied = reused
+    args.malloc_applied = args.malloc == "reuse" and reuse_freed_memory()   # the report names what is in effect
     global CLOCK
     CLOCK = time.perf_counter if args.clock == "wall" else time.process_time
     methods = [m for m in METHODS if not (args.no_pyg and m == "PyG LP")]
@@ -298,7 +297,7 @@ def main(argv=None) -> int:
         print(f"# warning: other jobs keep the {os.cpu_count()} cores busy (load {load0[0]:.1f}); wall-clock timings "
               "with several OpenMP threads are unreliable then: prefer --threads 1 --clock cpu")
     print(f"# eta={args.eta} beta={args.beta} classes={args.classes} labeled={args.labeled} repeats={repeats} "
-          f"clock={args.clock} allocator={'freed blocks reused' if reused else 'glibc defaults'}")
+          f"clock={args.clock} allocator={'freed blocks reused' if args.malloc_applied else 'defaults'}")
 
     rows, tol_rows = [], []
     head = (f"{'N':>8} {'edges':>10} {'dtype':>7} {'T':>3} {'raw ms':>8} | "
@@ -388,7 +387,7 @@ def markdown(rows, tol_rows, verdicts, methods, machine, load0, load1, args, rep
          f"{args.classes} classes, {args.labeled:.0%} labeled, eta={args.eta}, beta={args.beta}; "
          f"median of {repeats} repeats ({args.clock} clock); T iterations per timed call (T/4, at least 3, "
          "for l^8), marginal cost of an iteration; allocator: "
-         + ("freed large blocks reused (`--malloc reuse`, as run.py)." if getattr(args, "malloc_applied", False)
+         + ("freed large blocks reused (`--malloc reuse`, as run.py)." if args.malloc_applied
             else "the platform's defaults (`--malloc default`, `GRAPHSTK_MALLOC=default`, or no glibc)."), "",
          "Per-iteration time as a multiple of one raw `torch.sparse.mm(S, X[N, C])` (same dtype):", "",
          "| N | edges | dtype | T | raw ms | " + " | ".join(methods[1:]) + " | PyG / LP | PyG / Lap |",

@@ -321,7 +321,7 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
 
     b_train = b[prob.train]
 
-    def step(x):  # Zhou et al.'s update x <- eta S x + b in one pass over [N, K] (b lives on the labeled rows)
+    def step(x):  # Zhou et al.'s update x <- eta S x + [Y; 0] (Eq. 22) in one pass (b lives on the labeled rows)
         return prob.S(x).mul_(eta_col).index_add_(0, prob.train, b_train)
 
     out = EngineResult({})
@@ -587,21 +587,6 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     b = _tile(prob.scatter(prob.Y), len(pairs))
     npow = max(r, q - 1)
 
-    step = None
-    if r == 1 and q <= 2:  # e.g. the inverse Laplacian: M theta = (N I~ + n beta xi_1) S theta + n beta xi_0 theta
-        coef_s = N * train_mask + (n * beta_col * (xi[1] if q == 2 else 0.0))   # [N, K], built once
-        coef_0 = n * beta_col * xi[0]
-
-        def apply(theta):  # one sparse product and one fused multiply-add per iteration
-            return torch.addcmul(coef_0 * theta, coef_s, prob.S(theta))
-    else:
-        def apply(theta):  # lines 3-5 of Algorithm 2, sharing the powers S^p theta
-            powers = [theta]
-            for _ in range(npow):
-                powers.append(prob.S(powers[-1]))
-            qt = sum(xi[p] * powers[p] for p in range(q))
-            return N * train_mask * powers[r] + n * beta_col * qt
-
     rho_max = torch.tensor([max(tr.rho(torch.linspace(-lam, lam, 2049, dtype=torch.float64)).max().item(), 1e-300)
                             for tr, _ in pairs], dtype=prob.Y.dtype, device=prob.Y.device).repeat_interleave(C)
     if step_size == "auto":
@@ -611,13 +596,21 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     else:
         gamma = float(step_size)
 
-    if r == 1 and q <= 2:
-        # Richardson's update theta + gamma (b - M theta) fused into one product and two passes:
-        # (1 - gamma coef_0) theta - gamma (n beta xi_1) S theta on every row, plus, on the labeled
-        # rows only, gamma (b - N S theta).
+    step = None
+    if r == 1 and q <= 2:  # e.g. the inverse Laplacian: M theta = (N I~ + n beta xi_1) S theta + n beta xi_0 theta
+        xi_1 = xi[1] if q == 2 else 0.0
+        coef_s = N * train_mask + n * beta_col * xi_1   # [N, K], built once
+        coef_0 = n * beta_col * xi[0]
+
+        def apply(theta):  # M theta (Eq. 20): one sparse product and one fused multiply-add
+            return torch.addcmul(coef_0 * theta, coef_s, prob.S(theta))
+
+        # Richardson's update theta + gamma ([Y; 0] - M theta) (Algorithm 2, lines 3-5) fused into one
+        # product and two passes: (1 - gamma coef_0) theta - gamma (n beta xi_1) S theta on every row,
+        # plus, on the labeled rows only, gamma ([Y; 0] - N S theta).
         g = torch.as_tensor(gamma, dtype=prob.Y.dtype, device=prob.Y.device).expand(beta_col.shape)
         keep = 1.0 - g * coef_0
-        neg_c = -g * n * beta_col * (xi[1] if q == 2 else 0.0)
+        neg_c = -g * n * beta_col * xi_1
         gb_train = (g * b)[prob.train]
         gN = g * N
 
@@ -625,6 +618,13 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
             s_theta = prob.S(theta)
             lab = torch.addcmul(gb_train, gN, s_theta[prob.train], value=-1.0)
             return s_theta.mul_(neg_c).addcmul_(theta, keep).index_add_(0, prob.train, lab)
+    else:
+        def apply(theta):  # lines 3-5 of Algorithm 2, sharing the powers S^p theta
+            powers = [theta]
+            for _ in range(npow):
+                powers.append(prob.S(powers[-1]))
+            qt = sum(xi[p] * powers[p] for p in range(q))
+            return N * train_mask * powers[r] + n * beta_col * qt
 
     def predict_block(theta):
         for _ in range(r - 1):

@@ -192,7 +192,8 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
         x = x + gamma * r if t == 1 else x.add_(gamma * r)
         r = apply(x).neg_().add_(b)
         if track or t in snaps or t == max_iter:
-            rel = _record_residual(res, r, bn, t, callback)
+            rel = _relative(r, bn)
+            _record_residual(res, r, rel, t, callback)
             if tol > 0 and rel < tol:
                 res.converged = True
                 res.n_iter = t
@@ -212,16 +213,19 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     return _finish(res, tol, "richardson", warn)
 
 
-def _record_residual(res: SolveResult, r: Tensor, bn: Tensor, t: int, callback) -> float:
-    """Append the largest relative residual of Richardson's iteration ``t`` to ``res``, check it is
-    finite, report it to ``callback``; returns it."""
-    rel = float((_col_norm(r) / bn).max()) if r.numel() else 0.0
+def _relative(r: Tensor, bn: Tensor) -> float:
+    """The largest relative residual ``||r_j|| / ||b_j||`` over the columns."""
+    return float((_col_norm(r) / bn).max()) if r.numel() else 0.0
+
+
+def _record_residual(res: SolveResult, r: Tensor, rel: float, t: int, callback) -> None:
+    """Append ``rel``, the relative residual of Richardson's iteration ``t``, to ``res``, check it
+    is finite and report it to ``callback``."""
     res.residuals.append(rel)
     if rel != rel or rel == float("inf"):
         _check_finite(r, "richardson", t)
     if callback is not None:
         callback(t, rel)
-    return rel
 
 
 def _richardson_fused(apply: Apply, step: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, tol: float,
@@ -241,12 +245,15 @@ def _richardson_fused(apply: Apply, step: Apply, b: Tensor, gamma: float | Tenso
         if t < max_iter:
             x_next = step(x)
             r = (x_next - x).div_(gamma) if need else None
-            if tol > 0 and (float((_col_norm(r) / bn).max()) if r.numel() else 0.0) < tol:
+            rel = _relative(r, bn) if need else None
+            if tol > 0 and rel < tol:   # tol > 0 records every iteration (need is True)
                 r, confirmed = apply(x).neg_().add_(b), True
+                rel = _relative(r, bn)
         else:
             x_next, r = None, apply(x).neg_().add_(b)
+            rel = _relative(r, bn)
         if need:
-            rel = _record_residual(res, r, bn, t, callback)
+            _record_residual(res, r, rel, t, callback)
             if t in snaps:
                 res.snapshots[t] = x
             if tol > 0 and rel < tol:

@@ -30,7 +30,7 @@ import time
 import numpy as np
 import torch
 
-from ..config import grid_points
+from ..config import LEAVE_ONE_OUT, grid_points
 from ..registry import Problem
 from .base import ProtocolError, VectorProtocol, call_method, error_rate, masked_labels, n_wrong, select
 
@@ -52,7 +52,7 @@ def cv_folds(y_labeled: torch.Tensor, n_folds: int | str, seed: int) -> tuple[li
     if n < 2:
         raise ProtocolError(f"cross-validation needs at least 2 labeled points, got {n}")
     if isinstance(n_folds, str):
-        if n_folds != "leave-one-out":
+        if n_folds != LEAVE_ONE_OUT:
             raise ProtocolError(f"n_folds must be an integer >= 2 or 'leave-one-out', got {n_folds!r}")
         n_folds = n
     k = min(int(n_folds), n)
@@ -128,7 +128,7 @@ class FixedSplits(VectorProtocol):
         return {"name": self.name, "metric": "error: misclassified unlabeled points of each split, in percent",
                 "n_labeled": "labeled points per split (the dataset's own splits)",
                 "selection": (("leave-one-out cross-validation over the labeled points of each split (one fold "
-                               "per labeled point)") if self.opts["cv_folds"] == "leave-one-out" else
+                               "per labeled point)") if self.opts["cv_folds"] == LEAVE_ONE_OUT else
                               (f"{self.opts['cv_folds']}-fold cross-validation over the labeled points of each split "
                                "(k = min(cv_folds, labeled points); stratified when every class has >= k labeled "
                                "points, else plain k-fold, i.e. leave-one-out at 10 labels)"))
