@@ -125,6 +125,23 @@ class SemiSupervisedClassifier(ClassifierMixin, BaseEstimator):
             return torch.as_tensor(self.classes_, device=idx.device)[idx]
         return self.classes_[idx.cpu().numpy()]
 
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy of ``predict(X)`` on the labeled entries of ``y`` (entries ``-1`` are unlabeled
+        and left out), so that ``cross_val_score`` and ``GridSearchCV`` with default scoring
+        measure held-out labeled points only."""
+        from sklearn.metrics import accuracy_score
+
+        yn = y.detach().cpu().numpy() if is_torch(y) else np.asarray(y)
+        keep = ~((yn == -1) | (yn == "-1")) if yn.dtype.kind in "USO" else yn != -1
+        if not keep.any():
+            raise ValueError("score needs labeled points: every entry of y is -1 (unlabeled)")
+        ids = np.flatnonzero(keep)
+        Xk = X[torch.from_numpy(ids).to(X.device)] if is_torch(X) else (X[ids] if sp.issparse(X) else np.asarray(X)[ids])
+        pred = self.predict(Xk)
+        pred = pred.detach().cpu().numpy() if is_torch(pred) else pred
+        w = None if sample_weight is None else np.asarray(sample_weight)[ids]
+        return float(accuracy_score(yn[ids], pred, sample_weight=w))
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = self._accept_sparse

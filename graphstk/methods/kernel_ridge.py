@@ -30,6 +30,7 @@ import math
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_array
@@ -42,6 +43,8 @@ from ..operators.feature import FeatureKernelOperator, kernel_function
 from ..spectral.solvers import cg
 
 __all__ = ["kernel_ridge_solve", "KernelRidge", "RandomFeatureRidge", "block_cg"]
+
+_SPARSE_KERNELS = ("linear", "gaussian")
 
 
 def _as_targets(y, n: int, dtype, device) -> tuple[Tensor, bool]:
@@ -142,7 +145,9 @@ class KernelRidge(RegressorMixin, BaseEstimator):
 
     ``fit(X, y)`` (``X`` ``[n, d]``, ``y`` ``[n]`` or ``[n, C]``), ``predict(X)``, ``score`` (R^2,
     scikit-learn's regressor contract). NumPy in gives NumPy out; a tensor on any device gives a
-    tensor there.
+    tensor there. With the linear and Gaussian kernels, ``X`` may be ``scipy.sparse`` (tf-idf
+    text; CPU).
+    :meth:`predict_path` gives the predictions of many ``lam`` from one kernel evaluation.
 
     Parameters
     ----------
@@ -188,38 +193,71 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         -------
         self
         """
-        X = validate_features(self, X, reset=True)
         self.kernel_ = self._kernel()
-        if self.solver == "direct":
-            n = X.shape[0]
-            check_allocation(2.0 * n * n * X.element_size(), f"the {n} x {n} kernel matrix (solver='direct')",
-                             "pass solver='cg' (kernel products in row blocks, no n x n matrix)", X.device)
-        op = FeatureKernelOperator(X, kernel=self.kernel_, normalize=self.normalize, block_size=self.block_size)
-        self.dual_coef_, self.n_iter_ = kernel_ridge_solve(op, y, self.lam, solver=self.solver, tol=self.tol,
-                                                           max_iter=self.max_iter, return_n_iter=True)
+        X = validate_features(self, X, reset=True, accept_sparse=self.kernel_.name in _SPARSE_KERNELS)
+        n = X.shape[0]
+        if self.solver == "direct" or sp.issparse(X):
+            check_allocation(2.0 * n * n * 8, f"the {n} x {n} kernel matrix (solver='direct')",
+                             "pass solver='cg' (kernel products in row blocks, no n x n matrix)",
+                             "cpu" if sp.issparse(X) else X.device)
         self.X_fit_ = X
+        self.dual_coef_, self.n_iter_ = kernel_ridge_solve(self._operator(X), y, self.lam, solver=self.solver,
+                                                           tol=self.tol, max_iter=self.max_iter, return_n_iter=True)
+        self._y = y
         return self
 
-    def predict(self, X) -> Tensor:
+    def _operator(self, X) -> KernelOperator:
+        """``K(X, X_fit_)`` (``X_fit_`` itself when ``X`` is it): a lazy feature-kernel operator, or
+        for ``scipy.sparse`` points (linear and Gaussian kernels) the dense block from
+        :mod:`sklearn.metrics.pairwise` (a host step: sparse points live on the CPU)."""
+        Y = None if X is self.X_fit_ else self.X_fit_
+        if sp.issparse(X):
+            from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
+
+            from ..operators.base import DenseOperator
+            if self.normalize:
+                raise ValueError("normalize=True needs dense X; pass X.toarray()")
+            G = (linear_kernel(X, Y) if self.kernel_.name == "linear"
+                 else rbf_kernel(X, Y, gamma=0.5 / self.kernel_.sigma ** 2))
+            return DenseOperator(torch.from_numpy(np.asarray(G, dtype=np.float64)))
+        return FeatureKernelOperator(X, Y, kernel=self.kernel_, normalize=self.normalize, block_size=self.block_size)
+
+    def _validated(self, X):
+        Xt = validate_features(self, X, reset=False, accept_sparse=sp.issparse(self.X_fit_))
+        return Xt if sp.issparse(Xt) else Xt.to(device=self.X_fit_.device, dtype=self.X_fit_.dtype)
+
+    def predict(self, X):
         """``f(x) = sum_i alpha_i k(x, x_i)`` for every row of ``X``.
 
         Parameters
         ----------
-        X : Tensor or array ``[m, d]``
+        X : array-like or Tensor ``[m, d]`` (scipy.sparse with the linear kernel)
 
         Returns
         -------
         ndarray or Tensor ``[m]`` or ``[m, C]`` (the shape of ``y``), of ``X``'s array type.
         """
         check_is_fitted(self)
-        Xt = validate_features(self, X, reset=False).to(device=self.X_fit_.device, dtype=self.X_fit_.dtype)
-        op = FeatureKernelOperator(Xt, self.X_fit_, kernel=self.kernel_, normalize=self.normalize,
-                                   block_size=self.block_size)
-        return to_output(op @ self.dual_coef_, X)
+        return to_output(self._operator(self._validated(X)) @ self.dual_coef_, X)
+
+    def predict_path(self, X, lams) -> list:
+        """``predict(X)`` for every ``lam`` in ``lams`` from one evaluation of ``K(X, X_fit_)``
+        (what a grid search over ``lam`` needs; the fitted state is unchanged). ``solver="direct"``
+        materialises the ``n x n`` training kernel once; ``"cg"`` solves through products.
+        Returns a list of arrays of ``X``'s type."""
+        check_is_fitted(self)
+        K_X = self._operator(self._validated(X)).to_dense()
+        K = self._operator(self.X_fit_)
+        if self.solver == "direct":
+            from ..operators.base import DenseOperator
+            K = DenseOperator(K.to_dense())
+        return [to_output(K_X @ kernel_ridge_solve(K, self._y, lam, solver=self.solver, tol=self.tol,
+                                                   max_iter=self.max_iter), X) for lam in lams]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
+        tags.input_tags.sparse = str(self.kernel).lower() in _SPARSE_KERNELS + ("rbf",) and not self.normalize
         return tags
 
 

@@ -35,7 +35,7 @@ import math
 import torch
 from torch import Tensor
 
-from .._arrays import torch_generator
+from .._arrays import check_is_fitted, to_output, torch_generator, validate_features
 from ..memory import check_allocation
 from ..operators.base import SparseOperator
 from ..operators.feature import FeatureKernelOperator, Kernel, as_features, check_positive, knn_graph
@@ -138,11 +138,18 @@ class LapRLSC(SemiSupervisedClassifier):
         ``m``: Nystroem factor on ``m`` random points.
     random_state : int, RandomState or None, default None
         Seeds the landmark draw.
+    gamma_scale : {"absolute", "trace"}, default "absolute"
+        ``"trace"`` multiplies ``gamma_A`` and ``gamma_I`` by the mean of ``diag(R R^T)`` (the
+        kernel's mean diagonal: 1 for an exact Gaussian, ``mean ||x||^2`` for linear), so one grid
+        fits every data set; the same rule as ``lam_scale`` of the Fredholm classifiers.
+
+    :meth:`decision_path` gives the scores of many ``(gamma_A, gamma_I)`` from one fit.
 
     Attributes
     ----------
     classes_, n_features_in_
     coef_ : Tensor ``[m, C]`` (``beta``; one column for two classes)
+    scale_ : float, the mean of ``diag(R R^T)`` (``gamma_scale="trace"``)
     landmarks_ : Tensor ``[m, d]`` or None (linear kernel)
     proj_ : Tensor ``[m, m']`` or None, ``r(x) = k(x, landmarks_) proj_``
     kernel_ : the :class:`~graphstk.operators.Kernel`
@@ -150,7 +157,8 @@ class LapRLSC(SemiSupervisedClassifier):
 
     def __init__(self, kernel="gaussian", width: float | None = None, gamma_A: float = 1e-3,
                  gamma_I: float = 1.0, n_neighbors: int = 10, graph_weights: str = "gaussian",
-                 normalized_laplacian: bool = False, landmarks: int | None = None, random_state=None):
+                 normalized_laplacian: bool = False, landmarks: int | None = None, random_state=None,
+                 gamma_scale: str = "absolute"):
         self.kernel = kernel
         self.width = width
         self.gamma_A = gamma_A
@@ -160,6 +168,7 @@ class LapRLSC(SemiSupervisedClassifier):
         self.normalized_laplacian = normalized_laplacian
         self.landmarks = landmarks
         self.random_state = random_state
+        self.gamma_scale = gamma_scale
 
     def _landmark_ids(self, n: int, device) -> Tensor | None:
         if self.landmarks is None:
@@ -171,17 +180,26 @@ class LapRLSC(SemiSupervisedClassifier):
             return None
         return torch.randperm(n, generator=torch_generator(self.random_state))[:int(m)].to(device)
 
-    def _fit(self, X: Tensor, labeled: Tensor, Y: Tensor):
-        gA = check_positive("gamma_A", self.gamma_A)
-        gI = float(self.gamma_I)
+    def _gammas(self, gamma_A, gamma_I) -> tuple[float, float]:
+        gA = check_positive("gamma_A", gamma_A)
+        gI = float(gamma_I)
         if not (gI >= 0 and math.isfinite(gI)):
-            raise ValueError(f"gamma_I must be a finite number >= 0, got {self.gamma_I!r}")
+            raise ValueError(f"gamma_I must be a finite number >= 0, got {gamma_I!r}")
+        if self.gamma_scale == "absolute":
+            return gA, gI
+        if self.gamma_scale == "trace":
+            return gA * self.scale_, gI * self.scale_
+        raise ValueError(f"gamma_scale must be 'absolute' or 'trace', got {self.gamma_scale!r}")
+
+    def _fit(self, X: Tensor, labeled: Tensor, Y: Tensor):
         kern = kernel_from_width(self.kernel, self.width, "kernel")
         lm = None if kern.name == "linear" else self._landmark_ids(X.shape[0], X.device)
         R, P = kernel_factor(kern, X, lm)
         k = min(int(self.n_neighbors), X.shape[0] - 1)
         Lap = graph_laplacian(X, k, self.graph_weights, normalized=self.normalized_laplacian)
-        self.coef_ = laprls_path(R, Lap @ R, labeled, Y, [(gA, gI)])[0]
+        self.scale_ = float((R * R).sum(1).mean())
+        self._path_state = (R, Lap @ R, labeled, Y)
+        self.coef_ = laprls_path(*self._path_state, [self._gammas(self.gamma_A, self.gamma_I)])[0]
         self.kernel_, self.proj_ = kern, P
         self.landmarks_ = None if P is None else (X if lm is None else X.index_select(0, lm))
 
@@ -195,3 +213,12 @@ class LapRLSC(SemiSupervisedClassifier):
     def _scores(self, X: Tensor) -> Tensor:
         R = self.features(X)
         return R @ self.coef_.to(device=R.device, dtype=R.dtype)
+
+    def decision_path(self, X, gammas) -> list:
+        """``decision_function(X)`` for every ``(gamma_A, gamma_I)`` in ``gammas`` (same
+        ``gamma_scale``), sharing this fit's kernel factor and graph (what a grid search over the
+        two regularisers needs; the fitted state is unchanged). A list of arrays of ``X``'s type."""
+        check_is_fitted(self)
+        RX = self.features(validate_features(self, X, reset=False))
+        betas = laprls_path(*self._path_state, [self._gammas(gA, gI) for gA, gI in gammas])
+        return [to_output(S[:, 0] if S.shape[1] == 1 else S, X) for S in (RX @ b.to(RX.dtype) for b in betas)]

@@ -9,6 +9,7 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
+from ..._arrays import check_is_fitted, to_output, validate_features
 from ...memory import check_allocation
 from .._semi_supervised import SemiSupervisedClassifier
 from .kernel import FredholmKernel, _match, _n, _take, fredholm_instance
@@ -74,9 +75,11 @@ class _FredholmBase(SemiSupervisedClassifier):
         beta = self._solve(K_LL, Y, self.lam_)
         self.dual_coef_ = beta
         self.operator_ = op
-        # c(x) = a(x)^T (KH A_L^T beta): keep h = KH A_L^T beta [n, C]; prediction needs a(x) only
+        self.gram_ = K_LL
+        self._targets = Y
+        # c(x) = a(x)^T (KH A_L^T beta): keep h = KH A_L^T beta [n, C]; prediction needs a(x) only.
+        # The [n, l] factor KH A_L^T stays cached in the operator for decision_path.
         self.h_ = op.right_factor() @ beta.to(device=op.device, dtype=op.dtype)
-        op._right = None  # release the [n, l] factor
         if op.outer.name == "linear":
             U = op.U
             self.coef_ = (torch.from_numpy(np.asarray(U.T @ self.h_.cpu().numpy())) if sp.issparse(U)
@@ -84,6 +87,20 @@ class _FredholmBase(SemiSupervisedClassifier):
 
     def _scores(self, X) -> Tensor:
         return self.operator_._weights_matmul(_match(X, self.operator_.U, "X"), self.h_)
+
+    def decision_path(self, X, lams) -> list:
+        """``decision_function(X)`` of this fitted kernel for every ``lam`` in ``lams`` (same
+        ``lam_scale``), from one evaluation of ``K_F[X, L]`` (what a grid search over ``lam``
+        needs; the fitted state is unchanged). Returns a list of arrays of ``X``'s type."""
+        check_is_fitted(self)
+        P = validate_features(self, X, reset=False, accept_sparse=self._accept_sparse)
+        K_PL = self.operator_.cross(P)
+        out = []
+        for lam in lams:
+            S = K_PL @ self._solve(self.gram_, self._targets, effective_lam(lam, self.lam_scale, self.gram_)).to(
+                K_PL.dtype)
+            out.append(to_output(S[:, 0] if S.shape[1] == 1 else S, X))
+        return out
 
 
 class FredholmRLSC(_FredholmBase):
@@ -100,12 +117,14 @@ class FredholmRLSC(_FredholmBase):
     (Eq. 6 when ``normalized``) over the labeled points and ``Y`` one-vs-rest ``+-1`` targets.
 
 """ + _PARAMS + """
-    Use :meth:`instance` for the paper's kernels: ``FredholmRLSC.instance("FredGauss(N)", r, lam=...)``.
+    Use :meth:`instance` for the paper's kernels: ``FredholmRLSC.instance("FredGauss(N)", r, lam=...)``,
+    and :meth:`decision_path` for the scores of many ``lam`` from one fit.
 
     Attributes
     ----------
     classes_, n_features_in_, lam_
     dual_coef_ : Tensor ``[l, C]`` (``alpha``; one column for two classes)
+    gram_ : Tensor ``[l, l]``, ``K_F`` over the labeled points
     h_ : Tensor ``[n, C]``, ``KH A_L^T alpha`` (prediction needs only the outer weights of new points)
     operator_ : :class:`FredholmKernel`
     coef_ : Tensor ``[d, C]``, for a linear outer kernel (FredLin1): ``c(x) = x^T coef_``
