@@ -1,10 +1,12 @@
 #!/usr/bin/env python
-"""Regenerate every table of ``docs/reproduction/*.md`` from the run outputs in ``docs/results/``.
+"""Regenerate every table of ``docs/reproduction/*.md`` and ``docs/benchmarks.md`` from ``docs/results/``.
 
 A table sits between ``<!-- table: NAME -->`` and ``<!-- /table -->`` in a page; this script
 replaces what is between the two markers with the table that ``TABLES[NAME]`` renders from the
 ``results.json`` files, followed by one provenance line (config, command, graphstk version read
-from the results file). No number in a table is typed by hand.
+from the results file). ``<!-- include: PATH [N] | COMMAND -->`` ... ``<!-- /include -->`` takes
+the N-th markdown table (or the whole text) of a file a benchmark script wrote, followed by the
+line naming that script. No number in a table is typed by hand.
 
 Usage::
 
@@ -148,8 +150,15 @@ def provenance(rows: list[dict]) -> str:
         config = f"`{config}`" if " " not in config else config.replace("configs/separating_table2.yaml",
                                                                           "`configs/separating_table2.yaml`")
         parts.append(f"config {config}; command `{command}`; graphstk {version}; "
-                     f"run files [docs/results/{src}/](../results/{src}/)")
+                     f"run files [docs/results/{src}/]({_link('docs/results/' + src)}/)")
     return "Source: " + " — ".join(parts) + "."
+
+
+PAGE_DIR = HERE   # directory of the page being built; links are relative to it
+
+
+def _link(path: str) -> str:
+    return os.path.relpath(os.path.join(ROOT, path), PAGE_DIR)
 
 
 def within_summary(rows: list[dict], by: str = "dataset") -> str:
@@ -257,6 +266,21 @@ def t_separating_diff():
                  lambda r: r["dataset"], ["method"], value=lambda r: f"{r['mean'] - r['paper']['mean']:+.3f}"), rows
 
 
+def t_config_times():
+    """Wall time of whole config runs, read from their results.json (``wall_time_s``)."""
+    head = ["config", "datasets", "rows", "wall time", "command"]
+    body, rows_all = [], []
+    for src in ("table1", "table4", "sskpca_table1", "sskpca_table2", "fredholm_toy", "separating_table2"):
+        with open(os.path.join(RESULTS, src, "results.json")) as f:
+            data = json.load(f)
+        rows = load(src)
+        rows_all += rows
+        t = data["wall_time_s"]
+        body.append([f"`{RUNS[src][0]}`", ", ".join(dict.fromkeys(r["dataset"] for r in rows)), str(len(rows)),
+                     f"{t:.0f} s ({t / 60:.1f} min)", f"`{RUNS[src][1]}`"])
+    return md_table(head, body), rows_all
+
+
 def _with_rows(lines, rows):
     return lines, rows
 
@@ -310,10 +334,32 @@ TABLES = {
                             load("separating_table2")),
     "sep-readings": t_separating_readings,
     "sep-lambda": t_separating_lambda,
+    "bench-configs": t_config_times,
     "sep-laplacian": lambda: (pivot([r for r in load("separating_repro") if (r.get("options") or {}).get("kernel")],
                                     lambda r: (r["method"],), lambda r: r["dataset"], ["method (l1-Laplacian kernel)"],
                                     value=lambda r: fmt(r["mean"], 3)), load("separating_repro")),
 }
+
+
+def include(spec: str) -> str:
+    """``PATH [N] | COMMAND``: the N-th markdown table of a file a benchmark script wrote (the whole
+    file as a code block when N is left out), then the line naming the script that writes it."""
+    what, command = (x.strip() for x in spec.split("|", 1))
+    path, *nth = what.split()
+    with open(os.path.join(ROOT, path)) as f:
+        text = f.read()
+    if nth:
+        tables, cur = [], []
+        for ln in text.splitlines() + [""]:
+            if ln.startswith("|"):
+                cur.append(ln)
+            elif cur:
+                tables.append(cur)
+                cur = []
+        body = tables[int(nth[0]) - 1]
+    else:
+        body = ["```"] + text.strip("\n").splitlines() + ["```"]
+    return "\n".join(body + ["", f"<sub>Written by `{command}`: [{path}]({_link(path)}).</sub>"])
 
 
 def render(name: str) -> str:
@@ -325,21 +371,24 @@ def render(name: str) -> str:
 
 
 MARK = re.compile(r"(<!-- table: ([\w-]+) -->\n)(.*?)(<!-- /table -->)", re.S)
+INCLUDE = re.compile(r"(<!-- include: (.+?) -->\n)(.*?)(<!-- /include -->)", re.S)
 
 
 def build(text: str) -> str:
-    return MARK.sub(lambda m: m.group(1) + render(m.group(2)) + "\n" + m.group(4), text)
+    text = MARK.sub(lambda m: m.group(1) + render(m.group(2)) + "\n" + m.group(4), text)
+    return INCLUDE.sub(lambda m: m.group(1) + include(m.group(2)) + "\n" + m.group(4), text)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if a page differs from what the results give")
     args = ap.parse_args(argv)
+    global PAGE_DIR
     stale = []
-    for fn in sorted(os.listdir(HERE)):
-        if not fn.endswith(".md"):
-            continue
-        path = os.path.join(HERE, fn)
+    pages = [os.path.join(HERE, fn) for fn in sorted(os.listdir(HERE)) if fn.endswith(".md")]
+    for path in pages + [os.path.join(ROOT, "docs", "benchmarks.md")]:
+        fn = os.path.relpath(path, ROOT)
+        PAGE_DIR = os.path.dirname(path)
         with open(path) as f:
             old = f.read()
         new = build(old)
