@@ -235,7 +235,7 @@ def _stkr(folder, val=False, class0=False, **match):
 
 def t_separating_readings():
     head = ["reading", "Spectral 3vs8", "Parzen 3vs8", "1CSVM 3vs8", "std over trials"]
-    names = {"separating_table2_discrete_curvature": "uniform reduced sets drawn once (older lambda rule)",
+    names = {"separating_table2_discrete_curvature": "uniform reduced sets drawn once (discrete-curvature lambda rule)",
              "separating_table2_redrawn_tests": "class-balanced reduced sets redrawn every trial, test set included",
              "separating_table2": "fixed class-balanced test set, training images redrawn (main)"}
     body, rows_all = [], []
