@@ -453,7 +453,7 @@ class SpectralSupportEstimator(BaseEstimator):
                 raise ValueError(f"approx='rff' needs a shift-invariant kernel with a Fourier sampler "
                                  f"(gaussian, laplacian, cauchy), got {self.kernel_.name!r}; use approx='nystroem'")
             self._rff = RandomFourierFeatures(self.kernel_.name, self.sigma_, n_features=max(1, k // 2),
-                                              seed=self.seed).fit(X)
+                                              random_state=self.seed).fit(X)
         C, cache = None, []
         keep = n * k <= _FEATURE_CACHE_ELEMS     # keep z(x_i) for tau_n instead of recomputing the kernel rows
         for s, e in self._row_blocks(n):
