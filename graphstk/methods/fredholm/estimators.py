@@ -59,8 +59,9 @@ class _FredholmBase(SemiSupervisedClassifier):
         """The Sec. 5 instance ``name`` (``FredLin1``, ..., ``FredGauss(N)``) with width ``r``."""
         return cls(**fredholm_instance(name, width), **kwargs)
 
-    def _solve(self, K_LL: Tensor, Y: Tensor, lam: float) -> Tensor:
-        return solve_square(K_LL, Y, lam)
+    def _solve(self, K_LL: Tensor, Y: Tensor, lam: float) -> tuple[Tensor, int | None]:
+        """``(beta, iterations or None)``."""
+        return solve_square(K_LL, Y, lam), None
 
     def _fit(self, X, labeled: Tensor, Y: Tensor):
         XL = _take(X, labeled)
@@ -72,7 +73,9 @@ class _FredholmBase(SemiSupervisedClassifier):
                             inner_width=self.inner_width, normalized=self.normalized, block_size=self.block_size)
         K_LL = op.to_dense()
         self.lam_ = effective_lam(self.lam, self.lam_scale, K_LL)
-        beta = self._solve(K_LL, Y, self.lam_)
+        beta, n_iter = self._solve(K_LL, Y, self.lam_)
+        if n_iter is not None:
+            self.n_iter_ = n_iter
         self.dual_coef_ = beta
         self.operator_ = op
         self.gram_ = K_LL
@@ -97,8 +100,8 @@ class _FredholmBase(SemiSupervisedClassifier):
         K_PL = self.operator_.cross(P)
         out = []
         for lam in lams:
-            S = K_PL @ self._solve(self.gram_, self._targets, effective_lam(lam, self.lam_scale, self.gram_)).to(
-                K_PL.dtype)
+            beta, _ = self._solve(self.gram_, self._targets, effective_lam(lam, self.lam_scale, self.gram_))
+            S = K_PL @ beta.to(K_PL.dtype)
             out.append(to_output(S[:, 0] if S.shape[1] == 1 else S, X))
         return out
 
@@ -141,18 +144,26 @@ class FredholmSVM(_FredholmBase):
 
 """ + _PARAMS + """    random_state : int, RandomState or None, default None
         Seeds liblinear's coordinate order.
+    tol : float, default 1e-8
+        liblinear's stopping tolerance.
+    max_iter : int, default 100000
+        liblinear's iteration cap per one-vs-rest column.
 
-    Attributes: those of :class:`FredholmRLSC`.
+    Attributes: those of :class:`FredholmRLSC`, and ``n_iter_`` (liblinear's largest iteration
+    count over the columns).
     """
 
     _loss = "hinge"
 
     def __init__(self, outer="gaussian", inner="gaussian", outer_width=None, inner_width=None,
                  normalized: bool = False, lam: float = 1e-3, lam_scale: str = "absolute",
-                 block_size: int | None = None, random_state=None):
+                 block_size: int | None = None, random_state=None, tol: float = 1e-8, max_iter: int = 100000):
         super().__init__(outer=outer, inner=inner, outer_width=outer_width, inner_width=inner_width,
                          normalized=normalized, lam=lam, lam_scale=lam_scale, block_size=block_size)
         self.random_state = random_state
+        self.tol = tol
+        self.max_iter = max_iter
 
-    def _solve(self, K_LL: Tensor, Y: Tensor, lam: float) -> Tensor:
-        return solve_hinge(K_LL, Y, lam, random_state=self.random_state)
+    def _solve(self, K_LL: Tensor, Y: Tensor, lam: float) -> tuple[Tensor, int]:
+        return solve_hinge(K_LL, Y, lam, tol=self.tol, max_iter=self.max_iter, random_state=self.random_state,
+                           return_n_iter=True)

@@ -51,7 +51,7 @@ def solve_square(K_LL: Tensor, Y: Tensor, lam: float) -> Tensor:
 
 
 def solve_hinge(K_LL: Tensor, Y: Tensor, lam: float, tol: float = 1e-8, max_iter: int = 100000,
-                random_state=0) -> Tensor:
+                random_state=0, return_n_iter: bool = False):
     """Eq. 7 (hinge loss, no bias) on the Fredholm Gram block, one binary SVM per column of ``Y``.
 
     The dual after l.141 is ``max_a sum_i a_i - 1/2 sum_ij a_i a_j y_i y_j K_F(x_i, x_j)``,
@@ -65,7 +65,9 @@ def solve_hinge(K_LL: Tensor, Y: Tensor, lam: float, tol: float = 1e-8, max_iter
     so that the decision function is ``c(x) = sum_s K_F(x, x_s) beta_s``.
 
     Runs on the host (liblinear): ``K_LL`` ``[l, l]`` and ``Y`` are copied to the CPU once and
-    ``beta`` is returned on ``K_LL``'s device.
+    ``beta`` is returned on ``K_LL``'s device (with liblinear's largest iteration count over the
+    columns when ``return_n_iter``). ``tol``, ``max_iter``: liblinear's stopping rule;
+    ``random_state``: its coordinate order.
     """
     from sklearn.svm import LinearSVC
 
@@ -81,6 +83,7 @@ def solve_hinge(K_LL: Tensor, Y: Tensor, lam: float, tol: float = 1e-8, max_iter
     V, ev = V[:, keep], ev[keep]
     Phi = (V * ev.sqrt()).numpy()
     out = torch.zeros(l, Y.shape[1], dtype=torch.float64)
+    n_iter = 1
     for c in range(Y.shape[1]):
         yc = Y[:, c].numpy()
         if np.all(yc == yc[0]):  # one class only: the dual optimum is a = C (all margins violated)
@@ -88,8 +91,9 @@ def solve_hinge(K_LL: Tensor, Y: Tensor, lam: float, tol: float = 1e-8, max_iter
             continue
         svm = LinearSVC(loss="hinge", dual=True, fit_intercept=False, C=C, tol=tol, max_iter=max_iter,
                         random_state=random_state).fit(Phi, yc)
+        n_iter = max(n_iter, int(np.max(svm.n_iter_)))
         w = torch.from_numpy(svm.coef_.ravel().astype(np.float64))
         # w = Phi^T beta; every beta with Phi^T beta = w gives the same K_F-predictions
         out[:, c] = V @ (w / ev.sqrt())
-    return out.to(device)
+    return (out.to(device), n_iter) if return_n_iter else out.to(device)
 
