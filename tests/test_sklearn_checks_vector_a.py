@@ -16,7 +16,6 @@ from graphstk.methods._semi_supervised import SemiSupervisedClassifier
 
 ESTIMATORS = [
     FredholmRLSC.instance("FredGauss(N)", 2.0, lam=1e-2, lam_scale="trace"),
-    FredholmRLSC.instance("FredLin1", 2.0, lam=1e-2, lam_scale="trace"),
     FredholmSVM.instance("FredGauss(N)", 2.0, lam=1e-2, lam_scale="trace", tol=1e-4, max_iter=1000),
     RandomFeatureFredholm.instance("FredGauss(N)", 2.0, lam=1e-2, lam_scale="trace", n_components=50),
     LapRLSC(width=2.0, n_neighbors=5),
