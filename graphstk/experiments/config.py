@@ -102,21 +102,25 @@ def _choice_message(v, allowed, what: str = "value") -> str:
            f"(allowed: {', '.join(allowed)})"
 
 
-def _path(loc, raw) -> tuple[str, Any]:
-    """The key path of a pydantic error location (union branch tags dropped) and the input there."""
+_TAGS = {"str", "int", "float", "bool", "none", "list", "dict"}     # union branch tags of pydantic error locations
+
+
+def _path(loc, raw) -> str:
+    """The key path of a pydantic error location (union branch tags dropped)."""
     parts, node = [], raw
     for x in loc:
         if isinstance(node, dict) and x in node:
             node = node[x]
         elif isinstance(node, list) and isinstance(x, int) and x < len(node):
             node = node[x]
-        elif isinstance(node, dict) and isinstance(x, str) and x.isidentifier() and not x[0].isupper():
-            node = None         # a key that is absent (missing) or a field added by a validator
+        elif isinstance(x, str) and (x in _TAGS or not x.isidentifier() or x[0].isupper()):
+            continue            # a union branch tag
+        elif isinstance(node, dict) or node is None:
+            node = None         # a key that is absent (missing), or below one
         else:
             continue
         parts.append(x)
-    text = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in parts).lstrip(".")
-    return text, node
+    return "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in parts).lstrip(".")
 
 
 def _message(e: dict) -> str:
@@ -129,6 +133,10 @@ def _message(e: dict) -> str:
         return _choice_message(v, re.findall(r"'([^']*)'", e["ctx"]["expected"]))
     if kind in ("too_short",) and isinstance(v, list):
         return "empty list (give at least one value)"
+    ctx = e.get("ctx") or {}
+    for key, op in (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<=")):
+        if key in ctx:
+            return f"must be {op} {ctx[key]}, got {v!r}"
     words = {"bool_type": "expected true or false", "int_type": "expected an integer",
              "float_type": "expected a number", "string_type": "expected a string",
              "dict_type": "expected a mapping", "list_type": "expected a list",
@@ -141,7 +149,7 @@ def _config_error(err: ValidationError, raw: dict) -> ConfigError:
     best = None
     for e in err.errors():
         loc = tuple(e["loc"]) + tuple((e.get("ctx") or {}).get("at", ()))
-        path, _ = _path(loc, raw)
+        path = _path(loc, raw)
         depth = path.count(".") + path.count("[")
         if best is None or depth > best[0]:
             best = (depth, path, e)

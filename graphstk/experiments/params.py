@@ -13,6 +13,7 @@ estimator. Example::
 """
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass
 
@@ -110,4 +111,7 @@ class Param:
     def _error(self, value) -> ValueError:
         shown = f"{type_name(value)} {value!r}" if not isinstance(value, (int, float)) or isinstance(value, bool) \
             else repr(value)
-        return ValueError(f"expected {self.allowed}, got {shown}")
+        words = [str(c) for c in self.choices or ()] + list(self.special)
+        close = difflib.get_close_matches(value, words, n=1) if isinstance(value, str) else []
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return ValueError(f"expected {self.allowed}, got {shown}{hint}")

@@ -13,15 +13,32 @@ import difflib
 import re
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from .specs import DatasetSpec, PlotSpec, Sweep, resolve_methods
 
 __all__ = ["Task", "MultiTask", "PROTOCOL_MODELS", "fail", "unknown_key"]
 
-Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.\-]+$", description="letters, digits, '_', '-', '.'")]
 PosInt = Annotated[int, Field(ge=1)]
+
+
+def _name(v: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_.\-]+", v):
+        raise fail(f"use letters, digits, '_', '-' or '.' only (it names the output folder), got {v!r}")
+    return v
+
+
+Name = Annotated[str, AfterValidator(_name), Field(description="letters, digits, '_', '-', '.'")]
+
+
+def _fraction(v: float) -> float:
+    if not 0.0 < v < 1.0:
+        raise fail(f"must be in (0, 1) (a fraction of all nodes), got {v!r}")
+    return v
+
+
+Fraction = Annotated[float, AfterValidator(_fraction)]
 
 
 def fail(message: str, *at) -> PydanticCustomError:
@@ -45,7 +62,7 @@ def _nonempty(v: list, at=()) -> list:
 
 class Strict(BaseModel):
     """No type coercion; unknown keys refused with the closest known key."""
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", strict=True, validate_default=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -136,8 +153,22 @@ class SolverModel(Strict):
     max_iter: Optional[PosInt] = Field(None, description="iteration limit (default: the engine's)")
     tol: Optional[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(None, description="relative tolerance")
     dtype: Literal["float32", "float64"] = Field("float64", description="dtype of kernels and solves")
-    step_size: Union[Literal["auto", "paper"], Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(
+    step_size: Union[Literal["auto", "paper"], float] = Field(
         "auto", description="Richardson step: auto, paper (Algorithm 2's), or a positive number")
+
+    @field_validator("step_size", mode="before")
+    @classmethod
+    def _step(cls, v):
+        allowed = "auto, paper or a positive number"
+        if isinstance(v, str):
+            if v in ("auto", "paper"):
+                return v
+            close = difflib.get_close_matches(v, ["auto", "paper"], n=1)
+            raise fail(f"unknown step size {v!r}; {'did you mean ' + repr(close[0]) + '? ' if close else ''}"
+                       f"(allowed: {allowed})")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < float("inf"):
+            raise fail(f"expected {allowed}, got {type(v).__name__} {v!r}")
+        return float(v)
 
 
 class PlotModel(Strict):
@@ -251,8 +282,7 @@ class NodeClassificationTask(TaskBase):
     """``node-classification`` (the default): the STKR paper's Appendix D on graph datasets."""
     protocol: Literal["node-classification"] = "node-classification"
     datasets: list[Union[str, GraphDataset]] = Field(description="dataset names, .npz paths or mappings")
-    p_test: Union[Annotated[float, Field(gt=0, lt=1)], list[Annotated[float, Field(gt=0, lt=1)]]] = Field(
-        0.01, description="fraction(s) of all nodes drawn as test nodes")
+    p_test: Union[Fraction, list[Fraction]] = Field(0.01, description="fraction(s) of all nodes drawn as test nodes")
     planetoid_split: Literal["public", "random"] = Field("public", description="Planetoid train/val: public | random")
     unreachable: Literal["wrong", "class0"] = Field("wrong", description="scoring of all-zero score rows")
     solver: SolverModel = Field(SolverModel(), description="the engines' solver")
@@ -305,7 +335,7 @@ class FixedSplitsTask(VectorTask):
     splits: Union[Literal["all"], list[Annotated[int, Field(ge=0)]]] = Field("all", description="split indices")
     cv_folds: Union[Annotated[int, Field(ge=2)], Literal["leave-one-out", "loo"]] = Field(
         10, description="folds of the CV over the labeled points, or leave-one-out")
-    seeds: list = Field([], exclude=True)
+    seeds: list = Field([], exclude=True, validate_default=False)
 
     @model_validator(mode="before")
     @classmethod
@@ -351,7 +381,7 @@ class LabeledPerClassTask(VectorTask):
 class OneClassTask(VectorTask):
     """``one-class``: train on one class, test on it and another, ROC AUC (separating kernels)."""
     protocol: Literal["one-class"] = "one-class"
-    n_labeled: list = Field([], exclude=True)
+    n_labeled: list = Field([], exclude=True, validate_default=False)
     n_train: Optional[PosInt] = Field(500, description="training points of the positive class")
     n_test: Optional[PosInt] = Field(200, description="test points of the two classes")
     train_pool: Optional[PosInt] = Field(5000, description="reduced training set (null: the whole part)")

@@ -93,16 +93,18 @@ def _fail(message, *at):
     return fail(message, *at)
 
 
+def _value(entry, key, v, at):
+    try:
+        return entry.check(key, v)
+    except ValueError as err:
+        raise _fail(str(err), *at) from None
+
+
 def _values(entry, key, raw, at) -> list:
     vals = raw if isinstance(raw, list) else [raw]
     if not vals:
         raise _fail("empty list (give at least one value)", *at)
-    out = []
-    for j, v in enumerate(vals):
-        try:
-            out.append(entry.check(key, v))
-        except ValueError as err:
-            raise _fail(str(err), *at, j) from None
+    out = [_value(entry, key, v, (*at, j) if isinstance(raw, list) else at) for j, v in enumerate(vals)]
     if len({repr(x) for x in out}) != len(out):
         raise _fail(f"duplicate values in {out}", *at)
     return out
@@ -138,9 +140,10 @@ def resolve_methods(raw: list, top_grid: dict, protocol: str, setting: str) -> l
                        ("methods", i, "label"), protocol)
         at = ("methods", i)
         fixed = dict(m.pop("fixed", None) or {})
+        where = {k: (*at, "fixed", k) for k in fixed}
         for k in [k for k in m if k not in ("label", "grid", "sweep")]:
             if k in entry.options:
-                fixed[k] = m.pop(k)
+                fixed[k], where[k] = m.pop(k), (*at, k)
                 continue
             takers = [n for n, e in registered_methods().items() if k in e.options]
             if takers:
@@ -155,10 +158,10 @@ def resolve_methods(raw: list, top_grid: dict, protocol: str, setting: str) -> l
             if k not in entry.fixed:
                 from .schema import unknown_key
 
-                raise _fail(unknown_key(k, set(entry.fixed)).context["message"], *at, "fixed", k)
+                raise _fail(unknown_key(k, set(entry.fixed)).context["message"], *where[k])
             if isinstance(v, list):
-                raise _fail("expected one value (a fixed option is not a grid)", *at, "fixed", k)
-            fixed[k] = _values(entry, k, [v], (*at, "fixed", k))[0]
+                raise _fail("expected one value (a fixed option is not a grid)", *where[k])
+            fixed[k] = _value(entry, k, v, where[k])
         gridable = [*entry.grid, *(p.name for p in entry.params if p.name not in entry.fixed and p.name not in entry.grid)]
         grid = {k: list(v) for k, v in entry.grid.items()}
         for k, v in top_grid.items():
