@@ -333,7 +333,7 @@ class FixedSplitsTask(VectorTask):
     """``fixed-splits``: the dataset's own splits, k-fold CV over the labeled points (SSL benchmark)."""
     protocol: Literal["fixed-splits"] = "fixed-splits"
     splits: Union[Literal["all"], list[Annotated[int, Field(ge=0)]]] = Field("all", description="split indices")
-    cv_folds: Union[Annotated[int, Field(ge=2)], Literal["leave-one-out", "loo"]] = Field(
+    cv_folds: Union[Annotated[int, Field(ge=2)], Literal["leave-one-out"]] = Field(
         10, description="folds of the CV over the labeled points, or leave-one-out")
     seeds: list = Field([], exclude=True, validate_default=False)
 
@@ -345,10 +345,14 @@ class FixedSplitsTask(VectorTask):
                        "indices) instead of 'seeds'", "seeds")
         return data
 
-    @field_validator("cv_folds")
+    @field_validator("cv_folds", mode="before")
     @classmethod
     def _loo(cls, v):
-        return "leave-one-out" if v == "loo" else v
+        if isinstance(v, str) and v.strip().lower() in ("leave-one-out", "loo"):
+            return "leave-one-out"
+        if isinstance(v, str):
+            raise fail(f"expected an integer >= 2 or 'leave-one-out', got {v!r}")
+        return v
 
     def setting(self) -> str:
         return "transductive"

@@ -162,7 +162,7 @@ def resolve_methods(raw: list, top_grid: dict, protocol: str, setting: str) -> l
             if isinstance(v, list):
                 raise _fail("expected one value (a fixed option is not a grid)", *where[k])
             fixed[k] = _value(entry, k, v, where[k])
-        gridable = [*entry.grid, *(p.name for p in entry.params if p.name not in entry.fixed and p.name not in entry.grid)]
+        gridable = [*entry.grid, *(p.name for p in entry.params if p.optional and p.name not in entry.grid)]
         grid = {k: list(v) for k, v in entry.grid.items()}
         for k, v in top_grid.items():
             if k in grid:
