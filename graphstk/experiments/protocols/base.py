@@ -155,7 +155,7 @@ class VectorProtocol(Protocol):
         ids = self.unit_ids(unit)
         return {"protocol": self.name, "options": self.opts, "dataset": spec.identity(), "data": fp,
                 "level": level, "rep": rep, "split": ids_fingerprint(*[ids[k] for k in sorted(ids)]),
-                "method": m.label, "grid": grid, "fixed": m.options, "code": code}
+                "method": m.label, "grid": grid, "fixed": m.options, "device": str(self.device), "code": code}
 
     def problem(self, data, y, labeled, unlabeled, eval, rep: int, num_classes: int | None = None) -> Problem:
         """The :class:`Problem` of one fit: labels outside ``labeled`` masked, features on the device."""

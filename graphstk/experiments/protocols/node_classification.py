@@ -97,7 +97,8 @@ class NodeClassification(Protocol):
     def payload(self, spec, fp: str, level, rep, unit, m, grid: dict, code: str) -> dict:
         return {"protocol": self.name, "dataset": spec.identity(), "data": fp, "p_test": level, "seed": rep,
                 "split": unit["sfp"], "method": m.label, "setting": m.setting, "options": m.options, "grid": grid,
-                "solver": self.cfg.solver.model_dump(), "unreachable": self.cfg.unreachable, "code": code}
+                "solver": self.cfg.solver.model_dump(), "unreachable": self.cfg.unreachable, "device": str(self.device),
+                "code": code}
 
     def label(self, dataset: str, series: str, level, rep) -> str:
         return f"{dataset}_{series}_p{level:g}_s{rep}"

@@ -587,7 +587,7 @@ def test_dataset_entry_part_and_balanced_subsample(tiny, fake_loader):
 def test_shipped_vector_configs_parse():
     from graphstk.experiments.config import load_config
 
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     cfg = load_config(os.path.join(repo, "configs", "ssl_benchmark_rlsc.yaml"))
     assert cfg.protocol == "fixed-splits" and cfg.protocol_options["n_labeled"] == [10, 100]
     assert [d.name for d in cfg.datasets] == ["Digit1", "USPS", "COIL2", "BCI", "g241c", "COIL", "g241d", "Text"]
@@ -612,7 +612,8 @@ def test_node_classification_cache_key_holds_everything_that_affects_the_result(
                                                                        "graph": spec.graph},
                        "data": "fp", "p_test": 0.2, "seed": 0, "split": unit["sfp"], "method": "LP (t)",
                        "setting": "transductive", "options": {"labels": "onehot"}, "grid": m.grid,
-                       "solver": cfg.solver.model_dump(), "unreachable": "wrong", "code": "code"}
+                       "solver": cfg.solver.model_dump(), "unreachable": "wrong", "device": "cpu",
+                       "code": "code"}
     assert proto.label("Karate", "LP (t)", 0.2, 0) == "Karate_LP (t)_p0.2_s0"
 
 

@@ -11,7 +11,7 @@ from graphstk.experiments.registrations.stkr import DEFAULT_GRID, STKR_METHODS a
 from graphstk.experiments.config import (ConfigError, load_config, parse_config,
                                          thin_grid)
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def base(**over):
