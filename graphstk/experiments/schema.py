@@ -282,7 +282,7 @@ class NodeClassificationTask(TaskBase):
     """``node-classification`` (the default): the STKR paper's Appendix D on graph datasets."""
     protocol: Literal["node-classification"] = "node-classification"
     datasets: list[Union[str, GraphDataset]] = Field(description="dataset names, .npz paths or mappings")
-    p_test: Union[Fraction, list[Fraction]] = Field(0.01, description="fraction(s) of all nodes drawn as test nodes")
+    p_test: Union[Fraction, list[Fraction]] = Field(0.01, description="fraction(s) of all nodes drawn as test nodes, each in (0, 1)")
     planetoid_split: Literal["public", "random"] = Field("public", description="Planetoid train/val: public | random")
     unreachable: Literal["wrong", "class0"] = Field("wrong", description="scoring of all-zero score rows")
     solver: SolverModel = Field(SolverModel(), description="the engines' solver")
