@@ -1,0 +1,216 @@
+"""Adjacency inputs of the :mod:`graphstk.nn` modules, read as PyG's ``LabelPropagation`` reads them.
+
+Every module takes ``edge_index_or_adj`` in one of PyG's forms and turns it into a
+propagation matrix ``P`` with ``(P x)[i] = sum_{edges j -> i} w_ji x[j]`` (PyG's
+``flow="source_to_target"``):
+
+* ``edge_index`` ``[2, E]`` (a LongTensor or a :class:`torch_geometric.EdgeIndex`), source in
+  row 0, target in row 1. Without ``edge_weight`` the values are ``gcn_norm``'s
+  ``d_j^-1/2 d_i^-1/2`` (in-degrees, no self-loops added); with ``edge_weight`` the weights are
+  the propagation matrix as given (PyG's ``LabelPropagation`` never renormalises them).
+* a ``torch.sparse`` COO or CSR ``adj_t`` ``[N, N]`` (row = target, column = source): its values
+  are ``gcn_norm``-normalised (PyG normalises a sparse ``adj_t`` whenever ``edge_weight`` is absent).
+* a ``torch_sparse.SparseTensor`` ``adj_t`` (when ``torch_sparse`` is installed): ``gcn_norm`` when
+  it has no values, its values as given otherwise.
+
+``normalize=True`` / ``False`` overrides the rule (always / never ``gcn_norm``).
+
+The structure (CSR order of the edges and of the transposed edges) is kept by
+:class:`OperatorCache` for as long as the same tensors come back unmodified (same objects,
+same in-place version counter), so a module called on a fixed graph pays for it once; values
+that require grad are recomputed differentiably from the cached structure on every call.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from .._checks import user_stacklevel
+
+try:  # torch_sparse is optional, as in PyG
+    from torch_sparse import SparseTensor as _SparseTensor
+except ImportError:  # pragma: no cover - depends on the environment
+    _SparseTensor = None
+
+__all__ = ["Operator", "OperatorCache", "build_operator", "gcn_values"]
+
+
+def gcn_values(tgt: Tensor, src: Tensor, w: Tensor, num_nodes: int) -> Tensor:
+    """``gcn_norm`` without self-loops: ``w_ji / sqrt(d_j d_i)`` with ``d`` the weighted in-degree
+    (sum of the weights into a node); a node of degree 0 gets factor 0, never NaN."""
+    deg = torch.zeros(num_nodes, dtype=w.dtype, device=w.device).index_add_(0, tgt, w)
+    inv = deg.pow(-0.5)
+    inv = torch.where(torch.isinf(inv), torch.zeros_like(inv), inv)
+    return inv[src] * w * inv[tgt]
+
+
+def _csr(order: Tensor, rows: Tensor, num_nodes: int) -> Tensor:
+    counts = torch.bincount(rows[order], minlength=num_nodes)
+    crow = torch.zeros(num_nodes + 1, dtype=torch.long, device=rows.device)
+    torch.cumsum(counts, 0, out=crow[1:])
+    return crow
+
+
+@dataclass
+class Operator:
+    """The propagation matrix ``P`` ``[N, N]`` as edge lists plus CSR layouts of ``P`` and ``P^T``.
+
+    ``value`` may require grad; :func:`graphstk.nn.autograd.spmm` multiplies with it
+    differentiably (in ``value`` and in the dense block) at the speed of a CSR product.
+    """
+
+    tgt: Tensor
+    src: Tensor
+    value: Tensor
+    num_nodes: int
+    perm: Tensor          # edges in target-major (CSR) order
+    crow: Tensor
+    _t: tuple | None = field(default=None, repr=False)   # (perm, crow) of P^T, built on first use
+
+    def csr(self, value: Tensor | None = None) -> Tensor:
+        """``P`` as a ``torch.sparse_csr_tensor`` (with ``value`` in edge order, default ``self.value``)."""
+        v = (self.value if value is None else value).detach()[self.perm]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)   # "CSR support is in beta"
+            return torch.sparse_csr_tensor(self.crow, self.src[self.perm], v, (self.num_nodes,) * 2,
+                                           check_invariants=False)
+
+    def csr_t(self, value: Tensor | None = None) -> Tensor:
+        """``P^T`` as a CSR tensor."""
+        if self._t is None:
+            perm = torch.argsort(self.src, stable=True)
+            self._t = (perm, _csr(perm, self.src, self.num_nodes))
+        perm, crow = self._t
+        v = (self.value if value is None else value).detach()[perm]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return torch.sparse_csr_tensor(crow, self.tgt[perm], v, (self.num_nodes,) * 2, check_invariants=False)
+
+    def with_value(self, value: Tensor) -> "Operator":
+        """The same structure with other values (edge order), sharing the transposed layout."""
+        op = Operator(self.tgt, self.src, value, self.num_nodes, self.perm, self.crow)
+        op._t = self._t
+        return op
+
+    def to_dense(self) -> Tensor:
+        """``P`` as a dense matrix (small graphs, tests)."""
+        out = torch.zeros(self.num_nodes, self.num_nodes, dtype=self.value.dtype, device=self.value.device)
+        return out.index_put((self.tgt, self.src), self.value, accumulate=True)
+
+
+def _edges(adj, num_nodes: int, edge_weight: Tensor | None):
+    """``(tgt, src, raw weights or None, PyG normalises?)`` of any accepted adjacency form."""
+    if _SparseTensor is not None and isinstance(adj, _SparseTensor):
+        row, col, value = adj.coo()
+        _check_square(tuple(adj.sizes()), num_nodes)
+        _ignored_weight(edge_weight, "SparseTensor")
+        return row, col, value, value is None
+    if not isinstance(adj, Tensor):
+        raise TypeError(f"edge_index must be a LongTensor [2, E], a torch.sparse adjacency or a SparseTensor, "
+                        f"got {type(adj).__name__}")
+    if adj.layout in (torch.sparse_coo, torch.sparse_csr):
+        _check_square(tuple(adj.shape), num_nodes)
+        _ignored_weight(edge_weight, "torch.sparse adjacency")
+        if adj.layout == torch.sparse_coo:
+            adj = adj.coalesce()
+            tgt, src = adj.indices()
+        else:
+            crow = adj.crow_indices()
+            tgt = torch.repeat_interleave(torch.arange(num_nodes, device=adj.device), crow[1:] - crow[:-1])
+            src = adj.col_indices()
+        return tgt, src, adj.values(), edge_weight is None
+    if adj.layout != torch.strided:
+        raise ValueError(f"sparse layout {adj.layout} is not supported: pass a COO or CSR adj_t, or an edge_index")
+    if hasattr(adj, "as_tensor"):   # torch_geometric.EdgeIndex
+        adj = adj.as_tensor()
+    if adj.dim() != 2 or adj.size(0) != 2 or adj.dtype.is_floating_point:
+        raise ValueError(f"edge_index must be an integer tensor of shape [2, E], got {adj.dtype} of shape "
+                         f"{tuple(adj.shape)} (or pass a torch.sparse / SparseTensor adj_t [N, N])")
+    adj = adj.long()
+    if adj.numel() and (int(adj.min()) < 0 or int(adj.max()) >= num_nodes):
+        raise IndexError(f"edge_index holds node ids in [{int(adj.min())}, {int(adj.max())}] but y has "
+                         f"{num_nodes} rows: ids must lie in [0, {num_nodes - 1}]")
+    if edge_weight is not None:
+        if not isinstance(edge_weight, Tensor) or edge_weight.dim() != 1 or edge_weight.numel() != adj.size(1):
+            raise ValueError(f"edge_weight must be a 1-D tensor with one entry per edge ({adj.size(1)}), got "
+                             f"{tuple(edge_weight.shape) if isinstance(edge_weight, Tensor) else edge_weight!r}")
+    return adj[1], adj[0], edge_weight, edge_weight is None
+
+
+def _check_square(shape: tuple, num_nodes: int) -> None:
+    if len(shape) != 2 or shape[0] != shape[1] or shape[0] != num_nodes:
+        raise ValueError(f"the adjacency must be [N, N] with N = {num_nodes} (rows of y), got {shape}")
+
+
+def _ignored_weight(edge_weight, what: str) -> None:
+    if edge_weight is not None:
+        warnings.warn(f"edge_weight is not read with a {what} (as in PyG): the adjacency's own values are the "
+                      "weights", UserWarning, stacklevel=user_stacklevel())
+
+
+def build_operator(adj, num_nodes: int, edge_weight: Tensor | None = None, dtype: torch.dtype = torch.float32,
+                   normalize: bool | None = None) -> Operator:
+    """The propagation matrix of ``adj`` (see the module docstring) with values in ``dtype``.
+
+    Parameters
+    ----------
+    adj : LongTensor ``[2, E]`` | EdgeIndex | torch.sparse ``[N, N]`` | SparseTensor
+    num_nodes : int
+    edge_weight : Tensor ``[E]``, optional
+        Only with an ``edge_index``; kept differentiable.
+    dtype : torch.dtype, default float32
+    normalize : bool, optional
+        ``None`` (default): PyG's rule; ``True``: always ``gcn_norm``; ``False``: never.
+    """
+    tgt, src, w, pyg_norm = _edges(adj, num_nodes, edge_weight)
+    if w is None:
+        w = torch.ones(tgt.numel(), dtype=dtype, device=tgt.device)
+    elif w.dtype != dtype:
+        w = w.to(dtype)
+    if normalize if normalize is not None else pyg_norm:
+        w = gcn_values(tgt, src, w, num_nodes)
+    perm = torch.argsort(tgt, stable=True)
+    return Operator(tgt, src, w, num_nodes, perm, _csr(perm, tgt, num_nodes))
+
+
+class OperatorCache:
+    """Keeps the last :class:`Operator` while the same adjacency (and weights) come back.
+
+    The key is the identity and in-place version of ``adj`` and ``edge_weight`` plus ``num_nodes``,
+    ``dtype`` and ``normalize``: modifying a tensor in place, or passing another one, rebuilds.
+    Values that require grad are recomputed on every call from the cached structure.
+    """
+
+    def __init__(self):
+        self._key = None
+        self._op: Operator | None = None
+        self._refs = (None, None)
+
+    @staticmethod
+    def _version(t):
+        return None if t is None else (id(t), getattr(t, "_version", None))
+
+    def get(self, adj, num_nodes: int, edge_weight: Tensor | None, dtype: torch.dtype,
+            normalize: bool | None) -> Operator:
+        """The operator of ``adj`` (cached when the inputs are the ones of the last call)."""
+        grad = (edge_weight is not None and edge_weight.requires_grad and torch.is_grad_enabled()
+                and isinstance(adj, Tensor) and adj.layout == torch.strided)   # weights of an edge_index
+        key = (self._version(adj), None if grad else self._version(edge_weight), num_nodes, dtype, normalize)
+        if key == self._key and self._refs[0] is adj:
+            op = self._op
+        else:
+            op = build_operator(adj, num_nodes, None if grad else edge_weight, dtype, normalize)
+            self._key, self._op, self._refs = key, op, (adj, edge_weight)   # refs keep the ids valid
+        if grad:   # the structure is cached; the values follow edge_weight differentiably
+            w = edge_weight.to(dtype)
+            if normalize:   # PyG's rule uses given weights as they are
+                w = gcn_values(op.tgt, op.src, w, num_nodes)
+            op = op.with_value(w)
+        return op
+
+    def clear(self) -> None:
+        """Forget the cached operator."""
+        self._key, self._op, self._refs = None, None, (None, None)
