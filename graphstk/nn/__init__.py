@@ -7,6 +7,6 @@ in any of PyG's forms (:mod:`graphstk.nn.adjacency`); see ``docs/nn.md``.
 from ._common import DivergenceWarning
 from .correct_and_smooth import CorrectAndSmooth
 from .label_prop import LabelPropagation
-from .propagation import STKRPropagation
+from .stkr_prop import STKRPropagation
 
 __all__ = ["LabelPropagation", "CorrectAndSmooth", "STKRPropagation", "DivergenceWarning"]

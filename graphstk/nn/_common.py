@@ -48,6 +48,10 @@ def label_matrix(y: Tensor, num_classes: int | None = None) -> Tensor:
     if not y.dtype.is_floating_point and y.size(0) == y.numel():
         y = y.view(-1).long()
         C = int(y.max()) + 1 if num_classes is None else int(num_classes)
+        distinct = int(torch.unique(y[y >= 0]).numel())
+        if num_classes is None and C > 2 * distinct + 100:   # a stray id: one_hot would need C columns
+            raise ValueError(f"the labels reach {C - 1} but only {distinct} distinct values occur, which would make "
+                             f"{C} classes: relabel the classes as 0..K-1 or pass num_classes")
         if C < 1:
             raise ValueError(f"no class: y holds no label >= 0 (max {int(y.max())}); labels are 0..C-1")
         if int(y.max()) >= C:

@@ -69,6 +69,7 @@ class Operator:
     perm: Tensor          # edges in target-major (CSR) order
     crow: Tensor
     _t: tuple | None = field(default=None, repr=False)   # (perm, crow) of P^T, built on first use
+    _rev: tuple | bool | None = field(default=None, repr=False)   # edge pairing of P and P^T, False if none
 
     def csr(self, value: Tensor | None = None) -> Tensor:
         """``P`` as a ``torch.sparse_csr_tensor`` (with ``value`` in edge order, default ``self.value``)."""
@@ -92,8 +93,23 @@ class Operator:
     def with_value(self, value: Tensor) -> "Operator":
         """The same structure with other values (edge order), sharing the transposed layout."""
         op = Operator(self.tgt, self.src, value, self.num_nodes, self.perm, self.crow)
-        op._t = self._t
+        op._t, op._rev = self._t, self._rev
         return op
+
+    def is_symmetric(self) -> bool:
+        """Whether ``P = P^T`` (duplicate edges summed); the edge pairing is computed once per structure."""
+        if self._rev is None:
+            n = self.num_nodes
+            k1, inv1 = torch.unique(self.tgt * n + self.src, return_inverse=True)
+            k2, inv2 = torch.unique(self.src * n + self.tgt, return_inverse=True)
+            self._rev = (inv1, inv2, k1.numel()) if torch.equal(k1, k2) else False
+        if self._rev is False:
+            return False
+        inv1, inv2, u = self._rev
+        v = self.value.detach()
+        a = torch.zeros(u, dtype=v.dtype, device=v.device).index_add_(0, inv1, v)
+        b = torch.zeros(u, dtype=v.dtype, device=v.device).index_add_(0, inv2, v)
+        return bool(torch.allclose(a, b, rtol=1e-6, atol=1e-12))
 
     def to_dense(self) -> Tensor:
         """``P`` as a dense matrix (small graphs, tests)."""

@@ -124,6 +124,8 @@ class LabelPropagation(torch.nn.Module):
             Applied after every step instead of the clamp (PyG).
         """
         Y = label_matrix(y, self.num_classes)
+        if isinstance(edge_weight, Tensor) and edge_weight.dtype.is_floating_point:
+            Y = Y.to(torch.promote_types(Y.dtype, edge_weight.dtype))   # PyG's w * x_j promotes likewise
         N = Y.size(0)
         m = row_mask(mask, N, Y.device, Y.dtype)
         out = Y if m is None else Y * m
