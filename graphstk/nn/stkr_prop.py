@@ -243,7 +243,8 @@ class STKRPropagation(torch.nn.Module):
             return _powsum(op, v_, c_, x, 0)
         eye = torch.eye(n, dtype=Y.dtype, device=Y.device)
         E = self._embed(eye, train, N)
-        system = LinearSystem(q_apply, self._solver_fn("cg", q_apply, (c, v), 1.0, symmetric=True, tol=1e-12))
+        system = LinearSystem(q_apply, self._solver_fn("cg", q_apply, (c, v), 1.0, symmetric=True, tol=1e-12,
+                                                       max_iter=max(self.max_iter, 5000)))
         Z = implicit_solve(system, E, [c, v])
         for _ in range(self.r):
             Z = spmm(op, Z, v)
@@ -273,8 +274,9 @@ class STKRPropagation(torch.nn.Module):
             theta = spmm(op, theta, v)
         return N * theta
 
-    def _solver_fn(self, name, apply, params, gamma, symmetric, apply_t=None, tol=None):
+    def _solver_fn(self, name, apply, params, gamma, symmetric, apply_t=None, tol=None, max_iter=None):
         tol = self.tol if tol is None else tol
+        max_iter = self.max_iter if max_iter is None else max_iter
 
         def solve(rhs: Tensor, transpose: bool) -> Tensor:
             fn = apply_t if (transpose and not symmetric) else apply
@@ -284,10 +286,10 @@ class STKRPropagation(torch.nn.Module):
                 with torch.no_grad():
                     return fn(x, *ps)
             if name == "cg":
-                return cg(mat, rhs, self.max_iter, tol).x
+                return cg(mat, rhs, max_iter, tol).x
             if name == "gmres":
-                return gmres(mat, rhs, self.max_iter, tol).x
-            return richardson(mat, rhs, gamma, self.max_iter, tol).x
+                return gmres(mat, rhs, max_iter, tol).x
+            return richardson(mat, rhs, gamma, max_iter, tol).x
         return solve
 
     # -- fixed budget: T Richardson steps, unrolled, with a residual watch ---------------------------
@@ -315,11 +317,13 @@ class STKRPropagation(torch.nn.Module):
             if diverging(rel, first):
                 warn_switch(self, f"the {self.max_iter}-step Richardson budget (Algorithm {1 if self.kind == 'poly' else 2})",
                             t + 1, rel, "the solve to tolerance (tol=1e-6, solver='auto')")
-                saved, self.tol = self.tol, 1e-6
+                saved, self.tol, self.max_iter = (self.tol, self.max_iter), 1e-6, max(self.max_iter, 1000)
                 try:
-                    return self._to_tol(ctx, Y, "auto")
+                    f = self._to_tol(ctx, Y, "auto")
                 finally:
-                    self.tol = saved
+                    self.tol, self.max_iter = saved
+                self.route_ = f"solve to tolerance after a diverging budget: {self.route_}"
+                return f
         self.route_ = f"{self.max_iter} Richardson steps (Algorithm {1 if self.kind == 'poly' else 2}), unrolled"
         if self.kind == "poly":
             return N * _powsum(op, v, c, self._embed(x, train, N), 1)
