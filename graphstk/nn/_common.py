@@ -39,26 +39,33 @@ def warn_switch(owner, what: str, t: int, rel: float, route: str) -> None:
                   "route of the last call", DivergenceWarning, stacklevel=user_stacklevel())
 
 
-def label_matrix(y: Tensor, num_classes: int | None = None) -> Tensor:
+def label_matrix(y: Tensor, num_classes: int | None = None, mask=None) -> Tensor:
     """PyG's reading of ``y``: integer labels ``[N]`` (or ``[N, 1]``) become one-hot rows with
-    ``max(y) + 1`` columns (``num_classes`` when given; negative labels give all-zero rows),
-    a float ``[N, C]`` matrix is used as it is."""
+    ``max(y) + 1`` columns, a float ``[N, C]`` matrix is used as it is.
+
+    With ``num_classes`` given, labels outside ``0..num_classes-1`` are refused on the nodes of
+    ``mask`` and give all-zero rows elsewhere (they are never read); negative labels (``-1`` for
+    "unlabeled") always give all-zero rows.
+    """
     if not isinstance(y, Tensor):
         raise TypeError(f"y must be a torch.Tensor, got {type(y).__name__}")
     if not y.dtype.is_floating_point and y.size(0) == y.numel():
         y = y.view(-1).long()
         C = int(y.max()) + 1 if num_classes is None else int(num_classes)
-        distinct = int(torch.unique(y[y >= 0]).numel())
-        if num_classes is None and C > 2 * distinct + 100:   # a stray id: one_hot would need C columns
+        distinct = int(torch.unique(y[y >= 0]).numel()) if num_classes is None and C > 100 else C
+        if C > 2 * distinct + 100:   # a stray id: one_hot would need C columns
             raise ValueError(f"the labels reach {C - 1} but only {distinct} distinct values occur, which would make "
                              f"{C} classes: relabel the classes as 0..K-1 or pass num_classes")
         if C < 1:
             raise ValueError(f"no class: y holds no label >= 0 (max {int(y.max())}); labels are 0..C-1")
-        if int(y.max()) >= C:
-            raise ValueError(f"labels reach {int(y.max())} but num_classes={C}")
+        valid = (y >= 0) & (y < C)
+        if num_classes is not None:
+            m = row_mask(mask, y.numel(), y.device, torch.float32)
+            bad = (y >= C) if m is None else (y >= C) & (m.view(-1) > 0)
+            if bool(bad.any()):
+                raise ValueError(f"labels of the masked nodes reach {int(y[bad].max())} but num_classes={C}")
         out = torch.zeros(y.numel(), C, device=y.device)
-        keep = y >= 0
-        out[keep.nonzero().view(-1), y[keep]] = 1.0
+        out[valid.nonzero().view(-1), y[valid]] = 1.0
         return out
     if y.dim() != 2 or not y.dtype.is_floating_point:
         raise ValueError(f"y must be integer labels [N] or a float label matrix [N, C], got {y.dtype} of shape "

@@ -123,7 +123,7 @@ class LabelPropagation(torch.nn.Module):
         post_step : callable, optional
             Applied after every step instead of the clamp (PyG).
         """
-        Y = label_matrix(y, self.num_classes)
+        Y = label_matrix(y, self.num_classes, mask)
         if isinstance(edge_weight, Tensor) and edge_weight.dtype.is_floating_point:
             Y = Y.to(torch.promote_types(Y.dtype, edge_weight.dtype))   # PyG's w * x_j promotes likewise
         N = Y.size(0)
@@ -222,18 +222,21 @@ class LabelPropagation(torch.nn.Module):
         steps, or until ``||x_{t+1} - x_t|| <= tol ||rhs||`` (at most ``max_iter``); ``None`` when
         the residual says the iteration diverges."""
         mat = op.csr_t(value) if transpose else op.csr(value)
-        x = x0.clone()
+        x, new, tmp = x0.clone(), torch.empty_like(x0), torch.empty_like(x0)   # buffers reused every step
         steps = self.max_iter if budget is None else budget
         scale = max(_norm(rhs), 1e-300)
         first = None
         for t in range(steps):
-            px = mat @ (keep * x if (transpose and keep is not None) else x)
-            if keep is not None and not transpose:
-                px = px.mul_(keep)
-            new = px.mul_(a).add_(rhs)
-            rel = _norm(new - x) / scale
+            if keep is None:
+                torch.addmm(rhs, mat, x, alpha=a, out=new)                      # a P x + rhs
+            else:
+                torch.mm(mat, torch.mul(keep, x, out=tmp) if transpose else x, out=new)
+                if not transpose:
+                    new.mul_(keep)
+                new.mul_(a).add_(rhs)
+            rel = _norm(torch.sub(new, x, out=tmp)) / scale
             first = rel if first is None else first
-            x = new
+            x, new = new, x
             if budget is None and rel <= self.tol:
                 return x
             if diverging(rel, first):

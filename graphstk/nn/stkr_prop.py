@@ -179,7 +179,7 @@ class STKRPropagation(torch.nn.Module):
         edge_weight : Tensor ``[E]``, optional
             Edge weights ``W`` (normalised to ``S``), differentiable.
         """
-        Yall = label_matrix(y, self.num_classes)
+        Yall = label_matrix(y, self.num_classes, mask)
         out_dtype = self.dtype or Yall.dtype
         dtype = self.dtype or torch.float64
         N = Yall.size(0)
