@@ -153,6 +153,7 @@ class LabelPropagation(torch.nn.Module):
         if isinstance(alpha, Tensor) and not grad:
             alpha = float(alpha)
         y0 = out
+        fixed = None if free is None else (1 - free) * y0   # the labeled rows, reset after every step
         res = (1 - alpha) * out
         csr = None if grad else op.csr()
         prev, first = out, None
@@ -166,7 +167,7 @@ class LabelPropagation(torch.nn.Module):
             elif self.clamp:
                 out = out.clamp(0.0, 1.0) if grad else out.clamp_(0.0, 1.0)
             if free is not None:
-                out = free * out + (1 - free) * y0
+                out = free * out + fixed if grad else out.mul_(free).add_(fixed)
             if linear:   # the residual of the fixed-point iteration is the step itself
                 rel = _norm(out - prev) / max(_norm(y0), 1e-300)
                 first = rel if first is None else first
