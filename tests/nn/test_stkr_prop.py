@@ -94,7 +94,7 @@ def test_stkr_matches_estimator(transform):
     data = Data(edge_index=ei, edge_weight=w, y=y, num_nodes=N)
     est = STKR(transform, 0.05, solver="direct").fit(data, mask.nonzero().flatten())
     out = STKRPropagation(transform, 0.05, tol=1e-12, max_iter=5000, dtype=torch.float64)(y, ei, mask, w)
-    torch.testing.assert_close(out, est.predict(torch.arange(N)), atol=1e-8, rtol=1e-8)
+    torch.testing.assert_close(out, est.decision_function(torch.arange(N)), atol=1e-8, rtol=1e-8)
 
 
 def test_stkr_fixed_budget_equals_estimator_budget():
@@ -104,7 +104,7 @@ def test_stkr_fixed_budget_equals_estimator_budget():
     for tr in (Polynomial.monomial(2), InverseLaplacian(0.5)):
         est = STKR(tr, 0.1, tol=0, max_iter=25).fit(data, mask.nonzero().flatten())
         out = STKRPropagation(tr, 0.1, tol=0, max_iter=25, dtype=torch.float64)(y, ei, mask, w)
-        torch.testing.assert_close(out, est.predict(torch.arange(N)), atol=1e-12, rtol=1e-12)
+        torch.testing.assert_close(out, est.decision_function(torch.arange(N)), atol=1e-12, rtol=1e-12)
 
 
 
@@ -186,7 +186,7 @@ def test_cora_140_labels_beta_1e3_32_steps_switches_route(cora):
     with pytest.warns(DivergenceWarning):
         out = m(data.y, data.edge_index, data.train_mask)
     assert torch.isfinite(out).all() and "tolerance" in m.route_
-    ref = STKR(InverseLaplacian(0.99), 1e-3).fit(data, data.train_mask).predict()   # the estimator's Eq. 7
+    ref = STKR(InverseLaplacian(0.99), 1e-3).fit(data, data.train_mask).decision_function()   # the estimator's Eq. 7
     torch.testing.assert_close(out.double(), ref, atol=1e-5, rtol=1e-5)
 
 
