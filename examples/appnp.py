@@ -1,6 +1,6 @@
 """APPNP on Cora (public split): an MLP, then graphstk's propagation, trained end to end through it.
 
-    python examples/appnp.py [--data-root PATH] [--seeds 10] [--epochs 300]
+    python examples/appnp.py [--data-root PATH] [--seeds 10] [--epochs 200]
 
 APPNP (Klicpera et al., ICLR 2019) predicts ``H = MLP(X)`` and propagates it with
 ``Z <- alpha_APPNP H + (1 - alpha_APPNP) A_hat Z`` for ``K = 10`` steps, ``A_hat`` the
@@ -59,7 +59,7 @@ def run(data, edge_index, seed: int, epochs: int, num_layers) -> float:
 
 def main():
     ap = parser(__doc__.split("\n")[0])
-    ap.add_argument("--epochs", type=int, default=300)
+    ap.add_argument("--epochs", type=int, default=200)
     args = ap.parse_args()
     data = cora(args.data_root)
     edge_index, _ = add_self_loops(data.edge_index, num_nodes=data.num_nodes)

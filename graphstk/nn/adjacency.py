@@ -64,12 +64,13 @@ class Operator:
 
     tgt: Tensor
     src: Tensor
-    value: Tensor
+    value: Tensor | None   # None: no values of its own (the structure of a cache)
     num_nodes: int
     perm: Tensor          # edges in target-major (CSR) order
     crow: Tensor
-    _t: tuple | None = field(default=None, repr=False)   # (perm, crow) of P^T, built on first use
-    _rev: tuple | bool | None = field(default=None, repr=False)   # edge pairing of P and P^T, False if none
+    # Built on first use and shared by every copy with other values: "t" the (perm, crow) of P^T,
+    # "rev" the edge pairing of P and P^T (False: not symmetric in structure).
+    _lazy: dict = field(default_factory=dict, repr=False)
 
     def csr(self, value: Tensor | None = None) -> Tensor:
         """``P`` as a ``torch.sparse_csr_tensor`` (with ``value`` in edge order, default ``self.value``)."""
@@ -81,10 +82,10 @@ class Operator:
 
     def csr_t(self, value: Tensor | None = None) -> Tensor:
         """``P^T`` as a CSR tensor."""
-        if self._t is None:
+        if "t" not in self._lazy:
             perm = torch.argsort(self.src, stable=True)
-            self._t = (perm, _csr(perm, self.src, self.num_nodes))
-        perm, crow = self._t
+            self._lazy["t"] = (perm, _csr(perm, self.src, self.num_nodes))
+        perm, crow = self._lazy["t"]
         v = (self.value if value is None else value).detach()[perm]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
@@ -92,20 +93,18 @@ class Operator:
 
     def with_value(self, value: Tensor) -> "Operator":
         """The same structure with other values (edge order), sharing the transposed layout."""
-        op = Operator(self.tgt, self.src, value, self.num_nodes, self.perm, self.crow)
-        op._t, op._rev = self._t, self._rev
-        return op
+        return Operator(self.tgt, self.src, value, self.num_nodes, self.perm, self.crow, self._lazy)
 
     def is_symmetric(self) -> bool:
         """Whether ``P = P^T`` (duplicate edges summed); the edge pairing is computed once per structure."""
-        if self._rev is None:
+        if "rev" not in self._lazy:
             n = self.num_nodes
             k1, inv1 = torch.unique(self.tgt * n + self.src, return_inverse=True)
             k2, inv2 = torch.unique(self.src * n + self.tgt, return_inverse=True)
-            self._rev = (inv1, inv2, k1.numel()) if torch.equal(k1, k2) else False
-        if self._rev is False:
+            self._lazy["rev"] = (inv1, inv2, k1.numel()) if torch.equal(k1, k2) else False
+        if self._lazy["rev"] is False:
             return False
-        inv1, inv2, u = self._rev
+        inv1, inv2, u = self._lazy["rev"]
         v = self.value.detach()
         a = torch.zeros(u, dtype=v.dtype, device=v.device).index_add_(0, inv1, v)
         b = torch.zeros(u, dtype=v.dtype, device=v.device).index_add_(0, inv2, v)
@@ -117,19 +116,17 @@ class Operator:
         return out.index_put((self.tgt, self.src), self.value, accumulate=True)
 
 
-def _edges(adj, num_nodes: int, edge_weight: Tensor | None):
-    """``(tgt, src, raw weights or None, PyG normalises?)`` of any accepted adjacency form."""
+def _edges(adj, num_nodes: int):
+    """``(tgt, src, the adjacency's own values or None, PyG normalises them?, is an edge_index)``."""
     if _SparseTensor is not None and isinstance(adj, _SparseTensor):
         row, col, value = adj.coo()
         _check_square(tuple(adj.sizes()), num_nodes)
-        _ignored_weight(edge_weight, "SparseTensor")
-        return row, col, value, value is None
+        return row, col, value, value is None, False
     if not isinstance(adj, Tensor):
         raise TypeError(f"edge_index must be a LongTensor [2, E], a torch.sparse adjacency or a SparseTensor, "
                         f"got {type(adj).__name__}")
     if adj.layout in (torch.sparse_coo, torch.sparse_csr):
         _check_square(tuple(adj.shape), num_nodes)
-        _ignored_weight(edge_weight, "torch.sparse adjacency")
         if adj.layout == torch.sparse_coo:
             adj = adj.coalesce()
             tgt, src = adj.indices()
@@ -137,7 +134,7 @@ def _edges(adj, num_nodes: int, edge_weight: Tensor | None):
             crow = adj.crow_indices()
             tgt = torch.repeat_interleave(torch.arange(num_nodes, device=adj.device), crow[1:] - crow[:-1])
             src = adj.col_indices()
-        return tgt, src, adj.values(), edge_weight is None
+        return tgt, src, adj.values(), True, False
     if adj.layout != torch.strided:
         raise ValueError(f"sparse layout {adj.layout} is not supported: pass a COO or CSR adj_t, or an edge_index")
     if hasattr(adj, "as_tensor"):   # torch_geometric.EdgeIndex
@@ -149,22 +146,12 @@ def _edges(adj, num_nodes: int, edge_weight: Tensor | None):
     if adj.numel() and (int(adj.min()) < 0 or int(adj.max()) >= num_nodes):
         raise IndexError(f"edge_index holds node ids in [{int(adj.min())}, {int(adj.max())}] but y has "
                          f"{num_nodes} rows: ids must lie in [0, {num_nodes - 1}]")
-    if edge_weight is not None:
-        if not isinstance(edge_weight, Tensor) or edge_weight.dim() != 1 or edge_weight.numel() != adj.size(1):
-            raise ValueError(f"edge_weight must be a 1-D tensor with one entry per edge ({adj.size(1)}), got "
-                             f"{tuple(edge_weight.shape) if isinstance(edge_weight, Tensor) else edge_weight!r}")
-    return adj[1], adj[0], edge_weight, edge_weight is None
+    return adj[1], adj[0], None, True, True
 
 
 def _check_square(shape: tuple, num_nodes: int) -> None:
     if len(shape) != 2 or shape[0] != shape[1] or shape[0] != num_nodes:
         raise ValueError(f"the adjacency must be [N, N] with N = {num_nodes} (rows of y), got {shape}")
-
-
-def _ignored_weight(edge_weight, what: str) -> None:
-    if edge_weight is not None:
-        warnings.warn(f"edge_weight is not read with a {what} (as in PyG): the adjacency's own values are the "
-                      "weights", UserWarning, stacklevel=user_stacklevel())
 
 
 def build_operator(adj, num_nodes: int, edge_weight: Tensor | None = None, dtype: torch.dtype = torch.float32,
@@ -176,34 +163,25 @@ def build_operator(adj, num_nodes: int, edge_weight: Tensor | None = None, dtype
     adj : LongTensor ``[2, E]`` | EdgeIndex | torch.sparse ``[N, N]`` | SparseTensor
     num_nodes : int
     edge_weight : Tensor ``[E]``, optional
-        Only with an ``edge_index``; kept differentiable.
+        Only read with an ``edge_index``; kept differentiable.
     dtype : torch.dtype, default float32
     normalize : bool, optional
         ``None`` (default): PyG's rule; ``True``: always ``gcn_norm``; ``False``: never.
     """
-    tgt, src, w, pyg_norm = _edges(adj, num_nodes, edge_weight)
-    if w is None:
-        w = torch.ones(tgt.numel(), dtype=dtype, device=tgt.device)
-    elif w.dtype != dtype:
-        w = w.to(dtype)
-    if normalize if normalize is not None else pyg_norm:
-        w = gcn_values(tgt, src, w, num_nodes)
-    perm = torch.argsort(tgt, stable=True)
-    return Operator(tgt, src, w, num_nodes, perm, _csr(perm, tgt, num_nodes))
+    return OperatorCache().get(adj, num_nodes, edge_weight, dtype, normalize)
 
 
 class OperatorCache:
-    """Keeps the last :class:`Operator` while the same adjacency (and weights) come back.
+    """Keeps the last operator while the same adjacency (and weights) come back.
 
-    The key is the identity and in-place version of ``adj`` and ``edge_weight`` plus ``num_nodes``,
-    ``dtype`` and ``normalize``: modifying a tensor in place, or passing another one, rebuilds.
-    Values that require grad are recomputed on every call from the cached structure.
+    Two levels: the structure (edge lists, CSR order) is keyed on the identity and in-place version
+    of ``adj`` and ``num_nodes``; the values on those of ``edge_weight``, ``dtype`` and
+    ``normalize``. Modifying a tensor in place, or passing another one, rebuilds that level. Weights
+    that require grad reuse the structure and get their values recomputed, differentiably, every call.
     """
 
     def __init__(self):
-        self._key = None
-        self._op: Operator | None = None
-        self._refs = (None, None)
+        self.clear()
 
     @staticmethod
     def _version(t):
@@ -211,22 +189,40 @@ class OperatorCache:
 
     def get(self, adj, num_nodes: int, edge_weight: Tensor | None, dtype: torch.dtype,
             normalize: bool | None) -> Operator:
-        """The operator of ``adj`` (cached when the inputs are the ones of the last call)."""
-        grad = (edge_weight is not None and edge_weight.requires_grad and torch.is_grad_enabled()
-                and isinstance(adj, Tensor) and adj.layout == torch.strided)   # weights of an edge_index
-        key = (self._version(adj), None if grad else self._version(edge_weight), num_nodes, dtype, normalize)
-        if key == self._key and self._refs[0] is adj:
-            op = self._op
+        """The operator of ``adj`` with ``edge_weight`` (cached as described above)."""
+        skey = (self._version(adj), num_nodes)
+        if skey != self._skey:
+            tgt, src, own, pyg_norm, is_edge_index = _edges(adj, num_nodes)
+            perm = torch.argsort(tgt, stable=True)
+            self._base = Operator(tgt, src, own, num_nodes, perm, _csr(perm, tgt, num_nodes))
+            self._norm_rule, self._is_edge_index = pyg_norm, is_edge_index
+            self._skey, self._vkey, self._adj = skey, None, adj    # the reference keeps id(adj) valid
+        base = self._base
+        if edge_weight is not None:
+            if not self._is_edge_index:
+                warnings.warn("edge_weight is not read with a sparse adjacency (as in PyG): its own values are the "
+                              "weights", UserWarning, stacklevel=user_stacklevel())
+                edge_weight = None
+            elif not isinstance(edge_weight, Tensor) or edge_weight.dim() != 1 or edge_weight.numel() != base.tgt.numel():
+                raise ValueError(f"edge_weight must be a 1-D tensor with one entry per edge ({base.tgt.numel()}), got "
+                                 f"{tuple(edge_weight.shape) if isinstance(edge_weight, Tensor) else edge_weight!r}")
+        grad = edge_weight is not None and edge_weight.requires_grad and torch.is_grad_enabled()
+        vkey = (self._version(edge_weight), dtype, normalize)
+        if not grad and vkey == self._vkey:
+            return self._op
+        if edge_weight is not None:
+            w, rule = edge_weight.to(dtype), False            # PyG: given weights are the matrix
+        elif base.value is not None:
+            w, rule = base.value.to(dtype), self._norm_rule   # a sparse adjacency's own values
         else:
-            op = build_operator(adj, num_nodes, None if grad else edge_weight, dtype, normalize)
-            self._key, self._op, self._refs = key, op, (adj, edge_weight)   # refs keep the ids valid
-        if grad:   # the structure is cached; the values follow edge_weight differentiably
-            w = edge_weight.to(dtype)
-            if normalize:   # PyG's rule uses given weights as they are
-                w = gcn_values(op.tgt, op.src, w, num_nodes)
-            op = op.with_value(w)
+            w, rule = torch.ones(base.tgt.numel(), dtype=dtype, device=base.tgt.device), True
+        if normalize if normalize is not None else rule:
+            w = gcn_values(base.tgt, base.src, w, num_nodes)
+        op = base.with_value(w)
+        if not grad:
+            self._vkey, self._op, self._weight = vkey, op, edge_weight
         return op
 
     def clear(self) -> None:
         """Forget the cached operator."""
-        self._key, self._op, self._refs = None, None, (None, None)
+        self._skey = self._vkey = self._adj = self._weight = self._op = self._base = None
