@@ -35,7 +35,13 @@ __all__ = ["LabelPropagation"]
 
 
 def _norm(x: Tensor) -> float:
-    return float(torch.linalg.vector_norm(x))
+    return float(torch.linalg.vector_norm(x.detach()))
+
+
+def _watched(t: int, steps: int) -> bool:
+    """Whether a fixed budget of ``steps`` checks its residual after step ``t + 1``: steps 1, 2, 4, 8, ...
+    and the last, so that a diverging iteration is caught within twice its length at no cost per step."""
+    return (t + 1) & t == 0 or t + 1 == steps
 
 
 class LabelPropagation(torch.nn.Module):
@@ -156,8 +162,9 @@ class LabelPropagation(torch.nn.Module):
         fixed = None if free is None else (1 - free) * y0   # the labeled rows, reset after every step
         res = (1 - alpha) * out
         csr = None if grad else op.csr()
-        prev, first = out, None
+        first = None
         for t in range(self.num_layers):
+            prev = out
             if grad:
                 out = spmm(op, out) * alpha + res
             else:
@@ -168,14 +175,13 @@ class LabelPropagation(torch.nn.Module):
                 out = out.clamp(0.0, 1.0) if grad else out.clamp_(0.0, 1.0)
             if free is not None:
                 out = free * out + fixed if grad else out.mul_(free).add_(fixed)
-            if linear:   # the residual of the fixed-point iteration is the step itself
+            if linear and _watched(t, self.num_layers):   # the residual of the iteration is the step itself
                 rel = _norm(out - prev) / max(_norm(y0), 1e-300)
                 first = rel if first is None else first
                 if diverging(rel, first):
                     warn_switch(self, f"the {self.num_layers}-layer iteration", t + 1, rel,
                                 "the fixed point (I - alpha D P) Y = b solved by GMRES to tol")
                     return self._fixed_point(op, y0, free, None, route="gmres")
-                prev = out
         return out
 
     # -- the fixed point, differentiated implicitly ---------------------------------------------------------
@@ -235,13 +241,14 @@ class LabelPropagation(torch.nn.Module):
                 if not transpose:
                     new.mul_(keep)
                 new.mul_(a).add_(rhs)
-            rel = _norm(torch.sub(new, x, out=tmp)) / scale
-            first = rel if first is None else first
+            if budget is None or _watched(t, steps):
+                rel = _norm(torch.sub(new, x, out=tmp)) / scale
+                first = rel if first is None else first
+                if budget is None and rel <= self.tol:
+                    return new
+                if diverging(rel, first):
+                    return None
             x, new = new, x
-            if budget is None and rel <= self.tol:
-                return x
-            if diverging(rel, first):
-                return None
         if budget is None:
             warnings.warn(f"LabelPropagation: fixed point not reached to tol={self.tol:g} in max_iter={self.max_iter}"
                           " steps: increase max_iter", ConvergenceWarning, stacklevel=user_stacklevel())
