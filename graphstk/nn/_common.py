@@ -8,13 +8,9 @@ from torch import Tensor
 
 from .._checks import user_stacklevel
 from .._index import as_index
+from ..exceptions import DivergenceWarning
 
 __all__ = ["DivergenceWarning", "label_matrix", "row_mask", "diverging", "warn_switch"]
-
-
-class DivergenceWarning(UserWarning):
-    """A fixed-budget iteration of a :mod:`graphstk.nn` module was diverging; the module switched
-    to a convergent route for that call (the message names both and says why)."""
 
 
 #: A residual this many times the first one, and above the right-hand side's norm, cannot belong
