@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from test_label_prop import EI6, Y6, adj_t_forms
+from test_label_prop import EI6, Y6, adj_t_forms, every_mask
 from torch_geometric.nn.models import CorrectAndSmooth as PyGCorrectAndSmooth
 
 from graphstk.nn import CorrectAndSmooth
@@ -15,12 +15,12 @@ REPR = ("CorrectAndSmooth(\n"
         ")")
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_pyg_correct_and_smooth_checks(seed):
+@pytest.mark.parametrize("bits", range(64))
+def test_pyg_correct_and_smooth_checks(bits):
     """PyG's test_correct_and_smooth: repr, shapes of correct/smooth with and without autoscale,
-    every adjacency form alike."""
+    every adjacency form alike, for each of the 64 masks (PyG's test draws one at random)."""
     y_soft = torch.tensor([0.1, 0.5, 0.4]).repeat(6, 1)
-    mask = torch.randint(0, 2, (6,), dtype=torch.bool, generator=torch.Generator().manual_seed(seed))
+    mask = every_mask(bits)
     model = CorrectAndSmooth(num_correction_layers=2, correction_alpha=0.5, num_smoothing_layers=2,
                              smoothing_alpha=0.5)
     assert str(model) == REPR
