@@ -68,6 +68,7 @@ class Operator:
     num_nodes: int
     perm: Tensor          # edges in target-major (CSR) order
     crow: Tensor
+    normalized: bool = False   # values from gcn_norm: for a symmetric graph ||P||_2 <= 1
     # Built on first use and shared by every copy with other values: "t" the (perm, crow) of P^T,
     # "rev" the edge pairing of P and P^T (False: not symmetric in structure).
     _lazy: dict = field(default_factory=dict, repr=False)
@@ -93,7 +94,7 @@ class Operator:
 
     def with_value(self, value: Tensor) -> "Operator":
         """The same structure with other values (edge order), sharing the transposed layout."""
-        return Operator(self.tgt, self.src, value, self.num_nodes, self.perm, self.crow, self._lazy)
+        return Operator(self.tgt, self.src, value, self.num_nodes, self.perm, self.crow, _lazy=self._lazy)
 
     def is_symmetric(self) -> bool:
         """Whether ``P = P^T`` (duplicate edges summed); the edge pairing is computed once per structure."""
@@ -216,9 +217,11 @@ class OperatorCache:
             w, rule = base.value.to(dtype), self._norm_rule   # a sparse adjacency's own values
         else:
             w, rule = torch.ones(base.tgt.numel(), dtype=dtype, device=base.tgt.device), True
-        if normalize if normalize is not None else rule:
+        norm = normalize if normalize is not None else rule
+        if norm:
             w = gcn_values(base.tgt, base.src, w, num_nodes)
         op = base.with_value(w)
+        op.normalized = bool(norm) and bool((w.detach() >= 0).all())
         if not grad:
             self._vkey, self._op, self._weight = vkey, op, edge_weight
         return op

@@ -26,7 +26,7 @@ from torch import Tensor
 
 from .._checks import check_int, check_real, user_stacklevel
 from ..methods.estimators import flag_unreachable as _flag
-from ..spectral.solvers import ConvergenceWarning, gmres
+from ..spectral.solvers import ConvergenceWarning, cg, gmres
 from ._common import diverging, label_matrix, row_mask, warn_switch
 from .adjacency import OperatorCache
 from .autograd import LinearSystem, implicit_solve, spmm
@@ -199,10 +199,16 @@ class LabelPropagation(torch.nn.Module):
 
         a_f = float(alpha)
         x_start = y0.detach()
+        spd = keep is None and abs(a_f) < 1 and op.normalized and op.is_symmetric()
 
         state = {"route": route}
 
         def solve(rhs: Tensor, transpose: bool) -> Tensor:
+            if transpose and state["route"] == "richardson" and spd:
+                # The adjoint (I - alpha P) lambda = g of a symmetric P (|alpha| < 1): SPD, so CG to tol,
+                # about sqrt((1 + alpha) / (1 - alpha)) times fewer products than the iteration.
+                mat = op.csr(value)
+                return cg(lambda x: torch.addmm(x, mat, x, alpha=-a_f), rhs, self.max_iter, self.tol).x
             if state["route"] == "richardson":
                 x = self._iterate(op, value, a_f, rhs, keep, transpose, budget, x0=rhs if transpose else x_start)
                 if x is not None:

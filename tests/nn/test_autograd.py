@@ -95,7 +95,7 @@ def test_implicit_equals_unrolled_at_convergence():
     """The fixed point's implicit gradient is the limit of the unrolled one (alpha = 0.5: 0.5^80 ~ 1e-24)."""
     grads = []
     for kw in (dict(num_layers=80), dict(num_layers=None, tol=1e-14, max_iter=5000),
-               dict(num_layers=80, backward="implicit")):
+               dict(num_layers=80, backward="implicit", tol=1e-14)):
         y, a, w = leaf(SOFT), leaf(torch.tensor(0.5, dtype=torch.float64)), leaf(W0)
         out = LabelPropagation(alpha=a, clamp=False, normalize=True, **kw)(y, EI, MASK, w)
         (out * torch.linspace(-1, 1, out.numel(), dtype=out.dtype).view_as(out)).sum().backward()
