@@ -75,10 +75,12 @@ class LabelPropagation(torch.nn.Module):
         Iteration cap of the solve to tolerance.
     backward : {"unroll", "implicit"}, default "unroll"
         Gradient of a fixed budget: autograd through the ``num_layers`` steps (exact for the
-        ``T``-step output; memory grows with ``T``), or the implicit gradient of the fixed point,
-        from ``num_layers`` steps of the adjoint iteration ``lambda <- alpha P^T D lambda + g``
-        (memory of one step; equal to the unrolled one once the iteration has converged). Needs
-        ``clamp=False`` and no ``post_step``.
+        ``T``-step output; memory grows with ``T``), or the implicit gradient of the fixed point
+        (memory of one step; equal to the unrolled one once the iteration has converged): its
+        adjoint ``(I - alpha P^T D) lambda = g`` is solved to ``tol`` by CG when ``P`` is a symmetric
+        ``gcn_norm``-ed matrix and ``D = I`` (then ``I - alpha P`` is SPD for ``|alpha| < 1``), else by
+        ``num_layers`` steps of ``lambda <- alpha P^T D lambda + g``. Needs ``clamp=False`` and no
+        ``post_step``. The solve to tolerance (``num_layers=None``) uses the same adjoint.
 
     Attributes
     ----------
