@@ -20,7 +20,7 @@ def main():
     args = parser(__doc__.split("\n")[0]).parse_args()
     data = cora(args.data_root)
     adj_t = torch.sparse_coo_tensor(data.edge_index.flip(0), torch.ones(data.num_edges),
-                                    (data.num_nodes,) * 2).coalesce().to_sparse_csr()
+                                    (data.num_nodes,) * 2, check_invariants=False).coalesce().to_sparse_csr()
     models = {
         "PyG LabelPropagation(3, 0.9)": PyGLabelPropagation(3, 0.9),
         "graphstk LabelPropagation(3, 0.9)": LabelPropagation(3, 0.9),
