@@ -199,7 +199,7 @@ class LabelPropagation(torch.nn.Module):
             px = spmm(op, x, v)
             return x - a * (px if keep is None else keep * px)
 
-        a_f = float(alpha)
+        a_f = float(alpha.detach())
         x_start = y0.detach()
         spd = keep is None and abs(a_f) < 1 and op.normalized and op.is_symmetric()
 

@@ -125,8 +125,8 @@ class STKRPropagation(torch.nn.Module):
         wrap = torch.nn.Parameter if learnable else (lambda t: t)
         if not isinstance(beta, Tensor):
             beta = torch.tensor(check_real("beta", beta), dtype=torch.float64)
-        elif not float(beta) > 0:
-            raise ValueError(f"beta must be > 0, got {float(beta)}")
+        elif not float(beta.detach()) > 0:
+            raise ValueError(f"beta must be > 0, got {float(beta.detach())}")
         self.beta = wrap(beta.detach().clone()) if learnable else beta
         if self.kind == "poly":
             self.coeffs = wrap(torch.tensor(transform.coeffs, dtype=torch.float64))
@@ -147,8 +147,8 @@ class STKRPropagation(torch.nn.Module):
             return self.coeffs.to(dtype=dtype, device=device), beta
         if self.kind == "invlap":
             eta = self.eta.to(dtype=dtype, device=device)
-            if not float(eta) < 1.0:
-                raise ValueError(f"InverseLaplacian needs eta < 1/lambda_1 = 1, got eta={float(eta)}")
+            if not float(eta.detach()) < 1.0:
+                raise ValueError(f"InverseLaplacian needs eta < 1/lambda_1 = 1, got eta={float(eta.detach())}")
             return torch.stack([torch.ones_like(eta), -eta]), beta
         return self.xi.to(dtype=dtype, device=device), beta
 
@@ -333,7 +333,7 @@ class STKRPropagation(torch.nn.Module):
 
     def __repr__(self) -> str:
         tr = {"poly": lambda: f"Polynomial({self.coeffs.tolist()})",
-              "invlap": lambda: f"InverseLaplacian(eta={float(self.eta):g})",
+              "invlap": lambda: f"InverseLaplacian(eta={float(self.eta.detach()):g})",
               "recip": lambda: f"ReciprocalPolynomial({self.xi.tolist()}, r={self.r})"}[self.kind]()
         budget = f"num_iter={self.max_iter}" if self.tol == 0 else f"tol={self.tol:g}"
-        return f"{type(self).__name__}({tr}, beta={float(self.beta):g}, {budget}, solver={self.solver!r})"
+        return f"{type(self).__name__}({tr}, beta={float(self.beta.detach()):g}, {budget}, solver={self.solver!r})"
