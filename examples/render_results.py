@@ -26,8 +26,8 @@ def example_table(res: dict) -> list[str]:
         cell = f"| {r['method']} | {100 * acc['mean']:.1f} ± {100 * acc['std']:.1f} |"
         if timed:
             cell += f" {r['ms_per_forward']:.2f} |"
-        if "grad_cosine_at_init" in r:
-            cell += f" (gradient cosine with / without the term at init: {r['grad_cosine_at_init']['mean']:.3f})"
+        if "grad_change" in r:
+            cell += f" (relative gradient change by the term after training: {r['grad_change']['mean']:.3f})"
         lines.append(cell)
     return lines + [""]
 
