@@ -308,7 +308,7 @@ class STKRPropagation(torch.nn.Module):
                 return m(th, c, beta, v)
             b = self._embed(Y, train, N)
         x = torch.zeros_like(b)
-        r, bn, first = b, max(float(torch.linalg.vector_norm(b)), 1e-300), None
+        r, bn, first = b, max(float(torch.linalg.vector_norm(b.detach())), 1e-300), None
         for t in range(self.max_iter):
             x = x + gamma * r
             r = b - apply(x)
