@@ -13,6 +13,7 @@ import torch
 from torch_geometric.data import Data
 
 import graphstk
+from graphstk.exceptions import DataFileError
 from graphstk.data import (
     DATASETS,
     DatasetNotFoundError,
@@ -354,7 +355,7 @@ def test_npz_missing_edges_and_unreadable(tmp_path):
     with pytest.raises(ValueError, match="no 'edge_index'"):
         load_dataset(tmp_path / "a.npz")
     (tmp_path / "b.npz").write_text("not a zip")
-    with pytest.raises(ValueError, match="not a readable .npz"):
+    with pytest.raises(DataFileError, match=r"graph file b\.npz: cannot read .*b\.npz.*Fix: write it again"):
         load_dataset(tmp_path / "b.npz")
     np.savez(tmp_path / "c.npz", edge_index=np.zeros((2, 0), np.int64), y=np.array(["a", "b"], dtype=object))
     with pytest.raises(ValueError, match="without pickle"):

