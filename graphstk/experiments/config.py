@@ -289,13 +289,13 @@ class ExperimentConfig:
             return self._tasks_with_overrides(seeds, quick, datasets)
         cfg = dataclasses.replace(self)
         if datasets is not None:
-            known = {d.name.lower(): d.name for d in self.datasets}
-            unknown = [name for name in datasets if name.lower() not in known]
+            from graphstk.data import match_datasets
+            selected, unknown = match_datasets(datasets, [d.name for d in self.datasets])
             if unknown or not datasets:
                 raise ConfigError("--datasets", f"unknown dataset(s) {unknown} for this config; "
-                                  f"allowed: {sorted(known.values())}")
-            wanted = {name.lower() for name in datasets}
-            cfg.datasets = [d for d in self.datasets if d.name.lower() in wanted]
+                                  f"allowed: {sorted(d.name for d in self.datasets)} (case, spaces, '-' and '_' "
+                                  "are ignored; aliases accepted)")
+            cfg.datasets = [d for d in self.datasets if d.name in selected]
         if seeds is not None:
             if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
                 raise ConfigError("--seeds", f"must be an integer >= 1, got {seeds!r}")
@@ -319,14 +319,15 @@ class ExperimentConfig:
 
         tasks = list(self.tasks)
         if datasets is not None:
-            known = {d.name.lower(): d.name for t in tasks for d in t.datasets}
-            unknown = [name for name in datasets if name.lower() not in known]
+            from graphstk.data import match_datasets
+            names = list(dict.fromkeys(d.name for t in tasks for d in t.datasets))
+            selected, unknown = match_datasets(datasets, names)
             if unknown or not datasets:
                 raise ConfigError("--datasets", f"unknown dataset(s) {unknown} for this config; "
-                                  f"allowed: {sorted(known.values())}")
-            wanted = {name.lower() for name in datasets}
-            tasks = [t for t in tasks if any(d.name.lower() in wanted for d in t.datasets)]
-            tasks = [t.with_overrides(datasets=[d.name for d in t.datasets if d.name.lower() in wanted])
+                                  f"allowed: {sorted(names)} (case, spaces, '-' and '_' are ignored; aliases "
+                                  "accepted)")
+            tasks = [t for t in tasks if any(d.name in selected for d in t.datasets)]
+            tasks = [t.with_overrides(datasets=[d.name for d in t.datasets if d.name in selected])
                      for t in tasks]
         tasks = [t.with_overrides(seeds=seeds, quick=quick) for t in tasks]
         return dataclasses.replace(self, tasks=tasks, quick=quick or self.quick,
