@@ -90,7 +90,8 @@ def _check_file(path: Path) -> None:
         with open(path) as f:
             [int(line) for line in f if line.strip()]
     elif name.startswith("ind."):
-        with open(path, "rb") as f:
+        with open(path, "rb") as f, warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)   # scipy.sparse.csr in the old pickles
             pickle.load(f, encoding="latin1")   # as PyG's read_planetoid_data reads them
 
 
