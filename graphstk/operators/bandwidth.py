@@ -127,7 +127,7 @@ def median_width(X, Y=None, *, k: int | None = None, metric: str = "euclidean",
         other = Y
     bs = int(block_size) if block_size else max(1, _BLOCK_ELEMS // max(1, other.shape[0]))
     itemsize = X.element_size()
-    check_allocation(count * itemsize * 2.0 + bs * other.shape[0] * itemsize * 2.0,
+    check_allocation(count * itemsize * 2.0 + min(bs, X.shape[0]) * other.shape[0] * itemsize * 2.0,
                      f"the median heuristic over {count} distances", "pass max_samples=2000 (a seeded random "
                      "subset of the points), or give the width (sigma) explicitly", X.device)
     values = X.new_empty(count)

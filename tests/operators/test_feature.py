@@ -1,74 +1,14 @@
-"""Feature kernels (graphstk.operators.feature) against independent numpy/scipy references."""
+"""Gram matrices and the row-blocked operator (graphstk.operators.feature) against independent
+numpy/scipy references."""
 import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings, strategies as st
-from scipy.spatial.distance import cdist, pdist
 
-from graphstk.operators import FeatureKernelOperator, GraphKernel, KernelOperator, gram, kernel_function, knn_graph
-from graphstk.operators.feature import kth_neighbor_distance_median, median_distance, pairwise_distances
+from graphstk.exceptions import MemoryLimitError
+from graphstk.operators import FeatureKernelOperator, KernelOperator, gram
 
-KERNELS = ["gaussian", "laplacian", "abel", "cauchy", "linear", "polynomial"]
-
-
-def ref_kernel(name, X, Y, sigma=0.7, degree=2, c=1.0):
-    """Each formula written out independently with scipy / numpy."""
-    if name == "gaussian":
-        return np.exp(-cdist(X, Y, "sqeuclidean") / (2 * sigma**2))
-    if name == "laplacian":
-        return np.exp(-cdist(X, Y, "cityblock") / sigma)
-    if name == "abel":
-        return np.exp(-cdist(X, Y, "euclidean") / sigma)
-    if name == "cauchy":
-        out = np.ones((len(X), len(Y)))
-        for m in range(X.shape[1]):
-            out *= 1.0 / (1.0 + (X[:, m][:, None] - Y[:, m][None, :]) ** 2 / sigma**2)
-        return out
-    if name == "linear":
-        return X @ Y.T
-    if name == "polynomial":
-        return (X @ Y.T + c) ** degree
-    raise KeyError(name)
-
-
-def params(name, sigma=0.7):
-    return {"sigma": sigma} if name in ("gaussian", "laplacian", "abel", "cauchy") else {}
-
-
-def ref_normalized(name, X, Y, **kw):
-    K = ref_kernel(name, X, Y, **kw)
-    dx = np.array([ref_kernel(name, x[None], x[None], **kw)[0, 0] for x in X])
-    dy = np.array([ref_kernel(name, y[None], y[None], **kw)[0, 0] for y in Y])
-    return K / np.sqrt(np.outer(dx, dy))
-
-
-@pytest.mark.parametrize("name", KERNELS)
-def test_kernel_matches_formula(name):
-    rng = np.random.default_rng(0)
-    X, Y = rng.normal(size=(13, 4)), rng.normal(size=(9, 4))
-    k = kernel_function(name, **params(name))
-    K = k(X, Y)
-    assert isinstance(K, torch.Tensor) and K.dtype == torch.float64 and K.shape == (13, 9)
-    np.testing.assert_allclose(K.numpy(), ref_kernel(name, X, Y), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(gram(X, Y, kernel=name, **params(name)).numpy(), ref_kernel(name, X, Y),
-                               rtol=1e-10, atol=1e-12)
-    # paired and diagonal evaluations
-    np.testing.assert_allclose(k.paired(X[:9], Y).numpy(), np.diag(ref_kernel(name, X[:9], Y)), rtol=1e-10)
-    np.testing.assert_allclose(k.diag(X).numpy(), np.diag(ref_kernel(name, X, X)), rtol=1e-10)
-
-
-def test_kernel_aliases_and_polynomial_params():
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(6, 3))
-    assert torch.equal(kernel_function("rbf", sigma=2.0)(X), kernel_function("gaussian", sigma=2.0)(X))
-    np.testing.assert_allclose(kernel_function("poly", degree=3, c=0.5)(X).numpy(),
-                               ref_kernel("polynomial", X, X, degree=3, c=0.5), rtol=1e-12)
-    # l1 Laplacian is a product of 1-D kernels
-    k = kernel_function("laplacian", sigma=0.9)
-    prod = np.ones((6, 6))
-    for m in range(3):
-        prod *= k(X[:, m:m + 1]).numpy()
-    np.testing.assert_allclose(k(X).numpy(), prod, rtol=1e-12)
+from .reference import KERNELS, params, ref_kernel, ref_normalized
 
 
 @pytest.mark.parametrize("name", KERNELS)
@@ -98,6 +38,8 @@ def test_normalized_zero_vector_gives_zero_row_not_nan():
     n_rows=st.integers(1, 12), n_cols=st.integers(1, 12), d=st.integers(1, 4), C=st.integers(1, 3),
     block_size=st.integers(1, 13), normalize=st.booleans(), seed=st.integers(0, 2**16),
 )
+
+
 def test_operator_matches_dense_reference(name, n_rows, n_cols, d, C, block_size, normalize, seed):
     rng = np.random.default_rng(seed)
     X, Y = rng.normal(size=(n_rows, d)), rng.normal(size=(n_cols, d))
@@ -163,114 +105,21 @@ def test_operator_is_differentiable():
     assert X.grad is not None and torch.isfinite(X.grad).all()
 
 
-def test_bad_inputs_raise_clear_errors():
-    X = np.zeros((4, 3))
-    with pytest.raises(ValueError, match="dimension mismatch"):
-        FeatureKernelOperator(X, np.zeros((5, 2)))
-    with pytest.raises(ValueError, match="dimension mismatch"):
-        gram(X, np.zeros((5, 2)))
-    for bad in (0.0, -1.0, float("nan"), float("inf")):
-        with pytest.raises(ValueError, match="sigma"):
-            kernel_function("gaussian", sigma=bad)
-    with pytest.raises(ValueError, match="unknown kernel"):
-        FeatureKernelOperator(X, kernel="sigmoid")
-    with pytest.raises(TypeError, match="unexpected parameter"):
-        kernel_function("linear", sigma=1.0)
-    with pytest.raises(ValueError, match="degree"):
-        kernel_function("polynomial", degree=1.5)
-    with pytest.raises(ValueError, match="2-D"):
-        gram(np.zeros(5))
-    with pytest.raises(ValueError, match="NaN"):
-        gram(np.array([[np.nan, 0.0]]))
-    with pytest.raises(ValueError, match="block_size"):
-        FeatureKernelOperator(X, block_size=0)
-    with pytest.raises(IndexError):
-        FeatureKernelOperator(X).block([7], None)
-    with pytest.raises(ValueError, match="cannot multiply"):
-        FeatureKernelOperator(X) @ torch.ones(3, dtype=torch.float64)
+def test_to_dense_fills_one_buffer_and_matches_gram():
+    X = torch.randn(23, 3, dtype=torch.float64)
+    for normalize in (False, True):
+        op = FeatureKernelOperator(X, kernel="polynomial", normalize=normalize, block_size=5)
+        torch.testing.assert_close(op.to_dense(), gram(X, kernel="polynomial", normalize=normalize))
 
 
-# -- kNN graphs ------------------------------------------------------------------
-def brute_knn(X, k, metric):
-    D = cdist(X, X, {"euclidean": "euclidean", "manhattan": "cityblock", "cosine": "cosine"}[metric])
-    np.fill_diagonal(D, np.inf)
-    nbr = np.argsort(D, axis=1, kind="stable")[:, :k]
-    return D, nbr
-
-
-@pytest.mark.parametrize("metric", ["euclidean", "manhattan", "cosine"])
-@pytest.mark.parametrize("mode", ["connectivity", "distance", "gaussian"])
-def test_knn_graph_matches_brute_force(metric, mode):
-    rng = np.random.default_rng(5)
-    X = rng.normal(size=(40, 3))
-    k = 4
-    D, nbr = brute_knn(X, k, metric)
-    sigma = 0.8
-    weight = {"connectivity": lambda d: 1.0, "distance": lambda d: d,
-              "gaussian": lambda d: np.exp(-d**2 / (2 * sigma**2))}[mode]
-    expected = {}
-    for i in range(40):
-        for j in nbr[i]:
-            expected[(i, int(j))] = weight(D[i, j])
-            expected[(int(j), i)] = weight(D[i, j])
-    ei, w = knn_graph(X, k, metric=metric, mode=mode, sigma=sigma, block_size=7)
-    got = {(int(a), int(b)): float(c) for a, b, c in zip(ei[0], ei[1], w)}
-    assert got.keys() == expected.keys()
-    for key, val in expected.items():
-        assert got[key] == pytest.approx(val, rel=1e-9, abs=1e-12)
-    # symmetric: (i, j) present iff (j, i), equal weights; no self loops
-    assert all(got[(b, a)] == c for (a, b), c in got.items())
-    assert not any(a == b for a, b in got)
-    # directed variant: exactly the k nearest per row, in increasing distance
-    ei_d, w_d = knn_graph(X, k, metric=metric, mode="distance", symmetric=False)
-    assert ei_d.shape == (2, 40 * k)
-    np.testing.assert_array_equal(ei_d[0].numpy(), np.repeat(np.arange(40), k))
-    np.testing.assert_array_equal(ei_d[1].view(40, k).numpy(), nbr)
-    np.testing.assert_allclose(w_d.view(40, k).numpy(), np.take_along_axis(D, nbr, 1), rtol=1e-9, atol=1e-12)
-
-
-def test_knn_graph_default_sigma_and_graph_kernel():
-    rng = np.random.default_rng(6)
-    X = rng.normal(size=(30, 2))
-    D, nbr = brute_knn(X, 3, "euclidean")
-    s = np.median(np.take_along_axis(D, nbr, 1))
-    ei, w = knn_graph(X, 3, mode="gaussian")
-    ei2, w2 = knn_graph(X, 3, mode="gaussian", sigma=s)
-    assert torch.equal(ei, ei2)
-    torch.testing.assert_close(w, w2)
-    gk = GraphKernel(ei, 30, edge_weight=w)
-    assert gk.S.shape == (30, 30)
-    S = gk.S.to_dense()
-    torch.testing.assert_close(S, S.T)
-
-
-def test_knn_graph_errors():
-    X = np.random.default_rng(7).normal(size=(5, 2))
-    with pytest.raises(ValueError, match="at least"):
-        knn_graph(X, 5)
-    with pytest.raises(ValueError, match="positive integer"):
-        knn_graph(X, 0)
-    with pytest.raises(ValueError, match="metric"):
-        knn_graph(X, 2, metric="chebyshev")
-    with pytest.raises(ValueError, match="mode"):
-        knn_graph(X, 2, mode="heat")
-    with pytest.raises(ValueError, match="sigma"):
-        knn_graph(X, 2, mode="gaussian", sigma=-1.0)
-
-
-# -- bandwidth heuristics -----------------------------------------------------------
-def test_median_distance_and_kth_neighbor():
-    rng = np.random.default_rng(8)
-    X, Y = rng.normal(size=(31, 3)), rng.normal(size=(12, 3)) + 1.0
-    assert median_distance(X) == pytest.approx(np.median(pdist(X)), rel=1e-12)
-    assert median_distance(X, Y) == pytest.approx(np.median(cdist(X, Y)), rel=1e-12)
-    # subsampling is seeded and uses a subset of the rows
-    a = median_distance(X, max_samples=10, seed=3)
-    assert a == median_distance(X, max_samples=10, seed=3)
-    sub = X[torch.randperm(31, generator=torch.Generator().manual_seed(3))[:10].numpy()]
-    assert a == pytest.approx(np.median(pdist(sub)), rel=1e-12)
-    D, nbr = brute_knn(X, 10, "euclidean")
-    assert kth_neighbor_distance_median(X, 10, block_size=4) == pytest.approx(np.median(D[np.arange(31), nbr[:, 9]]))
-    with pytest.raises(ValueError, match="at least 2"):
-        median_distance(X[:1])
-    np.testing.assert_allclose(pairwise_distances(X, Y, "manhattan").numpy(), cdist(X, Y, "cityblock"), rtol=1e-12)
+def test_to_dense_and_large_blocks_refused_before_allocation(monkeypatch):
+    monkeypatch.setenv("GRAPHSTK_MAX_MEMORY", "1MB")
+    X = torch.zeros(1000, 3, dtype=torch.float64)
+    op = FeatureKernelOperator(X, kernel="gaussian")
+    with pytest.raises(MemoryLimitError, match=r"dense kernel matrix of a FeatureKernelOperator.*op @ v"):
+        op.to_dense()
+    v = torch.ones(1000, 2, dtype=torch.float64)
+    assert (op @ v).shape == (1000, 2)                    # products go in blocks: allowed
+    wide = FeatureKernelOperator(X, torch.zeros(5000, 3, dtype=torch.float64), block_size=1000)  # 5M-entry tiles
+    with pytest.raises(MemoryLimitError, match=r"one row block of the kernel operator.*lower block_size \(now 1000\)"):
+        wide @ torch.ones(5000, 1, dtype=torch.float64)
