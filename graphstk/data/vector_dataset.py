@@ -215,10 +215,23 @@ def _as_ids(v) -> torch.Tensor:
 
 def _as_features(X, dtype: torch.dtype = torch.float64):
     if sp.issparse(X):
+        kind = X.dtype.kind
+    elif isinstance(X, torch.Tensor):
+        kind = "c" if X.is_complex() else "f"
+    else:
+        X = np.asarray(X)
+        kind = X.dtype.kind
+    if kind == "c":
+        raise TypeError(f"X is complex ({X.dtype}); features must be real: pass X.real (or stack the real and "
+                        "imaginary parts as features) explicitly")
+    if kind not in "biuf":
+        raise TypeError(f"X must hold numbers, got dtype {X.dtype}; convert it first (e.g. X.astype(float), or "
+                        "encode text with graphstk.data.text.tfidf_features)")
+    if sp.issparse(X):
         return _csr64(X)
     if isinstance(X, torch.Tensor):
         return X.to(dtype)
-    return torch.as_tensor(np.asarray(X), dtype=dtype)
+    return torch.as_tensor(X, dtype=dtype)
 
 
 def _csr64(X) -> sp.csr_matrix:
