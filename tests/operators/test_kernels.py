@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
-from scipy.spatial.distance import cdist
 
 from graphstk.exceptions import MemoryLimitError
 from graphstk.operators import FeatureKernelOperator, gram, kernel_function
