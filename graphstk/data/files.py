@@ -7,9 +7,9 @@ file, the dataset and the fix, instead of the reader's own ``EOFError``, ``BadZi
 
 PyG's processed cache (``<root>/<Dir>/processed/``) is handled by :func:`load_pyg`:
 
-* it is written atomically: PyG processes into a temporary folder beside the dataset (whose
-  ``raw/`` is a link to the real one) and the finished ``processed/`` is renamed into place, so
-  a first load killed midway leaves no half-written ``data.pt``;
+* it is written atomically: PyG processes into a temporary folder inside the dataset's folder
+  (whose ``raw/`` is a link to the real one) and the finished ``processed/`` is renamed into
+  place, so a first load killed midway leaves no half-written ``data.pt``;
 * an unreadable ``processed/`` (a killed load of an older version, a full disk, a copy cut
   short) is deleted and rebuilt once, with a warning; when it cannot be deleted the error
   says to delete it;
@@ -192,12 +192,13 @@ def load_pyg(make: Callable[[str], object], root: Path, dirname: str, dataset: s
 
 
 def _build(make, root: Path, dirname: str):
-    """Let PyG process into a temporary folder and rename the finished ``processed/`` into place."""
+    """Let PyG process into a temporary folder inside the dataset's folder and rename the finished
+    ``processed/`` into place (one rename on one file system: the folder appears whole or not at all)."""
     ds_dir = root / dirname
-    for stale in root.glob(f".graphstk-build-{dirname}-*"):     # left by a killed build
+    for stale in ds_dir.glob(".graphstk-build-*"):     # left by a killed build
         shutil.rmtree(stale, ignore_errors=True)
     (ds_dir / "raw").mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".graphstk-build-{dirname}-", dir=root))
+    tmp = Path(tempfile.mkdtemp(prefix=".graphstk-build-", dir=ds_dir))
     try:
         (tmp / dirname).mkdir()
         try:
@@ -205,10 +206,11 @@ def _build(make, root: Path, dirname: str):
         except (OSError, NotImplementedError):    # no symlinks here: PyG writes processed/ in place
             return make(str(root))
         dataset = make(str(tmp))
-        processed = ds_dir / "processed"
-        if processed.exists():                    # a leftover without data.pt
-            shutil.rmtree(processed)
-        os.rename(tmp / dirname / "processed", processed)
+        built, processed = tmp / dirname / "processed", ds_dir / "processed"
+        if built.is_dir():
+            if processed.exists():                # a leftover without data.pt
+                shutil.rmtree(processed)
+            os.rename(built, processed)
         return dataset
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -62,7 +62,7 @@ def test_truncated_cora_raw_file_is_named(tmp_path):
     _assert_named(e.value, bad, "Cora")
     assert "Ran out of input" in str(e.value) and "load again online" in str(e.value)
     assert not (root / "Cora" / "processed").exists()
-    assert not list(root.glob(".graphstk-build-*"))        # the temporary build folder is gone
+    assert not list((root / "Cora").glob(".graphstk-build-*"))   # the temporary build folder is gone
     assert (root / "Cora" / "raw" / "ind.cora.x").is_file()  # the raw folder survives the cleanup
 
 
@@ -119,14 +119,55 @@ def test_first_load_killed_while_writing_leaves_nothing_that_breaks_the_next(tmp
         load_dataset("Cora", root=root)
     assert not (root / "Cora" / "processed").exists()      # written elsewhere, never renamed into place
     monkeypatch.setattr(pyg_fs, "torch_save", real_save)
-    stale = root / ".graphstk-build-Cora-killed" / "Cora" / "processed"   # as a SIGKILL would leave it
+    stale = root / "Cora" / ".graphstk-build-killed" / "Cora" / "processed"   # as a SIGKILL would leave it
     stale.mkdir(parents=True)
     (stale / "data.pt").write_bytes(b"PK\x03\x04 half")
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         data = load_dataset("Cora", root=root)
     assert data.num_nodes == 2708 and (root / "Cora" / "processed" / "data.pt").is_file()
-    assert not list(root.glob(".graphstk-build-*"))
+    assert not list((root / "Cora").glob(".graphstk-build-*"))
+
+
+def test_first_processing_is_safe_under_concurrency(tmp_path, monkeypatch):
+    """PyG's download/processing runs under an exclusive lock file, so a second process loading
+    the same dataset waits instead of reading a half-written processed/data.pt."""
+    import dataclasses
+    import subprocess
+    import sys
+
+    from torch_geometric.data import Data
+
+    from graphstk.data import datasets as D
+    from graphstk.data.files import processing_lock
+
+    ds_dir = tmp_path / "Cora"
+    probe = ("import fcntl, sys; fh = open(sys.argv[1], 'a')\n"
+             "try:\n fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB); print('free')\n"
+             "except BlockingIOError:\n print('held')")
+
+    def probe_lock():
+        out = subprocess.run([sys.executable, "-c", probe, str(ds_dir / ".graphstk-processing.lock")],
+                             capture_output=True, text=True)
+        return out.stdout.strip()
+
+    with processing_lock(ds_dir):
+        assert probe_lock() == "held"
+    assert probe_lock() == "free"
+    seen = []                                              # load_dataset calls PyG inside that lock
+
+    def fake_pyg(root):
+        seen.append(probe_lock())
+        return [Data(edge_index=torch.empty(2, 0, dtype=torch.long), y=torch.zeros(3, dtype=torch.long),
+                     num_nodes=3)]
+
+    spec = D.get_spec("Cora")
+    monkeypatch.setitem(D._SPECS, "Cora", dataclasses.replace(spec, pyg=fake_pyg))
+    (ds_dir / "raw").mkdir(parents=True)
+    for f in spec.raw_files:
+        (ds_dir / "raw" / f).write_text("")
+    load_dataset("Cora", root=tmp_path)
+    assert seen == ["held"]
 
 
 def test_find_damaged_names_the_first_bad_raw_file(tmp_path):

@@ -118,3 +118,17 @@ def test_huge_gram_refused_without_a_limit(monkeypatch):
     X = torch.zeros(2_000_000, 2)                         # a 16 TB float32 matrix
     with pytest.raises(MemoryLimitError, match=r"2000000 x 2000000 float32.*needs 16.0 TB, more than .* available"):
         gram(X)
+
+
+@pytest.mark.parametrize("make", ["LSKPCA", "SpectralSupportEstimator", "RandomFourierFeatures"])
+def test_sparse_input_to_the_estimators_says_what_to_pass(make):
+    from graphstk.features.random_features import RandomFourierFeatures
+    from graphstk.methods.separating import SpectralSupportEstimator
+    from graphstk.methods.sskpca import LSKPCA
+
+    est = {"LSKPCA": LSKPCA, "SpectralSupportEstimator": SpectralSupportEstimator,
+           "RandomFourierFeatures": RandomFourierFeatures}[make]()
+    X = sp.random(40, 5, density=0.3, format="csr", random_state=0)
+    args = (X, np.r_[np.zeros(5, int), np.ones(5, int), -np.ones(30, int)]) if make == "LSKPCA" else (X,)
+    with pytest.raises(TypeError, match=r"toarray\(\)"):
+        est.fit(*args)
