@@ -52,6 +52,27 @@ def init_from_env(backend: str | None = None, timeout_s: float = 300.0) -> torch
     return torch.device("cpu")
 
 
+class PeerFailure(RuntimeError):
+    """A collective of the partitioned operator failed: a peer process stopped, or stayed silent
+    past the process group's timeout. Every process raises it; none waits forever."""
+
+
+def _failed(err: Exception, what: str) -> PeerFailure:
+    return PeerFailure(f"{what} failed on process {dist.get_rank()} of {dist.get_world_size()}: another process "
+                       f"stopped or did not answer within the process group's timeout ({type(err).__name__}: "
+                       f"{str(err).splitlines()[0] if str(err) else ''}). Look for the first error among the "
+                       "processes' logs; the computation cannot continue without it")
+
+
+def all_reduce(t: Tensor, group=None, what: str = "a global reduction") -> Tensor:
+    """``dist.all_reduce`` (sum, in place, returned), raising :class:`PeerFailure` when a peer is gone."""
+    try:
+        dist.all_reduce(t, group=group)
+    except RuntimeError as err:
+        raise _failed(err, what) from err
+    return t
+
+
 def _peer(group, q: int) -> int:
     return q if group is None else dist.get_global_rank(group, q)
 
@@ -63,8 +84,11 @@ class _Pending:
         self.works, self.recv = works, recv
 
     def wait(self) -> Tensor:
-        for w in self.works:
-            w.wait()
+        try:
+            for w in self.works:
+                w.wait()
+        except RuntimeError as err:
+            raise _failed(err, "the halo exchange of a partitioned product") from err
         return self.recv
 
 
@@ -140,11 +164,14 @@ class HaloExchange:
         send = x_own.index_select(0, self.send_idx)
         recv = torch.empty(self.halo_rows, *x_own.shape[1:], dtype=x_own.dtype, device=x_own.device)
         self.bytes_sent += send.numel() * send.element_size()
-        if self.mode == "all_to_all":
-            work = dist.all_to_all_single(recv, send, self.recv_counts, self.send_counts, group=self.group,
-                                          async_op=True)
-            return _Pending([work], recv)
-        return self._p2p(send, recv, self.send_counts, self.recv_counts)
+        try:
+            if self.mode == "all_to_all":
+                work = dist.all_to_all_single(recv, send, self.recv_counts, self.send_counts, group=self.group,
+                                              async_op=True)
+                return _Pending([work], recv)
+            return self._p2p(send, recv, self.send_counts, self.recv_counts)
+        except RuntimeError as err:
+            raise _failed(err, "the halo exchange of a partitioned product") from err
 
 
 class ShardedSpace(VectorSpace):
@@ -173,9 +200,7 @@ class ShardedSpace(VectorSpace):
     def col_dot(self, x: Tensor, y: Tensor) -> Tensor:
         if not self._sharded(x):
             return super().col_dot(x, y)
-        part = (x[self.lo:self.hi] * y[self.lo:self.hi]).sum(0)
-        dist.all_reduce(part, group=self.group)
-        return part
+        return all_reduce((x[self.lo:self.hi] * y[self.lo:self.hi]).sum(0), self.group, "a solver's inner product")
 
     def col_norm(self, x: Tensor) -> Tensor:
         return torch.sqrt(self.col_dot(x, x)) if self._sharded(x) else super().col_norm(x)
@@ -191,7 +216,9 @@ def gather_rows(x: Tensor, lo: int, hi: int, group=None, dst: int | None = None)
     out = torch.zeros_like(x)
     out[lo:hi] = x[lo:hi]
     if dst is None:
-        dist.all_reduce(out, group=group)
-        return out
-    dist.reduce(out, _peer(group, dst), group=group)
+        return all_reduce(out, group, "gathering a sharded block")
+    try:
+        dist.reduce(out, _peer(group, dst), group=group)
+    except RuntimeError as err:
+        raise _failed(err, "gathering a sharded block") from err
     return out if dist.get_rank(group) == dst else x

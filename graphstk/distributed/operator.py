@@ -24,7 +24,7 @@ from torch import Tensor
 
 from ..operators.base import KernelOperator, SparseOperator, _is_injective, _position_map, as_index
 from ..spectral.solvers import vector_space
-from .exchange import HaloExchange, ShardedSpace, gather_rows
+from .exchange import HaloExchange, ShardedSpace, all_reduce, gather_rows
 
 NO_TRIPLETS = ("the partitioned operator has no global list of its entries on any one process, which the "
                "direct routes (sparse LU, its fill bound) need: use solver='richardson', 'cg' or 'gmres', or a "
@@ -32,8 +32,7 @@ NO_TRIPLETS = ("the partitioned operator has no global list of its entries on an
 
 
 def _summed(t: Tensor, group) -> Tensor:
-    dist.all_reduce(t, group=group)
-    return t
+    return all_reduce(t, group, "the sum of a partitioned block's products")
 
 
 def _select(row: Tensor, col: Tensor, val: Tensor, rows: Tensor | None, cols: Tensor | None, n_rows: int,

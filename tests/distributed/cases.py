@@ -1,0 +1,76 @@
+"""Graphs and engine calls shared by the multi-process workers and the single-process references."""
+from __future__ import annotations
+
+import contextlib
+
+import torch
+
+from graphstk.methods import propagation as P
+from graphstk.methods.grid import lp_scores
+from graphstk.spectral.transforms import InverseLaplacian, Polynomial
+
+C = 3
+
+
+def random_graph(n: int = 240, m: int = 720, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    ei = torch.randint(0, n, (2, m), generator=g)
+    ei = ei[:, ei[0] != ei[1]]
+    ei = torch.unique(torch.cat([ei, ei.flip(0)], 1), dim=1)
+    return ei, n
+
+
+def components_graph():
+    """Three components (a path, a cycle, a clique), five isolated nodes, and nodes
+    numbered so that every component spreads over several processes' ranges."""
+    parts = [torch.stack([torch.arange(0, 39), torch.arange(1, 40)]),
+             torch.stack([torch.arange(40, 70), torch.arange(41, 71) % 31 + 40]),
+             torch.combinations(torch.arange(71, 81)).T]
+    ei = torch.cat(parts, 1)
+    n = 86                                       # 81 .. 85 isolated
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(1))
+    ei = perm[ei]
+    return torch.unique(torch.cat([ei, ei.flip(0)], 1), dim=1), n
+
+
+def labels_and_split(n: int, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, C, (n,), generator=g)
+    order = torch.randperm(n, generator=g)
+    train, hidden = order[: max(n // 8, C)], order[-max(n // 6, 2):]
+    return y, train, hidden
+
+
+ENGINES = ("lp-T", "lp-cg", "lp-multishift", "poly-T", "poly-cg", "poly-direct", "lap-T", "lap-cg", "lap-gmres")
+FLOAT32 = ("lp-T", "poly-T", "lap-T")
+
+
+def run_engine(kernel, name: str, y, train, space=contextlib.nullcontext):
+    """Scores of every node of the graph for one engine call (on any kernel)."""
+    prob = P.make_problem(kernel, y, train, C)
+    with space():
+        if name == "lp-T":
+            h = P.label_propagation(prob, [0.9, 0.5], budgets=[5, 20]).h[(0, 20)]
+        elif name == "lp-cg":
+            h = P.label_propagation(prob, [0.9], solver="cg", tol=1e-12).h[(0, None)]
+        elif name == "lp-multishift":
+            h = P.label_propagation(prob, [0.9, 0.5], solver="cg", tol=1e-12).h[(1, None)]
+        elif name == "poly-T":
+            h = P.stkr_polynomial(prob, Polynomial.monomial(2), [1.0, 1e-3], budgets=[8]).h[(1, 8)]
+        elif name == "poly-cg":
+            h = P.stkr_polynomial(prob, Polynomial.monomial(2), [1e-2], solver="cg", tol=1e-12).h[(0, None)]
+        elif name == "poly-direct":
+            h = P.stkr_polynomial(prob, Polynomial.monomial(2), [1e-2], solver="direct").h[(0, None)]
+        elif name == "lap-T":
+            h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0], budgets=[10]).h[(0, 10)]
+        elif name == "lap-cg":
+            h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0], solver="cg").h[(0, None)]
+        elif name == "lap-gmres":
+            h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0], solver="gmres", max_iter=60,
+                                  tol=0.0).h[(0, None)]   # a fixed count: it stalls on some of these graphs
+        else:
+            raise ValueError(name)
+        every = torch.arange(kernel.num_nodes)
+        if name.startswith("lp"):   # Yhat on visible nodes, one step of Eq. 22 for hidden ones
+            return lp_scores(kernel, h, 0.5 if name == "lp-multishift" else 0.9, every)
+        return kernel.rows(every) @ h
