@@ -56,12 +56,7 @@ DEFAULT_DATA_ROOT = "datasets"
 _DEFAULT_TIMEOUT_S = 10.0
 
 
-class DatasetNotFoundError(FileNotFoundError):
-    """A named dataset is not on disk and cannot be downloaded (offline or unreachable)."""
-
-
-class FeaturesUnavailableWarning(UserWarning):
-    """A dataset was loaded without node features (``data.x is None``)."""
+from ..exceptions import DatasetNotFoundError, FeaturesUnavailableWarning  # noqa: E402,F401  (re-exported)
 
 
 # --------------------------------------------------------------------------- data root

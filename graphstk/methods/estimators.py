@@ -35,12 +35,7 @@ SETTINGS = ("transductive", "inductive")
 __all__ = ["LabelPropagation", "STKR", "UnreachableNodesWarning", "flag_unreachable"]
 
 
-class UnreachableNodesWarning(UserWarning):
-    """Some nodes are not connected to any labeled node; their scores are all zero.
-
-    Python shows a warning with the same text only once per line of code, so in a loop of fits
-    read the count from the fitted object (``n_unreachable_``, ``unreachable_``) instead.
-    """
+from ..exceptions import UnreachableNodesWarning  # noqa: E402,F401  (re-exported)
 
 
 def flag_unreachable(owner, scores: Tensor, stacklevel: int | None = None) -> Tensor:

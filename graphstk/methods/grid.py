@@ -30,8 +30,7 @@ METHODS = {
 OPTIONAL = {"lp": ("T",), "stkr-lap": ("T",), "stkr-poly": ("T",), "stkr-topd": (), "krr": ("T",)}
 
 
-class NonFiniteScoresWarning(RuntimeWarning):
-    """An engine returned NaN or infinite scores; those rows are scored as unreachable."""
+from ..exceptions import NonFiniteScoresWarning  # noqa: E402,F401  (re-exported)
 
 
 def _warn_non_finite(method: str, results: list[tuple[dict, Tensor]]) -> list[tuple[dict, Tensor]]:

@@ -45,9 +45,7 @@ LU_MAX_NODES = 4000  # solver="auto": sparse LU of Q = I - eta S always up to th
 LU_MAX_ENVELOPE = 50_000_000  # ... and above it while the RCM envelope of Q holds at most this many entries (400 MB)
 
 
-class ClassesWithoutLabelsWarning(UserWarning):
-    """Some classes have no labeled (training) node: no method can learn them, and their scores
-    carry no information (an argmax may still pick them)."""
+from ..exceptions import ClassesWithoutLabelsWarning  # noqa: E402,F401  (re-exported)
 
 
 def auto_is_direct(prob: "Problem") -> bool:

@@ -55,8 +55,7 @@ def check_edge_index(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | N
             raise ValueError("edge_weight must be finite and non-negative")
 
 
-class EdgeListWarning(UserWarning):
-    """``edge_index`` has duplicate edges (their weights are summed) or self-loops (kept)."""
+from ..exceptions import EdgeListWarning  # noqa: E402,F401  (re-exported)
 
 
 def edge_list_issues(edge_index: Tensor, num_nodes: int) -> tuple[int, int]:

@@ -32,22 +32,7 @@ from torch import Tensor
 Apply = Callable[[Tensor], Tensor]
 
 
-class ConvergenceWarning(UserWarning):
-    """An iterative solve stopped before reaching its tolerance (the message says whether it
-    stalled or was still improving, and what to change)."""
-
-
-class ConvergenceError(FloatingPointError):
-    """An iterative solve diverged, or ended no closer to the solution than ``x = 0``
-    (relative residual >= 1): its result is not returned as scores.
-
-    ``result``: the :class:`SolveResult` of the failed solve (its ``n_iter`` and
-    ``residuals``), for diagnostics; ``None`` when raised without one.
-    """
-
-    def __init__(self, message: str, result: "SolveResult | None" = None):
-        super().__init__(message)
-        self.result = result
+from ..exceptions import ConvergenceError, ConvergenceWarning  # noqa: E402,F401  (re-exported)
 
 
 @dataclass

@@ -1,0 +1,79 @@
+"""The package's errors and warnings, in one place.
+
+Every class is re-exported where it is raised (``graphstk.methods``, ``graphstk.spectral``,
+``graphstk.data``), so ``except graphstk.exceptions.ConvergenceError`` and
+``except graphstk.spectral.solvers.ConvergenceError`` catch the same thing.
+"""
+from __future__ import annotations
+
+__all__ = [
+    "ConvergenceWarning", "ConvergenceError", "EdgeListWarning", "ClassesWithoutLabelsWarning",
+    "UnreachableNodesWarning", "NonFiniteScoresWarning", "DatasetNotFoundError", "DataFileError",
+    "FeaturesUnavailableWarning", "MemoryLimitError", "LabelError",
+]
+
+
+# ----------------------------------------------------------------------------- solvers
+class ConvergenceWarning(UserWarning):
+    """An iterative solve stopped before reaching its tolerance (the message says whether it
+    stalled or was still improving, and what to change)."""
+
+
+class ConvergenceError(FloatingPointError):
+    """An iterative solve diverged, or ended no closer to the solution than ``x = 0``
+    (relative residual >= 1): its result is not returned as scores.
+
+    ``result``: the :class:`~graphstk.spectral.solvers.SolveResult` of the failed solve (its
+    ``n_iter`` and ``residuals``), for diagnostics; ``None`` when raised without one.
+    """
+
+    def __init__(self, message: str, result=None):
+        super().__init__(message)
+        self.result = result
+
+
+# ----------------------------------------------------------------------------- graphs and labels
+class EdgeListWarning(UserWarning):
+    """``edge_index`` has duplicate edges (their weights are summed) or self-loops (kept)."""
+
+
+class ClassesWithoutLabelsWarning(UserWarning):
+    """Some classes have no labeled (training) node: no method can learn them, so they are
+    never predicted (their score column is masked)."""
+
+
+class UnreachableNodesWarning(UserWarning):
+    """Some nodes are not connected to any labeled node (or every score of theirs is zero); they
+    are flagged instead of being given a class.
+
+    Python shows a warning with the same text only once per line of code, so in a loop of fits
+    read the count from the fitted object (``n_unreachable_``, ``unreachable_``) instead.
+    """
+
+
+class NonFiniteScoresWarning(RuntimeWarning):
+    """An engine returned NaN or infinite scores; those rows are scored as unreachable."""
+
+
+class LabelError(ValueError):
+    """Labels that cannot be read as class ids with ``-1`` marking unlabeled points (another
+    negative value, NaN, mixed types); the message names the offending entries."""
+
+
+# ----------------------------------------------------------------------------- data and memory
+class DatasetNotFoundError(FileNotFoundError):
+    """A named dataset is not on disk and cannot be downloaded (offline or unreachable)."""
+
+
+class DataFileError(OSError):
+    """A dataset file is truncated, corrupted or unreadable; the message names the file, the
+    dataset and the fix (usually: delete the file or its ``processed/`` folder and load again)."""
+
+
+class FeaturesUnavailableWarning(UserWarning):
+    """A dataset was loaded without node features (``data.x is None``)."""
+
+
+class MemoryLimitError(MemoryError):
+    """An allocation was refused before it was made: it needs more memory than is free (or than
+    ``GRAPHSTK_MAX_MEMORY`` allows). The message gives the size and the option that fits."""
