@@ -9,12 +9,12 @@
 * :class:`DistributedGrid`: :func:`graphstk.methods.predict_grid` over partitioned kernels (what
   ``run.py CONFIG --distributed`` uses).
 """
-from .exchange import HaloExchange, ShardedSpace, free_port, gather_rows, init_from_env
+from .exchange import HaloExchange, PeerFailure, ShardedSpace, all_gather_rows, free_port, gather_rows, init_from_env
 from .grid import DistributedGrid
 from .kernel import PartitionedGraphKernel
 from .operator import OwnedRows, PartitionedOperator, SummedRows
 from .partition import Partition, halo_report, halo_sizes, partition_graph
 
-__all__ = ["HaloExchange", "ShardedSpace", "free_port", "gather_rows", "init_from_env", "DistributedGrid",
-           "PartitionedGraphKernel", "OwnedRows", "PartitionedOperator", "SummedRows", "Partition", "halo_report",
-           "halo_sizes", "partition_graph"]
+__all__ = ["HaloExchange", "PeerFailure", "ShardedSpace", "all_gather_rows", "free_port", "gather_rows",
+           "init_from_env", "DistributedGrid", "PartitionedGraphKernel", "OwnedRows", "PartitionedOperator",
+           "SummedRows", "Partition", "halo_report", "halo_sizes", "partition_graph"]

@@ -222,3 +222,20 @@ def gather_rows(x: Tensor, lo: int, hi: int, group=None, dst: int | None = None)
     except RuntimeError as err:
         raise _failed(err, "gathering a sharded block") from err
     return out if dist.get_rank(group) == dst else x
+
+
+def all_gather_rows(t: Tensor, group=None) -> Tensor:
+    """The rows of ``t`` from every process, concatenated in process order, on every process
+    (``t`` may have a different number of rows on each)."""
+    count = torch.tensor([t.shape[0]], dtype=torch.long, device=t.device)
+    counts = [torch.zeros_like(count) for _ in range(dist.get_world_size(group))]
+    try:
+        dist.all_gather(counts, count, group=group)
+        longest = int(max(counts))
+        padded = torch.zeros(longest, *t.shape[1:], dtype=t.dtype, device=t.device)
+        padded[:t.shape[0]] = t
+        out = [torch.empty_like(padded) for _ in counts]
+        dist.all_gather(out, padded, group=group)
+    except RuntimeError as err:
+        raise _failed(err, "gathering the rows of every process") from err
+    return torch.cat([o[:int(c)] for o, c in zip(out, counts)])

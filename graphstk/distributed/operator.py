@@ -24,12 +24,7 @@ from torch import Tensor
 
 from ..operators.base import KernelOperator, SparseOperator, _is_injective, _position_map, as_index
 from ..spectral.solvers import vector_space
-from .exchange import HaloExchange, ShardedSpace, all_reduce, gather_rows
-
-NO_TRIPLETS = ("the partitioned operator has no global list of its entries on any one process, which the "
-               "direct routes (sparse LU, its fill bound) need: use solver='richardson', 'cg' or 'gmres', or a "
-               "fixed iteration budget T")
-
+from .exchange import HaloExchange, ShardedSpace, all_gather_rows, all_reduce, gather_rows
 
 def _summed(t: Tensor, group) -> Tensor:
     return all_reduce(t, group, "the sum of a partitioned block's products")
@@ -92,6 +87,7 @@ class PartitionedOperator(KernelOperator):
         self.exchange = HaloExchange(halo_ids, self.bounds, group, exchange)
         self.nnz = int(_summed(torch.tensor([row.numel()], dtype=torch.long, device=row.device), group))
         self._value_dtype = value.dtype
+        self._coo = None
 
     shape = property(lambda self: (self.N, self.N))
     dtype = property(lambda self: self._value_dtype)
@@ -103,8 +99,18 @@ class PartitionedOperator(KernelOperator):
         rb, cb, vb = self.boundary.coo()
         return (torch.cat([ri, rb]) + self.lo, torch.cat([ci + self.lo, self.halo_ids[cb]]), torch.cat([vi, vb]))
 
-    def coo(self):
-        raise NotImplementedError(NO_TRIPLETS)
+    def coo(self) -> tuple[Tensor, Tensor, Tensor]:
+        """All entries ``(row, col, value)`` of the matrix, on every process (collective; kept).
+
+        For the engines' direct routes (a sparse LU of ``I - eta S``, its fill bound), which
+        ``solver="auto"`` takes only for small graphs or a bounded fill: every process then holds
+        and factors the whole matrix, as one process would.
+        """
+        if self._coo is None:
+            parts = [all_gather_rows(t, self.group) for t in self.local_coo()]
+            order = torch.argsort(parts[0] * self.N + parts[1])
+            self._coo = tuple(t[order] for t in parts)
+        return self._coo
 
     def _matmul(self, x: Tensor) -> Tensor:
         x = x.to(self.dtype)

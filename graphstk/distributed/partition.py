@@ -120,7 +120,7 @@ def partition_graph(row: Tensor, col: Tensor, num_nodes: int, parts: int, method
                           "or use partition='rcm'") from err
     a = _pattern(row, col, n)
     opts = pymetis.Options(seed=seed)
-    _, member = pymetis.part_graph(parts, xadj=a.indptr, adjncy=a.indices, options=opts)
+    _, member = pymetis.part_graph(parts, pymetis.CSRAdjacency(a.indptr, a.indices), options=opts)
     member = torch.as_tensor(np.asarray(member, dtype=np.int64))
     order = torch.argsort(member, stable=True)
     counts = torch.bincount(member, minlength=parts).tolist()
