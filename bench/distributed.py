@@ -31,7 +31,7 @@ import torch.multiprocessing as mp
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from graphstk.distributed import PartitionedGraphKernel, free_port, halo_report, partition_graph  # noqa: E402
-from graphstk.distributed.partition import METHODS  # noqa: E402
+from graphstk.distributed.partition import METHODS, Partition, _balanced  # noqa: E402
 
 BENCHMARK_GRAPHS = ("Cora", "CiteSeer", "PubMed", "DBLP", "Photo", "Computers", "CS", "Physics")
 HALO_TARGET = 0.10
@@ -76,11 +76,15 @@ def partitioner_rows(name: str, ei, n: int, parts: list[int], columns: int) -> l
 
     row, col, _ = GraphKernel(ei, n, clean_edges=True).S.coo()
     methods = [m for m in METHODS if m != "metis" or metis_available()]
-    out = []
+    out, orders = [], {}
     for P in parts:
         for m in methods:
             t0 = time.perf_counter()
-            part = partition_graph(row, col, n, P, m)
+            if m == "rcm" and "rcm" in orders:   # the order does not depend on P: cut the same one
+                part = Partition(orders["rcm"], _balanced(n, P), "rcm")
+            else:
+                part = partition_graph(row, col, n, P, m)
+                orders[m] = part.order
             t_part = time.perf_counter() - t0
             rep = halo_report(row, col, part, columns=columns)
             out.append({"graph": name, "P": P, "method": m, "halo_fraction": rep["halo_fraction"],
@@ -132,23 +136,22 @@ def _worker(rank: int, P: int, port: int, graph: tuple, method: str, columns: in
     dist.destroy_process_group()
 
 
-def process_rows(graph: tuple, procs: list[int], method: str, columns: int, iters: int) -> list[dict]:
+def process_rows(graph: tuple, procs: list[int], method: str, columns: int, iters: int, threads: int) -> list[dict]:
     ctx = mp.get_context("spawn")
     out = []
-    cores = os.cpu_count() or 1
     for P in procs:
         q = ctx.Queue()
-        mp.spawn(_worker, args=(P, free_port(), graph, method, columns, iters, max(1, cores // P), q), nprocs=P,
-                 join=True)
+        mp.spawn(_worker, args=(P, free_port(), graph, method, columns, iters, threads, q), nprocs=P, join=True)
         out.append({"graph": graph[0] if graph[0] != "random" else f"random n={graph[1]} deg={graph[2]}",
                     "P": P, "method": method, **q.get(timeout=60)})
     return out
 
 
-def serial_product(graph: tuple, columns: int, iters: int) -> float:
-    """Seconds per ``torch.sparse.mm`` of ``S`` with an ``[N, K]`` block in one process (all cores)."""
+def serial_product(graph: tuple, columns: int, iters: int, threads: int) -> float:
+    """Seconds per ``torch.sparse.mm`` of ``S`` with an ``[N, K]`` block in one process."""
     from graphstk.operators import GraphKernel
 
+    torch.set_num_threads(threads)
     ei, n = random_graph(*graph[1:]) if graph[0] == "random" else load_graph(graph[0])
     S = GraphKernel(ei, n, clean_edges=True).S.csr
     X = torch.randn(S.shape[0], columns, dtype=torch.float64)
@@ -161,7 +164,8 @@ def serial_product(graph: tuple, columns: int, iters: int) -> float:
 
 def render(args, part_rows: list[dict], proc_rows: list[dict], serial: dict, targets: list[str]) -> str:
     lines = [f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch "
-             f"{torch.__version__}, gloo on localhost; K = {args.columns} columns, float64, "
+             f"{torch.__version__}, gloo on localhost, {args.threads} torch thread(s) per process; K = {args.columns} "
+             "columns, float64, "
              f"{args.iters} timed iterations. Command: `python bench/distributed.py {' '.join(sys.argv[1:])}`", "",
              "Partitioner (no processes): largest halo / owned rows, rows and bytes exchanged per product", "",
              "| graph | P | partitioner | halo / owned | rows per product | bytes per product | partition s |",
@@ -198,9 +202,14 @@ def main(argv=None) -> int:
     p.add_argument("--parts", type=int, nargs="+", default=[2, 4, 8, 16, 32, 64], help="P for the partitioner table")
     p.add_argument("--columns", type=int, default=8, help="columns K of the vector block")
     p.add_argument("--iters", type=int, default=20, help="timed iterations")
-    p.add_argument("--partition", default="rcm", choices=METHODS, help="partitioner of the process runs")
+    p.add_argument("--partition", default=None, choices=METHODS,
+                   help="partitioner of the process runs (default: metis where pymetis is installed, else rcm)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch threads per process and for the single-process baseline (default 1: on a loaded "
+                        "machine OpenMP teams of several threads wait on descheduled members)")
     p.add_argument("--write", metavar="FILE", help="replace the bench block of FILE (docs/distributed.md)")
     args = p.parse_args(argv)
+    args.partition = args.partition or ("metis" if metis_available() else "rcm")
     rand = ("random", args.nodes, args.degree)
     graphs = available_graphs()
     part_rows = partitioner_rows(f"random n={args.nodes} deg={args.degree}", *random_graph(args.nodes, args.degree),
@@ -212,8 +221,8 @@ def main(argv=None) -> int:
     proc_rows, serial = [], {}
     for graph in runs:
         label = graph[0] if graph[0] != "random" else f"random n={graph[1]} deg={graph[2]}"
-        serial[label] = serial_product(graph, args.columns, args.iters)
-        proc_rows += process_rows(graph, args.procs, args.partition, args.columns, args.iters)
+        serial[label] = serial_product(graph, args.columns, args.iters, args.threads)
+        proc_rows += process_rows(graph, args.procs, args.partition, args.columns, args.iters, args.threads)
     targets = []
     for name in graphs:
         for m in ("rcm", "metis"):
