@@ -79,3 +79,26 @@ def run_engine(kernel, name: str, y, train, space=contextlib.nullcontext):
         if name.startswith("lp"):   # Yhat on visible nodes, one step of Eq. 22 for hidden ones
             return lp_scores(kernel, h, 0.5 if name == "lp-multishift" else 0.9, every)
         return kernel.rows(every) @ h
+
+
+GRIDS = {   # predict_grid's methods, the way the runner calls them (with and without a budget T)
+    "lp": {"eta": [0.9, 0.5], "T": [4, 16]},
+    "lp-tol": ("lp", {"eta": [0.9, 0.5]}),
+    "stkr-lap": {"eta": [0.9], "beta": [1.0, 1e-3], "T": [8]},
+    "stkr-lap-tol": ("stkr-lap", {"eta": [0.9, 0.99], "beta": [1.0]}),
+    "stkr-poly": {"k": [2], "beta": [1.0, 1e-3]},
+    "stkr-topd": {"d": [8], "beta": [1.0]},
+    "krr": {"beta": [1.0], "T": [8]},
+}
+
+
+def run_grid(predict_grid, kernel_of, name: str, y, train, hidden, num_nodes: int):
+    """Scores of every grid point stacked (``[points, len(eval), C]``), transductive and inductive."""
+    method, grid = GRIDS[name] if isinstance(GRIDS[name], tuple) else (name, GRIDS[name])
+    out = {}
+    rest = torch.ones(num_nodes, dtype=torch.bool)
+    rest[train] = False
+    for setting, hid in (("transductive", None), ("inductive", hidden)):
+        res = predict_grid(method, kernel_of(hid), y, train, rest.nonzero().flatten(), grid, C)
+        out[setting] = torch.stack([s for _, s in res])
+    return out

@@ -11,9 +11,11 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from cases import ENGINES, FLOAT32, components_graph, labels_and_split, random_graph, run_engine  # noqa: E402
+from cases import (ENGINES, FLOAT32, GRIDS, components_graph, labels_and_split, random_graph, run_engine,  # noqa: E402
+                   run_grid)
 from launch import launch  # noqa: E402
 
+from graphstk.methods import predict_grid  # noqa: E402
 from graphstk.operators import GraphKernel  # noqa: E402
 
 TIMEOUT_S = 300   # a bound on a hung run, far above its normal time
@@ -92,3 +94,18 @@ def test_partitions_have_halos(distributed):
     for gname in graphs:
         halo = scores[(gname, "transductive", "halo")]
         assert sum(halo["halo"]) > 0, gname
+
+
+@pytest.mark.parametrize("name", list(GRIDS))
+def test_distributed_grid_matches_predict_grid(distributed, name):
+    """What ``run.py --distributed`` calls (DistributedGrid on the runner's GraphKernel) gives
+    predict_grid's scores, on the graph with isolated nodes and several components."""
+    graphs, splits, scores = distributed
+    ei, n = graphs["components"]
+    y, train, hidden = splits["components"]
+    want = run_grid(predict_grid, lambda hid: GraphKernel(ei, n, hidden=hid), name, y, train, hidden, n)
+    for setting, w in want.items():
+        got = scores[("grid", name)][setting]
+        assert got.shape == w.shape
+        err = float((got - w).abs().max()) / max(float(w.abs().max()), 1e-300)
+        assert err <= 1e-10, f"{name} {setting}: relative difference {err:.2e}"

@@ -9,9 +9,10 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from cases import ENGINES, FLOAT32, run_engine  # noqa: E402
+from cases import ENGINES, FLOAT32, GRIDS, run_engine, run_grid  # noqa: E402
 
-from graphstk.distributed import PartitionedGraphKernel, init_from_env  # noqa: E402
+from graphstk.distributed import DistributedGrid, PartitionedGraphKernel, init_from_env  # noqa: E402
+from graphstk.operators import GraphKernel  # noqa: E402
 
 
 def main(job_path: str, out: str) -> None:
@@ -41,6 +42,11 @@ def main(job_path: str, out: str) -> None:
                 for engine in ENGINES if dtype == torch.float64 else FLOAT32:
                     scores[(gname, setting, str(dtype), engine)] = run_engine(kernel, engine, y, train, kernel.space)
                 scores[(gname, setting, "halo")] = kernel.halo
+    ei, n = job["graphs"]["components"]
+    y, train, hidden = job["splits"]["components"]
+    grid = DistributedGrid(job["partition"])
+    for name in GRIDS:
+        scores[("grid", name)] = run_grid(grid, lambda hid: GraphKernel(ei, n, hidden=hid), name, y, train, hidden, n)
     if rank == 0:
         torch.save(scores, os.path.join(out, "scores.pt"))
     torch.distributed.destroy_process_group()
