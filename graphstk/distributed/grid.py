@@ -1,5 +1,5 @@
 """Model selection over a partitioned kernel: :func:`graphstk.methods.predict_grid`, unchanged,
-on :class:`PartitionedGraphKernel` s.
+on :class:`PartitionedGraphKernel` s, with node ids and labels mapped to the kernel's points.
 
 :class:`DistributedGrid` is a drop-in ``predict_grid`` for the experiment runner
 (``run_experiment(..., predict_grid=DistributedGrid())``): given the runner's single-process
@@ -9,6 +9,9 @@ on the partitioned one inside its reduction space. Top-``d`` kernel PCA (an eige
 """
 from __future__ import annotations
 
+from torch import Tensor
+
+from .._index import as_index
 from ..methods.grid import predict_grid
 from ..operators.graph import GraphKernel
 from .kernel import PartitionedGraphKernel
@@ -42,13 +45,18 @@ class DistributedGrid:
         self._kernels = (self._kernels + [(serial, pk)])[-self.cache:]
         return pk
 
-    def __call__(self, method: str, kernel, *args, **kwargs):
+    def __call__(self, method: str, kernel, y: Tensor, train_idx, eval_idx, grid: dict, num_classes,
+                 **kwargs):
+        """:func:`~graphstk.methods.predict_grid`'s arguments and result, in node numbering."""
         partitioned = isinstance(kernel, PartitionedGraphKernel)
         if method in SERIAL_METHODS:
             serial = kernel.serial if partitioned else kernel
             if serial is None:
                 raise ValueError(f"{method!r} does not distribute: it needs the whole kernel (keep_serial=True)")
-            return predict_grid(method, serial, *args, **kwargs)
+            return predict_grid(method, serial, y, train_idx, eval_idx, grid, num_classes, **kwargs)
         pk = kernel if partitioned else self.kernel(kernel)
+        pos = pk.position
+        train = pos[as_index(train_idx, pk.num_nodes, pos.device, name="train_idx", allow_none=False)]
+        ev = pos[as_index(eval_idx, pk.num_nodes, pos.device, name="eval_idx", allow_none=False)]
         with pk.space():
-            return predict_grid(method, pk, *args, **kwargs)
+            return predict_grid(method, pk, y.to(pos.device)[pk.order], train, ev, grid, num_classes, **kwargs)

@@ -1,9 +1,15 @@
 """The STKR base kernel (Eq. 23) with its rows spread over processes.
 
-:class:`PartitionedGraphKernel` has the attributes the propagation engines and
-:func:`graphstk.methods.predict_grid` read from a :class:`~graphstk.operators.GraphKernel`
-(``S``, ``num_nodes``, ``num_visible``, ``local``, ``is_hidden``, ``rows``, ``lambda_max``,
-``dtype``, ``device``), so they run on it unchanged inside :meth:`PartitionedGraphKernel.space`.
+:class:`PartitionedGraphKernel` is a square :class:`~graphstk.operators.KernelOperator` over all
+nodes, like :class:`~graphstk.operators.GraphKernel`, whose ``normalized_gram`` is a
+:class:`PartitionedOperator`: :func:`graphstk.methods.propagation.make_problem` and the engines
+run on it unchanged inside :meth:`PartitionedGraphKernel.space`.
+
+Its points are the graph's nodes *renumbered by the partition* (as PETSc's application ordering):
+point ``i < N`` is the ``i``-th visible node in partition order, so that every process owns a
+contiguous range of points; the hidden nodes follow. ``order[i]`` is the node of point ``i``,
+``position[v]`` the point of node ``v``; labels, training and evaluation ids go in through
+``position`` (:class:`DistributedGrid` does this for :func:`~graphstk.methods.predict_grid`).
 """
 from __future__ import annotations
 
@@ -12,20 +18,19 @@ import torch.distributed as dist
 from torch import Tensor
 
 from .._index import as_index
-from ..operators.base import SparseOperator
+from ..operators.base import KernelOperator, SparseOperator
 from ..operators.graph import GraphKernel, _inv_sqrt
 from .operator import PartitionedOperator, SummedRows
 from .partition import Partition, halo_report, partition_graph
 
 
-class PartitionedGraphKernel:
-    """A :class:`~graphstk.operators.GraphKernel` whose ``S`` is a :class:`PartitionedOperator`.
+class PartitionedGraphKernel(KernelOperator):
+    """The Eq. 23 kernel over all nodes, in partition order, with ``S`` a :class:`PartitionedOperator`.
 
     Degrees (and so ``S = D^{-1/2} W D^{-1/2}`` over the visible nodes, Eq. 23) are computed over
-    the whole graph before the rows are split; the visible nodes are renumbered by the partition
-    (``visible[i]`` is the global id of local id ``i``), so each process owns a contiguous range
-    of local ids. Every process passes the same graph; each keeps its rows of ``S`` and the
-    out-of-sample edges (hidden node to visible node) whose visible end it owns.
+    the whole graph before the rows are split. Every process passes the same graph; each keeps
+    its rows of ``S`` and the out-of-sample edges (hidden node to visible node) whose visible end
+    it owns. Points are numbered as the module docstring says.
 
     Parameters
     ----------
@@ -42,10 +47,15 @@ class PartitionedGraphKernel:
     Attributes
     ----------
     S : PartitionedOperator ``[N, N]``
-    visible, isolated, degree : in the partitioned local numbering (``degree``, ``isolated``: all
-        visible nodes, on every process).
-    partition : Partition (of the unpartitioned kernel's local ids)
+        ``G_K / (n+m)`` over the visible points (points ``0 .. N - 1``).
+    order, position : LongTensor ``[num_nodes]``
+        ``order[i]``: the node of point ``i``; ``position[v]``: the point of node ``v``.
+    hidden_mask : BoolTensor ``[num_nodes]`` (points: the last ``num_nodes - N``)
+    degree, isolated : visible degrees and isolated visible points, in point order (whole, on every process)
+    partition : Partition (of the unpartitioned kernel's visible ids)
     halo : dict, :func:`halo_report` of ``partition``
+    serial : GraphKernel or None
+        The single-process kernel (``keep_serial=True``), in node numbering.
     """
 
     def __init__(self, edge_index: Tensor, num_nodes: int, hidden=None, edge_weight: Tensor | None = None,
@@ -80,50 +90,83 @@ class PartitionedGraphKernel:
         lo, hi = partition.bounds[rank], partition.bounds[rank + 1]
         mine = (r >= lo) & (r < hi)
         self.S = PartitionedOperator(r[mine], c[mine], val[mine], N, partition.bounds, group, exchange)
-        order = partition.order.to(row.device)
-        self.num_nodes, self.dtype, self.device = serial.num_nodes, serial.dtype, serial.device
+        vis_order = serial.visible[partition.order.to(row.device)]          # nodes of points 0 .. N - 1
+        hid = serial.hidden_mask.nonzero().flatten()
+        self.order = torch.cat([vis_order, hid])
+        self.position = torch.empty_like(self.order)
+        self.position[self.order] = torch.arange(self.order.numel(), device=self.order.device)
+        self.num_nodes, self._dtype, self._device = serial.num_nodes, serial.dtype, serial.device
         self.lambda_max = serial.lambda_max
-        self.hidden_mask = serial.hidden_mask
-        self.visible = serial.visible[order]
-        self.degree, self.isolated = serial.degree[order], serial.isolated[order]
-        self._g2l = torch.full((self.num_nodes,), -1, dtype=torch.long, device=self.device)
-        self._g2l[self.visible] = torch.arange(N, device=self.device)
+        self.hidden_mask = torch.zeros(self.num_nodes, dtype=torch.bool, device=self._device)
+        self.hidden_mask[N:] = True
+        self.degree, self.isolated = serial.degree[partition.order], serial.isolated[partition.order]
         # out-of-sample rows (Eq. 23): W(x, v) / sqrt(D(x) D(v)), D(x) over all of x's visible neighbours
         cr, cc, cw = serial._cross
         dx = torch.zeros(self.num_nodes, dtype=self.dtype, device=self.device).index_add_(0, cr, cw)
         cv = _inv_sqrt(dx)[cr] * cw * serial._dis[cc]
-        cc = new[cc]
+        cr, cc = self.position[cr], new[cc]
         keep = (cc >= lo) & (cc < hi)
         self._cross = (cr[keep], cc[keep], cv[keep])
         self.serial = serial if keep_serial else None
+
+    # -- the operator interface (points in partition order) -------------------
+    shape = property(lambda self: (self.num_nodes, self.num_nodes))
+    dtype = property(lambda self: self._dtype)
+    device = property(lambda self: self._device)
+
+    def _matmul(self, x: Tensor) -> Tensor:
+        """``K x`` (Eq. 23, ``K = (n+m) [S; out-of-sample rows]``, hidden columns zero): visible rows
+        partitioned as ``S``'s, hidden rows the same on every process."""
+        N = self.num_visible
+        out = torch.zeros(self.num_nodes, x.shape[1], dtype=self.dtype, device=x.device)
+        out[:N] = self.S @ x[:N]
+        if N < self.num_nodes:
+            out[N:] = self.rows(torch.arange(N, self.num_nodes, device=self.device)) @ x[:N]
+        return out.mul_(float(N))
+
+    def _rmatmul(self, x: Tensor) -> Tensor:
+        raise NotImplementedError("the transpose of a partitioned graph kernel over all nodes (its hidden rows "
+                                  "are out-of-sample rows); use normalized_gram(visible) for the symmetric S")
+
+    def to(self, device=None, dtype=None) -> "PartitionedGraphKernel":
+        raise NotImplementedError("build the partitioned kernel on its device and in its dtype "
+                                  "(PartitionedGraphKernel(..., device=, dtype=) or from_kernel(kernel.to(...)))")
+
+    def spectral_bound(self) -> float:
+        """``(n+m) lambda_max`` of the visible block ``G_K`` (Eq. 23)."""
+        return float(self.num_visible) * self.lambda_max
+
+    def _check_visible(self, visible: Tensor) -> None:
+        N = self.num_visible
+        if visible.numel() != N or not torch.equal(visible.to(self.device), torch.arange(N, device=self.device)):
+            raise ValueError("the visible points differ from those this partitioned kernel was built with (points "
+                             f"0 .. {N - 1}); build it with hidden= the nodes to hide and pass hidden points as "
+                             "kernel.position[nodes]")
+
+    def normalized_gram(self, visible: Tensor) -> tuple[PartitionedOperator, float]:
+        """``(S, lambda_max)`` over the visible points (Eq. 23), partitioned."""
+        self._check_visible(visible)
+        return self.S, self.lambda_max
+
+    def normalized_rows(self, rows: Tensor, visible: Tensor) -> SummedRows:
+        """``K(x, visible) / (n+m)`` for points ``rows`` (:meth:`rows`)."""
+        self._check_visible(visible)
+        return self.rows(rows)
 
     @property
     def num_visible(self) -> int:
         """``n + m``: the number of nodes the learner sees."""
         return self.S.N
 
-    def local(self, idx) -> Tensor:
-        """Local (partitioned) ids of global nodes ``idx``; error if any of them is hidden."""
-        g = as_index(idx, self.num_nodes, self.device)
-        loc = self._g2l[g]
-        if (loc < 0).any():
-            bad = g[loc < 0][:5].tolist()
-            raise ValueError(f"nodes {bad} are hidden from this kernel (inductive setting); "
-                             "use rows() for out-of-sample predictions")
-        return loc
-
-    def is_hidden(self, idx) -> Tensor:
-        return self.hidden_mask[as_index(idx, self.num_nodes, self.device)]
-
     def rows(self, idx) -> SummedRows:
-        """``K(x, visible) / (n+m)`` for global nodes ``idx`` (as :meth:`GraphKernel.rows`): a
+        """``K(x, visible) / (n+m)`` for points ``idx`` (as :meth:`GraphKernel.rows`): a
         ``[len(idx), N]`` operator whose products are the same on every process. Each process
-        contributes the entries in its own columns: ``S``'s rows by symmetry, hidden nodes' edges
-        into its visible nodes."""
+        contributes the entries in its own columns: ``S``'s rows by symmetry, hidden points' edges
+        into its visible points."""
         g = as_index(idx, self.num_nodes, self.device, name="idx")
         if not int(torch.unique(g).numel()) == g.numel():
-            raise ValueError("rows() of a partitioned kernel takes node ids without repeats")
-        loc = self._g2l[g]
+            raise ValueError("rows() of a partitioned kernel takes point ids without repeats")
+        loc = torch.where(g < self.num_visible, g, torch.full_like(g, -1))
         vis = (loc >= 0).nonzero().flatten()
         part = self.S.block(loc[vis], None).local.coo() if vis.numel() else (torch.zeros(0, dtype=torch.long,
                                                                                           device=self.device),) * 3

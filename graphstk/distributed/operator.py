@@ -48,10 +48,13 @@ def _select(row: Tensor, col: Tensor, val: Tensor, rows: Tensor | None, cols: Te
     return row, col, val
 
 
-class PartitionedOperator(KernelOperator):
+class PartitionedOperator(SparseOperator):
     """Rows ``lo .. hi - 1`` of a square ``N x N`` sparse matrix on this process (see module docstring).
 
-    Built collectively: every process of ``group`` passes the entries of its own rows.
+    Built collectively: every process of ``group`` passes the entries of its own rows. It is a
+    :class:`~graphstk.operators.SparseOperator` whose entries are spread over processes: ``nnz`` is
+    the global count, ``coo()`` gathers every entry (for the engines' sparse LU of small graphs),
+    ``csr`` is not available (no process holds the whole matrix in one tensor).
 
     Parameters
     ----------
@@ -85,13 +88,28 @@ class PartitionedOperator(KernelOperator):
         self.halo_ids = halo_ids
         self.boundary = SparseOperator(row[~inner] - self.lo, pos, value[~inner], (n_own, halo_ids.numel()))
         self.exchange = HaloExchange(halo_ids, self.bounds, group, exchange)
-        self.nnz = int(_summed(torch.tensor([row.numel()], dtype=torch.long, device=row.device), group))
+        self._nnz = int(_summed(torch.tensor([row.numel()], dtype=torch.long, device=row.device), group))
         self._value_dtype = value.dtype
         self._coo = None
 
     shape = property(lambda self: (self.N, self.N))
     dtype = property(lambda self: self._value_dtype)
     device = property(lambda self: self.interior.device)
+    nnz = property(lambda self: self._nnz)
+
+    @property
+    def csr(self) -> Tensor:
+        raise NotImplementedError("a partitioned operator has no single CSR tensor: each process holds its rows "
+                                  "(interior and boundary); coo() gathers every entry")
+
+    def scale(self, factor: float) -> "PartitionedOperator":
+        """``factor * S`` (collective: a new exchange plan)."""
+        row, col, val = self.local_coo()
+        return PartitionedOperator(row, col, val * factor, self.N, self.bounds, self.group, self.exchange.mode,
+                                   self.symmetric)
+
+    def _rmatmul(self, x: Tensor) -> Tensor:
+        return self.T._matmul(x)
 
     def local_coo(self) -> tuple[Tensor, Tensor, Tensor]:
         """This process's entries ``(row, col, value)`` in the partition's numbering."""

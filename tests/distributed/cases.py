@@ -47,8 +47,12 @@ FLOAT32 = ("lp-T", "poly-T", "lap-T")
 
 
 def run_engine(kernel, name: str, y, train, space=contextlib.nullcontext):
-    """Scores of every node of the graph for one engine call (on any kernel)."""
-    prob = P.make_problem(kernel, y, train, C)
+    """Scores of every node of the graph (in node order) for one engine call (on any kernel; a
+    partitioned kernel's points are mapped through its ``order`` / ``position``)."""
+    n = kernel.shape[0]
+    pos = getattr(kernel, "position", torch.arange(n))
+    order = getattr(kernel, "order", torch.arange(n))
+    prob = P.make_problem(kernel, y[order], pos[train], C)
     with space():
         if name == "lp-T":
             h = P.label_propagation(prob, [0.9, 0.5], budgets=[5, 20]).h[(0, 20)]
@@ -75,10 +79,10 @@ def run_engine(kernel, name: str, y, train, space=contextlib.nullcontext):
             h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0]).h[(0, None)]
         else:
             raise ValueError(name)
-        every = torch.arange(kernel.num_nodes)
+        every = pos                 # the point of node 0, 1, ...: scores in node order
         if name.startswith("lp"):   # Yhat on visible nodes, one step of Eq. 22 for hidden ones
-            return lp_scores(kernel, h, 0.5 if name == "lp-multishift" else 0.9, every)
-        return kernel.rows(every) @ h
+            return lp_scores(prob, h, 0.5 if name == "lp-multishift" else 0.9, every)
+        return prob.rows(every) @ h
 
 
 GRIDS = {   # predict_grid's methods, the way the runner calls them (with and without a budget T)
