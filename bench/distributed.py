@@ -198,6 +198,9 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--nodes", type=int, default=1_000_000, help="nodes of the random graph (default 10^6)")
     p.add_argument("--degree", type=int, default=10, help="average degree of the random graph")
+    p.add_argument("--proc-nodes", type=int, default=None,
+                   help="nodes of the random graph in the process runs (default: --nodes; every process builds the "
+                        "whole kernel once, so memory grows with P times the graph)")
     p.add_argument("--procs", type=int, nargs="+", default=[1, 2, 4], help="process counts to run")
     p.add_argument("--parts", type=int, nargs="+", default=[2, 4, 8, 16, 32, 64], help="P for the partitioner table")
     p.add_argument("--columns", type=int, default=8, help="columns K of the vector block")
@@ -210,7 +213,7 @@ def main(argv=None) -> int:
     p.add_argument("--write", metavar="FILE", help="replace the bench block of FILE (docs/distributed.md)")
     args = p.parse_args(argv)
     args.partition = args.partition or ("metis" if metis_available() else "rcm")
-    rand = ("random", args.nodes, args.degree)
+    rand = ("random", args.proc_nodes or args.nodes, args.degree)
     graphs = available_graphs()
     part_rows = partitioner_rows(f"random n={args.nodes} deg={args.degree}", *random_graph(args.nodes, args.degree),
                                  args.parts, args.columns)
