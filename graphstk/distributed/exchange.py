@@ -44,11 +44,11 @@ def init_from_env(backend: str | None = None, timeout_s: float = 300.0) -> torch
         if missing:
             raise RuntimeError(f"--distributed needs a process group, but {', '.join(missing)} is not set: start the "
                                "program with torchrun, e.g. torchrun --nproc-per-node 2 run.py CONFIG --distributed")
+        if backend == "nccl":   # one GPU per process, chosen before the group starts
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
         dist.init_process_group(backend, timeout=datetime.timedelta(seconds=timeout_s))
     if dist.get_backend() == "nccl":
-        local = int(os.environ.get("LOCAL_RANK", 0))
-        torch.cuda.set_device(local)
-        return torch.device("cuda", local)
+        return torch.device("cuda", torch.cuda.current_device())
     return torch.device("cpu")
 
 

@@ -5,7 +5,8 @@ Every process runs the same pipeline on the same data (splits and grids are dete
 the STKR / Label-Prop engines run on :class:`PartitionedGraphKernel` s through
 :class:`DistributedGrid`, so their products and reductions are shared; process 0 writes the
 results and prints the table. The runner's resume cache is not used (each process would need
-the same cache hits, or the collectives would fall out of step).
+the same cache hits, or the collectives would fall out of step). The runner builds its kernels
+on the CPU, so the processes talk through gloo.
 """
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def run_distributed(cfg, out_dir: str, data_root: str | None = None, progress: b
     from graphstk.experiments.pipeline import run_experiment
     from graphstk.experiments.report import write_all
 
-    init_from_env()
+    init_from_env("gloo")   # the runner builds its kernels on the CPU
     rank = dist.get_rank()
     local = int(os.environ.get("LOCAL_WORLD_SIZE", dist.get_world_size()))
     torch.set_num_threads(threads or max(1, (os.cpu_count() or 1) // local))
