@@ -11,9 +11,9 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from cases import (ENGINES, FLOAT32, GRIDS, components_graph, labels_and_split, random_graph, run_engine,  # noqa: E402
-                   run_grid)
-from launch import launch  # noqa: E402
+from dist_cases import (ENGINES, FLOAT32, GRIDS, components_graph, labels_and_split,  # noqa: E402
+                        random_graph, run_engine, run_grid)
+from dist_launch import launch  # noqa: E402
 
 from graphstk.methods import predict_grid  # noqa: E402
 from graphstk.operators import GraphKernel  # noqa: E402

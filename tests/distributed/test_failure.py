@@ -8,8 +8,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from cases import labels_and_split, random_graph  # noqa: E402
-from launch import launch  # noqa: E402
+from dist_cases import labels_and_split, random_graph  # noqa: E402
+from dist_launch import launch  # noqa: E402
 
 PG_TIMEOUT_S = 30   # the process group's own timeout, the bound on a silent peer
 LAUNCH_TIMEOUT_S = 120

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from graphstk.distributed import free_port
 
-WORKER = Path(__file__).with_name("worker.py")
+WORKER = Path(__file__).with_name("dist_worker.py")
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -1,4 +1,4 @@
-"""One process of a multi-process test: ``python worker.py JOB.pt OUT_DIR`` with torchrun's
+"""One process of a multi-process test: ``python dist_worker.py JOB.pt OUT_DIR`` with torchrun's
 environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT). Process 0 saves every engine's scores
 on every node (``OUT_DIR/scores.pt``); ``job["kill"]`` makes process 1 exit after building its
 kernel, and the others record the error they raise (``OUT_DIR/error-RANK.txt``)."""
@@ -9,7 +9,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from cases import ENGINES, FLOAT32, GRIDS, run_engine, run_grid  # noqa: E402
+from dist_cases import ENGINES, FLOAT32, GRIDS, run_engine, run_grid  # noqa: E402
 
 from graphstk.distributed import DistributedGrid, PartitionedGraphKernel, init_from_env  # noqa: E402
 from graphstk.operators import GraphKernel  # noqa: E402
