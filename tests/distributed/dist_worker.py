@@ -12,6 +12,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dist_cases import ENGINES, FLOAT32, GRIDS, run_engine, run_grid  # noqa: E402
 
 from graphstk.distributed import DistributedGrid, PartitionedGraphKernel, init_from_env  # noqa: E402
+from graphstk.methods.propagation import label_propagation, make_problem  # noqa: E402
 from graphstk.operators import GraphKernel  # noqa: E402
 
 
@@ -42,6 +43,14 @@ def main(job_path: str, out: str) -> None:
                 for engine in ENGINES if dtype == torch.float64 else FLOAT32:
                     scores[(gname, setting, str(dtype), engine)] = run_engine(kernel, engine, y, train, kernel.space)
                 scores[(gname, setting, "halo")] = kernel.halo
+    ei, n = job["graphs"]["random"]             # results kept sharded, then gathered on process 0 only
+    y, train, _ = job["splits"]["random"]
+    kernel = PartitionedGraphKernel(ei, n, partition=job["partition"])
+    prob = make_problem(kernel, y[kernel.order], kernel.position[train], 3)
+    with kernel.space(gather=False):
+        h = label_propagation(prob, [0.9], budgets=[20]).h[(0, 20)]
+    whole = kernel.gather(h, dst=0)
+    scores["sharded"] = (whole[kernel.position], torch.equal(kernel.S.shard(h), whole[kernel.S.lo:kernel.S.hi]))
     ei, n = job["graphs"]["components"]
     y, train, hidden = job["splits"]["components"]
     grid = DistributedGrid(job["partition"])

@@ -16,6 +16,7 @@ from dist_cases import (ENGINES, FLOAT32, GRIDS, components_graph, labels_and_sp
 from dist_launch import launch  # noqa: E402
 
 from graphstk.methods import predict_grid  # noqa: E402
+from graphstk.methods.propagation import label_propagation, make_problem  # noqa: E402
 from graphstk.operators import GraphKernel  # noqa: E402
 
 TIMEOUT_S = 300   # a bound on a hung run, far above its normal time
@@ -109,3 +110,16 @@ def test_distributed_grid_matches_predict_grid(distributed, name):
         assert got.shape == w.shape
         err = float((got - w).abs().max()) / max(float(w.abs().max()), 1e-300)
         assert err <= 1e-10, f"{name} {setting}: relative difference {err:.2e}"
+
+
+def test_sharded_results_gathered_on_process_0(distributed):
+    """space(gather=False) keeps Label-Prop's result sharded; gather(h, dst=0) makes it whole on
+    process 0, equal to the single-process Yhat."""
+    graphs, splits, scores = distributed
+    ei, n = graphs["random"]
+    y, train, _ = splits["random"]
+    prob = make_problem(GraphKernel(ei, n), y, train, 3)
+    want = label_propagation(prob, [0.9], budgets=[20]).h[(0, 20)]
+    whole, own_rows_match = scores["sharded"]
+    assert own_rows_match
+    assert float((whole - want).abs().max()) <= 1e-10 * float(want.abs().max())
