@@ -13,8 +13,8 @@ from .exchange import HaloExchange, PeerFailure, ShardedSpace, all_gather_rows, 
 from .grid import DistributedGrid
 from .kernel import PartitionedGraphKernel
 from .operator import OwnedRows, PartitionedOperator, SummedRows
-from .partition import Partition, halo_report, halo_sizes, partition_graph
+from .partition import Partition, default_partitioner, halo_report, halo_sizes, partition_graph
 
 __all__ = ["HaloExchange", "PeerFailure", "ShardedSpace", "all_gather_rows", "free_port", "gather_rows",
            "init_from_env", "DistributedGrid", "PartitionedGraphKernel", "OwnedRows", "PartitionedOperator",
-           "SummedRows", "Partition", "halo_report", "halo_sizes", "partition_graph"]
+           "SummedRows", "Partition", "default_partitioner", "halo_report", "halo_sizes", "partition_graph"]

@@ -25,14 +25,14 @@ class DistributedGrid:
 
     Parameters
     ----------
-    partition : "contiguous" | "rcm" | "metis", default "rcm"
+    partition : "contiguous" | "rcm" | "metis" | None, default None (METIS where installed, else RCM)
     group : process group, optional (default: the world)
     exchange : "auto" | "all_to_all" | "p2p", default "auto"
     cache : int, default 3
         Partitioned kernels kept (the runner asks for at most three per split).
     """
 
-    def __init__(self, partition: str = "rcm", group=None, exchange: str = "auto", cache: int = 3):
+    def __init__(self, partition: str | None = None, group=None, exchange: str = "auto", cache: int = 3):
         self.partition, self.group, self.exchange, self.cache = partition, group, exchange, cache
         self._kernels: list[tuple[GraphKernel, PartitionedGraphKernel]] = []
 

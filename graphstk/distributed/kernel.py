@@ -21,7 +21,7 @@ from .._index import as_index
 from ..operators.base import KernelOperator, SparseOperator
 from ..operators.graph import GraphKernel, _inv_sqrt
 from .operator import PartitionedOperator, SummedRows
-from .partition import Partition, halo_report, partition_graph
+from .partition import Partition, default_partitioner, halo_report, partition_graph
 
 
 class PartitionedGraphKernel(KernelOperator):
@@ -36,9 +36,9 @@ class PartitionedGraphKernel(KernelOperator):
     ----------
     edge_index, num_nodes, hidden, edge_weight, dtype, device, clean_edges
         As in :class:`~graphstk.operators.GraphKernel`.
-    partition : "contiguous" | "rcm" | "metis" | Partition, default "rcm"
-        How visible nodes are split (:func:`partition_graph`); a :class:`Partition` of the visible
-        nodes (local ids of the unpartitioned kernel) is used as given.
+    partition : "contiguous" | "rcm" | "metis" | Partition | None, default None
+        How visible nodes are split (:func:`partition_graph`; ``None``: :func:`default_partitioner`);
+        a :class:`Partition` of the visible nodes (local ids of the unpartitioned kernel) is used as given.
     group : process group, optional (default: the world)
     exchange : "auto" | "all_to_all" | "p2p", default "auto"
     keep_serial : bool, default False
@@ -60,14 +60,15 @@ class PartitionedGraphKernel(KernelOperator):
 
     def __init__(self, edge_index: Tensor, num_nodes: int, hidden=None, edge_weight: Tensor | None = None,
                  dtype: torch.dtype = torch.float64, device=None, clean_edges: bool = False,
-                 partition: str | Partition = "rcm", group=None, exchange: str = "auto", keep_serial: bool = False):
+                 partition: str | Partition | None = None, group=None, exchange: str = "auto",
+                 keep_serial: bool = False):
         serial = GraphKernel(edge_index, num_nodes, hidden=hidden, edge_weight=edge_weight, dtype=dtype,
                              device=device, clean_edges=clean_edges)
         self._build(serial, partition, group, exchange, keep_serial)
 
     @classmethod
-    def from_kernel(cls, kernel: GraphKernel, partition: str | Partition = "rcm", group=None, exchange: str = "auto",
-                    keep_serial: bool = False) -> "PartitionedGraphKernel":
+    def from_kernel(cls, kernel: GraphKernel, partition: str | Partition | None = None, group=None,
+                    exchange: str = "auto", keep_serial: bool = False) -> "PartitionedGraphKernel":
         """Split an existing :class:`~graphstk.operators.GraphKernel` (the same on every process)."""
         self = cls.__new__(cls)
         self._build(kernel, partition, group, exchange, keep_serial)
@@ -78,7 +79,7 @@ class PartitionedGraphKernel(KernelOperator):
         N = serial.num_visible
         row, col, val = serial.S.coo()
         if not isinstance(partition, Partition):
-            partition = partition_graph(row, col, N, P, partition)
+            partition = partition_graph(row, col, N, P, partition or default_partitioner())
         if partition.parts != P or partition.num_nodes != N:
             raise ValueError(f"the partition has {partition.parts} parts over {partition.num_nodes} nodes; this kernel "
                              f"needs {P} parts (one per process) over its {N} visible nodes")

@@ -66,6 +66,15 @@ class Partition:
         return inv
 
 
+def default_partitioner() -> str:
+    """``"metis"`` where ``pymetis`` is installed (the smallest halos on the benchmark graphs), else ``"rcm"``."""
+    try:
+        import pymetis  # noqa: F401
+    except ImportError:
+        return "rcm"
+    return "metis"
+
+
 def _balanced(n: int, parts: int) -> list[int]:
     return [(p * n) // parts for p in range(parts + 1)]
 

@@ -18,6 +18,7 @@ import torch.distributed as dist
 
 from .exchange import init_from_env
 from .grid import DistributedGrid
+from .partition import default_partitioner
 
 
 def _preload(cfg, data_root) -> None:
@@ -36,7 +37,7 @@ def _preload(cfg, data_root) -> None:
 
 
 def run_distributed(cfg, out_dir: str, data_root: str | None = None, progress: bool = True,
-                    partition: str = "rcm", threads: int | None = None) -> dict | None:
+                    partition: str | None = None, threads: int | None = None) -> dict | None:
     """Run ``cfg`` on the process group of ``torchrun`` (:func:`init_from_env`).
 
     Parameters
@@ -47,7 +48,7 @@ def run_distributed(cfg, out_dir: str, data_root: str | None = None, progress: b
     data_root : str, optional
     progress : bool, default True
         Progress bar on process 0.
-    partition : "contiguous" | "rcm" | "metis", default "rcm"
+    partition : "contiguous" | "rcm" | "metis" | None, default None (METIS where installed, else RCM)
     threads : int, optional
         Torch CPU threads per process (default: the CPUs divided by the processes on this machine).
 
@@ -70,7 +71,7 @@ def run_distributed(cfg, out_dir: str, data_root: str | None = None, progress: b
                                  log=None if rank == 0 else (lambda msg: None),
                                  predict_grid=DistributedGrid(partition), write=False)
     results["distributed"] = {"processes": dist.get_world_size(), "backend": dist.get_backend(),
-                              "partition": partition}
+                              "partition": partition or default_partitioner()}
     if rank == 0:
         write_all(out_dir, results)
     dist.barrier()
