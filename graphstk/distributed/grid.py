@@ -5,7 +5,8 @@ on :class:`PartitionedGraphKernel` s, with node ids and labels mapped to the ker
 (``run_experiment(..., predict_grid=DistributedGrid())``): given the runner's single-process
 :class:`~graphstk.operators.GraphKernel` it partitions it (once per kernel) and runs the engine
 on the partitioned one inside its reduction space. Top-``d`` kernel PCA (an eigensolver on
-``S_UU``) does not distribute: it runs on the whole kernel, on every process alike.
+``S_UU``) does not distribute, nor do kernels other than graph kernels (feature kernels): they run
+whole, on every process alike.
 """
 from __future__ import annotations
 
@@ -49,6 +50,8 @@ class DistributedGrid:
                  **kwargs):
         """:func:`~graphstk.methods.predict_grid`'s arguments and result, in node numbering."""
         partitioned = isinstance(kernel, PartitionedGraphKernel)
+        if not partitioned and not isinstance(kernel, GraphKernel):   # a feature kernel: not partitioned here
+            return predict_grid(method, kernel, y, train_idx, eval_idx, grid, num_classes, **kwargs)
         if method in SERIAL_METHODS:
             serial = kernel.serial if partitioned else kernel
             if serial is None:

@@ -2,8 +2,9 @@
 over the processes.
 
 Every process runs the same pipeline on the same data (splits and grids are deterministic);
-the STKR / Label-Prop engines run on :class:`PartitionedGraphKernel` s through
-:class:`DistributedGrid`, so their products and reductions are shared; process 0 writes the
+the runner's STKR / Label-Prop methods call ``graphstk.methods.predict_grid``, which for the run
+is :class:`DistributedGrid`: the engines run on :class:`PartitionedGraphKernel` s and share their
+products and reductions; process 0 writes the
 results and prints the table. The runner's resume cache is not used (each process would need
 the same cache hits, or the collectives would fall out of step). The runner builds its kernels
 on the CPU, so the processes talk through gloo.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from unittest import mock
 
 import torch
 import torch.distributed as dist
@@ -66,10 +68,13 @@ def run_distributed(cfg, out_dir: str, data_root: str | None = None, progress: b
     if rank == 0:
         _preload(cfg, data_root)
     dist.barrier()
-    with tempfile.TemporaryDirectory(prefix=f"graphstk-rank{rank}-") as tmp:
+    import graphstk.methods
+
+    # the runner's STKR methods call graphstk.methods.predict_grid: for this run, on partitioned kernels
+    with tempfile.TemporaryDirectory(prefix=f"graphstk-rank{rank}-") as tmp, \
+            mock.patch.object(graphstk.methods, "predict_grid", DistributedGrid(partition)):
         results = run_experiment(cfg, tmp, data_root, progress=progress and rank == 0,
-                                 log=None if rank == 0 else (lambda msg: None),
-                                 predict_grid=DistributedGrid(partition), write=False)
+                                 log=None if rank == 0 else (lambda msg: None), write=False)
     results["distributed"] = {"processes": dist.get_world_size(), "backend": dist.get_backend(),
                               "partition": partition or default_partitioner()}
     if rank == 0:

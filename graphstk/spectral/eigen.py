@@ -132,8 +132,8 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
     component can contribute a larger one and its Lanczos run is skipped (ties at the
     bound are then resolved in favour of the eigenpairs already found).
 
-    ``method``: ``"lanczos"`` runs ``eigsh`` on a large component as is (the engine before
-    issue 13); ``"filtered"`` runs it on a Chebyshev filter of the component (see
+    ``method``: ``"lanczos"`` runs ``eigsh`` on a large component as is (plain
+    Lanczos); ``"filtered"`` runs it on a Chebyshev filter of the component (see
     :func:`filtered_top_eigenpairs`: the same eigenpairs, to ``tol=1e-10``, several times
     faster when hundreds are wanted); ``"auto"`` takes the filter for ``64 <= k < size / 2``
     eigenpairs of a component above ``dense_threshold`` nodes, plain ``eigsh`` otherwise.
@@ -283,9 +283,8 @@ def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator |
     eigenvalue lies below ``lo``; the ``k``-th is then separated from the rest by a gap
     ``p(lambda_k) - 1`` of order one instead of ``lambda_k - lambda_{k+1}``, and ARPACK's
     ``eigsh`` (``ncv`` about ``1.4 k``) converges without the restarts that dominate a plain run.
-    (Degree 20 with ``ncv ~ 1.15 k`` was tried in session 4: about 18% faster per solve on DBLP with
-    one thread on a loaded machine, but in the idle two-thread Table 1 run DBLP's kernel PCA rows
-    went 8% faster and Computers' 9% slower, so the defaults stayed.) ``degree``: the filter's
+    (Degree 20 with ``ncv ~ 1.15 k`` is about as fast: in the two-thread Table 1 run, DBLP's kernel
+    PCA rows are 8% faster with it and Computers' 9% slower.) ``degree``: the filter's
     degree; ``tol``: ARPACK's tolerance; ``ncv_factor``: Lanczos basis size over ``k``;
     ``previous``: see below; ``rng``: the start vectors' generator.
     The eigenvalues are Rayleigh quotients ``U^T A U`` (a final Rayleigh-Ritz step with ``A``).
