@@ -17,6 +17,7 @@ examples:
   python run.py configs/table1.yaml --datasets Cora DBLP   # its Cora and DBLP rows only
   python run.py configs/quick.yaml --data-root /tmp/data --seeds 2
   python run.py configs/table1.yaml --device cuda  # kernels and estimators on the GPU
+  torchrun --nproc-per-node 2 run.py configs/quick.yaml --distributed   # kernels split over 2 processes
 data root: --data-root > $GRAPHSTK_DATA > ./datasets
 outputs:   DIR/results.json, DIR/results.csv, DIR/results.md (+ the config's plot); DIR/cache/ makes
            a rerun of the same config resume where it stopped.
@@ -58,6 +59,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--threads", metavar="N", type=int, default=None,
                    help="torch CPU threads (default: torch's choice; 1 for the built-in default experiment)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--distributed", action="store_true",
+                   help="under torchrun: graph kernels split by rows over the processes (docs/distributed.md)")
     p.add_argument("--traceback", action="store_true", help="print the full traceback on errors")
     return p
 
@@ -101,7 +104,14 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         from graphstk.experiments.pipeline import run_experiment
         from graphstk.experiments.report import console_table
 
-        results = run_experiment(cfg, out_dir, data_root=args.data_root, progress=not args.no_progress)
+        if args.distributed:
+            from graphstk.distributed.run import run_distributed
+
+            results = run_distributed(cfg, out_dir, args.data_root, not args.no_progress, threads=threads)
+            if results is None:   # not process 0: it prints nothing
+                return 0
+        else:
+            results = run_experiment(cfg, out_dir, data_root=args.data_root, progress=not args.no_progress)
     except KeyboardInterrupt:
         print(f"\ninterrupted: finished work is kept in {os.path.join(out_dir, 'cache')}; "
               "rerun the same command to resume", file=sys.stderr)

@@ -329,7 +329,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
             Z = X
             for _ in range(r - 1):
                 Z = prob.S(Z)
-            B = prob.S(Z)[prob.train]
+            B = prob.S_rows() @ Z  # = S(Z)[train]: only the labeled rows of the last product
             alphas = _sym_solve_path(B, float(N), [n * bt for bt in betas], prob.Y, "STKR (Algorithm 2, direct)")
             for b_i, a in enumerate(alphas):
                 out.h[(t * len(betas) + b_i, None)] = N * (Z @ a)

@@ -31,7 +31,7 @@ from typing import Callable, Sequence
 import torch
 from torch import Tensor
 
-from .solvers import ConvergenceWarning
+from .solvers import ConvergenceWarning, col_dot, col_norm, settled
 
 
 @dataclass
@@ -83,13 +83,13 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
     def apply_seed(p):  # (sigma_seed I - S) p
         return matvec(p).sub_(p, alpha=s0).neg_()
 
-    bn = torch.linalg.vector_norm(b, dim=0)
+    bn = col_norm(b)
     bn = torch.where(bn > 0, bn, torch.ones_like(bn))
     x = torch.zeros(G, *b.shape, dtype=b.dtype, device=b.device)
     r = b.clone()
     p = b.clone()
     ps = b.unsqueeze(0).repeat(G, 1, 1)
-    rs = (r * r).sum(0)                                   # [K]
+    rs = col_dot(r, r)                                    # [K]
     zeta = torch.ones(G, b.shape[1], dtype=b.dtype, device=b.device)
     zeta_old = torch.ones_like(zeta)
     alpha_old = torch.ones_like(rs)
@@ -99,7 +99,7 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
     tiny = torch.finfo(b.dtype).tiny
     for j in range(1, int(max_iter) + 1):
         q = apply_seed(p)
-        pq = (p * q).sum(0)
+        pq = col_dot(p, q)
         act = (rs > 0) & live.any(0)  # a column whose every shift has converged stops here
         if bool((pq[act] <= 0).any()):
             raise FloatingPointError("multishift_cg met non-positive curvature: sigma I - S is not positive "
@@ -115,7 +115,7 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
         for s in active:  # a converged shift costs nothing more (the small etas converge first)
             x[s].addcmul_(a_s[s], ps[s])
         r.addcmul_(alpha, q, value=-1.0)   # r, p: owned by this loop, updated in place (no fresh [N, K] blocks)
-        rs_new = (r * r).sum(0)
+        rs_new = col_dot(r, r)
         beta = torch.where(act, rs_new / torch.where(act, rs, torch.ones_like(rs)), torch.zeros_like(rs))
         rel = zeta_new.abs() * torch.sqrt(rs_new) / bn                          # [G, K] residual of each shift
         res.residuals.append(float(rel.max()) if rel.numel() else 0.0)
@@ -133,7 +133,7 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
         alpha_old, beta_old, rs = alpha, beta, rs_new
     else:
         res.n_iter = int(max_iter)
-    res.x = list(x.unbind(0))
+    res.x = [settled(v) for v in x.unbind(0)]
     if not res.converged and warn and tol > 0:
         warnings.warn(f"multishift_cg stopped after {res.n_iter} iterations with relative residual "
                       f"{res.residuals[-1]:.3e} > tol={tol:.1e}; increase max_iter", ConvergenceWarning, stacklevel=2)

@@ -20,6 +20,8 @@ and grid points go through one sparse product, on any device.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -58,12 +60,58 @@ class SolveResult:
     reason: str = ""
 
 
-def _col_norm(x: Tensor) -> Tensor:
-    return torch.linalg.vector_norm(x, dim=0)
+class VectorSpace:
+    """Where the solvers' column reductions run: on this process's whole tensor (this class).
+
+    The solvers reduce over rows only through :func:`col_dot`, :func:`col_norm` and hand their
+    results out through :func:`settled`; a subclass makes them global when the rows of an ``[N, K]``
+    block are spread over processes (:class:`graphstk.distributed.ShardedSpace`). Select one for a
+    block of code with :func:`vector_space`.
+    """
+
+    def col_dot(self, x: Tensor, y: Tensor) -> Tensor:
+        """``sum_i x[i, j] y[i, j]`` per column ``j`` (``[K]``)."""
+        return (x * y).sum(0)
+
+    def col_norm(self, x: Tensor) -> Tensor:
+        """The Euclidean norm of every column (``[K]``)."""
+        return torch.linalg.vector_norm(x, dim=0)
+
+    def settle(self, x: Tensor) -> Tensor:
+        """A solver's result as its caller receives it (here: ``x`` itself)."""
+        return x
+
+
+_SPACE: contextvars.ContextVar[VectorSpace] = contextvars.ContextVar("graphstk_vector_space", default=VectorSpace())
+
+
+@contextlib.contextmanager
+def vector_space(space: VectorSpace):
+    """Run the solvers of the enclosed block with ``space``'s reductions (a context manager)."""
+    token = _SPACE.set(space)
+    try:
+        yield space
+    finally:
+        _SPACE.reset(token)
+
+
+def col_dot(x: Tensor, y: Tensor) -> Tensor:
+    """Per-column inner products ``[K]`` in the current :class:`VectorSpace`."""
+    return _SPACE.get().col_dot(x, y)
+
+
+def settled(x: Tensor) -> Tensor:
+    """``x`` as the current :class:`VectorSpace` hands results out."""
+    return _SPACE.get().settle(x)
+
+
+def col_norm(x: Tensor) -> Tensor:
+    """Per-column Euclidean norms ``[K]`` in the current :class:`VectorSpace`."""
+    return _SPACE.get().col_norm(x)
 
 
 def _safe_norm(b: Tensor) -> Tensor:
-    n = _col_norm(b)
+    n = col_norm(b)
     return torch.where(n > 0, n, torch.ones_like(n))
 
 
@@ -104,6 +152,7 @@ def _finish(res: SolveResult, tol: float, name: str, warn: bool) -> SolveResult:
     still improving is told to raise ``max_iter``.
     """
     res.solver = res.solver or name
+    _settle(res)
     if tol > 0 and not res.converged:
         last = res.residuals[-1] if res.residuals else float("nan")
         trend = _trend(res.residuals)
@@ -120,6 +169,16 @@ def _finish(res: SolveResult, tol: float, name: str, warn: bool) -> SolveResult:
             from .._checks import user_stacklevel
             warnings.warn(msg, ConvergenceWarning, stacklevel=user_stacklevel())
     return res
+
+
+def _settle(res: SolveResult) -> None:
+    """Hand ``res.x`` and its snapshots out through the current :class:`VectorSpace` (each tensor once)."""
+    if type(_SPACE.get()) is VectorSpace:
+        return
+    done = {id(res.x): settled(res.x)}
+    res.x = done[id(res.x)]
+    for t, v in res.snapshots.items():
+        res.snapshots[t] = done[id(v)] if id(v) in done else done.setdefault(id(v), settled(v))
 
 
 def _check_finite(r: Tensor, name: str, it: int) -> None:
@@ -200,7 +259,7 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
 
 def _relative(r: Tensor, bn: Tensor) -> float:
     """The largest relative residual ``||r_j|| / ||b_j||`` over the columns."""
-    return float((_col_norm(r) / bn).max()) if r.numel() else 0.0
+    return float((col_norm(r) / bn).max()) if r.numel() else 0.0
 
 
 def _record_residual(res: SolveResult, r: Tensor, rel: float, t: int, callback) -> None:
@@ -280,7 +339,7 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
     x = torch.zeros_like(b) if x0 is None else x0.clone()
     r = b - apply(x) if x0 is not None else b.clone()
     p = r.clone()
-    rs = (r * r).sum(0)
+    rs = col_dot(r, r)
     bn = _safe_norm(b)
     res = SolveResult(x)
     done = torch.sqrt(rs) / bn < tol if tol > 0 else torch.zeros_like(rs, dtype=torch.bool)
@@ -289,7 +348,7 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
         return _finish(res, tol, "cg", warn)
     for t in range(1, max_iter + 1):
         ap = apply(p)
-        pap = (p * ap).sum(0)
+        pap = col_dot(p, ap)
         active = rs > (torch.finfo(b.dtype).eps * bn) ** 2  # columns not yet solved to machine precision
         if bool((pap[active] <= 0).any()):
             raise FloatingPointError(
@@ -299,7 +358,7 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
         alpha = torch.where(active, rs / torch.where(active, pap, torch.ones_like(pap)), torch.zeros_like(rs))
         x = x + alpha * p
         r = r - alpha * ap
-        rs_new = (r * r).sum(0)
+        rs_new = col_dot(r, r)
         rel = float((torch.sqrt(rs_new) / bn).max()) if rs_new.numel() else 0.0
         res.residuals.append(rel)
         if t in snaps:
@@ -352,7 +411,7 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
     tiny = torch.finfo(b.dtype).tiny ** 0.5
     while total < max_iter:
         r = b - apply(x) if (total > 0 or x0 is not None) else b.clone()
-        beta = _col_norm(r)
+        beta = col_norm(r)
         rel0 = float((beta / bn).max()) if k else 0.0
         if tol > 0 and rel0 < tol:
             res.converged = True
@@ -365,10 +424,10 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
             w = apply(basis[j])
             total += 1
             for i in range(j + 1):  # modified Gram-Schmidt
-                hij = (w * basis[i]).sum(0)
+                hij = col_dot(w, basis[i])
                 h[:, i, j] = hij
                 w = w - hij * basis[i]
-            hn = _col_norm(w)
+            hn = col_norm(w)
             h[:, j + 1, j] = hn
             basis.append(torch.where(hn > tiny, w / torch.where(hn > tiny, hn, torch.ones_like(hn)),
                                      torch.zeros_like(w)))
@@ -376,7 +435,7 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
             e1[:, 0, 0] = beta
             hj = h[:, : j + 2, : j + 1]
             y = _lstsq(hj, e1)
-            rel = float((_col_norm((e1 - hj @ y).squeeze(-1).T) / bn).max())
+            rel = float((col_norm((e1 - hj @ y).squeeze(-1).T) / bn).max())
             res.residuals.append(rel)
             if callback is not None:
                 callback(total, rel)

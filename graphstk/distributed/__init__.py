@@ -1,0 +1,20 @@
+"""Past one machine: the STKR and Label-Prop engines on a graph whose rows are spread over
+``torch.distributed`` processes (gloo on CPU, NCCL on GPU). See docs/distributed.md.
+
+* :func:`partition_graph`, :class:`Partition`, :func:`halo_report`: row partitions (contiguous,
+  reverse Cuthill-McKee, METIS) and their halo, computed without any process;
+* :class:`PartitionedOperator`: the row-partitioned ``KernelOperator`` with its halo exchange;
+* :class:`PartitionedGraphKernel`: the STKR base kernel (Eq. 23) on it; the engines of
+  :mod:`graphstk.methods.propagation` run on it unchanged inside ``kernel.space()``;
+* :class:`DistributedGrid`: :func:`graphstk.methods.predict_grid` over partitioned kernels (what
+  ``run.py CONFIG --distributed`` uses).
+"""
+from .exchange import HaloExchange, PeerFailure, ShardedSpace, all_gather_rows, free_port, gather_rows, init_from_env
+from .grid import DistributedGrid
+from .kernel import PartitionedGraphKernel
+from .operator import OwnedRows, PartitionedOperator, SummedRows
+from .partition import Partition, default_partitioner, halo_report, halo_sizes, partition_graph
+
+__all__ = ["HaloExchange", "PeerFailure", "ShardedSpace", "all_gather_rows", "free_port", "gather_rows",
+           "init_from_env", "DistributedGrid", "PartitionedGraphKernel", "OwnedRows", "PartitionedOperator",
+           "SummedRows", "Partition", "default_partitioner", "halo_report", "halo_sizes", "partition_graph"]

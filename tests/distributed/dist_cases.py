@@ -1,0 +1,109 @@
+"""Graphs and engine calls shared by the multi-process workers and the single-process references."""
+from __future__ import annotations
+
+import contextlib
+
+import torch
+
+from graphstk.methods import propagation as P
+from graphstk.methods.grid import lp_scores
+from graphstk.spectral.transforms import InverseLaplacian, Polynomial
+
+C = 3
+
+
+def random_graph(n: int = 240, m: int = 720, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    ei = torch.randint(0, n, (2, m), generator=g)
+    ei = ei[:, ei[0] != ei[1]]
+    ei = torch.unique(torch.cat([ei, ei.flip(0)], 1), dim=1)
+    return ei, n
+
+
+def components_graph():
+    """Three components (a path, a cycle, a clique), five isolated nodes, and nodes
+    numbered so that every component spreads over several processes' ranges."""
+    parts = [torch.stack([torch.arange(0, 39), torch.arange(1, 40)]),
+             torch.stack([torch.arange(40, 70), torch.arange(41, 71) % 31 + 40]),
+             torch.combinations(torch.arange(71, 81)).T]
+    ei = torch.cat(parts, 1)
+    n = 86                                       # 81 .. 85 isolated
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(1))
+    ei = perm[ei]
+    return torch.unique(torch.cat([ei, ei.flip(0)], 1), dim=1), n
+
+
+def labels_and_split(n: int, seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, C, (n,), generator=g)
+    order = torch.randperm(n, generator=g)
+    train, hidden = order[: min(max(n // 8, C), 40)], order[-max(n // 6, 2):]   # few labels: small direct solves
+    return y, train, hidden
+
+
+ENGINES = ("lp-T", "lp-cg", "lp-multishift", "lp-direct", "poly-T", "poly-cg", "poly-direct", "lap-T", "lap-cg",
+           "lap-gmres", "lap-auto")
+FLOAT32 = ("lp-T", "poly-T", "lap-T")
+
+
+def run_engine(kernel, name: str, y, train, space=contextlib.nullcontext):
+    """Scores of every node of the graph (in node order) for one engine call (on any kernel; a
+    partitioned kernel's points are mapped through its ``order`` / ``position``)."""
+    n = kernel.shape[0]
+    pos = getattr(kernel, "position", torch.arange(n))
+    order = getattr(kernel, "order", torch.arange(n))
+    prob = P.make_problem(kernel, y[order], pos[train], C)
+    with space():
+        if name == "lp-T":
+            h = P.label_propagation(prob, [0.9, 0.5], budgets=[5, 20]).h[(0, 20)]
+        elif name == "lp-cg":
+            h = P.label_propagation(prob, [0.9], solver="cg", tol=1e-12).h[(0, None)]
+        elif name == "lp-multishift":
+            h = P.label_propagation(prob, [0.9, 0.5], solver="cg", tol=1e-12).h[(1, None)]
+        elif name == "lp-direct":   # sparse LU of the gathered matrix on every process
+            h = P.label_propagation(prob, [0.9], solver="direct").h[(0, None)]
+        elif name == "poly-T":
+            h = P.stkr_polynomial(prob, Polynomial.monomial(2), [1.0, 1e-3], budgets=[8]).h[(1, 8)]
+        elif name == "poly-cg":
+            h = P.stkr_polynomial(prob, Polynomial.monomial(2), [1e-2], solver="cg", tol=1e-12).h[(0, None)]
+        elif name == "poly-direct":
+            h = P.stkr_polynomial(prob, Polynomial.monomial(2), [1e-2], solver="direct").h[(0, None)]
+        elif name == "lap-T":
+            h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0], budgets=[10]).h[(0, 10)]
+        elif name == "lap-cg":
+            h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0], solver="cg").h[(0, None)]
+        elif name == "lap-gmres":
+            h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0], solver="gmres", max_iter=15,
+                                  tol=0.0).h[(0, None)]   # a fixed count short of convergence: GMRES stalls on
+            # some of these graphs, and Arnoldi steps past convergence multiply rounding noise
+        elif name == "lap-auto":    # small graphs: the n x n system with Q^-1 E by sparse LU
+            h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0]).h[(0, None)]
+        else:
+            raise ValueError(name)
+        every = pos                 # the point of node 0, 1, ...: scores in node order
+        if name.startswith("lp"):   # Yhat on visible nodes, one step of Eq. 22 for hidden ones
+            return lp_scores(prob, h, 0.5 if name == "lp-multishift" else 0.9, every)
+        return prob.rows(every) @ h
+
+
+GRIDS = {   # predict_grid's methods, the way the runner calls them (with and without a budget T)
+    "lp": {"eta": [0.9, 0.5], "T": [4, 16]},
+    "lp-tol": ("lp", {"eta": [0.9, 0.5]}),
+    "stkr-lap": {"eta": [0.9], "beta": [1.0, 1e-3], "T": [8]},
+    "stkr-lap-tol": ("stkr-lap", {"eta": [0.9, 0.99], "beta": [1.0]}),
+    "stkr-poly": {"k": [2], "beta": [1.0, 1e-3]},
+    "stkr-topd": {"d": [8], "beta": [1.0]},
+    "krr": {"beta": [1.0], "T": [8]},
+}
+
+
+def run_grid(predict_grid, kernel_of, name: str, y, train, hidden, num_nodes: int):
+    """Scores of every grid point stacked (``[points, len(eval), C]``), transductive and inductive."""
+    method, grid = GRIDS[name] if isinstance(GRIDS[name], tuple) else (name, GRIDS[name])
+    out = {}
+    rest = torch.ones(num_nodes, dtype=torch.bool)
+    rest[train] = False
+    for setting, hid in (("transductive", None), ("inductive", hidden)):
+        res = predict_grid(method, kernel_of(hid), y, train, rest.nonzero().flatten(), grid, C)
+        out[setting] = torch.stack([s for _, s in res])
+    return out
