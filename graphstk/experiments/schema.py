@@ -68,10 +68,10 @@ class Strict(BaseModel):
     @classmethod
     def _known_keys(cls, data):
         if isinstance(data, dict) and cls.model_config.get("extra") != "allow":
-            allowed = set(cls.model_fields) - {"protocol_name"}
+            shown = {k for k, f in cls.model_fields.items() if not f.exclude}
             for k in data:
-                if k not in allowed:
-                    raise cls._unknown(k, allowed)
+                if k not in cls.model_fields:
+                    raise cls._unknown(k, shown)
         return data
 
     @classmethod
