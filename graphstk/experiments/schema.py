@@ -201,7 +201,7 @@ class TaskBase(Strict):
         owners = [p for p, m in PROTOCOL_MODELS.items() if key in m.model_fields]
         if owners:
             return fail(f"a key of the {' / '.join(owners)} protocol, not of {cls.model_fields['protocol'].default!r} "
-                        f"(this protocol's keys: {', '.join(sorted(set(cls.model_fields) - set(_SHARED)))})", key)
+                        f"(this protocol's keys: {', '.join(sorted(k for k in allowed if k not in _SHARED))})", key)
         return unknown_key(key, allowed)
 
     @field_validator("seeds")
