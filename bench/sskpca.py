@@ -16,7 +16,6 @@ table to ``--out`` (default ``bench/sskpca_results.md``, not committed) and prin
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 import tempfile
@@ -62,10 +61,10 @@ def main(argv=None) -> int:
     total_wall = total_cpu = 0.0
     for d in datasets:
         for n in levels:
-            opts = dict(cfg.protocol_options, n_labeled=[n])
+            up = {"datasets": [d], "methods": methods, "n_labeled": [n]}
             if args.splits:
-                opts["splits"] = list(range(args.splits))
-            sub = dataclasses.replace(cfg, datasets=[d], methods=methods, protocol_options=opts)
+                up["splits"] = list(range(args.splits))
+            sub = cfg.model_copy(update=up)
             before = dict(DECOMPOSITIONS)
             la0 = os.getloadavg()[0]
             w0, c0 = time.perf_counter(), time.process_time()

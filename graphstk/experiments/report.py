@@ -242,7 +242,7 @@ def _node_section(cfg: dict, rows: list[dict], h: str = "##") -> list[str]:
 def _vector_section(cfg: dict, rows: list[dict], desc: dict, h: str = "##") -> list[str]:
     proto = cfg.get("protocol")
     reps = "splits" if proto == "fixed-splits" else "seeds"
-    which = cfg.get("protocol_options", {}).get("splits", "all") if proto == "fixed-splits" else cfg.get("seeds")
+    which = cfg.get("splits", "all") if proto == "fixed-splits" else cfg.get("seeds")
     out = [f"- protocol: **{proto}**; {reps}: {which}"]
     for key in ("metric", "n_labeled", "selection", "test", "unlabeled", "sets", "std"):
         if desc.get(key):

@@ -68,10 +68,10 @@ class Strict(BaseModel):
     @classmethod
     def _known_keys(cls, data):
         if isinstance(data, dict) and cls.model_config.get("extra") != "allow":
-            allowed = set(cls.model_fields) - {"protocol_name"}
+            shown = {k for k, f in cls.model_fields.items() if not f.exclude}
             for k in data:
-                if k not in allowed:
-                    raise cls._unknown(k, allowed)
+                if k not in cls.model_fields:
+                    raise cls._unknown(k, shown)
         return data
 
     @classmethod
@@ -201,7 +201,7 @@ class TaskBase(Strict):
         owners = [p for p, m in PROTOCOL_MODELS.items() if key in m.model_fields]
         if owners:
             return fail(f"a key of the {' / '.join(owners)} protocol, not of {cls.model_fields['protocol'].default!r} "
-                        f"(this protocol's keys: {', '.join(sorted(set(cls.model_fields) - set(_SHARED)))})", key)
+                        f"(this protocol's keys: {', '.join(sorted(k for k in allowed if k not in _SHARED))})", key)
         return unknown_key(key, allowed)
 
     @field_validator("seeds")

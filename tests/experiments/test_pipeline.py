@@ -385,7 +385,7 @@ def test_class0_run_rows_carry_both_accuracies_and_options_reach_the_engine(tmp_
     assert [(r["method"], r["options"]) for r in rows] == [
         ("KRR (i)", {"labels": "onehot"}), ("SP-topd (t)", {"support": "labeled", "labels": "onehot"}),
         ("SP-topd (t)", {"support": "all", "labels": "onehot"}),
-        ("SP-topd (i)", {"support": "all", "labels": "onehot"})]   # default: labeled (issue 12)
+        ("SP-topd (i)", {"support": "all", "labels": "onehot"})]   # support defaults to labeled
     for r in rows:
         assert r["test_acc"] == r["test_acc_class0"] and r["mean"] == pytest.approx(r["mean_class0"])
         assert len(r["test_acc_wrong"]) == 2
