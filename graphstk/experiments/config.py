@@ -113,7 +113,9 @@ _TOP_KEYS = {"name", "description", "seeds", "p_test", "datasets", "skip_missing
 
 # --------------------------------------------------------------------------- protocols
 #: the protocols a config may name (``protocol:``); node-classification is the default
-PROTOCOLS = ("node-classification", "fixed-splits", "labeled-per-class", "one-class")
+PROTOCOLS = ("node-classification", "fixed-splits", "labeled-per-class", "one-class", "planetoid")
+#: protocols on graphs (their methods may need the graph)
+GRAPH_PROTOCOLS = ("node-classification", "planetoid")
 DEFAULT_PROTOCOL = "node-classification"
 # top-level keys that belong to one protocol only (a key of another protocol is an error)
 _NODE_KEYS = {"p_test", "planetoid_split", "unreachable", "solver"}
@@ -124,6 +126,7 @@ _PROTOCOL_KEYS: dict[str, set[str]] = {
                           "paper"},
     "one-class": {"n_train", "n_test", "train_pool", "test_pool", "train_part", "test_part", "pool_seed",
                   "balanced", "paper"},
+    "planetoid": {"fit_labels", "paper"},
 }
 _ALL_PROTOCOL_KEYS = set().union(*_PROTOCOL_KEYS.values())
 _VECTOR_DATASET_KEYS = {"name", "source", "part", "n_per_class", "subsample_seed", "options", "positive",
@@ -936,7 +939,7 @@ def _parse_vector_datasets(raw, protocol: str) -> list[DatasetSpec]:
 
 
 def _setting_of(protocol: str, options: dict) -> str:
-    if protocol == "fixed-splits":
+    if protocol in ("fixed-splits", "planetoid"):
         return "transductive"
     if protocol == "labeled-per-class":
         return "transductive" if options["test"] == "unlabeled" else "inductive"
@@ -973,7 +976,7 @@ def _registry_method_spec(entry: dict, info, top_grid: dict, path: str, label_pa
     from .registry import registered_methods
 
     label = info.name
-    if protocol != DEFAULT_PROTOCOL:
+    if protocol not in GRAPH_PROTOCOLS:
         if "graph" in info.needs:
             usable = sorted(n for n, e in registered_methods().items() if "graph" not in e.needs and e.task == want_task)
             raise ConfigError(label_path, f"{label!r} needs a graph, but the {protocol} protocol's datasets have "
@@ -1084,6 +1087,14 @@ def _parse_protocol_options(raw: dict, protocol: str) -> dict:
                 "train_part": opt_str("train_part", "train"), "test_part": opt_str("test_part", "test"),
                 "balanced": _bool(raw.get("balanced", True), "balanced"),
                 "pool_seed": None if raw.get("pool_seed") is None else _int(raw["pool_seed"], "pool_seed", lo=0)}
+    if protocol == "planetoid":
+        from .protocols.planetoid import FIT_LABELS
+
+        fit = [_choice(v, f"fit_labels[{i}]", FIT_LABELS, "fit_labels")
+               for i, v in enumerate(_list(raw.get("fit_labels", ["train"]), "fit_labels", allow_scalar=True))]
+        if len(set(fit)) != len(fit):
+            raise ConfigError("fit_labels", f"duplicate values in {fit}")
+        return {"fit_labels": fit}
     raise AssertionError(protocol)  # pragma: no cover
 
 
@@ -1096,7 +1107,8 @@ def _parse_vector(raw: dict, protocol: str, name: str, description: str) -> Expe
         seeds: list[int] = []
     else:
         seeds = _parse_seeds(raw.get("seeds", 10))
-    datasets = _parse_vector_datasets(raw["datasets"], protocol)
+    datasets = (_parse_datasets(raw["datasets"], None) if protocol in GRAPH_PROTOCOLS
+                else _parse_vector_datasets(raw["datasets"], protocol))
     skip_missing = _bool(raw.get("skip_missing", False), "skip_missing")
     top_grid = {}
     if "grid" in raw:
