@@ -100,7 +100,7 @@ def _diff(row):
 
 
 def _params(p: dict) -> str:
-    return ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in p.items())
+    return ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in (p or {}).items())
 
 
 def to_csv(rows: list[dict]) -> str:
