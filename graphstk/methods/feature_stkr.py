@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 
 import torch
+from sklearn.base import BaseEstimator
 from torch import Tensor
 
 from .._index import as_index
@@ -172,14 +173,13 @@ def select_on_validation(edge_index: Tensor, X, y: Tensor, train, val, grid: dic
     keys = list(grid)
     points = [dict(zip(keys, v)) for v in itertools.product(*(grid[k] for k in keys))]
     scores = feature_stkr_scores(edge_index, X, y, train, val, points, **kwargs)
-    N = int(edge_index.max()) + 1 if X is None else (X.shape[0])
-    yv = y[as_index(val, N, y.device, name="val", allow_none=False)]
+    yv = y[as_index(val, y.numel(), y.device, name="val", allow_none=False)]
     accs = [float((s.argmax(1).to(yv.device) == yv).double().mean()) * 100 for s in scores]
     best = max(range(len(accs)), key=lambda i: (accs[i], -i))
     return points[best], accs
 
 
-class FeatureSTKR:
+class FeatureSTKR(BaseEstimator):
     """Feature-aware STKR: kernel ridge with ``k_X(phi_i, phi_j)``, ``phi = s(S_hat) X`` (module doc).
 
     Parameters
@@ -213,13 +213,13 @@ class FeatureSTKR:
         self.depth, self.a, self.mix, self.kernel, self.sigma, self.beta = depth, a, mix, kernel, sigma, beta
         self.setting, self.normalize_features, self.dtype = setting, normalize_features, dtype
 
-    def get_params(self) -> dict:
+    def _point(self) -> dict:
         return {k: getattr(self, k) for k in ("depth", "a", "mix", "kernel", "sigma", "beta")}
 
     def fit(self, data, train_idx=None, hidden_idx=None) -> "FeatureSTKR":
         """Remember the graph, features and labels of ``train_idx`` (the solve runs per ``predict``:
         its rows ``K(x, labeled)`` are computed with the ridge system, one closed form)."""
-        _check_point(self.get_params())
+        _check_point(self._point())
         if self.setting not in ("transductive", "inductive"):
             raise ValueError(f"setting must be 'transductive' or 'inductive', got {self.setting!r}")
         if self.setting == "transductive" and hidden_idx is not None:
@@ -240,6 +240,6 @@ class FeatureSTKR:
         if getattr(self, "data_", None) is None:
             raise RuntimeError("FeatureSTKR is not fitted; call fit(data, train_idx) first")
         d = self.data_
-        return feature_stkr_scores(d.edge_index, d.x, d.y, self.train_, idx, [self.get_params()],
+        return feature_stkr_scores(d.edge_index, d.x, d.y, self.train_, idx, [self._point()],
                                    hidden=self.hidden_, num_classes=self.num_classes_,
                                    normalize_features=self.normalize_features, dtype=self.dtype)[0]

@@ -79,6 +79,9 @@ def test_estimator_and_selection():
     data = Data(x=X, edge_index=ei, y=y, num_nodes=24)
     p = POINTS[1]
     est = FeatureSTKR(**{k: p[k] for k in ("depth", "a", "mix", "kernel", "sigma", "beta")})
+    from sklearn.base import clone
+
+    assert clone(est).get_params()["depth"] == p["depth"] and "FeatureSTKR(" in repr(est)
     train = torch.tensor([0, 1, 2, 5, 9])
     torch.testing.assert_close(est.fit(data, train).predict(torch.arange(24)),
                                dense_scores(W, X, y, train, torch.arange(24), p), rtol=1e-8, atol=1e-10)
