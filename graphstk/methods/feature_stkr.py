@@ -200,6 +200,8 @@ class FeatureSTKR(BaseEstimator):
         Inductive: ``hidden_idx`` nodes and their edges are unseen at fit time.
     normalize_features : bool, default True
         Rows of ``data.x`` scaled to sum 1 first.
+    dtype : torch.dtype, default torch.float64
+        Precision of the kernel and the solve.
 
     Examples
     --------
