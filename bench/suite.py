@@ -1,4 +1,4 @@
-"""The STKR configs method by method, this engine side by side with the engine before issue 13.
+"""The STKR configs method by method, this engine side by side with a reference engine.
 
 Run from the repository root::
 
@@ -6,8 +6,8 @@ Run from the repository root::
     python bench/suite.py --datasets Computers --methods "SP-Lap (i)" --seeds 1
     python bench/suite.py --config configs/table1.yaml --datasets Cora DBLP --methods all
 
-The engine before the change is the package ``graphstk`` of commit ``--before`` (default
-``c125695``, where the issue branched), extracted at run time with ``git archive`` into a
+The reference engine is the package ``graphstk`` of commit ``--before`` (default
+``c125695``), extracted at run time with ``git archive`` into a
 temporary directory as the package ``graphstk_before`` (nothing is committed) and imported next
 to the working tree's ``graphstk``. Both run the same protocol (App. D; ``make_split`` of the
 working tree, the same :class:`GraphKernel` objects, built before the clock starts) in one
@@ -18,7 +18,7 @@ engine, the number of products of ``S``) per eigendecomposition of a large compo
 
 A split of an inductive method is its whole selection: the full grid on the ``select`` view
 (val and test hidden) and the chosen point on the ``final`` view (test hidden), as the runner
-does. Targets (issue 13): SP-topd at least 5x faster per split on Photo and Computers, SP-Lap (i)
+does. Targets: SP-topd at least 5x faster per split on Photo and Computers, SP-Lap (i)
 at least 3x on Computers.
 """
 from __future__ import annotations
@@ -148,7 +148,7 @@ def main(argv=None) -> int:
     decomp = DecompositionLog()
     decomp.wrap_before(importlib.import_module("graphstk_before.spectral.eigen"))
     engines = {"before": grid_before, "now": grid_now}
-    kwargs = cfg.solver.engine_kwargs()
+    kwargs = {k: v for k, v in cfg.solver.model_dump().items() if k != "dtype" and v is not None}
     rows = []
     load = os.getloadavg()[0]
     print(f"# bench/suite.py: {args.config}, engine of {args.before} ('before') vs the working tree ('now'), "
@@ -166,13 +166,15 @@ def main(argv=None) -> int:
                     hidden = {"transductive": None, "select": torch.cat([split.test, split.val]),
                               "final": split.test}
                     kernels = {k: GraphKernel(data.edge_index, int(data.num_nodes), hidden=h,
-                                              dtype=cfg.solver.torch_dtype) for k, h in hidden.items()}
+                                              dtype=getattr(torch, cfg.solver.dtype)) for k, h in hidden.items()}
                     out = {}
                     order = ("before", "now") if seed % 2 == 0 else ("now", "before")
                     for eng in order:
                         t0 = time.perf_counter()
                         out[eng] = select(engines[eng], spec, grid, data, split, kernels, C,
-                                          {**kwargs, **spec.engine_kwargs()})
+                                          {**kwargs, "labels": spec.options["labels"],
+                                           **({"topd_support": spec.options["support"]} if "support" in spec.options
+                                              else {})})
                         times[eng].append(time.perf_counter() - t0)
                         accs[eng].append(out[eng][1])
                     same_params += out["before"][0] == out["now"][0]

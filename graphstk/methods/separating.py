@@ -51,8 +51,7 @@ from torch import Tensor
 
 from ..operators.base import KernelOperator, as_index
 from ..operators.feature import (
-    FeatureKernelOperator, Kernel, as_features, check_positive, kernel_function,
-    kth_neighbor_distance_median,
+    FeatureKernelOperator, Kernel, as_features, check_positive, kernel_function, median_width,
 )
 
 __all__ = [
@@ -249,21 +248,12 @@ def width_heuristic(X, n_neighbors: int = 10, kernel: str | Kernel = "abel") -> 
     """Sec. 7: the median over training points of the distance to their ``n_neighbors``-th nearest neighbour.
 
     Distances in the kernel's own metric: l1 for ``laplacian`` (``exp(-||x-y||_1/sigma)``), Euclidean
-    otherwise (``abel``, ``gaussian``, ...). ``n_neighbors`` is capped at ``n - 1``.
+    otherwise (``abel``, ``gaussian``, ...). ``n_neighbors`` larger than ``n - 1`` is capped at
+    ``n - 1`` with a warning (:func:`~graphstk.operators.median_width`).
     """
-    X = as_features(X)
-    k = int(n_neighbors)
-    if k != n_neighbors or k < 1:
-        raise ValueError(f"n_neighbors must be an integer >= 1, got {n_neighbors!r}")
-    if X.shape[0] < 2:
-        raise ValueError(f"the width heuristic needs at least 2 points, got {X.shape[0]}")
     name = kernel.name if isinstance(kernel, Kernel) else Kernel(kernel).name
     metric = "manhattan" if name == "laplacian" else "euclidean"
-    sigma = kth_neighbor_distance_median(X, min(k, X.shape[0] - 1), metric=metric)
-    if not sigma > 0:
-        raise ValueError("the width heuristic gave sigma = 0 (duplicate training points); "
-                         "pass sigma explicitly, e.g. sigma=1.0")
-    return sigma
+    return median_width(X, k=n_neighbors, metric=metric, param="n_neighbors")
 
 
 def _as_points(X, dtype, name: str) -> Tensor:
