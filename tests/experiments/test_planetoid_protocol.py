@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from graphstk.experiments.config import load_config, parse_config
+from graphstk.experiments.config import load_config, parse_config, with_overrides
 from graphstk.experiments.pipeline import run_experiment
 from graphstk.experiments.protocols.planetoid import Planetoid, public_split
 from graphstk.experiments.registry import MethodEntry, register_method
@@ -100,13 +100,13 @@ def test_selection_ignores_test_labels(tmp_path, method):
 
 def test_end_to_end_config_small(tmp_path, dataset_root, monkeypatch):
     monkeypatch.setenv("GRAPHSTK_DATA", str(dataset_root("Cora")))
-    cfg = load_config(str(REPO / "configs" / "planetoid_features.yaml")).with_overrides(seeds=1, datasets=["Cora"])
+    cfg = with_overrides(load_config(str(REPO / "configs" / "planetoid_features.yaml")), seeds=1, datasets=["Cora"])
     tiny = {"FeatureSTKR": {"depth": [8], "a": [0.5], "mix": ["last"], "sigma": [0.7], "beta": [1e-3]},
             "FeatureSTKR (i)": {"depth": [8], "a": [0.5], "mix": ["last"], "sigma": [0.7], "beta": [1e-3]},
             "KRR (features)": {"sigma": [0.7], "beta": [1e-3]}, "SGC (ridge)": {"K": [2], "beta": [1e-3]},
             "Label-Prop": {"eta": [0.9]}, "SGC": {"weight_decay": [5e-5]}}
     methods = [dataclasses.replace(m, grid={**m.grid, **tiny.get(m.label, {"epochs": [2]})}) for m in cfg.methods]
-    cfg = dataclasses.replace(cfg, methods=methods)
+    cfg = cfg.model_copy(update={"methods": methods})
     out = tmp_path / "out"
     res = run_experiment(cfg, str(out), progress=False)
     assert {p.name for p in out.iterdir()} >= {"results.json", "results.csv", "results.md"}

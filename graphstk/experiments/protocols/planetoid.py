@@ -30,7 +30,8 @@ import time
 import torch
 
 from ..registry import Problem, get_method
-from .base import Protocol, ProtocolError, call_method, mean_std, select
+from ..metrics import mean_std, select
+from .base import Protocol, ProtocolError, call_method
 
 __all__ = ["Planetoid", "FIT_LABELS", "public_split"]
 
@@ -126,7 +127,7 @@ class Planetoid(Protocol):
 
     def evaluate(self, m, grid: dict, data, unit, level, rep) -> dict:
         from ..config import grid_points
-        from ..runner import num_classes_of
+        from .node_classification import num_classes_of
 
         t0 = time.perf_counter()
         entry = get_method(m.label)
