@@ -62,6 +62,8 @@ DEGENERATE_SHARE = 0.5   # a row is degenerate when at least this share of its t
 def row_note(row: dict) -> str:
     """One line saying why a row is degenerate (``""`` if it is not): most of its test nodes are
     reached by no label, so its accuracy says more about the scoring convention than the method."""
+    if row.get("note"):
+        return row["note"]
     if row.get("metric", "accuracy") != "accuracy":
         return ""   # error / AUC rows of the vector protocols have no unreachable nodes
     unreach = sum(row.get("unreachable") or [])
@@ -98,7 +100,7 @@ def _diff(row):
 
 
 def _params(p: dict) -> str:
-    return ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in p.items())
+    return ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in (p or {}).items())
 
 
 def to_csv(rows: list[dict]) -> str:
@@ -143,7 +145,8 @@ def _table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
     node = all(r.get("p_test") is not None for r in rows)
     level = "p_test" if node else ("n_labeled" if all(r.get("p_test") is None for r in rows) else "p_test/n_labeled")
     head = ["dataset", "method", level] + (["sweep"] if has_sweep else []) + ([] if node else ["metric"]) + \
-        ["ours (mean ± std)", "paper", "diff", "seeds", "unreachable", "time (s)"] + (["note"] if has_note else [])
+        ["ours (mean ± std)", "paper", "diff", "seeds", "unreachable", "time (s)"] + \
+        (["time per seed (s)"] if any("fit_time_s" in r for r in rows) else []) + (["note"] if has_note else [])
     if not node:
         head.remove("unreachable")
     body = []
@@ -157,7 +160,8 @@ def _table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
             f"{_fmt(paper['mean'], nd)} ± {_fmt(paper.get('std'), nd)}" if paper else "-",
             "-" if d is None else f"{d:+.{nd}f}",
             str(len(r["seeds"]))] + ([str(sum(r.get("unreachable") or []))] if node else [])
-            + [f"{r['wall_time_s']:.1f}"] + ([row_note(r)] if has_note else []))
+            + [f"{r['wall_time_s']:.1f}"] + ([_fmt(r.get("fit_time_s"))] if "time per seed (s)" in head else [])
+            + ([row_note(r)] if has_note else []))
     return head, body
 
 

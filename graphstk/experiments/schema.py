@@ -396,9 +396,25 @@ class OneClassTask(VectorTask):
     balanced: bool = Field(True, description="class-balanced pools")
 
 
+class PlanetoidTask(TaskBase):
+    """``planetoid``: the Planetoid public split (train/val/test masks), selection on validation nodes."""
+    protocol: Literal["planetoid"] = "planetoid"
+    datasets: list[Union[str, GraphDataset]] = Field(description="dataset names (Cora, CiteSeer, PubMed) or .npz paths")
+    fit_labels: list[Literal["train", "train+val"]] = Field(["train"], description="labels fitting the reported model")
+    paper: Optional[str] = Field(None, description="paper_numbers/<paper>.json to compare with")
+
+    def setting(self) -> str:
+        return "transductive"
+
+    def dataset_specs(self, base_dir=None) -> list[DatasetSpec]:
+        from .specs import graph_dataset
+
+        return [graph_dataset(d, base_dir, i) for i, d in enumerate(self.datasets)]
+
+
 PROTOCOL_MODELS = {m.model_fields["protocol"].default: m for m in (
-    NodeClassificationTask, FixedSplitsTask, LabeledPerClassTask, OneClassTask)}
-Task = Annotated[Union[NodeClassificationTask, FixedSplitsTask, LabeledPerClassTask, OneClassTask],
+    NodeClassificationTask, FixedSplitsTask, LabeledPerClassTask, OneClassTask, PlanetoidTask)}
+Task = Annotated[Union[NodeClassificationTask, FixedSplitsTask, LabeledPerClassTask, OneClassTask, PlanetoidTask],
                  Field(discriminator="protocol")]
 
 

@@ -117,7 +117,7 @@ def _entry(label, at, protocol: str):
         entry = get_method(label)
     except UnknownMethodError as err:
         raise _fail(str(err), *at) from None
-    graph = protocol == "node-classification"
+    graph = protocol in ("node-classification", "planetoid")
     want = "one-class" if protocol == "one-class" else "classification"
     usable = sorted(n for n, e in registered_methods().items() if e.task == want and (graph or "graph" not in e.needs))
     if "graph" in entry.needs and not graph:

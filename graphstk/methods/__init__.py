@@ -22,3 +22,6 @@ from .fredholm import (FredholmKernel, FredholmRLSC, FredholmSVM, RandomFeatureF
 from .laprls import LapRLSC
 __all__ += ["FredholmKernel", "FredholmRLSC", "FredholmSVM", "RandomFeatureFredholm", "fredholm_gram",
             "fredholm_random_features", "LapRLSC"]
+from .feature_stkr import FeatureSTKR  # noqa: E402  graph x feature kernels, closed form
+
+__all__ += ["FeatureSTKR"]

@@ -9,6 +9,7 @@ protocol                  splits / selection                                    
 ``fixed-splits``          the dataset's own splits, k-fold CV over the labeled points  error
 ``labeled-per-class``     k labeled per class, validation set, test held out           error
 ``one-class``             train on one class, test on it and another                   auc
+``planetoid``             the public split (train/val/test masks), select on val       accuracy
 ========================  ===========================================================  ========
 """
 from __future__ import annotations
@@ -18,12 +19,13 @@ from .fixed_splits import FixedSplits, cv_folds
 from .labeled_per_class import LabeledPerClass, draw_labeled_per_class
 from .node_classification import NodeClassification
 from .one_class import OneClass
+from .planetoid import Planetoid
 
 __all__ = ["PROTOCOL_CLASSES", "get_protocol", "Protocol", "ProtocolError", "VectorProtocol", "FixedSplits",
-           "LabeledPerClass", "NodeClassification", "OneClass", "cv_folds", "draw_labeled_per_class",
+           "LabeledPerClass", "NodeClassification", "OneClass", "Planetoid", "cv_folds", "draw_labeled_per_class",
            "call_method"]
 
-PROTOCOL_CLASSES = {c.name: c for c in (NodeClassification, FixedSplits, LabeledPerClass, OneClass)}
+PROTOCOL_CLASSES = {c.name: c for c in (NodeClassification, FixedSplits, LabeledPerClass, OneClass, Planetoid)}
 
 
 def get_protocol(cfg) -> Protocol:

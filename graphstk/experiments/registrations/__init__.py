@@ -10,3 +10,4 @@ from . import separating  # noqa: F401  Spectral, Spectral-<filter>, Parzen, 1CS
 from . import sskpca  # noqa: F401  LR-KPCA, LS-KPCA, MV-KPCA, MV-KPCA-10, KPCA-10, G-LS, M-LS
 from . import fredholm  # noqa: F401  FredLin1, FredLin2, FredLin2(N), FredGauss, FredGauss(N), LapRLSC
 from . import stkr_kernels  # noqa: F401  STKR-Lap, STKR-poly (STKR on a Gaussian feature kernel)
+from . import planetoid  # noqa: F401  FeatureSTKR, FeatureSTKR (i), KRR (features), SGC (ridge), Label-Prop, GCN, GAT, APPNP, SGC, MLP+C&S

@@ -1,0 +1,204 @@
+"""``planetoid``: the Planetoid public split (Yang et al. 2016; PyG's ``Planetoid(split="public")``).
+
+Every seed uses the same sets: the dataset's public masks, 20 labeled nodes per class
+(``train``), 500 validation nodes, 1000 test nodes (Cora: 140 / 500 / 1000, CiteSeer:
+120 / 500 / 1000, PubMed: 60 / 500 / 1000). The seed only seeds the method (a GNN's
+initialisation and dropout). A deterministic method (its ``fit_predict`` has the attribute
+``deterministic = True``) runs once, on the first seed, and its row lists that seed alone.
+
+One repetition, for a method and its grid:
+
+1. **Selection.** The method is fitted once with the whole grid on the ``train`` labels
+   (``labeled``); ``unlabeled`` holds every other node in the transductive setting, and every
+   node except the test nodes in the inductive one (a method registered with
+   ``fixed: {setting: inductive}``: the test nodes and their edges are hidden at fit time and
+   predicted out of sample). ``eval`` = validation then test nodes. The grid point with the
+   best validation accuracy is chosen (ties: first in grid order).
+2. **Labels used for the reported model** (``fit_labels``, one results row each, printed in
+   the method column): ``train`` reports the chosen point's test accuracy; ``train+val``
+   refits the chosen point on the train and validation labels together (the protocol of
+   methods such as OGC) and reports its test accuracy.
+
+A method only ever sees ``Problem.y``, where every node outside ``labeled`` is ``-1``, and a
+graph without labels; test labels are read only to score the chosen model.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+
+from ..registry import Problem, get_method
+from ..metrics import mean_std, select
+from .base import Protocol, ProtocolError, call_method
+
+__all__ = ["Planetoid", "FIT_LABELS", "public_split"]
+
+#: which labels fit the reported model
+FIT_LABELS = ("train", "train+val")
+#: the note of a feature method's row on a dataset loaded without node features
+NO_FEATURES = "not run: this copy of the dataset has no node features (graph and labels only)"
+
+
+def public_split(data) -> dict:
+    """``{"train", "val", "test"}`` node ids of the dataset's public masks (raises if absent)."""
+    out = {}
+    for key in ("train", "val", "test"):
+        mask = getattr(data, f"{key}_mask", None)
+        if mask is None:
+            raise ProtocolError(f"dataset {getattr(data, 'name', '?')!r} has no {key}_mask: the planetoid protocol "
+                                "needs the public split (Cora, CiteSeer, PubMed, or an .npz with train/val/test_index)")
+        out[key] = mask.nonzero().flatten()
+    return out
+
+
+def _graph_only(data, y_masked: torch.Tensor):
+    """The graph a method may see: edges and node count, the masked labels, no masks."""
+    from torch_geometric.data import Data
+
+    return Data(edge_index=data.edge_index, num_nodes=int(data.num_nodes), y=y_masked)
+
+
+def _acc(scores: torch.Tensor, y: torch.Tensor) -> float:
+    finite = torch.isfinite(scores).all(dim=1)
+    pred = torch.nan_to_num(scores).argmax(dim=1)
+    return 100.0 * float(((pred == y) & finite).double().mean())
+
+
+class Planetoid(Protocol):
+    name = "planetoid"
+    metric = "accuracy"
+    n_labeled_unit = "labeled nodes"
+    higher_is_better = True
+
+    def extra_code(self):
+        return (("graphstk.experiments.protocols", "graphstk.experiments.registrations"),
+                ("graphstk.experiments.registry",))
+
+    def load(self, spec, root):
+        from ..datasets import load_spec
+
+        return load_spec(spec, root)
+
+    def check(self, spec, data) -> None:
+        sets = public_split(data)
+        seen = torch.zeros(int(data.num_nodes), dtype=torch.long)
+        for ids in sets.values():
+            seen[ids] += 1
+        if bool((seen > 1).any()):
+            raise ProtocolError(f"dataset {spec.name!r}: the public train/val/test masks overlap")
+
+    def fingerprint(self, data) -> str:
+        from ..datasets import fingerprint
+
+        return fingerprint(data)
+
+    def levels(self) -> list:
+        return list(self.opts["fit_labels"])
+
+    def reps(self, data, level) -> list[int]:
+        return list(self.cfg.seeds)
+
+    def prepare(self, spec, data, level, rep):
+        return public_split(data)
+
+    def payload(self, spec, fp: str, level, rep, unit, m, grid: dict, code: str) -> dict:
+        from ..datasets import split_fingerprint
+
+        class _S:
+            train, val, test = unit["train"], unit["val"], unit["test"]
+        return {"protocol": self.name, "dataset": spec.identity(), "data": fp, "fit_labels": level, "seed": rep,
+                "split": split_fingerprint(_S), "method": m.label, "grid": grid, "fixed": m.options, "code": code}
+
+    def label(self, dataset: str, series: str, level, rep) -> str:
+        return f"{dataset}_{series}_{level.replace('+', '-')}_s{rep}"
+
+    def _problem(self, data, X, labeled, evaluate, hide, num_classes, rep) -> Problem:
+        n = int(data.num_nodes)
+        y_in = torch.full((n,), -1, dtype=torch.long)
+        y_in[labeled] = data.y[labeled].long()
+        rest = torch.ones(n, dtype=torch.bool)
+        rest[labeled] = False
+        if hide is not None:
+            rest[hide] = False
+        return Problem(X=X, data=_graph_only(data, y_in), y=y_in, labeled=labeled,
+                       unlabeled=rest.nonzero().flatten(), eval=evaluate, num_classes=num_classes, seed=rep)
+
+    def evaluate(self, m, grid: dict, data, unit, level, rep) -> dict:
+        from ..config import grid_points
+        from .node_classification import num_classes_of
+
+        t0 = time.perf_counter()
+        entry = get_method(m.label)
+        if getattr(entry.fit_predict, "deterministic", False) and rep != self.cfg.seeds[0]:
+            return {"same_as_seed": self.cfg.seeds[0], "wall_time_s": 0.0}
+        n_labeled = int(unit["train"].numel() + (unit["val"].numel() if level == "train+val" else 0))
+        if "features" in entry.needs and getattr(data, "x", None) is None:
+            nan = float("nan")
+            return {"grid": [], "chosen_index": None, "chosen": None, "val": nan, "test": nan, "n_labeled": n_labeled,
+                    "n_val": int(unit["val"].numel()), "n_test": int(unit["test"].numel()), "setting": m.setting,
+                    "note": NO_FEATURES, "wall_time_s": 0.0}
+        inductive = {**entry.fixed, **m.options}.get("setting", "transductive") == "inductive"
+        tr, va, te = unit["train"], unit["val"], unit["test"]
+        X = getattr(data, "x", None)
+        X = None if X is None else X.double()
+        C = num_classes_of(data)
+        y = data.y.long()
+        hide = te if inductive else None
+        points = grid_points(grid)
+        scores = call_method(entry, m.options, self._problem(data, X, tr, torch.cat([va, te]), hide, C, rep), points)
+        nv = va.numel()
+        val = [_acc(s[:nv], y[va]) for s in scores]
+        best = select(val, higher_is_better=True)
+        test_all = [_acc(s[nv:], y[te]) for s in scores]
+        test = test_all[best]
+        if level == "train+val":
+            fit = torch.cat([tr, va])
+            s = call_method(entry, m.options, self._problem(data, X, fit, te, hide, C, rep), [points[best]])[0]
+            test = _acc(s, y[te])
+        grid_rec = [{"params": p, "val": v, "test": t} for p, v, t in zip(points, val, test_all)]
+        return {"grid": grid_rec, "chosen_index": best, "chosen": points[best], "val": val[best], "test": test,
+                "n_labeled": n_labeled,
+                "n_val": int(nv), "n_test": int(te.numel()), "setting": "inductive" if inductive else "transductive",
+                "wall_time_s": time.perf_counter() - t0}
+
+    def aggregate(self, dataset: str, m, sweep, level, reps: list, records: list[dict]) -> dict:
+        from ..paper import vector_paper_cell
+
+        kept = [(s, r) for s, r in zip(reps, records) if "same_as_seed" not in r]   # a deterministic method: one run
+        reps, records = [s for s, _ in kept], [r for _, r in kept]
+        vals = [r["test"] for r in records]
+        mean, std = mean_std(vals)
+        n_lab = records[0]["n_labeled"] if records else None
+        times = [r["wall_time_s"] for r in records]
+        return {
+            "dataset": dataset, "method": m.label, "setting": records[0]["setting"] if records else m.setting,
+            "p_test": None, "n_labeled": n_lab, "n_labeled_unit": self.n_labeled_unit, "metric": self.metric,
+            "protocol": self.name, "sweep": sweep, "options": {**m.options, "fit_labels": level},
+            "seeds": list(reps), "test_acc": vals, "mean": mean, "std": std,
+            "best_params": [r["chosen"] for r in records], "val": [r["val"] for r in records],
+            "n_test": [r["n_test"] for r in records],
+            "paper": vector_paper_cell(self.cfg.paper, self.cfg.paper_table, dataset, m.label, n_lab, self.metric,
+                                       self.name, sweep) if level == "train" else None,
+            "wall_time_s": sum(times), "fit_time_s": statistics.fmean(times) if times else None,
+            # analysis only, never used to choose: the best test accuracy of any grid point (train fit)
+            "grid_test_max": [max((g["test"] for g in r["grid"]), default=None) for r in records],
+            "warnings": list(dict.fromkeys(w for r in records for w in r.get("warnings", []))),
+            "engine": "registry", "grid_size": len(records[0]["grid"]) if records else 0,
+            **({"note": records[0]["note"]} if records and records[0].get("note") else {}),
+        }
+
+    def describe(self) -> dict:
+        return {"name": self.name, "metric": "accuracy: test accuracy on the 1000 public test nodes, in percent",
+                "n_labeled": "labeled nodes that fit the reported model (fit_labels=train: the public train "
+                             "nodes, 20 per class; fit_labels=train+val: those and the 500 validation nodes)",
+                "selection": "best accuracy on the 500 public validation nodes of a fit on the train labels "
+                             "(ties: first grid point); fit_labels=train+val then refits that point on "
+                             "train+val labels",
+                "test": "the 1000 public test nodes (inductive methods: hidden with their edges at fit time)",
+                "sets": "PyG's Planetoid public split, the same for every seed; seeds seed the method only",
+                "std": "sample standard deviation over seeds (ddof=1); a deterministic method runs once (std 0)",
+                "time": "fit_time_s: mean seconds per seed of the whole grid (fit, predict, selection)",
+                "ceiling": "grid_test_max (results.json): per seed, the best test accuracy of any grid point fitted "
+                           "on the train labels; for analysis only, never used to choose"}

@@ -1,0 +1,108 @@
+"""Feature-aware STKR (graphstk.methods.feature_stkr) against a dense ridge written from Eq. 6-7."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from graphstk.methods.feature_stkr import FeatureSTKR, feature_stkr_scores, select_on_validation
+from tests.dense_reference import random_graph
+from tests.operators.test_composed_kernels import dense_filter
+
+
+def lazy_dense(W, hidden, depth, a):
+    import math
+
+    return dense_filter(W, hidden, [math.comb(depth, p) * a ** p * (1 - a) ** (depth - p) for p in range(depth + 1)])
+
+
+def dense_scores(W, X, y, train, ev, p, hidden=()):
+    """alpha = (G_LL + n beta I)^{-1} Y, scores G_EL alpha, G the (mean) cosine-Gaussian kernel of P_K X."""
+    X = X / X.sum(1, keepdim=True)
+    depths = [p["depth"]] if p.get("mix", "last") == "last" else [1, 2, 4, 8, 16][:[1, 2, 4, 8, 16].index(p["depth"]) + 1]
+    G = 0
+    for k in depths:
+        phi = lazy_dense(W, list(hidden), k, p["a"]) @ X
+        phi = phi / phi.norm(dim=1, keepdim=True)
+        cos = phi @ phi.T
+        G = G + (cos if p["kernel"] == "cosine" else torch.exp((cos - 1) / p["sigma"] ** 2))
+    G = G / len(depths)
+    n = len(train)
+    Y = torch.nn.functional.one_hot(y[train], int(y[train].max()) + 1).double()
+    alpha = torch.linalg.solve(G[train][:, train] + n * p["beta"] * torch.eye(n, dtype=torch.float64), Y)
+    return G[ev][:, train] @ alpha
+
+
+def problem(seed=0, n=24):
+    W, ei, _ = random_graph(n, 0.25, seed=seed)
+    g = torch.Generator().manual_seed(seed)
+    X = torch.rand(n, 6, generator=g, dtype=torch.float64) + 0.05
+    y = torch.randint(0, 3, (n,), generator=g)
+    y[:3] = torch.arange(3)
+    return W, ei, X, y
+
+
+POINTS = [{"depth": 4, "a": 0.5, "mix": "last", "kernel": "cosine-gaussian", "sigma": 0.7, "beta": 1e-2},
+          {"depth": 4, "a": 0.8, "mix": "dyadic", "kernel": "cosine-gaussian", "sigma": 1.0, "beta": 1e-3},
+          {"depth": 2, "a": 1.0, "mix": "last", "kernel": "cosine", "sigma": 1.0, "beta": 1e-1},
+          {"depth": 0, "a": 0.5, "mix": "last", "kernel": "cosine-gaussian", "sigma": 0.5, "beta": 1e-2}]
+
+
+@pytest.mark.parametrize("hidden", [(), (5, 17, 20)])
+def test_scores_match_dense_ridge(hidden):
+    W, ei, X, y = problem()
+    train = torch.tensor([0, 1, 2, 3, 8, 9, 12])
+    ev = torch.tensor([4, 5, 6, 17, 20, 22])
+    got = feature_stkr_scores(ei, X, y, train, ev, POINTS, hidden=torch.tensor(hidden, dtype=torch.long) if hidden
+                              else None)
+    for p, s in zip(POINTS, got):
+        torch.testing.assert_close(s, dense_scores(W, X, y, train, ev, p, hidden), rtol=1e-8, atol=1e-10)
+
+
+def test_inductive_fit_ignores_hidden_nodes_except_their_own_rows():
+    W, ei, X, y = problem(seed=4)
+    train, hidden = torch.tensor([0, 1, 2, 6, 7]), torch.tensor([10, 11, 15])
+    ev = torch.tensor([3, 4, 10, 11, 15])
+    p = [POINTS[1]]
+    base = feature_stkr_scores(ei, X, y, train, ev, p, hidden=hidden)[0]
+    X2 = X.clone()
+    X2[10] = torch.rand(6, dtype=torch.float64) + 0.1                    # a hidden node's own features
+    keep = ~((ei[0] == 11) & (ei[1] == 15) | (ei[0] == 15) & (ei[1] == 11))
+    moved = feature_stkr_scores(ei[:, keep], X2, y, train, ev, p, hidden=hidden)[0]
+    torch.testing.assert_close(moved[[0, 1, 3, 4]], base[[0, 1, 3, 4]])   # nothing else moves
+    assert not torch.allclose(moved[2], base[2])
+
+
+def test_estimator_and_selection():
+    from torch_geometric.data import Data
+
+    W, ei, X, y = problem(seed=2)
+    data = Data(x=X, edge_index=ei, y=y, num_nodes=24)
+    p = POINTS[1]
+    est = FeatureSTKR(**{k: p[k] for k in ("depth", "a", "mix", "kernel", "sigma", "beta")})
+    from sklearn.base import clone
+
+    assert clone(est).get_params()["depth"] == p["depth"] and "FeatureSTKR(" in repr(est)
+    train = torch.tensor([0, 1, 2, 5, 9])
+    torch.testing.assert_close(est.fit(data, train).predict(torch.arange(24)),
+                               dense_scores(W, X, y, train, torch.arange(24), p), rtol=1e-8, atol=1e-10)
+    val = torch.tensor([3, 4, 6, 7, 8])
+    grid = {"depth": [0, 2], "beta": [1e-1, 1e-3]}
+    best, accs = select_on_validation(ei, X, y, train, val, grid)
+    assert len(accs) == 4 and best in [{"depth": d, "beta": b} for d in (0, 2) for b in (1e-1, 1e-3)]
+    assert accs.index(max(accs)) == [{"depth": d, "beta": b} for d in (0, 2) for b in (1e-1, 1e-3)].index(best)
+    y_other = y.clone()
+    rest = torch.tensor([i for i in range(24) if i not in set(train.tolist()) | set(val.tolist())])
+    y_other[rest] = y_other[rest].flip(0)                                # labels outside train/val are never read
+    assert select_on_validation(ei, X, y_other, train, val, grid) == (best, accs)
+
+
+def test_bad_input():
+    W, ei, X, y = problem()
+    with pytest.raises(ValueError, match="depth"):
+        feature_stkr_scores(ei, X, y, [0, 1], [2], [{"depth": -1, "beta": 1.0}])
+    with pytest.raises(ValueError, match="beta"):
+        feature_stkr_scores(ei, X, y, [0, 1], [2], [{"depth": 1, "beta": 0.0}])
+    with pytest.raises(ValueError, match="features"):
+        feature_stkr_scores(ei, None, y, [0, 1], [2], [{"depth": 1, "beta": 1.0}])
+    with pytest.raises(ValueError, match="hidden"):
+        feature_stkr_scores(ei, X, y, [0, 1], [2], [{"depth": 1, "beta": 1.0}], hidden=[1])
