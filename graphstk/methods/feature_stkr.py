@@ -24,6 +24,7 @@ import itertools
 
 import torch
 from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 from torch import Tensor
 
 from .._index import as_index
@@ -238,9 +239,12 @@ class FeatureSTKR(BaseEstimator):
         return self
 
     def predict(self, idx) -> Tensor:
+        """Class labels ``[len(idx)]``: the argmax of :meth:`decision_function`."""
+        return self.decision_function(idx).argmax(dim=1)
+
+    def decision_function(self, idx) -> Tensor:
         """Scores ``[len(idx), C]`` (argmax is the class)."""
-        if getattr(self, "data_", None) is None:
-            raise RuntimeError("FeatureSTKR is not fitted; call fit(data, train_idx) first")
+        check_is_fitted(self, "data_")
         d = self.data_
         return feature_stkr_scores(d.edge_index, d.x, d.y, self.train_, idx, [self._point()],
                                    hidden=self.hidden_, num_classes=self.num_classes_,

@@ -83,7 +83,7 @@ def test_estimator_and_selection():
 
     assert clone(est).get_params()["depth"] == p["depth"] and "FeatureSTKR(" in repr(est)
     train = torch.tensor([0, 1, 2, 5, 9])
-    torch.testing.assert_close(est.fit(data, train).predict(torch.arange(24)),
+    torch.testing.assert_close(est.fit(data, train).decision_function(torch.arange(24)),
                                dense_scores(W, X, y, train, torch.arange(24), p), rtol=1e-8, atol=1e-10)
     val = torch.tensor([3, 4, 6, 7, 8])
     grid = {"depth": [0, 2], "beta": [1e-1, 1e-3]}
