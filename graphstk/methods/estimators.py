@@ -45,7 +45,11 @@ SETTINGS = ("transductive", "inductive")
 __all__ = ["LabelPropagation", "STKR", "UnreachableNodesWarning", "flag_unreachable"]
 
 
-from ..exceptions import UnreachableNodesWarning  # noqa: E402,F401  (re-exported)
+from ..exceptions import ConvergenceError, UnreachableNodesWarning  # noqa: E402,F401  (re-exported)
+
+#: a fixed budget whose final relative residual exceeds this cannot come from a converging iteration
+#: (Richardson from x = 0 starts at 1); the estimators raise ConvergenceError instead of returning scores
+DIVERGED_RESIDUAL = 1e3
 
 
 def flag_unreachable(owner, scores: Tensor, stacklevel: int | None = None) -> Tensor:
@@ -155,6 +159,13 @@ class _GraphEstimator(BaseEstimator):
         self.solver_ = last.solver if last is not None else ""
         self.residuals_ = last.residuals if last is not None else []
         self.n_iter_ = last.n_iter if last is not None else 0
+        final = self.residuals_[-1] if len(self.residuals_) else 0.0
+        if self._budgets() and not final <= DIVERGED_RESIDUAL:
+            raise ConvergenceError(
+                f"{type(self).__name__}: the fixed budget of {self.n_iter_} iterations ended at relative residual "
+                f"{final:.3g} > {DIVERGED_RESIDUAL:g}: the iteration diverges and its scores are meaningless. Solve "
+                "to a tolerance instead (num_iter=None, solver='auto'), or keep step_size='auto' (a stable "
+                "Richardson step) and a larger beta", result=last)
 
     def _predict_index(self, idx) -> Tensor:
         check_is_fitted(self, "problem_")

@@ -8,7 +8,7 @@ clamp is Zhou et al.'s ``(1 - alpha) (I - alpha P)^{-1} Y^{(0)}`` (STKR Eq. 22 u
 
 graphstk's options (all off by default, where the module is PyG's to the rounding):
 
-* ``keep_labels=True``: the labeled rows are reset to ``Y_L`` after every step (PyG issue 10627:
+* ``keep_labels=True``: the labeled rows are reset to ``Y_L`` after every step (pyg-team/pytorch_geometric#10627:
   its ``post_step`` never sees the mask);
 * ``clamp=False``: no clipping to ``[0, 1]``;
 * ``flag_unreachable=True``: rows no label reaches are recorded in ``unreachable_`` and warned about;

@@ -121,3 +121,15 @@ def test_a_class_without_training_labels_is_never_predicted():
     assert torch.all(scores[:, 1] == 0)
     assert not bool((est.predict() == 1).any())
     assert est.missing_classes_ == [1]
+
+
+def test_a_diverging_fixed_budget_raises_convergence_error():
+    from graphstk.exceptions import ConvergenceError
+
+    W, ei, w = random_graph(N, 0.2, 6)
+    _, y = _points()
+    data = Data(edge_index=ei, y=y, num_nodes=N)
+    with pytest.raises(ConvergenceError, match="diverges"):
+        STKR(InverseLaplacian(0.9), 1e-3, num_iter=10, step_size=5.0).fit(data, range(N))
+    est = LabelPropagation(0.9, num_iter=10).fit(data, TRAIN)              # a converging budget: no error
+    assert est.residuals_[-1] < 1 and bool(torch.isfinite(est.decision_function()).all())
