@@ -18,6 +18,7 @@ Modules, one job each:
 """
 from .basis import (  # noqa: F401
     BASIS_CACHE, DECOMPOSITIONS, BasisCache, KernelBasis, array_key, basis_from_eigenpairs, kernel_basis,
+    median_pairwise_distance,
 )
 from .estimators import LRKPCA, LSKPCA, MVKPCA, KernelPCAClassifier  # noqa: F401
 from .heads import LinearHead, fit_linear_head, head_scores  # noqa: F401
@@ -29,6 +30,7 @@ from .secular import (  # noqa: F401
 
 __all__ = [
     "DECOMPOSITIONS", "BASIS_CACHE", "BasisCache", "KernelBasis", "kernel_basis", "basis_from_eigenpairs", "array_key",
+    "median_pairwise_distance",
     "SecularSolution", "secular_solve", "ls_kpca_path", "mv_kpca_path", "kpca_components", "pencil", "targets",
     "within_class_scatter", "check_c", "check_s", "lr_kpca", "lr_objective", "LRResult", "LinearHead",
     "fit_linear_head", "head_scores", "KernelPCAClassifier", "MVKPCA", "LSKPCA", "LRKPCA", "ConvergenceWarning",

@@ -30,7 +30,7 @@ from ...operators.base import KernelOperator, SparseOperator
 from ...operators.diffusion import SpectralKernelOperator
 
 __all__ = ["DECOMPOSITIONS", "BASIS_CACHE", "KernelBasis", "kernel_basis", "basis_from_eigenpairs", "BasisCache",
-           "array_key"]
+           "array_key", "median_pairwise_distance"]
 
 #: Counts of the decompositions done: ``"kernel"`` (one ``m x m`` eigendecomposition of ``K``,
 #: or a Lanczos run), ``"pencil"`` (one ``r x r`` generalised eigendecomposition ``P v = nu C v``).
@@ -248,3 +248,29 @@ def kernel_basis(K, rank: int | None = None, centered: bool = True, tol: float =
     if lam.max() <= 0:
         raise ValueError("the top eigenvalues of the kernel are not positive: not a PSD kernel")
     return basis_from_eigenpairs(lam, U, rank, centered, tol)
+
+
+def median_pairwise_distance(X) -> float:
+    """The exact median Euclidean distance over the pairs ``i < j`` of the rows of ``X`` (the width unit
+    of the semi-supervised KPCA experiments: ``gamma = 1 / (2 (sigma * median)^2)``), cached by content.
+
+    Computed as the square root of the median squared distance (scikit-learn's
+    :func:`~sklearn.metrics.pairwise.euclidean_distances`); an ``O(m^2)`` host computation.
+    """
+    from sklearn.metrics.pairwise import euclidean_distances
+
+    A = X.detach().cpu().numpy() if isinstance(X, Tensor) else np.asarray(X, dtype=np.float64)
+
+    def make():
+        m = A.shape[0]
+        check_allocation(2.0 * m * m * 8, f"the {m} x {m} distance matrix of the median heuristic",
+                         "pass gamma= explicitly or use fewer points")
+        D2 = euclidean_distances(A, A, squared=True)
+        np.fill_diagonal(D2, 0.0)
+        med = float(np.sqrt(np.median(np.maximum(D2, 0.0)[np.triu_indices(m, 1)])))
+        return np.array(med)
+    med = float(BASIS_CACHE.get(("median", array_key(A)), make))
+    if not med > 0:
+        raise ValueError("the fit points have median pairwise distance 0: the Gaussian width "
+                         "(sigma x median distance) is undefined")
+    return med

@@ -272,6 +272,13 @@ class _SSKPCABase(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerM
         s = self.head_.scores(F / torch.as_tensor(self.feature_scale_, dtype=F.dtype, device=F.device))
         return s[:, 0] if s.shape[1] == 1 else s
 
+    def decision_function_fit(self):
+        """SVM scores of the ``m`` fit points themselves (transductive; no kernel evaluation), as
+        :meth:`decision_function` returns them, NumPy ``[m]`` or ``[m, C]``."""
+        check_is_fitted(self, "head_")
+        s = self.head_.scores(self.embedding_ / self.feature_scale_)
+        return s[:, 0] if s.shape[1] == 1 else s
+
     def decision_function(self, X):
         """SVM scores: ``[n]`` (two classes, ``> 0`` means ``classes_[1]``) or ``[n, C]`` one-vs-rest."""
         like = X if not isinstance(X, KernelOperator) else torch.empty(0, device=X.device)
