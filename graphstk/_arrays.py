@@ -17,9 +17,11 @@ does: ``-1`` marks an unlabeled point, anything else is a class label
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 import torch
+from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: F401  (re-exported)
 from torch import Tensor
@@ -132,6 +134,8 @@ def semi_supervised_labels(y, n_samples: int, *, min_classes: int = 1):
     """
     yn = y.detach().cpu().numpy() if is_torch(y) else np.asarray(y)
     if yn.ndim == 2 and yn.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape of y "
+                      "to (n_samples,), for example using ravel().", DataConversionWarning, stacklevel=3)
         yn = yn.ravel()
     if yn.ndim != 1:
         raise LabelError(f"y must be 1-D with one label per sample, got shape {yn.shape}")
@@ -157,15 +161,15 @@ def semi_supervised_labels(y, n_samples: int, *, min_classes: int = 1):
         if bad.size:
             raise LabelError(f"y has NaN or infinite entries at positions {bad[:5].tolist()}: mark unlabeled "
                              "points with -1")
+        frac = yf != np.round(yf)
+        if yn.dtype.kind == "f" and frac.any():
+            raise LabelError(f"Unknown label type: continuous. y has non-integer values (e.g. "
+                             f"{yf[frac][:3].tolist()}); a classifier needs class labels")
         bad = np.flatnonzero((yf < 0) & (yf != -1))
         if bad.size:
             raise LabelError(f"y has negative labels other than -1 at positions {bad[:5].tolist()} (values "
                              f"{yf[bad[:5]].tolist()}): only -1 marks an unlabeled point")
         labeled = yf != -1
-        if yn.dtype.kind == "f" and labeled.any() and not np.all(yf[labeled] == np.round(yf[labeled])):
-            raise LabelError(f"Unknown label type: continuous. y has non-integer values (e.g. "
-                             f"{yf[labeled][yf[labeled] != np.round(yf[labeled])][:3].tolist()}); a classifier "
-                             "needs class labels")
     else:
         raise LabelError(f"y of dtype {yn.dtype} cannot be read as class labels")
     if labeled.any():

@@ -256,7 +256,7 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
 
         ``fit(XL, XH[, W])`` with two matrices is the deprecated form of :meth:`fit_modes`.
         """
-        if y is not None and getattr(y, "ndim", np.ndim(y)) == 2 and np.shape(y)[0] > 0 and np.shape(y)[1] > 1:
+        if isinstance(y, (np.ndarray, Tensor)) and y.ndim == 2 and y.shape[1] > 1:
             warnings.warn("CoupledKernelEmbedding.fit(XL, XH) is deprecated: use fit_modes(XL, XH, W=..., y=...), "
                           "or fit(np.hstack([XL, XH]), y) for paired rows", FutureWarning, stacklevel=2)
             return self.fit_modes(X, y, W=W)

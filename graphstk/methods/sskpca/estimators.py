@@ -107,26 +107,30 @@ class _SSKPCABase(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerM
             raise ValueError(f"rank must be a positive integer or None, got {self.rank!r}")
 
     # -- fit ------------------------------------------------------------------------
-    def _basis(self, X):
-        """Validate ``X``, build the fit kernel and its (cached) basis; returns ``m``."""
-        rank, centered, kind = self.rank, bool(self.centered), self._kind()
+    def _validate(self, X):
+        """``X`` checked (a tensor on its device, or a square KernelOperator); sets ``n_features_in_``."""
         self._device = X.device if isinstance(X, (Tensor, KernelOperator)) else torch.device("cpu")
-        if kind == "precomputed":
-            if isinstance(X, KernelOperator):
-                m = int(X.shape[0])
-                if X.shape[0] != X.shape[1]:
-                    raise ValueError(f'kernel="precomputed" needs the square [m, m] fit kernel, got {tuple(X.shape)}')
-                self.n_features_in_ = m
-                self.basis_ = kernel_basis(X, rank=rank, centered=centered)
-                return m
-            K = validate_features(self, X, reset=True, dtype=torch.float64)
-            if K.shape[0] != K.shape[1]:
-                raise ValueError(f'kernel="precomputed" needs the square [m, m] fit kernel, got {tuple(K.shape)}')
-            key = ("pre", array_key(K), rank, centered)
-            self.basis_ = BASIS_CACHE.get(key, lambda: kernel_basis(K, rank=rank, centered=centered))
-            return int(K.shape[0])
-        Xt = validate_features(self, X, reset=True, dtype=torch.float64)
+        if isinstance(X, KernelOperator):
+            if not self._precomputed():
+                raise TypeError(f"{type(self).__name__} got a KernelOperator as X: pass kernel='precomputed'")
+            self.n_features_in_ = int(X.shape[1])
+        else:
+            X = validate_features(self, X, reset=True, dtype=torch.float64)
+        if self._precomputed() and X.shape[0] != X.shape[1]:
+            raise ValueError(f'kernel="precomputed" needs the square [m, m] fit kernel, got {tuple(X.shape)}')
+        return X
+
+    def _basis(self, Xt):
+        """Build the fit kernel of the validated ``Xt`` and its (cached) basis; returns ``m``."""
+        rank, centered, kind = self.rank, bool(self.centered), self._kind()
         m = int(Xt.shape[0])
+        if kind == "precomputed":
+            if isinstance(Xt, KernelOperator):
+                self.basis_ = kernel_basis(Xt, rank=rank, centered=centered)
+            else:
+                key = ("pre", array_key(Xt), rank, centered)
+                self.basis_ = BASIS_CACHE.get(key, lambda: kernel_basis(Xt, rank=rank, centered=centered))
+            return m
         self.X_fit_ = Xt
         xkey = array_key(Xt)
         if kind == "feature":
@@ -172,9 +176,12 @@ class _SSKPCABase(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerM
     def _prepare(self, X, y):
         self._check_common()
         self._check_params()
-        n = int(X.shape[0]) if hasattr(X, "shape") else len(X)
-        labeled, classes, codes = semi_supervised_labels(y, n, min_classes=2)
-        self._basis(X)
+        Xt = self._validate(X)
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None (labels, with "
+                             "-1 for unlabeled points)")
+        labeled, classes, codes = semi_supervised_labels(y, int(Xt.shape[0]), min_classes=2)
+        self._basis(Xt)
         self.classes_ = classes
         lab = np.flatnonzero(labeled)
         return lab, codes[lab]
@@ -360,13 +367,14 @@ class MVKPCA(_SSKPCABase):
     ----------
     c : float >= 0, default 1.0
         Within-class variance weight (``c = 0`` is KPCA).
-    n_components : int, default 1
-        ``1``: the first eigenfunction and a threshold; ``10``: MV-KPCA-10.""" + _COMMON_DOC + """
+    n_components : int or None, default None
+        Eigenfunctions fed to the SVM; ``None``: one fewer than the classes (``1`` for two classes:
+        the first eigenfunction and a threshold, Sec. 7.1); ``10``: MV-KPCA-10.""" + _COMMON_DOC + """
     Fitted extra: ``eigenvalues_``.
     """
     _path_keys = ("c", "n_components", "standardize")
 
-    def __init__(self, kernel="gaussian", gamma=None, c: float = 1.0, n_components: int = 1, centered: bool = True,
+    def __init__(self, kernel="gaussian", gamma=None, c: float = 1.0, n_components=None, centered: bool = True,
                  rank=None, standardize: bool = False, n_neighbors: int = 10, tau: float = 1.0, w: float = 0.5):
         self.kernel, self.gamma, self.c, self.n_components, self.centered, self.rank = \
             kernel, gamma, c, n_components, centered, rank
@@ -374,11 +382,12 @@ class MVKPCA(_SSKPCABase):
 
     def _check_params(self):
         check_c(self.c)
-        KernelPCAClassifier._check_params(self)
+        if self.n_components is not None:
+            KernelPCAClassifier._check_params(self)
 
     def _solve(self, lab, codes, cache):
         c = check_c(self.c)
-        k = int(self.n_components)
+        k = self.classes_.size - 1 if self.n_components is None else int(self.n_components)
         self._warn_components(k)
         if "scatter" not in cache:
             cache["scatter"] = within_class_scatter(self.basis_.Phi[lab], codes)
