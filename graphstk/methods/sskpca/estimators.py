@@ -53,6 +53,7 @@ from .secular import check_c, check_s, kpca_components, pencil, secular_solve, t
 __all__ = ["KernelPCAClassifier", "MVKPCA", "LSKPCA", "LRKPCA"]
 
 _TRANSDUCTIVE = ("diffusion", "mixture")
+_DENSE_MAX = 6000       # fit points decomposed densely; above, rank= and Lanczos
 
 
 class _SSKPCABase(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, BaseEstimator):
@@ -137,10 +138,13 @@ class _SSKPCABase(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerM
             kern = self.kernel_ = self._feature_kernel(Xt)
 
             def make():
-                check_allocation(m * m * 8.0, f"the {m} x {m} fit kernel matrix",
-                                 "use fewer fit points (a subsample) or kernel='precomputed' with a low-rank operator",
+                op = FeatureKernelOperator(Xt, kernel=kern)
+                if m > _DENSE_MAX:      # Lanczos on the lazy kernel (rank= required), never m x m in memory
+                    return kernel_basis(op, rank=rank, centered=centered, dense_max=_DENSE_MAX)
+                check_allocation(3.0 * m * m * 8, f"the {m} x {m} fit kernel matrix and its eigendecomposition",
+                                 "pass rank=r (e.g. rank=500: the top-r eigenpairs by Lanczos, no m x m matrix)",
                                  device=Xt.device)
-                return kernel_basis(FeatureKernelOperator(Xt, kernel=kern).to_dense(), rank=rank, centered=centered)
+                return kernel_basis(op.to_dense(), rank=rank, centered=centered, dense_max=_DENSE_MAX)
             self.basis_ = BASIS_CACHE.get(("feat", xkey, repr(kern), rank, centered), make)
             return m
         # transductive graph kernels of the fit points (Sec. 7.2)
