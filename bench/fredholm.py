@@ -1,4 +1,4 @@
-"""Speed and memory of the Fredholm-kernel estimators on MNIST (issue 14, deliverable 6).
+"""Speed and memory of the Fredholm-kernel estimators on MNIST.
 
 Two cases, each one fit + one prediction, each against KRLSC (kernel RLS with the same
 Gaussian, on the same labeled points, scoring the same points):

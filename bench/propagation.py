@@ -36,7 +36,7 @@ Laplacian) on the graphs of ``--tol-sizes`` (default 1e4), as generated and with
 self-loops of weight ``degree + 1`` (``psd``: ``W`` positive definite, the regime where
 Richardson for Algorithm 2 converges).
 
-Targets (issue "propagation engine"): Label-Prop and inverse-Laplacian STKR-Prop
+Targets: Label-Prop and inverse-Laplacian STKR-Prop
 at most 1.5x the raw product per iteration, and Label-Prop at least 3x faster per
 iteration than PyG's ``LabelPropagation`` at 2M edges.
 """
@@ -403,7 +403,7 @@ def markdown(rows, tol_rows, verdicts, methods, machine, load0, load1, args, rep
         L.append(f"| {r['N']:.0e} | {r['dtype']} | " + " | ".join(f"{r['res'][m]['best']:.2f}x" for m in methods[1:])
                  + " |")
     L += ["", "`LP fused` is the hand-written lower bound `X <- addmm([Y; 0], S, X, alpha=eta)`; `poly8 rich` "
-          "is one Algorithm 1 iteration (6 full products and the labeled rows of 2 more, issue 13); "
+          "is one Algorithm 1 iteration (6 full products and the labeled rows of 2 more); "
           "`PyG / LP` is PyG's per-layer time over Label-Prop's "
           "per-iteration time (higher = we are faster).", ""]
     if tol_rows:

@@ -24,7 +24,7 @@ of :mod:`graphstk.methods.propagation` unchanged (they only need ``S @ X``):
 
 It prints, per method, the time per iteration, its ratio to one raw ``torch.sparse.mm(S, X)``
 with ``X`` ``[N, C]`` timed in the same process, and the peak resident memory of the process
-(``ru_maxrss``). Target (issue 13): it completes and the peak stays under 16 GB.
+(``ru_maxrss``). Target: it completes and the peak stays under 16 GB.
 
 The machine may be shared: the script refuses to start (exit status 3, with a message) when
 ``MemAvailable`` in ``/proc/meminfo`` is below ``--min-free-gb`` (default 18).

@@ -1,4 +1,4 @@
-"""The STKR configs method by method, this engine side by side with the engine before issue 13.
+"""The STKR configs method by method, this engine side by side with a reference engine.
 
 Run from the repository root::
 
@@ -6,8 +6,8 @@ Run from the repository root::
     python bench/suite.py --datasets Computers --methods "SP-Lap (i)" --seeds 1
     python bench/suite.py --config configs/table1.yaml --datasets Cora DBLP --methods all
 
-The engine before the change is the package ``graphstk`` of commit ``--before`` (default
-``c125695``, where the issue branched), extracted at run time with ``git archive`` into a
+The reference engine is the package ``graphstk`` of commit ``--before`` (default
+``c125695``), extracted at run time with ``git archive`` into a
 temporary directory as the package ``graphstk_before`` (nothing is committed) and imported next
 to the working tree's ``graphstk``. Both run the same protocol (App. D; ``make_split`` of the
 working tree, the same :class:`GraphKernel` objects, built before the clock starts) in one
@@ -18,7 +18,7 @@ engine, the number of products of ``S``) per eigendecomposition of a large compo
 
 A split of an inductive method is its whole selection: the full grid on the ``select`` view
 (val and test hidden) and the chosen point on the ``final`` view (test hidden), as the runner
-does. Targets (issue 13): SP-topd at least 5x faster per split on Photo and Computers, SP-Lap (i)
+does. Targets: SP-topd at least 5x faster per split on Photo and Computers, SP-Lap (i)
 at least 3x on Computers.
 """
 from __future__ import annotations

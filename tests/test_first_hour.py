@@ -20,6 +20,7 @@ from dense_reference import random_graph
 from graphstk._index import as_index
 from graphstk.methods import STKR, LabelPropagation, UnreachableNodesWarning, predict_grid
 from graphstk.methods import propagation as P
+from graphstk.methods import routes
 from graphstk.methods.propagation import ClassesWithoutLabelsWarning
 from graphstk.nn import LabelPropagation as LPModule
 from graphstk.nn import STKRPropagation
@@ -68,13 +69,13 @@ def test_every_estimator_takes_masks_and_ids_alike(make):
     est = make()
     hid = (hidden_mask, ids(hidden_mask)) if est.setting == "inductive" else (None, None)
     evm = ~mask
-    a = make().fit(data, mask, hidden_idx=hid[0]).predict(evm)
-    b = make().fit(data, train, hidden_idx=hid[1]).predict(ids(evm))
+    a = make().fit(data, mask, hidden_idx=hid[0]).decision_function(evm)
+    b = make().fit(data, train, hidden_idx=hid[1]).decision_function(ids(evm))
     assert a.shape == (int(evm.sum()), C)
     torch.testing.assert_close(a, b)
     # fit(data) alone uses data.train_mask
     data.train_mask = mask
-    torch.testing.assert_close(make().fit(data, hidden_idx=hid[0]).predict(evm), a)
+    torch.testing.assert_close(make().fit(data, hidden_idx=hid[0]).decision_function(evm), a)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
@@ -85,8 +86,8 @@ def test_bool_mask_in_label_propagation_is_not_read_as_ids_0_and_1():
     ref = LabelPropagation(eta=0.9).fit(data, train)
     torch.testing.assert_close(lp.yhat_, ref.yhat_)
     # every labeled node predicts its own class, not that of node 1
-    assert torch.equal(lp.predict(mask).argmax(1), data.y[mask])
-    out = lp.predict(mask)                    # the masked rows, not N rows from nodes 0 and 1
+    assert torch.equal(lp.decision_function(mask).argmax(1), data.y[mask])
+    out = lp.decision_function(mask)                    # the masked rows, not N rows from nodes 0 and 1
     assert out.shape == (int(mask.sum()), C)
 
 
@@ -130,7 +131,7 @@ def test_estimators_use_the_index_helper_messages():
     with pytest.raises(ValueError, match="train_idx must be a LongTensor of node ids or a boolean mask of length 60"):
         STKR(Polynomial([1.0]), 0.1).fit(data, torch.ones(5, dtype=torch.bool))
     with pytest.raises(TypeError, match="idx must be"):
-        LabelPropagation().fit(data, [0, 1, 2]).predict(torch.ones(3))
+        LabelPropagation().fit(data, [0, 1, 2]).decision_function(torch.ones(3))
     with pytest.raises(ValueError, match="mask must be"):
         LPModule()(data.y, data.edge_index, torch.ones(5, dtype=torch.bool))
 
@@ -178,7 +179,7 @@ def test_make_split_on_karate_club_and_a_small_sbm():
         # beta = 10: with beta = 1e-2 this SBM's indefinite S makes the 15-label fit overshoot
         # (test accuracy 0.33-0.92 over graph seeds 0-9); with 10 it is 1.0 on all ten
         est = gs.STKR(gs.InverseLaplacian(0.9), beta=10.0).fit(sbm, s.mask("train"))
-    assert (est.predict(s.mask("test")).argmax(1) == sbm.y[s.test]).float().mean() > 0.5
+    assert (est.decision_function(s.mask("test")).argmax(1) == sbm.y[s.test]).float().mean() > 0.5
 
 
 # ----------------------------------------------------------------------------- item 3: names
@@ -326,7 +327,7 @@ def test_unreachable_count_kept_on_the_estimator_in_a_loop():
     counts = []
     for _ in range(3):
         est = LabelPropagation(eta=0.5).fit(data, mask)
-        est.predict()
+        est.decision_function()
         counts.append(est.n_unreachable_)
     assert counts == [10, 10, 10]
     assert est.unreachable_[50:].all() and not est.unreachable_[:50].any()
@@ -357,8 +358,8 @@ def _prob(eta_graph_seed=0):
 def test_auto_never_takes_the_sparse_lu_on_a_large_graph(monkeypatch):
     data, train, prob = _prob()
     exact = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [0.1], solver="direct")
-    monkeypatch.setattr(P, "LU_MAX_NODES", 10)       # pretend N is large
-    monkeypatch.setattr(P, "LU_MAX_ENVELOPE", 10)    # ... and its LU fill unbounded
+    monkeypatch.setattr(routes, "LU_MAX_NODES", 10)       # pretend N is large
+    monkeypatch.setattr(routes, "LU_MAX_ENVELOPE", 10)    # ... and its LU fill unbounded
     called = []
     monkeypatch.setattr(P.spla, "splu", lambda *a, **k: called.append(1))
     res = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [0.1], solver="auto")
@@ -445,7 +446,7 @@ def test_edgeless_graph_with_topd():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est = STKR(TopD(2, support=support), 1e-2).fit(data, [0, 1])
-            assert torch.equal(est.predict(), torch.zeros(6, 2, dtype=torch.float64))
+            assert torch.equal(est.decision_function(), torch.zeros(6, 2, dtype=torch.float64))
         assert est.n_unreachable_ == 6
 
 
@@ -576,7 +577,7 @@ def test_auto_takes_the_lu_above_the_node_limit_when_its_envelope_bounds_the_fil
     profile = sum(i - min([j for j in range(i + 1) if D[i, j]] or [i]) for i in range(prob.N)) + prob.N
     assert P.lu_envelope(prob) == profile
     exact = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [0.1], solver="direct")
-    monkeypatch.setattr(P, "LU_MAX_NODES", 10)       # pretend N is large; the envelope bound still holds
+    monkeypatch.setattr(routes, "LU_MAX_NODES", 10)       # pretend N is large; the envelope bound still holds
     res = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [0.1], solver="auto")
     rec = res.history[-1]
     assert "lu" in rec.solver and "envelope" in rec.reason and rec.n_iter == 0

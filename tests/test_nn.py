@@ -110,7 +110,7 @@ def test_label_propagation_matches_estimator():
     data = Data(edge_index=ei, edge_weight=w, y=y, num_nodes=N)
     est = LPEstimator(eta=0.95, tol=1e-12, max_iter=1000).fit(data, mask.nonzero().flatten())
     out = LabelPropagation(eta=0.95, tol=1e-12, max_iter=1000, dtype=torch.float64)(y, ei, mask, w)
-    torch.testing.assert_close(out, est.predict(torch.arange(N)), atol=1e-10, rtol=1e-10)
+    torch.testing.assert_close(out, est.decision_function(torch.arange(N)), atol=1e-10, rtol=1e-10)
 
 
 def test_stkr_polynomial_matches_eq7():
@@ -185,7 +185,7 @@ def test_stkr_matches_estimator(transform):
     data = Data(edge_index=ei, edge_weight=w, y=y, num_nodes=N)
     est = STKR(transform, 0.05, solver="direct").fit(data, mask.nonzero().flatten())
     out = STKRPropagation(transform, 0.05, tol=1e-12, max_iter=5000, dtype=torch.float64)(y, ei, mask, w)
-    torch.testing.assert_close(out, est.predict(torch.arange(N)), atol=1e-8, rtol=1e-8)
+    torch.testing.assert_close(out, est.decision_function(torch.arange(N)), atol=1e-8, rtol=1e-8)
 
 
 def test_stkr_fixed_budget_equals_estimator_budget():
@@ -195,7 +195,7 @@ def test_stkr_fixed_budget_equals_estimator_budget():
     for tr in (Polynomial.monomial(2), InverseLaplacian(0.5)):
         est = STKR(tr, 0.1, tol=0, max_iter=25).fit(data, mask.nonzero().flatten())
         out = STKRPropagation(tr, 0.1, tol=0, max_iter=25, dtype=torch.float64)(y, ei, mask, w)
-        torch.testing.assert_close(out, est.predict(torch.arange(N)), atol=1e-12, rtol=1e-12)
+        torch.testing.assert_close(out, est.decision_function(torch.arange(N)), atol=1e-12, rtol=1e-12)
 
 
 @pytest.mark.parametrize("module", [LabelPropagation(eta=0.9, tol=1e-12, max_iter=500, dtype=torch.float64),
@@ -267,23 +267,23 @@ def test_auto_solver_choice():
     ei, w, _ = random_graph(20)
     y, mask = labels(20)
     from graphstk.operators.graph import GraphKernel
-    prob = P.Problem(GraphKernel(ei, N, edge_weight=w), mask.nonzero().flatten(),
-                     torch.nn.functional.one_hot(y[mask], C).double())
+    prob = P.make_problem(GraphKernel(ei, N, edge_weight=w), y, mask, C)
     assert STKRPropagation(Polynomial.monomial(8), 0.1)._solver(prob) == "cg"
     assert STKRPropagation(Polynomial([1.0, 0.5]), 0.1)._solver(prob) == "gmres"
     lap = STKRPropagation(InverseLaplacian(0.9), 0.1)
     assert lap._solver(prob) == "auto"   # the engine then picks the n x n system and its inner route
     assert STKRPropagation(InverseLaplacian(0.9), 0.1, tol=0, max_iter=8)._solver(prob) == "auto"  # engine: Richardson
     assert STKRPropagation(InverseLaplacian(0.9), 0.1, solver="gmres")._solver(prob) == "gmres"
-    old = P.DIRECT_MAX_ENTRIES
+    from graphstk.methods import routes
+    old = routes.DIRECT_MAX_ENTRIES
     try:
-        P.DIRECT_MAX_ENTRIES = N * prob.n - 1
+        routes.DIRECT_MAX_ENTRIES = N * prob.n - 1
         assert lap._solver(prob) == "gmres"
         # the engines follow the same rule: an iterative solve (with a history) instead of the direct one
         assert P.stkr_polynomial(prob, Polynomial.monomial(2), [0.1], tol=1e-10).history
         assert P.stkr_reciprocal(prob, [InverseLaplacian(0.5)], [1.0], tol=1e-10, max_iter=5000).history
     finally:
-        P.DIRECT_MAX_ENTRIES = old
+        routes.DIRECT_MAX_ENTRIES = old
     hist = P.stkr_polynomial(prob, Polynomial.monomial(2), [0.1]).history     # direct: one record, no iterations
     assert len(hist) == 1 and hist[0].solver.startswith("direct") and hist[0].n_iter == 0 and hist[0].reason
 

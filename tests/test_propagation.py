@@ -69,7 +69,7 @@ def test_algorithm2_general_family_equals_direct():
     for solver in ("direct", "gmres"):
         est = STKR(tr, 0.1, solver=solver, tol=1e-12, max_iter=5000).fit(
             Data(edge_index=c["ei"], edge_weight=c["w"], y=c["y"], num_nodes=N_NODES), TRAIN)
-        assert torch.allclose(est.predict(c["eval"]), ref, atol=1e-7 * ref.abs().max(), rtol=0)
+        assert torch.allclose(est.decision_function(c["eval"]), ref, atol=1e-7 * ref.abs().max(), rtol=0)
 
 
 @pytest.mark.parametrize("hidden", [None, HIDDEN], ids=["transductive", "inductive"])
@@ -102,7 +102,7 @@ def test_label_propagation_matches_eq22(solver):
     ref = torch.linalg.solve(torch.eye(N, dtype=torch.float64) - eta * c["S"], Yt)
     est = LabelPropagation(eta, solver=solver, tol=1e-12, max_iter=5000).fit(
         Data(edge_index=c["ei"], y=c["y"], num_nodes=N_NODES), TRAIN)
-    assert torch.allclose(est.predict(range(N_NODES)), ref, atol=1e-9)
+    assert torch.allclose(est.decision_function(range(N_NODES)), ref, atol=1e-9)
 
 
 def test_fixed_budget_is_truncated_series():
@@ -194,7 +194,7 @@ def test_inductive_fit_does_not_leak():
         a = STKR(tr, 0.1, setting="inductive").fit(Data(edge_index=ei, y=y, num_nodes=N_NODES), TRAIN, HIDDEN)
         b = STKR(tr, 0.1, setting="inductive").fit(Data(edge_index=ei2, y=y2, num_nodes=N_NODES), TRAIN, HIDDEN)
         assert torch.equal(a.h_, b.h_)
-        assert torch.allclose(a.predict(range(30)), b.predict(range(30)))
+        assert torch.allclose(a.decision_function(range(30)), b.decision_function(range(30)))
 
 
 def test_isolated_nodes_are_flagged_not_class_zero():
@@ -206,7 +206,7 @@ def test_isolated_nodes_are_flagged_not_class_zero():
     for est in (LabelPropagation(0.9), STKR(InverseLaplacian(0.9), 0.1), STKR(Polynomial.monomial(2), 0.1)):
         est.fit(data, [0, 1, 2, 3])
         with pytest.warns(UnreachableNodesWarning):
-            scores = est.predict(range(20))
+            scores = est.decision_function(range(20))
         assert torch.isfinite(scores).all()
         assert est.unreachable_[-3:].all()
         assert (predict_labels(scores)[-3:] == -1).all()

@@ -7,6 +7,7 @@ import scipy.sparse as sp
 import torch
 
 from dense_reference import normalized, random_graph
+from graphstk.methods import routes
 from graphstk.operators import GraphKernel, SparseOperator
 from graphstk.spectral import eigen
 from graphstk.spectral.multishift import multishift_cg, solve_shifted_laplacians
@@ -190,8 +191,8 @@ def test_inverse_laplacian_direct_route_multishift_equals_lu_and_eq7(monkeypatch
     etas, betas = [0.5, 0.9, 0.999], [1e-3, 1.0]
     trs = [InverseLaplacian(e) for e in etas]
     lu = P.stkr_reciprocal(prob, trs, betas, solver="direct")
-    monkeypatch.setattr(P, "MULTISHIFT_MIN_NNZ", 0)
-    monkeypatch.setattr(P, "MULTISHIFT_MIN_SHIFTS", 2)
+    monkeypatch.setattr(routes, "MULTISHIFT_MIN_NNZ", 0)
+    monkeypatch.setattr(routes, "MULTISHIFT_MIN_SHIFTS", 2)
     assert P.use_multishift(prob, len(etas)) and not P.use_multishift(prob, 1)
     ms = P.stkr_reciprocal(prob, trs, betas, solver="auto")
     assert "multi-shift CG" in ms.history[0].solver
@@ -216,7 +217,7 @@ def test_single_eta_takes_cg_on_large_graphs_and_matches_eq7(monkeypatch, hidden
 
     P, prob, S = _engine_setup(hidden)
     assert not P.use_multishift(prob, 1)
-    monkeypatch.setattr(P, "SINGLE_SHIFT_MIN_NNZ", 0)
+    monkeypatch.setattr(routes, "SINGLE_SHIFT_MIN_NNZ", 0)
     assert P.use_multishift(prob, 1)
     eta, beta = 0.99, 0.1
     out = P.stkr_reciprocal(prob, [InverseLaplacian(eta)], [beta], solver="auto")

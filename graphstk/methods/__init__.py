@@ -7,7 +7,7 @@ from .coupled_embedding import CoupledKernelEmbedding, coupled_kernel_embedding
 __all__ = ["STKR", "LabelPropagation", "UnreachableNodesWarning", "NonFiniteScoresWarning", "METHODS", "predict_grid",
            "predict_labels", "unreachable", "KernelRidge", "RandomFeatureRidge", "kernel_ridge_solve",
            "CoupledKernelEmbedding", "coupled_kernel_embedding"]
-from .propagation import ClassesWithoutLabelsWarning  # noqa: E402  (issue 12)
+from ..exceptions import ClassesWithoutLabelsWarning  # noqa: E402
 
 __all__ += ["ClassesWithoutLabelsWarning"]
 

@@ -1,19 +1,27 @@
-"""User-facing estimators: :class:`LabelPropagation` and :class:`STKR`.
+"""User-facing estimators on a graph or any kernel operator: :class:`LabelPropagation` and :class:`STKR`.
 
-Both follow one scikit-learn-style interface::
+Both follow one interface, with scikit-learn's words::
 
-    est.fit(data, train_idx, hidden_idx=None)   # learns from data.y[train_idx]
-    scores = est.predict(idx)                   # [len(idx), C]; argmax is the class
+    est.fit(data, train_idx, hidden_idx=None)      # a PyG graph: learns from data.y[train_idx]
+    est.fit(K, train_idx, y=y)                     # any square KernelOperator K over the points
+    labels = est.predict(idx)                      # [len(idx)] classes from classes_ (-1: unreachable)
+    scores = est.decision_function(idx)            # [len(idx), C] scores, one column per class
 
 Every argument naming nodes (``train_idx``, ``hidden_idx``, ``idx``) is a LongTensor of node
 ids or a boolean mask of length ``N`` (PyG's ``data.train_mask``); both mean the same thing.
 
-In the inductive setting nothing about ``hidden_idx`` nodes, or any edge touching
-them, is used by ``fit`` (the kernel is built on the visible subgraph, with visible
-degrees, Eq. 23); ``predict`` on hidden nodes uses only their edges to visible nodes.
-Nodes that no label reaches get all-zero scores: ``predict`` warns
-(:class:`UnreachableNodesWarning`) and records them in ``unreachable_`` and
-``n_unreachable_`` instead of silently assigning class 0.
+With a graph, a :class:`~graphstk.operators.GraphKernel` (Eq. 23) is built; any other
+:class:`~graphstk.operators.KernelOperator` (a dense Gram matrix, a feature kernel, a kNN graph)
+is used as it is, normalised by the number of visible points (Eq. 5) with its spectral bound
+computed or estimated (:meth:`~graphstk.operators.KernelOperator.spectral_bound`).
+
+In the inductive setting nothing about ``hidden_idx`` points, or any edge touching
+them, is used by ``fit`` (a graph kernel is built on the visible subgraph, with visible
+degrees, Eq. 23); ``predict`` on hidden points uses only their kernel rows into the visible ones.
+Points that no label reaches get all-zero scores: ``predict`` warns
+(:class:`UnreachableNodesWarning`), records them in ``unreachable_`` and ``n_unreachable_``
+and labels them ``-1`` instead of silently assigning class 0. A class without training
+labels is never predicted (its score column is kept, and is exactly zero for one-hot labels).
 """
 from __future__ import annotations
 
@@ -21,10 +29,12 @@ import warnings
 
 import torch
 from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 from torch import Tensor
 
 from .._checks import check_int, check_real, user_stacklevel
 from .._index import as_index
+from ..operators.base import KernelOperator
 from ..operators.graph import GraphKernel
 from ..spectral.transforms import Polynomial, ReciprocalPolynomial, TopD, Transform
 from . import propagation as P
@@ -88,19 +98,38 @@ class _GraphEstimator(BaseEstimator):
             return (int(self.num_iter),)
         return (int(self.max_iter),) if self.tol == 0 else ()
 
-    def _prepare(self, data, train_idx, hidden_idx, kernel):
-        for attr in ("edge_index", "num_nodes"):
-            if getattr(data, attr, None) is None:
-                raise ValueError(f"data.{attr} is missing: fit needs a graph (a torch_geometric Data)")
-        y = getattr(data, "y", None)
-        if y is None:
-            raise ValueError("data.y is missing: the estimator needs the labels of train_idx")
-        n = int(data.num_nodes)
-        if train_idx is None:
-            train_idx = getattr(data, "train_mask", None)
+    def _operator(self, X, y, n: int, hidden):
+        """The kernel operator for ``fit``: ``X`` itself, or the graph kernel of a PyG ``Data``."""
+        if isinstance(X, KernelOperator):
+            return X.to(device=self.device) if self.device is not None else X
+        device = self.device if self.device is not None else X.edge_index.device
+        return GraphKernel(X.edge_index, n, hidden=hidden, edge_weight=getattr(X, "edge_weight", None),
+                           dtype=self.dtype, device=device, clean_edges=self.clean_edges)
+
+    def _prepare(self, X, train_idx, hidden_idx, y):
+        if isinstance(X, KernelOperator):
+            if X.shape[0] != X.shape[1]:
+                raise ValueError(f"fit needs a square kernel operator over the points, got shape {tuple(X.shape)}")
+            if y is None:
+                raise ValueError("fit(K, train_idx, y=y) needs the labels y (one entry per point) with a kernel "
+                                 "operator K")
+            n = int(X.shape[0])
+        else:
+            for attr in ("edge_index", "num_nodes"):
+                if getattr(X, attr, None) is None:
+                    raise TypeError(f"fit takes a torch_geometric Data (a graph) or a square KernelOperator; got "
+                                    f"{type(X).__name__} without .{attr}")
+            if y is None:
+                y = getattr(X, "y", None)
+                if y is None:
+                    raise ValueError("data.y is missing: the estimator needs the labels of train_idx (or pass y=)")
+            n = int(X.num_nodes)
             if train_idx is None:
-                raise ValueError("train_idx is required (node ids or a boolean mask of length N), or give "
-                                 "data.train_mask")
+                train_idx = getattr(X, "train_mask", None)
+        if train_idx is None:
+            raise ValueError("train_idx is required (node ids or a boolean mask of length N), or give "
+                             "data.train_mask")
+        y = torch.as_tensor(y)
         train = as_index(train_idx, n, name="train_idx", allow_none=False)
         hidden = None if hidden_idx is None else as_index(hidden_idx, n, name="hidden_idx", allow_none=False)
         if self.setting == "transductive" and hidden is not None and hidden.numel() > 0:
@@ -110,16 +139,14 @@ class _GraphEstimator(BaseEstimator):
             overlap[hidden.cpu()] = True
             if bool(overlap[train.cpu()].any()):
                 raise ValueError("train_idx and hidden_idx overlap: a labeled node cannot be hidden from fit")
-        if kernel is None:
-            device = self.device if self.device is not None else data.edge_index.device
-            kernel = GraphKernel(data.edge_index, n, hidden=hidden, edge_weight=getattr(data, "edge_weight", None),
-                                 dtype=self.dtype, device=device, clean_edges=self.clean_edges)
-        prob = P.make_problem(kernel, y, train.to(kernel.device), self.num_classes)
+        kernel = self._operator(X, y, n, hidden)
+        prob = P.make_problem(kernel, y, train.to(kernel.device), self.num_classes, hidden=hidden)
         self.num_classes_ = prob.C
         self.classes_ = torch.arange(prob.C)
         counts = torch.bincount(y.to(kernel.device)[train.to(kernel.device)].long(), minlength=prob.C)
         self.missing_classes_ = (counts == 0).nonzero().flatten().tolist()
         self.kernel_ = kernel
+        self.problem_ = prob
         return prob
 
     def _record(self, res: P.EngineResult):
@@ -129,13 +156,50 @@ class _GraphEstimator(BaseEstimator):
         self.residuals_ = last.residuals if last is not None else []
         self.n_iter_ = last.n_iter if last is not None else 0
 
-    def _check_fitted(self):
-        if getattr(self, "kernel_", None) is None:
-            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(data, train_idx) first")
-
     def _predict_index(self, idx) -> Tensor:
-        self._check_fitted()
-        return as_index(idx, self.kernel_.num_nodes, self.kernel_.device, name="idx")
+        check_is_fitted(self, "problem_")
+        return as_index(idx, self.problem_.num_points, self.kernel_.device, name="idx")
+
+    def _scores(self, ids: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def decision_function(self, idx=None) -> Tensor:
+        """Scores ``[len(idx), C]``, one column per class of ``classes_`` (argmax = class).
+
+        Parameters
+        ----------
+        idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
+            Points to score (default: all ``N``); rows come in the order of ``idx`` (a mask: by id).
+            Hidden points (inductive) are scored from their kernel rows into the visible points.
+
+        Returns
+        -------
+        Tensor ``[len(idx), C]``
+            All-zero rows are points no label reaches: flagged in ``unreachable_`` /
+            ``n_unreachable_`` with an :class:`UnreachableNodesWarning`.
+        """
+        return flag_unreachable(self, self._scores(self._predict_index(idx)))
+
+    def predict(self, idx=None) -> Tensor:
+        """Class labels ``[len(idx)]``: the argmax of :meth:`decision_function` over the classes that have
+        training labels; ``-1`` for points no label reaches (flagged in ``unreachable_``).
+
+        Parameters
+        ----------
+        idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
+            Points to label (default: all ``N``).
+
+        Returns
+        -------
+        LongTensor ``[len(idx)]``
+        """
+        scores = self.decision_function(idx)
+        if self.missing_classes_:
+            scores = scores.clone()
+            scores[:, self.missing_classes_] = -torch.inf
+        pred = scores.argmax(dim=1)
+        pred[self.unreachable_] = -1
+        return pred
 
 
 class LabelPropagation(_GraphEstimator):
@@ -182,7 +246,10 @@ class LabelPropagation(_GraphEstimator):
     ----------
     yhat_ : Tensor ``[N_visible, C]``
         The solution of Eq. 22 on the visible nodes.
-    kernel_ : GraphKernel
+    kernel_ : KernelOperator
+        The kernel fitted on (the graph's :class:`~graphstk.operators.GraphKernel`, or the operator given).
+    problem_ : Problem
+        The labeled problem the engines solved (``S``, its bound, the labeled points).
     num_classes_ : int
     classes_ : LongTensor ``[C]``
     missing_classes_ : list of int
@@ -218,48 +285,35 @@ class LabelPropagation(_GraphEstimator):
         self.dtype, self.device = dtype, device
         self._check_common()
 
-    def fit(self, data, train_idx=None, hidden_idx=None, kernel: GraphKernel | None = None) -> "LabelPropagation":
-        """Solve Eq. 22 for the labels ``data.y[train_idx]``.
+    def fit(self, X, train_idx=None, hidden_idx=None, *, y=None) -> "LabelPropagation":
+        """Solve Eq. 22 for the labels ``y[train_idx]``.
 
         Parameters
         ----------
-        data : torch_geometric.data.Data
-            ``edge_index``, ``num_nodes``, ``y`` (only ``y[train_idx]`` is read) and optionally
-            ``edge_weight``.
+        X : torch_geometric.data.Data or KernelOperator
+            A graph (``edge_index``, ``num_nodes``, ``y``, optional ``edge_weight``): its
+            :class:`~graphstk.operators.GraphKernel` is built; or any square kernel operator over
+            the points (an affinity ``W`` normalised as ``D^{-1/2} W D^{-1/2}``, a kNN graph, ...).
         train_idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
-            The labeled nodes; default ``data.train_mask``.
+            The labeled points; default ``data.train_mask``.
         hidden_idx : LongTensor or BoolTensor ``[N]``, optional
-            Nodes removed from the graph before fitting (``setting="inductive"`` only).
-        kernel : GraphKernel, optional
-            A prebuilt kernel (its hidden nodes must match ``hidden_idx``).
+            Points removed before fitting (``setting="inductive"`` only).
+        y : Tensor ``[N]``, optional
+            Class ids (only ``y[train_idx]`` is read); default ``data.y``. Required with an operator.
 
         Returns
         -------
         self
         """
-        prob = self._prepare(data, train_idx, hidden_idx, kernel)
+        prob = self._prepare(X, train_idx, hidden_idx, y)
         res = P.label_propagation(prob, [self.eta], solver=self.solver, max_iter=int(self.max_iter),
                                   tol=float(self.tol), budgets=self._budgets())
         self._record(res)
         self.yhat_ = next(iter(res.h.values()))
         return self
 
-    def predict(self, idx=None) -> Tensor:
-        """Scores ``[len(idx), C]`` (argmax = class): ``Yhat`` rows, or one propagation step for hidden nodes.
-
-        Parameters
-        ----------
-        idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
-            Nodes to score (default: all ``N``); rows come in the order of ``idx`` (a mask: by id).
-
-        Returns
-        -------
-        Tensor ``[len(idx), C]``
-            All-zero rows are nodes no label reaches: flagged in ``unreachable_`` /
-            ``n_unreachable_`` with an :class:`UnreachableNodesWarning`.
-        """
-        ids = self._predict_index(idx)
-        return flag_unreachable(self, lp_scores(self.kernel_, self.yhat_, self.eta, ids))
+    def _scores(self, ids: Tensor) -> Tensor:
+        return lp_scores(self.problem_, self.yhat_, self.eta, ids)
 
 
 class STKR(_GraphEstimator):
@@ -334,28 +388,32 @@ class STKR(_GraphEstimator):
         if self.num_iter is not None and isinstance(transform, ReciprocalPolynomial) and solver == "cg":
             raise ValueError("num_iter with a reciprocal transform needs solver 'richardson' (Algorithm 2) or 'auto'")
 
-    def fit(self, data, train_idx=None, hidden_idx=None, kernel: GraphKernel | None = None) -> "STKR":
-        """Solve Eq. 7 for the labels ``data.y[train_idx]``.
+    def fit(self, X, train_idx=None, hidden_idx=None, *, y=None) -> "STKR":
+        """Solve Eq. 7 for the labels ``y[train_idx]``.
 
         Parameters
         ----------
-        data : torch_geometric.data.Data
-            ``edge_index``, ``num_nodes``, ``y`` (only ``y[train_idx]`` is read), optional ``edge_weight``.
+        X : torch_geometric.data.Data or KernelOperator
+            A graph (``edge_index``, ``num_nodes``, ``y``, optional ``edge_weight``): the base kernel
+            of Eq. 23 is built; or any square kernel operator ``K`` over the points (a dense Gram
+            matrix, a feature kernel, a kNN graph), used through ``G_K / (n+m)`` (Eq. 5) and its
+            spectral bound.
         train_idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
-            The labeled nodes; default ``data.train_mask``.
+            The labeled points; default ``data.train_mask``.
         hidden_idx : LongTensor or BoolTensor ``[N]``, optional
-            ``setting="inductive"``: nodes (and their edges) never seen by ``fit``.
-        kernel : GraphKernel, optional
-            A prebuilt kernel (its hidden nodes must match ``hidden_idx``).
+            ``setting="inductive"``: points (and their edges) never seen by ``fit``.
+        y : Tensor ``[N]``, optional
+            Class ids (only ``y[train_idx]`` is read); default ``data.y``. Required with an operator.
 
         Returns
         -------
         self
         """
-        if isinstance(self.transform, ReciprocalPolynomial):  # fail before any work
-            lam = kernel.lambda_max if kernel is not None else 1.0
-            self.transform.validate(lam)
-        prob = self._prepare(data, train_idx, hidden_idx, kernel)
+        if isinstance(self.transform, ReciprocalPolynomial) and not isinstance(X, KernelOperator):
+            self.transform.validate(1.0)   # a graph kernel's lambda_max: fail before any work
+        prob = self._prepare(X, train_idx, hidden_idx, y)
+        if isinstance(self.transform, ReciprocalPolynomial):
+            self.transform.validate(prob.lambda_max)
         budgets = self._budgets() if self.solver != "direct" else ()
         opts = dict(solver=self.solver, max_iter=int(self.max_iter), tol=float(self.tol), budgets=budgets)
         tr = self.transform
@@ -372,19 +430,5 @@ class STKR(_GraphEstimator):
         self.h_ = next(iter(res.h.values()))
         return self
 
-    def predict(self, idx=None) -> Tensor:
-        """Scores ``[len(idx), C]`` (argmax = class) by the out-of-sample formula of the transform.
-
-        Parameters
-        ----------
-        idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
-            Nodes to score (default: all ``N``); hidden nodes use only their edges to visible ones.
-
-        Returns
-        -------
-        Tensor ``[len(idx), C]``
-            All-zero rows (no label reaches the node) are flagged in ``unreachable_`` /
-            ``n_unreachable_`` with an :class:`UnreachableNodesWarning`.
-        """
-        ids = self._predict_index(idx)
-        return flag_unreachable(self, scores_from(self.kernel_, self.h_, ids))
+    def _scores(self, ids: Tensor) -> Tensor:
+        return scores_from(self.problem_, self.h_, ids)

@@ -16,7 +16,7 @@ from torch import Tensor
 
 from .._checks import check_int, check_real
 from .._index import as_index
-from ..operators.graph import GraphKernel
+from ..operators.base import KernelOperator
 from ..spectral.transforms import InverseLaplacian, Polynomial
 from . import propagation as P
 
@@ -43,21 +43,22 @@ def _warn_non_finite(method: str, results: list[tuple[dict, Tensor]]) -> list[tu
     return results
 
 
-def scores_from(kernel: GraphKernel, h: Tensor, idx: Tensor) -> Tensor:
+def scores_from(prob: P.Problem, h: Tensor, idx: Tensor) -> Tensor:
     """Scores ``rows(idx) @ h`` (the out-of-sample formulas of Algorithms 1-2 and Eq. 8)."""
-    return kernel.rows(idx) @ h
+    return prob.rows(idx) @ h
 
 
-def lp_scores(kernel: GraphKernel, yhat: Tensor, eta: float, idx: Tensor) -> Tensor:
-    """Label-Prop scores: ``Yhat`` on visible nodes; ``eta S(x, visible) Yhat`` for hidden ones
+def lp_scores(prob: P.Problem, yhat: Tensor, eta: float, idx: Tensor) -> Tensor:
+    """Label-Prop scores: ``Yhat`` on visible points; ``eta S(x, visible) Yhat`` for hidden ones
     (one step of the fixed-point equation of Eq. 22, an inductive extension not in the paper)."""
-    idx = as_index(idx, kernel.num_nodes, kernel.device, name="idx")
-    hidden = kernel.is_hidden(idx)
+    idx = as_index(idx, prob.num_points, prob.train.device, name="idx")
+    loc = prob.local(idx)
+    hidden = loc < 0
     out = torch.empty(idx.numel(), yhat.shape[1], dtype=yhat.dtype, device=yhat.device)
     if bool((~hidden).any()):
-        out[~hidden] = yhat[kernel.local(idx[~hidden])]
+        out[~hidden] = yhat[loc[~hidden]]
     if bool(hidden.any()):
-        out[hidden] = eta * (kernel.rows(idx[hidden]) @ yhat)
+        out[hidden] = eta * (prob.rows(idx[hidden]) @ yhat)
     return out
 
 
@@ -84,18 +85,19 @@ def _check_grid(method: str, grid: dict) -> dict:
     return out
 
 
-def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor, eval_idx: Tensor,
+def predict_grid(method: str, kernel: KernelOperator, y: Tensor, train_idx: Tensor, eval_idx: Tensor,
                  grid: dict, num_classes: int, solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6,
                  step_size: str | float = "auto", callback: Callable[[int, float], None] | None = None,
-                 topd_support: str = "labeled", labels: str = "onehot") -> list[tuple[dict, Tensor]]:
+                 topd_support: str = "labeled", labels: str = "onehot", hidden=None) -> list[tuple[dict, Tensor]]:
     """Scores on ``eval_idx`` for every point of ``grid`` (its full Cartesian product).
 
     Parameters
     ----------
     method : "lp" | "stkr-lap" | "stkr-poly" | "stkr-topd" | "krr"
-    kernel : GraphKernel
-        Built once per split and setting; hidden nodes (inductive) are predicted
-        out-of-sample from their edges to visible nodes.
+    kernel : KernelOperator ``[N, N]``
+        Any square kernel operator over the points: a :class:`~graphstk.operators.GraphKernel`
+        built once per split and setting (its hidden nodes are predicted out of sample from
+        their edges to visible nodes), a dense Gram matrix, a feature kernel.
     y : LongTensor ``[num_nodes]``
         Labels; only ``y[train_idx]`` is read.
     train_idx, eval_idx : LongTensor of node ids or BoolTensor mask ``[num_nodes]``
@@ -113,6 +115,8 @@ def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor,
         "all" (Eq. 8 as written, every unlabeled visible node; degenerate on graphs with more
         label-free components than ``d``, e.g. DBLP).
     labels : "onehot" (Appendix D) | "centered" (one-hot minus the training class frequencies).
+    hidden : LongTensor or boolean mask, optional
+        Points hidden from fitting (inductive), for an operator that does not carry its own.
 
     Returns
     -------
@@ -120,8 +124,8 @@ def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor,
     order of ``grid``, last key fastest).
     """
     grid = _check_grid(method, grid)
-    prob = P.make_problem(kernel, y, train_idx, num_classes, labels=labels)
-    eval_idx = as_index(eval_idx, kernel.num_nodes, kernel.device, name="eval_idx", allow_none=False)
+    prob = P.make_problem(kernel, y, train_idx, num_classes, labels=labels, hidden=hidden)
+    eval_idx = as_index(eval_idx, prob.num_points, kernel.device, name="eval_idx", allow_none=False)
     budgets = sorted(int(t) for t in grid.get("T", []))
     opts = dict(solver=solver, max_iter=max_iter, tol=tol, budgets=budgets, callback=callback)
     tkey = lambda params: params.get("T") if budgets else None  # noqa: E731
@@ -133,7 +137,7 @@ def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor,
         res = P.label_propagation(prob, etas, **opts)
         for p in points:
             g = etas.index(p["eta"])
-            results.append((p, lp_scores(kernel, res.h[(g, tkey(p))], p["eta"], eval_idx)))
+            results.append((p, lp_scores(prob, res.h[(g, tkey(p))], p["eta"], eval_idx)))
         return _warn_non_finite(method, results)
     betas = grid["beta"]
     cache: dict = {}
@@ -158,7 +162,7 @@ def predict_grid(method: str, kernel: GraphKernel, y: Tensor, train_idx: Tensor,
         results.append((p, h))
     # one sparse product for all grid points
     H = torch.cat([h for _, h in results], dim=1)
-    S_eval = scores_from(kernel, H, eval_idx)
+    S_eval = scores_from(prob, H, eval_idx)
     C = int(num_classes)
     return _warn_non_finite(method, [(p, S_eval[:, i * C:(i + 1) * C]) for i, (p, _) in enumerate(results)])
 

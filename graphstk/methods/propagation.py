@@ -1,7 +1,14 @@
 """Batched propagation engines: Label-Prop (Eq. 22) and STKR-Prop (Algorithms 1-3,
-Eqs. 7-9 of Zhai et al., ICLR 2024) on a :class:`~graphstk.operators.GraphKernel`.
+Eqs. 7-9 of Zhai et al., ICLR 2024) on any kernel operator.
 
-Notation (local, visible numbering): ``S = G_K / (n+m)`` (Eq. 23), ``N = n + m``
+The engines see a :class:`~graphstk.methods.problem.Problem` (built by :func:`make_problem`
+from any square :class:`~graphstk.operators.KernelOperator`): products with ``S``, its
+labeled rows and columns, and its spectral bound. Routes that need the sparsity pattern (a
+sparse LU, the connected components) are taken only when ``S`` is a
+:class:`~graphstk.operators.SparseOperator`; any other operator takes dense solves (small
+``N``) or CG, whose cost is a number of products.
+
+Notation (local, visible numbering): ``S = G_K / (n+m)`` (Eq. 5; Eq. 23 for a graph), ``N = n + m``
 visible nodes, ``n`` labeled ones at positions ``train``, ``E`` the ``N x n``
 selection of the labeled columns, ``Y`` the ``n x C`` one-hot labels.
 
@@ -12,7 +19,7 @@ classes and of all grid points that share the operator ``S`` are stacked into on
 
 Each engine returns, per grid point (and per iteration budget ``T`` when asked),
 a block ``h`` ``[N, C]`` such that the scores of any node ``x`` are
-``rows(x) @ h`` with ``rows(x) = K(x, visible) / (n+m)`` (:meth:`GraphKernel.rows`):
+``rows(x) @ h`` with ``rows(x) = K(x, visible) / (n+m)`` (:meth:`Problem.rows`):
 for visible nodes the row of ``S``, for hidden nodes their edges into the visible
 graph. This is the out-of-sample formula after Algorithm 1, after Algorithm 2, and
 Eq. 8 for top-d. Label-Prop (transductive by definition) returns ``Yhat`` itself.
@@ -20,7 +27,6 @@ Eq. 8 for top-d. Label-Prop (transductive by definition) returns ``Yhat`` itself
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -30,271 +36,16 @@ from scipy.sparse.csgraph import connected_components
 import torch
 from torch import Tensor
 
-from .._index import as_index
-from ..operators.graph import GraphKernel
+from ..exceptions import ClassesWithoutLabelsWarning  # noqa: F401  (re-exported)
 from ..spectral import eigen
 from ..spectral.multishift import solve_shifted_laplacians
 from ..spectral.solvers import SolveResult, cg, gmres, richardson
 from ..spectral.transforms import Polynomial, ReciprocalPolynomial
-
-SOLVERS = ("auto", "richardson", "cg", "gmres", "direct")
-DENSE_LIMIT = 4000  # on accelerators: visible nodes up to which "direct" inner solves use a dense matrix
-DIRECT_MAX_LABELED = 4000     # solver="auto" takes the direct solve up to n labels ...
-DIRECT_MAX_ENTRIES = 2 ** 25  # ... and up to N * n entries in its dense N x n blocks (256 MiB in float64)
-LU_MAX_NODES = 4000  # solver="auto": sparse LU of Q = I - eta S always up to this many visible nodes (see direct_route)
-LU_MAX_ENVELOPE = 50_000_000  # ... and above it while the RCM envelope of Q holds at most this many entries (400 MB)
-
-
-from ..exceptions import ClassesWithoutLabelsWarning  # noqa: E402,F401  (re-exported)
-
-
-def auto_is_direct(prob: "Problem") -> bool:
-    """Whether ``solver="auto"`` (without a fixed budget) uses the direct solve: the ``n x n``
-    system is small and the ``N x n`` blocks it is built from fit in memory."""
-    return prob.n <= DIRECT_MAX_LABELED and prob.N * prob.n <= DIRECT_MAX_ENTRIES
-
-
-def cg_iterations(eta: float, tol: float = 1e-12) -> int:
-    """Bound on the CG iterations for ``(I - eta S) x = b``: its eigenvalues lie in
-    ``[1 - eta, 1 + eta]`` (``|lambda(S)| <= 1``), so ``kappa <= (1 + eta) / (1 - eta)`` and CG
-    needs at most ``ceil(sqrt(kappa) / 2 * ln(2 / tol))`` iterations."""
-    kappa = (1 + abs(eta)) / max(1 - abs(eta), 1e-300)
-    return int(np.ceil(np.sqrt(kappa) / 2 * np.log(2 / tol)))
-
-
-def lu_envelope(prob: "Problem") -> int:
-    """Entries in the lower envelope (profile) of ``I - eta S`` in reverse Cuthill-McKee order.
-
-    A symmetric positive definite matrix factored in that order fills in only inside its
-    envelope, so this is an upper bound on the fill a sparse factorization needs (SuperLU's
-    minimum-degree ordering, which :func:`_spd_solve` uses, fills in far less on the benchmark
-    graphs). ``O(nnz)`` to compute, cached on the kernel: Cora 5.8e5, DBLP 3.1e7, a random graph of
-    20k nodes and average degree 20 1.6e8 (where the LU took 213 s and 2.45 GB).
-    """
-    kernel = prob.kernel
-    cached = getattr(kernel, "_lu_envelope", None)
-    if cached is not None:
-        return cached
-    from scipy.sparse.csgraph import reverse_cuthill_mckee
-
-    N = prob.N
-    row, col, _ = kernel.S.coo()
-    A = sp.csr_matrix((np.ones(row.numel()), (row.cpu().numpy(), col.cpu().numpy())), shape=(N, N))
-    perm = reverse_cuthill_mckee(A, symmetric_mode=True)
-    Ap = A[perm][:, perm].tocoo()
-    first = np.arange(N)
-    low = Ap.col < Ap.row
-    np.minimum.at(first, Ap.row[low], Ap.col[low])
-    env = int((np.arange(N) - first).sum()) + N
-    try:
-        kernel._lu_envelope = env
-    except AttributeError:  # pragma: no cover - a kernel type without a __dict__
-        pass
-    return env
-
-
-def direct_route(prob: "Problem", eta: float, n_rhs: int) -> tuple[str, str]:
-    """How ``solver="auto"`` applies ``(I - eta S)^{-1}`` to ``n_rhs`` columns: ``("lu" | "cg", reason)``.
-
-    A sparse LU's fill can grow like ``N^2`` (a random graph of 20k nodes and average degree 20:
-    213 s and 2.45 GB; 2M nodes: not finished after 600 s), so it is bounded before it is
-    computed: the LU is taken for ``N <= LU_MAX_NODES`` (a dense factor is cheap there) or when
-    :func:`lu_envelope` bounds the fill by ``LU_MAX_ENVELOPE`` entries (DBLP: 3.1e7). Elsewhere CG
-    on the symmetric positive definite ``I - eta S`` runs, whose cost is known in advance:
-    ``n_rhs`` columns x :func:`cg_iterations` products with ``S`` (``O(nnz)`` each, memory
-    ``O(N n_rhs)``), solved to a relative residual of 1e-12. CG stops once the residual is that
-    small, so nodes many hops from every label keep a score of exactly 0 where the LU gives the
-    tiny ``eta^k`` terms (visible for ``eta <= 0.1``): the LU is preferred whenever it is bounded.
-    """
-    N, nnz = prob.N, prob.kernel.S.nnz
-    if N <= LU_MAX_NODES:
-        return "lu", f"N = {N} <= {LU_MAX_NODES}: the sparse LU of I - eta S is cheap even if it fills in"
-    env = lu_envelope(prob)
-    if env <= LU_MAX_ENVELOPE:
-        return "lu", (f"N = {N} > {LU_MAX_NODES}, but the fill of I - eta S is bounded by its reverse Cuthill-McKee "
-                      f"envelope, {env} <= {LU_MAX_ENVELOPE} entries: sparse LU")
-    it = cg_iterations(eta)
-    return "cg", (f"N = {N} > {LU_MAX_NODES} and the fill of a sparse LU cannot be bounded (reverse Cuthill-McKee "
-                  f"envelope {env} > {LU_MAX_ENVELOPE} entries; on random graphs it grows like N^2); CG on "
-                  f"I - eta S (SPD, kappa <= {(1 + eta) / (1 - eta):.3g}) costs at most {n_rhs} columns x {it} "
-                  f"products with S ({nnz} nonzeros)")
-
-
-def _record(out: "EngineResult", route: str, reason: str, n_iter: int = 0) -> None:
-    """Put a direct route (no iterate history) into ``out.history`` with why it was chosen."""
-    out.history.append(SolveResult(torch.empty(0), n_iter=n_iter, converged=True, solver=route, reason=reason))
-
-
-def warn_classes_without_labels(counts: Tensor, stacklevel: int | None = None) -> list[int]:
-    """Warn (:class:`ClassesWithoutLabelsWarning`) naming the classes whose training count is 0;
-    returns them."""
-    missing = (counts == 0).nonzero().flatten().tolist()
-    if missing:
-        from .._checks import user_stacklevel
-        stacklevel = user_stacklevel() if stacklevel is None else stacklevel
-        shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
-        warnings.warn(f"{len(missing)} of {counts.numel()} classes have no training node (classes {shown}): nothing "
-                      "can be learned about them and their scores carry no information; add labeled nodes of "
-                      "these classes or lower num_classes", ClassesWithoutLabelsWarning, stacklevel=stacklevel)
-    return missing
-
-
-def check_solver_options(solver: str, max_iter: int, tol: float) -> None:
-    """Raise a clear error for an unknown solver, ``max_iter < 1`` or ``tol < 0`` (or non-numbers)."""
-    if solver not in SOLVERS:
-        raise ValueError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer, float)) \
-            or int(max_iter) != max_iter or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
-    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating, np.integer)) \
-            or not (tol >= 0 and np.isfinite(tol)):
-        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
-
-
-@dataclass
-class Problem:
-    """A labeled propagation problem on the visible nodes of a graph kernel."""
-
-    kernel: GraphKernel
-    train: Tensor          # local ids of labeled nodes [n]
-    Y: Tensor              # one-hot labels [n, C]
-    _blocks: dict = field(default_factory=dict, repr=False)   # S E and E^T S, built on first use
-
-    @property
-    def N(self) -> int:
-        return self.kernel.num_visible
-
-    @property
-    def n(self) -> int:
-        return int(self.train.numel())
-
-    @property
-    def C(self) -> int:
-        return int(self.Y.shape[1])
-
-    def S(self, x: Tensor) -> Tensor:
-        return self.kernel.S @ x
-
-    def S_cols(self):
-        """``S E``: the ``N x n`` labeled columns of ``S`` as a sparse operator (built once)."""
-        if "cols" not in self._blocks:
-            self._blocks["cols"] = self.kernel.S.block(None, self.train)
-        return self._blocks["cols"]
-
-    def S_rows(self):
-        """``E^T S``: the ``n x N`` labeled rows of ``S`` as a sparse operator (built once)."""
-        if "rows" not in self._blocks:
-            self._blocks["rows"] = self.kernel.S.block(self.train, None)
-        return self._blocks["rows"]
-
-    def scatter(self, a: Tensor) -> Tensor:
-        """``E a``: put ``[n, K]`` values at the labeled positions of an ``[N, K]`` block."""
-        out = torch.zeros(self.N, a.shape[1], dtype=a.dtype, device=a.device)
-        out[self.train] = a
-        return out
-
-
-@dataclass
-class EngineResult:
-    """``h[key]`` per grid point ``g`` and budget ``T`` (``None`` = solved to tolerance)."""
-
-    h: dict[tuple[int, int | None], Tensor]
-    history: list[SolveResult] = field(default_factory=list)
-
-
-def make_problem(kernel: GraphKernel, y: Tensor, train_idx, num_classes: int | None = None,
-                 labels: str = "onehot") -> Problem:
-    """Check labels and build the right-hand side ``Y`` (``y`` holds global labels).
-
-    ``train_idx`` is a LongTensor of node ids or a boolean mask of length ``num_nodes``
-    (:func:`graphstk._index.as_index`); only ``y[train_idx]`` is read, so the labels of other
-    nodes may be anything (``-1``, a stray value). ``num_classes=None`` takes
-    ``max(y[train_idx]) + 1``. Classes in ``0..C-1`` without a training node are reported by
-    a :class:`ClassesWithoutLabelsWarning` naming them.
-
-    ``labels="onehot"``: ``Y`` is the one-hot matrix (Appendix D). ``labels="centered"``: the
-    one-hot matrix minus its column means over the labeled nodes (the class frequencies), a
-    common variant the paper does not state; every engine is linear in ``Y``, so it shifts each
-    score row by ``-f(1) c^T`` (``c`` the class frequencies) and favours rarer classes.
-    """
-    if labels not in ("onehot", "centered"):
-        raise ValueError(f"labels must be 'onehot' or 'centered', got {labels!r}")
-    if not isinstance(y, Tensor) or y.dim() != 1:
-        raise ValueError(f"y must be a 1-D tensor of class ids with one entry per node, got "
-                         f"{tuple(y.shape) if isinstance(y, Tensor) else type(y).__name__}")
-    if y.numel() != kernel.num_nodes:
-        raise ValueError(f"y has {y.numel()} entries but the graph has {kernel.num_nodes} nodes")
-    gidx = as_index(train_idx, kernel.num_nodes, kernel.device, name="train_idx", allow_none=False)
-    train_local = kernel.local(gidx)
-    if train_local.numel() == 0:
-        raise ValueError("no labeled nodes: train_idx is empty")
-    if torch.unique(train_local).numel() != train_local.numel():
-        raise ValueError("train_idx contains duplicates")
-    yt = y.to(kernel.device)[gidx]
-    if yt.dtype.is_floating_point or yt.dtype == torch.bool:
-        raise TypeError(f"labels must be integer class ids, got {yt.dtype}")
-    if int(yt.min()) < 0:
-        raise ValueError(f"training labels must be class ids >= 0, found {int(yt.min())} "
-                         "(use -1 only for nodes outside train_idx)")
-    if num_classes is None:
-        num_classes = int(yt.max()) + 1
-        distinct = int(torch.unique(yt).numel())
-        if num_classes > 2 * distinct + 100:   # e.g. a stray id of 10**9: one_hot would need terabytes
-            raise ValueError(f"the training labels reach {num_classes - 1} but only {distinct} distinct values occur: "
-                             f"that would make {num_classes} classes: relabel the classes as 0..K-1 or pass "
-                             "num_classes explicitly")
-    elif isinstance(num_classes, bool) or int(num_classes) != num_classes or int(num_classes) < 1:
-        raise ValueError(f"num_classes must be an integer >= 1, got {num_classes!r}")
-    num_classes = int(num_classes)
-    if int(yt.max()) >= num_classes:
-        raise ValueError(
-            f"training labels must lie in [0, {num_classes - 1}] for num_classes={num_classes}, found values in "
-            f"[{int(yt.min())}, {int(yt.max())}]; pass num_classes={int(yt.max()) + 1} or fix the labels"
-        )
-    warn_classes_without_labels(torch.bincount(yt.long(), minlength=num_classes))
-    Y = torch.nn.functional.one_hot(yt.long(), num_classes).to(kernel.dtype)
-    if labels == "centered":
-        Y = Y - Y.mean(dim=0, keepdim=True)
-    return Problem(kernel, train_local, Y)
-
-
-def _tile(Y: Tensor, g: int) -> Tensor:
-    return Y.repeat(1, g)
-
-
-def _per_col(values: Sequence[float], C: int, like: Tensor) -> Tensor:
-    return torch.as_tensor(list(values), dtype=like.dtype, device=like.device).repeat_interleave(C)
-
-
-def _split(x: Tensor, C: int) -> list[Tensor]:
-    return list(x.split(C, dim=1))
-
-
-def _sym_solve_path(B: Tensor, scale: float, shifts: Sequence[float], rhs: Tensor, what: str) -> list[Tensor]:
-    """Solve ``(scale * B + shift I) a = rhs`` for every shift with one ``eigh`` of ``B``.
-
-    The eigendecomposition is always computed in float64 (``B`` is only ``n x n``): torch's
-    float32 ``eigh`` on CPU was seen to return NaN eigenpairs, without an error, for a very
-    sparse ``B`` with many zero rows (the KRR system of a Cora split). The solutions are
-    returned in the dtype of ``rhs``; a non-finite decomposition raises FloatingPointError.
-    """
-    if B.numel() == 0:   # no features at all (e.g. kernel PCA on an edgeless graph): the zero predictor
-        return [torch.zeros(0, rhs.shape[1], dtype=rhs.dtype, device=rhs.device) for _ in shifts]
-    lam, V = torch.linalg.eigh(((B + B.T) / 2).double())
-    if not (bool(torch.isfinite(lam).all()) and bool(torch.isfinite(V).all())):
-        raise FloatingPointError(f"{what}: the eigendecomposition of the {B.shape[0]} x {B.shape[0]} "
-                                 "system matrix is not finite")
-    proj = V.T @ rhs.double()
-    out = []
-    for s in shifts:
-        d = scale * lam + s
-        tiny = torch.finfo(B.dtype).eps * max(1.0, float(d.abs().max()))
-        if bool((d.abs() <= tiny).any()):
-            warnings.warn(f"{what}: the system is numerically singular for shift {s:g}; "
-                          "its solution is the least-norm one", stacklevel=3)
-            d = torch.where(d.abs() <= tiny, torch.full_like(d, float("inf")), d)
-        out.append((V @ (proj / d.unsqueeze(1))).to(rhs.dtype))
-    return out
+from .problem import (SOLVERS, EngineResult, Problem, _per_col, _record, _split, _sym_solve_path, _tile,  # noqa: F401
+                      check_solver_options, make_problem, warn_classes_without_labels)
+from .routes import (DENSE_LIMIT, DIRECT_MAX_ENTRIES, DIRECT_MAX_LABELED, LU_MAX_ENVELOPE, LU_MAX_NODES,  # noqa: F401
+                     MULTISHIFT_MIN_NNZ, MULTISHIFT_MIN_SHIFTS, MULTISHIFT_TOL, SINGLE_SHIFT_MIN_NNZ, auto_is_direct,
+                     cg_iterations, check_affordable, direct_route, lu_envelope, use_multishift)
 
 
 # ---------------------------------------------------------------------------
@@ -307,8 +58,8 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
     Richardson with ``gamma = 1`` is Zhou et al.'s iteration ``Yhat <- eta S Yhat + Ytilde``.
     """
     for eta in etas:
-        if not 0 < eta < 1.0 / max(prob.kernel.lambda_max, 1e-300):
-            raise ValueError(f"label propagation needs 0 < eta < 1/lambda_1 = {1 / prob.kernel.lambda_max:g}, "
+        if not 0 < eta < 1.0 / max(prob.lambda_max, 1e-300):
+            raise ValueError(f"label propagation needs 0 < eta < 1/lambda_1 = {1 / prob.lambda_max:g}, "
                              f"got eta={eta}")
     C, G = prob.C, len(etas)
     b = _tile(prob.scatter(prob.Y), G)
@@ -340,7 +91,9 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
         return out
     reason = "requested"
     if solver == "auto":
-        solver, reason = "cg", "auto: I - eta S is symmetric positive definite for 0 < eta < 1/lambda_1"
+        its = min(int(max_iter), cg_iterations(max(etas), max(tol, 1e-300)))
+        cost = check_affordable(prob, "CG" if G == 1 else "multi-shift CG", C if G > 1 else G * C, its)
+        solver, reason = "cg", f"auto: I - eta S is symmetric positive definite for 0 < eta < 1/lambda_1; {cost}"
     if solver == "direct":
         xs = []
         for g, eta in enumerate(etas):
@@ -390,12 +143,12 @@ def _spd_solve(prob: Problem, rhs: Tensor, eta: float, route: str) -> tuple[Tens
             return torch.addcmul(v, torch.tensor(eta, dtype=v.dtype, device=v.device), prob.S(v), value=-1.0)
         res = cg(apply, rhs, max_iter=max(4 * cg_iterations(eta), 100), tol=1e-12)
         return res.x, res.n_iter
-    if rhs.device.type != "cpu":  # keep the data on the accelerator
+    if rhs.device.type != "cpu" or prob.sparse is None:  # accelerators, or an operator without a pattern
         if N <= DENSE_LIMIT:
-            Q = torch.eye(N, dtype=rhs.dtype, device=rhs.device) - eta * prob.kernel.S.to_dense()
+            Q = torch.eye(N, dtype=rhs.dtype, device=rhs.device) - eta * prob.op.to_dense()
             return torch.linalg.solve(Q, rhs), 0
         return _spd_solve(prob, rhs, eta, "cg")
-    row, col, val = prob.kernel.S.coo()
+    row, col, val = prob.sparse.coo()
     Ssp = sp.csc_matrix((val.cpu().numpy(), (row.cpu().numpy(), col.cpu().numpy())), shape=(N, N))
     # a symmetric fill-reducing ordering: ~10x less fill than the default COLAMD on citation graphs
     lu = spla.splu((sp.identity(N, format="csc") - eta * Ssp).tocsc(), permc_spec="MMD_AT_PLUS_A",
@@ -460,7 +213,7 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
     def apply(alpha):  # lines 3-5 of Algorithm 1, q - 2 full products (see _gram_apply)
         return N * _gram_apply(prob, coeffs, alpha) + n * beta_col * alpha
 
-    lam = prob.kernel.lambda_max
+    lam = prob.lambda_max
     s_lo, s_hi = transform.value_range(-lam, lam)
     if step_size == "auto" or step_size == "paper":
         gamma = 1.0 / (N * max(s_hi, abs(s_lo), 1e-300) + n * beta_col)
@@ -483,9 +236,15 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
     reason = "requested"
     if solver == "auto":
         solver = "cg" if s_lo >= 0 else "gmres"
+        its = int(max_iter)
+        if s_lo >= 0:   # kappa(A) <= (N s_hi + n beta) / (n beta): the CG bound
+            kappa = (N * s_hi + n * min(betas)) / (n * min(betas))
+            its = min(its, int(np.ceil(np.sqrt(kappa) / 2 * np.log(2 / max(tol, 1e-300)))))
+        cost = check_affordable(prob, solver.upper(), G * C, its * max(len(coeffs) - 1, 1),
+                                krylov=0 if solver == "cg" else 25)
         reason = (f"auto: too large for the direct solve (n = {n}, N n = {N * n}); "
                   + ("s >= 0 on [-lambda_1, lambda_1], so the system is SPD" if s_lo >= 0 else
-                     "s < 0 somewhere on [-lambda_1, lambda_1], so the system is indefinite"))
+                     "s < 0 somewhere on [-lambda_1, lambda_1], so the system is indefinite") + f"; {cost}")
     res = _iterate(solver, apply, b, max_iter, tol, gamma, callback=callback)
     res.reason = reason
     out.history.append(res)
@@ -515,7 +274,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     Grid point ``g = t * len(betas) + b`` pairs ``transforms[t]`` with ``betas[b]``.
     Prediction: ``f(x) = v_K(x)^T S^(r-1) theta`` (the formula after Algorithm 2).
     """
-    lam = prob.kernel.lambda_max
+    lam = prob.lambda_max
     for tr in transforms:
         tr.validate(lam)
     rs = {tr.r for tr in transforms}
@@ -555,10 +314,10 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
             if Xs is not None and len(transforms) > 1:
                 _record(out, "direct (n x n system; (I - eta S)^-1 E for every eta by one multi-shift CG)",
                         f"auto: {len(transforms)} inverse-Laplacian shifts of one operator "
-                        f"(N = {N}, nnz(S) = {prob.kernel.S.nnz}): one Krylov sequence serves them all")
+                        f"(N = {N}, nnz(S) = {prob.nnz}): one Krylov sequence serves them all")
             elif Xs is not None:
                 _record(out, "direct (n x n system; (I - eta S)^-1 E by CG)",
-                        f"auto: nnz(S) = {prob.kernel.S.nnz} >= {SINGLE_SHIFT_MIN_NNZ}: one CG to 1e-12 beats "
+                        f"auto: nnz(S) = {prob.nnz} >= {SINGLE_SHIFT_MIN_NNZ}: one CG to 1e-12 beats "
                         "a sparse LU of I - eta S")
         for t, tr in enumerate(transforms):
             if Xs is not None:
@@ -642,47 +401,16 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     reason = "requested"
     if solver == "auto":
         solver = "gmres"
+        cost = check_affordable(prob, "GMRES", len(pairs) * C, int(max_iter) * npow, krylov=25)
         reason = (f"auto: too large for the direct solve (n = {n}, N n = {N * n}"
                   + (f", or a degree-{q - 1} Q with N = {N} > {DENSE_LIMIT}" if not dense_ok else "")
-                  + "); Algorithm 2's M is not symmetric")
+                  + f"); Algorithm 2's M is not symmetric; {cost}")
     res = _iterate(solver, apply, b, max_iter, tol, gamma, callback=callback, step=step)
     res.reason = reason
     out.history.append(res)
     for g, blk in enumerate(_split(predict_block(res.x), C)):
         out.h[(g, None)] = blk
     return out
-
-
-MULTISHIFT_MIN_NNZ = 50_000   # nnz(S) from which multi-shift CG beats one sparse LU per eta (measured)
-MULTISHIFT_MIN_SHIFTS = 4     # from MULTISHIFT_MIN_NNZ: one CG costs about as much as 2-4 LUs there
-SINGLE_SHIFT_MIN_NNZ = 400_000  # from here one CG beats one LU even for a single eta (measured, see below)
-MULTISHIFT_TOL = 1e-12        # relative residual of every shifted system (the LU reaches ~1e-15)
-
-
-def use_multishift(prob: Problem, n_shifts: int) -> bool:
-    """Whether the ``(I - eta S)^{-1} E`` solves of a grid (inductive SP-Lap, direct route, ``solver="auto"``)
-    go through one multi-shift CG rather than one solve per ``eta``.
-
-    Measured on the select views of seeds 0 and 1 (8 etas of Appendix D, ``E`` with n columns,
-    2 threads, idle machine, engine of session 5), LU per eta vs multi-shift CG: Cora
-    (nnz(S) 10.6k) 0.2-0.3 s vs 0.4-0.5 s, CiteSeer (9.1k) 0.1-0.2 s vs 0.8-0.9 s, PubMed (88.6k)
-    3.3-3.4 s vs 2.2-2.6 s, DBLP (106k, LU fill 4.8M) 5.5-6.2 s vs 4.1-4.4 s, Photo (238k)
-    4.7-5.1 s vs 2.4-2.9 s, CS (164k) 29.5-32.1 s vs 24.2-24.5 s, Computers (492k, fill 13M)
-    about 3x. CG costs about 170-400 products with ``n`` columns whatever the fill and the
-    number of shifts; the LU's fill grows much faster than ``nnz(S)`` on these graphs. Multi-shift is
-    taken for at least ``MULTISHIFT_MIN_SHIFTS`` etas when ``nnz(S) >= MULTISHIFT_MIN_NNZ`` (CPU, where
-    the LU would run), for any number of etas from ``SINGLE_SHIFT_MIN_NNZ`` (Computers' final view, one
-    eta, seeds 0-1: 1.3-1.6 s against 4.1-4.2 s for the LU at eta = 0.9, 3.2-4.2 s against 4.2 s at
-    eta = 0.999999; DBLP's single LU, 0.7 s, stays), or when :func:`direct_route` would run CG for
-    each eta anyway (the LU's fill is unbounded): one Krylov sequence then replaces one CG per eta.
-    """
-    if prob.Y.device.type == "cpu":
-        nnz = prob.kernel.S.nnz
-        if nnz >= SINGLE_SHIFT_MIN_NNZ or (nnz >= MULTISHIFT_MIN_NNZ and n_shifts >= MULTISHIFT_MIN_SHIFTS):
-            return True
-    if n_shifts < MULTISHIFT_MIN_SHIFTS:
-        return False
-    return direct_route(prob, 0.5, prob.n)[0] == "cg"
 
 
 def _reciprocal_multishift(prob: Problem, transforms: Sequence[ReciprocalPolynomial], rhs: Tensor
@@ -718,7 +446,7 @@ def _reciprocal_direct(prob: Problem, tr: ReciprocalPolynomial, rhs: Tensor, rou
     if N > DENSE_LIMIT:
         raise ValueError(f"solver='direct' for a reciprocal polynomial of degree > 1 needs N <= {DENSE_LIMIT}; "
                          "use solver='gmres' or 'auto'")
-    S = prob.kernel.S.to_dense()
+    S = prob.op.to_dense()
     Q = torch.zeros_like(S)
     P = torch.eye(N, dtype=S.dtype, device=S.device)
     for c in tr.xi:
@@ -731,8 +459,13 @@ def _reciprocal_direct(prob: Problem, tr: ReciprocalPolynomial, rhs: Tensor, rou
 # Kernel PCA features + ridge probe: Eqs. 8-9
 # ---------------------------------------------------------------------------
 def labeled_components(prob: Problem) -> Tensor:
-    """Mask of visible nodes whose connected component contains a labeled node."""
-    row, col, _ = prob.kernel.S.coo()
+    """Mask of visible nodes whose connected component contains a labeled node (SciPy, on the host).
+
+    The components are those of the sparsity pattern of ``S``; an operator that is not sparse
+    (a dense Gram matrix, a feature kernel) counts as one component."""
+    if prob.sparse is None:
+        return torch.ones(prob.N, dtype=torch.bool, device=prob.train.device)
+    row, col, _ = prob.sparse.coo()
     a = sp.csr_matrix((np.ones(row.numel()), (row.cpu().numpy(), col.cpu().numpy())), shape=(prob.N, prob.N))
     _, label = connected_components(a, directed=False)
     label = torch.as_tensor(label, device=prob.train.device)
@@ -774,14 +507,14 @@ def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support:
         return EngineResult({(g, None): torch.zeros(N, C, dtype=prob.Y.dtype, device=prob.Y.device)
                              for g in range(len(ds) * len(betas))})
     k = min(dmax, U.numel())
-    mu, u = eigen.top_eigenpairs(prob.kernel.S.block(U, U), k, upper_bound=prob.kernel.lambda_max)
+    mu, u = eigen.top_eigenpairs(prob.op.block(U, U), k, upper_bound=prob.lambda_max)
     pos = mu > torch.finfo(mu.dtype).eps * 10
     if int(pos.sum()) < dmax:
         warnings.warn(f"kernel PCA: only {int(pos.sum())} positive eigenvalues among the top {k} of G_K,m; "
                       f"d is capped there (Eq. 8 needs lambda~_i > 0)", stacklevel=2)
     mu, u = mu[pos], u[:, pos]
     scaled = u * torch.sqrt(N / mu)                            # columns sqrt(N/mu_i) u_i
-    phi_train = prob.kernel.S.block(prob.train, U) @ scaled     # Psi(X_n)^T  [n, k]
+    phi_train = prob.op.block(prob.train, U) @ scaled     # Psi(X_n)^T  [n, k]
     out = EngineResult({})
     for i_d, d in enumerate(ds):
         dd = min(d, mu.numel())

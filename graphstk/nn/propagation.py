@@ -124,7 +124,7 @@ class _Propagation(torch.nn.Module):
             if self.cached:
                 self._cached_kernel = kernel
         # Transductive: every node is visible, so local ids are global ids.
-        return P.Problem(kernel, train, Y), out_dtype
+        return P.Problem(kernel.S, kernel.lambda_max, train, Y, kernel=kernel, visible=kernel.visible), out_dtype
 
     def _finish(self, res: P.EngineResult, out: Tensor) -> Tensor:
         self.history_ = res.history
@@ -281,7 +281,7 @@ class STKRPropagation(_Propagation):
         if self.solver != "auto" or self.tol == 0:
             return self.solver
         if isinstance(self.transform, Polynomial):
-            lo, _ = self.transform.value_range(-prob.kernel.lambda_max, prob.kernel.lambda_max)
+            lo, _ = self.transform.value_range(-prob.lambda_max, prob.lambda_max)
             return "cg" if lo >= 0 else "gmres"
         small = P.auto_is_direct(prob)
         dense_ok = len(self.transform.xi) <= 2 or prob.N <= P.DENSE_LIMIT  # what the direct path supports
@@ -309,7 +309,7 @@ class STKRPropagation(_Propagation):
             res = P.stkr_reciprocal(prob, [self.transform], [self.beta], **opts)
         h = next(iter(res.h.values()))
         # Every node is visible: its out-of-sample row K(x, visible) / (n+m) is its row of S.
-        return self._finish(res, (prob.kernel.S @ h).to(out_dtype))
+        return self._finish(res, (prob.op @ h).to(out_dtype))
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.transform!r}, beta={self.beta:g}, "

@@ -1,25 +1,42 @@
 """The kernel-operator interface: the one way every method talks to a kernel.
 
-A :class:`KernelOperator` is a (possibly implicit) matrix ``K[rows, cols]`` with
+A :class:`KernelOperator` is a (possibly implicit) matrix ``K[rows, cols]``. Like SciPy's
+:class:`~scipy.sparse.linalg.LinearOperator`, a subclass supplies four things:
 
-* ``shape``, ``dtype``, ``device``;
-* products with a block of vectors, ``op @ X`` for ``X`` of shape ``[n_cols, C]``
-  (or ``[n_cols]``), the multi-right-hand-side product every solver is built on;
-* ``op.T`` (the transposed operator) for products from the other side;
-* ``op.block(rows, cols)``: a sub-block by row/column index, itself an operator;
-* ``op.diagonal()`` and ``op.to_dense()`` (the latter for small problems and tests);
-* ``op.to(device=..., dtype=...)``.
+* ``shape``, ``dtype``, ``device`` (properties);
+* ``_matmul(x)``: the product with a block ``x`` of shape ``[n_cols, C]`` (the
+  multi-right-hand-side product every solver is built on).
 
-It is deliberately smaller than :class:`scipy.sparse.linalg.LinearOperator` or
-GPyTorch's ``LinearOperator``: no operator algebra beyond scaling, no lazy
-inverses. Solvers take plain callables ``X -> A X`` (see :mod:`graphstk.spectral.solvers`),
-so an operator never needs to know which system it is part of.
+Everything else has a correct default, which a subclass overrides only for speed:
+
+=====================  =====================================================  ================================
+member                 meaning                                                default
+=====================  =====================================================  ================================
+``op @ x``             product with ``[n_cols]`` or ``[n_cols, C]``           checks, then ``_matmul``
+``op.T``               the transposed operator                                ``_rmatmul`` through ``to_dense``
+``op.block(r, c)``     sub-block ``K[r][:, c]`` as an operator                products of the whole operator
+``op.diagonal()``      ``K[i, i]``                                            products with unit-vector blocks
+``op.to_dense()``      a dense ``[n_rows, n_cols]`` tensor (small problems)   products with identity blocks
+``op.to(device,dtype)`` a copy elsewhere                                      a :class:`DenseOperator`
+``op.scale(a)``        ``a K``                                                a lazy scaled operator
+``op.spectral_bound()`` an upper bound on ``|lambda|`` of a square ``K``      exact (small) or Lanczos estimate
+=====================  =====================================================  ================================
+
+and two hooks that the STKR engines call (:mod:`graphstk.methods.propagation`):
+``normalized_gram(visible)`` returns ``(K[V, V] / |V|, spectral bound)``, the ``G_K / (n+m)`` of
+Eq. 5, and ``normalized_rows(rows, visible)`` returns ``K[rows, V] / |V|`` (the out-of-sample
+rows ``v_K(x) / (n+m)``). A graph kernel overrides both to return its normalized adjacency
+exactly (Eq. 23); any other operator (a dense Gram matrix, a feature kernel, a kNN graph, a
+partitioned operator) gets them from its products.
+
+It is deliberately smaller than SciPy's or GPyTorch's operators: no operator algebra beyond
+scaling, no lazy inverses. Solvers take plain callables ``X -> A X``
+(:mod:`graphstk.spectral.solvers`), so an operator never needs to know which system it is part of.
 """
 from __future__ import annotations
 
 import abc
-from typing import Sequence
-
+import math
 import warnings
 
 import torch
@@ -27,12 +44,16 @@ from torch import Tensor
 
 from .._index import IndexLike, as_index  # noqa: F401  (the one index helper: ids or a boolean mask)
 
-# torch flags every CSR tensor as "beta"; the operations used here are stable.
-warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state")
+DENSE_EIG_MAX = 500    # spectral_bound: exact eigenvalues of a materialised operator up to this size
+UNIT_BLOCK = 256       # columns of the identity multiplied at once by the to_dense / diagonal defaults
 
 
 class KernelOperator(abc.ABC):
-    """Abstract kernel operator ``K[rows, cols]`` (see module docstring)."""
+    """A kernel operator ``K[rows, cols]`` on any torch device (see the module docstring).
+
+    Subclasses implement ``shape``, ``dtype``, ``device`` and ``_matmul``; the rest has
+    correct defaults built on ``_matmul``.
+    """
 
     # -- what every operator has to provide ---------------------------------
     @property
@@ -51,25 +72,81 @@ class KernelOperator(abc.ABC):
     def _matmul(self, x: Tensor) -> Tensor:
         """Product with a 2-D block ``x`` of shape ``[n_cols, C]`` (already checked)."""
 
-    @abc.abstractmethod
-    def block(self, rows: IndexLike = None, cols: IndexLike = None) -> "KernelOperator":
-        """Sub-block ``K[rows][:, cols]`` as an operator (``None`` keeps all)."""
+    # -- defaults, overridden for speed ---------------------------------------
+    def _rmatmul(self, x: Tensor) -> Tensor:
+        """``K^T @ x`` for ``x`` of shape ``[n_rows, C]``. Default: through :meth:`to_dense`."""
+        return self.to_dense().T @ x.to(self.dtype)
 
-    @abc.abstractmethod
     def to_dense(self) -> Tensor:
-        """Materialise as a dense ``[n_rows, n_cols]`` tensor (small problems/tests)."""
+        """Materialise as a dense ``[n_rows, n_cols]`` tensor (small problems and tests).
 
-    @abc.abstractmethod
-    def to(self, device=None, dtype=None) -> "KernelOperator": ...
+        Default: products with blocks of ``UNIT_BLOCK`` identity columns.
+        """
+        n_rows, n_cols = self.shape
+        out = torch.empty(n_rows, n_cols, dtype=self.dtype, device=self.device)
+        for j in range(0, n_cols, UNIT_BLOCK):
+            w = min(UNIT_BLOCK, n_cols - j)
+            e = torch.zeros(n_cols, w, dtype=self.dtype, device=self.device)
+            e[torch.arange(j, j + w, device=self.device), torch.arange(w, device=self.device)] = 1
+            out[:, j:j + w] = self._matmul(e)
+        return out
+
+    def diagonal(self) -> Tensor:
+        """Diagonal ``K[i, i]`` for ``i < min(shape)``. Default: unit-vector blocks (``O(n)`` products)."""
+        n = min(self.shape)
+        out = torch.empty(n, dtype=self.dtype, device=self.device)
+        for j in range(0, n, UNIT_BLOCK):
+            w = min(UNIT_BLOCK, n - j)
+            idx = torch.arange(j, j + w, device=self.device)
+            e = torch.zeros(self.shape[1], w, dtype=self.dtype, device=self.device)
+            e[idx, torch.arange(w, device=self.device)] = 1
+            out[j:j + w] = self._matmul(e)[idx, torch.arange(w, device=self.device)]
+        return out
+
+    def block(self, rows: IndexLike = None, cols: IndexLike = None) -> "KernelOperator":
+        """Sub-block ``K[rows][:, cols]`` as an operator (``None`` keeps all; ids or boolean masks)."""
+        if rows is None and cols is None:
+            return self
+        return BlockOperator(self, rows, cols)
 
     @property
-    @abc.abstractmethod
     def T(self) -> "KernelOperator":
-        """The transposed operator."""
+        """The transposed operator (products through :meth:`_rmatmul`)."""
+        return TransposedOperator(self)
 
-    @abc.abstractmethod
-    def diagonal(self) -> Tensor:
-        """Diagonal ``K[i, i]`` for ``i < min(shape)``."""
+    def to(self, device=None, dtype=None) -> "KernelOperator":
+        """A copy on ``device`` in ``dtype``. Default: a :class:`DenseOperator` of :meth:`to_dense`."""
+        return DenseOperator(self.to_dense().to(device=device, dtype=dtype))
+
+    def scale(self, factor: float) -> "KernelOperator":
+        """``factor * K`` as an operator (lazy by default)."""
+        return ScaledOperator(self, factor)
+
+    def spectral_bound(self) -> float:
+        """An upper bound on ``max |lambda(K)|`` of a square symmetric operator.
+
+        Exact (``eigvalsh`` of :meth:`to_dense`) up to ``DENSE_EIG_MAX`` rows; above, the largest
+        Ritz value of 64 Lanczos steps from a fixed start, raised by the Lanczos residual
+        bound (``|lambda - theta| <= ||r||``), so that step sizes built on it are stable.
+        """
+        n, m = self.shape
+        if n != m:
+            raise ValueError(f"spectral_bound needs a square operator, got shape {self.shape}")
+        if n == 0:
+            return 0.0
+        if n <= DENSE_EIG_MAX:
+            return float(torch.linalg.eigvalsh(_symmetrised(self.to_dense()).double()).abs().max())
+        return _lanczos_bound(self, steps=min(64, n))
+
+    def normalized_gram(self, visible: Tensor) -> tuple["KernelOperator", float]:
+        """``(K[V, V] / |V|, its spectral bound)``: the ``G_K / (n+m)`` that STKR's engines iterate
+        with (Eq. 5), over the visible points ``V`` (LongTensor of ids)."""
+        S = self.block(visible, visible).scale(1.0 / max(int(visible.numel()), 1))
+        return S, S.spectral_bound()
+
+    def normalized_rows(self, rows: Tensor, visible: Tensor) -> "KernelOperator":
+        """``K[rows, V] / |V|``: the out-of-sample rows ``v_K(x) / (n+m)`` of Eq. 5 for points ``rows``."""
+        return self.block(rows, visible).scale(1.0 / max(int(visible.numel()), 1))
 
     # -- shared behaviour ----------------------------------------------------
     def matmul(self, x: Tensor) -> Tensor:
@@ -89,6 +166,126 @@ class KernelOperator(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(shape={tuple(self.shape)}, dtype={self.dtype}, device={self.device})"
+
+
+def _symmetrised(a: Tensor) -> Tensor:
+    return (a + a.T) / 2
+
+
+def _lanczos_bound(op: KernelOperator, steps: int) -> float:
+    """Largest ``|Ritz value| + residual`` of ``steps`` Lanczos steps with full reorthogonalisation."""
+    n = op.shape[0]
+    gen = torch.Generator().manual_seed(0)
+    q = torch.randn(n, 1, generator=gen, dtype=torch.float64).to(device=op.device, dtype=op.dtype)
+    q = q / torch.linalg.norm(q)
+    Q = [q]
+    alphas, betas = [], []
+    for k in range(steps):
+        w = op @ Q[-1]
+        alphas.append(float((Q[-1] * w).sum()))
+        basis = torch.cat(Q, dim=1)
+        w = w - basis @ (basis.T @ w)
+        w = w - basis @ (basis.T @ w)
+        b = float(torch.linalg.norm(w))
+        betas.append(b)
+        if b <= 1e-12 * max(1.0, abs(alphas[-1])) or k == steps - 1:
+            break
+        Q.append(w / b)
+    m = len(alphas)
+    Tm = torch.diag(torch.tensor(alphas, dtype=torch.float64))
+    if m > 1:
+        off = torch.tensor(betas[:m - 1], dtype=torch.float64)
+        Tm += torch.diag(off, 1) + torch.diag(off, -1)
+    theta, V = torch.linalg.eigh(Tm)
+    resid = abs(betas[m - 1]) * V[-1].abs()
+    return float((theta.abs() + resid).max())
+
+
+class BlockOperator(KernelOperator):
+    """``K[rows][:, cols]`` of any operator, through products of the whole operator (the default of
+    :meth:`KernelOperator.block`)."""
+
+    def __init__(self, parent: KernelOperator, rows: IndexLike = None, cols: IndexLike = None):
+        self.parent = parent
+        self.rows = None if rows is None else as_index(rows, parent.shape[0], parent.device, name="rows")
+        self.cols = None if cols is None else as_index(cols, parent.shape[1], parent.device, name="cols")
+
+    shape = property(lambda self: (self.parent.shape[0] if self.rows is None else int(self.rows.numel()),
+                                   self.parent.shape[1] if self.cols is None else int(self.cols.numel())))
+    dtype = property(lambda self: self.parent.dtype)
+    device = property(lambda self: self.parent.device)
+
+    def _matmul(self, x: Tensor) -> Tensor:
+        if self.cols is not None:
+            full = torch.zeros(self.parent.shape[1], x.shape[1], dtype=self.dtype, device=x.device)
+            x = full.index_add_(0, self.cols, x.to(self.dtype))
+        out = self.parent @ x
+        return out if self.rows is None else out.index_select(0, self.rows)
+
+    def _rmatmul(self, x: Tensor) -> Tensor:
+        if self.rows is not None:
+            full = torch.zeros(self.parent.shape[0], x.shape[1], dtype=self.dtype, device=x.device)
+            x = full.index_add_(0, self.rows, x.to(self.dtype))
+        out = self.parent.T @ x
+        return out if self.cols is None else out.index_select(0, self.cols)
+
+
+class TransposedOperator(KernelOperator):
+    """``K^T`` of any operator (the default of :attr:`KernelOperator.T`)."""
+
+    def __init__(self, parent: KernelOperator):
+        self.parent = parent
+
+    shape = property(lambda self: (self.parent.shape[1], self.parent.shape[0]))
+    dtype = property(lambda self: self.parent.dtype)
+    device = property(lambda self: self.parent.device)
+
+    def _matmul(self, x: Tensor) -> Tensor:
+        return self.parent._rmatmul(x)
+
+    def _rmatmul(self, x: Tensor) -> Tensor:
+        return self.parent._matmul(x)
+
+    @property
+    def T(self) -> KernelOperator:
+        return self.parent
+
+
+class ScaledOperator(KernelOperator):
+    """``a K`` of any operator (the default of :meth:`KernelOperator.scale`)."""
+
+    def __init__(self, parent: KernelOperator, factor: float):
+        if not math.isfinite(float(factor)):
+            raise ValueError(f"scale factor must be finite, got {factor!r}")
+        self.parent, self.factor = parent, float(factor)
+
+    shape = property(lambda self: self.parent.shape)
+    dtype = property(lambda self: self.parent.dtype)
+    device = property(lambda self: self.parent.device)
+
+    def _matmul(self, x: Tensor) -> Tensor:
+        return (self.parent @ x).mul_(self.factor)
+
+    def _rmatmul(self, x: Tensor) -> Tensor:
+        return (self.parent.T @ x).mul_(self.factor)
+
+    def block(self, rows=None, cols=None) -> KernelOperator:
+        return self.parent.block(rows, cols).scale(self.factor)
+
+    def diagonal(self) -> Tensor:
+        return self.parent.diagonal() * self.factor
+
+    def to_dense(self) -> Tensor:
+        return self.parent.to_dense() * self.factor
+
+    def to(self, device=None, dtype=None) -> KernelOperator:
+        return self.parent.to(device, dtype).scale(self.factor)
+
+    def spectral_bound(self) -> float:
+        return abs(self.factor) * self.parent.spectral_bound()
+
+    def scale(self, factor: float) -> KernelOperator:
+        return self.parent.scale(self.factor * float(factor))
 
 
 class DenseOperator(KernelOperator):
@@ -125,6 +322,19 @@ class DenseOperator(KernelOperator):
 
     def to(self, device=None, dtype=None) -> "DenseOperator":
         return DenseOperator(self.matrix.to(device=device, dtype=dtype))
+
+    def _rmatmul(self, x: Tensor) -> Tensor:
+        return self.matrix.T @ x.to(self.matrix.dtype)
+
+    def spectral_bound(self) -> float:
+        """Exact up to ``DENSE_EIG_MAX`` rows; above, Gershgorin's bound ``max_i sum_j |K_ij|`` (one
+        pass over the matrix; tight for non-negative kernels such as a Gaussian Gram matrix)."""
+        n, m = self.shape
+        if n != m:
+            raise ValueError(f"spectral_bound needs a square operator, got shape {self.shape}")
+        if n <= DENSE_EIG_MAX:
+            return super().spectral_bound()
+        return float(self.matrix.abs().sum(dim=1).max())
 
     @property
     def T(self) -> "DenseOperator":
@@ -180,7 +390,9 @@ class SparseOperator(KernelOperator):
             torch.stack([row.long(), col.long()]), value, (n_rows, n_cols), check_invariants=False
         ).coalesce()
         self._coo = coo
-        self._csr = coo.to_sparse_csr()
+        with warnings.catch_warnings():  # torch flags every CSR tensor as "beta"; the products used here are stable
+            warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state")
+            self._csr = coo.to_sparse_csr()
         self._shape = (n_rows, n_cols)
 
     @classmethod

@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from .._checks import user_stacklevel
-from .base import SparseOperator, as_index
+from .base import KernelOperator, SparseOperator, as_index
 
 
 def check_edge_index(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None) -> None:
@@ -155,8 +155,16 @@ def random_walk_kernel(edge_index: Tensor, num_nodes: int, edge_weight: Tensor |
     return SparseOperator(row, col, deg.sum() * inv[row] * w * inv[col], (num_nodes, num_nodes))
 
 
-class GraphKernel:
-    """The STKR base kernel (Eq. 23) on the visible nodes of a graph.
+class GraphKernel(KernelOperator):
+    """The STKR base kernel (Eq. 23) of a graph, as a ``[num_nodes, num_nodes]`` kernel operator.
+
+    Its entries are Eq. 23's ``K(x, x') = (n+m) W(x, x') / sqrt(D(x) D(x'))`` between visible
+    nodes (degrees over visible nodes only), the out-of-sample rows ``K(x, visible)`` of hidden
+    nodes ``x`` through their edges to visible nodes, and zero columns for hidden nodes (the
+    learner never sees them). The engines use it through the operator interface: its
+    ``normalized_gram`` is exactly the normalized adjacency ``S = G_K / (n+m)`` over the
+    visible nodes (no rescaling round trip) with ``lambda_max`` known in closed form, and its
+    ``normalized_rows`` are :meth:`rows`.
 
     Parameters
     ----------
@@ -198,6 +206,8 @@ class GraphKernel:
                  dtype: torch.dtype = torch.float64, device=None, clean_edges: bool = False):
         device = torch.device(device) if device is not None else edge_index.device
         check_edge_index(edge_index, num_nodes, edge_weight)
+        if dtype not in (torch.float32, torch.float64):
+            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
         dup, loops = edge_list_issues(edge_index, num_nodes)
         if dup or loops:
             if clean_edges:
@@ -208,9 +218,11 @@ class GraphKernel:
                 warnings.warn(f"edge_index has {what}: a weighted graph with loops. For an unweighted graph pass "
                               "clean_edges=True (or clean it first with torch_geometric.utils.coalesce and "
                               "remove_self_loops)", EdgeListWarning, stacklevel=user_stacklevel())
+        self._source = (edge_index, edge_weight)
         row, col, w = _edges(edge_index, num_nodes, edge_weight, dtype, device)
         self.num_nodes = int(num_nodes)
-        self.dtype, self.device = dtype, device
+        self._dtype, self._device = dtype, device
+        self._full_op: SparseOperator | None = None
         hidden_mask = torch.zeros(num_nodes, dtype=torch.bool, device=device)
         if hidden is not None:
             hidden_mask[as_index(hidden, num_nodes, device)] = True
@@ -235,6 +247,69 @@ class GraphKernel:
         cross = hidden_mask[row] & ~hidden_mask[col]
         self._cross = (row[cross], self._g2l[col[cross]], w[cross])
 
+    # -- the operator interface ---------------------------------------------
+    shape = property(lambda self: (self.num_nodes, self.num_nodes))
+    dtype = property(lambda self: self._dtype)
+    device = property(lambda self: self._device)
+
+    def full(self) -> SparseOperator:
+        """All of ``K`` (Eq. 23 with the out-of-sample rows of hidden nodes) as a sparse operator in
+        global numbering; built on first use."""
+        if self._full_op is None:
+            n = float(self.num_visible)
+            vr, vc, vv = self.S.coo()
+            hidden = self.hidden_mask.nonzero().flatten()
+            hr, hc, hv = self.rows(hidden).coo()
+            row = torch.cat([self.visible[vr], hidden[hr]])
+            col = torch.cat([self.visible[vc], self.visible[hc]])
+            self._full_op = SparseOperator(row, col, torch.cat([vv, hv]) * n, self.shape)
+        return self._full_op
+
+    def _matmul(self, x: Tensor) -> Tensor:
+        return self.full() @ x
+
+    def block(self, rows=None, cols=None) -> SparseOperator:
+        return self.full().block(rows, cols)
+
+    def diagonal(self) -> Tensor:
+        return self.full().diagonal()
+
+    def to_dense(self) -> Tensor:
+        return self.full().to_dense()
+
+    @property
+    def T(self) -> SparseOperator:
+        return self.full().T
+
+    def to(self, device=None, dtype=None) -> "GraphKernel":
+        """The same kernel built on ``device`` in ``dtype`` (the edge list moves; nothing is densified)."""
+        edge_index, edge_weight = self._source
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EdgeListWarning)
+            return GraphKernel(edge_index, self.num_nodes, hidden=self.hidden_mask.to(edge_index.device),
+                               edge_weight=edge_weight, dtype=dtype or self.dtype,
+                               device=device if device is not None else self.device)
+
+    def spectral_bound(self) -> float:
+        """``(n+m) lambda_max``: the spectral bound of the visible block ``G_K`` (Eq. 23)."""
+        return float(self.num_visible) * self.lambda_max
+
+    def _check_visible(self, visible: Tensor) -> None:
+        if visible.numel() != self.num_visible or not torch.equal(visible.to(self.device), self.visible):
+            raise ValueError("the visible nodes differ from those this GraphKernel was built with; build it with "
+                             "hidden= the nodes to hide (Eq. 23 counts degrees over visible nodes only, App. D.1)")
+
+    def normalized_gram(self, visible: Tensor) -> tuple[SparseOperator, float]:
+        """``(S, lambda_max)``: ``G_K / (n+m) = D^{-1/2} W D^{-1/2}`` over the visible nodes (Eq. 23)."""
+        self._check_visible(visible)
+        return self.S, self.lambda_max
+
+    def normalized_rows(self, rows: Tensor, visible: Tensor) -> SparseOperator:
+        """``K(x, visible) / (n+m)`` for nodes ``rows`` (:meth:`rows`)."""
+        self._check_visible(visible)
+        return self.rows(rows)
+
+    # -- graph-specific ---------------------------------------------------------
     @property
     def num_visible(self) -> int:
         """``n + m``: the number of nodes the learner sees."""

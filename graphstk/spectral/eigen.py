@@ -81,6 +81,37 @@ def spectral_radius(op: KernelOperator, num_iter: int = 50, seed: int = 0) -> fl
     return max(lam, 0.0) ** 0.5
 
 
+def _operator_top(op: KernelOperator, k: int, seed: int) -> tuple[Tensor, Tensor]:
+    """Top-``k`` eigenpairs of an operator without a sparsity pattern: a dense ``eigh`` on the
+    operator's device up to ``DENSE_OPERATOR_EIG`` points or when ``2 k >= n``; above, ARPACK's
+    ``eigsh`` (SciPy, on the host) through products with ``op`` (one device transfer of a vector
+    per product). Eigenvalues descending, vectors orthonormal, on the operator's device."""
+    from ..memory import check_allocation
+
+    n = op.shape[0]
+    if n <= DENSE_OPERATOR_EIG or 2 * k >= n:
+        check_allocation(2 * n * n * 8, f"the dense {n} x {n} eigendecomposition of the kernel",
+                         "ask for fewer components (d) so that ARPACK runs on products, or use a sparse kernel",
+                         op.device)
+        a = op.to_dense().double()
+        w, v = torch.linalg.eigh((a + a.T) / 2)
+        return w.flip(0)[:k].to(op.dtype), v.flip(1)[:, :k].to(op.dtype)
+
+    def matvec(x):
+        t = torch.as_tensor(np.asarray(x, dtype=np.float64).reshape(n, -1), device=op.device, dtype=op.dtype)
+        return (op @ t).double().cpu().numpy()
+
+    lin = spla.LinearOperator((n, n), matvec=matvec, matmat=matvec, dtype=np.float64)
+    v0 = np.random.default_rng(seed).standard_normal(n)
+    w, v = eigsh(lin, k=k, which="LA", v0=v0, tol=1e-10)
+    order = np.argsort(-w, kind="stable")
+    return (torch.as_tensor(w[order].copy(), dtype=op.dtype, device=op.device),
+            torch.as_tensor(v[:, order].copy(), dtype=op.dtype, device=op.device))
+
+
+DENSE_OPERATOR_EIG = 4000
+
+
 def _to_scipy(op: SparseOperator) -> sp.csr_matrix:
     row, col, val = op.coo()
     return sp.csr_matrix((val.detach().cpu().numpy(), (row.cpu().numpy(), col.cpu().numpy())), shape=op.shape)
@@ -101,8 +132,8 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
     component can contribute a larger one and its Lanczos run is skipped (ties at the
     bound are then resolved in favour of the eigenpairs already found).
 
-    ``method``: ``"lanczos"`` runs ``eigsh`` on a large component as is (the engine before
-    issue 13); ``"filtered"`` runs it on a Chebyshev filter of the component (see
+    ``method``: ``"lanczos"`` runs ``eigsh`` on a large component as is (plain
+    Lanczos); ``"filtered"`` runs it on a Chebyshev filter of the component (see
     :func:`filtered_top_eigenpairs`: the same eigenpairs, to ``tol=1e-10``, several times
     faster when hundreds are wanted); ``"auto"`` takes the filter for ``64 <= k < size / 2``
     eigenpairs of a component above ``dense_threshold`` nodes, plain ``eigsh`` otherwise.
@@ -114,6 +145,8 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
         raise ValueError(f"top_eigenpairs needs a square operator, got {op.shape}")
     if not 1 <= k <= n:
         raise ValueError(f"k must be in [1, {n}], got {k}")
+    if not isinstance(op, SparseOperator):
+        return _operator_top(op, k, seed)
     a = _to_scipy(op)
     ncomp, label = connected_components(a, directed=False)
     order = np.argsort(label, kind="stable")
@@ -250,9 +283,8 @@ def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator |
     eigenvalue lies below ``lo``; the ``k``-th is then separated from the rest by a gap
     ``p(lambda_k) - 1`` of order one instead of ``lambda_k - lambda_{k+1}``, and ARPACK's
     ``eigsh`` (``ncv`` about ``1.4 k``) converges without the restarts that dominate a plain run.
-    (Degree 20 with ``ncv ~ 1.15 k`` was tried in session 4: about 18% faster per solve on DBLP with
-    one thread on a loaded machine, but in the idle two-thread Table 1 run DBLP's kernel PCA rows
-    went 8% faster and Computers' 9% slower, so the defaults stayed.) ``degree``: the filter's
+    (Degree 20 with ``ncv ~ 1.15 k`` is about as fast: in the two-thread Table 1 run, DBLP's kernel
+    PCA rows are 8% faster with it and Computers' 9% slower.) ``degree``: the filter's
     degree; ``tol``: ARPACK's tolerance; ``ncv_factor``: Lanczos basis size over ``k``;
     ``previous``: see below; ``rng``: the start vectors' generator.
     The eigenvalues are Rayleigh quotients ``U^T A U`` (a final Rayleigh-Ritz step with ``A``).

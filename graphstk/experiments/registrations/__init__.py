@@ -8,3 +8,4 @@ from . import baselines  # noqa: F401  RLSC, KRLSC, LinearSVM
 from . import separating  # noqa: F401  Spectral, Spectral-<filter>, Parzen, 1CSVM
 from . import sskpca  # noqa: F401  LR-KPCA, LS-KPCA, MV-KPCA, MV-KPCA-10, KPCA-10, G-LS, M-LS
 from . import fredholm  # noqa: F401  FredLin1, FredLin2, FredLin2(N), FredGauss, FredGauss(N), LapRLSC
+from . import stkr_kernels  # noqa: F401  STKR-Lap, STKR-poly (STKR on a Gaussian feature kernel)

@@ -1,0 +1,78 @@
+"""STKR on a feature kernel, registered for the vector protocols: the same :class:`graphstk.STKR`
+engines as on a graph, on the Gaussian kernel of the features.
+
+* ``"STKR-Lap"``: the inverse-Laplacian transform ``s(l) = l / (1 - eta l)`` (STKR Example 1,
+  Algorithm 2), grid ``sigma``, ``eta``, ``beta``;
+* ``"STKR-poly"``: ``s(l) = l^k`` (Algorithm 1 / 3), grid ``sigma``, ``k``, ``beta``.
+
+The kernel is ``K(x, z) = exp(-||x - z||^2 / (2 (sigma m)^2))`` over every point the method may
+see at fit time (labeled and unlabeled), ``sigma`` in units of ``m``, the median pairwise
+distance of the fit points (the width convention of ``KRLSC``, :mod:`.baselines`). It enters
+the engines as a :class:`~graphstk.operators.DenseOperator` through ``G_K / (n+m)`` (Eq. 5) and
+its spectral bound (``eta`` must stay below ``1 / lambda_1``; a Gaussian Gram matrix over
+``n+m`` points has ``lambda_1 <= 1``). Points scored but not seen at fit time are hidden:
+their scores come from the out-of-sample rows ``K(x, visible) / (n+m)``. Every grid point of
+one ``sigma`` is served by one :func:`graphstk.methods.predict_grid` call, the path
+:class:`graphstk.STKR` uses.
+"""
+from __future__ import annotations
+
+import torch
+from sklearn.metrics.pairwise import euclidean_distances
+
+from graphstk.methods import predict_grid
+from graphstk.operators import DenseOperator
+
+from ..registry import MethodEntry, Problem, register_method
+from .baselines import _rows, median_fit_distance
+
+__all__ = ["stkr_kernel_fit_predict"]
+
+SIGMA_GRID = [2.0, 1.0, 0.5, 0.25]
+BETA_GRID = [1.0, 1e-1, 1e-2, 1e-3, 1e-4]
+ETA_GRID = [0.5, 0.9, 0.99]
+K_GRID = [1, 2, 4]
+
+
+def stkr_kernel_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+    """Scores on ``problem.eval`` for every grid point (see the module docstring)."""
+    if problem.X is None:
+        raise ValueError("STKR on a feature kernel needs features (problem.X is None)")
+    fit = problem.fit_points
+    extra = problem.eval[~torch.isin(problem.eval, fit)]
+    ids = torch.cat([fit, extra])                       # local numbering: fit points, then hidden ones
+    A = _rows(problem.X, ids)
+    D2 = torch.from_numpy(euclidean_distances(A, A, squared=True))
+    y = problem.y[ids]
+    train = torch.arange(problem.labeled.numel())       # fit points start with the labeled ones
+    hidden = torch.arange(fit.numel(), ids.numel()) if extra.numel() else None
+    pos = torch.full((problem.num_points,), -1, dtype=torch.long)
+    pos[ids] = torch.arange(ids.numel())
+    eval_local = pos[problem.eval]
+    m = median_fit_distance(problem)
+    out: dict[int, torch.Tensor] = {}
+    by_sigma: dict[float, list[int]] = {}
+    for i, p in enumerate(points):
+        by_sigma.setdefault(float(p["sigma"]), []).append(i)
+    for sigma, members in by_sigma.items():
+        K = DenseOperator(torch.exp(D2 * (-0.5 / (sigma * m) ** 2)))
+        method = points[members[0]]["transform"]
+        keys = ("eta", "beta") if method == "stkr-lap" else ("k", "beta")
+        grid = {k: list(dict.fromkeys(points[i][k] for i in members)) for k in keys}
+        res = predict_grid(method, K, y, train, eval_local, grid, problem.num_classes, hidden=hidden)
+        lookup = {tuple(p[k] for k in keys): s for p, s in res}
+        for i in members:
+            out[i] = lookup[tuple(points[i][k] for k in keys)]
+    return [out[i] for i in range(len(points))]
+
+
+STKR_LAP = register_method(MethodEntry(
+    name="STKR-Lap", needs=frozenset({"features"}), task="classification",
+    grid={"sigma": list(SIGMA_GRID), "eta": list(ETA_GRID), "beta": list(BETA_GRID)},
+    fit_predict=stkr_kernel_fit_predict, fixed={"transform": "stkr-lap"},
+    description="STKR, inverse-Laplacian transform (Algorithm 2) of a Gaussian feature kernel (sigma x median distance)"))
+STKR_POLY = register_method(MethodEntry(
+    name="STKR-poly", needs=frozenset({"features"}), task="classification",
+    grid={"sigma": list(SIGMA_GRID), "k": list(K_GRID), "beta": list(BETA_GRID)},
+    fit_predict=stkr_kernel_fit_predict, fixed={"transform": "stkr-poly"},
+    description="STKR, polynomial transform s(l) = l^k (Algorithm 1/3) of a Gaussian feature kernel"))

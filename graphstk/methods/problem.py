@@ -1,0 +1,303 @@
+"""A labeled propagation problem on any kernel operator, and what the engines return.
+
+Notation (local, visible numbering): ``S = G_K / (n+m)`` (Eq. 5; for a graph, the normalized
+adjacency of Eq. 23), ``N = n + m`` visible points, ``n`` labeled ones at positions ``train``,
+``E`` the ``N x n`` selection of the labeled columns, ``Y`` the ``n x C`` one-hot labels.
+
+:func:`make_problem` turns any square :class:`~graphstk.operators.KernelOperator` ``K`` over
+``num_points`` points, the labels and the hidden points (inductive setting) into a
+:class:`Problem`: the operator ``S`` over the visible points (from ``K.normalized_gram``), its
+spectral bound, and the out-of-sample rows ``K(x, visible) / (n+m)`` for scoring any point
+(``K.normalized_rows``). The engines in :mod:`graphstk.methods.propagation` see only this.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from .._checks import user_stacklevel
+from .._index import as_index
+from ..exceptions import ClassesWithoutLabelsWarning
+from ..operators.base import KernelOperator, SparseOperator
+from ..spectral.solvers import SolveResult
+
+SOLVERS = ("auto", "richardson", "cg", "gmres", "direct")
+
+__all__ = ["Problem", "EngineResult", "make_problem", "warn_classes_without_labels", "check_solver_options",
+           "SOLVERS"]
+
+
+def _record(out: "EngineResult", route: str, reason: str, n_iter: int = 0) -> None:
+    """Put a direct route (no iterate history) into ``out.history`` with why it was chosen."""
+    out.history.append(SolveResult(torch.empty(0), n_iter=n_iter, converged=True, solver=route, reason=reason))
+
+
+def warn_classes_without_labels(counts: Tensor, stacklevel: int | None = None, names=None) -> list[int]:
+    """Warn (:class:`ClassesWithoutLabelsWarning`) naming the classes whose training count is 0;
+    returns their positions. ``names``: how to print class ``i`` (default: ``i``)."""
+    missing = (counts == 0).nonzero().flatten().tolist()
+    if missing:
+        stacklevel = user_stacklevel() if stacklevel is None else stacklevel
+        label = (lambda i: str(names[i])) if names is not None else str
+        shown = ", ".join(label(i) for i in missing[:10]) + (" ..." if len(missing) > 10 else "")
+        warnings.warn(f"{len(missing)} of {counts.numel()} classes have no training node (classes {shown}): nothing "
+                      "can be learned about them, so they are never predicted; add labeled nodes of these classes "
+                      "or lower num_classes", ClassesWithoutLabelsWarning, stacklevel=stacklevel)
+    return missing
+
+
+def check_solver_options(solver: str, max_iter: int, tol: float) -> None:
+    """Raise a clear error for an unknown solver, ``max_iter < 1`` or ``tol < 0`` (or non-numbers)."""
+    if solver not in SOLVERS:
+        raise ValueError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer, float)) \
+            or int(max_iter) != max_iter or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating, np.integer)) \
+            or not (tol >= 0 and np.isfinite(tol)):
+        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
+
+
+@dataclass
+class Problem:
+    """A labeled propagation problem on the visible points of a kernel operator.
+
+    Attributes
+    ----------
+    op : KernelOperator ``[N, N]``
+        ``S = G_K / (n+m)`` over the visible points (Eq. 5).
+    lambda_max : float
+        An upper bound on ``|lambda(S)|`` (exactly 1 for a graph kernel with an edge, Eq. 23).
+    train : LongTensor ``[n]``
+        Local (visible) ids of the labeled points.
+    Y : Tensor ``[n, C]``
+        Their one-hot (or centered) labels.
+    kernel : KernelOperator ``[num_points, num_points]``, optional
+        The operator the problem was built from (out-of-sample rows for scoring).
+    visible : LongTensor ``[N]``, optional
+        Global ids of the visible points (local id ``i`` is point ``visible[i]``).
+    """
+
+    op: KernelOperator
+    lambda_max: float
+    train: Tensor
+    Y: Tensor
+    kernel: KernelOperator | None = None
+    visible: Tensor | None = None
+    _blocks: dict = field(default_factory=dict, repr=False)   # S E and E^T S, built on first use
+
+    @property
+    def N(self) -> int:
+        return int(self.op.shape[0])
+
+    @property
+    def n(self) -> int:
+        return int(self.train.numel())
+
+    @property
+    def C(self) -> int:
+        return int(self.Y.shape[1])
+
+    @property
+    def num_points(self) -> int:
+        return int(self.kernel.shape[0]) if self.kernel is not None else self.N
+
+    @property
+    def sparse(self) -> SparseOperator | None:
+        """``S`` when it is a :class:`SparseOperator` (sparse LU, graph components), else ``None``."""
+        return self.op if isinstance(self.op, SparseOperator) else None
+
+    @property
+    def nnz(self) -> int:
+        """Stored entries of ``S`` (``N^2`` for an operator that is not sparse)."""
+        return self.sparse.nnz if self.sparse is not None else self.N * self.N
+
+    def S(self, x: Tensor) -> Tensor:
+        return self.op @ x
+
+    def S_cols(self) -> KernelOperator:
+        """``S E``: the ``N x n`` labeled columns of ``S`` as an operator (built once)."""
+        if "cols" not in self._blocks:
+            self._blocks["cols"] = self.op.block(None, self.train)
+        return self._blocks["cols"]
+
+    def S_rows(self) -> KernelOperator:
+        """``E^T S``: the ``n x N`` labeled rows of ``S`` as an operator (built once)."""
+        if "rows" not in self._blocks:
+            self._blocks["rows"] = self.op.block(self.train, None)
+        return self._blocks["rows"]
+
+    def scatter(self, a: Tensor) -> Tensor:
+        """``E a``: put ``[n, K]`` values at the labeled positions of an ``[N, K]`` block."""
+        out = torch.zeros(self.N, a.shape[1], dtype=a.dtype, device=a.device)
+        out[self.train] = a
+        return out
+
+    # -- points of the whole operator (global ids) ---------------------------
+    def _g2l(self) -> Tensor:
+        if "g2l" not in self._blocks:
+            g2l = torch.full((self.num_points,), -1, dtype=torch.long, device=self.train.device)
+            vis = self.visible if self.visible is not None else torch.arange(self.N, device=self.train.device)
+            g2l[vis] = torch.arange(self.N, device=self.train.device)
+            self._blocks["g2l"] = g2l
+        return self._blocks["g2l"]
+
+    def local(self, idx) -> Tensor:
+        """Local ids of points ``idx`` (``-1`` for hidden points)."""
+        return self._g2l()[as_index(idx, self.num_points, self.train.device, name="idx")]
+
+    def rows(self, idx) -> KernelOperator:
+        """``K(x, visible) / (n+m)`` for points ``idx``: the rows every score is read from."""
+        g = as_index(idx, self.num_points, self.train.device, name="idx")
+        if self.kernel is None:
+            return self.op.block(g, None)
+        vis = self.visible if self.visible is not None else torch.arange(self.N, device=g.device)
+        return self.kernel.normalized_rows(g, vis)
+
+
+@dataclass
+class EngineResult:
+    """``h[key]`` per grid point ``g`` and budget ``T`` (``None`` = solved to tolerance)."""
+
+    h: dict[tuple[int, int | None], Tensor]
+    history: list[SolveResult] = field(default_factory=list)
+
+
+def _hidden_mask(K: KernelOperator, hidden, n: int, device) -> Tensor:
+    """The hidden points: those of ``hidden`` and, for an operator that knows its own (a graph
+    kernel built with ``hidden=``), those; the two must agree when both are given."""
+    own = getattr(K, "hidden_mask", None)
+    mask = torch.zeros(n, dtype=torch.bool, device=device)
+    if hidden is not None:
+        mask[as_index(hidden, n, device, name="hidden_idx")] = True
+    if own is None:
+        return mask
+    own = own.to(device)
+    if hidden is not None and not torch.equal(mask, own):
+        raise ValueError(f"hidden_idx ({int(mask.sum())} points) differs from the points hidden when the kernel was "
+                         f"built ({int(own.sum())}): build the kernel with the same hidden nodes (a graph kernel's "
+                         "degrees count visible nodes only, App. D.1), or omit hidden_idx")
+    return own
+
+
+def make_problem(K: KernelOperator, y: Tensor, train_idx, num_classes: int | None = None,
+                 labels: str = "onehot", hidden=None) -> Problem:
+    """Check labels and build the :class:`Problem` for a square operator ``K``.
+
+    Parameters
+    ----------
+    K : KernelOperator ``[num_points, num_points]``
+        Any kernel operator over all points: a :class:`~graphstk.operators.GraphKernel` (Eq. 23),
+        a dense Gram matrix, a feature kernel, a kNN graph. Its visible block, divided by the
+        number of visible points, is the ``S`` the engines iterate with (Eq. 5).
+    y : Tensor ``[num_points]``
+        Class ids; only ``y[train_idx]`` is read, so other entries may be anything (``-1``).
+    train_idx : LongTensor of ids or boolean mask of length ``num_points``
+    num_classes : int, optional
+        ``None`` takes ``max(y[train_idx]) + 1``. Classes in ``0..C-1`` without a training
+        point are named by a :class:`ClassesWithoutLabelsWarning`.
+    labels : "onehot" | "centered"
+        ``"onehot"``: ``Y`` is the one-hot matrix (Appendix D). ``"centered"``: minus its
+        column means over the labeled points (a common variant the paper does not state; every
+        engine is linear in ``Y``, so it shifts each score row by ``-f(1) c^T``).
+    hidden : LongTensor or boolean mask, optional
+        Points the learner may not see (inductive setting); they are scored out of sample.
+        A graph kernel built with ``hidden=`` brings its own.
+    """
+    if labels not in ("onehot", "centered"):
+        raise ValueError(f"labels must be 'onehot' or 'centered', got {labels!r}")
+    if not isinstance(K, KernelOperator):
+        raise TypeError(f"the kernel must be a graphstk KernelOperator (GraphKernel, DenseOperator, a feature "
+                        f"kernel, ...), got {type(K).__name__}; wrap a dense Gram matrix as DenseOperator(G)")
+    n_pts, m = K.shape
+    if n_pts != m:
+        raise ValueError(f"the kernel must be square (one row and column per point), got shape {tuple(K.shape)}")
+    if not isinstance(y, Tensor) or y.dim() != 1:
+        raise ValueError(f"y must be a 1-D tensor of class ids with one entry per node, got "
+                         f"{tuple(y.shape) if isinstance(y, Tensor) else type(y).__name__}")
+    if y.numel() != n_pts:
+        raise ValueError(f"y has {y.numel()} entries but the kernel has {n_pts} points (nodes)")
+    device = K.device
+    hidden_mask = _hidden_mask(K, hidden, n_pts, device)
+    visible = (~hidden_mask).nonzero().flatten()
+    gidx = as_index(train_idx, n_pts, device, name="train_idx", allow_none=False)
+    if gidx.numel() == 0:
+        raise ValueError("no labeled nodes: train_idx is empty")
+    if bool(hidden_mask[gidx].any()):
+        bad = gidx[hidden_mask[gidx]][:5].tolist()
+        raise ValueError(f"labeled nodes {bad} are hidden: a labeled node cannot be hidden from fit")
+    if torch.unique(gidx).numel() != gidx.numel():
+        raise ValueError("train_idx contains duplicates")
+    yt = y.to(device)[gidx]
+    if yt.dtype.is_floating_point or yt.dtype == torch.bool:
+        raise TypeError(f"labels must be integer class ids, got {yt.dtype}")
+    if int(yt.min()) < 0:
+        raise ValueError(f"training labels must be class ids >= 0, found {int(yt.min())} "
+                         "(use -1 only for nodes outside train_idx)")
+    if num_classes is None:
+        num_classes = int(yt.max()) + 1
+        distinct = int(torch.unique(yt).numel())
+        if num_classes > 2 * distinct + 100:   # e.g. a stray id of 10**9: one_hot would need terabytes
+            raise ValueError(f"the training labels reach {num_classes - 1} but only {distinct} distinct values occur: "
+                             f"that would make {num_classes} classes: relabel the classes as 0..K-1 or pass "
+                             "num_classes explicitly")
+    elif isinstance(num_classes, bool) or int(num_classes) != num_classes or int(num_classes) < 1:
+        raise ValueError(f"num_classes must be an integer >= 1, got {num_classes!r}")
+    num_classes = int(num_classes)
+    if int(yt.max()) >= num_classes:
+        raise ValueError(
+            f"training labels must lie in [0, {num_classes - 1}] for num_classes={num_classes}, found values in "
+            f"[{int(yt.min())}, {int(yt.max())}]; pass num_classes={int(yt.max()) + 1} or fix the labels"
+        )
+    warn_classes_without_labels(torch.bincount(yt.long(), minlength=num_classes))
+    S, lam = K.normalized_gram(visible)
+    Y = torch.nn.functional.one_hot(yt.long(), num_classes).to(S.dtype)
+    if labels == "centered":
+        Y = Y - Y.mean(dim=0, keepdim=True)
+    g2l = torch.full((n_pts,), -1, dtype=torch.long, device=device)
+    g2l[visible] = torch.arange(visible.numel(), device=device)
+    return Problem(S, float(lam), g2l[gidx], Y, kernel=K, visible=visible)
+
+
+def _tile(Y: Tensor, g: int) -> Tensor:
+    return Y.repeat(1, g)
+
+
+def _per_col(values: Sequence[float], C: int, like: Tensor) -> Tensor:
+    return torch.as_tensor(list(values), dtype=like.dtype, device=like.device).repeat_interleave(C)
+
+
+def _split(x: Tensor, C: int) -> list[Tensor]:
+    return list(x.split(C, dim=1))
+
+
+def _sym_solve_path(B: Tensor, scale: float, shifts: Sequence[float], rhs: Tensor, what: str) -> list[Tensor]:
+    """Solve ``(scale * B + shift I) a = rhs`` for every shift with one ``eigh`` of ``B``.
+
+    The eigendecomposition is always computed in float64 (``B`` is only ``n x n``): torch's
+    float32 ``eigh`` on CPU was seen to return NaN eigenpairs, without an error, for a very
+    sparse ``B`` with many zero rows (the KRR system of a Cora split). The solutions are
+    returned in the dtype of ``rhs``; a non-finite decomposition raises FloatingPointError.
+    """
+    if B.numel() == 0:   # no features at all (e.g. kernel PCA on an edgeless graph): the zero predictor
+        return [torch.zeros(0, rhs.shape[1], dtype=rhs.dtype, device=rhs.device) for _ in shifts]
+    lam, V = torch.linalg.eigh(((B + B.T) / 2).double())
+    if not (bool(torch.isfinite(lam).all()) and bool(torch.isfinite(V).all())):
+        raise FloatingPointError(f"{what}: the eigendecomposition of the {B.shape[0]} x {B.shape[0]} "
+                                 "system matrix is not finite")
+    proj = V.T @ rhs.double()
+    out = []
+    for s in shifts:
+        d = scale * lam + s
+        tiny = torch.finfo(B.dtype).eps * max(1.0, float(d.abs().max()))
+        if bool((d.abs() <= tiny).any()):
+            warnings.warn(f"{what}: the system is numerically singular for shift {s:g}; "
+                          "its solution is the least-norm one", stacklevel=3)
+            d = torch.where(d.abs() <= tiny, torch.full_like(d, float("inf")), d)
+        out.append((V @ (proj / d.unsqueeze(1))).to(rhs.dtype))
+    return out
