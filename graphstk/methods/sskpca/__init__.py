@@ -20,6 +20,7 @@ from .basis import (  # noqa: F401
     BASIS_CACHE, DECOMPOSITIONS, BasisCache, KernelBasis, array_key, basis_from_eigenpairs, kernel_basis,
     median_pairwise_distance,
 )
+from .base import SSKPCABase  # noqa: F401
 from .estimators import LRKPCA, LSKPCA, MVKPCA, KernelPCAClassifier  # noqa: F401
 from .heads import LinearHead, fit_linear_head, head_scores  # noqa: F401
 from .irls import ConvergenceWarning, LRResult, lr_kpca, lr_objective  # noqa: F401
