@@ -148,7 +148,7 @@ def main(argv=None) -> int:
     decomp = DecompositionLog()
     decomp.wrap_before(importlib.import_module("graphstk_before.spectral.eigen"))
     engines = {"before": grid_before, "now": grid_now}
-    kwargs = cfg.solver.engine_kwargs()
+    kwargs = {k: v for k, v in cfg.solver.model_dump().items() if k != "dtype" and v is not None}
     rows = []
     load = os.getloadavg()[0]
     print(f"# bench/suite.py: {args.config}, engine of {args.before} ('before') vs the working tree ('now'), "
@@ -166,13 +166,15 @@ def main(argv=None) -> int:
                     hidden = {"transductive": None, "select": torch.cat([split.test, split.val]),
                               "final": split.test}
                     kernels = {k: GraphKernel(data.edge_index, int(data.num_nodes), hidden=h,
-                                              dtype=cfg.solver.torch_dtype) for k, h in hidden.items()}
+                                              dtype=getattr(torch, cfg.solver.dtype)) for k, h in hidden.items()}
                     out = {}
                     order = ("before", "now") if seed % 2 == 0 else ("now", "before")
                     for eng in order:
                         t0 = time.perf_counter()
                         out[eng] = select(engines[eng], spec, grid, data, split, kernels, C,
-                                          {**kwargs, **spec.engine_kwargs()})
+                                          {**kwargs, "labels": spec.options["labels"],
+                                           **({"topd_support": spec.options["support"]} if "support" in spec.options
+                                              else {})})
                         times[eng].append(time.perf_counter() - t0)
                         accs[eng].append(out[eng][1])
                     same_params += out["before"][0] == out["now"][0]

@@ -1,4 +1,4 @@
-"""Command line: ``python run.py [CONFIG] [--out DIR] [--data-root PATH] [--seeds N] [--datasets NAME ...] [--quick]``.
+"""Command line: ``python run.py [CONFIG] [--out DIR] [--data-root PATH] [--seeds N] [--datasets NAME ...] [--device DEVICE] [--quick]``.
 
 ``python -m graphstk`` and the ``graphstk`` console script are the same program.
 Exit codes: 0 success, 2 bad command line or config, 1 any other error, 130 interrupted.
@@ -16,6 +16,7 @@ examples:
   python run.py configs/table1.yaml               # Table 1 of the STKR paper (Cora, DBLP, Computers)
   python run.py configs/table1.yaml --datasets Cora DBLP   # its Cora and DBLP rows only
   python run.py configs/quick.yaml --data-root /tmp/data --seeds 2
+  python run.py configs/table1.yaml --device cuda  # kernels and estimators on the GPU
 data root: --data-root > $GRAPHSTK_DATA > ./datasets
 outputs:   DIR/results.json, DIR/results.csv, DIR/results.md (+ the config's plot); DIR/cache/ makes
            a rerun of the same config resume where it stopped.
@@ -49,6 +50,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                    help="use seeds 0..N-1 instead of the config's seeds")
     p.add_argument("--datasets", metavar="NAME", nargs="+", default=None,
                    help="run only these datasets of the config (e.g. --datasets Cora DBLP)")
+    p.add_argument("--device", metavar="DEVICE", default=None,
+                   help="torch device of every kernel and estimator, e.g. cpu, cuda, cuda:1 (default: the "
+                        "config's 'device', else cpu)")
     p.add_argument("--quick", action="store_true",
                    help="smoke run: at most 2 seeds and every grid thinned to at most 3 values")
     p.add_argument("--threads", metavar="N", type=int, default=None,
@@ -72,7 +76,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
             cfg = default_config()
         else:
             cfg = load_config(args.config)
-        cfg = cfg.with_overrides(seeds=args.seeds, quick=args.quick, datasets=args.datasets)
+        cfg = cfg.with_overrides(seeds=args.seeds, quick=args.quick, datasets=args.datasets, device=args.device)
     except ConfigError as err:
         where = f"{args.config}: " if args.config else ""
         parser.error(f"{where}{err}")   # exits with status 2

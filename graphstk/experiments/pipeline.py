@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import statistics
 import sys
 import time
 import warnings
@@ -20,11 +19,11 @@ from typing import Callable
 from tqdm.auto import tqdm
 
 from .cache import CODE_MODULES, CODE_PACKAGES, ResultCache, code_fingerprint
-from .config import ExperimentConfig, options_suffix
+from .config import ExperimentConfig
 from .datasets import is_missing_error
-from .paper import paper_cell
+from .specs import options_suffix
 
-__all__ = ["DatasetMissingError", "RunError", "run_experiment", "aggregate"]
+__all__ = ["DatasetMissingError", "RunError", "run_experiment"]
 
 
 class DatasetMissingError(RuntimeError):
@@ -33,54 +32,6 @@ class DatasetMissingError(RuntimeError):
 
 class RunError(RuntimeError):
     """A unit (dataset, method, p_test, seed) failed; the message says which and why."""
-
-
-def _mean_std(values: list[float]) -> tuple[float, float]:
-    vals = [v for v in values if v == v]
-    if not vals:
-        return float("nan"), float("nan")
-    mean = statistics.fmean(vals)
-    std = statistics.stdev(vals) if len(vals) > 1 else 0.0   # sample std (ddof = 1)
-    return mean, std
-
-
-def aggregate(dataset: str, spec, sweep: dict | None, p_test: float, seeds: list[int], records: list[dict],
-              paper_table: str | None) -> dict:
-    """One results row from the per-seed records (schema: DESIGN.md contracts + extras).
-
-    ``test_acc``/``mean``/``std`` follow the config's ``unreachable`` convention;
-    ``test_acc_class0``/``test_acc_wrong`` (and their means) are the same chosen models
-    scored under each convention, so the gap between them is visible in every row.
-    """
-    accs = [r["test_acc"] for r in records]
-    mean, std = _mean_std(accs)
-    acc0 = [r["test_acc_class0"] for r in records]
-    accw = [r["test_acc_wrong"] for r in records]
-    return {
-        "dataset": dataset,
-        "method": spec.label,
-        "setting": spec.setting,
-        "p_test": p_test,
-        "sweep": sweep,
-        "options": dict(spec.options),
-        "seeds": list(seeds),
-        "test_acc": accs,
-        "mean": mean,
-        "std": std,
-        "test_acc_class0": acc0,
-        "mean_class0": _mean_std(acc0)[0],
-        "test_acc_wrong": accw,
-        "mean_wrong": _mean_std(accw)[0],
-        "best_params": [r["chosen"] for r in records],
-        "val_acc": [r["val_acc"] for r in records],
-        "unreachable": [r["unreachable"] for r in records],
-        "n_test": [r["n_test"] for r in records],
-        "paper": paper_cell(dataset, spec.label, p_test, paper_table, sweep),
-        "wall_time_s": sum(r["wall_time_s"] for r in records),
-        "warnings": list(dict.fromkeys(w for r in records for w in r.get("warnings", []))),
-        "engine": spec.engine,
-        "grid_size": len(records[0]["grid"]) if records else 0,
-    }
 
 
 def _load_datasets(cfg: ExperimentConfig, protocol, root: str, log: Callable[[str], None]):
@@ -104,8 +55,7 @@ def _load_datasets(cfg: ExperimentConfig, protocol, root: str, log: Callable[[st
 
 
 def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = None, *,
-                   progress: bool = True, log: Callable[[str], None] | None = None,
-                   predict_grid: Callable | None = None, write: bool = True) -> dict:
+                   progress: bool = True, log: Callable[[str], None] | None = None, write: bool = True) -> dict:
     """Run ``cfg`` (every task of a multi-task config, one shared cache); write
     ``results.{json,csv,md}`` (and the plot, if any) into ``out_dir``.
 
@@ -126,7 +76,7 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
     tasks = cfg.all_tasks()
     prepared, skipped = [], []
     for task in tasks:
-        protocol = get_protocol(task, predict_grid=predict_grid)
+        protocol = get_protocol(task)
         loaded, sk = _load_datasets(task, protocol, root, log)
         for spec, data in loaded:
             protocol.check(spec, data)
@@ -150,8 +100,7 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
             extra = protocol.extra_code()
             key = repr(extra)
             if key not in codes:
-                codes[key] = code_fingerprint() if extra is None else \
-                    code_fingerprint(CODE_PACKAGES + extra[0], CODE_MODULES + extra[1])
+                codes[key] = code_fingerprint(CODE_PACKAGES + extra[0], CODE_MODULES + extra[1])
             code = codes[key]
             if id(data) not in fps:
                 fps[id(data)] = protocol.fingerprint(data)
@@ -189,7 +138,8 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
                 row["task"] = task.task
             rows.append(row)
     for row in rows:
-        name = (f"{row['dataset']} {row['method']}{options_suffix(row['options'])}{_sweep_str(row['sweep'])} "
+        name = (f"{row['dataset']} {row['method']}{options_suffix(row['options'], row['method'])}"
+                f"{_sweep_str(row['sweep'])} "
                 + (f"p_test={row['p_test']:g}" if row.get("p_test") is not None else f"n_labeled={row['n_labeled']}"))
         # unreachable test nodes: the table's "unreachable" column, and a note beside degenerate rows (report.row_note)
         if row["warnings"]:
@@ -225,7 +175,7 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
 
 
 def _row_order(units):
-    """Rows in the order of the pre-protocol pipeline: per task and dataset, methods outside levels."""
+    """Rows per task and dataset, methods outside levels (a method's levels are adjacent rows)."""
     out = []
     seen = []
     for u in units:
@@ -246,14 +196,6 @@ def _row_order(units):
 
 def _level_str(protocol, level) -> str:
     return f"p={level:g}" if protocol.name == "node-classification" else f"n_labeled={level}"
-
-
-UNREACHABLE_TEXT = {
-    "wrong": "unreachable: wrong -- val/test nodes whose score row is all zero (or not finite) count as wrong; "
-             "rows also carry test_acc_class0 (plain argmax) for comparison",
-    "class0": "unreachable: class0 -- plain argmax of every score row (the STKR paper's convention): an all-zero "
-              "row predicts class 0, for val (selection) and test; rows also carry test_acc_wrong",
-}
 
 
 def _sweep_str(sweep: dict | None) -> str:

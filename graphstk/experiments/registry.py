@@ -6,8 +6,9 @@ grid points; the method returns one score tensor per grid point. The runner neve
 a method's internals; a method never sees a validation or test label.
 
 Registrations live in :mod:`graphstk.experiments.registrations` (one module per topic:
-``baselines.py`` here; ``fredholm.py``, ``sskpca.py``, ``separating.py`` from the other
-branches), imported the first time a method is looked up.
+``stkr.py``, ``baselines.py``, ``fredholm.py``, ``sskpca.py``, ``separating.py``), imported the
+first time a method is looked up. Each entry declares its parameters (:class:`~.params.Param`),
+so that every grid value of a config is checked when the config loads.
 
 Example::
 
@@ -17,24 +18,31 @@ Example::
         ...                                  # one [len(problem.eval), C] tensor per grid point
 
     register_method(MethodEntry(name="NearestMean", needs=frozenset({"features"}),
-                                task="classification", grid={}, fit_predict=_nearest_mean))
+                                task="classification", grid={"shrink": [0.0, 0.5]},
+                                fit_predict=_nearest_mean,
+                                params=(Param("shrink", float, low=0, high=1),)))
 """
 from __future__ import annotations
 
 import difflib
+import math
 import threading
 from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
 
-__all__ = ["Problem", "MethodEntry", "register_method", "get_method", "registered_methods",
-           "UnknownMethodError", "NEEDS", "TASKS"]
+from .params import Param, type_name
+
+__all__ = ["Problem", "MethodEntry", "Param", "register_method", "get_method", "registered_methods",
+           "UnknownMethodError", "NEEDS", "TASKS", "SETTINGS"]
 
 #: the inputs a method may need
 NEEDS = frozenset({"features", "graph"})
 #: what a method's scores mean
 TASKS = ("classification", "one-class")
+#: how a node-classification split is handed to a method (``None``: the protocol decides)
+SETTINGS = ("transductive", "inductive")
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,13 @@ class Problem:
     eval : LongTensor of the points to score; the rows of the output, in this order.
     num_classes : ``C`` (one-class tasks: 1).
     seed : for any randomness inside the method.
+    device : the torch device the method computes on (``None``: the CPU); ``X`` (a dense
+        tensor) is already there.
+    options : protocol-wide options for the methods that take them (node classification:
+        ``solver``, ``max_iter``, ``tol``, ``step_size``, ``dtype`` of the config's ``solver:``).
+
+    Points outside ``labeled`` and ``unlabeled`` are hidden from the fit (the inductive setting
+    of a graph method: its kernel is built over the visible points only).
 
     Rule: a method may read the ``X`` rows of ``eval`` points ONLY to predict them
     (out-of-sample), unless they are also in ``unlabeled``.
@@ -66,6 +81,8 @@ class Problem:
     eval: torch.Tensor
     num_classes: int
     seed: int = 0
+    device: object = None
+    options: dict = field(default_factory=dict)
 
     @property
     def num_points(self) -> int:
@@ -101,7 +118,15 @@ class MethodEntry:
     description : one line for ``--help``-style listings and docs.
     fixed : keyword arguments merged into every grid point (lets one function serve
         several names, e.g. ``{"kernel": "linear"}`` for RLSC and ``{"kernel": "gaussian"}``
-        for KRLSC).
+        for KRLSC); a config may override a key in ``fixed:`` (or, for the keys listed in
+        ``options``, directly in the method's mapping).
+    params : one :class:`~.params.Param` per parameter (grid or fixed): its type and range,
+        checked for every value of a config when it loads. A parameter without a declaration
+        accepts any finite number, string or boolean.
+    setting : ``"transductive"`` | ``"inductive"`` | ``None`` (node classification: how the
+        split is handed to the method; ``None`` = transductive, the protocol's default).
+    options : the ``fixed`` keys a config may write directly in the method's mapping
+        (``{label: SP-topd (t), support: all}``); shown in the row label when not default.
     """
     name: str
     needs: frozenset
@@ -110,6 +135,9 @@ class MethodEntry:
     fit_predict: Callable
     description: str = ""
     fixed: dict = field(default_factory=dict)
+    params: tuple = ()
+    setting: str | None = None
+    options: tuple = ()
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
@@ -129,6 +157,40 @@ class MethodEntry:
         clash = set(self.grid) & set(self.fixed)
         if clash:
             raise ValueError(f"MethodEntry {self.name!r}: {sorted(clash)} are both grid and fixed parameters")
+        params = tuple(self.params)
+        if any(not isinstance(p, Param) for p in params) or len({p.name for p in params}) != len(params):
+            raise ValueError(f"MethodEntry {self.name!r}: params must be Param objects with distinct names")
+        object.__setattr__(self, "params", params)
+        if self.setting is not None and self.setting not in SETTINGS:
+            raise ValueError(f"MethodEntry {self.name!r}: setting must be one of {SETTINGS} or None")
+        object.__setattr__(self, "options", tuple(self.options))
+        if not set(self.options) <= set(self.fixed):
+            raise ValueError(f"MethodEntry {self.name!r}: options {sorted(set(self.options) - set(self.fixed))} "
+                             "need a default in fixed")
+        for key, vals in [*self.grid.items(), *((k, [v]) for k, v in self.fixed.items())]:
+            for v in vals:
+                try:
+                    self.check(key, v)
+                except ValueError as err:
+                    raise ValueError(f"MethodEntry {self.name!r}: default {key}: {err}") from None
+
+    def param(self, name: str) -> Param | None:
+        """The declaration of parameter ``name`` (``None`` if undeclared)."""
+        return next((p for p in self.params if p.name == name), None)
+
+    def check(self, name: str, value):
+        """``value`` checked against the declaration of ``name`` (normalised), else ``ValueError``
+        naming what is allowed and the value as written."""
+        p = self.param(name)
+        if p is not None:
+            return p.check(value)
+        if isinstance(value, (bool, str)) or (isinstance(value, (int, float)) and math.isfinite(value)):
+            return value
+        raise ValueError(f"expected a finite number, a string or true/false, got {type_name(value)} {value!r}")
+
+    def checked(self, point: dict) -> dict:
+        """A grid point with every declared parameter checked (what a ``fit_predict`` reads)."""
+        return {k: self.check(k, v) if self.param(k) is not None else v for k, v in point.items()}
 
     def points(self, grid: dict | None = None) -> list[dict]:
         """The grid points (Cartesian product, keys in order, last key fastest), each merged

@@ -11,7 +11,7 @@ import math
 import os
 
 from .cache import atomic_write_text
-from .config import options_suffix
+from .specs import options_suffix
 
 __all__ = ["write_all", "to_json", "to_csv", "to_markdown", "console_table", "row_note"]
 
@@ -48,7 +48,7 @@ def _method(row) -> str:
     """The method label plus its non-default options; the kernel-PCA ``support`` is always shown
     (``SP-topd (t) [support=labeled]``), so every row says which variant ran."""
     opts = row.get("options") or {}
-    suffix = options_suffix(opts)
+    suffix = options_suffix(opts, row["method"])
     if "support" in opts and "support=" not in suffix:
         shown = f"support={opts['support']}"
         suffix = f" [{shown},{suffix[2:]}" if suffix else f" [{shown}]"

@@ -20,14 +20,23 @@ from ..operators.base import KernelOperator
 from ..spectral.transforms import InverseLaplacian, Polynomial
 from . import propagation as P
 
-METHODS = {
-    "lp": ("eta",),
-    "stkr-lap": ("eta", "beta"),
-    "stkr-poly": ("k", "beta"),
-    "stkr-topd": ("d", "beta"),
-    "krr": ("beta",),
+# The engine's signature per method: (grid keys it needs, grid keys it may take). The ranges and
+# default grids of these keys are declared once, in graphstk.experiments.registrations.stkr.
+_KEYS = {
+    "lp": (("eta",), ("T",)),
+    "stkr-lap": (("eta", "beta"), ("T",)),
+    "stkr-poly": (("k", "beta"), ("T",)),
+    "stkr-topd": (("d", "beta"), ()),
+    "krr": (("beta",), ("T",)),
 }
-OPTIONAL = {"lp": ("T",), "stkr-lap": ("T",), "stkr-poly": ("T",), "stkr-topd": (), "krr": ("T",)}
+
+
+def grid_keys(method: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(required, optional)`` grid keys of ``method`` (``"lp"``, ``"stkr-lap"``, ``"stkr-poly"``,
+    ``"stkr-topd"``, ``"krr"``) in :func:`predict_grid`; ``T`` is a fixed iteration budget."""
+    if method not in _KEYS:
+        raise ValueError(f"unknown method {method!r}; choose one of {sorted(_KEYS)}")
+    return _KEYS[method]
 
 
 from ..exceptions import NonFiniteScoresWarning  # noqa: E402,F401  (re-exported)
@@ -63,13 +72,12 @@ def lp_scores(prob: P.Problem, yhat: Tensor, eta: float, idx: Tensor) -> Tensor:
 
 
 def _check_grid(method: str, grid: dict) -> dict:
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {sorted(METHODS)}")
-    allowed = set(METHODS[method]) | set(OPTIONAL[method])
+    required, optional = grid_keys(method)
+    allowed = set(required) | set(optional)
     unknown = set(grid) - allowed
     if unknown:
         raise ValueError(f"{method}: unknown grid keys {sorted(unknown)}; allowed {sorted(allowed)}")
-    missing = set(METHODS[method]) - set(grid)
+    missing = set(required) - set(grid)
     if missing:
         raise ValueError(f"{method}: grid is missing {sorted(missing)}")
     out = {}

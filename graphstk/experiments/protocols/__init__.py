@@ -13,7 +13,7 @@ protocol                  splits / selection                                    
 """
 from __future__ import annotations
 
-from .base import Protocol, ProtocolError, VectorProtocol, auc, call_method, error_rate, select
+from .base import Protocol, ProtocolError, VectorProtocol, call_method
 from .fixed_splits import FixedSplits, cv_folds
 from .labeled_per_class import LabeledPerClass, draw_labeled_per_class
 from .node_classification import NodeClassification
@@ -21,15 +21,15 @@ from .one_class import OneClass
 
 __all__ = ["PROTOCOL_CLASSES", "get_protocol", "Protocol", "ProtocolError", "VectorProtocol", "FixedSplits",
            "LabeledPerClass", "NodeClassification", "OneClass", "cv_folds", "draw_labeled_per_class",
-           "auc", "call_method", "error_rate", "select"]
+           "call_method"]
 
 PROTOCOL_CLASSES = {c.name: c for c in (NodeClassification, FixedSplits, LabeledPerClass, OneClass)}
 
 
-def get_protocol(cfg, predict_grid=None) -> Protocol:
+def get_protocol(cfg) -> Protocol:
     """The protocol object of a (single-task) config."""
     try:
         cls = PROTOCOL_CLASSES[cfg.protocol]
     except KeyError:
         raise ProtocolError(f"unknown protocol {cfg.protocol!r} (allowed: {', '.join(PROTOCOL_CLASSES)})") from None
-    return cls(cfg, predict_grid=predict_grid) if cls is NodeClassification else cls(cfg)
+    return cls(cfg)

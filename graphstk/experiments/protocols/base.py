@@ -11,67 +11,18 @@ A protocol is a plug-in of the one pipeline (:mod:`graphstk.experiments.pipeline
 """
 from __future__ import annotations
 
-import math
-import statistics
 import time
 
 import torch
 
+from ..metrics import mean_std
 from ..registry import MethodEntry, Problem, get_method
 
-__all__ = ["Protocol", "ProtocolError", "VectorProtocol", "error_rate", "n_wrong", "auc", "select", "call_method",
-           "mean_std", "masked_labels"]
+__all__ = ["Protocol", "ProtocolError", "VectorProtocol", "call_method", "masked_labels"]
 
 
 class ProtocolError(ValueError):
     """Bad input found by a protocol's checks (before any computation)."""
-
-
-def mean_std(values: list[float]) -> tuple[float, float]:
-    """Mean and sample std (ddof = 1; 0 for one value) of the finite values (NaN if none)."""
-    vals = [v for v in values if v is not None and v == v]
-    if not vals:
-        return float("nan"), float("nan")
-    return statistics.fmean(vals), (statistics.stdev(vals) if len(vals) > 1 else 0.0)
-
-
-def n_wrong(scores: torch.Tensor, y_true: torch.Tensor) -> int:
-    """Number of misclassified points: argmax of each score row against ``y_true``; a row with a
-    non-finite entry counts as an error (no prediction was made)."""
-    if scores.shape[0] != y_true.shape[0]:
-        raise ValueError(f"method returned {scores.shape[0]} score rows for {y_true.shape[0]} points")
-    finite = torch.isfinite(scores).all(dim=1)
-    pred = torch.nan_to_num(scores).argmax(dim=1)
-    return int(((pred != y_true.to(pred.device)) | ~finite).sum())
-
-
-def error_rate(scores: torch.Tensor, y_true: torch.Tensor) -> float:
-    """Classification error in percent (:func:`n_wrong` over the number of points; NaN for none)."""
-    n = y_true.numel()
-    wrong = n_wrong(scores, y_true)
-    return 100.0 * wrong / n if n else float("nan")
-
-
-def auc(scores: torch.Tensor, inside: torch.Tensor) -> float:
-    """Area under the ROC curve (``sklearn.metrics.roc_auc_score``) of ``scores`` (higher = more
-    inside) for the boolean ``inside`` labels, over every threshold; in [0, 1]."""
-    from sklearn.metrics import roc_auc_score
-
-    s = scores.detach().cpu().double().numpy()
-    if not math.isfinite(float(s.sum())):
-        raise ValueError("the method returned non-finite one-class scores; the ROC AUC is undefined")
-    return float(roc_auc_score(inside.cpu().numpy().astype(bool), s))
-
-
-def select(values: list[float], higher_is_better: bool) -> int:
-    """Index of the best value; ties go to the first in grid order; NaN never wins."""
-    best, best_i = None, 0
-    for i, v in enumerate(values):
-        if v != v:
-            continue
-        if best is None or (v > best if higher_is_better else v < best):
-            best, best_i = v, i
-    return best_i
 
 
 def masked_labels(y: torch.Tensor, labeled: torch.Tensor) -> torch.Tensor:
@@ -86,7 +37,8 @@ def call_method(entry: MethodEntry, options: dict, problem: Problem, points: lis
 
     ``points`` hold the grid parameters only; the method's ``fixed`` keys and the config's
     ``fixed`` overrides (``options``) are merged into each. Classification scores must be
-    ``[len(eval), C]``, one-class scores ``[len(eval)]``; they come back as CPU float64.
+    ``[len(eval), C]``, one-class scores ``[len(eval)]``; they come back as CPU float64 (the metrics
+    are computed on the host; a method computes on ``problem.device``).
     """
     full = [{**entry.fixed, **options, **p} for p in points]
     out = entry.fit_predict(problem, full)
@@ -117,6 +69,14 @@ class Protocol:
     def __init__(self, cfg):
         self.cfg = cfg
         self.opts = dict(cfg.protocol_options)
+        self.device = torch.device(getattr(cfg, "device", "cpu"))
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            raise ProtocolError(f"device {cfg.device!r}: CUDA is not available on this machine (torch "
+                                f"{torch.__version__}); run with --device cpu")
+
+    def entry(self, m) -> MethodEntry:
+        """The registration of method series ``m``."""
+        return get_method(m.label)
 
     # data -------------------------------------------------------------------------------
     def load(self, spec, root):
@@ -133,7 +93,8 @@ class Protocol:
         raise NotImplementedError
 
     def reps(self, data, level) -> list[int]:
-        raise NotImplementedError
+        """The repetitions of a level: the config's seeds (a protocol may use the dataset's splits)."""
+        return list(self.cfg.seeds)
 
     def prepare(self, spec, data, level, rep):
         raise NotImplementedError
@@ -153,10 +114,10 @@ class Protocol:
     def describe(self) -> dict:
         raise NotImplementedError
 
-    def extra_code(self) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-        """Packages and modules whose source joins the cache key's code hash (beyond the engine's);
-        ``None``: the engine and ``runner.py`` only."""
-        return None
+    def extra_code(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Packages and modules whose source joins the cache key's code hash (beyond the engine's)."""
+        return (("graphstk.experiments.protocols", "graphstk.experiments.registrations"),
+                ("graphstk.experiments.registry", "graphstk.experiments.metrics", "graphstk.experiments.vector_data"))
 
 
 class VectorProtocol(Protocol):
@@ -164,10 +125,6 @@ class VectorProtocol(Protocol):
     metric = "error"
     higher_is_better = False
     selection = ""              # how the grid point is chosen, for results.json
-
-    def extra_code(self):
-        return (("graphstk.experiments.protocols", "graphstk.experiments.registrations"),
-                ("graphstk.experiments.registry", "graphstk.experiments.vector_data"))
 
     def load(self, spec, root):
         from ..vector_data import load_vector_spec
@@ -198,10 +155,14 @@ class VectorProtocol(Protocol):
         ids = self.unit_ids(unit)
         return {"protocol": self.name, "options": self.opts, "dataset": spec.identity(), "data": fp,
                 "level": level, "rep": rep, "split": ids_fingerprint(*[ids[k] for k in sorted(ids)]),
-                "method": m.label, "grid": grid, "fixed": m.options, "code": code}
+                "method": m.label, "grid": grid, "fixed": m.options, "device": str(self.device), "code": code}
 
-    def entry(self, m) -> MethodEntry:
-        return get_method(m.label)
+    def problem(self, data, y, labeled, unlabeled, eval, rep: int, num_classes: int | None = None) -> Problem:
+        """The :class:`Problem` of one fit: labels outside ``labeled`` masked, features on the device."""
+        X = data.X.to(self.device) if isinstance(data.X, torch.Tensor) else data.X
+        return Problem(X=X, data=None, y=masked_labels(y, labeled), labeled=labeled, unlabeled=unlabeled, eval=eval,
+                       num_classes=data.num_classes if num_classes is None else num_classes, seed=rep,
+                       device=self.device)
 
     def aggregate(self, dataset: str, m, sweep, level, reps: list, records: list[dict]) -> dict:
         from ..paper import vector_paper_cell

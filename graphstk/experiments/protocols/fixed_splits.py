@@ -30,9 +30,10 @@ import time
 import numpy as np
 import torch
 
-from ..config import LEAVE_ONE_OUT, grid_points
-from ..registry import Problem
-from .base import ProtocolError, VectorProtocol, call_method, error_rate, masked_labels, n_wrong, select
+from ..config import LEAVE_ONE_OUT
+from ..metrics import error_rate, n_wrong, select
+from ..specs import grid_points
+from .base import ProtocolError, VectorProtocol, call_method
 
 __all__ = ["FixedSplits", "cv_folds"]
 
@@ -111,14 +112,12 @@ class FixedSplits(VectorProtocol):
         wrong = [0] * len(points)                  # integer counts: exact ties stay exact
         for tr, va in folds:
             Ltr, Lva = L[torch.as_tensor(tr)], L[torch.as_tensor(va)]
-            prob = Problem(X=data.X, data=None, y=masked_labels(y, Ltr), labeled=Ltr,
-                           unlabeled=torch.cat([U, Lva]), eval=Lva, num_classes=data.num_classes, seed=rep)
+            prob = self.problem(data, y, Ltr, torch.cat([U, Lva]), Lva, rep)
             for j, s in enumerate(call_method(entry, m.options, prob, points)):
                 wrong[j] += n_wrong(s, y[Lva])
         cv = [100.0 * w / L.numel() for w in wrong]
         best = select(cv, higher_is_better=False)
-        prob = Problem(X=data.X, data=None, y=masked_labels(y, L), labeled=L, unlabeled=U, eval=U,
-                       num_classes=data.num_classes, seed=rep)
+        prob = self.problem(data, y, L, U, U, rep)
         (scores,) = call_method(entry, m.options, prob, [points[best]])
         test = error_rate(scores, y[U])
         return self._record(points, cv, None, best, test, t0, n_labeled=int(L.numel()), n_test=int(U.numel()),

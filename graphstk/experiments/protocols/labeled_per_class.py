@@ -38,9 +38,9 @@ import time
 
 import torch
 
-from ..config import grid_points
-from ..registry import Problem
-from .base import ProtocolError, VectorProtocol, call_method, error_rate, masked_labels, select
+from ..metrics import error_rate, select
+from ..specs import grid_points
+from .base import ProtocolError, VectorProtocol, call_method
 
 __all__ = ["LabeledPerClass", "draw_labeled_per_class"]
 
@@ -134,8 +134,7 @@ class LabeledPerClass(VectorProtocol):
         points = grid_points(grid)
         y = data.y
         L, V, U, T = unit["labeled"], unit["val"], unit["unlabeled"], unit["test"]
-        prob = Problem(X=data.X, data=None, y=masked_labels(y, L), labeled=L, unlabeled=torch.cat([U, V]),
-                       eval=torch.cat([V, T]), num_classes=data.num_classes, seed=rep)
+        prob = self.problem(data, y, L, torch.cat([U, V]), torch.cat([V, T]), rep)
         nv = V.numel()
         scores = call_method(entry, m.options, prob, points)
         val = [error_rate(s[:nv], y[V]) for s in scores]

@@ -1,17 +1,23 @@
 """``node-classification``: the STKR paper's Appendix D protocol (the default).
 
-One split per (dataset, ``p_test``, seed) from :func:`graphstk.make_split`, model selection on
-the validation nodes, test accuracy; transductive and inductive settings. The protocol itself
-lives in :mod:`graphstk.experiments.runner` (unchanged, so every STKR config gives the same
-numbers and reuses the same cache entries); this module only plugs it into the pipeline.
-``n_labeled`` is the number of training nodes of a split (per split).
+* One split per (dataset, ``p_test``, seed) from :func:`graphstk.make_split`, shared by every method.
+* Every method is a registered method (:mod:`graphstk.experiments.registrations`), called once
+  per split and stage with its whole grid. The labels it gets are those of the training nodes
+  only (all other entries ``-1``), so no hyperparameter depends on val or test labels except
+  through the val accuracies used for selection.
+* Transductive (the default setting): ``labeled`` = the training nodes, ``unlabeled`` = every
+  other node, ``eval`` = the val then the test nodes; the grid point with the best val accuracy
+  is chosen (ties: the first point in grid order) and its test accuracy reported.
+* Inductive (methods registered with ``setting="inductive"``, the ``(i)`` rows): a selection
+  stage with test and val hidden (``unlabeled`` = the other nodes), scored on val; a final
+  stage with only test hidden, the chosen point alone, scored on test.
+* A score row that is all zero (or not finite) means no label reaches the node; it is reported
+  as ``unreachable`` and scored by the config's ``unreachable``: ``"wrong"`` (default) counts it
+  as a wrong prediction; ``"class0"`` takes the plain argmax, i.e. class 0 (the convention behind
+  the STKR paper's numbers), for val (selection) and test alike; every record also carries the
+  chosen point's test accuracy under both conventions.
 
-Methods by name (:mod:`graphstk.experiments.registry`, e.g. ``KRLSC`` on the node features,
-or a registered graph method) run here too, transductively: one call per split with the whole
-grid, ``labeled`` = the training nodes (their labels are the only labels given), ``unlabeled`` =
-every other node (features and graph), ``eval`` = the val then the test nodes; the grid point
-with the best val accuracy is chosen (ties: first) and its test accuracy reported, scored as
-the graph methods are (``unreachable``: an all-zero or non-finite score row).
+``n_labeled`` is the number of training nodes of a split.
 """
 from __future__ import annotations
 
@@ -19,9 +25,26 @@ import time
 
 import torch
 
-from .base import Protocol, ProtocolError, call_method
+from ..metrics import accuracies, mean_std, select
+from ..registry import Problem
+from ..specs import grid_points
+from .base import Protocol, ProtocolError, call_method, masked_labels
 
-__all__ = ["NodeClassification"]
+__all__ = ["NodeClassification", "num_classes_of", "UNREACHABLE_TEXT"]
+
+UNREACHABLE_TEXT = {
+    "wrong": "unreachable: wrong -- val/test nodes whose score row is all zero (or not finite) count as wrong; "
+             "rows also carry test_acc_class0 (plain argmax) for comparison",
+    "class0": "unreachable: class0 -- plain argmax of every score row (the STKR paper's convention): an all-zero "
+              "row predicts class 0, for val (selection) and test; rows also carry test_acc_wrong",
+}
+
+
+def num_classes_of(data) -> int:
+    """``data.num_classes`` when set, else ``max(y) + 1``."""
+    n = getattr(data, "num_classes", None)
+    return n if isinstance(n, int) and n > 0 else int(data.y.max()) + 1
+
 
 class NodeClassification(Protocol):
     name = "node-classification"
@@ -29,76 +52,26 @@ class NodeClassification(Protocol):
     n_labeled_unit = "per split"
     higher_is_better = True
 
-    def __init__(self, cfg, predict_grid=None):
-        super().__init__(cfg)
-        self.predict_grid = predict_grid
-        self._kernels = None
-
-    def _registry(self) -> list:
-        return [m for m in self.cfg.methods if m.engine == "registry"]
-
-    def extra_code(self):
-        if not self._registry():
-            return None          # the pre-protocol code hash: STKR caches stay valid
-        return (("graphstk.experiments.protocols", "graphstk.experiments.registrations"),
-                ("graphstk.experiments.registry",))
-
     def check(self, spec, data) -> None:
-        from ..registry import get_method
-
-        for m in self._registry():
-            if "features" in get_method(m.label).needs and getattr(data, "x", None) is None:
+        for m in self.cfg.methods:
+            if "features" in self.entry(m).needs and getattr(data, "x", None) is None:
                 raise ProtocolError(f"{m.label!r} needs node features, but dataset {spec.name!r} has none "
                                     "(a graph-only dataset); use a graph method")
 
     def _features(self, data):
+        """The node features (float64 on the config's device, or a CSR matrix when sparse); once per dataset."""
         import scipy.sparse as sp
 
-        key = id(data)
-        if getattr(self, "_x_key", None) != key:
-            x = data.x
-            if x.is_sparse:
+        if getattr(self, "_x_key", None) != id(data):
+            x = getattr(data, "x", None)
+            if x is not None and x.is_sparse:
                 x = x.coalesce()
                 i = x.indices().numpy()
                 x = sp.csr_matrix((x.values().double().numpy(), (i[0], i[1])), shape=tuple(x.shape))
-            else:
-                x = x.double()
-            self._x_key, self._x = key, x
+            elif x is not None:
+                x = x.double().to(self.device)
+            self._x_key, self._x = id(data), x
         return self._x
-
-    def _evaluate_registry(self, m, grid: dict, data, unit, rep) -> dict:
-        from ..config import grid_points
-        from ..registry import Problem, get_method
-        from ..runner import accuracies, num_classes_of, select_best
-
-        t0 = time.perf_counter()
-        entry = get_method(m.label)
-        split = unit["split"]
-        y = data.y.long()
-        n = y.numel()
-        y_in = torch.full_like(y, -1)
-        y_in[split.train] = y[split.train]
-        rest = torch.ones(n, dtype=torch.bool)
-        rest[split.train] = False
-        X = self._features(data) if "features" in entry.needs or getattr(data, "x", None) is not None else None
-        prob = Problem(X=X, data=data, y=y_in, labeled=split.train, unlabeled=torch.nonzero(rest).flatten(),
-                       eval=torch.cat([split.val, split.test]), num_classes=num_classes_of(data), seed=rep)
-        points = grid_points(grid)
-        nv = split.val.numel()
-        conv = self.cfg.unreachable
-        per_point, tests = [], []
-        for p, s in zip(points, call_method(entry, m.options, prob, points)):
-            va, ta = accuracies(s[:nv], y[split.val]), accuracies(s[nv:], y[split.test])
-            tests.append(ta)
-            per_point.append({"params": p, "val_acc": va[conv], "val_unreachable": va["unreachable"],
-                              "test_acc": ta[conv], "test_unreachable": ta["unreachable"]})
-        best = select_best([r["val_acc"] for r in per_point])
-        test = tests[best]
-        return {"grid": per_point, "chosen_index": best, "chosen": per_point[best]["params"],
-                "val_acc": per_point[best]["val_acc"], "test_acc": test[conv], "test_acc_class0": test["class0"],
-                "test_acc_wrong": test["wrong"], "unreachable_as": conv, "unreachable": test["unreachable"],
-                "n_train": int(split.train.numel()), "n_val": int(nv), "n_test": int(split.test.numel()),
-                "wall_time_s": time.perf_counter() - t0}
 
     def load(self, spec, root):
         from ..datasets import load_spec
@@ -113,54 +86,90 @@ class NodeClassification(Protocol):
     def levels(self) -> list:
         return list(self.cfg.p_test)
 
-    def reps(self, data, level) -> list[int]:
-        return list(self.cfg.seeds)
-
     def prepare(self, spec, data, level, rep):
         from graphstk.data import make_split
 
         from ..datasets import split_fingerprint
-        from ..runner import SplitKernels
 
         split = make_split(data, level, rep, planetoid_split=self.cfg.planetoid_split)
-        return {"split": split, "kernels": SplitKernels(data, split, self.cfg.solver.torch_dtype),
-                "sfp": split_fingerprint(split)}
+        return {"split": split, "sfp": split_fingerprint(split)}
 
     def payload(self, spec, fp: str, level, rep, unit, m, grid: dict, code: str) -> dict:
-        # exactly the key of the pre-protocol pipeline: earlier caches stay valid
-        return {"dataset": spec.identity(), "data": fp, "p_test": level, "seed": rep,
-                "split": unit["sfp"], "method": m.label, "engine": m.engine, "setting": m.setting,
-                "options": m.options, "grid": grid, "solver": self.cfg.solver.to_dict(),
-                "unreachable": self.cfg.unreachable, "code": code}
+        return {"protocol": self.name, "dataset": spec.identity(), "data": fp, "p_test": level, "seed": rep,
+                "split": unit["sfp"], "method": m.label, "setting": m.setting, "options": m.options, "grid": grid,
+                "solver": self.cfg.solver.model_dump(), "unreachable": self.cfg.unreachable, "device": str(self.device),
+                "code": code}
 
     def label(self, dataset: str, series: str, level, rep) -> str:
         return f"{dataset}_{series}_p{level:g}_s{rep}"
 
+    def _problem(self, data, split, hidden: list, evals: list, rep: int) -> Problem:
+        y = data.y.long()
+        rest = torch.ones(y.numel(), dtype=torch.bool)
+        for ids in (split.train, *hidden):
+            rest[ids] = False
+        return Problem(X=self._features(data), data=data, y=masked_labels(y, split.train), labeled=split.train,
+                       unlabeled=torch.nonzero(rest).flatten(), eval=torch.cat(evals), num_classes=num_classes_of(data),
+                       seed=rep, device=self.device, options=self.cfg.solver.model_dump())
+
     def evaluate(self, m, grid: dict, data, unit, level, rep) -> dict:
-        from ..runner import num_classes_of, run_selection
-
-        if m.engine == "registry":
-            return self._evaluate_registry(m, grid, data, unit, rep)
-
-        if self.predict_grid is None:
-            from graphstk.methods import predict_grid
-
-            self.predict_grid = predict_grid
-        return run_selection(self.predict_grid, m, grid, data, unit["split"], unit["kernels"], num_classes_of(data),
-                             self.cfg.solver.engine_kwargs(), unreachable=self.cfg.unreachable)
+        t0 = time.perf_counter()
+        entry, split, conv = self.entry(m), unit["split"], self.cfg.unreachable
+        y, points, nv = data.y.long(), grid_points(grid), split.val.numel()
+        per_point = []
+        if m.setting == "transductive":
+            prob = self._problem(data, split, [], [split.val, split.test], rep)
+            tests = []
+            for p, s in zip(points, call_method(entry, m.options, prob, points)):
+                va, ta = accuracies(s[:nv], y[split.val]), accuracies(s[nv:], y[split.test])
+                tests.append(ta)
+                per_point.append({"params": p, "val_acc": va[conv], "val_unreachable": va["unreachable"],
+                                  "test_acc": ta[conv], "test_unreachable": ta["unreachable"]})
+            best = select([r["val_acc"] for r in per_point])
+            test = tests[best]
+        else:
+            prob = self._problem(data, split, [split.test, split.val], [split.val], rep)
+            for p, s in zip(points, call_method(entry, m.options, prob, points)):
+                va = accuracies(s, y[split.val])
+                per_point.append({"params": p, "val_acc": va[conv], "val_unreachable": va["unreachable"]})
+            best = select([r["val_acc"] for r in per_point])
+            prob = self._problem(data, split, [split.test], [split.test], rep)
+            (scores,) = call_method(entry, m.options, prob, [points[best]])
+            test = accuracies(scores, y[split.test])
+        return {"grid": per_point, "chosen_index": best, "chosen": points[best], "val_acc": per_point[best]["val_acc"],
+                "test_acc": test[conv], "test_acc_class0": test["class0"], "test_acc_wrong": test["wrong"],
+                "unreachable_as": conv, "unreachable": test["unreachable"], "n_train": int(split.train.numel()),
+                "n_val": int(nv), "n_test": int(split.test.numel()), "wall_time_s": time.perf_counter() - t0}
 
     def aggregate(self, dataset: str, m, sweep, level, reps: list, records: list[dict]) -> dict:
-        from ..pipeline import aggregate
+        """One results row from the per-seed records (the contract's keys plus extras).
 
-        row = aggregate(dataset, m, sweep, level, reps, records, self.cfg.paper_table)
+        ``test_acc``/``mean``/``std`` follow the config's ``unreachable`` convention;
+        ``test_acc_class0``/``test_acc_wrong`` (and their means) score the same chosen models under
+        each convention, so the gap between them is visible in every row.
+        """
+        from ..paper import paper_cell
+
+        accs = [r["test_acc"] for r in records]
+        acc0, accw = [r["test_acc_class0"] for r in records], [r["test_acc_wrong"] for r in records]
         n_train = sorted({r["n_train"] for r in records})
-        row.update({"n_labeled": n_train[0] if len(n_train) == 1 else [r["n_train"] for r in records],
-                    "n_labeled_unit": self.n_labeled_unit, "metric": self.metric, "protocol": self.name})
-        return row
+        mean, std = mean_std(accs)
+        return {
+            "dataset": dataset, "method": m.label, "setting": m.setting, "p_test": level, "sweep": sweep,
+            "options": dict(m.options), "seeds": list(reps), "test_acc": accs, "mean": mean, "std": std,
+            "test_acc_class0": acc0, "mean_class0": mean_std(acc0)[0],
+            "test_acc_wrong": accw, "mean_wrong": mean_std(accw)[0],
+            "best_params": [r["chosen"] for r in records], "val_acc": [r["val_acc"] for r in records],
+            "unreachable": [r["unreachable"] for r in records], "n_test": [r["n_test"] for r in records],
+            "paper": paper_cell(dataset, m.label, level, self.cfg.paper_table, sweep),
+            "wall_time_s": sum(r["wall_time_s"] for r in records),
+            "warnings": list(dict.fromkeys(w for r in records for w in r.get("warnings", []))),
+            "engine": m.engine, "grid_size": len(records[0]["grid"]) if records else 0,
+            "n_labeled": n_train[0] if len(n_train) == 1 else [r["n_train"] for r in records],
+            "n_labeled_unit": self.n_labeled_unit, "metric": self.metric, "protocol": self.name,
+        }
 
     def describe(self) -> dict:
-        from ..pipeline import UNREACHABLE_TEXT
-
         return {
             "name": self.name, "metric": "accuracy: test accuracy in percent",
             "n_labeled": "training (labeled) nodes per split",

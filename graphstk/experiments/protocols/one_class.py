@@ -34,9 +34,9 @@ import time
 
 import torch
 
-from ..config import grid_points
-from ..registry import Problem
-from .base import ProtocolError, VectorProtocol, auc, call_method
+from ..metrics import auc
+from ..specs import grid_points
+from .base import ProtocolError, VectorProtocol, call_method
 
 __all__ = ["OneClass"]
 
@@ -147,10 +147,8 @@ class OneClass(VectorProtocol):
         entry = self.entry(m)
         points = grid_points(grid)
         tr, te = unit["train"], unit["test"]
-        y = torch.full_like(data.y, -1)
-        y[tr] = 0
-        prob = Problem(X=data.X, data=None, y=y, labeled=tr, unlabeled=torch.empty(0, dtype=torch.long), eval=te,
-                       num_classes=1, seed=rep)
+        prob = self.problem(data, torch.zeros_like(data.y), tr, torch.empty(0, dtype=torch.long), te, rep,
+                            num_classes=1)
         (scores,) = call_method(entry, m.options, prob, points)
         value = auc(scores, data.y[te] == unit["pos"])
         return self._record(points, [None], None, 0, value, t0, n_labeled=int(tr.numel()),

@@ -4,6 +4,7 @@ Each module registers :class:`~graphstk.experiments.registry.MethodEntry` object
 that live in :mod:`graphstk.methods` (which knows nothing of the runner). Add ONE import line
 per topic below.
 """
+from . import stkr  # noqa: F401  LP (t), SP-Lap (t)/(i), SP-poly (t)/(i), SP-topd (t)/(i), KRR (i)
 from . import baselines  # noqa: F401  RLSC, KRLSC, LinearSVM
 from . import separating  # noqa: F401  Spectral, Spectral-<filter>, Parzen, 1CSVM
 from . import sskpca  # noqa: F401  LR-KPCA, LS-KPCA, MV-KPCA, MV-KPCA-10, KPCA-10, G-LS, M-LS

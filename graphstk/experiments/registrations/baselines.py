@@ -27,6 +27,7 @@ import torch
 from sklearn.metrics.pairwise import euclidean_distances
 
 from ..registry import MethodEntry, Problem, register_method
+from ..params import Param
 
 __all__ = ["rls_fit_predict", "linear_svm_fit_predict", "one_vs_rest_targets", "median_fit_distance"]
 
@@ -147,15 +148,23 @@ def linear_svm_fit_predict(problem: Problem, points: list[dict]) -> list[torch.T
     return out
 
 
+#: parameter declarations (checked for every config value when the config loads)
+_PARAMS = (Param("lam", float, low=0, low_open=True, doc="ridge, 1/l-normalised"),
+           Param("sigma", float, low=0, low_open=True, doc="Gaussian width, in units of the median fit distance"),
+           Param("C", float, low=0, low_open=True, doc="LinearSVC's C"),
+           Param("max_iter", int, low=1, doc="LinearSVC's iteration limit"),
+           Param("kernel", str, choices=("linear", "gaussian")),
+           Param("sigma_units", str, choices=("median", "absolute")))
+
 RLSC = register_method(MethodEntry(
     name="RLSC", needs=frozenset({"features"}), task="classification", grid={"lam": list(LAM_GRID)},
-    fit_predict=rls_fit_predict, fixed={"kernel": "linear"},
+    fit_predict=rls_fit_predict, fixed={"kernel": "linear"}, params=_PARAMS,
     description="regularized least-squares classifier, linear kernel, one-vs-rest +-1 targets (supervised)"))
 KRLSC = register_method(MethodEntry(
     name="KRLSC", needs=frozenset({"features"}), task="classification",
     grid={"sigma": list(SIGMA_GRID), "lam": list(LAM_GRID)}, fit_predict=rls_fit_predict,
-    fixed={"kernel": "gaussian", "sigma_units": "median"},
+    fixed={"kernel": "gaussian", "sigma_units": "median"}, params=_PARAMS,
     description="kernel RLS classifier, Gaussian kernel (sigma x median fit distance), one-vs-rest (supervised)"))
 LINEAR_SVM = register_method(MethodEntry(
     name="LinearSVM", needs=frozenset({"features"}), task="classification", grid={"C": list(C_GRID)},
-    fit_predict=linear_svm_fit_predict, description="linear SVM (sklearn LinearSVC, one-vs-rest; supervised)"))
+    fit_predict=linear_svm_fit_predict, params=_PARAMS, description="linear SVM (sklearn LinearSVC, one-vs-rest; supervised)"))

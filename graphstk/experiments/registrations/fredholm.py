@@ -33,6 +33,7 @@ import scipy.sparse as sp
 import torch
 
 from ..registry import MethodEntry, Problem, register_method
+from ..params import Param
 from .baselines import _rows, median_fit_distance, one_vs_rest_targets
 
 __all__ = ["fredholm_fit_predict", "laprls_fit_predict", "FREDHOLM_NAMES"]
@@ -158,11 +159,22 @@ def laprls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tenso
     return out
 
 
+#: parameter declarations (checked for every config value when the config loads)
+_PARAMS = (Param("width", float, low=0, low_open=True, doc="Gaussian width, in units of the median fit distance"),
+           Param("lam", float, low=0, low_open=True, doc="Eq. 3's lambda relative to mean diag K_F"),
+           Param("loss", str, choices=("square", "hinge")),
+           Param("instance", str, choices=FREDHOLM_NAMES),
+           Param("sigma", float, low=0, low_open=True, doc="LapRLSC kernel width (median units)"),
+           Param("gamma_A", float, low=0, doc="LapRLSC ambient regularisation"),
+           Param("gamma_I", float, low=0, doc="LapRLSC intrinsic regularisation"),
+           Param("n_neighbors", int, low=1), Param("landmarks", int, low=0),
+           Param("kernel", str, choices=("gaussian", "linear")))
+
 for _name in FREDHOLM_NAMES:
     register_method(MethodEntry(
         name=_name, needs=frozenset({"features"}), task="classification",
         grid={"width": list(WIDTH_GRID), "lam": list(LAM_GRID), "loss": ["square"]},
-        fit_predict=fredholm_fit_predict, fixed={"instance": _name},
+        fit_predict=fredholm_fit_predict, fixed={"instance": _name}, params=_PARAMS,
         description=f"{_name}: Fredholm kernel (Que, Belkin, Wang 2014, Sec. 5), Eq. 3 square loss by default; "
                     "width x median fit distance, lam relative to mean diag K_F"))
 
@@ -170,5 +182,5 @@ LAPRLSC = register_method(MethodEntry(
     name="LapRLSC", needs=frozenset({"features"}), task="classification",
     grid={"kernel": ["gaussian"], "sigma": [0.25, 0.5, 1.0], "gamma_A": list(GAMMA_A_GRID),
           "gamma_I": list(GAMMA_I_GRID), "n_neighbors": [10], "landmarks": [0]},
-    fit_predict=laprls_fit_predict,
+    fit_predict=laprls_fit_predict, params=_PARAMS,
     description="Laplacian RLS (Belkin, Niyogi, Sindhwani 2006) on a kNN graph of the fit points, one-vs-rest"))

@@ -30,6 +30,7 @@ from ...methods.separating import (
     FILTERS, ParzenWindow, SpectralSupportEstimator, gaussian_one_class_svm, width_heuristic,
 )
 from ..registry import MethodEntry, Problem, register_method
+from ..params import Param
 
 __all__ = ["spectral_fit_predict", "parzen_fit_predict", "one_class_svm_fit_predict"]
 
@@ -98,25 +99,33 @@ def one_class_svm_fit_predict(problem: Problem, points: list[dict]) -> list[torc
     return out
 
 
+#: parameter declarations (checked for every config value when the config loads)
+_PARAMS = (Param("lam", float, low=0, low_open=True, special=("auto",), doc="regularisation (auto: the elbow)"),
+           Param("sigma", float, low=0, low_open=True, special=("auto",), doc="kernel width (auto: the heuristic)"),
+           Param("n_neighbors", int, low=1), Param("n_components", int, low=1),
+           Param("approx", str, choices=("exact", "nystroem", "rff")),
+           Param("elbow_of", str, choices=("K_n/n", "K_n")))
+_SVM_PARAMS = (*_PARAMS[1:3], Param("nu", float, low=0, high=1, low_open=True, doc="OneClassSVM's nu"))
+
 _SPECTRAL_FIXED = {"kernel": "abel", "sigma": "auto", "n_neighbors": 10, "approx": "exact", "n_components": 2000,
                    "nu": 1.0, "elbow_of": "K_n/n"}
 _WIDTH = "Abel kernel exp(-||x-y||/sigma), sigma = median 10th-neighbour distance of the training points"
 
 SPECTRAL = register_method(MethodEntry(
-    name="Spectral", needs=frozenset({"features"}), task="one-class", grid={"lam": ["auto"]},
+    params=_PARAMS, name="Spectral", needs=frozenset({"features"}), task="one-class", grid={"lam": ["auto"]},
     fit_predict=spectral_fit_predict, fixed={**_SPECTRAL_FIXED, "filter": "tikhonov"},
     description=f"spectral support estimator F_n (Eq. 19), Tikhonov filter, {_WIDTH}, lambda at the maximum "
                 "curvature of the eigenvalue decay"))
 SPECTRAL_FILTERS = {f: register_method(MethodEntry(
-    name=f"Spectral-{f}", needs=frozenset({"features"}), task="one-class", grid={"lam": ["auto"]},
+    params=_PARAMS, name=f"Spectral-{f}", needs=frozenset({"features"}), task="one-class", grid={"lam": ["auto"]},
     fit_predict=spectral_fit_predict, fixed={**_SPECTRAL_FIXED, "filter": f},
     description=f"spectral support estimator F_n (Eq. 19), {f} filter, {_WIDTH}, lambda at the maximum curvature "
                 "of the eigenvalue decay")) for f in FILTERS}
 PARZEN = register_method(MethodEntry(
-    name="Parzen", needs=frozenset({"features"}), task="one-class", grid={},
+    params=_PARAMS, name="Parzen", needs=frozenset({"features"}), task="one-class", grid={},
     fit_predict=parzen_fit_predict, fixed={"kernel": "abel", "sigma": "auto", "n_neighbors": 10},
     description=f"Parzen window (1/n) sum_i K(x, x_i), {_WIDTH}"))
 ONE_CLASS_SVM = register_method(MethodEntry(
-    name="1CSVM", needs=frozenset({"features"}), task="one-class", grid={},
+    params=_SVM_PARAMS, name="1CSVM", needs=frozenset({"features"}), task="one-class", grid={},
     fit_predict=one_class_svm_fit_predict, fixed={"sigma": "auto", "n_neighbors": 10, "nu": 0.9},
     description="scikit-learn OneClassSVM, Gaussian kernel exp(-||x-y||^2/(2 sigma^2)), the same sigma, nu = 0.9"))

@@ -48,6 +48,7 @@ from graphstk.methods.sskpca import (
     BASIS_CACHE, DECOMPOSITIONS, LRKPCA, LSKPCA, MVKPCA, KernelPCAClassifier, median_pairwise_distance,
 )
 from ..registry import MethodEntry, Problem, register_method
+from ..params import Param
 
 __all__ = ["clear_cache", "SIGMA_GRID", "C_GRID", "S_GRID"]
 
@@ -166,40 +167,49 @@ mv_fit_predict.__doc__ = "MV-KPCA (Eq. 6) and MV-KPCA-10 (``n_components``), one
 kpca_fit_predict = _path_fit_predict(KernelPCAClassifier, ("n_components", "standardize"))
 kpca_fit_predict.__doc__ = "KPCA-10 (Eq. 5): the top ``n_components`` eigenfunctions (no labels) and a linear SVM."
 
+#: parameter declarations (checked for every config value when the config loads)
+_PARAMS = (Param("sigma", float, low=0, low_open=True, doc="Gaussian width, in units of the median fit distance"),
+           Param("c", float, low=0, doc="weight of the labeled loss"),
+           Param("s", float, low=0, low_open=True, doc="RMS deviation of f over the fit points"),
+           Param("k", int, low=1, doc="nearest neighbours"), Param("tau", float, low=0, low_open=True),
+           Param("w", float, low=0, high=1, doc="weight of the Gaussian kernel"),
+           Param("rank", int, low=1), Param("n_components", int, low=1),
+           Param("centered", bool), Param("standardize", bool))
+
 _F = frozenset({"features"})
 _LS_GRID = {"sigma": list(SIGMA_GRID), "c": list(C_GRID), "s": list(S_GRID)}
 
 register_method(MethodEntry(
-    name="LS-KPCA", needs=_F, task="classification", grid=dict(_LS_GRID), fit_predict=ls_fit_predict,
+    params=_PARAMS, name="LS-KPCA", needs=_F, task="classification", grid=dict(_LS_GRID), fit_predict=ls_fit_predict,
     fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True, "standardize": False},
     description="LS-KPCA (Walder et al. Eqs. 10-14, secular equation), Gaussian kernel, 1-D SVM threshold"))
 register_method(MethodEntry(
-    name="LR-KPCA", needs=_F, task="classification", grid={k: list(v) for k, v in LR_GRID.items()},
+    params=_PARAMS, name="LR-KPCA", needs=_F, task="classification", grid={k: list(v) for k, v in LR_GRID.items()},
     fit_predict=lr_fit_predict,
     fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True, "standardize": False},
     description="LR-KPCA (Walder et al. Eqs. 16-21, corrected IRLS), Gaussian kernel, 1-D SVM threshold"))
 register_method(MethodEntry(
-    name="MV-KPCA", needs=_F, task="classification", grid={"sigma": list(SIGMA_GRID), "c": list(MV_C_GRID)},
+    params=_PARAMS, name="MV-KPCA", needs=_F, task="classification", grid={"sigma": list(SIGMA_GRID), "c": list(MV_C_GRID)},
     fit_predict=mv_fit_predict, fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True,
                                        "n_components": 1, "standardize": False},
     description="MV-KPCA (Walder et al. Eq. 6), first eigenfunction + 1-D SVM threshold"))
 register_method(MethodEntry(
-    name="MV-KPCA-10", needs=_F, task="classification", grid={"sigma": list(SIGMA_GRID), "c": list(MV_C_GRID)},
+    params=_PARAMS, name="MV-KPCA-10", needs=_F, task="classification", grid={"sigma": list(SIGMA_GRID), "c": list(MV_C_GRID)},
     fit_predict=mv_fit_predict, fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True,
                                        "n_components": 10, "standardize": False},
     description="MV-KPCA (Eq. 6), top 10 eigenfunctions + hard-margin linear SVM"))
 register_method(MethodEntry(
-    name="KPCA-10", needs=_F, task="classification", grid={"sigma": list(KPCA_SIGMA_GRID)},
+    params=_PARAMS, name="KPCA-10", needs=_F, task="classification", grid={"sigma": list(KPCA_SIGMA_GRID)},
     fit_predict=kpca_fit_predict, fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True,
                                          "n_components": 10, "standardize": False},
     description="KPCA (Eq. 5), top 10 eigenfunctions + hard-margin linear SVM"))
 register_method(MethodEntry(
-    name="G-LS", needs=_F, task="classification",
+    params=_PARAMS, name="G-LS", needs=_F, task="classification",
     grid={"k": list(K_GRID), "tau": list(TAU_GRID), "c": list(C_GRID), "s": list(S_GRID)},
     fit_predict=ls_fit_predict, fixed={"kernel": "diffusion", "rank": DEFAULT_RANK, "centered": True},
     description="LS-KPCA with the diffusion kernel exp(-tau L) of a Gaussian-weighted kNN graph (Sec. 7.2)"))
 register_method(MethodEntry(
-    name="M-LS", needs=_F, task="classification",
+    params=_PARAMS, name="M-LS", needs=_F, task="classification",
     grid={"k": [10], "tau": list(TAU_GRID), "w": list(W_GRID), "sigma": list(SIGMA_GRID), "c": list(C_GRID),
           "s": list(S_GRID)},
     fit_predict=ls_fit_predict, fixed={"kernel": "mixture", "rank": DEFAULT_RANK, "centered": True},
@@ -313,7 +323,7 @@ def graph_ls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Ten
 
 
 register_method(MethodEntry(
-    name="LS-KPCA (t)", needs=frozenset({"graph"}), task="classification",
+    params=_PARAMS, name="LS-KPCA (t)", needs=frozenset({"graph"}), task="classification",
     grid={"tau": [1.0, 5.0, 25.0], "c": [0.1, 1.0, 10.0, 100.0], "s": [0.1, 0.3, 1.0, 3.0]},
     fit_predict=graph_ls_fit_predict, fixed={"rank": 256, "support": "labeled"},
     description="LS-KPCA with exp(-tau (I - S)) on the top-256 eigenpairs of the STKR graph kernel S (transductive)"))

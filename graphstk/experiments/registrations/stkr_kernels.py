@@ -23,7 +23,9 @@ from sklearn.metrics.pairwise import euclidean_distances
 from graphstk.methods import predict_grid
 from graphstk.operators import DenseOperator
 
+from ..params import Param
 from ..registry import MethodEntry, Problem, register_method
+from .stkr import PARAMS
 from .baselines import _rows, median_fit_distance
 
 __all__ = ["stkr_kernel_fit_predict"]
@@ -66,13 +68,17 @@ def stkr_kernel_fit_predict(problem: Problem, points: list[dict]) -> list[torch.
     return [out[i] for i in range(len(points))]
 
 
+#: parameter declarations: the STKR paper's eta, beta, k (declared once, in .stkr) and the kernel width
+_PARAMS = (Param("sigma", float, low=0, low_open=True, doc="Gaussian width, in units of the median fit distance"),
+           PARAMS["eta"], PARAMS["beta"], PARAMS["k"], Param("transform", str, choices=("stkr-lap", "stkr-poly")))
+
 STKR_LAP = register_method(MethodEntry(
     name="STKR-Lap", needs=frozenset({"features"}), task="classification",
     grid={"sigma": list(SIGMA_GRID), "eta": list(ETA_GRID), "beta": list(BETA_GRID)},
-    fit_predict=stkr_kernel_fit_predict, fixed={"transform": "stkr-lap"},
+    fit_predict=stkr_kernel_fit_predict, fixed={"transform": "stkr-lap"}, params=_PARAMS,
     description="STKR, inverse-Laplacian transform (Algorithm 2) of a Gaussian feature kernel (sigma x median distance)"))
 STKR_POLY = register_method(MethodEntry(
     name="STKR-poly", needs=frozenset({"features"}), task="classification",
     grid={"sigma": list(SIGMA_GRID), "k": list(K_GRID), "beta": list(BETA_GRID)},
-    fit_predict=stkr_kernel_fit_predict, fixed={"transform": "stkr-poly"},
+    fit_predict=stkr_kernel_fit_predict, fixed={"transform": "stkr-poly"}, params=_PARAMS,
     description="STKR, polynomial transform s(l) = l^k (Algorithm 1/3) of a Gaussian feature kernel"))

@@ -431,10 +431,18 @@ def test_one_class_bad_input(tiny):
     ({"protocol": "fixed-splits", "n_labeled": [10], "datasets": ["Digitz1"]}, ["unknown dataset 'Digitz1'",
                                                                                "Digit1", "MNIST"]),
     ({"protocol": "fixed-splits", "n_labeled": [10], "methods": ["test-GraphOnly"]},
-     ["needs a graph", "features only", "KRLSC"]),
+     ["is a node-classification method", "needs a graph", "this task's protocol is fixed-splits", "KRLSC"]),
     ({"protocol": "fixed-splits", "n_labeled": [10], "p_test": 0.1}, ["p_test", "node-classification protocol"]),
     ({"protocol": "labeled-per-class", "n_labeled": [10], "cv_folds": 3}, ["cv_folds", "fixed-splits"]),
-    ({"protocol": "labeled-per-class"}, ["n_labeled", "missing", "per class"]),
+    ({"protocol": "labeled-per-class"}, ["n_labeled", "missing"]),
+    ({"protocol": "labeled-per-class", "n_labeled": [10], "methods": ["SP-Lap (t)"]},
+     ["'SP-Lap (t)' is a node-classification method", "this task's protocol is labeled-per-class"]),
+    ({"protocol": "fixed-splits", "n_labeled": [10], "methods": [{"label": "KRLSC", "grid": {"sigma": [-1]}}]},
+     ["methods[0].grid.sigma[0]", "got -1"]),
+    ({"protocol": "fixed-splits", "n_labeled": [10], "methods": [{"label": "KRLSC", "grid": {"sigma": [0]}}]},
+     ["methods[0].grid.sigma[0]", "got 0"]),
+    ({"protocol": "fixed-splits", "n_labeled": [10], "methods": [{"label": "KRLSC", "grid": {"lam": [-1]}}]},
+     ["methods[0].grid.lam[0]", "got -1"]),
     ({"protocol": "labeled-per-class", "n_labeled": [3], "test": "held-out"}, ["test_size", "test_part"]),
     ({"protocol": "fixed-splits", "n_labeled": [10], "methods": [{"label": "KRLSC", "grid": {"gamma": [1]}}]},
      ["methods[0].grid.gamma", "unknown key", "sigma"]),
@@ -579,7 +587,7 @@ def test_dataset_entry_part_and_balanced_subsample(tiny, fake_loader):
 def test_shipped_vector_configs_parse():
     from graphstk.experiments.config import load_config
 
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     cfg = load_config(os.path.join(repo, "configs", "ssl_benchmark_rlsc.yaml"))
     assert cfg.protocol == "fixed-splits" and cfg.protocol_options["n_labeled"] == [10, 100]
     assert [d.name for d in cfg.datasets] == ["Digit1", "USPS", "COIL2", "BCI", "g241c", "COIL", "g241d", "Text"]
@@ -588,8 +596,7 @@ def test_shipped_vector_configs_parse():
     assert {t.protocol for t in quick.all_tasks()} == {"node-classification", "labeled-per-class"}
 
 
-def test_node_classification_cache_key_is_the_pre_protocol_one():
-    """The STKR configs keep their cache keys (and so their numbers): same payload keys and values."""
+def test_node_classification_cache_key_holds_everything_that_affects_the_result():
     from graphstk.experiments.datasets import load_spec
 
     cfg = parse_config({"seeds": 1, "p_test": 0.2, "planetoid_split": "random", "paper_table": None,
@@ -601,10 +608,12 @@ def test_node_classification_cache_key_is_the_pre_protocol_one():
     data = load_spec(spec, None)
     unit = proto.prepare(spec, data, 0.2, 0)
     payload = proto.payload(spec, "fp", 0.2, 0, unit, m, m.grid, "code")
-    assert payload == {"dataset": {"name": "Karate", "source": None, "graph": spec.graph}, "data": "fp",
-                       "p_test": 0.2, "seed": 0, "split": unit["sfp"], "method": "LP (t)", "engine": "lp",
+    assert payload == {"protocol": "node-classification", "dataset": {"name": "Karate", "source": None,
+                                                                       "graph": spec.graph},
+                       "data": "fp", "p_test": 0.2, "seed": 0, "split": unit["sfp"], "method": "LP (t)",
                        "setting": "transductive", "options": {"labels": "onehot"}, "grid": m.grid,
-                       "solver": cfg.solver.to_dict(), "unreachable": "wrong", "code": "code"}
+                       "solver": cfg.solver.model_dump(), "unreachable": "wrong", "device": "cpu",
+                       "code": "code"}
     assert proto.label("Karate", "LP (t)", 0.2, 0) == "Karate_LP (t)_p0.2_s0"
 
 

@@ -1,4 +1,4 @@
-"""Issue 13 solvers against independent dense computations: the Chebyshev-filtered eigensolver
+"""The fast solver routes against independent dense computations: the Chebyshev-filtered eigensolver
 (kernel PCA, STKR Eq. 8), multi-shift CG (Eq. 22 / Example 1 for every eta) and the reduced-product
 Algorithm 1 (Eq. 7)."""
 import numpy as np
@@ -309,7 +309,7 @@ def test_column_block_width_splits_only_wide_blocks_that_fit_the_cache(monkeypat
 
 def test_blocked_sparse_product_equals_the_dense_product(monkeypatch):
     """A wide right-hand side multiplied in column blocks (forced small here) gives the dense
-    product, and bitwise the one-call sparse product."""
+    product and the one-call sparse product, up to the rounding of a different summation order."""
     import graphstk.operators.base as OB
     W, _, _ = random_graph(30, 0.2, 4)
     S = normalized(W)
@@ -321,7 +321,9 @@ def test_blocked_sparse_product_equals_the_dense_product(monkeypatch):
     assert OB.column_block_width(x) == 8
     blocked = op @ x
     assert torch.allclose(blocked, S @ x, atol=1e-13, rtol=0)
-    assert torch.equal(blocked, whole)
+    # every entry is a sum of at most 30 products of numbers below 10: a lost or repeated block
+    # changes entries by O(1), a different summation order by a few units of 1e-16
+    torch.testing.assert_close(blocked, whole, rtol=0, atol=1e-13)
 
 
 def test_reuse_freed_memory_applies_on_glibc_and_can_be_turned_off(monkeypatch):

@@ -7,10 +7,11 @@ import textwrap
 
 import pytest
 
-from graphstk.experiments.config import (DEFAULT_GRID, METHODS, ConfigError, load_config, parse_config,
+from graphstk.experiments.registrations.stkr import DEFAULT_GRID, STKR_METHODS as METHODS
+from graphstk.experiments.config import (ConfigError, load_config, parse_config,
                                          thin_grid)
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def base(**over):
@@ -156,12 +157,12 @@ def test_default_experiment_config_is_valid():
     (base(datasets=[{"name": "x", "graph": {"kind": "sbn"}}]), "datasets[0].graph.kind", ["did you mean 'sbm'"]),
     (base(datasets=[{"nmae": "Cora"}]), "datasets[0].nmae", ["unknown key"]),
     (base(solver={"dtype": "float16"}), "solver.dtype", ["float32", "float64"]),
-    (base(solver={"tol": -1}), "solver.tol", ["positive"]),
+    (base(solver={"tol": -1}), "solver.tol", ["must be > 0"]),
     (base(solver={"solver": "gmers"}), "solver.solver", ["did you mean 'gmres'"]),
     (base(solver={"max_iter": 0}), "solver.max_iter", [">= 1"]),
     (base(solver={"maxiter": 10}), "solver.maxiter", ["did you mean 'max_iter'"]),
     (base(paper_table="table2"), "paper_table", ["allowed"]),
-    (base(planetoid_split="public-ish"), "planetoid_split", ["'public' or 'random'"]),
+    (base(planetoid_split="public-ish"), "planetoid_split", ["did you mean 'public'", "public, random"]),
     (base(plot={"file": "x.png"}), "plot", ["sweep"]),
     (base(name="my run"), "name", ["letters"]),
     ({"methods": ["LP (t)"]}, "datasets", ["missing"]),
@@ -188,7 +189,7 @@ def test_yaml_errors(tmp_path):
             grid:
               beta: [1e3, 1e2, ten]
         """))
-    with pytest.raises(ConfigError, match=r"methods\[0\]\.grid\.beta\[2\]: expected a positive number"):
+    with pytest.raises(ConfigError, match=r"methods\[0\]\.grid\.beta\[2\]: expected a number > 0, got str 'ten'"):
         load_config(str(p))
 
 
@@ -196,22 +197,20 @@ def test_yaml_errors(tmp_path):
 def test_unreachable_step_size_and_support_defaults_and_values():
     cfg = parse_config(base(methods=["LP (t)", "SP-topd (t)", "SP-topd (i)"]))
     assert cfg.unreachable == "wrong" and cfg.to_dict()["unreachable"] == "wrong"
-    assert cfg.solver.step_size == "auto" and cfg.solver.engine_kwargs()["step_size"] == "auto"
+    assert cfg.solver.step_size == "auto"
     lp, topd_t, topd_i = cfg.methods
-    assert lp.options == {"labels": "onehot"} and lp.engine_kwargs() == {"labels": "onehot"}
-    assert topd_t.options == topd_i.options == {"support": "labeled", "labels": "onehot"}   # default (issue 12)
-    assert topd_t.engine_kwargs() == {"topd_support": "labeled", "labels": "onehot"}
+    assert lp.options == {"labels": "onehot"}
+    assert topd_t.options == topd_i.options == {"support": "labeled", "labels": "onehot"}   # the default
     cfg = parse_config(base(unreachable="class0", solver={"step_size": "paper"},
                             methods=["SP-topd (t)", {"label": "SP-topd (t)", "support": "all"},
                                      {"label": "SP-topd (i)", "support": "all", "grid": {"d": [4]}}]))
-    assert cfg.unreachable == "class0" and cfg.solver.engine_kwargs()["step_size"] == "paper"
+    assert cfg.unreachable == "class0" and cfg.solver.step_size == "paper"
     assert [m.options["support"] for m in cfg.methods] == ["labeled", "all", "all"]   # both rows allowed
-    assert cfg.methods[1].engine_kwargs() == {"topd_support": "all", "labels": "onehot"}   # Eq. 8 of the paper
     assert cfg.methods[1].display() == "SP-topd (t) [support=all]" and cfg.methods[0].display() == "SP-topd (t)"
     assert cfg.to_dict()["methods"][1]["options"] == {"support": "all", "labels": "onehot"}
     assert cfg.to_dict()["solver"]["step_size"] == "paper"
     assert parse_config(base(solver={"step_size": 0.25})).solver.step_size == 0.25
-    assert parse_config(base(solver={"step_size": 1})).solver.engine_kwargs()["step_size"] == 1.0
+    assert parse_config(base(solver={"step_size": 1})).solver.step_size == 1.0
 
 
 def test_labels_option_for_every_method():

@@ -11,7 +11,7 @@ from graphstk.experiments.registry import Problem, get_method
 from graphstk.methods import ParzenWindow, SpectralSupportEstimator
 from graphstk.methods.separating import FILTERS, width_heuristic
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def _problem(seed=0):

@@ -1,4 +1,5 @@
-"""The experiment runner: protocol, model selection, outputs, cache/resume and the command line."""
+"""The pipeline end to end (outputs, cache and resume) and the node-classification protocol's
+selection (Appendix D of the STKR paper) through the registered STKR methods."""
 from __future__ import annotations
 
 import csv
@@ -15,15 +16,12 @@ from graphstk.experiments import cache as cache_mod
 from graphstk.experiments import pipeline as pipeline_mod
 from graphstk.experiments.config import parse_config
 from graphstk.experiments.datasets import load_spec
+from graphstk.experiments.metrics import accuracies, accuracy, select
 from graphstk.experiments.pipeline import run_experiment
-from graphstk.experiments.runner import SplitKernels, accuracy, run_selection, select_best
+from graphstk.experiments.protocols import get_protocol
+from graphstk.methods import predict_grid
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-try:
-    from graphstk.methods import predict_grid as ENGINE
-except ImportError:  # the propagation engine is built separately; fall back to a tiny stand-in
-    ENGINE = None
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _standin_predict_grid(method, kernel, y, train_idx, eval_idx, grid, num_classes, **kw):
@@ -43,7 +41,13 @@ def _standin_predict_grid(method, kernel, y, train_idx, eval_idx, grid, num_clas
     return out
 
 
-predict_grid = ENGINE or _standin_predict_grid
+def _evaluate(cfg, m, data, p_test=0.2, seed=0, split=None):
+    """One (method, split) record of the node-classification protocol."""
+    proto = get_protocol(cfg)
+    unit = proto.prepare(cfg.datasets[0], data, p_test, seed)
+    if split is not None:
+        unit = {**unit, "split": split}
+    return proto.evaluate(m, m.grid, data, unit, p_test, seed)
 
 
 @pytest.fixture(autouse=True)
@@ -87,15 +91,16 @@ def test_accuracy_counts_all_zero_rows_as_wrong_not_class_0():
     assert acc == pytest.approx(50.0)    # row 0 would be "right" if argmax gave class 0
 
 
-def test_select_best_first_of_ties_and_never_nan():
-    assert select_best([50.0, 70.0, 70.0, 60.0]) == 1
-    assert select_best([float("nan"), 10.0]) == 1
+def test_select_first_of_ties_and_never_nan():
+    assert select([50.0, 70.0, 70.0, 60.0]) == 1
+    assert select([float("nan"), 10.0]) == 1
+    assert select([3.0, 1.0, 1.0], higher_is_better=False) == 1
 
 
-def test_transductive_and_inductive_calls_follow_appendix_d():
+def test_transductive_and_inductive_calls_follow_appendix_d(monkeypatch):
     """Which kernel, which labels and which eval nodes each predict_grid call gets."""
-    cfg = small_config()
-    data = load_spec(cfg.datasets[1], None)
+    cfg = small_config(datasets=[SMALL["datasets"][1]])
+    data = load_spec(cfg.datasets[0], None)
     from graphstk import make_split
 
     split = make_split(data, 0.2, 0)
@@ -105,9 +110,9 @@ def test_transductive_and_inductive_calls_follow_appendix_d():
         calls.append((method, kernel, y.clone(), train_idx, eval_idx, grid))
         return _standin_predict_grid(method, kernel, y, train_idx, eval_idx, grid, num_classes, **kw)
 
+    monkeypatch.setattr("graphstk.methods.predict_grid", spy)
     lp_t = next(m for m in cfg.methods if m.label == "LP (t)")
-    kernels = SplitKernels(data, split, torch.float64)
-    rec = run_selection(spy, lp_t, lp_t.grid, data, split, kernels, 3, {})
+    rec = _evaluate(cfg, lp_t, data, split=split)
     (method, kernel, y, tr, ev, grid), = calls
     assert method == "lp" and kernel.num_visible == data.num_nodes
     assert torch.equal(ev, torch.cat([split.val, split.test]))
@@ -118,7 +123,7 @@ def test_transductive_and_inductive_calls_follow_appendix_d():
 
     calls.clear()
     lap_i = next(m for m in cfg.methods if m.label == "SP-Lap (i)")
-    rec = run_selection(spy, lap_i, lap_i.grid, data, split, kernels, 3, {})
+    rec = _evaluate(cfg, lap_i, data, split=split)
     (m1, k1, _, _, ev1, g1), (m2, k2, _, _, ev2, g2) = calls
     assert m1 == m2 == "stkr-lap"
     assert torch.equal(ev1, split.val) and torch.equal(ev2, split.test)
@@ -132,8 +137,9 @@ def test_scrambling_test_labels_keeps_every_chosen_hyperparameter():
     cfg = small_config(seeds=1)
     from graphstk import make_split
 
-    for spec in cfg.datasets:
-        data = load_spec(spec, None)
+    for raw in SMALL["datasets"]:
+        one = small_config(seeds=1, datasets=[raw])
+        data = load_spec(one.datasets[0], None)
         split = make_split(data, 0.2, 0, planetoid_split="random")
         scrambled = data.clone()
         y = scrambled.y.clone()
@@ -141,19 +147,17 @@ def test_scrambling_test_labels_keeps_every_chosen_hyperparameter():
         y[split.test] = (y[split.test] + 1 + torch.arange(split.test.numel()) % (n_cls - 1)) % n_cls
         assert bool((y[split.test] != data.y[split.test]).all())
         scrambled.y = y
-        for m in cfg.methods:
-            a = run_selection(predict_grid, m, m.grid, data, split, SplitKernels(data, split, torch.float64),
-                              n_cls, {})
-            b = run_selection(predict_grid, m, m.grid, scrambled, split,
-                              SplitKernels(scrambled, split, torch.float64), n_cls, {})
-            assert a["chosen"] == b["chosen"], (spec.name, m.label)
+        for m in one.methods:
+            a = _evaluate(one, m, data, split=split)
+            b = _evaluate(one, m, scrambled, split=split)
+            assert a["chosen"] == b["chosen"], (raw["name"], m.label)
             assert [g["val_acc"] for g in a["grid"]] == [g["val_acc"] for g in b["grid"]]
 
 
 # ----------------------------------------------------------------------------- end to end
 def test_end_to_end_writes_the_three_outputs_with_the_contract_schema(tmp_path):
     out = tmp_path / "run"
-    res = run_experiment(small_config(), str(out), progress=False, predict_grid=predict_grid, log=lambda m: None)
+    res = run_experiment(small_config(), str(out), progress=False, log=lambda m: None)
     for f in ("results.json", "results.csv", "results.md"):
         assert (out / f).is_file()
     js = json.loads((out / "results.json").read_text())
@@ -181,7 +185,7 @@ def test_paper_column_and_sweep_rows(tmp_path):
     cfg = small_config(seeds=1, datasets=[SMALL["datasets"][1]],
                        methods=[{"label": "SP-poly (i)", "sweep": {"param": "k", "values": [1, 2]}}],
                        plot={"file": "fig.png"})
-    res = run_experiment(cfg, str(tmp_path), progress=False, predict_grid=predict_grid, log=lambda m: None)
+    res = run_experiment(cfg, str(tmp_path), progress=False, log=lambda m: None)
     assert [r["sweep"] for r in res["rows"]] == [{"k": 1}, {"k": 2}]
     assert all(p["k"] == r["sweep"]["k"] for r in res["rows"] for p in r["best_params"])
     assert (tmp_path / "fig.png").stat().st_size > 1000
@@ -195,8 +199,7 @@ def test_paper_column_and_sweep_rows(tmp_path):
 
 def test_interrupted_then_resumed_run_equals_uninterrupted(tmp_path, monkeypatch):
     cfg = small_config()
-    full = run_experiment(cfg, str(tmp_path / "full"), progress=False, predict_grid=predict_grid,
-                          log=lambda m: None)
+    full = run_experiment(cfg, str(tmp_path / "full"), progress=False, log=lambda m: None)
 
     real_put = cache_mod.ResultCache.put
     count = {"n": 0}
@@ -210,19 +213,19 @@ def test_interrupted_then_resumed_run_equals_uninterrupted(tmp_path, monkeypatch
     monkeypatch.setattr(cache_mod.ResultCache, "put", flaky_put)
     out = tmp_path / "resumed"
     with pytest.raises(KeyboardInterrupt):
-        run_experiment(cfg, str(out), progress=False, predict_grid=predict_grid, log=lambda m: None)
+        run_experiment(cfg, str(out), progress=False, log=lambda m: None)
     files = os.listdir(out / "cache")
     assert len(files) == 7 and all(f.endswith(".json") for f in files)     # nothing half-written
     assert not (out / "results.json").exists()
     monkeypatch.setattr(cache_mod.ResultCache, "put", real_put)
 
-    resumed = run_experiment(cfg, str(out), progress=False, predict_grid=predict_grid, log=lambda m: None)
+    resumed = run_experiment(cfg, str(out), progress=False, log=lambda m: None)
     assert (resumed["cache"]["reused"], resumed["cache"]["computed"]) == (7, 25)
     assert strip_times(resumed["rows"]) == strip_times(full["rows"])
 
     calls = []
-    again = run_experiment(cfg, str(out), progress=False, log=lambda m: None,
-                           predict_grid=lambda *a, **k: calls.append(1))
+    monkeypatch.setattr("graphstk.methods.predict_grid", lambda *a, **k: calls.append(1))
+    again = run_experiment(cfg, str(out), progress=False, log=lambda m: None)
     assert not calls and again["cache"]["reused"] == 32
     assert again["rows"] == resumed["rows"]         # identical numbers, wall times included
     assert [list(p) for r in again["rows"] for p in r["best_params"]] == \
@@ -231,19 +234,17 @@ def test_interrupted_then_resumed_run_equals_uninterrupted(tmp_path, monkeypatch
 
 def test_cache_key_changes_with_anything_that_affects_the_result(tmp_path, monkeypatch):
     cfg = small_config(seeds=1, datasets=[SMALL["datasets"][1]], methods=["KRR (i)"])
-    run_experiment(cfg, str(tmp_path), progress=False, predict_grid=predict_grid, log=lambda m: None)
+    run_experiment(cfg, str(tmp_path), progress=False, log=lambda m: None)
     for changed in (small_config(seeds=1, datasets=[SMALL["datasets"][1]], methods=[
                         {"label": "KRR (i)", "grid": {"beta": [1.0]}}]),
                     small_config(seeds=1, datasets=[SMALL["datasets"][1]], methods=["KRR (i)"], p_test=0.1),
                     small_config(seeds=[1], datasets=[SMALL["datasets"][1]], methods=["KRR (i)"]),
                     small_config(seeds=1, datasets=[SMALL["datasets"][1]], methods=["KRR (i)"],
                                  solver={"dtype": "float32"})):
-        res = run_experiment(changed, str(tmp_path), progress=False, predict_grid=predict_grid,
-                             log=lambda m: None, write=False)
+        res = run_experiment(changed, str(tmp_path), progress=False, log=lambda m: None, write=False)
         assert res["cache"]["reused"] == 0 and res["cache"]["computed"] == 1
-    monkeypatch.setattr(pipeline_mod, "code_fingerprint", lambda: "other engine code")
-    res = run_experiment(cfg, str(tmp_path), progress=False, predict_grid=predict_grid, log=lambda m: None,
-                         write=False)
+    monkeypatch.setattr(pipeline_mod, "code_fingerprint", lambda *a: "other engine code")
+    res = run_experiment(cfg, str(tmp_path), progress=False, log=lambda m: None, write=False)
     assert res["cache"]["reused"] == 0 and res["cache"]["computed"] == 1
 
 
@@ -252,7 +253,7 @@ def test_missing_dataset_is_skipped_and_recorded(tmp_path, monkeypatch):
     cfg = small_config(seeds=1, datasets=["CoraFull", SMALL["datasets"][1]], methods=["KRR (i)"],
                        skip_missing=True)
     res = run_experiment(cfg, str(tmp_path / "o"), data_root=str(tmp_path / "empty"), progress=False,
-                         predict_grid=predict_grid, log=lambda m: None)
+                         log=lambda m: None)
     assert [s["dataset"] for s in res["skipped"]] == ["CoraFull"]
     assert "not found" in res["skipped"][0]["reason"] and str(tmp_path / "empty") in res["skipped"][0]["reason"]
     assert [r["dataset"] for r in res["rows"]] == ["SBM"]
@@ -260,7 +261,7 @@ def test_missing_dataset_is_skipped_and_recorded(tmp_path, monkeypatch):
 
     with pytest.raises(DatasetMissingError, match="CoraFull"):
         run_experiment(small_config(seeds=1, datasets=["CoraFull"], methods=["KRR (i)"]), str(tmp_path / "p"),
-                       data_root=str(tmp_path / "empty"), progress=False, predict_grid=predict_grid)
+                       data_root=str(tmp_path / "empty"), progress=False)
 
 
 # ----------------------------------------------------------------------------- command line
@@ -304,7 +305,6 @@ def test_cli_missing_dataset_exit_1(tmp_path, capsys, monkeypatch):
     assert "CoraFull" in err and "skip_missing" in err and str(tmp_path / "none") in err
 
 
-@pytest.mark.skipif(ENGINE is None, reason="graphstk.methods.predict_grid is not available yet")
 def test_cli_default_run_without_arguments(tmp_path):
     r = subprocess.run([sys.executable, "-m", "graphstk", "--out", str(tmp_path / "d"), "--no-progress"],
                        capture_output=True, text=True, cwd=REPO, timeout=120)
@@ -325,17 +325,16 @@ def test_accuracy_class0_convention_is_plain_argmax():
     y = torch.tensor([0, 0, 1, 1])
     assert accuracy(scores, y, "class0") == (pytest.approx(75.0), 2)    # row 0 -> class 0 (right), row 3 wrong
     assert accuracy(scores, y, "wrong") == (pytest.approx(50.0), 2)
-    from graphstk.experiments.runner import accuracies
-
     assert accuracies(scores, y) == {"wrong": 50.0, "class0": 75.0, "unreachable": 2}
     with pytest.raises(ValueError, match="class0"):
         accuracy(scores, y, "zero")
 
 
-def test_class0_convention_also_drives_selection_on_val():
+def test_class0_convention_also_drives_selection_on_val(monkeypatch):
     """A grid point whose val rows are all zero wins under class0 when val is all class 0."""
-    cfg = small_config(methods=[{"label": "KRR (i)", "grid": {"beta": [0.5, 1.0]}}])
-    data = load_spec(cfg.datasets[1], None)
+    kw = dict(datasets=[SMALL["datasets"][1]], methods=[{"label": "KRR (i)", "grid": {"beta": [0.5, 1.0]}}])
+    cfg = small_config(**kw)
+    data = load_spec(cfg.datasets[0], None)
     from graphstk import make_split
 
     split = make_split(data, 0.2, 0, planetoid_split="random")
@@ -355,10 +354,10 @@ def test_class0_convention_also_drives_selection_on_val():
             out.append(({"beta": beta}, s))
         return out
 
-    m = cfg.methods[0]
-    kernels = SplitKernels(data, split, torch.float64)
-    wrong = run_selection(fake, m, m.grid, data, split, kernels, 3, {})
-    class0 = run_selection(fake, m, m.grid, data, split, kernels, 3, {}, unreachable="class0")
+    monkeypatch.setattr("graphstk.methods.predict_grid", fake)
+    wrong = _evaluate(cfg, cfg.methods[0], data, split=split)
+    c0 = small_config(unreachable="class0", **kw)
+    class0 = _evaluate(c0, c0.methods[0], data, split=split)
     (w05, w1), (c05, c1) = ([g["val_acc"] for g in r["grid"]] for r in (wrong, class0))
     assert w1 == 0.0 < w05 == c05 < c1                    # unreachable val nodes are right only under class0
     assert wrong["chosen"] == {"beta": 0.5} and class0["chosen"] == {"beta": 1.0}
@@ -366,7 +365,7 @@ def test_class0_convention_also_drives_selection_on_val():
     assert class0["test_acc"] == class0["test_acc_class0"] and wrong["test_acc"] == wrong["test_acc_wrong"]
 
 
-def test_class0_run_rows_carry_both_accuracies_and_options_reach_the_engine(tmp_path):
+def test_class0_run_rows_carry_both_accuracies_and_options_reach_the_engine(tmp_path, monkeypatch):
     calls = []
 
     def spy(method, kernel, y, train_idx, eval_idx, grid, num_classes, **kw):
@@ -377,10 +376,11 @@ def test_class0_run_rows_carry_both_accuracies_and_options_reach_the_engine(tmp_
                        grid={"beta": [1.0, 1e-3], "d": [4, 8]},
                        methods=["KRR (i)", "SP-topd (t)", {"label": "SP-topd (t)", "support": "all"},
                                 {"label": "SP-topd (i)", "support": "all"}])
-    res = run_experiment(cfg, str(tmp_path), progress=False, predict_grid=spy, log=lambda m: None)
+    monkeypatch.setattr("graphstk.methods.predict_grid", spy)
+    res = run_experiment(cfg, str(tmp_path), progress=False, log=lambda m: None)
     assert all(kw["step_size"] == "paper" for _, kw in calls)
     assert {kw.get("topd_support") for m, kw in calls if m == "stkr-topd"} == {"all", "labeled"}
-    assert all("topd_support" not in kw for m, kw in calls if m != "stkr-topd")
+    assert {kw["topd_support"] for m, kw in calls if m != "stkr-topd"} == {"labeled"}   # the engine's default
     rows = res["rows"]
     assert [(r["method"], r["options"]) for r in rows] == [
         ("KRR (i)", {"labels": "onehot"}), ("SP-topd (t)", {"support": "labeled", "labels": "onehot"}),
@@ -391,9 +391,8 @@ def test_class0_run_rows_carry_both_accuracies_and_options_reach_the_engine(tmp_
         assert len(r["test_acc_wrong"]) == 2
         assert all(w <= c for w, c in zip(r["test_acc_wrong"], r["test_acc_class0"]))
         assert r["mean_wrong"] == pytest.approx(sum(r["test_acc_wrong"]) / 2)
-    if ENGINE is not None:     # the real engine leaves test nodes unreachable here: the gap shows
-        krr = rows[0]
-        assert sum(krr["unreachable"]) > 0 and krr["mean_wrong"] < krr["mean_class0"]
+    krr = rows[0]       # the engine leaves test nodes unreachable here: the gap shows
+    assert sum(krr["unreachable"]) > 0 and krr["mean_wrong"] < krr["mean_class0"]
     js = json.loads((tmp_path / "results.json").read_text())
     assert js["config"]["unreachable"] == "class0" and "class0" in js["protocol"]["unreachable"]
     md = (tmp_path / "results.md").read_text()
@@ -406,7 +405,7 @@ def test_class0_run_rows_carry_both_accuracies_and_options_reach_the_engine(tmp_
     assert all(c["mean_wrong"] and c["mean_class0"] for c in csv_rows)
 
     wrong = run_experiment(small_config(datasets=[SPARSE_SBM], methods=["KRR (i)"]), str(tmp_path / "w"),
-                           progress=False, predict_grid=predict_grid, log=lambda m: None)
+                           progress=False, log=lambda m: None)
     (r,) = wrong["rows"]
     assert r["test_acc"] == r["test_acc_wrong"] and "test_acc_class0" in r
     assert "`unreachable: wrong`" in (tmp_path / "w" / "results.md").read_text()
@@ -414,7 +413,7 @@ def test_class0_run_rows_carry_both_accuracies_and_options_reach_the_engine(tmp_
 
 def test_cache_key_includes_unreachable_step_size_and_support(tmp_path):
     kw = dict(seeds=1, datasets=[SPARSE_SBM], grid={"beta": [1.0], "d": [4]})
-    run = lambda cfg: run_experiment(cfg, str(tmp_path), progress=False, predict_grid=predict_grid,  # noqa: E731
+    run = lambda cfg: run_experiment(cfg, str(tmp_path), progress=False,  # noqa: E731
                                      log=lambda m: None, write=False)["cache"]
     assert run(small_config(methods=["SP-topd (t)"], **kw))["computed"] == 1
     for changed in (small_config(methods=["SP-topd (t)"], unreachable="class0", **kw),
@@ -426,3 +425,51 @@ def test_cache_key_includes_unreachable_step_size_and_support(tmp_path):
     for changed, expect_reused in ((small_config(methods=[{"label": "SP-topd (t)", "support": "labeled"}], **kw), 1),
                                    (small_config(methods=["SP-topd (t)"], unreachable="wrong", **kw), 1)):
         assert run(changed)["reused"] == expect_reused      # explicit defaults are the same unit
+
+
+# ----------------------------------------------------------------------------- devices
+DIGITS_TASK = {"name": "digits", "protocol": "labeled-per-class", "n_labeled": [5], "val_per_class": 5,
+               "datasets": [{"name": "Digits", "n_per_class": 30}], "seeds": 1,
+               "grid": {"lam": [1e-2, 1.0], "sigma": [1.0], "C": [1.0]}, "methods": ["RLSC", "KRLSC", "LinearSVM"]}
+
+
+def _two_protocols(**over):
+    graph = {**{k: v for k, v in SMALL.items() if k != "name"}, "name": "graph", "seeds": 1,
+             "datasets": [SMALL["datasets"][1]]}
+    return parse_config({"name": "devices", "tasks": [graph, DIGITS_TASK], **over})
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="CUDA is not available on this machine"))])
+def test_every_protocol_on_a_device_gives_the_cpu_argmaxes(tmp_path, device):
+    ref = run_experiment(_two_protocols(), str(tmp_path / "ref"), progress=False, log=lambda m: None, write=False)
+    by_config = run_experiment(_two_protocols(device=device), str(tmp_path / "cfg"), progress=False,
+                               log=lambda m: None, write=False)
+    by_flag = run_experiment(_two_protocols().with_overrides(device=device), str(tmp_path / "flag"),
+                             progress=False, log=lambda m: None, write=False)
+    assert {t["device"] for t in by_config["config"]["tasks"]} == {device}
+    for res in (by_config, by_flag):
+        assert [(r["method"], r["test_acc"], r["best_params"]) for r in res["rows"]] == \
+            [(r["method"], r["test_acc"], r["best_params"]) for r in ref["rows"]]
+
+
+def test_device_errors_name_the_key_and_the_fix(tmp_path, capsys):
+    from graphstk.__main__ import main
+    from graphstk.experiments.config import ConfigError
+    from graphstk.experiments.protocols import ProtocolError
+
+    with pytest.raises(ConfigError, match=r"^device: expected a torch device such as cpu, cuda.*got 'gpu'"):
+        small_config(device="gpu")
+    with pytest.raises(ConfigError, match=r"^--device: expected a torch device"):
+        small_config().with_overrides(device="tpu0")
+    if not torch.cuda.is_available():
+        with pytest.raises(ProtocolError, match="CUDA is not available.*--device cpu"):
+            run_experiment(small_config(device="cuda"), str(tmp_path / "c"), progress=False, log=lambda m: None)
+    p = tmp_path / "c.yaml"
+    p.write_text("datasets: [{name: K, graph: {kind: karate_club, train_per_class: 3, val_per_class: 3}}]\n"
+                 "methods: [LP (t)]\nseeds: 1\np_test: 0.2\nplanetoid_split: random\ngrid: {eta: [0.9], T: [4]}\n")
+    assert main([str(p), "--device", "cpu", "--out", str(tmp_path / "o"), "--no-progress"]) == 0
+    assert json.loads((tmp_path / "o" / "results.json").read_text())["config"]["device"] == "cpu"
+    with pytest.raises(SystemExit) as info:
+        main([str(p), "--device", "gpu"])
+    assert info.value.code == 2 and "--device: expected a torch device" in capsys.readouterr().err

@@ -1,5 +1,5 @@
-"""Issue 12, a new user's first hour: masks and ids everywhere, small-graph splits, PyG's names,
-help() and repr, file modes, and the bad inputs and faults of the trial (each by name)."""
+"""Conventions a user meets first: masks and ids everywhere, small-graph splits, PyG's names,
+help() and repr, file modes, and bad inputs and faults named clearly (each by name)."""
 from __future__ import annotations
 
 import inspect

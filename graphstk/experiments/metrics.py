@@ -1,0 +1,102 @@
+"""The metrics and the model-selection rule every protocol shares.
+
+* :func:`accuracies` / :func:`accuracy`: argmax accuracy in percent, with the two conventions
+  for a score row that carries no information (all zero or not finite: no label reached it);
+* :func:`n_wrong` / :func:`error_rate`: classification error in percent;
+* :func:`auc`: ROC AUC of one-class scores;
+* :func:`select`: the best grid point (ties: the first in grid order; NaN never wins);
+* :func:`mean_std`: mean and sample standard deviation over repetitions.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+
+import torch
+
+__all__ = ["accuracies", "accuracy", "n_wrong", "error_rate", "auc", "select", "mean_std", "UNREACHABLE"]
+
+#: how a score row that is all zero (or not finite) is scored: "wrong" (a wrong prediction) or
+#: "class0" (the plain argmax, i.e. class 0: the convention behind the STKR paper's numbers)
+UNREACHABLE = ("wrong", "class0")
+
+
+def accuracies(scores: torch.Tensor, y_true: torch.Tensor) -> dict:
+    """Argmax accuracy in percent under both conventions for unreachable rows.
+
+    Parameters
+    ----------
+    scores : Tensor ``[n, C]``
+    y_true : LongTensor ``[n]``
+
+    Returns
+    -------
+    ``{"wrong": acc, "class0": acc, "unreachable": k}``: ``wrong`` counts the ``k`` unreachable
+    rows (all zero or not finite) as wrong predictions; ``class0`` is the plain argmax of every row
+    (non-finite entries zeroed first), so an all-zero row predicts class 0.
+    """
+    if scores.shape[0] != y_true.shape[0]:
+        raise ValueError(f"the method returned {scores.shape[0]} score rows for {y_true.shape[0]} nodes")
+    if y_true.numel() == 0:
+        return {"wrong": float("nan"), "class0": float("nan"), "unreachable": 0}
+    finite = torch.isfinite(scores).all(dim=1)
+    reached = (finite & (torch.nan_to_num(scores).abs().sum(dim=1) > 0)).cpu()
+    hit = torch.nan_to_num(scores).argmax(dim=1).cpu() == y_true.cpu()
+    n = y_true.numel()
+    return {"wrong": 100.0 * float((hit & reached).sum()) / n, "class0": 100.0 * float(hit.sum()) / n,
+            "unreachable": int((~reached).sum())}
+
+
+def accuracy(scores: torch.Tensor, y_true: torch.Tensor, unreachable: str = "wrong") -> tuple[float, int]:
+    """Argmax accuracy in percent, unreachable rows scored by ``unreachable`` (``"wrong"`` |
+    ``"class0"``, see :func:`accuracies`), and the number of unreachable rows."""
+    if unreachable not in UNREACHABLE:
+        raise ValueError(f"unreachable must be 'wrong' or 'class0', got {unreachable!r}")
+    acc = accuracies(scores, y_true)
+    return acc[unreachable], acc["unreachable"]
+
+
+def n_wrong(scores: torch.Tensor, y_true: torch.Tensor) -> int:
+    """Number of misclassified points: argmax of each score row against ``y_true``; a row with a
+    non-finite entry counts as an error (no prediction was made)."""
+    if scores.shape[0] != y_true.shape[0]:
+        raise ValueError(f"the method returned {scores.shape[0]} score rows for {y_true.shape[0]} points")
+    finite = torch.isfinite(scores).all(dim=1)
+    pred = torch.nan_to_num(scores).argmax(dim=1)
+    return int(((pred != y_true.to(pred.device)) | ~finite).sum())
+
+
+def error_rate(scores: torch.Tensor, y_true: torch.Tensor) -> float:
+    """Classification error in percent (:func:`n_wrong` over the number of points; NaN for none)."""
+    n = y_true.numel()
+    return 100.0 * n_wrong(scores, y_true) / n if n else float("nan")
+
+
+def auc(scores: torch.Tensor, inside: torch.Tensor) -> float:
+    """Area under the ROC curve (``sklearn.metrics.roc_auc_score``) of ``scores`` (higher = more
+    inside) for the boolean ``inside`` labels, over every threshold; in [0, 1]."""
+    from sklearn.metrics import roc_auc_score
+
+    s = scores.detach().cpu().double().numpy()
+    if not math.isfinite(float(s.sum())):
+        raise ValueError("the method returned non-finite one-class scores; the ROC AUC is undefined")
+    return float(roc_auc_score(inside.cpu().numpy().astype(bool), s))
+
+
+def select(values: list[float], higher_is_better: bool = True) -> int:
+    """Index of the best value; ties go to the first in grid order; NaN (or None) never wins."""
+    best, best_i = None, 0
+    for i, v in enumerate(values):
+        if v is None or v != v:
+            continue
+        if best is None or (v > best if higher_is_better else v < best):
+            best, best_i = v, i
+    return best_i
+
+
+def mean_std(values: list[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (ddof = 1; 0 for one value) of the finite values (NaN if none)."""
+    vals = [v for v in values if v is not None and v == v]
+    if not vals:
+        return float("nan"), float("nan")
+    return statistics.fmean(vals), (statistics.stdev(vals) if len(vals) > 1 else 0.0)

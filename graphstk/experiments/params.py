@@ -1,0 +1,117 @@
+"""Parameter declarations of the registered methods: one :class:`Param` per parameter.
+
+A method's registration declares each of its grid and fixed parameters once, with a type and
+a range (in the style of scikit-learn's ``_parameter_constraints``); the config check reads the
+declaration to refuse a bad value when the config loads, naming the value as the user wrote it,
+and the registration reads the same declaration through :meth:`Param.check` before it calls an
+estimator. Example::
+
+    Param("beta", float, low=0, low_open=True)              # beta > 0
+    Param("eta", float, low=0, high=1, low_open=True, high_open=True)
+    Param("loss", str, choices=("square", "hinge"))
+    Param("lam", float, low=0, low_open=True, special=("auto",))   # "auto" or a number > 0
+"""
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass
+
+__all__ = ["Param", "type_name"]
+
+_KINDS = (float, int, str, bool)
+
+
+def type_name(v) -> str:
+    """``"null"`` for ``None``, else the Python type name (for error messages)."""
+    return "null" if v is None else type(v).__name__
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a registered method.
+
+    Parameters
+    ----------
+    name : str
+        The key in ``grid:`` / ``fixed:`` of a config.
+    kind : type
+        ``float`` (an int is accepted and converted), ``int``, ``str`` or ``bool``.
+    low, high : float or None, default None
+        Bounds of a numeric parameter (``None``: unbounded).
+    low_open, high_open : bool, default False
+        Whether the bound itself is excluded.
+    choices : tuple or None
+        The allowed values (strings, or numbers of ``kind``).
+    special : tuple of str, default ()
+        Strings accepted besides the numeric range (e.g. ``("auto",)``).
+    optional : bool, default False
+        A grid key the method may run without (a config removes it with ``null``).
+    doc : str
+        One line for the generated docs.
+    """
+    name: str
+    kind: type = float
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    choices: tuple | None = None
+    special: tuple = ()
+    optional: bool = False
+    doc: str = ""
+
+    def __post_init__(self):
+        if self.kind not in _KINDS:
+            raise ValueError(f"Param {self.name!r}: kind must be one of float, int, str, bool; got {self.kind!r}")
+
+    @property
+    def allowed(self) -> str:
+        """What the parameter accepts, in words (``"a number > 0"``, ``"an integer >= 1"``)."""
+        if self.choices is not None:
+            return "one of: " + ", ".join(str(c) for c in self.choices)
+        if self.kind in (str, bool):
+            return {str: "a string", bool: "true or false"}[self.kind]
+        what = "an integer" if self.kind is int else "a number"
+        if self.low is not None and self.high is not None:
+            lo, hi = "(" if self.low_open else "[", ")" if self.high_open else "]"
+            what += f" in {lo}{self.low:g}, {self.high:g}{hi}"
+        elif self.low is not None:
+            what += f" {'>' if self.low_open else '>='} {self.low:g}"
+        elif self.high is not None:
+            what += f" {'<' if self.high_open else '<='} {self.high:g}"
+        return " or ".join([repr(s) for s in self.special] + [what])
+
+    def check(self, value):
+        """``value`` normalised (an int becomes a float for a ``float`` parameter), or ``ValueError``
+        ``"expected <allowed>, got <type> <value as written>"``."""
+        if isinstance(value, str) and value in self.special:
+            return value
+        if self.choices is not None:
+            if isinstance(value, bool) != (self.kind is bool) or value not in self.choices:
+                raise self._error(value)
+            return value
+        if self.kind is bool or self.kind is str:
+            if not isinstance(value, self.kind):
+                raise self._error(value)
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self._error(value)
+        if self.kind is int and not isinstance(value, int):
+            raise self._error(value)
+        if not math.isfinite(value) or not self._in_range(value):
+            raise self._error(value)
+        return float(value) if self.kind is float else value
+
+    def _in_range(self, v) -> bool:
+        if self.low is not None and (v <= self.low if self.low_open else v < self.low):
+            return False
+        return not (self.high is not None and (v >= self.high if self.high_open else v > self.high))
+
+    def _error(self, value) -> ValueError:
+        shown = f"{type_name(value)} {value!r}" if not isinstance(value, (int, float)) or isinstance(value, bool) \
+            else repr(value)
+        words = [str(c) for c in self.choices or ()] + list(self.special)
+        close = difflib.get_close_matches(value, words, n=1) if isinstance(value, str) else []
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return ValueError(f"expected {self.allowed}, got {shown}{hint}")

@@ -1,0 +1,47 @@
+"""Parameter declarations (graphstk.experiments.params) and their use by MethodEntry."""
+from __future__ import annotations
+
+import pytest
+
+from graphstk.experiments.params import Param
+from graphstk.experiments.registry import MethodEntry
+
+
+@pytest.mark.parametrize("param, good, bad", [
+    (Param("beta", float, low=0, low_open=True), [1e-8, 3, 2.5], [0, -1, float("inf"), float("nan"), "1", True]),
+    (Param("eta", float, low=0, high=1, low_open=True, high_open=True), [0.5, 0.999], [0, 1, 1.5]),
+    (Param("T", int, low=1), [1, 32], [0, 2.5, "4", True]),
+    (Param("w", float, low=0, high=1), [0, 1, 0.5], [-0.1, 1.1]),
+    (Param("lam", float, low=0, low_open=True, special=("auto",)), ["auto", 0.1], ["Auto", 0, -1]),
+    (Param("loss", str, choices=("square", "hinge")), ["square"], ["sqare", 1, None]),
+    (Param("centered", bool), [True, False], [1, "yes"]),
+])
+def test_check_accepts_the_range_and_names_the_value_as_written(param, good, bad):
+    for v in good:
+        assert param.check(v) == v
+    for v in bad:
+        with pytest.raises(ValueError, match=r"^expected .*, got .*" + repr(v)[:3].replace("(", r"\(")):
+            param.check(v)
+    assert isinstance(param.check(good[-1]), type(good[-1]) if param.kind is not float else float)
+
+
+def test_messages_say_what_is_allowed():
+    assert Param("eta", float, low=0, high=1, low_open=True, high_open=True).allowed == "a number in (0, 1)"
+    assert Param("T", int, low=1).allowed == "an integer >= 1"
+    assert Param("lam", float, low=0, low_open=True, special=("auto",)).allowed == "'auto' or a number > 0"
+    with pytest.raises(ValueError, match="did you mean 'hinge'"):
+        Param("loss", str, choices=("square", "hinge")).check("hnge")
+
+
+def test_method_entry_checks_its_own_defaults_and_undeclared_keys():
+    fit = lambda problem, points: []   # noqa: E731
+    with pytest.raises(ValueError, match="default lam: expected a number > 0, got -1"):
+        MethodEntry("bad", frozenset({"features"}), "classification", {"lam": [1.0, -1]}, fit,
+                    params=(Param("lam", float, low=0, low_open=True),))
+    e = MethodEntry("ok", frozenset({"features"}), "classification", {"lam": [1.0], "k": [3]}, fit,
+                    params=(Param("lam", float, low=0, low_open=True),))
+    assert e.check("k", "anything") == "anything" and e.check("lam", 2) == 2.0
+    with pytest.raises(ValueError, match="finite"):
+        e.check("k", float("nan"))
+    with pytest.raises(ValueError, match="distinct names"):
+        MethodEntry("dup", frozenset({"features"}), "classification", {}, fit, params=(Param("a"), Param("a")))
