@@ -26,6 +26,14 @@ def _describe(idx) -> str:
     return f"a {type(idx).__name__}"
 
 
+def _looks_like_mask(idx: Tensor, size: int) -> bool:
+    """A 0/1 integer tensor of length ``size`` that repeats a value: a mask in integer form (an
+    ``uint8`` mask of old PyTorch, ``mask.long()``), never a list of distinct ids."""
+    if idx.numel() != size or size < 3:
+        return False
+    return bool(((idx == 0) | (idx == 1)).all())
+
+
 def as_index(idx: IndexLike, size: int, device: torch.device | str | None = None, *, name: str = "index",
              allow_none: bool = True) -> Tensor:
     """Turn a node selection into a checked 1-D LongTensor of ids in ``[0, size)``.
@@ -55,7 +63,8 @@ def as_index(idx: IndexLike, size: int, device: torch.device | str | None = None
     TypeError
         ``idx`` is neither integer ids nor a boolean mask (e.g. a float tensor).
     ValueError
-        A boolean mask whose length is not ``size``, or a mask/ids of more than one dimension.
+        A boolean mask whose length is not ``size``, a mask/ids of more than one dimension, or a
+        0/1 integer tensor of length ``size`` (a mask in integer form: pass ``mask.bool()``).
     IndexError
         Ids outside ``[0, size)`` (negative ids are not wrapped around).
     """
@@ -89,6 +98,10 @@ def as_index(idx: IndexLike, size: int, device: torch.device | str | None = None
         idx = idx.nonzero().flatten()
     elif idx.dtype not in _INT_DTYPES:
         raise TypeError(f"{what}, got {_describe(idx)}")
+    elif _looks_like_mask(idx, size):
+        raise ValueError(f"{name} is a {idx.dtype} tensor of 0/1 values with one entry per node ({size}): it "
+                         f"looks like a mask, but integer values are read as node ids (0 and 1, repeated); "
+                         f"pass mask.bool() (a boolean mask) or mask.nonzero().flatten() (the ids)")
     idx = idx.to(torch.long)
     if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= size):
         raise IndexError(f"{name} out of range: ids in [{int(idx.min())}, {int(idx.max())}] "

@@ -506,46 +506,6 @@ def test_missing_dataset_message_names_the_real_source(tmp_path, monkeypatch):
         gs.load_dataset("Cora", root=str(tmp_path / "elsewhere"))
 
 
-def test_first_processing_is_safe_under_concurrency(tmp_path, monkeypatch):
-    """PyG's download/processing runs under an exclusive lock file, so a second process loading
-    the same dataset waits instead of reading a half-written processed/data.pt."""
-    import dataclasses
-
-    from graphstk.data import datasets as D
-    ds_dir = tmp_path / "Cora"
-    with D._processing_lock(ds_dir):
-        probe = ("import fcntl, sys; fh = open(sys.argv[1], 'a')\n"
-                 "try:\n fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB); print('free')\n"
-                 "except BlockingIOError:\n print('held')")
-        out = subprocess.run([sys.executable, "-c", probe, str(ds_dir / ".graphstk-processing.lock")],
-                             capture_output=True, text=True)
-        assert out.stdout.strip() == "held"
-    out = subprocess.run([sys.executable, "-c", probe, str(ds_dir / ".graphstk-processing.lock")],
-                         capture_output=True, text=True)
-    assert out.stdout.strip() == "free"
-    # load_dataset calls PyG inside that lock
-    seen = []
-
-    class Fake(list):
-        pass
-
-    def fake_pyg(root):
-        lock = ds_dir / ".graphstk-processing.lock"
-        res = subprocess.run([sys.executable, "-c", probe, str(lock)], capture_output=True, text=True)
-        seen.append(res.stdout.strip())
-        return Fake([Data(edge_index=torch.empty(2, 0, dtype=torch.long), y=torch.zeros(3, dtype=torch.long),
-                          num_nodes=3)])
-
-    spec = D.get_spec("Cora")
-    monkeypatch.setitem(D._SPECS, "Cora", dataclasses.replace(spec, pyg=fake_pyg))
-    raw = ds_dir / "raw"
-    raw.mkdir(parents=True)
-    for f in spec.raw_files:
-        (raw / f).write_text("")
-    gs.load_dataset("Cora", root=tmp_path)
-    assert seen == ["held"]
-
-
 def test_degenerate_row_note_has_its_own_column_in_every_table():
     """A row note (most test nodes unreachable) gets a "note" header, so header and cells line up."""
     from graphstk.experiments.report import _table, row_note

@@ -25,7 +25,7 @@ import numbers
 import numpy as np
 import torch
 
-from .vector import VectorDataset
+from .vector_dataset import VectorDataset
 
 __all__ = ["make_circle", "make_two_lines"]
 

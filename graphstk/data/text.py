@@ -21,7 +21,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .vector import VectorDataset, _csr64, _require, encode_labels
+from .files import reading
+from .vector_dataset import VectorDataset, _csr64, encode_labels
+from .vector_readers import _require
 
 __all__ = ["TFIDF_DEFAULTS", "tfidf_features"]
 
@@ -96,7 +98,7 @@ def _load_movie_reviews(root: Path, where: str, tfidf: dict | None = None) -> Ve
     _check_tfidf(tfidf)
     d = _require(root, where, "MovieReviews", "movie_review_polarity", (_POLARITY,))
     docs, labels = [], []
-    with tarfile.open(d / _POLARITY, "r:gz") as tar:
+    with reading(d / _POLARITY, "MovieReviews"), tarfile.open(d / _POLARITY, "r:gz") as tar:
         members = sorted((m for m in tar.getmembers() if m.isfile()), key=lambda m: m.name)
         for m in members:
             parts = m.name.split("/")
@@ -125,7 +127,7 @@ _WEBKB_TRAIN = ("webkb-train-stemmed.txt", "webkb-train-stemmed.PARTIAL.txt")   
 
 def _read_labeled_lines(path: Path) -> tuple[list[str], list[str]]:
     docs, labels = [], []
-    with open(path, encoding="utf-8") as f:
+    with reading(path, "WebKB4"), open(path, encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
             line = line.rstrip("\r\n")
             if not line:

@@ -168,18 +168,20 @@ def thin_grid(values: list, keep: int = 3) -> list:
 def with_overrides(cfg, seeds: int | None = None, quick: bool = False, datasets: list[str] | None = None,
                    device: str | None = None):
     """``cfg`` with the command-line ``--seeds N``, ``--quick``, ``--datasets NAME ...`` and ``--device``
-    applied (a copy). ``datasets`` keeps the config's datasets with these names (case-insensitive),
-    in the config's order; a name the config does not list is a :class:`ConfigError`."""
+    applied (a copy). ``datasets`` keeps the config's datasets with these names, in the config's order,
+    compared as the loaders compare names (:func:`graphstk.data.match_datasets`: case, spaces, ``-``
+    and ``_`` ignored, aliases resolved); a name the config does not list is a :class:`ConfigError`."""
     tasks = cfg.all_tasks()
     if datasets is not None:
-        known = {d.name.lower(): d.name for t in tasks for d in t.datasets}
-        unknown = [n for n in datasets if n.lower() not in known]
+        from graphstk.data import match_datasets
+
+        names = list(dict.fromkeys(d.name for t in tasks for d in t.datasets))
+        wanted, unknown = match_datasets(datasets, names)
         if unknown or not datasets:
-            raise ConfigError("--datasets", f"unknown dataset(s) {unknown} for this config; "
-                                            f"allowed: {sorted(known.values())}")
-        wanted = {n.lower() for n in datasets}
-        tasks = [t.model_copy(update={"datasets": [d for d in t.datasets if d.name.lower() in wanted]})
-                 for t in tasks if any(d.name.lower() in wanted for d in t.datasets)]
+            raise ConfigError("--datasets", f"unknown dataset(s) {unknown} for this config; allowed: "
+                                            f"{sorted(names)} (case, spaces, '-' and '_' are ignored; aliases accepted)")
+        tasks = [t.model_copy(update={"datasets": [d for d in t.datasets if d.name in wanted]})
+                 for t in tasks if any(d.name in wanted for d in t.datasets)]
     if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
         raise ConfigError("--seeds", f"must be an integer >= 1, got {seeds!r}")
     if device is not None:

@@ -232,7 +232,7 @@ def test_width_heuristic_uses_the_kernels_metric():
     X, _ = _data(n=60, seed=8)
     assert width_heuristic(X) == pytest.approx(kth_neighbor_distance_median(X, 10))
     assert width_heuristic(X, 10, "laplacian") == pytest.approx(kth_neighbor_distance_median(X, 10, metric="manhattan"))
-    with pytest.warns(UserWarning, match="n_neighbors=10 but there are only 4 training points"):
+    with pytest.warns(UserWarning, match="n_neighbors=10 neighbours requested, but there are only 4 points"):
         assert width_heuristic(X[:4], 10) == pytest.approx(kth_neighbor_distance_median(X[:4], 3))
     est = SpectralSupportEstimator(kernel="laplacian").fit(X)
     assert est.sigma_ == pytest.approx(kth_neighbor_distance_median(X, 10, metric="manhattan"))

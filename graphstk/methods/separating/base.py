@@ -8,15 +8,13 @@ tensor out on its device.
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, OutlierMixin
 from torch import Tensor
 
 from ..._arrays import check_is_fitted, to_output, validate_features
-from ...operators.feature import Kernel, as_features, kth_neighbor_distance_median
+from ...operators.feature import Kernel, median_width
 
 __all__ = ["width_heuristic", "unit_scale", "OneClassEstimator", "ROUND_TOL"]
 
@@ -47,27 +45,11 @@ def width_heuristic(X, n_neighbors: int = 10, kernel: str | Kernel = "abel") -> 
 
     Distances in the kernel's own metric: l1 for ``laplacian`` (``exp(-||x-y||_1/sigma)``), Euclidean
     otherwise (``abel``, ``gaussian``, ...). ``n_neighbors`` larger than ``n - 1`` is capped at
-    ``n - 1`` with a warning naming both.
+    ``n - 1`` with a warning (:func:`~graphstk.operators.median_width`).
     """
-    X = as_features(X)
-    k = n_neighbors
-    if isinstance(k, bool) or int(k) != k or k < 1:
-        raise ValueError(f"n_neighbors must be an integer >= 1, got {n_neighbors!r}")
-    k = int(k)
-    if X.shape[0] < 2:
-        raise ValueError(f"the width heuristic needs at least 2 points, got {X.shape[0]}")
-    if k > X.shape[0] - 1:
-        warnings.warn(f"n_neighbors={k} but there are only {X.shape[0]} training points: the width heuristic "
-                      f"uses the {X.shape[0] - 1}-th neighbour (pass n_neighbors <= {X.shape[0] - 1}, or sigma)",
-                      UserWarning, stacklevel=3)
-        k = X.shape[0] - 1
     name = kernel.name if isinstance(kernel, Kernel) else Kernel(kernel).name
     metric = "manhattan" if name == "laplacian" else "euclidean"
-    sigma = kth_neighbor_distance_median(X, k, metric=metric)
-    if not sigma > 0:
-        raise ValueError("the width heuristic gave sigma = 0 (duplicate training points); "
-                         "pass sigma explicitly, e.g. sigma=1.0")
-    return sigma
+    return median_width(X, k=n_neighbors, metric=metric, param="n_neighbors")
 
 
 class OneClassEstimator(OutlierMixin, BaseEstimator):

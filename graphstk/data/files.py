@@ -1,0 +1,216 @@
+"""Damaged data files: named, and the processed cache rebuilt instead of breaking every load.
+
+Every reader of :mod:`graphstk.data` opens its files inside :func:`reading`, so a truncated,
+corrupted or unreadable file raises :class:`~graphstk.exceptions.DataFileError` naming the
+file, the dataset and the fix, instead of the reader's own ``EOFError``, ``BadZipFile``,
+``"Unknown mat file type"`` or ``"Ran out of input"``.
+
+PyG's processed cache (``<root>/<Dir>/processed/``) is handled by :func:`load_pyg`:
+
+* it is written atomically: PyG processes into a temporary folder inside the dataset's folder
+  (whose ``raw/`` is a link to the real one) and the finished ``processed/`` is renamed into
+  place, so a first load killed midway leaves no half-written ``data.pt``;
+* an unreadable ``processed/`` (a killed load of an older version, a full disk, a copy cut
+  short) is deleted and rebuilt once, with a warning; when it cannot be deleted the error
+  says to delete it;
+* when PyG cannot process the raw files, each one is checked (zip CRCs, pickles) and the
+  damaged one is named.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import shutil
+import tempfile
+import warnings
+import zipfile
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..exceptions import DataFileError, DatasetNotFoundError
+
+__all__ = ["reading", "damaged", "find_damaged", "load_pyg", "processing_lock", "SOURCES_HINT"]
+
+SOURCES_HINT = "see SOURCES.md in the shared datasets folder for where each file comes from"
+
+# errors that mean "not a problem of the file's bytes": passed through unchanged
+_PASS = (DataFileError, DatasetNotFoundError, FileNotFoundError, PermissionError, IsADirectoryError, MemoryError)
+
+
+def _size(path: Path) -> str:
+    try:
+        return f"{os.path.getsize(path):,} bytes"
+    except OSError:
+        return "size unknown"
+
+
+def damaged(path, dataset: str, err: BaseException | str, fix: str | None = None) -> DataFileError:
+    """The :class:`DataFileError` for an unreadable ``path`` of ``dataset``.
+
+    Parameters
+    ----------
+    path : path-like
+        The file that could not be read.
+    dataset : str
+        The dataset's name.
+    err : exception or str
+        What the reader reported.
+    fix : str, optional
+        What to do; default: replace the file with an intact copy.
+    """
+    what = f"{type(err).__name__}: {err}" if isinstance(err, BaseException) else str(err)
+    fix = fix or f"replace it with an intact copy ({SOURCES_HINT})"
+    return DataFileError(f"{dataset}: cannot read {path} ({_size(Path(path))}): the file is truncated, corrupted "
+                         f"or not the expected format ({what}). Fix: {fix}.")
+
+
+@contextlib.contextmanager
+def reading(path, dataset: str, fix: str | None = None):
+    """Context manager around the code that reads ``path``: any error of the reader becomes a
+    :class:`DataFileError` naming ``path``, ``dataset`` and ``fix`` (missing files, permissions and
+    memory errors pass through unchanged)."""
+    try:
+        yield
+    except _PASS:
+        raise
+    except Exception as err:
+        raise damaged(path, dataset, err, fix) from err
+
+
+def _check_file(path: Path) -> None:
+    """Raise the reader's error if ``path`` is visibly damaged (zip CRC, pickle, index list)."""
+    name = path.name
+    if zipfile.is_zipfile(path) or path.suffix in (".npz", ".zip"):
+        with zipfile.ZipFile(path) as z:
+            bad = z.testzip()
+        if bad is not None:
+            raise zipfile.BadZipFile(f"member {bad!r} fails its CRC check")
+    elif name.startswith("ind.") and name.endswith(".test.index"):
+        with open(path) as f:
+            [int(line) for line in f if line.strip()]
+    elif name.startswith("ind."):
+        with open(path, "rb") as f, warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)   # scipy.sparse.csr in the old pickles
+            pickle.load(f, encoding="latin1")   # as PyG's read_planetoid_data reads them
+
+
+def find_damaged(files: Iterable[Path]) -> tuple[Path, BaseException] | None:
+    """The first of ``files`` (that exists) that fails its check, with the error; ``None`` if all pass.
+
+    Checks: a zip / ``.npz`` archive has intact CRCs, a Planetoid ``ind.*`` pickle loads, a
+    ``*.test.index`` file holds integers. Files of other kinds pass.
+    """
+    for path in files:
+        path = Path(path)
+        if not path.is_file():
+            continue
+        try:
+            _check_file(path)
+        except MemoryError:
+            raise
+        except Exception as err:
+            return path, err
+    return None
+
+
+@contextlib.contextmanager
+def processing_lock(ds_dir: Path):
+    """Hold an exclusive lock on ``<ds_dir>/.graphstk-processing.lock`` while PyG downloads or
+    writes ``processed/``: two processes loading a dataset for the first time (two ``run.py``
+    on one data root) wait for each other instead of racing. Without ``fcntl`` (Windows) or on a
+    read-only root nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:   # pragma: no cover - not POSIX
+        yield
+        return
+    try:
+        ds_dir.mkdir(parents=True, exist_ok=True)
+        fh = open(ds_dir / ".graphstk-processing.lock", "a")
+    except OSError:        # read-only root: processed/ must already exist, nothing is written
+        yield
+        return
+    with fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def load_pyg(make: Callable[[str], object], root: Path, dirname: str, dataset: str, raw_files: Iterable[str],
+             redownload: str):
+    """Build or load a PyG dataset ``make(root)`` whose files live in ``root / dirname``.
+
+    Parameters
+    ----------
+    make : callable
+        ``root -> dataset`` (e.g. ``lambda r: Planetoid(r, "Cora")``).
+    root : Path
+        The data root.
+    dirname : str
+        The dataset's folder under the root (``raw/`` and ``processed/`` inside).
+    dataset : str
+        The dataset's name, for messages.
+    raw_files : iterable of str
+        The raw files PyG reads, checked by :func:`find_damaged` when processing fails.
+    redownload : str
+        How to get an intact raw file again, for the message.
+
+    Call it under :func:`processing_lock`. See the module docstring for what happens to a
+    damaged ``processed/``.
+    """
+    ds_dir = root / dirname
+    processed = ds_dir / "processed"
+    if (processed / "data.pt").is_file():
+        try:
+            return make(str(root))
+        except _PASS:
+            raise
+        except Exception as err:
+            if not os.access(ds_dir, os.W_OK):
+                raise damaged(processed / "data.pt", dataset, err,
+                              f"delete the folder {processed} (PyG's cache; it is rebuilt from raw/ on the next "
+                              "load, which needs a writable data root)") from err
+            warnings.warn(f"{dataset}: PyG's cache {processed} is unreadable ({type(err).__name__}: "
+                          f"{str(err)[:200]}), e.g. from a load that was killed while writing it; deleting it and "
+                          "rebuilding it from raw/", UserWarning, stacklevel=4)
+            shutil.rmtree(processed)
+    raw_paths = [ds_dir / "raw" / f for f in raw_files]
+    try:
+        return _build(make, root, dirname)
+    except _PASS:
+        raise
+    except Exception as err:
+        hit = find_damaged(raw_paths)
+        if hit is None:
+            raise
+        path, why = hit
+        raise damaged(path, dataset, why, f"delete {path} and load again online (PyG downloads it again), or "
+                                          f"{redownload}") from err
+
+
+def _build(make, root: Path, dirname: str):
+    """Let PyG process into a temporary folder inside the dataset's folder and rename the finished
+    ``processed/`` into place (one rename on one file system: the folder appears whole or not at all)."""
+    ds_dir = root / dirname
+    for stale in ds_dir.glob(".graphstk-build-*"):     # left by a killed build
+        shutil.rmtree(stale, ignore_errors=True)
+    (ds_dir / "raw").mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".graphstk-build-", dir=ds_dir))
+    try:
+        (tmp / dirname).mkdir()
+        try:
+            os.symlink((ds_dir / "raw").resolve(), tmp / dirname / "raw", target_is_directory=True)
+        except (OSError, NotImplementedError):    # no symlinks here: PyG writes processed/ in place
+            return make(str(root))
+        dataset = make(str(tmp))
+        built, processed = tmp / dirname / "processed", ds_dir / "processed"
+        if built.is_dir():
+            if processed.exists():                # a leftover without data.pt
+                shutil.rmtree(processed)
+            os.rename(built, processed)
+        return dataset
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,65 @@
+"""The data root: ``root`` argument > ``$GRAPHSTK_DATA`` > ``./datasets``, and the offline switches.
+
+``GRAPHSTK_OFFLINE=1`` forbids downloads (a missing dataset is then a
+:class:`~graphstk.exceptions.DatasetNotFoundError`); ``GRAPHSTK_DOWNLOAD_TIMEOUT`` bounds the
+reachability probe and the download (seconds, default 10).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["resolve_data_root", "root_origin", "ENV_DATA_ROOT", "ENV_OFFLINE", "DEFAULT_DATA_ROOT"]
+
+ENV_DATA_ROOT = "GRAPHSTK_DATA"
+ENV_OFFLINE = "GRAPHSTK_OFFLINE"
+ENV_DOWNLOAD_TIMEOUT = "GRAPHSTK_DOWNLOAD_TIMEOUT"
+DEFAULT_DATA_ROOT = "datasets"
+_DEFAULT_TIMEOUT_S = 10.0
+
+
+# --------------------------------------------------------------------------- data root
+def resolve_data_root(root: str | os.PathLike | None = None) -> Path:
+    """Return the data root: ``root`` if given, else ``$GRAPHSTK_DATA``, else ``./datasets``.
+
+    The path is expanded (``~``) and made absolute; it does not need to exist yet
+    (PyG creates it when it downloads). The command line passes ``--data-root`` as ``root``.
+    """
+    return _resolve_data_root(root)[0]
+
+
+def _resolve_data_root(root) -> tuple[Path, str]:
+    """``(path, where it came from)``; a ``root`` equal to ``$GRAPHSTK_DATA`` or to the default
+    (as the command line passes it on) is reported as coming from there."""
+    env = os.environ.get(ENV_DATA_ROOT)
+    env_path = Path(env).expanduser().absolute() if env else None
+    default_path = Path(DEFAULT_DATA_ROOT).absolute()
+    if root is not None and str(root) != "":
+        path = Path(root).expanduser().absolute()
+        if env_path is not None and path == env_path:
+            where = f"${ENV_DATA_ROOT}"
+        elif env_path is None and path == default_path:
+            where = f"the default ./{DEFAULT_DATA_ROOT} (no --data-root, ${ENV_DATA_ROOT} unset)"
+        else:
+            where = "the root argument (--data-root on the command line)"
+        return path, where
+    if env_path is not None:
+        return env_path, f"${ENV_DATA_ROOT}"
+    return default_path, f"the default ./{DEFAULT_DATA_ROOT} (no --data-root, ${ENV_DATA_ROOT} unset)"
+
+
+def _offline() -> bool:
+    return os.environ.get(ENV_OFFLINE, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _timeout() -> float:
+    raw = os.environ.get(ENV_DOWNLOAD_TIMEOUT)
+    try:
+        return float(raw) if raw else _DEFAULT_TIMEOUT_S
+    except ValueError:
+        raise ValueError(f"${ENV_DOWNLOAD_TIMEOUT} must be a number of seconds, got {raw!r}") from None
+
+
+def root_origin(root) -> str:
+    """Where :func:`resolve_data_root` takes the root from, for error messages."""
+    return _resolve_data_root(root)[1]

@@ -1,0 +1,182 @@
+"""Kernel widths from the data: the median heuristics, in one place.
+
+:func:`median_width` is the one public heuristic; every width rule of the package calls it:
+
+* ``k=None``: the median pairwise distance over pairs ``i < j`` of ``X`` (or over all cross
+  pairs ``(x_i, y_j)``), on a seeded subsample of ``max_samples`` rows: the usual median
+  heuristic (Gretton et al., "A kernel two-sample test", JMLR 2012, Sec. 8; the MMD and KPCA
+  widths);
+* ``k`` an integer: the median over points of the distance to their ``k``-th nearest
+  neighbour (De Vito, Rosasco, Toigo, "Learning sets with separating kernels", Sec. 7:
+  "sigma = median distance to the 10th nearest neighbour"). A ``k`` larger than ``n - 1`` is
+  capped at ``n - 1`` with a :class:`UserWarning` naming the cap.
+
+Both evaluate distances in row blocks, check the memory they keep with
+:func:`graphstk.memory.check_allocation` first, and refuse a zero median (duplicate points)
+with an error that says to pass the width explicitly. :func:`median_of` is the median of
+given distances (e.g. the kNN distances of :func:`~graphstk.operators.knn_graph`).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from ..memory import check_allocation
+from .kernels import _BLOCK_ELEMS, _distance_fn, _l2dist, as_features
+from .knn import nearest_neighbors
+
+__all__ = ["median_width", "median_of", "median_distance", "kth_neighbor_distance_median"]
+
+
+def median_of(values: Tensor, what: str = "the distances", *, lower: bool = False,
+              allow_zero: bool = False) -> float:
+    """Median of ``values`` as a float.
+
+    Parameters
+    ----------
+    values : Tensor
+        Any shape; flattened.
+    what : str
+        What the values are, for error messages.
+    lower : bool, default False
+        ``False``: the usual median (mean of the two middle values for an even count);
+        ``True``: the lower of the two middle values (:func:`torch.median`).
+    allow_zero : bool, default False
+        Return a zero median instead of raising ``ValueError``.
+    """
+    v = values.detach().flatten()
+    if v.numel() == 0:
+        raise ValueError(f"{what}: no values to take the median of")
+    if lower:
+        m = float(v.median())
+    else:
+        m = float(np.median(v.cpu().numpy()))
+    if not allow_zero and not m > 0:
+        raise ValueError(f"{what} have median {m} (more than half of them are duplicate points): a width from "
+                         "them is undefined; pass the width (sigma) explicitly, e.g. sigma=1.0")
+    return m
+
+
+def median_width(X, Y=None, *, k: int | None = None, metric: str = "euclidean",
+                 max_samples: int | None = 2000, seed: int = 0, block_size: int | None = None,
+                 allow_zero: bool = False, param: str = "k") -> float:
+    """A kernel width from the data (see the module docstring for the two rules).
+
+    Parameters
+    ----------
+    X : Tensor or array ``[n, d]``
+    Y : Tensor or array ``[m, d]``, optional
+        Pairwise rule only: the median over cross pairs ``(x_i, y_j)``; pool the samples first
+        for the two-sample median heuristic.
+    k : int, optional
+        ``None`` (default): the pairwise rule; an integer >= 1: the ``k``-th-neighbour rule.
+    metric : {"euclidean", "manhattan", "cosine"}, default "euclidean"
+    max_samples : int or None, default 2000
+        Pairwise rule: with more rows, a seeded random subset of ``max_samples`` rows of each
+        array is used (``None``: all rows; the kept distances are checked against free memory).
+    seed : int, default 0
+        Seeds the subsampling.
+    block_size : int, optional
+        Rows per distance tile.
+    allow_zero : bool, default False
+        Return a zero median instead of raising ``ValueError``.
+    param : str, default "k"
+        The caller's name for ``k`` (e.g. ``"n_neighbors"``), for the cap warning.
+
+    Returns
+    -------
+    float
+    """
+    X = as_features(X, name="X")
+    if k is not None:
+        if Y is not None:
+            raise ValueError("the k-th-neighbour rule takes one sample X; pass Y=None (or k=None for cross pairs)")
+        if isinstance(k, bool) or int(k) != k or k < 1:
+            raise ValueError(f"{param} must be an integer >= 1, got {k!r}")
+        n = X.shape[0]
+        if n < 2:
+            raise ValueError(f"the k-th-neighbour width needs at least 2 points, got {n}")
+        k = int(k)
+        if k > n - 1:
+            warnings.warn(f"{param}={k} neighbours requested, but there are only {n} points: capped at "
+                          f"{param}={n - 1} (each point's farthest neighbour); pass {param} <= {n - 1}",
+                          UserWarning, stacklevel=3)
+            k = n - 1
+        _, dist = nearest_neighbors(X, k, metric, block_size)
+        return median_of(dist[:, k - 1], f"the distances to the {k}-th nearest neighbour", allow_zero=allow_zero)
+    gen = torch.Generator().manual_seed(int(seed))
+    X = _subsample(X, max_samples, gen)
+    dist = _l2dist if str(metric).lower() in ("euclidean", "l2") else _distance_fn(metric)
+    if Y is None:
+        if X.shape[0] < 2:
+            raise ValueError(f"the median pairwise distance needs at least 2 points, got {X.shape[0]}")
+        m = X.shape[0]
+        count = m * (m - 1) // 2
+        other = X
+    else:
+        Y = as_features(Y, name="Y")
+        if X.shape[1] != Y.shape[1]:
+            raise ValueError(f"dimension mismatch: X has {X.shape[1]} features, Y has {Y.shape[1]}")
+        Y = _subsample(Y.to(X.dtype), max_samples, gen)
+        if X.shape[0] == 0 or Y.shape[0] == 0:
+            raise ValueError("the median cross distance needs non-empty X and Y")
+        count = X.shape[0] * Y.shape[0]
+        other = Y
+    bs = int(block_size) if block_size else max(1, _BLOCK_ELEMS // max(1, other.shape[0]))
+    itemsize = X.element_size()
+    check_allocation(count * itemsize * 2.0 + min(bs, X.shape[0]) * other.shape[0] * itemsize * 2.0,
+                     f"the median heuristic over {count} distances", "pass max_samples=2000 (a seeded random "
+                     "subset of the points), or give the width (sigma) explicitly", X.device)
+    values = X.new_empty(count)
+    pos = 0
+    for s in range(0, X.shape[0], bs):
+        e = min(X.shape[0], s + bs)
+        if Y is None:
+            D = dist(X[s:e], X[s:])                     # columns s.. : keep j > i
+            keep = torch.ones(D.shape, dtype=torch.bool, device=D.device).triu_(1)
+            block = D[keep]
+        else:
+            block = dist(X[s:e], Y).flatten()
+        values[pos:pos + block.numel()] = block
+        pos += block.numel()
+    what = "the pairwise distances" if Y is None else "the cross distances"
+    return median_of(values, what, allow_zero=allow_zero)
+
+
+def _subsample(X: Tensor, max_samples: int | None, gen: torch.Generator) -> Tensor:
+    if max_samples is not None and X.shape[0] > max_samples:
+        sel = torch.randperm(X.shape[0], generator=gen)[:max_samples].to(X.device)
+        X = X.index_select(0, sel)
+    return X
+
+
+def median_distance(X, Y=None, max_samples: int | None = 2000, seed: int = 0) -> float:
+    """Median Euclidean distance over pairs ``i < j`` of ``X`` (or cross pairs with ``Y``); zero
+    allowed. The pairwise rule of :func:`median_width` (same parameters).
+
+    Parameters
+    ----------
+    X : Tensor or array ``[n, d]``
+    Y : Tensor or array ``[m, d]``, optional
+    max_samples : int or None, default 2000
+    seed : int, default 0
+    """
+    return median_width(X, Y, max_samples=max_samples, seed=seed, allow_zero=True)
+
+
+def kth_neighbor_distance_median(X, k: int = 10, metric: str = "euclidean",
+                                 block_size: int | None = None) -> float:
+    """Median over points of the distance to their ``k``-th nearest neighbour (self excluded);
+    zero allowed. The neighbour rule of :func:`median_width` (``k`` capped at ``n - 1`` with a warning).
+
+    Parameters
+    ----------
+    X : Tensor or array ``[n, d]``
+    k : int, default 10
+    metric : {"euclidean", "manhattan", "cosine"}, default "euclidean"
+    block_size : int, optional
+    """
+    return median_width(X, k=k, metric=metric, block_size=block_size, allow_zero=True)

@@ -1,0 +1,151 @@
+"""k-nearest-neighbour graphs of feature rows, built in row blocks (never an ``n x n`` matrix).
+
+:func:`knn_graph` returns PyG's ``(edge_index, edge_weight)``; the neighbour search
+(:func:`nearest_neighbors`) is shared with the bandwidth heuristics of
+:mod:`graphstk.operators.bandwidth`. Every temporary is a ``block_size x n`` distance tile or
+a block of the selected pairs; the tile and the ``O(n k)`` outputs are checked with
+:func:`graphstk.memory.check_allocation` before they are allocated.
+"""
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from ..memory import check_allocation
+from .kernels import _BLOCK_ELEMS, _distance_fn, _sqdist, as_features, check_dense, check_positive
+
+__all__ = ["knn_graph", "nearest_neighbors"]
+
+_EUCLIDEAN = ("euclidean", "l2")
+_MANHATTAN = ("manhattan", "l1", "cityblock")
+
+
+def nearest_neighbors(X: Tensor, k: int, metric: str = "euclidean",
+                      block_size: int | None = None) -> tuple[Tensor, Tensor]:
+    """Indices and distances ``[n, k]`` of the ``k`` nearest neighbours of each row of ``X``
+    (self excluded), neighbours in increasing distance.
+
+    Parameters
+    ----------
+    X : Tensor ``[n, d]`` (checked by :func:`~graphstk.operators.kernels.as_features`)
+    k : int
+        Number of neighbours, ``1 <= k <= n - 1``.
+    metric : {"euclidean", "manhattan", "cosine"}, default "euclidean"
+    block_size : int, optional
+        Rows per distance tile (default: as many as fit into ``2**22`` entries).
+    """
+    n = X.shape[0]
+    if isinstance(k, bool) or int(k) != k or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    k = int(k)
+    if k >= n:
+        raise ValueError(f"k = {k} neighbours need at least k + 1 = {k + 1} points, got {n}; "
+                         f"pass k <= {max(n - 1, 0)}")
+    m = str(metric).lower()
+    dist_fn = _distance_fn(m)  # validates the name
+    if block_size is not None and (isinstance(block_size, bool) or int(block_size) != block_size
+                                   or block_size < 1):
+        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+    bs = int(block_size) if block_size else max(1, _BLOCK_ELEMS // max(1, n))
+    check_dense(min(bs, n), n, X.dtype, X.device, "one distance tile of the kNN search",
+                f"lower block_size (now {bs})", copies=2)
+    check_allocation(n * k * 24.0, f"the kNN indices and distances of {n} points x {k} neighbours",
+                     "lower k or subsample the points", X.device)
+    tile = (lambda A: _sqdist(A, X)) if m in _EUCLIDEAN else (lambda A: dist_fn(A, X))  # rank only
+    idx = torch.empty(n, k, dtype=torch.long, device=X.device)
+    for s in range(0, n, bs):
+        e = min(n, s + bs)
+        D = tile(X[s:e])
+        ar = torch.arange(e - s, device=X.device)
+        D[ar, ar + s] = float("inf")
+        idx[s:e] = torch.topk(D, k, dim=1, largest=False, sorted=True).indices
+        del D
+    dist = _pair_distances(X, idx, m)
+    # re-sort by the exact distances (ties from the fast ranking path)
+    dist, order = dist.sort(dim=1, stable=True)
+    return idx.gather(1, order), dist
+
+
+def _pair_distances(X: Tensor, idx: Tensor, metric: str) -> Tensor:
+    """Exact distances ``[n, k]`` between each row and its selected neighbours, in row blocks of
+    at most ``2**22`` gathered entries (``O(n k d)`` work, ``O(block)`` memory)."""
+    n, k = idx.shape
+    d = max(1, X.shape[1])
+    out = torch.empty(n, k, dtype=X.dtype, device=X.device)
+    step = max(1, _BLOCK_ELEMS // (k * d))
+    for s in range(0, n, step):
+        e = min(n, s + step)
+        rows = X[s:e].unsqueeze(1)                    # [b, 1, d]
+        nbrs = X[idx[s:e]]                            # [b, k, d]
+        if metric in _EUCLIDEAN:
+            out[s:e] = (rows - nbrs).norm(dim=2)
+        elif metric in _MANHATTAN:
+            out[s:e] = (rows - nbrs).abs().sum(2)
+        else:
+            out[s:e] = _cosine_paired(rows.expand_as(nbrs), nbrs)
+    return out
+
+
+def _cosine_paired(A: Tensor, B: Tensor) -> Tensor:
+    na, nb = A.norm(dim=-1), B.norm(dim=-1)
+    denom = na * nb
+    cos = torch.where(denom > 0, (A * B).sum(-1) / denom.clamp_min(torch.finfo(A.dtype).tiny),
+                      torch.zeros_like(denom))
+    return (1.0 - cos).clamp_min(0.0)
+
+
+def knn_graph(X, k: int, metric: str = "euclidean", mode: str = "connectivity",
+              sigma: float | None = None, symmetric: bool = True,
+              block_size: int | None = None) -> tuple[Tensor, Tensor]:
+    """k-nearest-neighbour graph of the rows of ``X`` as ``(edge_index [2, E], edge_weight [E])``.
+
+    Built blockwise (a ``block_size x n`` distance tile at a time, ``torch.topk`` per block),
+    never an ``n x n`` matrix. A point is never its own neighbour (no self loops).
+
+    Parameters
+    ----------
+    X : Tensor or array ``[n, d]``
+    k : int
+        Neighbours per point, ``1 <= k <= n - 1``.
+    metric : {"euclidean", "manhattan", "cosine"}, default "euclidean"
+    mode : {"connectivity", "distance", "gaussian"}, default "connectivity"
+        Weight 1; the distance itself; or ``exp(-dist^2 / (2 sigma^2))`` with ``sigma``
+        defaulting to the lower median of all ``n k`` kNN distances
+        (:func:`graphstk.operators.bandwidth.median_of` with ``lower=True``).
+    sigma : float, optional
+        Width of the ``"gaussian"`` weights.
+    symmetric : bool, default True
+        ``True`` returns the union ``i ~ j`` if ``j`` is among the k nearest of ``i`` *or* vice
+        versa, both directions present, sorted by (row, col): the form
+        :class:`~graphstk.operators.GraphKernel` and PyG expect. ``False`` returns the directed
+        edges ``(i, j)`` with ``edge_index[0] = i`` (the query) and ``edge_index[1] = j`` one of its
+        k neighbours (``n k`` edges, neighbours in increasing distance).
+    block_size : int, optional
+        Rows per distance tile.
+    """
+    from .bandwidth import median_of
+
+    X = as_features(X)
+    if mode not in ("connectivity", "distance", "gaussian"):
+        raise ValueError(f"mode must be 'connectivity', 'distance' or 'gaussian', got {mode!r}")
+    n = X.shape[0]
+    idx, dist = nearest_neighbors(X, k, metric, block_size)
+    row = torch.arange(n, device=X.device).repeat_interleave(idx.shape[1])
+    col = idx.flatten()
+    dist = dist.flatten()
+    if mode == "connectivity":
+        w = torch.ones_like(dist)
+    elif mode == "distance":
+        w = dist
+    else:
+        s = median_of(dist, "the kNN distances", lower=True) if sigma is None else check_positive("sigma", sigma)
+        w = torch.exp(-dist.square() / (2.0 * s * s))
+    edge_index = torch.stack([row, col])
+    if not symmetric:
+        return edge_index, w
+    # union of both directions; a pair found from both ends keeps one (equal) weight
+    row2, col2 = torch.cat([row, col]), torch.cat([col, row])
+    key, inv = torch.unique(row2 * n + col2, sorted=True, return_inverse=True)
+    w_u = torch.full((key.numel(),), float("-inf"), dtype=w.dtype, device=w.device)
+    w_u = w_u.scatter_reduce(0, inv, torch.cat([w, w]), reduce="amax")
+    return torch.stack([key // n, key % n]), w_u

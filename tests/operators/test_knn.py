@@ -1,0 +1,96 @@
+"""kNN graphs (graphstk.operators.knn) against a brute-force scipy reference."""
+import numpy as np
+import pytest
+import torch
+
+from graphstk.exceptions import MemoryLimitError
+from graphstk.operators import GraphKernel, knn_graph
+from graphstk.operators.knn import nearest_neighbors
+
+from .reference import brute_knn
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "manhattan", "cosine"])
+@pytest.mark.parametrize("mode", ["connectivity", "distance", "gaussian"])
+def test_knn_graph_matches_brute_force(metric, mode):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 3))
+    k = 4
+    D, nbr = brute_knn(X, k, metric)
+    sigma = 0.8
+    weight = {"connectivity": lambda d: 1.0, "distance": lambda d: d,
+              "gaussian": lambda d: np.exp(-d**2 / (2 * sigma**2))}[mode]
+    expected = {}
+    for i in range(40):
+        for j in nbr[i]:
+            expected[(i, int(j))] = weight(D[i, j])
+            expected[(int(j), i)] = weight(D[i, j])
+    ei, w = knn_graph(X, k, metric=metric, mode=mode, sigma=sigma, block_size=7)
+    got = {(int(a), int(b)): float(c) for a, b, c in zip(ei[0], ei[1], w)}
+    assert got.keys() == expected.keys()
+    for key, val in expected.items():
+        assert got[key] == pytest.approx(val, rel=1e-9, abs=1e-12)
+    # symmetric: (i, j) present iff (j, i), equal weights; no self loops
+    assert all(got[(b, a)] == c for (a, b), c in got.items())
+    assert not any(a == b for a, b in got)
+    # directed variant: exactly the k nearest per row, in increasing distance
+    ei_d, w_d = knn_graph(X, k, metric=metric, mode="distance", symmetric=False)
+    assert ei_d.shape == (2, 40 * k)
+    np.testing.assert_array_equal(ei_d[0].numpy(), np.repeat(np.arange(40), k))
+    np.testing.assert_array_equal(ei_d[1].view(40, k).numpy(), nbr)
+    np.testing.assert_allclose(w_d.view(40, k).numpy(), np.take_along_axis(D, nbr, 1), rtol=1e-9, atol=1e-12)
+
+
+def test_knn_graph_default_sigma_and_graph_kernel():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(30, 2))
+    D, nbr = brute_knn(X, 3, "euclidean")
+    s = np.median(np.take_along_axis(D, nbr, 1))
+    ei, w = knn_graph(X, 3, mode="gaussian")
+    ei2, w2 = knn_graph(X, 3, mode="gaussian", sigma=s)
+    assert torch.equal(ei, ei2)
+    torch.testing.assert_close(w, w2)
+    gk = GraphKernel(ei, 30, edge_weight=w)
+    assert gk.S.shape == (30, 30)
+    S = gk.S.to_dense()
+    torch.testing.assert_close(S, S.T)
+
+
+def test_knn_graph_errors():
+    X = np.random.default_rng(7).normal(size=(5, 2))
+    with pytest.raises(ValueError, match="at least"):
+        knn_graph(X, 5)
+    with pytest.raises(ValueError, match="positive integer"):
+        knn_graph(X, 0)
+    with pytest.raises(ValueError, match="metric"):
+        knn_graph(X, 2, metric="chebyshev")
+    with pytest.raises(ValueError, match="mode"):
+        knn_graph(X, 2, mode="heat")
+    with pytest.raises(ValueError, match="sigma"):
+        knn_graph(X, 2, mode="gaussian", sigma=-1.0)
+
+
+def test_nearest_neighbors_blocks_do_not_change_the_result():
+    X = torch.randn(57, 4, dtype=torch.float64)
+    ref_idx, ref_dist = nearest_neighbors(X, 6, block_size=57)
+    for bs in (1, 5, 13):
+        idx, dist = nearest_neighbors(X, 6, block_size=bs)
+        assert torch.equal(idx, ref_idx)
+        torch.testing.assert_close(dist, ref_dist)
+    D = torch.cdist(X, X)
+    D.fill_diagonal_(float("inf"))
+    torch.testing.assert_close(ref_dist, D.sort(dim=1).values[:, :6])
+
+
+def test_k_too_large_says_what_to_pass():
+    with pytest.raises(ValueError, match=r"k = 500 neighbours need at least k \+ 1 = 501 points, got 20; pass k <= 19"):
+        knn_graph(np.zeros((20, 2)), 500)
+
+
+def test_distance_tile_refused_before_allocation(monkeypatch):
+    monkeypatch.setenv("GRAPHSTK_MAX_MEMORY", "1MB")
+    X = torch.randn(1000, 2, dtype=torch.float64)
+    with pytest.raises(MemoryLimitError, match=r"one distance tile of the kNN search.*lower block_size \(now 1000\)"):
+        knn_graph(X, 3, block_size=1000)
+    ei, _ = knn_graph(X, 3, block_size=20)                 # 20 x 1000 tiles fit
+    assert ei.shape[0] == 2
