@@ -65,6 +65,12 @@ class _PeakRSS:
         self.peak = max(self.peak, _rss_mb())
 
 
+def _semi_supervised(XL, yL, XU):
+    """``(X, y)`` of the estimators' contract: labeled rows first, the unlabeled ones with ``y = -1``."""
+    XL, XU, yL = (torch.as_tensor(a) for a in (XL, XU, yL))
+    return torch.cat([XL, XU.to(XL.dtype)]), torch.cat([yL, torch.full((XU.shape[0],), -1, dtype=yL.dtype)])
+
+
 def _data(case: str):
     import torch
 
@@ -116,13 +122,14 @@ def _run(case: str, method: str, threads: int, components: int, q):
     elif method == "FredGauss":
         from graphstk.methods import FredholmRLSC
 
-        est = FredholmRLSC.instance("FredGauss", r, lam=1e-6, lam_scale="trace").fit(XL, yL, XU)
+        est = FredholmRLSC.instance("FredGauss", r, lam=1e-6, lam_scale="trace").fit(*_semi_supervised(XL, yL, XU))
         pred = est.predict(XE)
     else:
         from graphstk.methods import RandomFeatureFredholm
 
         est = RandomFeatureFredholm.instance("FredGauss", r, lam=1e-6, lam_scale="trace",
-                                             n_components=components, seed=0).fit(XL, yL, XU)
+                                             n_components=components, random_state=0).fit(
+            *_semi_supervised(XL, yL, XU))
         pred = est.predict(XE)
     dt = time.perf_counter() - t0
     mon.__exit__(None, None, None)

@@ -20,6 +20,7 @@ import numbers
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import type_of_target
@@ -29,7 +30,7 @@ from torch import Tensor
 from .exceptions import LabelError
 
 __all__ = ["validate_features", "to_output", "semi_supervised_labels", "is_torch", "check_is_fitted",
-           "check_positive_int"]
+           "check_positive_int", "torch_generator"]
 
 _TORCH_FLOATS = (torch.float32, torch.float64)
 
@@ -40,7 +41,7 @@ def is_torch(X) -> bool:
 
 
 def validate_features(estimator, X, *, reset: bool, dtype: torch.dtype | None = None,
-                      ensure_min_samples: int = 1) -> Tensor:
+                      ensure_min_samples: int = 1, accept_sparse: bool = False):
     """Check a feature matrix ``X`` ``[n_samples, n_features]`` and return it as a float tensor.
 
     Parameters
@@ -57,12 +58,19 @@ def validate_features(estimator, X, *, reset: bool, dtype: torch.dtype | None = 
     dtype : torch.dtype, optional
         The computation dtype. Default: float32 input stays float32, anything else becomes float64.
     ensure_min_samples : int, default 1
+    accept_sparse : bool, default False
+        Let ``scipy.sparse`` input through (as a float64 CSR matrix, for estimators that work
+        on sparse points); otherwise it is refused with scikit-learn's message.
 
     Returns
     -------
-    Tensor ``[n_samples, n_features]`` of ``dtype``, on the input's device (CPU for NumPy).
+    Tensor ``[n_samples, n_features]`` of ``dtype``, on the input's device (CPU for NumPy), or
+    a ``scipy.sparse.csr_matrix`` when ``accept_sparse`` and ``X`` is sparse.
     """
     if not is_torch(X):
+        if accept_sparse and sp.issparse(X):
+            return validate_data(estimator, X, reset=reset, accept_sparse="csr", dtype=np.float64,
+                                 ensure_min_samples=ensure_min_samples)
         Xn = validate_data(estimator, X, reset=reset, dtype=[np.float64, np.float32],
                            ensure_min_samples=ensure_min_samples)
         out = torch.from_numpy(np.ascontiguousarray(Xn))
@@ -161,15 +169,15 @@ def semi_supervised_labels(y, n_samples: int, *, min_classes: int = 1):
         if bad.size:
             raise LabelError(f"y has NaN or infinite entries at positions {bad[:5].tolist()}: mark unlabeled "
                              "points with -1")
-        frac = yf != np.round(yf)
-        if yn.dtype.kind == "f" and frac.any():
+        labeled = yf != -1
+        if yn.dtype.kind == "f" and labeled.any() and not np.all(yf[labeled] == np.round(yf[labeled])):
             raise LabelError(f"Unknown label type: continuous. y has non-integer values (e.g. "
-                             f"{yf[frac][:3].tolist()}); a classifier needs class labels")
+                             f"{yf[labeled][yf[labeled] != np.round(yf[labeled])][:3].tolist()}); a classifier "
+                             "needs class labels")
         bad = np.flatnonzero((yf < 0) & (yf != -1))
         if bad.size:
             raise LabelError(f"y has negative labels other than -1 at positions {bad[:5].tolist()} (values "
                              f"{yf[bad[:5]].tolist()}): only -1 marks an unlabeled point")
-        labeled = yf != -1
     else:
         raise LabelError(f"y of dtype {yn.dtype} cannot be read as class labels")
     if labeled.any():
@@ -190,3 +198,21 @@ def check_positive_int(name: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     return int(value)
+
+
+def torch_generator(random_state) -> torch.Generator:
+    """A CPU :class:`torch.Generator` from scikit-learn's ``random_state``: an int seeds it
+    directly (``manual_seed(random_state)``), ``None`` seeds it from the operating system, a
+    :class:`numpy.random.RandomState` / ``Generator`` draws its seed (so the caller's stream advances).
+    Draw on the host with it and move the result to the device once."""
+    g = torch.Generator()
+    if random_state is None:
+        g.seed()
+    elif isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        g.manual_seed(int(random_state))
+    elif isinstance(random_state, np.random.Generator):
+        g.manual_seed(int(random_state.integers(np.iinfo(np.int32).max)))
+    else:
+        from sklearn.utils import check_random_state
+        g.manual_seed(int(check_random_state(random_state).randint(np.iinfo(np.int32).max)))
+    return g

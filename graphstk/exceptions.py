@@ -7,7 +7,7 @@ Every class is re-exported where it is raised (``graphstk.methods``, ``graphstk.
 from __future__ import annotations
 
 __all__ = [
-    "ConvergenceWarning", "ConvergenceError", "EdgeListWarning", "ClassesWithoutLabelsWarning",
+    "ConvergenceWarning", "ConvergenceError", "DivergenceWarning", "EdgeListWarning", "ClassesWithoutLabelsWarning",
     "UnreachableNodesWarning", "NonFiniteScoresWarning", "DatasetNotFoundError", "DataFileError",
     "FeaturesUnavailableWarning", "MemoryLimitError", "LabelError",
 ]
@@ -30,6 +30,11 @@ class ConvergenceError(FloatingPointError):
     def __init__(self, message: str, result=None):
         super().__init__(message)
         self.result = result
+
+
+class DivergenceWarning(UserWarning):
+    """A fixed-budget iteration of a :mod:`graphstk.nn` module was diverging; the module switched
+    to a convergent route for that call (the message names both and says why)."""
 
 
 # ----------------------------------------------------------------------------- graphs and labels

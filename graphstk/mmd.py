@@ -19,7 +19,9 @@ distributions with equal first ``p`` moments; Gaussian/Laplacian/Abel kernels ca
 
 All kernels come from :mod:`graphstk.operators.feature`; kernel sums are computed through
 :class:`~graphstk.operators.FeatureKernelOperator` products (row blocks, no full Gram matrix
-held), and everything is differentiable in ``X`` and ``Y`` (usable as a training loss).
+held), on the samples' device, and everything is differentiable in ``X`` and ``Y`` (usable as a
+training loss): results are tensors on that device (:func:`mmd2` a 0-dim tensor; :func:`mmd_test`
+two floats).
 """
 from __future__ import annotations
 
@@ -178,7 +180,10 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
 
     (the ``+1`` correction makes the test exact-level: ``P(p <= alpha) <= alpha`` under H0).
     Splits are evaluated in batches through operator products ``K [N, N] @ indicators
-    [N, batch]``. Returns ``MMDTestResult(statistic, p_value)`` (floats; unpacks as a pair).
+    [N, batch]`` on the samples' device. The permutations are drawn on the host with one seeded
+    generator (so the p-value does not depend on the device) and copied to the device per batch;
+    the count of exceedances stays on the device until the end (no host synchronisation inside
+    the loop). Returns ``MMDTestResult(statistic, p_value)`` (floats; unpacks as a pair).
     """
     X, Y = _pair(X, Y)
     m, n = X.shape[0], Y.shape[0]
@@ -205,13 +210,13 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
             txy = k._raw_paired(xs, ys).view(B, m).sum(1)
         return _combine(estimator, m, n, Sxx, Syy, Sxy, txx, tyy, txy)
 
-    observed = float(stats(torch.arange(N, device=Z.device).unsqueeze(0))[0])
+    observed = stats(torch.arange(N, device=Z.device).unsqueeze(0))[0]
     g = torch.Generator().manual_seed(int(seed))
-    exceed = 0
+    exceed = torch.zeros((), dtype=torch.long, device=Z.device)
     done = 0
     while done < n_permutations:
         b = min(int(batch_size), n_permutations - done)
         perms = torch.argsort(torch.rand(b, N, generator=g), dim=1).to(Z.device)
-        exceed += int((stats(perms) >= observed).sum())
+        exceed += (stats(perms) >= observed).sum()
         done += b
-    return MMDTestResult(observed, (1.0 + exceed) / (1.0 + n_permutations))
+    return MMDTestResult(float(observed), (1.0 + int(exceed)) / (1.0 + n_permutations))

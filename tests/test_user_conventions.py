@@ -92,7 +92,7 @@ def test_bool_mask_in_label_propagation_is_not_read_as_ids_0_and_1():
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
-@pytest.mark.parametrize("module", [lambda: LPModule(eta=0.9), lambda: LPModule(eta=0.9, num_iter=5),
+@pytest.mark.parametrize("module", [lambda: LPModule(None, 0.9, clamp=False), lambda: LPModule(5, 0.9),
                                     lambda: STKRPropagation(InverseLaplacian(0.9), 0.1),
                                     lambda: STKRPropagation(Polynomial.monomial(2), 0.1, num_iter=4)])
 def test_every_module_takes_masks_and_ids_alike(module):
@@ -133,7 +133,7 @@ def test_estimators_use_the_index_helper_messages():
     with pytest.raises(TypeError, match="idx must be"):
         LabelPropagation().fit(data, [0, 1, 2]).decision_function(torch.ones(3))
     with pytest.raises(ValueError, match="mask must be"):
-        LPModule()(data.y, data.edge_index, torch.ones(5, dtype=torch.bool))
+        LPModule(3, 0.9)(data.y, data.edge_index, torch.ones(5, dtype=torch.bool))
 
 
 def test_split_takes_masks_too():
@@ -187,16 +187,12 @@ def test_make_split_on_karate_club_and_a_small_sbm():
 def test_pyg_spellings_are_accepted():
     data, train, mask = graph(3)
     a = LPModule(num_layers=3, alpha=0.9)(data.y, data.edge_index, mask)
-    b = LPModule(eta=0.9, num_iter=3)(data.y, data.edge_index, mask)
+    b = LPModule(3, 0.9)(data.y, data.edge_index, mask)     # PyG's positional order (num_layers, alpha)
     torch.testing.assert_close(a, b)
     e1 = LabelPropagation(alpha=0.9, num_layers=3).fit(data, mask)
     e2 = LabelPropagation(eta=0.9, num_iter=3).fit(data, mask)
     torch.testing.assert_close(e1.yhat_, e2.yhat_)
     assert e1.n_iter_ == 3
-    with pytest.raises(TypeError, match="not both"):
-        LPModule(eta=0.5, alpha=0.9)
-    with pytest.raises(ValueError, match=r"num_layers=3, alpha=\.\.\."):
-        LPModule(3, 0.9)   # PyG's positional order (num_layers, alpha)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
@@ -213,7 +209,7 @@ def test_num_iter_is_the_fixed_budget_everywhere():
 
 def test_unknown_keyword_names_no_private_class():
     for make in (lambda: gs.LabelPropagation(bogus=1), lambda: gs.STKR(gs.TopD(4), 0.1, bogus=1),
-                 lambda: LPModule(bogus=1)):
+                 lambda: LPModule(3, 0.9, bogus=1)):
         with pytest.raises(TypeError) as err:
             make()
         assert "bogus" in str(err.value) and not re.search(r"\b_[A-Za-z]", str(err.value))
@@ -416,8 +412,7 @@ def test_classes_without_training_nodes_warn_and_num_classes_comes_from_training
     assert est.num_classes_ == C and est.missing_classes_ == [1]
     with pytest.warns(ClassesWithoutLabelsWarning, match=r"classes 1, 3, 4"):
         LabelPropagation(num_classes=5).fit(data, mask)
-    with pytest.warns(ClassesWithoutLabelsWarning):
-        out = LPModule()(y, data.edge_index, mask)
+    out = LPModule(3, 0.9, num_classes=C)(y, data.edge_index, mask)   # labels outside the mask are not read
     assert out.shape == (N, C)
 
 
@@ -428,13 +423,13 @@ def test_a_stray_huge_training_label_is_refused_before_allocating():
     with pytest.raises(ValueError, match="relabel the classes as 0..K-1 or pass num_classes"):
         STKR(InverseLaplacian(0.9), 0.1).fit(data, mask)
     with pytest.raises(ValueError, match="relabel the classes"):
-        LPModule()(data.y, data.edge_index, mask)
+        LPModule(3, 0.9)(data.y, data.edge_index, mask)
 
 
 def test_nn_modules_flag_unreachable_nodes():
     data, train, mask = graph(7)
     ei = data.edge_index[:, (data.edge_index < 50).all(0)]
-    for mod in (LPModule(eta=0.5), STKRPropagation(Polynomial.monomial(2), 0.1)):
+    for mod in (LPModule(10, 0.5, flag_unreachable=True), STKRPropagation(Polynomial.monomial(2), 0.1)):
         with pytest.warns(UnreachableNodesWarning, match="10 of 60"):
             mod(data.y, ei, mask)
         assert mod.n_unreachable_ == 10 and mod.unreachable_[50:].all()

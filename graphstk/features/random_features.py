@@ -1,8 +1,10 @@
 """Random features for shift-invariant kernels (kernel-methods slides, "Random Features
 for Large-Scale Kernel Machines", Rahimi & Recht 2007).
 
-Both maps follow scikit-learn's ``fit`` / ``transform`` convention and return torch tensors,
-with ``z(x)^T z(y) ~ k(x, y)`` and no extra normalisation (the errata's fix to the Fredholm
+Both maps are scikit-learn transformers (``fit`` / ``transform`` / ``fit_transform``,
+``get_feature_names_out``, ``set_output``, ``random_state``) with ``z(x)^T z(y) ~ k(x, y)``:
+NumPy in gives NumPy out, a torch tensor in gives a tensor out on its device (the whole map runs
+there). No extra normalisation (the errata's fix to the Fredholm
 paper's doubly-normalised map). Kernel conventions are those of
 :mod:`graphstk.operators.feature`.
 
@@ -44,10 +46,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import scipy.sparse as sp
 import torch
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from torch import Tensor
 
+from .._arrays import check_is_fitted, check_positive_int, is_torch, to_output, torch_generator, validate_features
+from ..memory import check_allocation
 from ..operators.feature import as_features, check_positive
 
 __all__ = ["RandomFourierFeatures", "RandomBinningFeatures", "bin_ids", "sample_frequencies"]
@@ -55,19 +61,46 @@ __all__ = ["RandomFourierFeatures", "RandomBinningFeatures", "bin_ids", "sample_
 _RFF_KERNELS = ("gaussian", "laplacian", "cauchy")
 
 
-def _check_count(name: str, value) -> int:
-    if isinstance(value, bool) or int(value) != value or int(value) < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
+class _RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Shared scikit-learn plumbing: validated input, output in the caller's array type."""
 
+    def transform(self, X):
+        """The random features ``z(X)``: NumPy for NumPy input, a tensor on ``X``'s device for a tensor.
 
-def _generator(seed) -> torch.Generator:
-    g = torch.Generator()
-    if seed is None:
-        g.seed()
-    else:
-        g.manual_seed(int(seed))
-    return g
+        Parameters
+        ----------
+        X : array-like or Tensor ``[n, n_features_in_]``
+
+        Returns
+        -------
+        ndarray or Tensor ``[n, n_output_features_]`` (see the class for sparse output).
+        """
+        check_is_fitted(self)
+        return self._output(self._map(validate_features(self, X, reset=False)), X)
+
+    def _output(self, Z: Tensor, like):
+        return to_output(Z, like)
+
+    def kernel_approximation(self, X, Y=None):
+        """``z(X) z(Y)^T`` ``[a, b]``, the approximation of the Gram matrix (small inputs), as an
+        array of ``X``'s type."""
+        check_is_fitted(self)
+        ZX = self._dense(self._map(validate_features(self, X, reset=False)))
+        ZY = ZX if Y is None else self._dense(self._map(validate_features(self, Y, reset=False).to(ZX.device)))
+        return to_output(ZX @ ZY.T, X)
+
+    @staticmethod
+    def _dense(Z: Tensor) -> Tensor:
+        return Z.to_dense() if Z.layout != torch.strided else Z
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.n_output_features_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
 
 
 def sample_frequencies(kernel: str, sigma: float, d: int, n_features: int,
@@ -102,30 +135,41 @@ def sample_frequencies(kernel: str, sigma: float, d: int, n_features: int,
     raise ValueError(f"random Fourier features support kernel in {_RFF_KERNELS}, got {kernel!r}")
 
 
-class RandomFourierFeatures(TransformerMixin, BaseEstimator):
+class RandomFourierFeatures(_RandomFeatures):
     """Random Fourier features ``z`` with ``z(x)^T z(y) ~ k(x, y)`` (slides Eqs. 2-4).
+
+    ``fit(X)`` draws the frequencies for ``X``'s dimension (``y`` is ignored); ``transform(X)``
+    returns ``z(X)`` ``[n, n_output_features_]`` in ``X``'s floating dtype (float64 for integer
+    input): NumPy for NumPy input, a tensor on ``X``'s device for a tensor (the frequencies are
+    drawn on the host with a seeded generator and moved to the device once, in ``fit``).
 
     Parameters
     ----------
-    kernel : ``"gaussian"`` | ``"laplacian"`` (l1 form) | ``"cauchy"``
-    sigma : float > 0, bandwidth (conventions of :mod:`graphstk.operators.feature`).
-    n_features : int >= 1, the number ``D`` of frequencies.
-    seed : int or None, seeds the frequencies (``None``: nondeterministic).
-    map : ``"cos_sin"`` (``2D`` outputs ``sqrt(1/D)[cos, sin]``, Eq. 4) or ``"phase"``
-        (``D`` outputs ``sqrt(2/D) cos(W^T x + b)``, slide after Eq. 3).
+    kernel : {"gaussian", "laplacian", "cauchy"}, default "gaussian"
+        ``laplacian`` is the l1 form (conventions of :mod:`graphstk.operators.feature`).
+    sigma : float > 0, default 1.0
+        The bandwidth.
+    n_features : int >= 1, default 100
+        The number ``D`` of frequencies.
+    random_state : int, RandomState or None, default None
+        Seeds the frequencies (an int gives the same draw on every device).
+    map : {"cos_sin", "phase"}, default "cos_sin"
+        ``"cos_sin"``: ``2D`` outputs ``sqrt(1/D)[cos, sin]`` (Eq. 4); ``"phase"``: ``D`` outputs
+        ``sqrt(2/D) cos(W^T x + b)`` (slide after Eq. 3).
 
-    Attributes after ``fit``: ``W_`` ``[d, D]`` (float64, cast to the input's dtype in
-    ``transform``), ``b_`` ``[D]`` (phase map) or ``None``, ``n_features_in_``,
-    ``n_output_features_``. ``transform`` returns a torch tensor ``[n, n_output_features_]``
-    in the input's floating dtype (float64 for numpy / integer input).
+    Attributes
+    ----------
+    W_ : Tensor ``[d, D]`` float64 on the device of the data passed to ``fit``
+    b_ : Tensor ``[D]`` (phase map) or None
+    n_features_in_, n_output_features_ : int
     """
 
     def __init__(self, kernel: str = "gaussian", sigma: float = 1.0, n_features: int = 100,
-                 seed: int | None = None, map: str = "cos_sin"):
+                 random_state=None, map: str = "cos_sin"):
         self.kernel = kernel
         self.sigma = sigma
         self.n_features = n_features
-        self.seed = seed
+        self.random_state = random_state
         self.map = map
 
     def fit(self, X, y=None):
@@ -133,60 +177,36 @@ class RandomFourierFeatures(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : Tensor or array ``[n, d]``
-            Only its number of columns and dtype are used.
+        X : array-like or Tensor ``[n, d]``
+            Only its number of columns and device are used.
         y : ignored
-            (scikit-learn's signature).
 
         Returns
         -------
         self
         """
-        X = as_features(X)
+        Xt = validate_features(self, X, reset=True)
         if self.kernel not in _RFF_KERNELS:
             raise ValueError(f"kernel must be one of {_RFF_KERNELS}, got {self.kernel!r}")
         if self.map not in ("cos_sin", "phase"):
             raise ValueError(f"map must be 'cos_sin' or 'phase', got {self.map!r}")
-        D = _check_count("n_features", self.n_features)
+        D = check_positive_int("n_features", self.n_features)
         sigma = check_positive("sigma", self.sigma)
-        g = _generator(self.seed)
-        self.W_ = sample_frequencies(self.kernel, sigma, X.shape[1], D, g)
-        self.b_ = (2 * math.pi * torch.rand(D, generator=g, dtype=torch.float64)
+        g = torch_generator(self.random_state)
+        self.W_ = sample_frequencies(self.kernel, sigma, Xt.shape[1], D, g).to(Xt.device)
+        self.b_ = ((2 * math.pi * torch.rand(D, generator=g, dtype=torch.float64)).to(Xt.device)
                    if self.map == "phase" else None)
-        self.n_features_in_ = X.shape[1]
         self.n_output_features_ = 2 * D if self.map == "cos_sin" else D
         return self
 
-    def _check_fitted(self):
-        if not hasattr(self, "W_"):
-            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(X) first")
-
-    def transform(self, X) -> Tensor:
-        """The random features ``z(X)`` (Eq. 4, or the phase map).
-
-        Parameters
-        ----------
-        X : Tensor or array ``[n, d]``
-
-        Returns
-        -------
-        Tensor ``[n, n_output_features_]`` with ``z(X) z(Y)^T ~ k(X, Y)``.
-        """
-        self._check_fitted()
-        X = as_features(X)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but the map was fitted with {self.n_features_in_}")
+    def _map(self, X: Tensor) -> Tensor:
+        """``z(X)`` of a validated tensor (no checks: the inner loops call this)."""
         W = self.W_.to(device=X.device, dtype=X.dtype)
         P = X @ W
         D = W.shape[1]
         if self.map == "cos_sin":
             return torch.cat([torch.cos(P), torch.sin(P)], dim=1) * math.sqrt(1.0 / D)
         return torch.cos(P + self.b_.to(device=X.device, dtype=X.dtype)) * math.sqrt(2.0 / D)
-
-    def kernel_approximation(self, X, Y=None) -> Tensor:
-        """``z(X) z(Y)^T``, the ``[a, b]`` approximation of the Gram matrix (small inputs)."""
-        ZX = self.transform(X)
-        return ZX @ (ZX if Y is None else self.transform(Y)).T
 
 
 def bin_ids(X, pitch: Tensor, shift: Tensor) -> Tensor:
@@ -204,13 +224,19 @@ def bin_ids(X, pitch: Tensor, shift: Tensor) -> Tensor:
     return torch.floor((X.unsqueeze(0) - shift.unsqueeze(1)) / pitch.unsqueeze(1)).long()
 
 
-class RandomBinningFeatures(TransformerMixin, BaseEstimator):
+class RandomBinningFeatures(_RandomFeatures):
     """Random binning features for ``exp(-||x - y||_1 / sigma)`` (slides Eqs. 6-8, Lemma 7).
 
     Per grid ``p`` and dimension ``m``: pitch ``delta ~ Gamma(2, scale sigma)`` (``delta k''``),
-    shift ``u ~ U[0, delta)``, bin ``floor((x_m - u_m)/delta_m)``. Output: a sparse torch
-    tensor (COO, coalesced) ``[n, n_bins_]`` with one entry ``1/sqrt(n_grids)`` per grid, so
-    ``z(x)^T z(y)`` = fraction of grids in which ``x`` and ``y`` share a bin (Eq. 8).
+    shift ``u ~ U[0, delta)``, bin ``floor((x_m - u_m)/delta_m)``. ``z(x)`` has one entry
+    ``1/sqrt(n_grids)`` per grid, so ``z(x)^T z(y)`` = fraction of grids in which ``x`` and ``y``
+    share a bin (Eq. 8).
+
+    ``fit(X)`` (``y`` ignored) finds the occupied bins; ``transform(X)`` returns ``z(X)``
+    ``[n, n_bins_]``: dense by default (NumPy for NumPy input, a tensor on ``X``'s device for a
+    tensor); with ``sparse_output=True`` a ``scipy.sparse.csr_matrix`` for NumPy input and a
+    coalesced sparse COO tensor on ``X``'s device for a tensor. Everything runs on ``X``'s device
+    (the grids are drawn on the host with a seeded generator and moved once, in ``fit``).
 
     Columns are the occupied bins of the data passed to ``fit`` (exact tuples of
     per-dimension bin ids, found with ``torch.unique``; no hashing, no collisions).
@@ -220,40 +246,61 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
     among new points in unseen bins are not represented. Fit on all points whose mutual
     kernel values you need (e.g. training + test in a transductive setting).
 
-    Attributes after ``fit``: ``pitch_``, ``shift_`` ``[n_grids, d]`` (float64),
-    ``bins_`` ``[n_bins_, 1 + d]`` (int64 rows ``(grid, id_1, ..., id_d)``, sorted), ``n_bins_``.
-
     Parameters
     ----------
-    sigma : float, default 1.0
-    n_grids : int, default 100
-    seed : int, optional
+    sigma : float > 0, default 1.0
+    n_grids : int >= 1, default 100
+    random_state : int, RandomState or None, default None
         Seeds the grids.
     grid_chunk : int, optional
         Grids processed at once (memory bound of ``transform``).
+    sparse_output : bool, default False
+        Return a sparse matrix (``n_bins_`` can reach ``n * n_grids``; a dense output that does
+        not fit in memory is refused with this hint).
+
+    Attributes
+    ----------
+    pitch_, shift_ : Tensor ``[n_grids, d]`` float64
+    bins_ : Tensor ``[n_bins_, 1 + d]`` int64 rows ``(grid, id_1, ..., id_d)``, sorted
+    n_bins_, n_output_features_, n_features_in_ : int
     """
 
-    def __init__(self, sigma: float = 1.0, n_grids: int = 100, seed: int | None = None,
-                 grid_chunk: int | None = None):
+    def __init__(self, sigma: float = 1.0, n_grids: int = 100, random_state=None, grid_chunk: int | None = None,
+                 sparse_output: bool = False):
         self.sigma = sigma
         self.n_grids = n_grids
-        self.seed = seed
+        self.random_state = random_state
         self.grid_chunk = grid_chunk
+        self.sparse_output = sparse_output
 
     def fit(self, X, y=None):
-        X = as_features(X, dtype=torch.float64).cpu()  # bin bookkeeping runs on the CPU
+        """Draw the grids (Lemma 7) and record the bins the rows of ``X`` occupy.
+
+        Parameters
+        ----------
+        X : array-like or Tensor ``[n, d]``
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        Xt = validate_features(self, X, reset=True).to(torch.float64)
         sigma = check_positive("sigma", self.sigma)
-        P = _check_count("n_grids", self.n_grids)
-        d = X.shape[1]
-        g = _generator(self.seed)
+        P = check_positive_int("n_grids", self.n_grids)
+        if self.grid_chunk is not None:
+            check_positive_int("grid_chunk", self.grid_chunk)
+        d = Xt.shape[1]
+        g = torch_generator(self.random_state)
         # Gamma(2, scale sigma) = sum of two Exp(scale sigma)
         e = -torch.log1p(-torch.rand((2, P, d), generator=g, dtype=torch.float64))
-        self.pitch_ = sigma * e.sum(0)
-        self.shift_ = self.pitch_ * torch.rand((P, d), generator=g, dtype=torch.float64)
-        self.n_features_in_ = d
-        bins = [torch.unique(self._keys(X, s, e_), dim=0) for s, e_ in self._chunks(X.shape[0])]
-        self.bins_ = torch.cat(bins) if bins else torch.zeros(0, d + 1, dtype=torch.long)
-        self.n_bins_ = int(self.bins_.shape[0])
+        pitch = sigma * e.sum(0)
+        shift = pitch * torch.rand((P, d), generator=g, dtype=torch.float64)
+        self.pitch_, self.shift_ = pitch.to(Xt.device), shift.to(Xt.device)
+        bins = [torch.unique(self._keys(Xt, self.pitch_[s:e_], self.shift_[s:e_], s), dim=0)
+                for s, e_ in self._chunks(Xt.shape[0])]
+        self.bins_ = torch.cat(bins)
+        self.n_bins_ = self.n_output_features_ = int(self.bins_.shape[0])
         return self
 
     def _chunks(self, n):
@@ -262,42 +309,47 @@ class RandomBinningFeatures(TransformerMixin, BaseEstimator):
         for s in range(0, P, step):
             yield s, min(P, s + step)
 
-    def _keys(self, X: Tensor, s: int, e: int) -> Tensor:
-        """Rows ``(grid, id_1..id_d)`` for grids ``s:e``, grid-major: ``[(e-s) n, 1+d]``."""
-        ids = bin_ids(X, self.pitch_[s:e], self.shift_[s:e])  # [p, n, d]
-        grid = torch.arange(s, e).view(-1, 1, 1).expand(-1, X.shape[0], 1)
+    @staticmethod
+    def _keys(X: Tensor, pitch: Tensor, shift: Tensor, s: int) -> Tensor:
+        """Rows ``(grid, id_1..id_d)`` for the grids ``s, s+1, ...`` of ``pitch``/``shift``
+        ``[p, d]``, grid-major: ``[p n, 1+d]``."""
+        ids = bin_ids(X, pitch, shift)  # [p, n, d]
+        grid = torch.arange(s, s + pitch.shape[0], device=X.device).view(-1, 1, 1).expand(-1, X.shape[0], 1)
         return torch.cat([grid, ids], dim=2).reshape(-1, X.shape[1] + 1)
 
-    def transform(self, X) -> Tensor:
-        if not hasattr(self, "bins_"):
-            raise RuntimeError("RandomBinningFeatures is not fitted; call fit(X) first")
-        X_in = as_features(X)
-        if X_in.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X_in.shape[1]} features, but the map was fitted with {self.n_features_in_}")
-        X = X_in.to(device="cpu", dtype=torch.float64)
+    def _map(self, X_in: Tensor) -> Tensor:
+        """``z(X)`` of a validated tensor as a coalesced sparse COO tensor on its device."""
+        dev = X_in.device
+        X = X_in.to(torch.float64)
+        pitch, shift, bins = (t.to(dev) for t in (self.pitch_, self.shift_, self.bins_))  # no copy on the fit device
         n = X.shape[0]
         P = self.pitch_.shape[0]
         rows, cols = [], []
         # fitted bins of grid chunk s:e occupy a contiguous range of columns (bins_ is grid-sorted)
-        starts = torch.searchsorted(self.bins_[:, 0].contiguous(), torch.arange(P + 1))
+        starts = torch.searchsorted(bins[:, 0].contiguous(), torch.arange(P + 1, device=dev)).tolist()
         for s, e in self._chunks(n):
-            keys = self._keys(X, s, e)
-            fitted = self.bins_[starts[s]:starts[e]]
+            keys = self._keys(X, pitch[s:e], shift[s:e], s)
+            fitted = bins[starts[s]:starts[e]]
             _, inv = torch.unique(torch.cat([fitted, keys]), dim=0, return_inverse=True)
-            lookup = torch.full((int(inv.max()) + 1 if inv.numel() else 0,), -1, dtype=torch.long)
-            lookup[inv[:fitted.shape[0]]] = torch.arange(fitted.shape[0]) + starts[s]
+            lookup = torch.full((fitted.shape[0] + keys.shape[0],), -1, dtype=torch.long, device=dev)
+            lookup[inv[:fitted.shape[0]]] = torch.arange(fitted.shape[0], device=dev) + starts[s]
             col = lookup[inv[fitted.shape[0]:]]
-            row = torch.arange(n).repeat(e - s)
+            row = torch.arange(n, device=dev).repeat(e - s)
             keep = col >= 0
             rows.append(row[keep])
             cols.append(col[keep])
-        row = torch.cat(rows) if rows else torch.zeros(0, dtype=torch.long)
-        col = torch.cat(cols) if cols else torch.zeros(0, dtype=torch.long)
-        val = torch.full((row.numel(),), 1.0 / math.sqrt(P), dtype=X_in.dtype)
-        Z = torch.sparse_coo_tensor(torch.stack([row, col]), val, (n, self.n_bins_), check_invariants=False)
-        return Z.coalesce().to(X_in.device)
+        row, col = torch.cat(rows), torch.cat(cols)
+        val = torch.full((row.numel(),), 1.0 / math.sqrt(P), dtype=X_in.dtype, device=dev)
+        return torch.sparse_coo_tensor(torch.stack([row, col]), val, (n, self.n_bins_),
+                                       check_invariants=False).coalesce()
 
-    def kernel_approximation(self, X, Y=None) -> Tensor:
-        """Dense ``z(X) z(Y)^T`` (fraction of colliding grids; small inputs)."""
-        ZX = self.transform(X).to_dense()
-        return ZX @ (ZX if Y is None else self.transform(Y).to_dense()).T
+    def _output(self, Z: Tensor, like):
+        if self.sparse_output:
+            if is_torch(like):
+                return Z
+            i = Z.indices().cpu().numpy()
+            return sp.csr_matrix((Z.values().cpu().numpy(), (i[0], i[1])), shape=tuple(Z.shape))
+        check_allocation(Z.shape[0] * Z.shape[1] * Z.values().element_size(),
+                         f"the dense [{Z.shape[0]}, {Z.shape[1]}] random binning features",
+                         "pass sparse_output=True (one entry per grid and row)", Z.device)
+        return to_output(Z.to_dense(), like)

@@ -13,32 +13,45 @@ A ``1/n``-normalised objective ``(1/n) sum (...)^2 + lam' ||f||^2`` is the same 
   :class:`~graphstk.operators.KernelOperator` (graph kernels, feature kernels, dense
   matrices), directly (dense Cholesky, small ``n``) or by conjugate gradients through
   products only (``op @ block``, never materialised).
-* :class:`KernelRidge` is the feature-kernel estimator (``fit(X, y)`` / ``predict(X)``).
+* :class:`KernelRidge` is the feature-kernel estimator (``fit(X, y)`` / ``predict(X)`` /
+  ``score``, a scikit-learn regressor).
 * :class:`RandomFeatureRidge` is the primal form on random features ``Z = z(X)``
   (slides Eq. 1, ``K ~ Z Z^T``): ``w = (Z^T Z + lam I)^{-1} Z^T y``, ``f(x) = z(x)^T w``,
   which equals ``Z_test Z^T (Z Z^T + lam I)^{-1} y`` and so approaches exact KRR with the
   same ``lam`` as the number of features grows.
 
 Multi-output targets ``y`` of shape ``[n, C]`` are solved as ``C`` right-hand sides at once.
+Both estimators follow scikit-learn's contract (``docs/estimators.md``): NumPy in gives NumPy
+out, a torch tensor in gives a tensor out on its device (every step runs there).
 """
 from __future__ import annotations
 
 import math
 import warnings
 
+import numpy as np
+import scipy.sparse as sp
 import torch
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.utils.validation import check_array
 from torch import Tensor
 
+from .._arrays import check_is_fitted, to_output, validate_features
+from ..memory import check_allocation
 from ..operators.base import KernelOperator
-from ..operators.feature import FeatureKernelOperator, as_features, kernel_function
+from ..operators.feature import FeatureKernelOperator, kernel_function
 from ..spectral.solvers import cg
 
 __all__ = ["kernel_ridge_solve", "KernelRidge", "RandomFeatureRidge", "block_cg"]
 
+_SPARSE_KERNELS = ("linear", "gaussian")
+
 
 def _as_targets(y, n: int, dtype, device) -> tuple[Tensor, bool]:
-    t = y if isinstance(y, Tensor) else torch.as_tensor(y)
+    if y is None:
+        raise ValueError("this regressor requires y to be passed, but the target y is None")
+    t = y if isinstance(y, Tensor) else torch.as_tensor(check_array(y, ensure_2d=False, dtype=np.float64,
+                                                                    input_name="y", ensure_min_samples=0))
     if t.dim() not in (1, 2):
         raise ValueError(f"y must have shape [n] or [n, C], got {tuple(t.shape)}")
     if t.shape[0] != n:
@@ -71,7 +84,7 @@ def block_cg(matvec, B: Tensor, tol: float = 1e-10, max_iter: int | None = None,
 
 
 def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str = "direct",
-                       tol: float = 1e-10, max_iter: int | None = None) -> Tensor:
+                       tol: float = 1e-10, max_iter: int | None = None, return_n_iter: bool = False):
     """``alpha = (K + lam I)^{-1} y`` (slides, Proposition 3) for any square operator ``K``.
 
     Parameters
@@ -85,8 +98,12 @@ def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str =
         ``"cg"`` (conjugate gradients through ``op @ block`` products only; needs ``lam > 0``).
     tol, max_iter : CG stopping rule (relative residual per column; default ``10 n`` steps).
 
-    Returns ``alpha`` with the shape of ``y``, in the operator's dtype. A CG run that does not
-    reach ``tol`` returns its last iterate with a ``RuntimeWarning``.
+    return_n_iter : bool, default False
+        Also return the number of iterations (1 for ``"direct"``).
+
+    Returns ``alpha`` with the shape of ``y``, in the operator's dtype and on its device (and the
+    iteration count when ``return_n_iter``). A CG run that does not reach ``tol`` returns its
+    last iterate with a ``RuntimeWarning``.
     """
     if isinstance(op, Tensor):
         from ..operators.base import DenseOperator
@@ -98,6 +115,7 @@ def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str =
         raise ValueError(f"kernel ridge needs a square operator, got shape {op.shape}")
     lam = _check_lam(lam)
     Y, vec = _as_targets(y, n, op.dtype, op.device)
+    it = 1
     if solver == "direct":
         A = op.to_dense().clone()
         A.diagonal().add_(lam)
@@ -117,12 +135,19 @@ def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str =
             warnings.warn(f"kernel_ridge_solve: CG did not reach tol={tol} in {it} iterations", RuntimeWarning)
     else:
         raise ValueError(f"solver must be 'direct' or 'cg', got {solver!r}")
-    return alpha.squeeze(1) if vec else alpha
+    alpha = alpha.squeeze(1) if vec else alpha
+    return (alpha, int(it)) if return_n_iter else alpha
 
 
-class KernelRidge(BaseEstimator):
+class KernelRidge(RegressorMixin, BaseEstimator):
     """Kernel ridge regression with a feature kernel: ``alpha = (K + lam I)^{-1} y``
     (slides, Proposition 3; no ``1/n``), ``f(x) = sum_i alpha_i k(x, x_i)``.
+
+    ``fit(X, y)`` (``X`` ``[n, d]``, ``y`` ``[n]`` or ``[n, C]``), ``predict(X)``, ``score`` (R^2,
+    scikit-learn's regressor contract). NumPy in gives NumPy out; a tensor on any device gives a
+    tensor there. With the linear and Gaussian kernels, ``X`` may be ``scipy.sparse`` (tf-idf
+    text; CPU).
+    :meth:`predict_path` gives the predictions of many ``lam`` from one kernel evaluation.
 
     Parameters
     ----------
@@ -134,7 +159,8 @@ class KernelRidge(BaseEstimator):
     block_size, tol, max_iter : forwarded to the operator / CG.
 
     Attributes after ``fit``: ``X_fit_`` ``[n, d]``, ``dual_coef_`` (``alpha``, shape of ``y``),
-    ``kernel_`` (the :class:`~graphstk.operators.Kernel`).
+    ``kernel_`` (the :class:`~graphstk.operators.Kernel`), ``n_features_in_``, ``n_iter_`` (CG
+    iterations; 1 for ``"direct"``).
     """
 
     def __init__(self, kernel: str = "gaussian", sigma: float | None = None, lam: float = 1.0,
@@ -167,33 +193,72 @@ class KernelRidge(BaseEstimator):
         -------
         self
         """
-        X = as_features(X)
         self.kernel_ = self._kernel()
-        op = FeatureKernelOperator(X, kernel=self.kernel_, normalize=self.normalize, block_size=self.block_size)
-        self.dual_coef_ = kernel_ridge_solve(op, y, self.lam, solver=self.solver, tol=self.tol,
-                                             max_iter=self.max_iter)
+        X = validate_features(self, X, reset=True, accept_sparse=self.kernel_.name in _SPARSE_KERNELS)
+        n = X.shape[0]
+        if self.solver == "direct" or sp.issparse(X):
+            check_allocation(2.0 * n * n * 8, f"the {n} x {n} kernel matrix (solver='direct')",
+                             "pass solver='cg' (kernel products in row blocks, no n x n matrix)",
+                             "cpu" if sp.issparse(X) else X.device)
         self.X_fit_ = X
+        self.dual_coef_, self.n_iter_ = kernel_ridge_solve(self._operator(X), y, self.lam, solver=self.solver,
+                                                           tol=self.tol, max_iter=self.max_iter, return_n_iter=True)
+        self._y = y
         return self
 
-    def predict(self, X) -> Tensor:
+    def _operator(self, X) -> KernelOperator:
+        """``K(X, X_fit_)`` (``X_fit_`` itself when ``X`` is it): a lazy feature-kernel operator, or
+        for ``scipy.sparse`` points (linear and Gaussian kernels) the dense block from
+        :mod:`sklearn.metrics.pairwise` (a host step: sparse points live on the CPU)."""
+        Y = None if X is self.X_fit_ else self.X_fit_
+        if sp.issparse(X):
+            from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
+
+            from ..operators.base import DenseOperator
+            if self.normalize:
+                raise ValueError("normalize=True needs dense X; pass X.toarray()")
+            G = (linear_kernel(X, Y) if self.kernel_.name == "linear"
+                 else rbf_kernel(X, Y, gamma=0.5 / self.kernel_.sigma ** 2))
+            return DenseOperator(torch.from_numpy(np.asarray(G, dtype=np.float64)))
+        return FeatureKernelOperator(X, Y, kernel=self.kernel_, normalize=self.normalize, block_size=self.block_size)
+
+    def _validated(self, X):
+        Xt = validate_features(self, X, reset=False, accept_sparse=sp.issparse(self.X_fit_))
+        return Xt if sp.issparse(Xt) else Xt.to(device=self.X_fit_.device, dtype=self.X_fit_.dtype)
+
+    def predict(self, X):
         """``f(x) = sum_i alpha_i k(x, x_i)`` for every row of ``X``.
 
         Parameters
         ----------
-        X : Tensor or array ``[m, d]``
+        X : array-like or Tensor ``[m, d]`` (scipy.sparse with the linear kernel)
 
         Returns
         -------
-        Tensor ``[m]`` or ``[m, C]`` (the shape of ``y``).
+        ndarray or Tensor ``[m]`` or ``[m, C]`` (the shape of ``y``), of ``X``'s array type.
         """
-        if not hasattr(self, "dual_coef_"):
-            raise RuntimeError("KernelRidge is not fitted; call fit(X, y) first")
-        X = as_features(X, dtype=self.X_fit_.dtype, device=self.X_fit_.device)
-        if X.shape[1] != self.X_fit_.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} features, but the model was fitted with {self.X_fit_.shape[1]}")
-        op = FeatureKernelOperator(X, self.X_fit_, kernel=self.kernel_, normalize=self.normalize,
-                                   block_size=self.block_size)
-        return op @ self.dual_coef_
+        check_is_fitted(self)
+        return to_output(self._operator(self._validated(X)) @ self.dual_coef_, X)
+
+    def predict_path(self, X, lams) -> list:
+        """``predict(X)`` for every ``lam`` in ``lams`` from one evaluation of ``K(X, X_fit_)``
+        (what a grid search over ``lam`` needs; the fitted state is unchanged). ``solver="direct"``
+        materialises the ``n x n`` training kernel once; ``"cg"`` solves through products.
+        Returns a list of arrays of ``X``'s type."""
+        check_is_fitted(self)
+        K_X = self._operator(self._validated(X)).to_dense()
+        K = self._operator(self.X_fit_)
+        if self.solver == "direct":
+            from ..operators.base import DenseOperator
+            K = DenseOperator(K.to_dense())
+        return [to_output(K_X @ kernel_ridge_solve(K, self._y, lam, solver=self.solver, tol=self.tol,
+                                                   max_iter=self.max_iter), X) for lam in lams]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        tags.input_tags.sparse = str(self.kernel).lower() in _SPARSE_KERNELS + ("rbf",) and not self.normalize
+        return tags
 
 
 def _dense_t(t: Tensor) -> Tensor:
@@ -208,17 +273,26 @@ def _chol_solve(A: Tensor, B: Tensor, lam: float) -> Tensor:
     return torch.cholesky_solve(B, L) if int(info) == 0 else torch.linalg.lstsq(A, B).solution
 
 
-class RandomFeatureRidge(BaseEstimator):
+class RandomFeatureRidge(RegressorMixin, BaseEstimator):
     """Ridge regression in the primal on random features:
     ``w = (Z^T Z + lam I)^{-1} Z^T y``, ``f(x) = z(x)^T w`` with ``z(x)^T z(y) ~ k(x, y)``
     (slides Eq. 1 and Eq. 4 / Eq. 8). Cost ``O(n F^2)`` for ``F`` features instead of ``O(n^3)``.
 
+    ``fit(X, y)`` (``X`` ``[n, d]``, ``y`` ``[n]`` or ``[n, C]``), ``predict(X)``, ``score`` (R^2,
+    scikit-learn's regressor contract). NumPy in gives NumPy out; a tensor on any device gives a
+    tensor there.
+
     Parameters
     ----------
-    features : a transformer with ``fit_transform`` / ``transform`` returning a dense or
-        sparse torch tensor (e.g. :class:`graphstk.features.RandomFourierFeatures`,
-        :class:`graphstk.features.RandomBinningFeatures`); cloned at ``fit``. When omitted,
-        ``RandomFourierFeatures(kernel, sigma, n_features, seed, map)`` is used.
+    features : a graphstk random-feature transformer, optional
+        :class:`graphstk.features.RandomFourierFeatures` or
+        :class:`graphstk.features.RandomBinningFeatures` (tensor in, dense or sparse tensor out);
+        cloned at ``fit``. When omitted, ``RandomFourierFeatures(kernel, sigma, n_features,
+        random_state, map)`` is used.
+    kernel, sigma, n_features, map : the default feature map's parameters (defaults
+        ``"gaussian"``, 1.0, 100, ``"cos_sin"``).
+    random_state : int, RandomState or None, default None
+        Seeds the default feature map.
     lam : float >= 0, the same ``lam`` as in :class:`KernelRidge`.
     solver : ``"primal"`` (alias ``"direct"``; Cholesky of ``Z^T Z + lam I``, ``F x F``),
         ``"dual"`` (the same ``w = Z^T (Z Z^T + lam I)^{-1} y`` by the push-through identity,
@@ -229,17 +303,18 @@ class RandomFeatureRidge(BaseEstimator):
     max_iter : int, optional
         Iteration cap of the CG solve.
 
-    Attributes after ``fit``: ``features_`` (the fitted map), ``coef_`` ``[F]`` or ``[F, C]``.
+    Attributes after ``fit``: ``features_`` (the fitted map), ``coef_`` ``[F]`` or ``[F, C]``,
+    ``n_features_in_``, ``n_iter_`` (CG iterations; 1 for a direct solve).
     """
 
     def __init__(self, features=None, kernel: str = "gaussian", sigma: float = 1.0, n_features: int = 100,
-                 seed: int | None = None, map: str = "cos_sin", lam: float = 1.0, solver: str = "auto",
+                 random_state=None, map: str = "cos_sin", lam: float = 1.0, solver: str = "auto",
                  tol: float = 1e-10, max_iter: int | None = None):
         self.features = features
         self.kernel = kernel
         self.sigma = sigma
         self.n_features = n_features
-        self.seed = seed
+        self.random_state = random_state
         self.map = map
         self.lam = lam
         self.solver = solver
@@ -251,7 +326,7 @@ class RandomFeatureRidge(BaseEstimator):
             return clone(self.features)
         from ..features import RandomFourierFeatures
         return RandomFourierFeatures(kernel=self.kernel, sigma=self.sigma, n_features=self.n_features,
-                                     seed=self.seed, map=self.map)
+                                     random_state=self.random_state, map=self.map)
 
     def fit(self, X, y):
         """Fit the features on ``X``, then ``w = (Z^T Z + lam I)^{-1} Z^T y`` (or its dual / CG form).
@@ -266,11 +341,13 @@ class RandomFeatureRidge(BaseEstimator):
         self
         """
         lam = _check_lam(self.lam)
+        Xt = validate_features(self, X, reset=True)
         self.features_ = self._make_features()
-        Z = self.features_.fit_transform(X)
+        Z = self.features_.fit_transform(Xt)
         n, F = Z.shape
         Y, vec = _as_targets(y, n, Z.dtype, Z.device)
         solver = self.solver
+        it = 1
         if solver == "direct":
             solver = "primal"
         if solver == "auto":
@@ -294,6 +371,7 @@ class RandomFeatureRidge(BaseEstimator):
         else:
             raise ValueError(f"solver must be 'auto', 'primal', 'dual' or 'cg', got {self.solver!r}")
         self.coef_ = w.squeeze(1) if vec else w
+        self.n_iter_ = int(it)
         return self
 
     def predict(self, X) -> Tensor:
@@ -305,9 +383,13 @@ class RandomFeatureRidge(BaseEstimator):
 
         Returns
         -------
-        Tensor ``[m]`` or ``[m, C]``.
+        ndarray or Tensor ``[m]`` or ``[m, C]``, of ``X``'s array type.
         """
-        if not hasattr(self, "coef_"):
-            raise RuntimeError("RandomFeatureRidge is not fitted; call fit(X, y) first")
-        Z = self.features_.transform(X)
-        return Z @ self.coef_.to(Z.dtype)
+        check_is_fitted(self)
+        Z = self.features_.transform(validate_features(self, X, reset=False))
+        return to_output(Z @ self.coef_.to(device=Z.device, dtype=Z.dtype), X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags

@@ -24,19 +24,23 @@ a linear kernel (``R = X``, ``m = d``) and for ``landmarks=None`` (every point a
 approximation to use when ``N`` is too large for an ``N x N`` eigendecomposition. Every
 ``(gamma_A, gamma_I)`` pair then shares ``R`` and ``R^T L R`` (see :func:`laprls_path`).
 Multi-class: one-vs-rest with ``+-1`` targets and argmax.
+
+:class:`LapRLSC` follows scikit-learn's semi-supervised contract, ``fit(X, y)`` with ``y = -1``
+marking the unlabeled points (``docs/estimators.md``), on any torch device.
 """
 from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
-from sklearn.base import BaseEstimator, ClassifierMixin
 from torch import Tensor
 
+from .._arrays import check_is_fitted, to_output, torch_generator, validate_features
+from ..memory import check_allocation
 from ..operators.base import SparseOperator
-from ..operators.feature import Kernel, as_features, check_positive, knn_graph
-from .fredholm import _kernel_matmul, _kblock, _make_kernel, onevsrest_targets
+from ..operators.feature import FeatureKernelOperator, Kernel, as_features, check_positive, knn_graph
+from ._semi_supervised import SemiSupervisedClassifier
+from .fredholm import kernel_from_width
 
 __all__ = ["LapRLSC", "graph_laplacian", "kernel_factor", "laprls_path"]
 
@@ -46,13 +50,14 @@ def graph_laplacian(X, n_neighbors: int = 10, weights: str = "gaussian", sigma: 
     """The Laplacian ``L = D - W`` (or ``I - D^-1/2 W D^-1/2`` when ``normalized``) of the
     symmetric kNN graph of the rows of ``X`` (:func:`graphstk.operators.knn_graph`;
     ``weights``: ``"gaussian"`` heat-kernel weights ``exp(-d^2/(2 sigma^2))``, ``sigma``
-    defaulting to the median kNN distance, or ``"connectivity"`` (0/1)) as a sparse operator."""
+    defaulting to the median kNN distance, or ``"connectivity"`` (0/1)) as a sparse operator
+    on ``X``'s device."""
     X = as_features(X)
     n = X.shape[0]
     ei, w = knn_graph(X, n_neighbors, mode=weights, sigma=sigma)
     w = w.to(X.dtype)
-    deg = torch.zeros(n, dtype=X.dtype).index_add_(0, ei[0], w)
-    ar = torch.arange(n)
+    deg = torch.zeros(n, dtype=X.dtype, device=X.device).index_add_(0, ei[0], w)
+    ar = torch.arange(n, device=X.device)
     if normalized:
         dis = torch.where(deg > 0, deg.clamp_min(1e-300).rsqrt(), torch.zeros_like(deg))
         vals = torch.cat([(deg > 0).to(X.dtype), -w * dis[ei[0]] * dis[ei[1]]])
@@ -68,15 +73,20 @@ def kernel_factor(kernel: Kernel, X: Tensor, landmarks: Tensor | None = None,
     Linear kernel: ``R = X``, ``P = None`` (``r(x) = x``, exact). Otherwise
     ``P = V diag(ev^-1/2)`` from ``K_mm = V diag(ev) V^T`` (eigenvalues below ``rtol * max``
     dropped) and ``R = K(X, X_m) P``: exact (``R R^T = K``) when ``landmarks`` is every point.
+    Kernel blocks come from :class:`~graphstk.operators.FeatureKernelOperator` (row blocks, on
+    ``X``'s device).
     """
     if kernel.name == "linear":
         return X, None
     Xm = X if landmarks is None else X.index_select(0, landmarks)
-    Kmm = _kblock(kernel, Xm, Xm)
+    m = Xm.shape[0]
+    check_allocation(2.0 * m * m * X.element_size(), f"the {m} x {m} landmark kernel matrix and its eigenvectors",
+                     "pass landmarks=m (a Nystroem factor on m points)", X.device)
+    Kmm = FeatureKernelOperator(Xm, kernel=kernel).to_dense()
     ev, V = torch.linalg.eigh(0.5 * (Kmm + Kmm.T))
     keep = ev > ev.max().clamp_min(1e-300) * rtol
     P = V[:, keep] / ev[keep].sqrt()
-    R = Kmm @ P if landmarks is None else _kernel_matmul(kernel, X, Xm, P)
+    R = Kmm @ P if landmarks is None else FeatureKernelOperator(X, Xm, kernel=kernel) @ P
     return R, P
 
 
@@ -98,30 +108,57 @@ def laprls_path(R: Tensor, LR: Tensor, labeled: Tensor, Y: Tensor, params: list[
     return out
 
 
-class LapRLSC(ClassifierMixin, BaseEstimator):
+class LapRLSC(SemiSupervisedClassifier):
     """Laplacian RLS classifier (Belkin, Niyogi, Sindhwani 2006, Sec. 4.2; module docstring).
+
+    ``fit(X, y)``: ``X`` ``[N, d]`` every point (labeled and unlabeled: the kNN graph spans all of
+    them), ``y`` ``[N]`` class labels with ``-1`` marking the unlabeled points (as
+    :class:`sklearn.semi_supervised.LabelSpreading`); NumPy or a tensor on any device.
+    ``predict`` returns labels from ``classes_``, ``decision_function`` the scores ``r(x)^T beta``
+    (1-D for two classes), ``score`` the accuracy.
 
     Parameters
     ----------
-    kernel : ``"gaussian"`` (default; ``exp(-||x-z||^2 / (2 width))`` as in the Fredholm paper),
-        ``"linear"``, or any name / :class:`~graphstk.operators.Kernel`.
-    width : Gaussian width ``r`` (required for a Gaussian), or ``sigma`` of other bandwidth kernels.
-    gamma_A : float > 0, ambient (RKHS) regularisation, default 1e-3.
-    gamma_I : float >= 0, intrinsic (graph) regularisation, default 1.0 (``gamma_I / N^2`` multiplies
-        ``f^T L f``; ``gamma_I = 0`` is kernel RLS).
-    n_neighbors : kNN graph degree, default 10.  graph_weights : ``"gaussian"`` (default) or
-        ``"connectivity"``.  normalized_laplacian : default False (``L = D - W``).
-    landmarks : ``None`` (exact, one ``N x N`` eigendecomposition; linear kernels are always exact)
-        or an int ``m`` (Nyström factor on ``m`` random points).
-    seed : seeds the landmark draw.
+    kernel : str or Kernel, default "gaussian"
+        ``"gaussian"`` (``exp(-||x-z||^2 / (2 width))`` as in the Fredholm paper), ``"linear"``, or
+        any name / :class:`~graphstk.operators.Kernel` (:func:`graphstk.methods.fredholm.kernel_from_width`).
+    width : float, optional
+        Gaussian width ``r`` (required for a Gaussian), or ``sigma`` of other bandwidth kernels.
+    gamma_A : float > 0, default 1e-3
+        Ambient (RKHS) regularisation.
+    gamma_I : float >= 0, default 1.0
+        Intrinsic (graph) regularisation (``gamma_I / N^2`` multiplies ``f^T L f``; 0 is kernel RLS).
+    n_neighbors : int, default 10
+        kNN graph degree (``min(n_neighbors, N - 1)`` on fewer than ``n_neighbors + 1`` points).
+    graph_weights : {"gaussian", "connectivity"}, default "gaussian"
+    normalized_laplacian : bool, default False
+        ``L = D - W`` or ``I - D^-1/2 W D^-1/2``.
+    landmarks : int, optional
+        ``None``: exact factor (one ``N x N`` eigendecomposition; linear kernels are always exact);
+        ``m``: Nystroem factor on ``m`` random points.
+    random_state : int, RandomState or None, default None
+        Seeds the landmark draw.
+    gamma_scale : {"absolute", "trace"}, default "absolute"
+        ``"trace"`` multiplies ``gamma_A`` and ``gamma_I`` by the mean of ``diag(R R^T)`` (the
+        kernel's mean diagonal: 1 for an exact Gaussian, ``mean ||x||^2`` for linear), so one grid
+        fits every data set; the same rule as ``lam_scale`` of the Fredholm classifiers.
 
-    ``fit(X_labeled, y, X_unlabeled)`` / ``decision_function(X)`` ``[n, C]`` / ``predict(X)``.
-    Attributes after ``fit``: ``classes_``, ``coef_`` (``beta``, ``[m, C]``), ``landmarks_``.
+    :meth:`decision_path` gives the scores of many ``(gamma_A, gamma_I)`` from one fit.
+
+    Attributes
+    ----------
+    classes_, n_features_in_
+    coef_ : Tensor ``[m, C]`` (``beta``; one column for two classes)
+    scale_ : float, the mean of ``diag(R R^T)`` (``gamma_scale="trace"``)
+    landmarks_ : Tensor ``[m, d]`` or None (linear kernel)
+    proj_ : Tensor ``[m, m']`` or None, ``r(x) = k(x, landmarks_) proj_``
+    kernel_ : the :class:`~graphstk.operators.Kernel`
     """
 
     def __init__(self, kernel="gaussian", width: float | None = None, gamma_A: float = 1e-3,
                  gamma_I: float = 1.0, n_neighbors: int = 10, graph_weights: str = "gaussian",
-                 normalized_laplacian: bool = False, landmarks: int | None = None, seed: int = 0):
+                 normalized_laplacian: bool = False, landmarks: int | None = None, random_state=None,
+                 gamma_scale: str = "absolute"):
         self.kernel = kernel
         self.width = width
         self.gamma_A = gamma_A
@@ -130,59 +167,58 @@ class LapRLSC(ClassifierMixin, BaseEstimator):
         self.graph_weights = graph_weights
         self.normalized_laplacian = normalized_laplacian
         self.landmarks = landmarks
-        self.seed = seed
+        self.random_state = random_state
+        self.gamma_scale = gamma_scale
 
-    def _prepare(self, X_labeled, y, X_unlabeled):
-        XL = as_features(X_labeled, name="X_labeled")
-        XU = as_features(X_unlabeled, dtype=XL.dtype, name="X_unlabeled")
-        if XL.shape[1] != XU.shape[1]:
-            raise ValueError(f"dimension mismatch: X_labeled has {XL.shape[1]} features, X_unlabeled has {XU.shape[1]}")
-        yn = np.asarray(y.cpu().numpy() if isinstance(y, Tensor) else y).ravel()
-        if len(yn) != XL.shape[0]:
-            raise ValueError(f"y has {len(yn)} labels but X_labeled has {XL.shape[0]} rows")
-        X = torch.cat([XL, XU])
-        kern = _make_kernel(self.kernel, self.width, "kernel")
-        lm = None
-        if self.landmarks is not None and kern.name != "linear":
-            m = int(self.landmarks)
-            if m < 1:
-                raise ValueError(f"landmarks must be None or an integer >= 1, got {self.landmarks!r}")
-            if m < X.shape[0]:
-                g = torch.Generator().manual_seed(int(self.seed))
-                lm = torch.randperm(X.shape[0], generator=g)[:m]
-        R, P = kernel_factor(kern, X, lm)
-        Lap = graph_laplacian(X, self.n_neighbors, self.graph_weights, normalized=self.normalized_laplacian)
-        return XL, X, kern, lm, R, P, Lap, yn
+    def _landmark_ids(self, n: int, device) -> Tensor | None:
+        if self.landmarks is None:
+            return None
+        m = self.landmarks
+        if isinstance(m, bool) or int(m) != m or int(m) < 1:
+            raise ValueError(f"landmarks must be None or an integer >= 1, got {self.landmarks!r}")
+        if int(m) >= n:
+            return None
+        return torch.randperm(n, generator=torch_generator(self.random_state))[:int(m)].to(device)
 
-    def fit(self, X_labeled, y, X_unlabeled):
-        """Fit on labeled ``(X_labeled, y)`` and unlabeled ``X_unlabeled`` (the graph spans both)."""
-        gA = check_positive("gamma_A", self.gamma_A)
-        gI = float(self.gamma_I)
+    def _gammas(self, gamma_A, gamma_I) -> tuple[float, float]:
+        gA = check_positive("gamma_A", gamma_A)
+        gI = float(gamma_I)
         if not (gI >= 0 and math.isfinite(gI)):
-            raise ValueError(f"gamma_I must be a finite number >= 0, got {self.gamma_I!r}")
-        XL, X, kern, lm, R, P, Lap, yn = self._prepare(X_labeled, y, X_unlabeled)
-        self.classes_, Y = onevsrest_targets(yn)
-        self.coef_ = laprls_path(R, Lap @ R, torch.arange(XL.shape[0]), Y, [(gA, gI)])[0]
+            raise ValueError(f"gamma_I must be a finite number >= 0, got {gamma_I!r}")
+        if self.gamma_scale == "absolute":
+            return gA, gI
+        if self.gamma_scale == "trace":
+            return gA * self.scale_, gI * self.scale_
+        raise ValueError(f"gamma_scale must be 'absolute' or 'trace', got {self.gamma_scale!r}")
+
+    def _fit(self, X: Tensor, labeled: Tensor, Y: Tensor):
+        kern = kernel_from_width(self.kernel, self.width, "kernel")
+        lm = None if kern.name == "linear" else self._landmark_ids(X.shape[0], X.device)
+        R, P = kernel_factor(kern, X, lm)
+        k = min(int(self.n_neighbors), X.shape[0] - 1)
+        Lap = graph_laplacian(X, k, self.graph_weights, normalized=self.normalized_laplacian)
+        self.scale_ = float((R * R).sum(1).mean())
+        self._path_state = (R, Lap @ R, labeled, Y)
+        self.coef_ = laprls_path(*self._path_state, [self._gammas(self.gamma_A, self.gamma_I)])[0]
         self.kernel_, self.proj_ = kern, P
         self.landmarks_ = None if P is None else (X if lm is None else X.index_select(0, lm))
-        self.n_features_in_ = X.shape[1]
-        return self
 
     def features(self, X) -> Tensor:
-        """``r(x)``: the factor rows of new points (``k(x, landmarks) P``; ``x`` for linear)."""
-        X = as_features(X, dtype=torch.float64 if self.proj_ is None else self.proj_.dtype)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but the model was fitted with {self.n_features_in_}")
+        """``r(x)`` of validated points: the factor rows ``k(x, landmarks_) proj_`` (``x`` for linear)."""
         if self.proj_ is None:
             return X
-        return _kernel_matmul(self.kernel_, X, self.landmarks_, self.proj_)
+        return FeatureKernelOperator(X.to(device=self.proj_.device, dtype=self.proj_.dtype), self.landmarks_,
+                                     kernel=self.kernel_) @ self.proj_
 
-    def decision_function(self, X) -> Tensor:
-        if not hasattr(self, "coef_"):
-            raise RuntimeError("LapRLSC is not fitted; call fit(X_labeled, y, X_unlabeled) first")
-        return self.features(X) @ self.coef_
+    def _scores(self, X: Tensor) -> Tensor:
+        R = self.features(X)
+        return R @ self.coef_.to(device=R.device, dtype=R.dtype)
 
-    def predict(self, X) -> np.ndarray:
-        """``classes_[argmax_c scores]``."""
-        scores = self.decision_function(X)
-        return self.classes_[scores.argmax(1).numpy()]
+    def decision_path(self, X, gammas) -> list:
+        """``decision_function(X)`` for every ``(gamma_A, gamma_I)`` in ``gammas`` (same
+        ``gamma_scale``), sharing this fit's kernel factor and graph (what a grid search over the
+        two regularisers needs; the fitted state is unchanged). A list of arrays of ``X``'s type."""
+        check_is_fitted(self)
+        RX = self.features(validate_features(self, X, reset=False))
+        betas = laprls_path(*self._path_state, [self._gammas(gA, gI) for gA, gI in gammas])
+        return [to_output(S[:, 0] if S.shape[1] == 1 else S, X) for S in (RX @ b.to(RX.dtype) for b in betas)]

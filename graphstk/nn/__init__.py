@@ -1,8 +1,12 @@
-"""torch.nn modules in PyG style: :class:`LabelPropagation` and :class:`STKRPropagation`.
+"""torch.nn modules for GNN code: PyG's :class:`LabelPropagation` and :class:`CorrectAndSmooth`
+(same signatures, defaults and outputs) and graphstk's :class:`STKRPropagation`, all differentiable.
 
-Both take ``forward(y, edge_index, mask, edge_weight=None)`` like
-:class:`torch_geometric.nn.models.LabelPropagation` and return ``[N, C]`` scores.
+Every module takes ``forward(y, edge_index_or_adj, mask, edge_weight=None)`` with the adjacency
+in any of PyG's forms (:mod:`graphstk.nn.adjacency`); see ``docs/nn.md``.
 """
-from .propagation import LabelPropagation, STKRPropagation
+from ._common import DivergenceWarning
+from .correct_and_smooth import CorrectAndSmooth
+from .label_prop import LabelPropagation
+from .stkr_prop import STKRPropagation
 
-__all__ = ["LabelPropagation", "STKRPropagation"]
+__all__ = ["LabelPropagation", "CorrectAndSmooth", "STKRPropagation", "DivergenceWarning"]

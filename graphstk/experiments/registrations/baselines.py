@@ -14,10 +14,13 @@ fitted on the labeled points only (supervised):
     f_c = argmin_f (1/l) sum_{i<=l} (f(x_i) - t_ic)^2 + lam ||f||_H^2
         => alpha = (K_LL + l lam I)^{-1} T,   scores = K_EL alpha,
 
-solved by :func:`graphstk.methods.kernel_ridge.kernel_ridge_solve` (the ``KernelRidge``
-closed form, with ``lam_KernelRidge = l * lam``). The ``1/l``-normalised ``lam`` keeps one
-grid meaningful at 10 and at 100 labels. Kernel blocks are computed with
-``sklearn.metrics.pairwise`` so that sparse (tf-idf) features work unchanged.
+fitted by the public :class:`graphstk.methods.KernelRidge` (``lam_KernelRidge = l * lam``; its
+:meth:`~graphstk.methods.KernelRidge.predict_path` scores every ``lam`` of one kernel from one
+kernel evaluation). The ``1/l``-normalised ``lam`` keeps one grid meaningful at 10 and at 100
+labels. The linear kernel takes sparse (tf-idf) features unchanged.
+
+:func:`class_scores` places an estimator's scores in the ``[len(eval), C]`` columns of the
+problem's classes (every registration over a scikit-learn-style classifier uses it).
 """
 from __future__ import annotations
 
@@ -29,7 +32,8 @@ from sklearn.metrics.pairwise import euclidean_distances
 from ..registry import MethodEntry, Problem, register_method
 from ..params import Param
 
-__all__ = ["rls_fit_predict", "linear_svm_fit_predict", "one_vs_rest_targets", "median_fit_distance"]
+__all__ = ["rls_fit_predict", "linear_svm_fit_predict", "one_vs_rest_targets", "median_fit_distance",
+           "class_scores", "semi_supervised_labels"]
 
 #: default grids (a config may override any key). Every protocol breaks ties in favour of the
 #: first grid point, so each grid runs from the smoothest model to the most flexible one (wide
@@ -50,15 +54,43 @@ def _rows(X, idx: torch.Tensor):
     return np.asarray(X, dtype=np.float64)[ids]
 
 
-def _dense(a) -> np.ndarray:
-    return a.toarray() if sp.issparse(a) else np.asarray(a)
-
-
 def one_vs_rest_targets(y: torch.Tensor, num_classes: int) -> torch.Tensor:
     """``[l, C]`` float64 targets: ``+1`` in the column of the label, ``-1`` elsewhere."""
     T = -torch.ones(y.numel(), num_classes, dtype=torch.float64)
     T[torch.arange(y.numel()), y.long()] = 1.0
     return T
+
+
+def class_scores(classes, scores, num_classes: int) -> torch.Tensor:
+    """``[m, num_classes]`` float64 scores from an estimator's ``decision_function`` output
+    ``scores`` (``[m]`` for two classes: the score of ``classes[1]``; else ``[m, len(classes)]``)
+    over its ``classes`` (class ids): a class the estimator never saw (absent from a fold's labeled
+    points) scores below every other; one seen class alone is predicted everywhere."""
+    classes = np.asarray(classes, dtype=np.int64)
+    S = torch.as_tensor(np.asarray(scores, dtype=np.float64))
+    if S.dim() == 1:
+        S = torch.stack([-S, S], dim=1)
+    out = torch.full((S.shape[0], num_classes), float(S.min()) - 1.0 if S.numel() else -1.0, dtype=torch.float64)
+    out[:, torch.from_numpy(classes)] = S
+    return out
+
+
+def semi_supervised_labels(problem: Problem) -> np.ndarray:
+    """Labels of ``problem.fit_points`` (labeled first) in the estimators' contract: the class id
+    of each labeled point, ``-1`` for every unlabeled one (whose labels are never read)."""
+    y = np.full(problem.fit_points.numel(), -1, dtype=np.int64)
+    y[:problem.labeled.numel()] = problem.labeled_targets().cpu().numpy()
+    return y
+
+
+def _single_class(problem: Problem, n_points: int) -> list | None:
+    """Scores predicting the one labeled class everywhere (no classifier fits one class), else None."""
+    present = np.unique(problem.labeled_targets().cpu().numpy())
+    if present.size >= 2:
+        return None
+    S = torch.full((problem.eval.numel(), problem.num_classes), -1.0, dtype=torch.float64)
+    S[:, torch.from_numpy(present)] = 1.0
+    return [S.clone() for _ in range(n_points)]
 
 
 def median_fit_distance(problem: Problem, max_points: int = 1000) -> float:
@@ -79,40 +111,40 @@ def median_fit_distance(problem: Problem, max_points: int = 1000) -> float:
 
 
 def rls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
-    """(Kernel) RLS classification, one-vs-rest, for every grid point (see the module doc).
+    """(Kernel) RLS classification, one-vs-rest, for every grid point (see the module doc):
+    :class:`graphstk.methods.KernelRidge` on the ``+-1`` targets of the labeled points.
 
     Grid keys: ``lam`` (> 0, the ``1/l``-normalised ridge) and, for ``kernel="gaussian"``,
     ``sigma`` (> 0, in units of the median fit distance unless ``sigma_units="absolute"``).
     Fixed keys: ``kernel`` (``"linear"`` | ``"gaussian"``), ``sigma_units``
     (``"median"`` default | ``"absolute"``).
     """
-    from graphstk.methods.kernel_ridge import kernel_ridge_solve
+    from graphstk.methods import KernelRidge
 
     if problem.X is None:
         raise ValueError("RLSC/KRLSC need features (problem.X is None)")
     XL, XE = _rows(problem.X, problem.labeled), _rows(problem.X, problem.eval)
     l = problem.labeled.numel()
-    T = one_vs_rest_targets(problem.labeled_targets(), problem.num_classes)
-    cache: dict = {}
-    out = []
-    for p in points:
+    T = one_vs_rest_targets(problem.labeled_targets(), problem.num_classes).numpy()
+    groups: dict = {}
+    for i, p in enumerate(points):
         kernel = p.get("kernel", "gaussian")
-        if kernel == "linear":
-            if "lin" not in cache:
-                cache["lin"] = (torch.from_numpy(_dense(XL @ XL.T)), torch.from_numpy(_dense(XE @ XL.T)))
-            K_LL, K_EL = cache["lin"]
-        elif kernel == "gaussian":
-            if "sq" not in cache:
-                cache["sq"] = (torch.from_numpy(euclidean_distances(XL, XL, squared=True)),
-                               torch.from_numpy(euclidean_distances(XE, XL, squared=True)))
-                cache["m"] = median_fit_distance(problem) if p.get("sigma_units", "median") == "median" else 1.0
-            s = float(p["sigma"]) * cache["m"]
-            D_LL, D_EL = cache["sq"]
-            K_LL, K_EL = torch.exp(D_LL * (-0.5 / s**2)), torch.exp(D_EL * (-0.5 / s**2))
-        else:
+        if kernel not in ("linear", "gaussian"):
             raise ValueError(f"unknown kernel {kernel!r} (allowed: linear, gaussian)")
-        alpha = kernel_ridge_solve(K_LL, T, l * float(p["lam"]))
-        out.append(K_EL @ alpha)
+        groups.setdefault((kernel, float(p["sigma"]) if kernel == "gaussian" else None,
+                           p.get("sigma_units", "median")), []).append(i)
+    scale: dict = {}
+    out: list = [None] * len(points)
+    for (kernel, sigma, units), idx in groups.items():
+        if kernel == "gaussian":
+            if units not in scale:
+                scale[units] = median_fit_distance(problem) if units == "median" else 1.0
+            krr = KernelRidge(kernel="gaussian", sigma=sigma * scale[units])
+        else:
+            krr = KernelRidge(kernel="linear")
+        krr.set_params(lam=l * float(points[idx[0]]["lam"])).fit(XL, T)
+        for i, S in zip(idx, krr.predict_path(XE, [l * float(points[i]["lam"]) for i in idx])):
+            out[i] = torch.from_numpy(np.asarray(S, dtype=np.float64))
     return out
 
 

@@ -22,19 +22,20 @@ Units of the grids (the same conventions as :mod:`.baselines`, so one grid fits 
   ``gamma_I / N^2 f^T L f`` term), ``n_neighbors``, ``kernel`` (``"gaussian"`` or ``"linear"``)
   and ``landmarks`` (``0`` = exact kernel factor, ``m > 0`` = Nyström on ``m`` fit points).
 
-Every grid point that shares a width shares its kernel blocks; for the FredGauss family the
-squared distances are shared by all widths and by ``FredGauss`` / ``FredGauss(N)``
-(:func:`graphstk.methods.fredholm.gaussian_fredholm_path`, cached for the last problem).
+Every method is the public estimator users import (:class:`~graphstk.methods.FredholmRLSC`,
+:class:`~graphstk.methods.FredholmSVM`, :class:`~graphstk.methods.LapRLSC`), fitted in the one
+contract ``fit(X_fit, y)`` on the fit points with ``y = -1`` for the unlabeled ones. Grid points
+that share a kernel share one fit: the estimators' ``decision_path`` scores every ``lam`` (or
+``(gamma_A, gamma_I)``) from it.
 """
 from __future__ import annotations
 
-import numpy as np
 import scipy.sparse as sp
 import torch
 
 from ..registry import MethodEntry, Problem, register_method
 from ..params import Param
-from .baselines import _rows, median_fit_distance, one_vs_rest_targets
+from .baselines import _rows, _single_class, class_scores, median_fit_distance, semi_supervised_labels
 
 __all__ = ["fredholm_fit_predict", "laprls_fit_predict", "FREDHOLM_NAMES"]
 
@@ -44,118 +45,84 @@ LAM_GRID = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
 GAMMA_A_GRID = [1e-8, 1e-6, 1e-4, 1e-2]
 GAMMA_I_GRID = [1.0, 100.0, 1e4, 1e6]
 
-_PATH_CACHE: dict = {}
+
+def _fit_data(problem: Problem, dense: bool = False):
+    """``(X_fit, y_fit, X_eval)``: the fit points (labeled first) with ``-1`` for the unlabeled ones."""
+    X, XE = _rows(problem.X, problem.fit_points), _rows(problem.X, problem.eval)
+    if dense and sp.issparse(X):
+        raise ValueError("LapRLSC here needs dense features (kNN graph and kernel factor); densify the data")
+    return X, semi_supervised_labels(problem), XE
 
 
-def _points(problem: Problem, ids: torch.Tensor):
-    X = _rows(problem.X, ids)
-    return X if sp.issparse(X) else torch.from_numpy(np.ascontiguousarray(X))
-
-
-def _key(problem: Problem) -> tuple:
-    return (id(problem.X), problem.seed, *(t.cpu().numpy().tobytes() for t in
-                                          (problem.labeled, problem.unlabeled, problem.eval)))
-
-
-def _gauss_blocks(problem: Problem, widths: list[float], m: float):
-    """``{(r, normalized): (K_LL, K_EL)}`` for the FredGauss family, cached per problem."""
-    from graphstk.methods.fredholm import gaussian_fredholm_path
-
-    key = _key(problem)
-    cache = _PATH_CACHE.get(key)
-    rs = sorted({(w * m) ** 2 for w in widths})
-    if cache is None or not set(rs) <= {r for r, _ in cache}:
-        _PATH_CACHE.clear()
-        XL, XE, U = (_points(problem, ids) for ids in (problem.labeled, problem.eval, problem.fit_points))
-        _PATH_CACHE[key] = cache = gaussian_fredholm_path(XL, XE, U, rs, (False, True))
-    return cache
+def _groups(points: list[dict], key) -> dict:
+    out: dict = {}
+    for i, p in enumerate(points):
+        out.setdefault(key(p), []).append(i)
+    return out
 
 
 def fredholm_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
-    """Scores ``[len(eval), C]`` of a Fredholm instance for every grid point (module docstring).
+    """Scores ``[len(eval), C]`` of a Fredholm instance for every grid point (module docstring):
+    ``FredholmRLSC`` (``loss="square"``) or ``FredholmSVM`` (``"hinge"``, seeded with the
+    problem's seed), ``lam_scale="trace"``, one fit per ``(instance, width, loss)``.
 
     Fixed key ``instance`` (one of :data:`FREDHOLM_NAMES`); grid keys ``width``, ``lam``,
     ``loss`` (``"square"`` | ``"hinge"``).
     """
-    from graphstk.methods.fredholm import (FREDHOLM_INSTANCES, FredholmKernel, fredholm_instance, solve_hinge,
-                                           solve_square)
+    from graphstk.methods import FredholmRLSC, FredholmSVM
 
     if problem.X is None:
         raise ValueError("Fredholm kernels need features (problem.X is None)")
     if problem.unlabeled.numel() == 0:
         raise ValueError("Fredholm kernels need unlabeled points (problem.unlabeled is empty)")
-    T = one_vs_rest_targets(problem.labeled_targets(), problem.num_classes)
+    single = _single_class(problem, len(points))
+    if single is not None:
+        return single
+    X, y, XE = _fit_data(problem)
     m = median_fit_distance(problem)
-    blocks: dict = {}
-    gauss = [p for p in points if FREDHOLM_INSTANCES[p["instance"]][:2] == ("gaussian", "gaussian")]
-    if gauss and not sp.issparse(problem.X):
-        cache = _gauss_blocks(problem, [float(p["width"]) for p in gauss], m)
-        for p in gauss:
-            r = (float(p["width"]) * m) ** 2
-            blocks[(p["instance"], float(p["width"]))] = cache[(r, FREDHOLM_INSTANCES[p["instance"]][2])]
-    out = []
-    for p in points:
-        key = (p["instance"], float(p["width"]))
-        if key not in blocks:
-            U = _points(problem, problem.fit_points)
-            op = FredholmKernel(_points(problem, problem.labeled), None, U,
-                                **fredholm_instance(p["instance"], (float(p["width"]) * m) ** 2))
-            blocks[key] = (op.to_dense(), op.cross(_points(problem, problem.eval)))
-        K_LL, K_EL = blocks[key]
-        lam = float(p["lam"]) * float(K_LL.diagonal().mean())
-        loss = p.get("loss", "square")
+    out: list = [None] * len(points)
+    for (name, width, loss), idx in _groups(points, lambda p: (p["instance"], float(p["width"]),
+                                                               p.get("loss", "square"))).items():
         if loss == "square":
-            beta = solve_square(K_LL, T, lam)
+            est = FredholmRLSC.instance(name, (width * m) ** 2, lam_scale="trace")
         elif loss == "hinge":
-            beta = solve_hinge(K_LL, T, lam, seed=int(problem.seed))
+            est = FredholmSVM.instance(name, (width * m) ** 2, lam_scale="trace", random_state=int(problem.seed))
         else:
             raise ValueError(f"loss must be 'square' or 'hinge', got {loss!r}")
-        out.append(K_EL @ beta.to(K_EL.dtype))
+        est.set_params(lam=float(points[idx[0]]["lam"])).fit(X, y)
+        for i, S in zip(idx, est.decision_path(XE, [float(points[i]["lam"]) for i in idx])):
+            out[i] = class_scores(est.classes_, S, problem.num_classes)
     return out
 
 
 def laprls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
-    """LapRLSC scores for every grid point; the kernel factor and ``L R`` are shared by all
-    ``(gamma_A, gamma_I)`` pairs of one ``(kernel, sigma, n_neighbors, landmarks)``."""
-    from graphstk.methods.fredholm import _kernel_matmul, _make_kernel
-    from graphstk.methods.laprls import graph_laplacian, kernel_factor, laprls_path
+    """LapRLSC scores for every grid point: one :class:`~graphstk.methods.LapRLSC` fit per
+    ``(kernel, sigma, n_neighbors, landmarks)`` (``gamma_scale="trace"``: ``gamma_A`` and
+    ``gamma_I`` relative to the kernel's mean diagonal, 1 for a Gaussian), its
+    ``decision_path`` for the ``(gamma_A, gamma_I)`` pairs."""
+    from graphstk.methods import LapRLSC
 
     if problem.X is None:
         raise ValueError("LapRLSC needs features (problem.X is None)")
-    if sp.issparse(problem.X):
-        raise ValueError("LapRLSC here needs dense features (kNN graph and kernel factor); densify the data")
-    X = _points(problem, problem.fit_points)
-    XE = _points(problem, problem.eval)
-    l = problem.labeled.numel()
-    T = one_vs_rest_targets(problem.labeled_targets(), problem.num_classes)
+    single = _single_class(problem, len(points))
+    if single is not None:
+        return single
+    X, y, XE = _fit_data(problem, dense=True)
     m = None
-    laps: dict = {}
-    groups: dict = {}
-    for i, p in enumerate(points):
-        key = (p.get("kernel", "gaussian"), float(p.get("sigma", 1.0)), int(p.get("n_neighbors", 10)),
-               int(p.get("landmarks", 0)))
-        groups.setdefault(key, []).append(i)
     out: list = [None] * len(points)
-    for (kernel, sigma, k, landmarks), idx in groups.items():
-        if k not in laps:
-            laps[k] = graph_laplacian(X, k)
+    key = lambda p: (p.get("kernel", "gaussian"), float(p.get("sigma", 1.0)), int(p.get("n_neighbors", 10)),
+                     int(p.get("landmarks", 0)))
+    for (kernel, sigma, k, landmarks), idx in _groups(points, key).items():
+        width = None
         if kernel == "gaussian":
             m = median_fit_distance(problem) if m is None else m
-            kern = _make_kernel("gaussian", (sigma * m) ** 2, "kernel")
-        else:
-            kern = _make_kernel(kernel, None, "kernel")
-        lm = None
-        if landmarks and landmarks < X.shape[0] and kern.name != "linear":
-            g = torch.Generator().manual_seed(int(problem.seed))
-            lm = torch.randperm(X.shape[0], generator=g)[:landmarks]
-        R, P = kernel_factor(kern, X, lm)
-        RE = XE if P is None else _kernel_matmul(kern, XE, X if lm is None else X.index_select(0, lm), P)
-        # gamma_A relative to the kernel's mean diagonal (1 for a Gaussian; x^T x for linear)
-        scale = float((R * R).sum(1).mean())
-        pairs = [(float(points[i]["gamma_A"]) * scale, float(points[i]["gamma_I"]) * scale) for i in idx]
-        betas = laprls_path(R, laps[k] @ R, torch.arange(l), T, pairs)
-        for i, b in zip(idx, betas):
-            out[i] = RE @ b
+            width = (sigma * m) ** 2
+        est = LapRLSC(kernel=kernel, width=width, n_neighbors=k, landmarks=landmarks or None,
+                      random_state=int(problem.seed), gamma_scale="trace",
+                      gamma_A=float(points[idx[0]]["gamma_A"]), gamma_I=float(points[idx[0]]["gamma_I"])).fit(X, y)
+        gammas = [(float(points[i]["gamma_A"]), float(points[i]["gamma_I"])) for i in idx]
+        for i, S in zip(idx, est.decision_path(XE, gammas)):
+            out[i] = class_scores(est.classes_, S, problem.num_classes)
     return out
 
 

@@ -3,9 +3,11 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 import torch
 from scipy import integrate, stats
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
 from graphstk.features import RandomBinningFeatures, RandomFourierFeatures, bin_ids, sample_frequencies
 from graphstk.operators import gram
@@ -44,11 +46,11 @@ def test_rff_is_unbiased(kernel, fmap):
     Each frequency contributes a term of variance <= 1 (cos/sin: Var cos <= 1) or <= 1.5
     (phase: cos(a-b) + cos(a+b+2u)), so the mean has std <= sqrt(1.5 / 1e5) = 0.0039;
     the tolerance is 5 std."""
-    X, Y = pairs()
+    X, Y = (torch.from_numpy(a) for a in pairs())
     exact = np.diag(gram(X, Y, kernel=kernel, sigma=SIGMA).numpy())
     est = []
     for seed in range(40):
-        f = RandomFourierFeatures(kernel, sigma=SIGMA, n_features=2500, seed=seed, map=fmap).fit(X)
+        f = RandomFourierFeatures(kernel, sigma=SIGMA, n_features=2500, random_state=seed, map=fmap).fit(X)
         est.append((f.transform(X) * f.transform(Y)).sum(1).numpy())
     mean = np.mean(est, axis=0)
     assert np.abs(mean - exact).max() < 5 * math.sqrt(1.5 / 1e5)
@@ -59,12 +61,12 @@ def test_rff_is_unbiased(kernel, fmap):
 @pytest.mark.parametrize("kernel,fmap", [("gaussian", "cos_sin"), ("laplacian", "phase"), ("cauchy", "cos_sin")])
 def test_rff_error_shrinks_like_inverse_sqrt_D(kernel, fmap):
     rng = np.random.default_rng(2)
-    X = rng.normal(size=(20, 3)) * 0.5
+    X = torch.from_numpy(rng.normal(size=(20, 3)) * 0.5)
     K = gram(X, kernel=kernel, sigma=SIGMA)
     err = {}
     for D in (100, 6400):
         err[D] = np.mean([
-            (RandomFourierFeatures(kernel, sigma=SIGMA, n_features=D, seed=s, map=fmap).fit(X)
+            (RandomFourierFeatures(kernel, sigma=SIGMA, n_features=D, random_state=s, map=fmap).fit(X)
              .kernel_approximation(X) - K).abs().max().item()
             for s in range(12)
         ])
@@ -72,20 +74,22 @@ def test_rff_error_shrinks_like_inverse_sqrt_D(kernel, fmap):
 
 
 def test_rff_shapes_dtypes_and_sklearn_conventions():
-    X = np.random.default_rng(3).normal(size=(7, 4))
-    f = RandomFourierFeatures("gaussian", sigma=2.0, n_features=16, seed=0)
+    Xn = np.random.default_rng(3).normal(size=(7, 4))
+    assert isinstance(RandomFourierFeatures(n_features=3, random_state=0).fit_transform(Xn), np.ndarray)
+    X = torch.from_numpy(Xn)
+    f = RandomFourierFeatures("gaussian", sigma=2.0, n_features=16, random_state=0)
     Z = f.fit_transform(X)
     assert isinstance(Z, torch.Tensor) and Z.shape == (7, 32) and Z.dtype == torch.float64
     assert f.n_output_features_ == 32 and f.W_.shape == (4, 16)
     # ||z(x)||^2 = k(x, x) = 1 exactly for the cos/sin map
     torch.testing.assert_close((Z * Z).sum(1), torch.ones(7, dtype=torch.float64))
-    p = RandomFourierFeatures("laplacian", n_features=16, seed=0, map="phase").fit(X)
+    p = RandomFourierFeatures("laplacian", n_features=16, random_state=0, map="phase").fit(X)
     assert p.transform(X).shape == (7, 16) and p.b_.shape == (16,)
-    assert p.transform(torch.from_numpy(X).float()).dtype == torch.float32
+    assert p.transform(X.float()).dtype == torch.float32
     # seeded, reproducible, clonable
     g = clone(f).fit(X)
     assert torch.equal(g.transform(X), Z)
-    assert not torch.equal(RandomFourierFeatures(sigma=2.0, n_features=16, seed=1).fit_transform(X), Z)
+    assert not torch.equal(RandomFourierFeatures(sigma=2.0, n_features=16, random_state=1).fit_transform(X), Z)
     assert f.get_params()["n_features"] == 16
 
 
@@ -99,10 +103,10 @@ def test_rff_bad_inputs():
         RandomFourierFeatures(kernel="linear").fit(X)
     with pytest.raises(ValueError, match="map"):
         RandomFourierFeatures(map="sin").fit(X)
-    f = RandomFourierFeatures(n_features=4, seed=0).fit(X)
+    f = RandomFourierFeatures(n_features=4, random_state=0).fit(X)
     with pytest.raises(ValueError, match="features"):
         f.transform(np.zeros((3, 5)))
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError):
         RandomFourierFeatures().transform(X)
     with pytest.raises(ValueError, match="sigma"):
         RandomBinningFeatures(sigma=-1.0).fit(X)
@@ -128,19 +132,19 @@ def test_binning_collision_probability_is_hat_kernel():
 
 def test_binning_pitch_distribution_and_averaged_kernel():
     sigma = 0.7
-    rb = RandomBinningFeatures(sigma=sigma, n_grids=20000, seed=0)
-    X1 = np.array([[0.0], [0.2], [0.5], [1.0], [2.0]])
+    rb = RandomBinningFeatures(sigma=sigma, n_grids=20000, random_state=0)
+    X1 = torch.tensor([[0.0], [0.2], [0.5], [1.0], [2.0]], dtype=torch.float64)
     rb.fit(X1)
     # pitch ~ Gamma(shape 2, scale sigma) = delta k''(delta) for k = exp(-delta/sigma)  (Lemma 7)
     assert stats.kstest(rb.pitch_.flatten().numpy(), stats.gamma(a=2, scale=sigma).cdf).pvalue > 1e-3
     assert bool(((rb.shift_ >= 0) & (rb.shift_ < rb.pitch_)).all())
     # averaged over pitches the collision rate is exp(-|x - y| / sigma); tolerance 5 binomial std
     approx = rb.kernel_approximation(X1).numpy()
-    exact = np.exp(-np.abs(X1 - X1.T) / sigma)
+    exact = np.exp(-np.abs(X1 - X1.T).numpy() / sigma)
     np.testing.assert_allclose(approx, exact, atol=5 * math.sqrt(0.25 / 20000))
     # in d = 3 the per-dimension grids give the l1 Laplacian exp(-||x-y||_1 / sigma)
-    X3 = np.random.default_rng(1).normal(size=(6, 3)) * 0.4
-    rb3 = RandomBinningFeatures(sigma=sigma, n_grids=20000, seed=1).fit(X3)
+    X3 = torch.from_numpy(np.random.default_rng(1).normal(size=(6, 3)) * 0.4)
+    rb3 = RandomBinningFeatures(sigma=sigma, n_grids=20000, random_state=1).fit(X3)
     np.testing.assert_allclose(rb3.kernel_approximation(X3).numpy(),
                                gram(X3, kernel="laplacian", sigma=sigma).numpy(), atol=5 * math.sqrt(0.25 / 20000))
 
@@ -160,7 +164,8 @@ def brute_collisions(rb, A, B):
 def test_binning_features_are_exact_collision_fractions():
     rng = np.random.default_rng(4)
     X, T = rng.normal(size=(30, 2)), rng.normal(size=(8, 2)) * 1.5
-    rb = RandomBinningFeatures(sigma=0.5, n_grids=64, seed=3, grid_chunk=5).fit(X)
+    X, T = torch.from_numpy(X), torch.from_numpy(T)
+    rb = RandomBinningFeatures(sigma=0.5, n_grids=64, random_state=3, grid_chunk=5, sparse_output=True).fit(X)
     Z = rb.transform(X)
     assert Z.is_sparse and Z.shape == (30, rb.n_bins_) and rb.n_bins_ == rb.bins_.shape[0]
     # one entry 1/sqrt(P) per grid and point
@@ -172,6 +177,10 @@ def test_binning_features_are_exact_collision_fractions():
     np.testing.assert_allclose(rb.kernel_approximation(T, X).numpy(), brute_collisions(rb, T, X), atol=1e-12)
     assert (rb.transform(T).to_dense() > 0).sum() <= 8 * 64
     # a different chunking gives the same columns
-    rb2 = RandomBinningFeatures(sigma=0.5, n_grids=64, seed=3).fit(X)
+    rb2 = RandomBinningFeatures(sigma=0.5, n_grids=64, random_state=3).fit(X)
     assert torch.equal(rb2.bins_, rb.bins_)
-    assert torch.equal(rb2.transform(T).to_dense(), rb.transform(T).to_dense())
+    assert torch.equal(rb2.transform(T), rb.transform(T).to_dense())  # dense by default
+    # NumPy callers get NumPy (dense) or scipy.sparse (sparse_output=True) with the same entries
+    Zs = rb.transform(T.numpy())
+    assert sp.issparse(Zs) and np.array_equal(Zs.toarray(), rb2.transform(T.numpy()))
+    np.testing.assert_array_equal(Zs.toarray(), rb2.transform(T).numpy())

@@ -7,9 +7,13 @@ import pytest
 import scipy.optimize
 import scipy.sparse as sp
 import torch
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
+from graphstk.exceptions import LabelError
 from graphstk.methods import fredholm_gram
 from graphstk.methods import fredholm as fr
+from graphstk.methods.fredholm import kernel as fr_kernel
 from graphstk.methods.fredholm import (FREDHOLM_INSTANCES, FredholmKernel, FredholmRLSC, FredholmSVM,
                                        RandomFeatureFredholm, fredholm_random_features, solve_hinge)
 from graphstk.methods.laprls import LapRLSC, graph_laplacian
@@ -90,8 +94,8 @@ def test_operator_interface_row_blocks_and_no_n_by_n(small, monkeypatch):
     op = FredholmKernel(X, U[:6], U, "gaussian", "gaussian", 3.0, 3.0, normalized=True, block_size=4)
     dense = dense_fredholm(X, U[:6], U, "gaussian", "gaussian", 3.0, True)
     shapes = []
-    real = fr._kblock
-    monkeypatch.setattr(fr, "_kblock", lambda k, A, B, log=False: shapes.append((A.shape[0], B.shape[0])) or
+    real = fr_kernel._kblock
+    monkeypatch.setattr(fr_kernel, "_kblock", lambda k, A, B, log=False: shapes.append((A.shape[0], B.shape[0])) or
                         real(k, A, B, log))
     v = torch.from_numpy(rng.normal(size=(6, 2)))
     np.testing.assert_allclose((op @ v).numpy(), dense @ v.numpy(), rtol=1e-11)
@@ -125,6 +129,12 @@ def test_fredlin2_is_linear_kernel_on_smoothed_features(small):
                                m(X) @ m(Z).T, rtol=1e-12)
 
 
+def ssl(XL, yL, XU):
+    """``(X, y)`` in the one contract: labeled rows first, then the unlabeled ones with ``y = -1``."""
+    stack = sp.vstack if sp.issparse(XL) else np.vstack
+    return stack([XL, XU]), np.r_[np.asarray(yL), np.full(XU.shape[0], -1)]
+
+
 def split(X, y, per_class, seed=0):
     rng = np.random.default_rng(seed)
     L = np.concatenate([rng.choice(np.where(y == c)[0], per_class, replace=False) for c in np.unique(y)])
@@ -146,7 +156,7 @@ def test_square_loss_minimises_eq3(name):
     XL, XU, T = X[L], X[Uu], X[Uu[:10]]
     outer, inner, normalized = FREDHOLM_INSTANCES[name]
     r, lam = 1.7, 0.05
-    m = FredholmRLSC.instance(name, r, lam=lam).fit(XL, y[L], XU)
+    m = FredholmRLSC.instance(name, r, lam=lam).fit(*ssl(XL, y[L], XU))
     U = np.r_[XL, XU]
     n, l = len(U), len(L)
     Kln = kern_np(outer, XL, U, r)
@@ -161,7 +171,7 @@ def test_square_loss_minimises_eq3(name):
     # (1/l)|Kln S g - y|^2 + lam |g|^2  <=>  lstsq of [Kln S; sqrt(l lam) I] g = [y; 0]
     A = np.r_[Kln @ S, math.sqrt(l * lam) * np.eye(S.shape[1])]
     g = np.linalg.lstsq(A, np.r_[Y, np.zeros((S.shape[1], Y.shape[1]))], rcond=None)[0]
-    np.testing.assert_allclose(m.decision_function(T).numpy(), Ktn @ S @ g, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(m.decision_function(T), Ktn @ S @ g, rtol=1e-7, atol=1e-9)
     # a general-purpose optimiser on Eq. 3 itself does no better than our solution
     obj = lambda gg: ((Kln @ S @ gg - Y[:, 0]) ** 2).mean() + lam * gg @ gg
     res = scipy.optimize.minimize(obj, np.zeros(S.shape[1]), method="L-BFGS-B", options={"maxiter": 5000})
@@ -173,21 +183,21 @@ def test_square_loss_minimises_eq3(name):
         lam_p = n ** 2 * l * lam
         v = np.linalg.solve(Kp.T @ Kp @ KH + lam_p * np.eye(n), Kp.T @ Y)
         f = KH @ v / n
-        np.testing.assert_allclose(m.decision_function(T).numpy(), kern_np(outer, T, U, r) @ f / n * n ** 2,
+        np.testing.assert_allclose(m.decision_function(T), kern_np(outer, T, U, r) @ f / n * n ** 2,
                                    rtol=1e-6)
-    assert list(m.predict(T)) == list(m.classes_[m.decision_function(T).numpy().argmax(1)])
+    assert list(m.predict(T)) == list(m.classes_[m.decision_function(T).argmax(1)])
 
 
 def test_fredlin1_linear_form_equals_kernel_form():
     X, y = two_lines(80, 4)
     L, Uu = split(X, y, 4)
-    m = FredholmRLSC.instance("FredLin1", 3.0, lam=1e-2).fit(X[L], y[L], X[Uu])
+    m = FredholmRLSC.instance("FredLin1", 3.0, lam=1e-2).fit(*ssl(X[L], y[L], X[Uu]))
     T = torch.from_numpy(X[Uu])
     kernel_form = FredholmKernel(T, torch.from_numpy(X[L]), torch.from_numpy(np.r_[X[L], X[Uu]]),
                                  "linear", "gaussian", None, 3.0).to_dense() @ m.dual_coef_
-    assert m.coef_.shape == (10, 2)
+    assert m.coef_.shape == (10, 1)  # two classes: one score column, for classes_[1]
     np.testing.assert_allclose((T @ m.coef_).numpy(), kernel_form.numpy(), rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(m.decision_function(T).numpy(), kernel_form.numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(m.decision_function(T).numpy(), kernel_form[:, 0].numpy(), rtol=1e-9, atol=1e-12)
 
 
 def test_sparse_text_input_matches_dense():
@@ -196,9 +206,9 @@ def test_sparse_text_input_matches_dense():
     y = rng.integers(0, 2, 60)
     L, Uu = split(X.toarray(), y, 5)
     for name in ("FredLin1", "FredLin2(N)"):
-        a = FredholmRLSC.instance(name, 0.5, lam=1e-2).fit(X[L], y[L], X[Uu]).decision_function(X[Uu])
-        b = FredholmRLSC.instance(name, 0.5, lam=1e-2).fit(X[L].toarray(), y[L], X[Uu].toarray())
-        np.testing.assert_allclose(a.numpy(), b.decision_function(X[Uu].toarray()).numpy(), rtol=1e-9, atol=1e-12)
+        a = FredholmRLSC.instance(name, 0.5, lam=1e-2).fit(*ssl(X[L], y[L], X[Uu])).decision_function(X[Uu])
+        b = FredholmRLSC.instance(name, 0.5, lam=1e-2).fit(*ssl(X[L].toarray(), y[L], X[Uu].toarray()))
+        np.testing.assert_allclose(a, b.decision_function(X[Uu].toarray()), rtol=1e-9, atol=1e-12)
 
 
 def test_hinge_loss_satisfies_the_dual_kkt_conditions():
@@ -208,7 +218,7 @@ def test_hinge_loss_satisfies_the_dual_kkt_conditions():
     X, y = two_lines(120, 6, d=6, noise=0.5)
     L, Uu = split(X, y, 10)
     y[L[:3]] = 1 - y[L[:3]]  # label noise: some a_i = C
-    m = FredholmSVM.instance("FredGauss(N)", 2.0, lam=0.02, lam_scale="trace").fit(X[L], y[L], X[Uu])
+    m = FredholmSVM.instance("FredGauss(N)", 2.0, lam=0.02, lam_scale="trace").fit(*ssl(X[L], y[L], X[Uu]))
     K = m.operator_.block(None, None).to_dense().numpy()
     lam = m.lam_
     assert lam == pytest.approx(0.02 * np.diag(K).mean())
@@ -229,8 +239,8 @@ def test_hinge_loss_satisfies_the_dual_kkt_conditions():
     ref = scipy.optimize.minimize(dual, np.zeros(l), jac=lambda aa: Q @ aa - 1, method="L-BFGS-B",
                                   bounds=[(0, C)] * l, options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 10000})
     assert dual(a) <= ref.fun + 1e-6 * abs(ref.fun)
-    # the estimator's column for class 1 is this solution (default tol)
-    np.testing.assert_allclose(m.dual_coef_[:, 1].numpy(), beta, rtol=1e-3, atol=1e-4 * C)
+    # the estimator's one column (two classes: the score of classes_[1]) is this solution (default tol)
+    np.testing.assert_allclose(m.dual_coef_[:, 0].numpy(), beta, rtol=1e-3, atol=1e-4 * C)
 
 
 def test_random_features_converge_at_rate_one_over_sqrt_d():
@@ -244,7 +254,7 @@ def test_random_features_converge_at_rate_one_over_sqrt_d():
         for D in Ds:
             e = []
             for seed in range(6):
-                Z = fredholm_random_features(X, U, "gaussian", 2.0, 2.0, normalized, n_components=D, seed=seed).numpy()
+                Z = fredholm_random_features(X, U, "gaussian", 2.0, 2.0, normalized, n_components=D, random_state=seed).numpy()
                 e.append(np.linalg.norm(Z @ Z.T - exact) / np.linalg.norm(exact))
             errs.append(np.mean(e))
         slope = np.polyfit(np.log(Ds), np.log(errs), 1)[0]
@@ -255,12 +265,12 @@ def test_random_features_converge_at_rate_one_over_sqrt_d():
 def test_random_feature_estimator_approaches_exact():
     X, y = two_lines(150, 8, d=5)
     L, Uu = split(X, y, 5)
-    exact = FredholmRLSC.instance("FredGauss(N)", 3.0, lam=1e-3).fit(X[L], y[L], X[Uu]).decision_function(X[Uu])
+    exact = FredholmRLSC.instance("FredGauss(N)", 3.0, lam=1e-3).fit(*ssl(X[L], y[L], X[Uu])).decision_function(X[Uu])
     errs = []
     for D in (50, 3200):
-        rf = RandomFeatureFredholm.instance("FredGauss(N)", 3.0, lam=1e-3, n_components=D, seed=1)
-        errs.append(float((rf.fit(X[L], y[L], X[Uu]).decision_function(X[Uu]) - exact).abs().max()))
-    assert errs[1] < errs[0] / 4 and errs[1] < 0.05 * float(exact.abs().max())
+        rf = RandomFeatureFredholm.instance("FredGauss(N)", 3.0, lam=1e-3, n_components=D, random_state=1)
+        errs.append(float(np.abs(rf.fit(*ssl(X[L], y[L], X[Uu])).decision_function(X[Uu]) - exact).max()))
+    assert errs[1] < errs[0] / 4 and errs[1] < 0.05 * float(np.abs(exact).max())
 
 
 @pytest.mark.parametrize("kernel,width", [("gaussian", 1.5), ("linear", None)])
@@ -270,7 +280,7 @@ def test_laprls_equals_manifold_regularization_closed_form(kernel, width):
     X = rng.normal(size=(N, 3))
     y = np.r_[[0, 1, 2] * 2, rng.integers(0, 3, N - l)]
     gA, gI = 0.02, 3.0
-    m = LapRLSC(kernel=kernel, width=width, gamma_A=gA, gamma_I=gI, n_neighbors=6).fit(X[:l], y[:l], X[l:])
+    m = LapRLSC(kernel=kernel, width=width, gamma_A=gA, gamma_I=gI, n_neighbors=6).fit(*ssl(X[:l], y[:l], X[l:]))
     K = kern_np(kernel, X, X, width)
     ei, w = knn_graph(torch.from_numpy(X), 6, mode="gaussian")
     W = np.zeros((N, N))
@@ -280,63 +290,75 @@ def test_laprls_equals_manifold_regularization_closed_form(kernel, width):
     Y = np.r_[onevsrest(y[:l]), np.zeros((N - l, 3))]
     alpha = np.linalg.solve(J @ K + gA * l * np.eye(N) + gI * l / N ** 2 * Lap @ K, Y)  # Belkin et al., Sec. 4.2
     T = rng.normal(size=(7, 3))
-    np.testing.assert_allclose(m.decision_function(X).numpy(), K @ alpha, rtol=1e-7, atol=1e-9)
-    np.testing.assert_allclose(m.decision_function(T).numpy(), kern_np(kernel, T, X, width) @ alpha, rtol=1e-7,
+    np.testing.assert_allclose(m.decision_function(X), K @ alpha, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(m.decision_function(T), kern_np(kernel, T, X, width) @ alpha, rtol=1e-7,
                                atol=1e-9)
     np.testing.assert_allclose(graph_laplacian(X, 6).to_dense().numpy(), Lap, atol=1e-14)
     if kernel == "gaussian":  # a Nystrom factor with every point as landmark is the exact one
-        ny = LapRLSC(kernel=kernel, width=width, gamma_A=gA, gamma_I=gI, n_neighbors=6, landmarks=N).fit(
-            X[:l], y[:l], X[l:])
-        np.testing.assert_allclose(ny.decision_function(T).numpy(), m.decision_function(T).numpy(), rtol=1e-7,
+        ny = LapRLSC(kernel=kernel, width=width, gamma_A=gA, gamma_I=gI, n_neighbors=6, landmarks=N).fit(*ssl(
+            X[:l], y[:l], X[l:]))
+        np.testing.assert_allclose(ny.decision_function(T), m.decision_function(T), rtol=1e-7,
                                    atol=1e-9)
 
 
 def test_bad_inputs_give_clear_errors():
     X, y = two_lines(30, 1, d=4)
     L, Uu = split(X, y, 3)
-    with pytest.raises(ValueError, match="X_unlabeled is empty"):
-        FredholmRLSC.instance("FredGauss", 1.0).fit(X[L], y[L], X[:0])
-    with pytest.raises(ValueError, match="X_unlabeled is empty"):
-        RandomFeatureFredholm.instance("FredGauss", 1.0).fit(X[L], y[L], X[:0])
+    Xs, ys = ssl(X[L], y[L], X[Uu])
     with pytest.raises(ValueError, match="U is empty"):
         fredholm_gram(X, X, X[:0], "gaussian", "gaussian", 1.0, 1.0)
     with pytest.raises(ValueError, match="dimension mismatch"):
-        FredholmRLSC.instance("FredGauss", 1.0).fit(X[L], y[L], X[Uu, :3])
-    with pytest.raises(ValueError, match="dimension mismatch"):
         fredholm_gram(X[:, :3], X, X, "gaussian", "gaussian", 1.0, 1.0)
-    with pytest.raises(ValueError, match="features, but the model was fitted"):
-        FredholmRLSC.instance("FredGauss", 1.0).fit(X[L], y[L], X[Uu]).predict(X[:, :3])
+    with pytest.raises(ValueError, match="X has 3 features, but FredholmRLSC is expecting 4"):
+        FredholmRLSC.instance("FredGauss", 1.0).fit(Xs, ys).predict(X[:, :3])
     for bad in (0.0, -1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="outer_width"):
             fredholm_gram(X, X, X, "gaussian", "linear", bad, None)
         with pytest.raises(ValueError, match="inner_width"):
-            FredholmRLSC(outer="linear", inner="gaussian", inner_width=bad).fit(X[L], y[L], X[Uu])
+            FredholmRLSC(outer="linear", inner="gaussian", inner_width=bad).fit(Xs, ys)
         with pytest.raises(ValueError, match="width"):
-            LapRLSC(width=bad).fit(X[L], y[L], X[Uu])
+            LapRLSC(width=bad).fit(Xs, ys)
     with pytest.raises(ValueError, match="needs inner_width"):
         fredholm_gram(X, X, X, "linear", "gaussian", None, None)
     with pytest.raises(ValueError, match="lam"):
-        FredholmRLSC.instance("FredGauss", 1.0, lam=0.0).fit(X[L], y[L], X[Uu])
+        FredholmRLSC.instance("FredGauss", 1.0, lam=0.0).fit(Xs, ys)
     with pytest.raises(ValueError, match="unknown Fredholm instance"):
         FredholmRLSC.instance("FredGauss(n)", 1.0)
-    with pytest.raises(ValueError, match="at least 2 classes"):
-        FredholmRLSC.instance("FredGauss", 1.0).fit(X[L], np.zeros(len(L)), X[Uu])
-    with pytest.raises(ValueError, match="labels but X_labeled"):
-        FredholmSVM.instance("FredGauss", 1.0).fit(X[L], y[L][:-1], X[Uu])
+    with pytest.raises(LabelError, match="at least 2"):
+        FredholmRLSC.instance("FredGauss", 1.0).fit(Xs, np.where(ys == -1, -1, 0))
+    with pytest.raises(LabelError, match="has 29 entries but X has 30"):
+        FredholmSVM.instance("FredGauss", 1.0).fit(Xs, ys[:-1])
+    with pytest.raises(LabelError, match="negative labels other than -1"):
+        LapRLSC(width=1.0).fit(Xs, np.where(ys == 0, -2, ys))
+    with pytest.raises(LabelError, match="continuous"):
+        LapRLSC(width=1.0).fit(Xs, ys + 0.5)
+    Xn = Xs.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        FredholmRLSC.instance("FredGauss", 1.0).fit(Xn, ys)
     with pytest.raises(ValueError, match="row sum"):
         fredholm_gram(X, X, -np.abs(X), "linear", "linear", None, None, normalized=True)
     with pytest.raises(ValueError, match="linear one"):
         RandomFeatureFredholm.instance("FredLin2", 1.0)
     for est in (FredholmRLSC(), FredholmSVM(), RandomFeatureFredholm(), LapRLSC()):
-        with pytest.raises(RuntimeError, match="not fitted"):
+        with pytest.raises(NotFittedError):
             est.predict(X)
+
+
+def test_deprecated_three_argument_fit_routes_through_the_one_contract():
+    X, y = two_lines(40, 3, d=4)
+    L, Uu = split(X, y, 4)
+    for est in (FredholmRLSC.instance("FredGauss(N)", 2.0), LapRLSC(width=2.0, n_neighbors=5)):
+        with pytest.warns(FutureWarning, match="fit\\(X, y\\)"):
+            old = clone(est).fit(X[L], y[L], X[Uu]).decision_function(X)
+        np.testing.assert_array_equal(old, clone(est).fit(*ssl(X[L], y[L], X[Uu])).decision_function(X))
 
 
 def test_predict_returns_original_labels_and_repr():
     X, y = two_lines(60, 2, d=4)
     labels = np.array(["neg", "pos"])[y]
     L, Uu = split(X, y, 4)
-    m = FredholmSVM.instance("FredLin2(N)", 1.0, lam=1e-2).fit(X[L], labels[L], X[Uu])
+    m = FredholmSVM.instance("FredLin2(N)", 1.0, lam=1e-2).fit(*ssl(X[L], labels[L], X[Uu]))
     assert set(m.predict(X[Uu])) <= {"neg", "pos"}
     assert "FredholmSVM(" in repr(m) and "normalized=True" in repr(m)
     assert "FredholmKernel(shape=" in repr(m.operator_)

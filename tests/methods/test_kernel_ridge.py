@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 import torch
+from sklearn.exceptions import NotFittedError
 from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 
 from graphstk.features import RandomBinningFeatures, RandomFourierFeatures
@@ -17,7 +18,7 @@ def data(n=60, d=2, seed=0, C=None):
     if C:
         y = np.stack([y, np.cos(2 * X[:, 1]) + 0.1 * rng.normal(size=n)][:C], 1)
     T = rng.uniform(-1, 1, size=(15, d))
-    return X, y, T
+    return torch.from_numpy(X), y, torch.from_numpy(T)  # tensors in, tensors out
 
 
 @pytest.mark.parametrize("kernel,params", [("gaussian", {"sigma": 0.5}), ("laplacian", {"sigma": 0.8}),
@@ -32,6 +33,7 @@ def test_krr_equals_closed_form(kernel, params, C):
     np.testing.assert_allclose(m.dual_coef_.numpy(), alpha, rtol=1e-8, atol=1e-10)
     pred = m.predict(T)
     assert isinstance(pred, torch.Tensor) and pred.shape == ((15,) if C is None else (15, C))
+    np.testing.assert_array_equal(m.predict(T.numpy()), pred.numpy())  # NumPy in, NumPy out
     np.testing.assert_allclose(pred.numpy(), gram(T, X, kernel=kernel, **params).numpy() @ alpha, rtol=1e-8, atol=1e-10)
     # conjugate gradients through blockwise products gives the same solution
     cg = KernelRidge(kernel=kernel, lam=lam, solver="cg", block_size=7, tol=1e-12, **params).fit(X, y)
@@ -91,8 +93,8 @@ def test_block_cg_columns_are_independent():
 def test_random_feature_ridge_equals_primal_closed_form():
     X, y, T = data(C=2)
     lam = 0.1
-    for feats in (RandomFourierFeatures("gaussian", sigma=0.5, n_features=40, seed=0),
-                  RandomBinningFeatures(sigma=0.5, n_grids=30, seed=0)):
+    for feats in (RandomFourierFeatures("gaussian", sigma=0.5, n_features=40, random_state=0),
+                  RandomBinningFeatures(sigma=0.5, n_grids=30, random_state=0)):
         r = RandomFeatureRidge(features=feats, lam=lam).fit(X, y)
         Z = r.features_.transform(X)
         Z = (Z.to_dense() if Z.is_sparse else Z).numpy()
@@ -113,7 +115,7 @@ def test_random_feature_ridge_approaches_exact_krr():
     exact = KernelRidge(kernel="gaussian", sigma=sigma, lam=lam).fit(X, y).predict(T).numpy()
     err = {}
     for D in (20, 200, 2000):
-        err[D] = np.mean([np.abs(RandomFeatureRidge(kernel="gaussian", sigma=sigma, n_features=D, seed=s, lam=lam)
+        err[D] = np.mean([np.abs(RandomFeatureRidge(kernel="gaussian", sigma=sigma, n_features=D, random_state=s, lam=lam)
                                  .fit(X, y).predict(T).numpy() - exact).max() for s in range(5)])
     assert err[20] > err[200] > err[2000]
     assert err[2000] < 0.05 * np.abs(exact).max()
@@ -135,9 +137,9 @@ def test_kernel_ridge_bad_inputs():
         KernelRidge(sigma=0.0).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         KernelRidge().fit(X, y).predict(np.zeros((2, 5)))
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError):
         KernelRidge().predict(T)
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError):
         RandomFeatureRidge().predict(T)
     with pytest.raises(ValueError, match="n_features"):
         RandomFeatureRidge(n_features=0).fit(X, y)

@@ -1,0 +1,169 @@
+"""The Fredholm classifiers (Que, Belkin, Wang 2014): square loss (Eq. 3) and hinge loss (Eq. 7)
+on the Fredholm kernel, in scikit-learn's semi-supervised contract ``fit(X, y)`` with ``y = -1``
+marking the unlabeled points (see :mod:`graphstk.methods.fredholm`).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from torch import Tensor
+
+from ..._arrays import check_is_fitted, to_output, validate_features
+from ...memory import check_allocation
+from .._semi_supervised import SemiSupervisedClassifier
+from .kernel import FredholmKernel, _match, _n, _take, fredholm_instance
+from .solvers import effective_lam, solve_hinge, solve_square
+
+__all__ = ["FredholmRLSC", "FredholmSVM"]
+
+_PARAMS = """    Parameters
+    ----------
+    outer, inner : str or Kernel, default "gaussian"
+        The outer kernel ``k`` and inner kernel ``kH`` of Eq. 5 (``"gaussian"``, ``"linear"``, or
+        any name / :class:`~graphstk.operators.Kernel` of :func:`graphstk.operators.kernel_function`).
+    outer_width, inner_width : float, optional
+        Gaussian width ``r > 0`` of ``exp(-||x-z||^2 / (2r))`` (required for a Gaussian; the
+        ``sigma`` of other bandwidth kernels; ignored for ``"linear"``).
+    normalized : bool, default False
+        Eq. 6: outer weights divided by their row sum (a softmax for the Gaussian).
+    lam : float > 0, default 1e-3
+        The ``lambda`` of Eq. 3 / Eq. 7 (erratum convention: the paper's Eq. 4 / l.97 ``lambda``
+        equals ``n^2 l lam``, ``n`` points, ``l`` of them labeled).
+    lam_scale : {"absolute", "trace"}, default "absolute"
+        ``"trace"`` multiplies ``lam`` by the mean of ``diag(K_F)`` over the labeled points (a
+        scale-free grid; the value used is ``lam_``).
+    block_size : int, optional
+        Rows per temporary ``[rows, n]`` tile (default ``2**22 // n``).
+"""
+
+
+class _FredholmBase(SemiSupervisedClassifier):
+    _loss = "square"
+    _accept_sparse = True
+
+    def __init__(self, outer="gaussian", inner="gaussian", outer_width=None, inner_width=None,
+                 normalized: bool = False, lam: float = 1e-3, lam_scale: str = "absolute",
+                 block_size: int | None = None):
+        self.outer = outer
+        self.inner = inner
+        self.outer_width = outer_width
+        self.inner_width = inner_width
+        self.normalized = normalized
+        self.lam = lam
+        self.lam_scale = lam_scale
+        self.block_size = block_size
+
+    @classmethod
+    def instance(cls, name: str, width: float, **kwargs):
+        """The Sec. 5 instance ``name`` (``FredLin1``, ..., ``FredGauss(N)``) with width ``r``."""
+        return cls(**fredholm_instance(name, width), **kwargs)
+
+    def _solve(self, K_LL: Tensor, Y: Tensor, lam: float) -> tuple[Tensor, int | None]:
+        """``(beta, iterations or None)``."""
+        return solve_square(K_LL, Y, lam), None
+
+    def _fit(self, X, labeled: Tensor, Y: Tensor):
+        XL = _take(X, labeled)
+        n, l = _n(X), _n(XL)
+        device = torch.device("cpu") if sp.issparse(X) else X.device
+        check_allocation(8.0 * n * (l + Y.shape[1]), f"the [{n}, {l}] Fredholm factor KH A_L^T",
+                         "use RandomFeatureFredholm (memory linear in n) or fewer labeled points", device)
+        op = FredholmKernel(XL, None, X, outer=self.outer, inner=self.inner, outer_width=self.outer_width,
+                            inner_width=self.inner_width, normalized=self.normalized, block_size=self.block_size)
+        K_LL = op.to_dense()
+        self.lam_ = effective_lam(self.lam, self.lam_scale, K_LL)
+        beta, n_iter = self._solve(K_LL, Y, self.lam_)
+        if n_iter is not None:
+            self.n_iter_ = n_iter
+        self.dual_coef_ = beta
+        self.operator_ = op
+        self.gram_ = K_LL
+        self._targets = Y
+        # c(x) = a(x)^T (KH A_L^T beta): keep h = KH A_L^T beta [n, C]; prediction needs a(x) only.
+        # The [n, l] factor KH A_L^T stays cached in the operator for decision_path.
+        self.h_ = op.right_factor() @ beta.to(device=op.device, dtype=op.dtype)
+        if op.outer.name == "linear":
+            U = op.U
+            self.coef_ = (torch.from_numpy(np.asarray(U.T @ self.h_.cpu().numpy())) if sp.issparse(U)
+                          else U.T @ self.h_) / _n(U)
+
+    def _scores(self, X) -> Tensor:
+        return self.operator_._weights_matmul(_match(X, self.operator_.U, "X"), self.h_)
+
+    def decision_path(self, X, lams) -> list:
+        """``decision_function(X)`` of this fitted kernel for every ``lam`` in ``lams`` (same
+        ``lam_scale``), from one evaluation of ``K_F[X, L]`` (what a grid search over ``lam``
+        needs; the fitted state is unchanged). Returns a list of arrays of ``X``'s type."""
+        check_is_fitted(self)
+        P = validate_features(self, X, reset=False, accept_sparse=self._accept_sparse)
+        K_PL = self.operator_.cross(P)
+        out = []
+        for lam in lams:
+            beta, _ = self._solve(self.gram_, self._targets, effective_lam(lam, self.lam_scale, self.gram_))
+            S = K_PL @ beta.to(K_PL.dtype)
+            out.append(to_output(S[:, 0] if S.shape[1] == 1 else S, X))
+        return out
+
+
+class FredholmRLSC(_FredholmBase):
+    __doc__ = """Fredholm kernel RLS classifier: square loss, Eq. 3 (Sec. 2; kernel form after Eq. 5).
+
+    ``fit(X, y)``: ``X`` ``[n, d]`` every point (labeled and unlabeled; the integral of Eq. 2 runs
+    over all of them), ``y`` ``[n]`` class labels with ``-1`` marking the unlabeled points (as
+    :class:`sklearn.semi_supervised.LabelSpreading`). ``X`` may be a NumPy array, a torch tensor
+    on any device, or ``scipy.sparse`` (CPU). ``predict`` returns labels from ``classes_``,
+    ``decision_function`` the scores ``c(x) = sum_s kF(x, x_s) alpha_s`` (1-D for two classes),
+    ``score`` the accuracy.
+
+    ``alpha = (K_F + l lam I)^{-1} Y`` with ``K_F`` the ``l x l`` Fredholm Gram matrix of Eq. 5
+    (Eq. 6 when ``normalized``) over the labeled points and ``Y`` one-vs-rest ``+-1`` targets.
+
+""" + _PARAMS + """
+    Use :meth:`instance` for the paper's kernels: ``FredholmRLSC.instance("FredGauss(N)", r, lam=...)``,
+    and :meth:`decision_path` for the scores of many ``lam`` from one fit.
+
+    Attributes
+    ----------
+    classes_, n_features_in_, lam_
+    dual_coef_ : Tensor ``[l, C]`` (``alpha``; one column for two classes)
+    gram_ : Tensor ``[l, l]``, ``K_F`` over the labeled points
+    h_ : Tensor ``[n, C]``, ``KH A_L^T alpha`` (prediction needs only the outer weights of new points)
+    operator_ : :class:`FredholmKernel`
+    coef_ : Tensor ``[d, C]``, for a linear outer kernel (FredLin1): ``c(x) = x^T coef_``
+    """
+
+
+class FredholmSVM(_FredholmBase):
+    __doc__ = """Fredholm SVM: hinge loss, Eq. 7, **no bias**, ``C = 1/(2 l lam)`` (dual after l.141).
+
+    ``fit(X, y)`` with ``y = -1`` marking the unlabeled points, ``predict``, ``decision_function``,
+    ``score``: the contract of :class:`FredholmRLSC`. Solved by :func:`solve_hinge` (liblinear dual
+    coordinate descent on an exact feature map of ``K_F``; a host step: the ``l x l`` block is
+    copied to the CPU once); ``dual_coef_`` holds ``a * y`` per one-vs-rest column.
+
+""" + _PARAMS + """    random_state : int, RandomState or None, default None
+        Seeds liblinear's coordinate order.
+    tol : float, default 1e-8
+        liblinear's stopping tolerance.
+    max_iter : int, default 100000
+        liblinear's iteration cap per one-vs-rest column.
+
+    Attributes: those of :class:`FredholmRLSC`, and ``n_iter_`` (liblinear's largest iteration
+    count over the columns).
+    """
+
+    _loss = "hinge"
+
+    def __init__(self, outer="gaussian", inner="gaussian", outer_width=None, inner_width=None,
+                 normalized: bool = False, lam: float = 1e-3, lam_scale: str = "absolute",
+                 block_size: int | None = None, random_state=None, tol: float = 1e-8, max_iter: int = 100000):
+        super().__init__(outer=outer, inner=inner, outer_width=outer_width, inner_width=inner_width,
+                         normalized=normalized, lam=lam, lam_scale=lam_scale, block_size=block_size)
+        self.random_state = random_state
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def _solve(self, K_LL: Tensor, Y: Tensor, lam: float) -> tuple[Tensor, int]:
+        return solve_hinge(K_LL, Y, lam, tol=self.tol, max_iter=self.max_iter, random_state=self.random_state,
+                           return_n_iter=True)

@@ -1,0 +1,163 @@
+"""Random-feature Fredholm classification (Que, Belkin, Wang 2014, Sec. 5.3, corrected by the
+erratum): memory linear in the number of points (see :mod:`graphstk.methods.fredholm`).
+"""
+from __future__ import annotations
+
+import math
+
+import scipy.sparse as sp
+import torch
+from torch import Tensor
+
+from ...operators.feature import check_positive
+from .._semi_supervised import SemiSupervisedClassifier
+from .kernel import _BLOCK_ELEMS, FredholmKernel, _n, _slice, _take, fredholm_instance
+from .solvers import effective_lam, solve_square
+
+__all__ = ["fredholm_random_features", "RandomFeatureFredholm"]
+
+def fredholm_random_features(X, U, outer="gaussian", outer_width=None, inner_width=None,
+                             normalized: bool = False, n_components: int = 500, random_state=0,
+                             features=None, block_size: int | None = None) -> Tensor:
+    """``z_F(X) = A_X z(U)`` ``[|X|, F]`` with ``z_F(x)^T z_F(x') ~ kF(x, x')`` (Sec. 5.3).
+
+    Corrected map (erratum): ``z`` are random Fourier features of the inner Gaussian
+    ``exp(-||u-v||^2/(2t))`` with ``omega ~ N(0, I/t)`` and ``z(u) = sqrt(1/D)[cos, sin]``
+    (:class:`graphstk.features.RandomFourierFeatures`, ``z(u)^T z(v) ~ kH(u, v)``; the paper's
+    extra ``1/D`` is dropped). ``A_X`` are the Eq. 5 / Eq. 6 outer weights ``k(x, U)/n``.
+    ``z(U)`` is never stored: it is accumulated in row blocks of ``U`` (memory
+    ``O(|X| F + block n)``, linear in ``n``). ``features`` may be a pre-fitted map (then
+    ``inner_width``/``n_components``/``random_state`` are unused). ``outer_width``: width of the outer
+    Gaussian; ``normalized``: Eq. 6 outer weights; ``block_size``: rows of ``U`` per block;
+    ``random_state`` seeds the frequencies. Dense points on any device; returns a tensor there.
+    """
+    ctx = _RFContext(X, U, outer, outer_width, inner_width, normalized, n_components, random_state, features,
+                     block_size)
+    return ctx.features_of(ctx.X)
+
+
+class _RFContext:
+    def __init__(self, X, U, outer, outer_width, inner_width, normalized, n_components, random_state, features,
+                 block_size):
+        from ...features import RandomFourierFeatures
+
+        self.op = FredholmKernel(X, None, U, outer=outer, inner="linear", outer_width=outer_width,
+                                 normalized=normalized, block_size=block_size)
+        if sp.issparse(self.op.U):
+            raise TypeError("random Fredholm features need dense points (the Fourier map of sparse tf-idf is dense)")
+        self.X, self.U, self.block_size = self.op.X, self.op.U, block_size
+        if features is None:
+            if inner_width is None:
+                raise ValueError("inner_width = t > 0 of the inner Gaussian exp(-||u-v||^2/(2t)) is required")
+            t = check_positive("inner_width", inner_width)
+            features = RandomFourierFeatures("gaussian", sigma=math.sqrt(t), n_features=n_components,
+                                             random_state=random_state).fit(self.U[:1])
+        self.z = features
+
+    def _u_blocks(self):
+        n = _n(self.U)
+        bs = max(1, _BLOCK_ELEMS // max(1, 2 * self.z.W_.shape[1]))
+        for s in range(0, n, bs):
+            yield s, min(n, s + bs)
+
+    def features_of(self, P) -> Tensor:
+        """``A_P z(U)``: row chunks of ``P`` (up to ``2**24`` weights each), ``z`` evaluated on row
+        blocks of ``U`` once per chunk."""
+        F = self.z.n_output_features_
+        out = []
+        rb = max(1, 4 * _BLOCK_ELEMS // max(1, _n(self.U)))
+        for s in range(0, _n(P), rb):
+            A = self.op.weights(_slice(P, s, min(_n(P), s + rb)))
+            acc = A.new_zeros(A.shape[0], F)
+            for us, ue in self._u_blocks():
+                acc += A[:, us:ue] @ self.z._map(self.U[us:ue]).to(A.dtype)
+            out.append(acc)
+        return torch.cat(out) if out else torch.zeros(0, F, dtype=self.op.dtype, device=self.op.device)
+
+    def lift(self, w: Tensor) -> Tensor:
+        """``z(U) w`` ``[n, C]`` in row blocks of ``U``."""
+        return torch.cat([self.z._map(self.U[s:e]).to(w.dtype) @ w for s, e in self._u_blocks()])
+
+
+class RandomFeatureFredholm(SemiSupervisedClassifier):
+    """Square-loss Fredholm classifier (Eq. 3) on the random-feature approximation of Sec. 5.3
+    (corrected map and density, erratum): ``kF(x, z) ~ z_F(x)^T z_F(z)``, see
+    :func:`fredholm_random_features`. The inner kernel is the Gaussian of width ``inner_width``;
+    the outer kernel is exact (``"gaussian"`` with ``outer_width``, or ``"linear"``).
+
+    ``fit(X, y)``: ``X`` ``[n, d]`` every point (dense; NumPy or a tensor on any device), ``y``
+    ``[n]`` class labels with ``-1`` marking the unlabeled points; ``predict`` returns labels from
+    ``classes_``, ``decision_function`` the scores (1-D for two classes), ``score`` the accuracy:
+    the contract of :class:`FredholmRLSC`.
+
+    Ridge in the dual over the ``l`` labeled points, ``alpha = (Z_L Z_L^T + l lam I)^{-1} Y``
+    (the same Eq. 3 ``lam`` as :class:`FredholmRLSC`, which it approaches as ``n_components``
+    grows), ``w = Z_L^T alpha``; prediction ``c(x) = a(x)^T (z(U) w)``. Memory is linear in
+    ``n``: ``z(U)`` is never stored, only ``[l, 2D]``, ``[n, C]`` and ``[block, n]`` tiles.
+
+    Parameters
+    ----------
+    outer : {"gaussian", "linear"} or Kernel, default "gaussian"
+    outer_width : float, optional
+        Width ``r`` of the outer Gaussian ``exp(-||x-z||^2 / (2r))`` (required for it).
+    inner_width : float, optional
+        Width ``t`` of the inner Gaussian (required).
+    normalized : bool, default False
+        Eq. 6 outer weights.
+    n_components : int, default 500
+        ``D`` frequencies, ``2D`` features.
+    lam : float > 0, default 1e-3
+    lam_scale : {"absolute", "trace"}, default "absolute"
+        As in :class:`FredholmRLSC`.
+    random_state : int, RandomState or None, default None
+        Seeds the frequencies.
+    block_size : int, optional
+        Rows per temporary tile.
+
+    Attributes
+    ----------
+    classes_, n_features_in_, lam_
+    coef_ : Tensor ``[2D, C]`` (``w``)
+    dual_coef_ : Tensor ``[l, C]``
+    features_ : the fitted :class:`~graphstk.features.RandomFourierFeatures`
+    h_ : Tensor ``[n, C]`` (``z(U) w``)
+    """
+
+    def __init__(self, outer="gaussian", outer_width=None, inner_width=None, normalized: bool = False,
+                 n_components: int = 500, lam: float = 1e-3, lam_scale: str = "absolute", random_state=None,
+                 block_size: int | None = None):
+        self.outer = outer
+        self.outer_width = outer_width
+        self.inner_width = inner_width
+        self.normalized = normalized
+        self.n_components = n_components
+        self.lam = lam
+        self.lam_scale = lam_scale
+        self.random_state = random_state
+        self.block_size = block_size
+
+    @classmethod
+    def instance(cls, name: str, width: float, **kwargs):
+        """``FredGauss`` / ``FredGauss(N)`` with width ``r`` for both kernels."""
+        kw = fredholm_instance(name, width)
+        if kw.pop("inner") != "gaussian":
+            raise ValueError(f"random features approximate a Gaussian inner kernel; {name} has a linear one "
+                             "(use FredholmRLSC: a linear inner kernel needs no n x n matrix)")
+        return cls(**kw, **kwargs)
+
+    def _fit(self, X: Tensor, labeled: Tensor, Y: Tensor):
+        XL = _take(X, labeled)
+        ctx = _RFContext(XL, X, self.outer, self.outer_width, self.inner_width, self.normalized,
+                         self.n_components, self.random_state, None, self.block_size)
+        ZL = ctx.features_of(XL)
+        K = ZL @ ZL.T
+        self.lam_ = effective_lam(self.lam, self.lam_scale, K)
+        self.dual_coef_ = solve_square(K, Y, self.lam_)
+        self.coef_ = ZL.T @ self.dual_coef_.to(ZL.dtype)
+        self.h_ = ctx.lift(self.coef_)
+        self.features_ = ctx.z
+        ctx.op._right = None
+        self.operator_ = ctx.op
+
+    def _scores(self, X: Tensor) -> Tensor:
+        return self.operator_._weights_matmul(X.to(device=self.h_.device, dtype=self.operator_.dtype), self.h_)

@@ -1,0 +1,79 @@
+"""Shared pieces of the :mod:`graphstk.nn` modules: label matrices, masks, the divergence watch."""
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch import Tensor
+
+from .._checks import user_stacklevel
+from .._index import as_index
+from ..exceptions import DivergenceWarning
+
+__all__ = ["DivergenceWarning", "label_matrix", "row_mask", "diverging", "warn_switch"]
+
+
+#: A residual this many times the first one, and above the right-hand side's norm, cannot belong
+#: to a converging solve (the same rule as :func:`graphstk.spectral.solvers` uses for ``"diverging"``).
+GROWTH = 10.0
+
+
+def diverging(rel: float, first: float) -> bool:
+    """Whether a relative residual ``rel`` (``first``: that of the first iteration) says "diverging"."""
+    return not (rel == rel and abs(rel) != float("inf")) or (rel > 1.0 and rel > GROWTH * first)
+
+
+def warn_switch(owner, what: str, t: int, rel: float, route: str) -> None:
+    """Warn (once per module) that ``what`` diverged at iteration ``t`` and ``route`` replaces it."""
+    owner.route_ = route
+    if getattr(owner, "_warned_divergence", False):
+        return
+    owner._warned_divergence = True
+    warnings.warn(f"{type(owner).__name__}: {what} is diverging (relative residual {rel:.3g} at iteration {t}, "
+                  f"more than {GROWTH:g}x the first and above 1: no converging solve does that); this call "
+                  f"returns {route} instead. This warning is shown once per module; .route_ names the "
+                  "route of the last call", DivergenceWarning, stacklevel=user_stacklevel())
+
+
+def label_matrix(y: Tensor, num_classes: int | None = None, mask=None) -> Tensor:
+    """PyG's reading of ``y``: integer labels ``[N]`` (or ``[N, 1]``) become one-hot rows with
+    ``max(y) + 1`` columns, a float ``[N, C]`` matrix is used as it is.
+
+    With ``num_classes`` given, labels outside ``0..num_classes-1`` are refused on the nodes of
+    ``mask`` and give all-zero rows elsewhere (they are never read); negative labels (``-1`` for
+    "unlabeled") always give all-zero rows.
+    """
+    if not isinstance(y, Tensor):
+        raise TypeError(f"y must be a torch.Tensor, got {type(y).__name__}")
+    if not y.dtype.is_floating_point and y.size(0) == y.numel():
+        y = y.view(-1).long()
+        C = int(y.max()) + 1 if num_classes is None else int(num_classes)
+        distinct = int(torch.unique(y[y >= 0]).numel()) if num_classes is None and C > 100 else C
+        if C > 2 * distinct + 100:   # a stray id: one_hot would need C columns
+            raise ValueError(f"the labels reach {C - 1} but only {distinct} distinct values occur, which would make "
+                             f"{C} classes: relabel the classes as 0..K-1 or pass num_classes")
+        if C < 1:
+            raise ValueError(f"no class: y holds no label >= 0 (max {int(y.max())}); labels are 0..C-1")
+        valid = (y >= 0) & (y < C)
+        if num_classes is not None:
+            m = row_mask(mask, y.numel(), y.device, torch.float32)
+            bad = (y >= C) if m is None else (y >= C) & (m.view(-1) > 0)
+            if bool(bad.any()):
+                raise ValueError(f"labels of the masked nodes reach {int(y[bad].max())} but num_classes={C}")
+        out = torch.zeros(y.numel(), C, device=y.device)
+        out[valid.nonzero().view(-1), y[valid]] = 1.0
+        return out
+    if y.dim() != 2 or not y.dtype.is_floating_point:
+        raise ValueError(f"y must be integer labels [N] or a float label matrix [N, C], got {y.dtype} of shape "
+                         f"{tuple(y.shape)}")
+    return y
+
+
+def row_mask(mask, N: int, device, dtype) -> Tensor | None:
+    """``mask`` (BoolTensor ``[N]`` or ids; ``None``: all) as a ``[N, 1]`` column of 0/1 in ``dtype``."""
+    if mask is None:
+        return None
+    if isinstance(mask, Tensor) and mask.dtype == torch.bool and mask.numel() == N:
+        return mask.to(device=device, dtype=dtype).view(N, 1)
+    idx = as_index(mask, N, device, name="mask")
+    return torch.zeros(N, 1, dtype=dtype, device=device).index_fill_(0, idx, 1.0)

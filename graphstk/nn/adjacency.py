@@ -1,0 +1,231 @@
+"""Adjacency inputs of the :mod:`graphstk.nn` modules, read as PyG's ``LabelPropagation`` reads them.
+
+Every module takes ``edge_index_or_adj`` in one of PyG's forms and turns it into a
+propagation matrix ``P`` with ``(P x)[i] = sum_{edges j -> i} w_ji x[j]`` (PyG's
+``flow="source_to_target"``):
+
+* ``edge_index`` ``[2, E]`` (a LongTensor or a :class:`torch_geometric.EdgeIndex`), source in
+  row 0, target in row 1. Without ``edge_weight`` the values are ``gcn_norm``'s
+  ``d_j^-1/2 d_i^-1/2`` (in-degrees, no self-loops added); with ``edge_weight`` the weights are
+  the propagation matrix as given (PyG's ``LabelPropagation`` never renormalises them).
+* a ``torch.sparse`` COO or CSR ``adj_t`` ``[N, N]`` (row = target, column = source): its values
+  are ``gcn_norm``-normalised (PyG normalises a sparse ``adj_t`` whenever ``edge_weight`` is absent).
+* a ``torch_sparse.SparseTensor`` ``adj_t`` (when ``torch_sparse`` is installed): ``gcn_norm`` when
+  it has no values, its values as given otherwise.
+
+``normalize=True`` / ``False`` overrides the rule (always / never ``gcn_norm``).
+
+The structure (CSR order of the edges and of the transposed edges) is kept by
+:class:`OperatorCache` for as long as the same tensors come back unmodified (same objects,
+same in-place version counter), so a module called on a fixed graph pays for it once; values
+that require grad are recomputed differentiably from the cached structure on every call.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from .._checks import user_stacklevel
+
+try:  # torch_sparse is optional, as in PyG
+    from torch_sparse import SparseTensor as _SparseTensor
+except ImportError:  # pragma: no cover - depends on the environment
+    _SparseTensor = None
+
+__all__ = ["Operator", "OperatorCache", "build_operator", "gcn_values"]
+
+
+def gcn_values(tgt: Tensor, src: Tensor, w: Tensor, num_nodes: int) -> Tensor:
+    """``gcn_norm`` without self-loops: ``w_ji / sqrt(d_j d_i)`` with ``d`` the weighted in-degree
+    (sum of the weights into a node); a node of degree 0 gets factor 0, never NaN."""
+    deg = torch.zeros(num_nodes, dtype=w.dtype, device=w.device).index_add_(0, tgt, w)
+    inv = deg.pow(-0.5)
+    inv = torch.where(torch.isinf(inv), torch.zeros_like(inv), inv)
+    return inv[src] * w * inv[tgt]
+
+
+def _csr(order: Tensor, rows: Tensor, num_nodes: int) -> Tensor:
+    counts = torch.bincount(rows[order], minlength=num_nodes)
+    crow = torch.zeros(num_nodes + 1, dtype=torch.long, device=rows.device)
+    torch.cumsum(counts, 0, out=crow[1:])
+    return crow
+
+
+@dataclass
+class Operator:
+    """The propagation matrix ``P`` ``[N, N]`` as edge lists plus CSR layouts of ``P`` and ``P^T``.
+
+    ``value`` may require grad; :func:`graphstk.nn.autograd.spmm` multiplies with it
+    differentiably (in ``value`` and in the dense block) at the speed of a CSR product.
+    """
+
+    tgt: Tensor
+    src: Tensor
+    value: Tensor | None   # None: no values of its own (the structure of a cache)
+    num_nodes: int
+    perm: Tensor          # edges in target-major (CSR) order
+    crow: Tensor
+    normalized: bool = False   # values from gcn_norm: for a symmetric graph ||P||_2 <= 1
+    # Built on first use and shared by every copy with other values: "t" the (perm, crow) of P^T,
+    # "rev" the edge pairing of P and P^T (False: not symmetric in structure).
+    _lazy: dict = field(default_factory=dict, repr=False)
+
+    def csr(self, value: Tensor | None = None) -> Tensor:
+        """``P`` as a ``torch.sparse_csr_tensor`` (with ``value`` in edge order, default ``self.value``)."""
+        v = (self.value if value is None else value).detach()[self.perm]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)   # "CSR support is in beta"
+            return torch.sparse_csr_tensor(self.crow, self.src[self.perm], v, (self.num_nodes,) * 2,
+                                           check_invariants=False)
+
+    def csr_t(self, value: Tensor | None = None) -> Tensor:
+        """``P^T`` as a CSR tensor."""
+        if "t" not in self._lazy:
+            perm = torch.argsort(self.src, stable=True)
+            self._lazy["t"] = (perm, _csr(perm, self.src, self.num_nodes))
+        perm, crow = self._lazy["t"]
+        v = (self.value if value is None else value).detach()[perm]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return torch.sparse_csr_tensor(crow, self.tgt[perm], v, (self.num_nodes,) * 2, check_invariants=False)
+
+    def with_value(self, value: Tensor) -> "Operator":
+        """The same structure with other values (edge order), sharing the transposed layout."""
+        return Operator(self.tgt, self.src, value, self.num_nodes, self.perm, self.crow, _lazy=self._lazy)
+
+    def is_symmetric(self) -> bool:
+        """Whether ``P = P^T`` (duplicate edges summed); the edge pairing is computed once per structure."""
+        if "rev" not in self._lazy:
+            n = self.num_nodes
+            k1, inv1 = torch.unique(self.tgt * n + self.src, return_inverse=True)
+            k2, inv2 = torch.unique(self.src * n + self.tgt, return_inverse=True)
+            self._lazy["rev"] = (inv1, inv2, k1.numel()) if torch.equal(k1, k2) else False
+        if self._lazy["rev"] is False:
+            return False
+        inv1, inv2, u = self._lazy["rev"]
+        v = self.value.detach()
+        a = torch.zeros(u, dtype=v.dtype, device=v.device).index_add_(0, inv1, v)
+        b = torch.zeros(u, dtype=v.dtype, device=v.device).index_add_(0, inv2, v)
+        return bool(torch.allclose(a, b, rtol=1e-6, atol=1e-12))
+
+    def to_dense(self) -> Tensor:
+        """``P`` as a dense matrix (small graphs, tests)."""
+        out = torch.zeros(self.num_nodes, self.num_nodes, dtype=self.value.dtype, device=self.value.device)
+        return out.index_put((self.tgt, self.src), self.value, accumulate=True)
+
+
+def _edges(adj, num_nodes: int):
+    """``(tgt, src, the adjacency's own values or None, PyG normalises them?, is an edge_index)``."""
+    if _SparseTensor is not None and isinstance(adj, _SparseTensor):
+        row, col, value = adj.coo()
+        _check_square(tuple(adj.sizes()), num_nodes)
+        return row, col, value, value is None, False
+    if not isinstance(adj, Tensor):
+        raise TypeError(f"edge_index must be a LongTensor [2, E], a torch.sparse adjacency or a SparseTensor, "
+                        f"got {type(adj).__name__}")
+    if adj.layout in (torch.sparse_coo, torch.sparse_csr):
+        _check_square(tuple(adj.shape), num_nodes)
+        if adj.layout == torch.sparse_coo:
+            adj = adj.coalesce()
+            tgt, src = adj.indices()
+        else:
+            crow = adj.crow_indices()
+            tgt = torch.repeat_interleave(torch.arange(num_nodes, device=adj.device), crow[1:] - crow[:-1])
+            src = adj.col_indices()
+        return tgt, src, adj.values(), True, False
+    if adj.layout != torch.strided:
+        raise ValueError(f"sparse layout {adj.layout} is not supported: pass a COO or CSR adj_t, or an edge_index")
+    if hasattr(adj, "as_tensor"):   # torch_geometric.EdgeIndex
+        adj = adj.as_tensor()
+    if adj.dim() != 2 or adj.size(0) != 2 or adj.dtype.is_floating_point:
+        raise ValueError(f"edge_index must be an integer tensor of shape [2, E], got {adj.dtype} of shape "
+                         f"{tuple(adj.shape)} (or pass a torch.sparse / SparseTensor adj_t [N, N])")
+    adj = adj.long()
+    if adj.numel() and (int(adj.min()) < 0 or int(adj.max()) >= num_nodes):
+        raise IndexError(f"edge_index holds node ids in [{int(adj.min())}, {int(adj.max())}] but y has "
+                         f"{num_nodes} rows: ids must lie in [0, {num_nodes - 1}]")
+    return adj[1], adj[0], None, True, True
+
+
+def _check_square(shape: tuple, num_nodes: int) -> None:
+    if len(shape) != 2 or shape[0] != shape[1] or shape[0] != num_nodes:
+        raise ValueError(f"the adjacency must be [N, N] with N = {num_nodes} (rows of y), got {shape}")
+
+
+def build_operator(adj, num_nodes: int, edge_weight: Tensor | None = None, dtype: torch.dtype = torch.float32,
+                   normalize: bool | None = None) -> Operator:
+    """The propagation matrix of ``adj`` (see the module docstring) with values in ``dtype``.
+
+    Parameters
+    ----------
+    adj : LongTensor ``[2, E]`` | EdgeIndex | torch.sparse ``[N, N]`` | SparseTensor
+    num_nodes : int
+    edge_weight : Tensor ``[E]``, optional
+        Only read with an ``edge_index``; kept differentiable.
+    dtype : torch.dtype, default float32
+    normalize : bool, optional
+        ``None`` (default): PyG's rule; ``True``: always ``gcn_norm``; ``False``: never.
+    """
+    return OperatorCache().get(adj, num_nodes, edge_weight, dtype, normalize)
+
+
+class OperatorCache:
+    """Keeps the last operator while the same adjacency (and weights) come back.
+
+    Two levels: the structure (edge lists, CSR order) is keyed on the identity and in-place version
+    of ``adj`` and ``num_nodes``; the values on those of ``edge_weight``, ``dtype`` and
+    ``normalize``. Modifying a tensor in place, or passing another one, rebuilds that level. Weights
+    that require grad reuse the structure and get their values recomputed, differentiably, every call.
+    """
+
+    def __init__(self):
+        self.clear()
+
+    @staticmethod
+    def _version(t):
+        return None if t is None else (id(t), getattr(t, "_version", None))
+
+    def get(self, adj, num_nodes: int, edge_weight: Tensor | None, dtype: torch.dtype,
+            normalize: bool | None) -> Operator:
+        """The operator of ``adj`` with ``edge_weight`` (cached as described above)."""
+        skey = (self._version(adj), num_nodes)
+        if skey != self._skey:
+            tgt, src, own, pyg_norm, is_edge_index = _edges(adj, num_nodes)
+            perm = torch.argsort(tgt, stable=True)
+            self._base = Operator(tgt, src, own, num_nodes, perm, _csr(perm, tgt, num_nodes))
+            self._norm_rule, self._is_edge_index = pyg_norm, is_edge_index
+            self._skey, self._vkey, self._adj = skey, None, adj    # the reference keeps id(adj) valid
+        base = self._base
+        if edge_weight is not None:
+            if not self._is_edge_index:
+                warnings.warn("edge_weight is not read with a sparse adjacency (as in PyG): its own values are the "
+                              "weights", UserWarning, stacklevel=user_stacklevel())
+                edge_weight = None
+            elif not isinstance(edge_weight, Tensor) or edge_weight.dim() != 1 or edge_weight.numel() != base.tgt.numel():
+                raise ValueError(f"edge_weight must be a 1-D tensor with one entry per edge ({base.tgt.numel()}), got "
+                                 f"{tuple(edge_weight.shape) if isinstance(edge_weight, Tensor) else edge_weight!r}")
+        grad = edge_weight is not None and edge_weight.requires_grad and torch.is_grad_enabled()
+        vkey = (self._version(edge_weight), dtype, normalize)
+        if not grad and vkey == self._vkey:
+            return self._op
+        if edge_weight is not None:
+            w, rule = edge_weight.to(dtype), False            # PyG: given weights are the matrix
+        elif base.value is not None:
+            w, rule = base.value.to(dtype), self._norm_rule   # a sparse adjacency's own values
+        else:
+            w, rule = torch.ones(base.tgt.numel(), dtype=dtype, device=base.tgt.device), True
+        norm = normalize if normalize is not None else rule
+        if norm:
+            w = gcn_values(base.tgt, base.src, w, num_nodes)
+        op = base.with_value(w)
+        op.normalized = bool(norm) and bool((w.detach() >= 0).all())
+        if not grad:
+            self._vkey, self._op, self._weight = vkey, op, edge_weight
+        return op
+
+    def clear(self) -> None:
+        """Forget the cached operator."""
+        self._skey = self._vkey = self._adj = self._weight = self._op = self._base = None

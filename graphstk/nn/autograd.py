@@ -1,0 +1,115 @@
+"""Differentiation through the :mod:`graphstk.nn` propagations.
+
+* :func:`spmm`: ``P x`` for an :class:`~graphstk.nn.adjacency.Operator`, differentiable in the
+  dense block and in the edge values, at the cost of CSR products (``P^T`` in the backward).
+* :func:`implicit_solve`: the solution ``x`` of a linear system ``A(theta) x = b`` whose gradient
+  comes from the adjoint system ``A^T lambda = g`` (implicit function theorem:
+  ``dL/db = lambda``, ``dL/dtheta = -lambda^T (dA/dtheta) x``), solved by the same iterative
+  engine with the transposed operator. Nothing of the forward iteration is stored: memory is that
+  of one solve, whatever the iteration count. The ``theta`` part is one vector-Jacobian product of
+  ``A(theta) x`` taken by autograd, so any differentiable ``A`` (edge weights, ``alpha``,
+  polynomial coefficients, ``beta``) is covered by one mechanism.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import torch
+from torch import Tensor
+from torch.autograd.function import once_differentiable
+
+from .adjacency import Operator
+
+__all__ = ["spmm", "implicit_solve", "LinearSystem"]
+
+
+class _SpMM(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, value: Tensor, x: Tensor, op: Operator) -> Tensor:
+        ctx.op = op
+        ctx.save_for_backward(value, x)
+        return op.csr(value) @ x
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g: Tensor):
+        value, x = ctx.saved_tensors
+        op = ctx.op
+        gx = op.csr_t(value) @ g if ctx.needs_input_grad[1] else None
+        gv = (g[op.tgt] * x[op.src]).sum(1) if ctx.needs_input_grad[0] else None
+        return gv, gx, None
+
+
+def spmm(op: Operator, x: Tensor, value: Tensor | None = None) -> Tensor:
+    """``P x`` with ``P`` the operator's matrix (``value``: other edge values, same structure).
+
+    Differentiable with respect to ``x`` and the values; without grad it is one CSR product.
+    """
+    value = op.value if value is None else value
+    if value.dtype != x.dtype:
+        value = value.to(x.dtype)
+    if torch.is_grad_enabled() and (value.requires_grad or x.requires_grad):
+        return _SpMM.apply(value, x, op)
+    return op.csr(value) @ x
+
+
+class LinearSystem:
+    """A linear system ``A(theta) x = b`` for :func:`implicit_solve`.
+
+    Parameters
+    ----------
+    apply : callable ``(x, *theta) -> A(theta) x``
+        Written in differentiable torch operations (it is differentiated once, in the backward).
+    solve : callable ``(rhs, transpose) -> x``
+        Solves ``A x = rhs`` (``transpose=False``) or ``A^T x = rhs`` (``transpose=True``) with
+        ``theta`` fixed, without grad (any engine: Richardson, CG, GMRES, a fixed budget).
+    """
+
+    def __init__(self, apply: Callable[..., Tensor], solve: Callable[[Tensor, bool], Tensor]):
+        self.apply, self.solve = apply, solve
+
+
+class _Implicit(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, system: LinearSystem, b: Tensor, *theta: Tensor) -> Tensor:
+        x = system.solve(b, False)
+        ctx.system = system
+        ctx.save_for_backward(x, *theta)
+        return x
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g: Tensor):
+        x, *theta = ctx.saved_tensors
+        lam = ctx.system.solve(g.contiguous(), True)
+        need = [i for i in range(len(theta)) if ctx.needs_input_grad[2 + i]]
+        grads: list[Tensor | None] = [None] * len(theta)
+        if need:
+            with torch.enable_grad():
+                ps = [t.detach().requires_grad_(i in need) for i, t in enumerate(theta)]
+                ax = ctx.system.apply(x, *ps)
+                got = torch.autograd.grad(ax, [ps[i] for i in need], -lam, allow_unused=True)
+            for i, gi in zip(need, got):
+                grads[i] = gi
+        return (None, lam if ctx.needs_input_grad[1] else None, *grads)
+
+
+def implicit_solve(system: LinearSystem, b: Tensor, theta: Sequence[Tensor]) -> Tensor:
+    """``x = A(theta)^{-1} b`` with the implicit gradient described in the module docstring.
+
+    Parameters
+    ----------
+    system : LinearSystem
+    b : Tensor ``[N, C]``
+    theta : sequence of Tensor
+        The tensors ``A`` depends on (those that require grad receive one).
+
+    Returns
+    -------
+    Tensor ``[N, C]``, differentiable in ``b`` and every ``theta`` that requires grad.
+    """
+    theta = [t if isinstance(t, Tensor) else torch.as_tensor(t, dtype=b.dtype, device=b.device) for t in theta]
+    if torch.is_grad_enabled() and (b.requires_grad or any(t.requires_grad for t in theta)):
+        return _Implicit.apply(system, b, *theta)
+    with torch.no_grad():
+        return system.solve(b, False)

@@ -1,0 +1,266 @@
+r"""Label propagation with the signature, defaults and outputs of PyG's ``LabelPropagation``.
+
+``Y^{(0)} = [Y_L; 0]``, ``Y^{(t+1)} = clamp(alpha P Y^{(t)} + (1 - alpha) Y^{(0)}, 0, 1)``,
+``t = 0..num_layers-1`` (Zhu and Ghahramani, 2002, in the form of Huang et al.'s Correct-and-Smooth,
+:class:`torch_geometric.nn.models.LabelPropagation`), with ``P`` read from
+``edge_index_or_adj`` as PyG reads it (:mod:`graphstk.nn.adjacency`). Its fixed point without the
+clamp is Zhou et al.'s ``(1 - alpha) (I - alpha P)^{-1} Y^{(0)}`` (STKR Eq. 22 up to the factor).
+
+graphstk's options (all off by default, where the module is PyG's to the rounding):
+
+* ``keep_labels=True``: the labeled rows are reset to ``Y_L`` after every step (PyG issue 10627:
+  its ``post_step`` never sees the mask);
+* ``clamp=False``: no clipping to ``[0, 1]``;
+* ``flag_unreachable=True``: rows no label reaches are recorded in ``unreachable_`` and warned about;
+* ``num_layers=None``: solve the fixed point to ``tol`` instead of a fixed number of layers;
+* ``backward="implicit"``: differentiate a fixed budget through the fixed point's adjoint system
+  (memory of one solve) instead of unrolling the layers.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Callable
+
+import torch
+from torch import Tensor
+
+from .._checks import check_int, check_real, user_stacklevel
+from ..methods.estimators import flag_unreachable as _flag
+from ..spectral.solvers import ConvergenceWarning, cg, gmres
+from ._common import diverging, label_matrix, row_mask, warn_switch
+from .adjacency import OperatorCache
+from .autograd import LinearSystem, implicit_solve, spmm
+
+__all__ = ["LabelPropagation"]
+
+
+def _norm(x: Tensor) -> float:
+    return float(torch.linalg.vector_norm(x.detach()))
+
+
+def _watched(t: int, steps: int) -> bool:
+    """Whether a fixed budget of ``steps`` checks its residual after step ``t + 1``: steps 1, 2, 4, 8, ...
+    and the last, so that a diverging iteration is caught within twice its length at no cost per step."""
+    return (t + 1) & t == 0 or t + 1 == steps
+
+
+class LabelPropagation(torch.nn.Module):
+    r"""Label propagation, PyG's :class:`~torch_geometric.nn.models.LabelPropagation` (same
+    signature, defaults, hop count, class count and outputs), differentiable.
+
+    Parameters
+    ----------
+    num_layers : int or None
+        Number of propagation steps ``T`` (``0``: the masked labels themselves). ``None``: solve the
+        fixed point ``(I - alpha D P) Y = b`` to ``tol`` (needs ``clamp=False``; implicit gradient).
+    alpha : float or Tensor
+        The weight of the propagated term; a tensor that requires grad receives a gradient.
+    clamp : bool, default True
+        Clip to ``[0, 1]`` after each step when no ``post_step`` is given (PyG's behaviour).
+    keep_labels : bool, default False
+        Reset the labeled rows to their labels after every step (``D`` above is then the
+        diagonal of the unlabeled rows; ``D = I`` otherwise).
+    flag_unreachable : bool, default False
+        Record all-zero rows in ``unreachable_`` / ``n_unreachable_`` and warn
+        (:class:`~graphstk.methods.UnreachableNodesWarning`).
+    normalize : bool, optional
+        ``None``: PyG's rule (``gcn_norm`` when no ``edge_weight`` is given, weights as given
+        otherwise); ``True`` / ``False``: always / never ``gcn_norm``.
+    num_classes : int, optional
+        Columns for integer labels (default ``max(y) + 1``, as PyG).
+    tol : float, default 1e-6
+        Relative residual ``||Y^{(t+1)} - Y^{(t)}|| / ||b||`` of the solve to tolerance (and of its
+        adjoint).
+    max_iter : int, default 1000
+        Iteration cap of the solve to tolerance.
+    backward : {"unroll", "implicit"}, default "unroll"
+        Gradient of a fixed budget: autograd through the ``num_layers`` steps (exact for the
+        ``T``-step output; memory grows with ``T``), or the implicit gradient of the fixed point
+        (memory of one step; equal to the unrolled one once the iteration has converged): its
+        adjoint ``(I - alpha P^T D) lambda = g`` is solved to ``tol`` by CG when ``P`` is a symmetric
+        ``gcn_norm``-ed matrix and ``D = I`` (then ``I - alpha P`` is SPD for ``|alpha| < 1``), else by
+        ``num_layers`` steps of ``lambda <- alpha P^T D lambda + g``. Needs ``clamp=False`` and no
+        ``post_step``. The solve to tolerance (``num_layers=None``) uses the same adjoint.
+
+    Attributes
+    ----------
+    route_ : str
+        What the last call ran (``"layers"``, ``"fixed point"``, or the fallback after divergence).
+    unreachable_, n_unreachable_ : BoolTensor ``[N]``, int (with ``flag_unreachable=True``).
+    """
+
+    def __init__(self, num_layers: int | None, alpha: float | Tensor, *, clamp: bool = True,
+                 keep_labels: bool = False, flag_unreachable: bool = False, normalize: bool | None = None,
+                 num_classes: int | None = None, tol: float = 1e-6, max_iter: int = 1000,
+                 backward: str = "unroll"):
+        super().__init__()
+        self.num_layers = check_int("num_layers", num_layers, allow_none=True, low=0)
+        if not isinstance(alpha, Tensor):
+            alpha = check_real("alpha", alpha, low=None)
+        if backward not in ("unroll", "implicit"):
+            raise ValueError(f"backward must be 'unroll' or 'implicit', got {backward!r}")
+        if (num_layers is None or backward == "implicit") and clamp:
+            raise ValueError("the fixed-point solve (num_layers=None) and backward='implicit' need clamp=False: the "
+                             "clamp makes the iteration nonlinear")
+        self.alpha = alpha
+        self.clamp, self.keep_labels, self.flag_unreachable = bool(clamp), bool(keep_labels), bool(flag_unreachable)
+        self.normalize, self.backward = normalize, backward
+        self.num_classes = check_int("num_classes", num_classes, allow_none=True)
+        self.tol, self.max_iter = float(tol), check_int("max_iter", max_iter)
+        self._cache = OperatorCache()
+        self.route_ = ""
+        self.unreachable_: Tensor | None = None
+        self.n_unreachable_ = 0
+
+    def reset_cache(self) -> None:
+        """Forget the propagation matrix kept for a graph that comes back unchanged."""
+        self._cache.clear()
+
+    def forward(self, y: Tensor, edge_index, mask: Tensor | None = None, edge_weight: Tensor | None = None,
+                post_step: Callable[[Tensor], Tensor] | None = None) -> Tensor:
+        """Propagated scores ``[N, C]``.
+
+        Parameters
+        ----------
+        y : LongTensor ``[N]`` of labels (one-hot with ``max(y) + 1`` classes) or float ``[N, C]``
+        edge_index : LongTensor ``[2, E]`` | EdgeIndex | torch.sparse adj_t | SparseTensor
+        mask : BoolTensor ``[N]`` or LongTensor of ids, optional
+            The nodes whose labels are propagated (default: all). An all-False mask gives zeros.
+        edge_weight : Tensor ``[E]``, optional
+            The propagation weights as given (PyG), differentiable.
+        post_step : callable, optional
+            Applied after every step instead of the clamp (PyG).
+        """
+        Y = label_matrix(y, self.num_classes, mask)
+        if isinstance(edge_weight, Tensor) and edge_weight.dtype.is_floating_point:
+            Y = Y.to(torch.promote_types(Y.dtype, edge_weight.dtype))   # PyG's w * x_j promotes likewise
+        N = Y.size(0)
+        m = row_mask(mask, N, Y.device, Y.dtype)
+        out = Y if m is None else Y * m
+        op = self._cache.get(edge_index, N, edge_weight, Y.dtype, self.normalize)
+        free = None
+        if self.keep_labels:
+            free = torch.zeros(N, 1, dtype=Y.dtype, device=Y.device) if m is None else 1.0 - m
+        linear = not self.clamp and post_step is None
+        if self.num_layers is None or self.backward == "implicit":
+            if post_step is not None:
+                raise ValueError("post_step needs a fixed num_layers and backward='unroll' (it is applied per step)")
+            out = self._fixed_point(op, out, free, self.num_layers)
+        else:
+            out = self._layers(op, out, free, post_step, linear)
+        if self.flag_unreachable:
+            _flag(self, out)
+        return out
+
+    # -- the T layers, PyG's loop (differentiable by autograd when anything requires grad) -----------------
+    def _layers(self, op, out: Tensor, free, post_step, linear: bool) -> Tensor:
+        self.route_ = "layers"
+        alpha = self.alpha
+        grad = torch.is_grad_enabled() and (out.requires_grad or op.value.requires_grad
+                                             or (isinstance(alpha, Tensor) and alpha.requires_grad))
+        if isinstance(alpha, Tensor) and not grad:
+            alpha = float(alpha)
+        y0 = out
+        fixed = None if free is None else (1 - free) * y0   # the labeled rows, reset after every step
+        res = (1 - alpha) * out
+        csr = None if grad else op.csr()
+        first = None
+        for t in range(self.num_layers):
+            prev = out
+            if grad:
+                out = spmm(op, out) * alpha + res
+            else:
+                out = torch.addmm(res, csr, out, alpha=alpha)
+            if post_step is not None:
+                out = post_step(out)
+            elif self.clamp:
+                out = out.clamp(0.0, 1.0) if grad else out.clamp_(0.0, 1.0)
+            if free is not None:
+                out = free * out + fixed if grad else out.mul_(free).add_(fixed)
+            if linear and _watched(t, self.num_layers):   # the residual of the iteration is the step itself
+                rel = _norm(out - prev) / max(_norm(y0), 1e-300)
+                first = rel if first is None else first
+                if diverging(rel, first):
+                    warn_switch(self, f"the {self.num_layers}-layer iteration", t + 1, rel,
+                                "the fixed point (I - alpha D P) Y = b solved by GMRES to tol")
+                    return self._fixed_point(op, y0, free, None, route="gmres")
+        return out
+
+    # -- the fixed point, differentiated implicitly ---------------------------------------------------------
+    def _fixed_point(self, op, y0: Tensor, free, budget: int | None, route: str = "richardson") -> Tensor:
+        alpha = self.alpha if isinstance(self.alpha, Tensor) else torch.tensor(self.alpha, dtype=y0.dtype,
+                                                                               device=y0.device)
+        alpha = alpha.to(y0.dtype)
+        b = (1 - alpha) * y0 if free is None else (1 - alpha) * free * y0 + (1 - free) * y0
+        keep = None if free is None else free
+        value = op.value
+
+        def apply(x, a, v):   # A x = x - alpha D P x
+            px = spmm(op, x, v)
+            return x - a * (px if keep is None else keep * px)
+
+        a_f = float(alpha.detach())
+        x_start = y0.detach()
+        spd = keep is None and abs(a_f) < 1 and op.normalized and op.is_symmetric()
+
+        state = {"route": route}
+
+        def solve(rhs: Tensor, transpose: bool) -> Tensor:
+            if transpose and state["route"] == "richardson" and spd:
+                # The adjoint (I - alpha P) lambda = g of a symmetric P (|alpha| < 1): SPD, so CG to tol,
+                # about sqrt((1 + alpha) / (1 - alpha)) times fewer products than the iteration.
+                mat = op.csr(value)
+                return cg(lambda x: torch.addmm(x, mat, x, alpha=-a_f), rhs, self.max_iter, self.tol).x
+            if state["route"] == "richardson":
+                x = self._iterate(op, value, a_f, rhs, keep, transpose, budget, x0=rhs if transpose else x_start)
+                if x is not None:
+                    return x
+                state["route"] = "gmres"
+                self.route_ = "fixed point (GMRES)"
+                warn_switch(self, "the fixed-point iteration", budget or self.max_iter, float("inf"),
+                            "the fixed point solved by GMRES to tol")
+            mat = op.csr_t(value) if transpose else op.csr(value)
+
+            def a_mat(x):
+                if transpose:
+                    return x - a_f * (mat @ (x if keep is None else keep * x))
+                px = mat @ x
+                return x - a_f * (px if keep is None else keep * px)
+            return gmres(a_mat, rhs, self.max_iter, max(self.tol, 1e-10)).x
+
+        self.route_ = "fixed point" if route != "gmres" else "fixed point (GMRES)"
+        return implicit_solve(LinearSystem(apply, solve), b, [alpha, value])
+
+    def _iterate(self, op, value, a: float, rhs: Tensor, keep, transpose: bool, budget: int | None,
+                 x0: Tensor) -> Tensor:
+        """``x <- a D P x + rhs`` (``transpose``: ``x <- a P^T D x + rhs``) from ``x0``: ``budget``
+        steps, or until ``||x_{t+1} - x_t|| <= tol ||rhs||`` (at most ``max_iter``); ``None`` when
+        the residual says the iteration diverges."""
+        mat = op.csr_t(value) if transpose else op.csr(value)
+        x, new, tmp = x0.clone(), torch.empty_like(x0), torch.empty_like(x0)   # buffers reused every step
+        steps = self.max_iter if budget is None else budget
+        scale = max(_norm(rhs), 1e-300)
+        first = None
+        for t in range(steps):
+            if keep is None:
+                torch.addmm(rhs, mat, x, alpha=a, out=new)                      # a P x + rhs
+            else:
+                torch.mm(mat, torch.mul(keep, x, out=tmp) if transpose else x, out=new)
+                if not transpose:
+                    new.mul_(keep)
+                new.mul_(a).add_(rhs)
+            if budget is None or _watched(t, steps):
+                rel = _norm(torch.sub(new, x, out=tmp)) / scale
+                first = rel if first is None else first
+                if budget is None and rel <= self.tol:
+                    return new
+                if diverging(rel, first):
+                    return None
+            x, new = new, x
+        if budget is None:
+            warnings.warn(f"LabelPropagation: fixed point not reached to tol={self.tol:g} in max_iter={self.max_iter}"
+                          " steps: increase max_iter", ConvergenceWarning, stacklevel=user_stacklevel())
+        return x
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(num_layers={self.num_layers}, alpha={self.alpha})"

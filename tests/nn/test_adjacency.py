@@ -1,0 +1,68 @@
+"""graphstk.nn.adjacency: PyG's reading of every adjacency form, the cache, the symmetry check."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch_geometric.typing
+from nn_graphs import random_graph
+from torch_geometric.nn.conv.gcn_conv import gcn_norm
+
+from graphstk.nn.adjacency import OperatorCache, build_operator
+
+
+def dense(ei, n, w):
+    return torch.zeros(n, n, dtype=w.dtype).index_put_((ei[1], ei[0]), w, accumulate=True)
+
+
+def test_edge_index_is_gcn_normed_without_weights_and_as_given_with_them():
+    g = torch.Generator().manual_seed(0)
+    ei = torch.randint(0, 15, (2, 50), generator=g)
+    ref_ei, ref_w = gcn_norm(ei, None, 15, add_self_loops=False)
+    torch.testing.assert_close(build_operator(ei, 15).to_dense(), dense(ref_ei, 15, ref_w))
+    w = torch.rand(50, generator=g)
+    torch.testing.assert_close(build_operator(ei, 15, w).to_dense(), dense(ei, 15, w))
+    torch.testing.assert_close(build_operator(ei, 15, w, normalize=True).to_dense(),
+                               dense(ei, 15, gcn_norm(ei, w, 15, add_self_loops=False)[1]))
+
+
+def test_sparse_forms_and_transpose():
+    ei, w, _ = random_graph(2, 20)
+    coo = torch.sparse_coo_tensor(ei.flip(0), w, (20, 20)).coalesce()
+    a, b = build_operator(coo, 20, normalize=False), build_operator(coo.to_sparse_csr(), 20, normalize=False)
+    torch.testing.assert_close(a.to_dense().double(), coo.to_dense())
+    torch.testing.assert_close(b.to_dense(), a.to_dense())
+    x = torch.rand(20, 3)
+    torch.testing.assert_close(a.csr_t() @ x, a.to_dense().T @ x)
+    with pytest.warns(UserWarning, match="edge_weight is not read"):
+        build_operator(coo, 20, w)
+
+
+@pytest.mark.skipif(not torch_geometric.typing.WITH_TORCH_SPARSE, reason="needs torch_sparse")
+def test_sparse_tensor():
+    from torch_sparse import SparseTensor
+    ei, w, _ = random_graph(3, 20)
+    adj = SparseTensor.from_edge_index(ei, sparse_sizes=(20, 20)).t()
+    torch.testing.assert_close(build_operator(adj, 20).to_dense(), build_operator(ei, 20).to_dense())
+
+
+def test_symmetry_check():
+    ei, w, _ = random_graph(4, 20)
+    assert build_operator(ei, 20, w).is_symmetric()
+    w2 = w.clone()
+    w2[0] += 1.0
+    assert not build_operator(ei, 20, w2).is_symmetric()
+    assert not build_operator(ei[:, :-1], 20).is_symmetric()
+
+
+def test_cache_follows_identity_and_in_place_version():
+    ei, w, _ = random_graph(5, 20)
+    cache = OperatorCache()
+    op = cache.get(ei, 20, w, torch.float64, None)
+    assert cache.get(ei, 20, w, torch.float64, None) is op
+    assert cache.get(ei.clone(), 20, w, torch.float64, None) is not op
+    op = cache.get(ei, 20, w, torch.float64, None)
+    w.mul_(2.0)
+    assert cache.get(ei, 20, w, torch.float64, None) is not op
+    wg = w.clone().requires_grad_()
+    got = cache.get(ei, 20, wg, torch.float64, None)
+    assert got.value is wg and got.crow is op.crow     # weights as given, cached structure
