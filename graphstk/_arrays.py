@@ -17,10 +17,12 @@ does: ``-1`` marks an unlabeled point, anything else is a class label
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 import torch
+from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: F401  (re-exported)
 from torch import Tensor
@@ -140,6 +142,8 @@ def semi_supervised_labels(y, n_samples: int, *, min_classes: int = 1):
     """
     yn = y.detach().cpu().numpy() if is_torch(y) else np.asarray(y)
     if yn.ndim == 2 and yn.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected. Please change the shape of y "
+                      "to (n_samples,), for example using ravel().", DataConversionWarning, stacklevel=3)
         yn = yn.ravel()
     if yn.ndim != 1:
         raise LabelError(f"y must be 1-D with one label per sample, got shape {yn.shape}")

@@ -43,13 +43,16 @@ maps exactly onto its in-sample embedding.
 """
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
 import torch
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from torch import Tensor
+
+from .._arrays import check_is_fitted, semi_supervised_labels, to_output, validate_features
 
 from ..operators.base import KernelOperator
 from ..operators.feature import FeatureKernelOperator, as_features, gram, kernel_function, median_distance
@@ -150,30 +153,54 @@ def coupled_kernel_embedding(K_L, K_H, W, n_components: int = 2, reg: float = 1e
     return CKEResult(t(lam), t(coef[:nl]), t(coef[nl:]), t(emb[:nl]), t(emb[nl:]), constant_residual, eps)
 
 
-class CoupledKernelEmbedding(BaseEstimator):
-    """Coupled kernel embedding of two modes ``L`` and ``H`` (slides Eqs. 24-28).
+class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Coupled kernel embedding of two modes ``L`` and ``H`` (slides Eqs. 24-28), a scikit-learn transformer.
+
+    ``fit(X, y=None)``: each row of ``X`` is one object seen in both modes, its ``L`` features
+    first (``n_features_l`` columns) and its ``H`` features after them; ``W`` is the default
+    affinity (:meth:`default_affinity`) on the ``H`` mode, zero between labeled points of
+    different classes when labels ``y`` are given (``-1`` marks an unlabeled point).
+    ``transform(X)`` returns ``[f_L(x_L), g_H(x_H)]`` (``2 n_components`` columns: both modes'
+    positions in the common space). Unpaired modes, or an explicit affinity ``W``:
+    :meth:`fit_modes`; single modes out of sample: :meth:`transform_l`, :meth:`transform_h`;
+    Eq. 24's distances: :meth:`distances`. ``fit(XL, XH)`` (two matrices) still works through
+    :meth:`fit_modes` with a ``FutureWarning``.
+
+    Devices: the kernels and the out-of-sample maps run on the input's device; the
+    eigendecomposition of Eq. 28 (SciPy ``eigh``) runs on the host, the kernel matrices moved
+    there once and the coefficients moved back once. NumPy in gives NumPy out.
 
     Parameters
     ----------
-    n_components : int, dimension ``c`` of the common space.
-    kernel_l, sigma_l, kernel_h, sigma_h : the kernels of the two modes
-        (:func:`graphstk.operators.kernel_function`; ``sigma=None`` = median pairwise distance
-        of that mode's training data).
-    reg : float >= 0, relative weight of the RKHS-norm penalty, ``eps = reg * s_max * mean(diag G)``
-        (module docstring); ``0`` is Eq. 28 as printed.
-    affinity_sigma : bandwidth ``t`` of the default affinity, see ``fit``.
-    n_neighbors : int, optional; sparsify the default affinity to a symmetrised kNN graph.
-    rcond : relative cut-off for the numerical range of the kernel matrices.
+    n_components : int, default 2
+        Dimension ``c`` of the common space.
+    kernel_l, sigma_l, kernel_h, sigma_h : str / float or None, defaults "gaussian", None
+        The kernels of the two modes (:func:`graphstk.operators.kernel_function`; ``sigma=None`` =
+        median pairwise distance of that mode's training data).
+    reg : float >= 0, default 1e-3
+        Relative weight of the RKHS-norm penalty, ``eps = reg * s_max * mean(diag G)`` (module
+        docstring); ``0`` is Eq. 28 as printed.
+    affinity_sigma : float or None, default None
+        Bandwidth ``t`` of the default affinity (``None``: the median distance of the H mode).
+    n_neighbors : int or None, default None
+        Sparsify the default affinity to a symmetrised kNN graph.
+    rcond : float, default 1e-10
+        Relative cut-off for the numerical range of the kernel matrices.
+    n_features_l : int or None, default None
+        Columns of ``X`` that belong to the ``L`` mode in :meth:`fit`/:meth:`transform`
+        (``None``: the first half, ``d // 2``).
 
     Attributes after ``fit``: ``eigenvalues_`` ``[c]`` (``lambda_k = J_k + eps ||f_k||_H^2``, ``J_k``
     the Eq. 25 objective of component ``k``), ``coef_l_``/``coef_h_`` (``U_L``, ``U_H``),
     ``embedding_l_``/``embedding_h_`` (training embeddings, jointly orthonormal and centred),
-    ``W_`` (the affinity used), ``constant_residual_``, ``eps_``.
+    ``W_`` (the affinity used), ``constant_residual_``, ``eps_``, ``n_features_in_`` (``fit``
+    only), ``XL_fit_``, ``XH_fit_`` (tensors on the input's device).
     """
 
     def __init__(self, n_components: int = 2, kernel_l: str = "gaussian", sigma_l: float | None = None,
                  kernel_h: str = "gaussian", sigma_h: float | None = None, reg: float = 1e-3,
-                 affinity_sigma: float | None = None, n_neighbors: int | None = None, rcond: float = 1e-10):
+                 affinity_sigma: float | None = None, n_neighbors: int | None = None, rcond: float = 1e-10,
+                 n_features_l: int | None = None):
         self.n_components = n_components
         self.kernel_l = kernel_l
         self.sigma_l = sigma_l
@@ -183,6 +210,7 @@ class CoupledKernelEmbedding(BaseEstimator):
         self.affinity_sigma = affinity_sigma
         self.n_neighbors = n_neighbors
         self.rcond = rcond
+        self.n_features_l = n_features_l
 
     @staticmethod
     def _kernel(name, sigma, X):
@@ -194,16 +222,17 @@ class CoupledKernelEmbedding(BaseEstimator):
     def default_affinity(self, XH, y=None) -> Tensor:
         """``W_ij = exp(-||h_i - h_j||^2 / (2 t^2))`` on the H mode for paired data (``l_i`` and
         ``h_i`` the same object; ``W_ii = 1`` couples each pair), ``t`` = ``affinity_sigma`` or the
-        median distance; zero across classes when labels ``y`` are given; restricted to the
-        symmetrised ``n_neighbors``-NN graph (plus the pairs) when ``n_neighbors`` is set."""
+        median distance; zero between labeled points of different classes when labels ``y`` are
+        given (``-1``: unlabeled); restricted to the symmetrised ``n_neighbors``-NN graph (plus the
+        pairs) when ``n_neighbors`` is set."""
         XH = as_features(XH, dtype=torch.float64)
         t = self.affinity_sigma if self.affinity_sigma is not None else median_distance(XH)
         W = gram(XH, kernel="gaussian", sigma=t)
         if y is not None:
-            yt = torch.as_tensor(np.asarray(y))
-            if yt.shape != (XH.shape[0],):
-                raise ValueError(f"y must have shape [{XH.shape[0]}], got {tuple(yt.shape)}")
-            W = W * (yt[:, None] == yt[None, :]).to(W.dtype)
+            labeled, _, codes = semi_supervised_labels(y, XH.shape[0])
+            c = torch.as_tensor(codes, device=W.device)
+            lab = torch.as_tensor(labeled, device=W.device)
+            W = W * ~((c[:, None] != c[None, :]) & lab[:, None] & lab[None, :])
         if self.n_neighbors is not None:
             from ..operators.feature import knn_graph
             ei, _ = knn_graph(XH, int(self.n_neighbors))
@@ -213,14 +242,45 @@ class CoupledKernelEmbedding(BaseEstimator):
             W = W * mask.to(W.dtype)
         return W
 
-    def fit(self, XL, XH, W=None, y=None):
-        """Fit on ``XL [n_L, d_L]`` and ``XH [n_H, d_H]``. ``W [n_L, n_H]`` (Eq. 25) is the
-        affinity between ``l_i`` and ``h_j``; if omitted the data must be paired (``n_L = n_H``)
-        and :meth:`default_affinity` is used (with labels ``y`` when given)."""
-        if int(self.n_components) != self.n_components or self.n_components < 1:
-            raise ValueError(f"n_components must be an integer >= 1, got {self.n_components!r}")
+    def _split(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        d = X.shape[1]
+        k = d // 2 if self.n_features_l is None else self.n_features_l
+        if isinstance(k, bool) or int(k) != k or not 1 <= int(k) < d:
+            raise ValueError(f"X has {d} feature(s): the L mode takes the first n_features_l columns and the H "
+                             f"mode the rest, so both need at least one (n_features_l = {k!r}; pass "
+                             f"1 <= n_features_l < {d})")
+        return X[:, :int(k)], X[:, int(k):]
+
+    def fit(self, X, y=None, W=None):
+        """Fit on paired rows ``X = [x_L | x_H]`` ``[n, d_L + d_H]``, labels ``y`` (``-1`` unlabeled; optional).
+
+        ``fit(XL, XH[, W])`` with two matrices is the deprecated form of :meth:`fit_modes`.
+        """
+        if isinstance(y, (np.ndarray, Tensor)) and y.ndim == 2 and y.shape[1] > 1:
+            warnings.warn("CoupledKernelEmbedding.fit(XL, XH) is deprecated: use fit_modes(XL, XH, W=..., y=...), "
+                          "or fit(np.hstack([XL, XH]), y) for paired rows", FutureWarning, stacklevel=2)
+            return self.fit_modes(X, y, W=W)
+        Xt = validate_features(self, X, reset=True, dtype=torch.float64, ensure_min_samples=2)
+        XL, XH = self._split(Xt)
+        self._fit(XL, XH, W, y)
+        self._n_features_out = 2 * int(self.n_components)
+        return self
+
+    def fit_modes(self, XL, XH, W=None, y=None):
+        """Fit on ``XL [n_L, d_L]`` and ``XH [n_H, d_H]``. ``W [n_L, n_H]`` (Eq. 25) is the affinity
+        between ``l_i`` and ``h_j``; if omitted the data must be paired (``n_L = n_H``) and
+        :meth:`default_affinity` is used (with labels ``y`` when given, ``-1`` unlabeled)."""
         XL = as_features(XL, dtype=torch.float64, name="XL")
         XH = as_features(XH, dtype=torch.float64, name="XH")
+        self._fit(XL, XH, W, y)
+        self._n_features_out = 2 * int(self.n_components)
+        return self
+
+    def _fit(self, XL: Tensor, XH: Tensor, W, y):
+        if isinstance(self.n_components, bool) or int(self.n_components) != self.n_components \
+                or self.n_components < 1:
+            raise ValueError(f"n_components must be an integer >= 1, got {self.n_components!r}")
+        device = XL.device
         if W is None:
             if XL.shape[0] != XH.shape[0]:
                 raise ValueError("without W the modes must be paired (n_L == n_H), "
@@ -234,31 +294,52 @@ class CoupledKernelEmbedding(BaseEstimator):
                                        FeatureKernelOperator(XH, kernel=self.kernel_h_), W,
                                        int(self.n_components), float(self.reg), float(self.rcond))
         self.XL_fit_, self.XH_fit_, self.W_ = XL, XH, W
-        self.eigenvalues_, self.coef_l_, self.coef_h_ = res.eigenvalues, res.coef_l, res.coef_h
-        self.embedding_l_, self.embedding_h_ = res.embedding_l, res.embedding_h
+        self.eigenvalues_ = res.eigenvalues.to(device)
+        self.coef_l_, self.coef_h_ = res.coef_l.to(device), res.coef_h.to(device)
+        self.embedding_l_, self.embedding_h_ = res.embedding_l.to(device), res.embedding_h.to(device)
         self.constant_residual_ = res.constant_residual
         self.eps_ = res.eps
-        return self
 
-    def transform(self, X, mode: str = "L") -> Tensor:
-        """Out-of-sample embedding ``U^T k(train, x)`` of points ``X`` of mode ``"L"`` or ``"H"``."""
-        if not hasattr(self, "coef_l_"):
-            raise RuntimeError("CoupledKernelEmbedding is not fitted; call fit(XL, XH) first")
-        if mode not in ("L", "H"):
-            raise ValueError(f"mode must be 'L' or 'H', got {mode!r}")
+    def _map(self, X: Tensor, mode: str) -> Tensor:
         train, k, coef = ((self.XL_fit_, self.kernel_l_, self.coef_l_) if mode == "L"
                           else (self.XH_fit_, self.kernel_h_, self.coef_h_))
-        X = as_features(X, dtype=torch.float64)
         if X.shape[1] != train.shape[1]:
             raise ValueError(f"mode {mode} has {train.shape[1]} features, got {X.shape[1]}")
-        return FeatureKernelOperator(X, train, kernel=k) @ coef
+        return FeatureKernelOperator(X, train.to(X.device), kernel=k) @ coef.to(X.device)
 
-    def transform_l(self, X) -> Tensor:
-        return self.transform(X, "L")
+    def _mode(self, X, mode: str):
+        check_is_fitted(self, "coef_l_")
+        Xt = as_features(X, dtype=torch.float64)
+        return to_output(self._map(Xt, mode), X)
 
-    def transform_h(self, X) -> Tensor:
-        return self.transform(X, "H")
+    def transform(self, X, mode: str | None = None):
+        """``[f_L(x_L), g_H(x_H)]`` of paired rows ``X = [x_L | x_H]``: ``[n, 2 n_components]``.
 
-    def distances(self, XL, XH) -> Tensor:
+        ``transform(X, "L")`` / ``transform(X, "H")`` is the deprecated form of
+        :meth:`transform_l` / :meth:`transform_h`.
+        """
+        check_is_fitted(self, "coef_l_")
+        if mode is not None:
+            if mode not in ("L", "H"):
+                raise ValueError(f"mode must be 'L' or 'H', got {mode!r}")
+            warnings.warn("transform(X, mode) is deprecated: use transform_l(X) or transform_h(X)", FutureWarning,
+                          stacklevel=2)
+            return self._mode(X, mode)
+        Xt = validate_features(self, X, reset=False, dtype=torch.float64)
+        XL, XH = self._split(Xt)
+        return to_output(torch.cat([self._map(XL, "L"), self._map(XH, "H")], 1), X)
+
+    def transform_l(self, X):
+        """Out-of-sample embedding ``f_L(x) = U_L^T k_L(L, x)`` of ``L``-mode points ``X [n, d_L]``."""
+        return self._mode(X, "L")
+
+    def transform_h(self, X):
+        """Out-of-sample embedding ``g_H(x) = U_H^T k_H(H, x)`` of ``H``-mode points ``X [n, d_H]``."""
+        return self._mode(X, "H")
+
+    def distances(self, XL, XH):
         """``d_ij = ||g(l_i) - f(h_j)||`` in the common space (Eq. 24), ``[n_l, n_h]``."""
-        return torch.cdist(self.transform(XL, "L"), self.transform(XH, "H"))
+        check_is_fitted(self, "coef_l_")
+        A = self._map(as_features(XL, dtype=torch.float64), "L")
+        B = self._map(as_features(XH, dtype=torch.float64), "H")
+        return to_output(torch.cdist(A, B.to(A.device)), XL)

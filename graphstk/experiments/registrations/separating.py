@@ -36,6 +36,7 @@ __all__ = ["spectral_fit_predict", "parzen_fit_predict", "one_class_svm_fit_pred
 
 
 def _rows(problem: Problem, idx: torch.Tensor) -> torch.Tensor:
+    """The feature rows ``idx`` of the problem as a float64 tensor (a sparse ``X`` densified per row block)."""
     X = problem.X
     if X is None:
         raise ValueError("the separating-kernel methods need features (problem.X is None)")
@@ -44,11 +45,9 @@ def _rows(problem: Problem, idx: torch.Tensor) -> torch.Tensor:
     return torch.as_tensor(X)[idx.cpu()].to(torch.float64)
 
 
-def _sigma(point: dict, Xtr: torch.Tensor):
+def _sigma(point: dict):
     s = point.get("sigma", "auto")
-    if s in (None, "auto"):
-        return width_heuristic(Xtr, int(point.get("n_neighbors", 10)), point.get("kernel", "abel"))
-    return float(s)
+    return None if s in (None, "auto") else float(s)
 
 
 def _lam(v):
@@ -56,7 +55,8 @@ def _lam(v):
 
 
 def spectral_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
-    """``F_n`` (Eq. 19) on ``problem.eval``; grid points differing only in ``lam`` share one fit."""
+    """``F_n`` (Eq. 19) on ``problem.eval``; grid points differing only in ``lam`` share one fit
+    (:meth:`SpectralSupportEstimator.score_samples` with a ``lam`` path)."""
     Xtr, Z = _rows(problem, problem.labeled), _rows(problem, problem.eval)
     out: list = [None] * len(points)
     groups: dict = {}
@@ -67,12 +67,12 @@ def spectral_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Ten
         p = points[idx[0]]
         approx = p.get("approx", "exact")
         est = SpectralSupportEstimator(
-            kernel=p.get("kernel", "abel"), sigma=_sigma(p, Xtr), filter=p.get("filter", "tikhonov"),
-            lam=None, nu=float(p.get("nu", 1.0)), approx=None if approx in (None, "exact") else approx,
-            n_components=p.get("n_components"), seed=problem.seed).fit(Xtr)
-        lams = [_lam(points[i].get("lam", "auto")) for i in idx]
+            kernel=p.get("kernel", "abel"), sigma=_sigma(p), filter=p.get("filter", "tikhonov"), lam=None,
+            nu=float(p.get("nu", 1.0)), approx=None if approx in (None, "exact") else approx,
+            n_components=p.get("n_components"), n_neighbors=int(p.get("n_neighbors", 10)),
+            random_state=problem.seed).fit(Xtr)
         auto = est.lam_ * (Xtr.shape[0] if p.get("elbow_of", "K_n/n") == "K_n" else 1)
-        lams = [auto if v is None else v for v in lams]
+        lams = [auto if v is None else v for v in (_lam(points[i].get("lam", "auto")) for i in idx)]
         F = est.score_samples(Z, lam=lams)
         for j, i in enumerate(idx):
             out[i] = F[:, j]
@@ -82,8 +82,8 @@ def spectral_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Ten
 def parzen_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
     """Parzen window ``(1/n) sum_i K(x, x_i)``, the spectral estimator's kernel and width."""
     Xtr, Z = _rows(problem, problem.labeled), _rows(problem, problem.eval)
-    return [ParzenWindow(kernel=p.get("kernel", "abel"), sigma=_sigma(p, Xtr)).fit(Xtr).score_samples(Z)
-            for p in points]
+    return [ParzenWindow(kernel=p.get("kernel", "abel"), sigma=_sigma(p), n_neighbors=int(p.get("n_neighbors", 10)))
+            .fit(Xtr).score_samples(Z) for p in points]
 
 
 def one_class_svm_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
@@ -91,7 +91,9 @@ def one_class_svm_fit_predict(problem: Problem, points: list[dict]) -> list[torc
     Xtr, Z = _rows(problem, problem.labeled), _rows(problem, problem.eval)
     out = []
     for p in points:
-        sigma = _sigma({**p, "kernel": "abel"}, Xtr)       # the Euclidean width of the spectral estimator
+        sigma = _sigma(p)
+        if sigma is None:       # the Euclidean width of the spectral estimator (Abel kernel)
+            sigma = width_heuristic(Xtr, int(p.get("n_neighbors", 10)), "abel")
         svm = gaussian_one_class_svm(sigma, nu=float(p.get("nu", 0.9))).fit(Xtr.numpy())
         out.append(torch.from_numpy(np.asarray(svm.decision_function(Z.numpy()), dtype=np.float64)))
     return out

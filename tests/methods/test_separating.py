@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 import torch
+from sklearn.exceptions import NotFittedError
 from scipy.spatial.distance import cdist
 
 from graphstk.methods import ParzenWindow, SpectralSupportEstimator, gaussian_one_class_svm
@@ -23,14 +24,16 @@ def _data(n=40, d=3, m=15, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
     Z = np.vstack([rng.normal(size=(m, d)), 3.0 + rng.normal(size=(m, d))])   # inside and far away
-    return X, Z
+    return torch.from_numpy(X), torch.from_numpy(Z)     # tensors in, tensors out (NumPy: tests/methods/test_separating_sklearn.py)
 
 
 def _abel_normalized(A, B, sigma):
+    A, B = np.asarray(A), np.asarray(B)
     return np.exp(-cdist(A, B) / sigma)          # K(x, x) = 1 already
 
 
 def _poly_normalized(A, B, degree=2, c=1.0):
+    A, B = np.asarray(A), np.asarray(B)
     k = lambda P, Q: (P @ Q.T + c) ** degree
     da, db = np.diag(k(A, A)), np.diag(k(B, B))
     return k(A, B) / np.sqrt(np.outer(da, db))
@@ -196,7 +199,7 @@ def test_lowrank_agrees_with_exact_as_k_grows():
     # random Fourier features (Gaussian kernel) approach the exact Gaussian estimator
     ex = SpectralSupportEstimator(kernel="gaussian", sigma=2.0, lam=0.05).fit(X)
     e_rff = [float((SpectralSupportEstimator(kernel="gaussian", sigma=2.0, lam=0.05, approx="rff",
-                                             n_components=k, seed=1).fit(X).score_samples(Z)
+                                             n_components=k, random_state=1).fit(X).score_samples(Z)
                     - ex.score_samples(Z)).abs().mean()) for k in (10, 600)]
     assert e_rff[1] < e_rff[0] / 2 and e_rff[1] < 0.05
 
@@ -229,7 +232,8 @@ def test_width_heuristic_uses_the_kernels_metric():
     X, _ = _data(n=60, seed=8)
     assert width_heuristic(X) == pytest.approx(kth_neighbor_distance_median(X, 10))
     assert width_heuristic(X, 10, "laplacian") == pytest.approx(kth_neighbor_distance_median(X, 10, metric="manhattan"))
-    assert width_heuristic(X[:4], 10) == pytest.approx(kth_neighbor_distance_median(X[:4], 3))
+    with pytest.warns(UserWarning, match="n_neighbors=10 neighbours requested, but there are only 4 points"):
+        assert width_heuristic(X[:4], 10) == pytest.approx(kth_neighbor_distance_median(X[:4], 3))
     est = SpectralSupportEstimator(kernel="laplacian").fit(X)
     assert est.sigma_ == pytest.approx(kth_neighbor_distance_median(X, 10, metric="manhattan"))
 
@@ -263,7 +267,7 @@ def test_baselines():
 
 def test_bad_inputs():
     X, Z = _data(n=20)
-    with pytest.raises(ValueError, match="at least 2 training points"):
+    with pytest.raises(ValueError, match="at least 2 training samples"):
         SpectralSupportEstimator(sigma=1.0).fit(X[:1])
     for lam in (0.0, -1.0, [0.1, 0.0], float("nan")):
         with pytest.raises(ValueError, match="lam must be"):
@@ -273,7 +277,7 @@ def test_bad_inputs():
     for sigma in (0.0, -2.0):
         with pytest.raises(ValueError, match="sigma"):
             SpectralSupportEstimator(sigma=sigma).fit(X)
-    Xz = X.copy()
+    Xz = X.clone()
     Xz[3] = 0.0
     with pytest.raises(ValueError, match="cannot be normalised"):
         SpectralSupportEstimator(kernel="linear").fit(Xz)
@@ -282,8 +286,8 @@ def test_bad_inputs():
     adj = normalized_adjacency(torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]]), 3)   # zero diagonal
     with pytest.raises(ValueError, match="cannot be normalised"):
         SpectralSupportEstimator(kernel=adj).fit(torch.tensor([0, 1]))
-    Xn = X.copy()
-    Xn[2, 1] = np.nan
+    Xn = X.clone()
+    Xn[2, 1] = float('nan')
     with pytest.raises(ValueError, match="NaN"):
         SpectralSupportEstimator().fit(Xn)
     with pytest.raises(ValueError, match="NaN"):
@@ -298,5 +302,5 @@ def test_bad_inputs():
         SpectralSupportEstimator(approx="rff").fit(X)            # Abel has no Fourier sampler here
     with pytest.raises(ValueError, match="features"):
         SpectralSupportEstimator().fit(X).score_samples(Z[:, :2])
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError):
         SpectralSupportEstimator().score_samples(Z)

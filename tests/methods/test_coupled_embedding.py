@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 import torch
+from sklearn.exceptions import NotFittedError
 
 from graphstk.methods.coupled_embedding import CoupledKernelEmbedding, bipartite_laplacian, coupled_kernel_embedding
 from graphstk.operators import gram
@@ -30,7 +31,7 @@ def pencil(model):
 @pytest.mark.parametrize("reg", [0.0, 1e-3])
 def test_generalized_eigen_equation_and_trivial_vector(reg):
     L, H = paired()
-    m = CoupledKernelEmbedding(n_components=4, sigma_l=0.7, sigma_h=1.0, reg=reg).fit(L, H)
+    m = CoupledKernelEmbedding(n_components=4, sigma_l=0.7, sigma_h=1.0, reg=reg).fit_modes(L, H)
     Z, G, A, B, u = pencil(m)
     lam = m.eigenvalues_.numpy()
     assert (m.eps_ == 0.0) == (reg == 0.0)
@@ -63,7 +64,7 @@ def test_generalized_eigen_equation_and_trivial_vector(reg):
 @pytest.mark.parametrize("reg", [0.0, 1e-2])
 def test_objective_of_eq25_equals_eigenvalue(reg):
     L, H = paired(seed=1)
-    m = CoupledKernelEmbedding(n_components=3, reg=reg).fit(L, H)
+    m = CoupledKernelEmbedding(n_components=3, reg=reg).fit_modes(L, H)
     YL, YH, W = m.embedding_l_.numpy(), m.embedding_h_.numpy(), m.W_.numpy()
     KL = gram(L, kernel=m.kernel_l_).numpy()
     KH = gram(H, kernel=m.kernel_h_).numpy()
@@ -76,10 +77,10 @@ def test_objective_of_eq25_equals_eigenvalue(reg):
 
 def test_out_of_sample_of_training_points_equals_in_sample():
     L, H = paired(seed=2)
-    m = CoupledKernelEmbedding(n_components=3, reg=1e-3).fit(L, H)
-    torch.testing.assert_close(m.transform(L, "L"), m.embedding_l_, rtol=1e-9, atol=1e-10)
+    m = CoupledKernelEmbedding(n_components=3, reg=1e-3).fit_modes(L, H)
+    torch.testing.assert_close(torch.from_numpy(m.transform_l(L)), m.embedding_l_, rtol=1e-9, atol=1e-10)
     torch.testing.assert_close(m.transform_h(torch.from_numpy(H)), m.embedding_h_, rtol=1e-9, atol=1e-10)
-    assert m.transform(L[:4] + 0.01, "L").shape == (4, 3)
+    assert m.transform_l(L[:4] + 0.01).shape == (4, 3)
     assert m.distances(L[:5], H).shape == (5, 30)
 
 
@@ -106,7 +107,7 @@ def test_embedding_couples_pairs_and_classes():
     y = np.repeat([0, 1], n // 2)
     H = rng.normal(size=(n, 6)) + 3.0 * y[:, None]
     L = 0.5 * (H[:, 0::2] + H[:, 1::2]) + 0.05 * rng.normal(size=(n, 3))
-    m = CoupledKernelEmbedding(n_components=2, reg=1e-4).fit(L, H, y=y)
+    m = CoupledKernelEmbedding(n_components=2, reg=1e-4).fit_modes(L, H, y=y)
     # W has no edge between classes: the centred class indicator has J ~ 0 (only its small RKHS
     # penalty) and comes first; only the global constant is discarded, not per-component constants
     assert float(m.eigenvalues_[0]) < 1e-2 * float(m.eigenvalues_[1])
@@ -117,10 +118,10 @@ def test_embedding_couples_pairs_and_classes():
     # pure pairing W = I (Eq. 25 only asks l_i and h_i to coincide): with full-rank kernels the
     # optimum puts every pair on the same spot, J = 0, and pairs are matched exactly
     L2, H2 = paired(n=20, seed=5)
-    m2 = CoupledKernelEmbedding(n_components=3, sigma_l=0.5, sigma_h=0.8, reg=0.0).fit(L2, H2, W=np.eye(20))
+    m2 = CoupledKernelEmbedding(n_components=3, sigma_l=0.5, sigma_h=0.8, reg=0.0).fit_modes(L2, H2, W=np.eye(20))
     assert float(m2.eigenvalues_.abs().max()) < 1e-8
     torch.testing.assert_close(m2.embedding_l_, m2.embedding_h_, rtol=0, atol=1e-6)
-    assert torch.equal(m2.distances(L2, H2).argmin(1), torch.arange(20))
+    assert np.array_equal(m2.distances(L2, H2).argmin(1), np.arange(20))
 
 
 def test_held_out_pairs_are_matched_in_the_common_space():
@@ -129,32 +130,61 @@ def test_held_out_pairs_are_matched_in_the_common_space():
     hits = []
     for seed in range(3):
         L, H = paired(n=60, seed=seed)
-        m = CoupledKernelEmbedding(n_components=5, reg=1e-3, n_neighbors=5).fit(L[:40], H[:40])
-        hits.append((m.distances(L[40:], H[40:]).argmin(1) == torch.arange(20)).float().mean().item())
+        m = CoupledKernelEmbedding(n_components=5, reg=1e-3, n_neighbors=5).fit_modes(L[:40], H[:40])
+        hits.append(float((m.distances(L[40:], H[40:]).argmin(1) == np.arange(20)).mean()))
     assert np.mean(hits) > 4 / 20
 
 
 def test_coupled_embedding_bad_inputs():
     L, H = paired(n=10)
     with pytest.raises(ValueError, match="paired"):
-        CoupledKernelEmbedding().fit(L, H[:8])
+        CoupledKernelEmbedding().fit_modes(L, H[:8])
     with pytest.raises(ValueError, match="shape"):
-        CoupledKernelEmbedding().fit(L, H, W=np.ones((10, 9)))
+        CoupledKernelEmbedding().fit_modes(L, H, W=np.ones((10, 9)))
     with pytest.raises(ValueError, match="non-negative"):
-        CoupledKernelEmbedding().fit(L, H, W=-np.ones((10, 10)))
+        CoupledKernelEmbedding().fit_modes(L, H, W=-np.ones((10, 10)))
     with pytest.raises(ValueError, match="not coupled"):
-        CoupledKernelEmbedding().fit(L, H, W=np.zeros((10, 10)))
+        CoupledKernelEmbedding().fit_modes(L, H, W=np.zeros((10, 10)))
     with pytest.raises(ValueError, match="n_components"):
-        CoupledKernelEmbedding(n_components=0).fit(L, H)
+        CoupledKernelEmbedding(n_components=0).fit_modes(L, H)
     with pytest.raises(ValueError, match="sigma"):
-        CoupledKernelEmbedding(sigma_l=-1.0).fit(L, H)
-    with pytest.raises(RuntimeError, match="not fitted"):
+        CoupledKernelEmbedding(sigma_l=-1.0).fit_modes(L, H)
+    with pytest.raises(NotFittedError):
         CoupledKernelEmbedding().transform(L)
-    m = CoupledKernelEmbedding().fit(L, H)
+    m = CoupledKernelEmbedding().fit_modes(L, H)
     with pytest.raises(ValueError, match="mode"):
         m.transform(L, "X")
     with pytest.raises(ValueError, match="features"):
-        m.transform(H, "L")
+        m.transform_l(H)
     # unpaired data with an explicit rectangular W works
-    m3 = CoupledKernelEmbedding(n_components=2).fit(L, H[:7], W=np.ones((10, 7)))
+    m3 = CoupledKernelEmbedding(n_components=2).fit_modes(L, H[:7], W=np.ones((10, 7)))
     assert m3.embedding_l_.shape == (10, 2) and m3.embedding_h_.shape == (7, 2)
+
+
+def test_paired_rows_contract_and_deprecated_two_matrix_call():
+    """fit(X, y) on paired rows [x_L | x_H] is fit_modes(XL, XH, y=y); fit(XL, XH) warns and routes there."""
+    rng = np.random.default_rng(6)
+    L, H = paired(n=24, seed=6)
+    y = np.repeat([0, 1, 2], 8)
+    y[rng.choice(24, 6, replace=False)] = -1
+    X = np.hstack([L, H])
+    a = CoupledKernelEmbedding(n_components=3, n_features_l=3).fit(X, y)
+    b = CoupledKernelEmbedding(n_components=3).fit_modes(L, H, y=y)
+    torch.testing.assert_close(a.coef_l_, b.coef_l_)
+    Z = a.transform(X)
+    assert isinstance(Z, np.ndarray) and Z.shape == (24, 6)
+    np.testing.assert_allclose(Z, np.hstack([b.transform_l(L), b.transform_h(H)]), atol=1e-10)
+    np.testing.assert_allclose(a.fit_transform(X, y), Z, atol=1e-10)
+    assert list(a.get_feature_names_out())[:2] == ["coupledkernelembedding0", "coupledkernelembedding1"]
+    # labeled points of different classes are not coupled; unlabeled ones keep their affinities
+    W = a.W_.numpy()
+    lab = y >= 0
+    diff = (y[:, None] != y[None, :]) & lab[:, None] & lab[None, :]
+    assert np.all(W[diff] == 0) and np.all(W[~diff] > 0)
+    with pytest.warns(FutureWarning, match="fit_modes"):
+        c = CoupledKernelEmbedding(n_components=3).fit(L, H)
+    torch.testing.assert_close(c.coef_l_, CoupledKernelEmbedding(n_components=3).fit_modes(L, H).coef_l_)
+    with pytest.raises(ValueError, match=r"1 feature\(s\)"):
+        CoupledKernelEmbedding().fit(X[:, :1])
+    Zt = a.transform(torch.from_numpy(X))
+    assert isinstance(Zt, torch.Tensor)

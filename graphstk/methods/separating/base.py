@@ -1,0 +1,105 @@
+"""What the one-class estimators of the separating-kernel paper share: scikit-learn's outlier-detector
+contract (:class:`sklearn.base.OutlierMixin`), arrays in and arrays out, and the kernel helpers.
+
+``fit(X, y=None)`` on samples of the set; ``score_samples(X)`` (higher = more inside),
+``decision_function(X) = score_samples(X) - offset_`` (``>= 0`` inside), ``predict(X)`` ``+1``
+inside and ``-1`` outside, ``fit_predict(X)``. NumPy in gives NumPy out; a tensor in gives a
+tensor out on its device.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, OutlierMixin
+from torch import Tensor
+
+from ..._arrays import check_is_fitted, to_output, validate_features
+from ...operators.feature import Kernel, median_width
+
+__all__ = ["width_heuristic", "unit_scale", "OneClassEstimator", "ROUND_TOL"]
+
+#: Rounding slack folded into ``offset_``: the training scores behind ``tau_n`` (Eq. 30) and the scores
+#: of the same points through ``score_samples`` come from different float operations, and the
+#: threshold must accept every training point.
+ROUND_TOL = 1e-10
+
+_DTYPES = {"float64": torch.float64, "double": torch.float64, "float32": torch.float32, "float": torch.float32}
+
+
+def unit_scale(diag: Tensor, what: str) -> Tensor:
+    """``diag^{-1/2}``, or a clear error where the kernel cannot be normalised."""
+    if not torch.isfinite(diag).all():
+        raise ValueError(f"the kernel diagonal K(x, x) of the {what} is not finite; check the inputs")
+    bad = (diag <= 0).nonzero().flatten()
+    if bad.numel():
+        raise ValueError(
+            f"the kernel cannot be normalised: K(x, x) <= 0 for {bad.numel()} {what} (first ids "
+            f"{bad[:5].tolist()}); K(x, y)/sqrt(K(x, x) K(y, y)) needs K(x, x) > 0 -- use a kernel with a "
+            "positive diagonal (e.g. kernel='abel', or a diffusion/regularised graph kernel instead of the "
+            "adjacency)")
+    return diag.rsqrt()
+
+
+def width_heuristic(X, n_neighbors: int = 10, kernel: str | Kernel = "abel") -> float:
+    """Sec. 7: the median over training points of the distance to their ``n_neighbors``-th nearest neighbour.
+
+    Distances in the kernel's own metric: l1 for ``laplacian`` (``exp(-||x-y||_1/sigma)``), Euclidean
+    otherwise (``abel``, ``gaussian``, ...). ``n_neighbors`` larger than ``n - 1`` is capped at
+    ``n - 1`` with a warning (:func:`~graphstk.operators.median_width`).
+    """
+    name = kernel.name if isinstance(kernel, Kernel) else Kernel(kernel).name
+    metric = "manhattan" if name == "laplacian" else "euclidean"
+    return median_width(X, k=n_neighbors, metric=metric, param="n_neighbors")
+
+
+class OneClassEstimator(OutlierMixin, BaseEstimator):
+    """Shared outlier-detector behaviour; a subclass supplies ``_scores(X)`` (a tensor ``[n]``)
+    and sets ``offset_`` in ``fit``."""
+
+    def _compute_dtype(self) -> torch.dtype:
+        d = self.dtype
+        if d is None:
+            return torch.float64
+        if isinstance(d, torch.dtype) and d in (torch.float32, torch.float64):
+            return d
+        if isinstance(d, str) and d.lower() in _DTYPES:
+            return _DTYPES[d.lower()]
+        raise ValueError(f"{type(self).__name__}: dtype is the computation dtype, 'float64' (default) or 'float32'; "
+                         f"got {d!r}. The dtype of X does not matter (it is converted)")
+
+    def _points(self, X, reset: bool) -> Tensor:
+        return validate_features(self, X, reset=reset, dtype=self._compute_dtype())
+
+    def _check_n(self, n: int):
+        if n < 2:
+            raise ValueError(f"{type(self).__name__} needs at least 2 training samples, got {n} sample(s) "
+                             "(Eq. 19 with n = 1 accepts only the training point itself)")
+
+    def _offset(self, like: Tensor) -> Tensor:
+        return torch.as_tensor(self.offset_, dtype=like.dtype, device=like.device)
+
+    def score_samples(self, X):
+        """The score of each row of ``X``: higher = more inside the set."""
+        return to_output(self._scores(X), X)
+
+    def decision_function(self, X):
+        """``score_samples(X) - offset_``: ``>= 0`` inside the estimated set."""
+        F = self._scores(X)
+        return to_output(F - self._offset(F), X)
+
+    def predict(self, X):
+        """``+1`` inside the estimated set (``decision_function >= 0``), ``-1`` outside."""
+        F = self._scores(X)
+        out = torch.where(F - self._offset(F) >= 0, 1, -1)
+        return to_output(out, X)
+
+    def _check_fitted(self):
+        check_is_fitted(self, "offset_")
+
+
+def as_float_offset(threshold) -> float | np.ndarray:
+    """``threshold - ROUND_TOL`` as a float (one ``lambda``) or a NumPy array (a ``lambda`` path)."""
+    if isinstance(threshold, Tensor):
+        t = threshold.detach().cpu().numpy() - ROUND_TOL
+        return float(t) if t.ndim == 0 else t
+    return float(threshold) - ROUND_TOL

@@ -1,0 +1,192 @@
+"""The spectral filters of "Learning sets with separating kernels" (De Vito, Rosasco, Toigo, Table 1 and
+Sec. 5.4; Lo Gerfo et al. 2008), their iterative forms (Sec. 4.2) and the lambda heuristic (Sec. 7, Fig. 3).
+
+Filters ``g_lambda`` on the eigenvalues ``s`` of ``K_n / n`` (which lie in ``[0, 1]`` for a
+normalised kernel: their sum is ``trace(K_n)/n = 1``):
+
+===========  =====================================================  ==============================
+name         ``g_lambda(s)``                                        ``r_lambda(s) = s g_lambda(s)``
+===========  =====================================================  ==============================
+tikhonov     ``1 / (s + lambda)``                                   ``s / (s + lambda)``
+cutoff       ``1/s`` for ``s > lambda``, ``1/lambda`` for ``s <= lambda``  1 above, linear ramp ``s/lambda``
+landweber    ``sum_{k=0}^{m} (1 - s)^k``, ``m = ceil(1/lambda) - 1``  ``1 - (1 - s)^(m+1)``
+kpca         ``1/s`` for ``s >= lambda``, 0 below (Sec. 5.4)         hard 0/1 cut (a projection)
+nu           the nu-method polynomial of ``t = ceil(lambda^-1/2)``    accelerated Landweber
+             steps (Lo Gerfo et al. 2008)
+===========  =====================================================  ==============================
+
+Landweber runs ``m + 1`` steps of the iteration of Sec. 4.2 (errata: the paper's ``t = 1..m``
+is one term short of Table 1). Every function runs on the device of its tensor inputs; the
+``lambda`` values are read on the host (they are parameters, not data).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from ...operators.feature import check_positive
+
+__all__ = ["FILTERS", "filter_g", "filter_r", "landweber_steps", "nu_steps", "landweber_iteration",
+           "nu_method_iteration", "max_curvature_lambda", "check_filter", "check_lams"]
+
+FILTERS = ("tikhonov", "cutoff", "landweber", "kpca", "nu")
+
+
+def check_filter(name: str) -> str:
+    """The canonical filter name of ``name`` (aliases: ``ridge``, ``tsvd``, ``kernelpca``, ...), else a clear error."""
+    f = str(name).lower().replace("-", "").replace("_", "").replace(" ", "")
+    aliases = {"tikhonov": "tikhonov", "ridge": "tikhonov", "cutoff": "cutoff", "spectralcutoff": "cutoff",
+               "tsvd": "cutoff", "landweber": "landweber", "kpca": "kpca", "kernelpca": "kpca",
+               "nu": "nu", "numethod": "nu"}
+    if f not in aliases:
+        raise ValueError(f"filter must be one of {FILTERS}, got {name!r}")
+    return aliases[f]
+
+
+def check_lams(lam) -> tuple[Tensor, bool]:
+    """``lam`` (float, sequence or tensor) -> (float64 host tensor [L], was_scalar); every value must be > 0."""
+    if isinstance(lam, Tensor):
+        lam = lam.detach().cpu().numpy()
+    scalar = np.ndim(lam) == 0
+    arr = np.atleast_1d(np.asarray(lam, dtype=np.float64)).ravel()
+    if arr.size == 0:
+        raise ValueError("lam is an empty sequence; pass one value or a non-empty list, e.g. lam=[1e-3, 1e-2]")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"lam must be finite and > 0 (the regularisation parameter of Table 1), got {lam!r}")
+    return torch.from_numpy(arr), bool(scalar)
+
+
+def landweber_steps(lam) -> Tensor:
+    """Landweber ``m_lambda = ceil(1/lambda) - 1`` (so ``g`` has ``m + 1`` terms, ``L_lambda = m + 1``)."""
+    lams, _ = check_lams(lam)
+    return torch.clamp(torch.ceil(1.0 / lams - 1e-9) - 1, min=0).long()
+
+
+def nu_steps(lam) -> Tensor:
+    """nu-method iterations ``t = ceil(lambda^{-1/2})`` (Lo Gerfo et al. 2008: ``lambda = t^-2``)."""
+    lams, _ = check_lams(lam)
+    return torch.clamp(torch.ceil(lams.rsqrt() - 1e-9), min=1).long()
+
+
+def _nu_coeffs(t: int, nu: float) -> tuple[float, float]:
+    """``(u_t, omega_t)`` of the nu-method (Lo Gerfo et al. 2008, Sec. 4; Engl et al. 1996, Sec. 6.3)."""
+    if t == 1:
+        return 0.0, (4 * nu + 2) / (4 * nu + 1)
+    u = ((t - 1) * (2 * t - 3) * (2 * t + 2 * nu - 1)) / ((t + 2 * nu - 1) * (2 * t + 4 * nu - 1) * (2 * t + 2 * nu - 3))
+    w = 4 * (2 * t + 2 * nu - 1) * (t + nu - 1) / ((t + 2 * nu - 1) * (2 * t + 4 * nu - 1))
+    return u, w
+
+
+
+
+def filter_g(name: str, s, lam, nu: float = 1.0) -> Tensor:
+    """The filter ``g_lambda(s)`` of Table 1 (and Sec. 5.4, the nu-method) on eigenvalues ``s``.
+
+    Parameters
+    ----------
+    name : one of :data:`FILTERS`.
+    s : tensor ``[n]`` of eigenvalues of ``K_n / n`` (values below 0 are clamped to 0).
+    lam : float or sequence of ``L`` floats, all ``> 0``.
+    nu : the order of the nu-method (``nu > 0``; ignored by the other filters).
+
+    Returns ``[n, L]`` float64 (``L = 1`` for a scalar ``lam``).
+    """
+    f = check_filter(name)
+    host, _ = check_lams(lam)
+    s = torch.as_tensor(s).to(torch.float64).clamp_min(0.0).reshape(-1, 1)
+    lams = host.to(s.device).reshape(1, -1)
+    if f == "tikhonov":
+        return 1.0 / (s + lams)
+    if f == "cutoff":
+        return torch.where(s > lams, 1.0 / torch.maximum(s, lams), 1.0 / lams)
+    if f == "kpca":
+        return torch.where(s >= lams, 1.0 / torch.maximum(s, lams), torch.zeros((), dtype=s.dtype, device=s.device))
+    if f == "landweber":
+        m1 = (landweber_steps(host) + 1).to(s).reshape(1, -1)       # m + 1 terms
+        sc = s.clamp(max=1.0)
+        # sum_{k=0}^{m} (1-s)^k = (1 - (1-s)^(m+1)) / s, written with expm1/log1p for small s
+        num = -torch.expm1(m1 * torch.log1p(-sc))
+        return torch.where(sc > 0, num / sc.clamp_min(torch.finfo(s.dtype).tiny), m1.expand_as(num))
+    # nu-method: run the recurrence on scalars (the spectral form of nu_method_iteration)
+    nu = check_positive("nu", nu)
+    ts = nu_steps(host)
+    out = torch.empty(s.shape[0], lams.shape[1], dtype=s.dtype, device=s.device)
+    c_prev, c = torch.zeros_like(s[:, 0]), torch.zeros_like(s[:, 0])
+    done = {}
+    for t in range(1, int(ts.max()) + 1):
+        u, w = _nu_coeffs(t, nu)
+        c_prev, c = c, c + u * (c - c_prev) + w * (1.0 - s[:, 0] * c)
+        done[t] = c
+    for j, t in enumerate(ts.tolist()):
+        out[:, j] = done[t]
+    return out
+
+
+def filter_r(name: str, s, lam, nu: float = 1.0) -> Tensor:
+    """``r_lambda(s) = s g_lambda(s)`` (Sec. 4.1), ``[n, L]``."""
+    s = torch.as_tensor(s).to(torch.float64).clamp_min(0.0)
+    return s.reshape(-1, 1) * filter_g(name, s, lam, nu)
+
+
+def landweber_iteration(K_n: Tensor, K_x: Tensor, steps: int) -> Tensor:
+    """``F_n`` by the plain Landweber iteration of Sec. 4.2 (no eigendecomposition).
+
+    ``alpha^0 = 0``, ``alpha^t = alpha^{t-1} + (1/n)(K_x - K_n alpha^{t-1})`` for ``t = 1..steps``,
+    ``F_n(x) = K_x^T alpha^{steps}(x)`` (Eq. 20). ``steps = m + 1`` equals the spectral filter of
+    Table 1 with ``m + 1`` terms (errata). ``K_n`` ``[n, n]`` normalised Gram, ``K_x`` ``[n, N]``.
+    Returns ``[N]``.
+    """
+    n = K_n.shape[0]
+    alpha = torch.zeros_like(K_x)
+    for _ in range(int(steps)):
+        alpha = alpha + (K_x - K_n @ alpha) / n
+    return (K_x * alpha).sum(0)
+
+
+def nu_method_iteration(K_n: Tensor, K_x: Tensor, steps: int, nu: float = 1.0) -> Tensor:
+    """``F_n`` by the nu-method iteration (Lo Gerfo et al. 2008, Sec. 4), ``[N]``.
+
+    ``alpha_0 = 0``; ``alpha_t = alpha_{t-1} + u_t (alpha_{t-1} - alpha_{t-2})
+    + (omega_t / n)(K_x - K_n alpha_{t-1})``, with ``u_1 = 0``, ``omega_1 = (4nu+2)/(4nu+1)`` and, for
+    ``t >= 2``, ``u_t = (t-1)(2t-3)(2t+2nu-1) / ((t+2nu-1)(2t+4nu-1)(2t+2nu-3))``,
+    ``omega_t = 4(2t+2nu-1)(t+nu-1) / ((t+2nu-1)(2t+4nu-1))``; ``F_n(x) = K_x^T alpha_steps``.
+    """
+    n = K_n.shape[0]
+    prev, cur = torch.zeros_like(K_x), torch.zeros_like(K_x)
+    for t in range(1, int(steps) + 1):
+        u, w = _nu_coeffs(t, float(nu))
+        prev, cur = cur, cur + u * (cur - prev) + w * (K_x - K_n @ cur) / n
+    return (K_x * cur).sum(0)
+
+
+def max_curvature_lambda(eigvals, floor: float = 1e-12) -> float:
+    """``lambda`` at the point of maximum curvature of the eigenvalue decay (Sec. 7, Fig. 3).
+
+    The eigenvalues ``s_1 >= s_2 >= ...`` of ``K_n / n`` are drawn as the curve ``(j, log10 s_j)``
+    (Fig. 3 plots them on a log scale), both axes rescaled to ``[0, 1]``. The point of maximum
+    curvature of this decreasing, convex-looking curve (the elbow where the fast decay turns into the
+    flat tail) is located as the point farthest below the chord joining its ends ("Kneedle",
+    Satopaa et al. 2011): ``j* = argmax_j (1 - x_j) - y_j``. The returned ``lambda`` is ``s_{j*}``:
+    "after this value the eigenvalues are relatively small" (Sec. 7). Eigenvalues below
+    ``floor * s_1`` (rounding noise) are dropped first.
+
+    Why not the discrete curvature ``|y''| / (1 + y'^2)^{3/2}``: on the nearly flat tail it is just
+    the second difference of rounding-level wiggles, so its maximum lands on the last few
+    eigenvalues (on MNIST digits, index 498 of 500), not on the elbow the paper describes.
+    """
+    s = np.sort(np.asarray(torch.as_tensor(eigvals, dtype=torch.float64).cpu(), dtype=np.float64))[::-1]
+    if s.size == 0 or not np.isfinite(s).all() or s[0] <= 0:
+        raise ValueError("max_curvature_lambda needs finite eigenvalues with a positive largest one")
+    s = s[s > floor * s[0]]
+    if s.size < 3:
+        return float(s[-1])
+    y = np.log10(s)
+    span = y[0] - y[-1]
+    if span <= 0:
+        return float(s[-1])
+    y = (y - y[-1]) / span                       # 1 at the top eigenvalue, 0 at the last
+    x = np.linspace(0.0, 1.0, s.size)
+    return float(s[int(np.argmax((1.0 - x) - y))])
+
+
