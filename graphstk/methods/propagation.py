@@ -26,18 +26,15 @@ Eq. 8 for top-d. Label-Prop (transductive by definition) returns ``Yhat`` itself
 """
 from __future__ import annotations
 
-import warnings
 from typing import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from scipy.sparse.csgraph import connected_components
 import torch
 from torch import Tensor
 
 from ..exceptions import ClassesWithoutLabelsWarning  # noqa: F401  (re-exported)
-from ..spectral import eigen
 from ..spectral.multishift import solve_shifted_laplacians
 from ..spectral.solvers import SolveResult, cg, gmres, richardson
 from ..spectral.transforms import Polynomial, ReciprocalPolynomial
@@ -455,73 +452,4 @@ def _reciprocal_direct(prob: Problem, tr: ReciprocalPolynomial, rhs: Tensor, rou
     return torch.linalg.solve(Q, rhs), 0
 
 
-# ---------------------------------------------------------------------------
-# Kernel PCA features + ridge probe: Eqs. 8-9
-# ---------------------------------------------------------------------------
-def labeled_components(prob: Problem) -> Tensor:
-    """Mask of visible nodes whose connected component contains a labeled node (SciPy, on the host).
-
-    The components are those of the sparsity pattern of ``S``; an operator that is not sparse
-    (a dense Gram matrix, a feature kernel) counts as one component."""
-    if prob.sparse is None:
-        return torch.ones(prob.N, dtype=torch.bool, device=prob.train.device)
-    row, col, _ = prob.sparse.coo()
-    a = sp.csr_matrix((np.ones(row.numel()), (row.cpu().numpy(), col.cpu().numpy())), shape=(prob.N, prob.N))
-    _, label = connected_components(a, directed=False)
-    label = torch.as_tensor(label, device=prob.train.device)
-    hit = torch.zeros(int(label.max()) + 1 if label.numel() else 0, dtype=torch.bool, device=label.device)
-    hit[label[prob.train]] = True
-    return hit[label]
-
-
-def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support: str = "all") -> EngineResult:
-    """Top-``d`` kernel PCA on the unlabeled visible nodes with a ridge probe (Eqs. 8-9).
-
-    ``G_{K,m} = N S_UU`` over the unlabeled visible nodes ``U``; with ``S_UU u_i = mu_i u_i``
-    (``||u_i|| = 1``) Eq. 8's normalisation ``<v_i, v_i> = 1/(m lambda~_i)``,
-    ``m lambda~_i = N mu_i`` gives ``v_i = u_i / sqrt(N mu_i)`` and
-    ``psi_i(x) = sum_j v_i[j] K(x_{U_j}, x) = sqrt(N / mu_i) rows(x)[:, U] u_i``.
-    One eigendecomposition (``max(ds)`` pairs) serves every ``d`` and ``beta``.
-    Grid point ``g = i_d * len(betas) + i_beta``.
-
-    ``support="all"`` is Eq. 8 as written (every unlabeled visible node). On a
-    disconnected graph each component without a label contributes an eigenvalue 1
-    whose eigenvector vanishes on the labeled nodes, so it gets a zero probe weight
-    and only wastes one of the ``d`` dimensions (on DBLP the top 32 are all such).
-    ``support="labeled"`` (a documented variant, not the paper's) restricts ``U`` to
-    the components that contain a labeled node, spending all ``d`` dimensions there.
-    """
-    N, n, C = prob.N, prob.n, prob.C
-    is_train = torch.zeros(N, dtype=torch.bool, device=prob.Y.device)
-    is_train[prob.train] = True
-    keep = ~is_train
-    if support == "labeled":
-        keep &= labeled_components(prob)
-    elif support != "all":
-        raise ValueError(f"support must be 'all' or 'labeled', got {support!r}")
-    U = keep.nonzero().flatten()
-    dmax = max(ds)
-    if U.numel() == 0:   # e.g. an edgeless graph with support="labeled": no node shares a component with a label
-        warnings.warn("kernel PCA: no unlabeled node shares a connected component with a labeled node; every score "
-                      "is zero", stacklevel=2)
-        return EngineResult({(g, None): torch.zeros(N, C, dtype=prob.Y.dtype, device=prob.Y.device)
-                             for g in range(len(ds) * len(betas))})
-    k = min(dmax, U.numel())
-    mu, u = eigen.top_eigenpairs(prob.op.block(U, U), k, upper_bound=prob.lambda_max)
-    pos = mu > torch.finfo(mu.dtype).eps * 10
-    if int(pos.sum()) < dmax:
-        warnings.warn(f"kernel PCA: only {int(pos.sum())} positive eigenvalues among the top {k} of G_K,m; "
-                      f"d is capped there (Eq. 8 needs lambda~_i > 0)", stacklevel=2)
-    mu, u = mu[pos], u[:, pos]
-    scaled = u * torch.sqrt(N / mu)                            # columns sqrt(N/mu_i) u_i
-    phi_train = prob.op.block(prob.train, U) @ scaled     # Psi(X_n)^T  [n, k]
-    out = EngineResult({})
-    for i_d, d in enumerate(ds):
-        dd = min(d, mu.numel())
-        F = phi_train[:, :dd]
-        ws = _sym_solve_path(F.T @ F, 1.0, [n * bt for bt in betas], F.T @ prob.Y, "kernel PCA ridge (Eq. 9)")
-        for i_b, w in enumerate(ws):
-            h = torch.zeros(N, C, dtype=prob.Y.dtype, device=prob.Y.device)
-            h[U] = scaled[:, :dd] @ w
-            out.h[(i_d * len(betas) + i_b, None)] = h
-    return out
+from .topd import labeled_components, stkr_topd  # noqa: E402,F401  (Eqs. 8-9, re-exported)
