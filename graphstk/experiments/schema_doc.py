@@ -76,7 +76,9 @@ def _catalogue() -> list[str]:
 
     rows = ["| method | inputs | task | setting | parameters: allowed values (default grid) | fixed options |",
             "|---|---|---|---|---|---|"]
-    for name, e in sorted(registered_methods().items(), key=lambda kv: ("graph" not in kv[1].needs, kv[0])):
+    shipped = {n: e for n, e in registered_methods().items()      # graphstk's own registrations only (not a
+               if getattr(e.fit_predict, "__module__", "").startswith("graphstk.")}   # test's or a user's)
+    for name, e in sorted(shipped.items(), key=lambda kv: ("graph" not in kv[1].needs, kv[0])):
         if name.startswith("test-"):
             continue
         keys = [*e.grid, *(p.name for p in e.params if p.optional and p.name not in e.grid)]
