@@ -194,6 +194,7 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
     Z = torch.cat([X, Y])
     N = m + n
     op = FeatureKernelOperator(Z, kernel=k)
+    _check_test_time(Z, k, N, n_permutations, batch_size)
     diag = op.diagonal()
 
     def stats(perms: Tensor) -> Tensor:  # perms [B, N], first m entries form the X part
@@ -220,3 +221,32 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
         exceed += (stats(perms) >= observed).sum()
         done += b
     return MMDTestResult(float(observed), (1.0 + int(exceed)) / (1.0 + n_permutations))
+
+
+MMD_CHEAP_EVALS = 1e9          # kernel evaluations below which no estimate is timed
+MMD_TEST_MAX_SECONDS = 600.0   # mmd_test refuses to start above this estimate (GRAPHSTK_AUTO_MAX_SECONDS)
+
+
+def _check_test_time(Z: Tensor, k, N: int, n_permutations: int, batch_size: int) -> None:
+    """Refuse, before the first product, a permutation test estimated to take longer than
+    ``MMD_TEST_MAX_SECONDS`` (or ``$GRAPHSTK_AUTO_MAX_SECONDS``): each batch of ``batch_size``
+    permutations costs two products with the ``N x N`` kernel, evaluated in row blocks, so the
+    test costs about ``2 (n_permutations / batch_size + 1) N^2`` kernel evaluations. Their rate
+    is timed on one ``256 x 2048`` block of this sample."""
+    import os
+    import time
+
+    cap = float(os.environ.get("GRAPHSTK_AUTO_MAX_SECONDS", MMD_TEST_MAX_SECONDS))
+    evals = 2.0 * (n_permutations / max(int(batch_size), 1) + 1) * float(N) ** 2
+    if evals < MMD_CHEAP_EVALS:          # seconds at most on any machine: nothing to estimate
+        return
+    a, b = Z[: min(N, 256)], Z[: min(N, 2048)]
+    t0 = time.perf_counter()
+    k(a, b)
+    rate = a.shape[0] * b.shape[0] / max(time.perf_counter() - t0, 1e-9)
+    secs = evals / rate
+    if secs > cap:
+        raise ValueError(f"mmd_test on {N} points with n_permutations={n_permutations} needs about {evals:.2e} kernel "
+                         f"evaluations, estimated {secs:.0f} s here (above the {cap:.0f} s cap); lower "
+                         "n_permutations=, test a random subsample of X and Y, use the linear-time statistic of a "
+                         "subsample, or raise GRAPHSTK_AUTO_MAX_SECONDS to run it anyway")

@@ -162,3 +162,18 @@ def test_mmd_bad_inputs():
     with pytest.raises(TypeError, match="unexpected parameter"):
         mmd2(X, Y, kernel="linear", sigma=1.0)
     assert float(mmd2(X, Y[:1], sigma=1.0, estimator="biased")) >= 0  # the V-statistic needs 1 point
+
+
+def test_mmd_test_refuses_a_run_estimated_above_the_cap(monkeypatch):
+    import numpy as np
+
+    from graphstk import mmd
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(300, 5)), rng.normal(size=(300, 5))
+    monkeypatch.setattr(mmd, "MMD_CHEAP_EVALS", 0)
+    monkeypatch.setenv("GRAPHSTK_AUTO_MAX_SECONDS", "1e-9")
+    with pytest.raises(ValueError, match="n_permutations="):
+        mmd.mmd_test(X, Y, n_permutations=500)
+    monkeypatch.setenv("GRAPHSTK_AUTO_MAX_SECONDS", "1e9")
+    assert 0 <= mmd.mmd_test(X, Y, n_permutations=20).p_value <= 1
