@@ -56,7 +56,7 @@ def main(argv=None) -> int:
         levels = [n for n in levels if n in args.n_labeled]
     lines = [f"config `{args.config}`, threads {args.threads}, splits {args.splits or 'all'}, "
              f"load average at start {os.getloadavg()[0]:.1f}", "",
-             "| data set | n_labeled | methods | wall (s) | CPU (s) | kernel decompositions | pencils | load before/after |",
+             "| data set | n_labeled | methods | wall (s) | CPU (s) | kernel decompositions | pencils | load average at start / end |",
              "|---|---|---|---|---|---|---|---|"]
     total_wall = total_cpu = 0.0
     for d in datasets:

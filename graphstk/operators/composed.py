@@ -131,12 +131,6 @@ class GraphFilter(KernelOperator):
     def block(self, rows=None, cols=None) -> DenseOperator:
         return _dense_block(self, rows, cols)
 
-    def diagonal(self) -> Tensor:
-        return torch.diagonal(self.to_dense()).clone()
-
-    def to_dense(self) -> Tensor:
-        return self._matmul(torch.eye(self.shape[1], dtype=self.dtype, device=self.device))
-
     def to(self, device=None, dtype=None) -> "GraphFilter":
         return GraphFilter(self.S_hat.to(device, dtype), self.coeffs)
 
@@ -265,12 +259,6 @@ class SandwichKernel(KernelOperator):
 
     def block(self, rows=None, cols=None) -> DenseOperator:
         return _dense_block(self, rows, cols)
-
-    def diagonal(self) -> Tensor:
-        return torch.diagonal(self.to_dense()).clone()
-
-    def to_dense(self) -> Tensor:
-        return self._matmul(torch.eye(self.shape[1], dtype=self.dtype, device=self.device))
 
     def to(self, device=None, dtype=None) -> "SandwichKernel":
         return SandwichKernel(self.P.to(device, dtype), self.K_X.to(device, dtype))
