@@ -207,7 +207,7 @@ class FeatureSTKR(BaseEstimator):
     Examples
     --------
     >>> model = FeatureSTKR(depth=16).fit(data, data.train_mask)      # doctest: +SKIP
-    >>> pred = model.predict(data.test_mask).argmax(1)                  # doctest: +SKIP
+    >>> pred = model.predict(data.test_mask)                            # doctest: +SKIP
     """
 
     def __init__(self, depth: int = 16, a: float = 0.5, mix: str = "dyadic", kernel: str = "cosine-gaussian",
