@@ -1,28 +1,86 @@
-"""Every estimator and function of the Fredholm, LapRLSC, kernel-ridge, random-feature and MMD
-modules on every device: inputs on ``cpu`` (always) and ``cuda`` (when available) give results
-on that device, equal to the NumPy (CPU) result within ``RTOL`` (float64; the devices sum in
-different orders, so equality is up to rounding, never bitwise)."""
+"""Every estimator and function on every device: inputs on ``cpu`` (always) and ``cuda`` (when
+available) give results on that device, equal to the NumPy / CPU result within ``RTOL`` (float64;
+the devices sum in different orders, so equality is up to rounding, never bitwise).
+
+Covered: the graph estimators (Label-Prop, STKR), the Fredholm, LapRLSC, kernel-ridge,
+random-feature and MMD modules, semi-supervised KPCA, the coupled kernel embedding and the
+separating-kernel estimators.
+"""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
 from sklearn.base import clone
+from torch_geometric.data import Data
 
+from dense_reference import random_graph
+from graphstk import STKR, LabelPropagation
 from graphstk.features import RandomBinningFeatures, RandomFourierFeatures
-from graphstk.methods import (FredholmRLSC, FredholmSVM, KernelRidge, LapRLSC, RandomFeatureFredholm,
-                              RandomFeatureRidge, kernel_ridge_solve)
+from graphstk.methods import (LRKPCA, LSKPCA, MVKPCA, CoupledKernelEmbedding, FredholmRLSC, FredholmSVM,
+                              KernelPCAClassifier, KernelRidge, LapRLSC, ParzenWindow, RandomFeatureFredholm,
+                              RandomFeatureRidge, SpectralSupportEstimator, kernel_ridge_solve)
 from graphstk.methods.fredholm import (FredholmKernel, fredholm_gram, fredholm_random_features,
                                        gaussian_fredholm_path, solve_hinge)
 from graphstk.methods.laprls import graph_laplacian
+from graphstk.methods.separating import FILTERS, filter_g, landweber_iteration, nu_method_iteration
 from graphstk.mmd import mean_embedding, median_heuristic, mmd2, mmd_test
-from graphstk.operators import FeatureKernelOperator
+from graphstk.operators import DenseOperator, FeatureKernelOperator, gram
+from graphstk.transforms import InverseLaplacian, Polynomial, TopD
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
                                                                   reason="no CUDA device"))]
 RTOL, ATOL = 1e-7, 1e-9
 
 
+def same(out, ref, device):
+    assert isinstance(out, torch.Tensor) and out.device.type == device
+    np.testing.assert_allclose(out.detach().cpu().numpy(), np.asarray(ref), rtol=RTOL, atol=ATOL)
+
+
+# ----------------------------------------------------------------------------- graph estimators
+GRAPH_ESTIMATORS = {
+    "LP": lambda s: LabelPropagation(0.9, setting=s),
+    "SP-Lap": lambda s: STKR(InverseLaplacian(0.9), 1e-2, setting=s),
+    "SP-poly": lambda s: STKR(Polynomial.monomial(4), 1e-2, setting=s),
+    "SP-topd": lambda s: STKR(TopD(6), 1e-2, setting=s),
+    "KRR": lambda s: STKR(Polynomial.monomial(1), 1e-2, setting=s),
+}
+
+
+def _graph(device):
+    W, ei, w = random_graph(40, 0.15, 7)
+    y = torch.randint(0, 3, (40,), generator=torch.Generator().manual_seed(7))
+    return Data(edge_index=ei.to(device), edge_weight=w.to(device), y=y.to(device), num_nodes=40)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(GRAPH_ESTIMATORS))
+@pytest.mark.parametrize("setting", ["transductive", "inductive"])
+def test_graph_estimators_on_device_equal_cpu(device, name, setting):
+    hidden = [35, 36, 37, 38, 39] if setting == "inductive" else None
+    train = torch.arange(10)
+    ref = GRAPH_ESTIMATORS[name](setting).fit(_graph("cpu"), train, hidden_idx=hidden)
+    est = GRAPH_ESTIMATORS[name](setting).fit(_graph(device), train.to(device), hidden_idx=hidden)
+    scores = est.decision_function()
+    assert scores.device.type == device
+    torch.testing.assert_close(scores.cpu(), ref.decision_function(), rtol=1e-8, atol=1e-10)
+    assert torch.equal(est.predict().cpu(), ref.predict())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_stkr_on_a_dense_gram_on_device_equals_cpu(device):
+    X = torch.randn(30, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    y = torch.randint(0, 2, (30,), generator=torch.Generator().manual_seed(2))
+    K = gram(X, kernel="gaussian", sigma=1.0).double()
+    ref = STKR(InverseLaplacian(0.9), 1e-2).fit(DenseOperator(K), torch.arange(8), y=y).decision_function()
+    out = STKR(InverseLaplacian(0.9), 1e-2).fit(DenseOperator(K.to(device)), torch.arange(8), y=y.to(device))
+    scores = out.decision_function()
+    assert scores.device.type == device
+    torch.testing.assert_close(scores.cpu(), ref, rtol=1e-8, atol=1e-10)
+
+
+# ---------------------------------------- Fredholm, LapRLSC, kernel ridge, random features, MMD
 @pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(0)
@@ -32,11 +90,6 @@ def data():
     ys[np.random.default_rng(1).random(60) < 0.7] = -1
     assert set(ys[ys >= 0]) == {0, 1, 2}
     return X, y, ys, rng.normal(size=(9, 4))
-
-
-def same(out, ref, device):
-    assert isinstance(out, torch.Tensor) and out.device.type == device
-    np.testing.assert_allclose(out.detach().cpu().numpy(), np.asarray(ref), rtol=RTOL, atol=ATOL)
 
 
 CLASSIFIERS = [
@@ -143,3 +196,97 @@ def test_mmd(device, data):
     res, ref = mmd_test(Xd, Td, sigma=1.0, n_permutations=60, seed=3), mmd_test(A, B, sigma=1.0, n_permutations=60,
                                                                                    seed=3)
     assert res.statistic == pytest.approx(ref.statistic, rel=1e-9) and res.p_value == ref.p_value
+
+# ---------------------------------------- semi-supervised KPCA, coupled embedding, separating kernels
+def _moons(n=80, seed=0):
+    from sklearn.datasets import make_moons
+    X, y = make_moons(n, noise=0.1, random_state=seed)
+    yy = -np.ones(n, dtype=np.int64)
+    yy[:12] = y[:12]
+    return X, yy
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("make", [lambda: LSKPCA(gamma=5.0), lambda: LRKPCA(gamma=5.0, max_iter=10),
+                                  lambda: MVKPCA(gamma=5.0), lambda: KernelPCAClassifier(gamma=5.0, n_components=4),
+                                  lambda: LSKPCA(kernel="diffusion", n_neighbors=6, tau=3.0),
+                                  lambda: LSKPCA(kernel="mixture", gamma=5.0, n_neighbors=6, tau=3.0)],
+                         ids=["LSKPCA", "LRKPCA", "MVKPCA", "KernelPCAClassifier", "LSKPCA-diffusion", "LSKPCA-mixture"])
+def test_sskpca_estimators_on_device(make, device):
+    X, y = _moons()
+    ref = make().fit(X, y)
+    est = make().fit(torch.as_tensor(X, device=device), torch.as_tensor(y, device=device))
+    Xd = torch.as_tensor(X, device=device)
+    same(est.transform(Xd), ref.transform(X), device)
+    same(est.decision_function(Xd), ref.decision_function(X), device)
+    same(est.predict(Xd), ref.predict(X), device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_precomputed_kernel_operator_on_device(device):
+    X, y = _moons()
+    K = np.exp(-5.0 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    ref = LSKPCA(kernel="precomputed").fit(K, y)
+    op = DenseOperator(torch.as_tensor(K, device=device))
+    est = LSKPCA(kernel="precomputed").fit(op, y)
+    same(est.decision_function(op), ref.decision_function(K), device)
+    same(est.predict(op), ref.predict(K), device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_coupled_embedding_on_device(device):
+    rng = np.random.default_rng(1)
+    H = rng.normal(size=(30, 4))
+    X = np.hstack([0.5 * (H[:, 0::2] + H[:, 1::2]), H])
+    ref = CoupledKernelEmbedding(n_components=3, n_features_l=2).fit(X)
+    est = CoupledKernelEmbedding(n_components=3, n_features_l=2).fit(torch.as_tensor(X, device=device))
+    # eigenvectors are defined up to sign: compare |values|
+    out = est.transform(torch.as_tensor(X, device=device))
+    assert out.device.type == torch.device(device).type
+    np.testing.assert_allclose(out.abs().cpu().numpy(), np.abs(ref.transform(X)), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("filt", FILTERS)
+@pytest.mark.parametrize("approx", [None, "nystroem"])
+def test_support_estimator_every_filter_on_device(filt, approx, device):
+    rng = np.random.default_rng(2)
+    X, Z = rng.normal(size=(60, 3)), rng.normal(size=(20, 3)) * 1.5
+    kw = dict(filter=filt, lam=[1e-3, 0.05], approx=approx, n_components=30, random_state=0)
+    ref = SpectralSupportEstimator(**kw).fit(X)
+    est = SpectralSupportEstimator(**kw).fit(torch.as_tensor(X, device=device))
+    Zd = torch.as_tensor(Z, device=device)
+    same(est.score_samples(Zd), ref.score_samples(Z), device)
+    one = SpectralSupportEstimator(filter=filt, approx=approx, n_components=30, random_state=0)
+    ref1, est1 = one.fit(X), SpectralSupportEstimator(**one.get_params()).fit(torch.as_tensor(X, device=device))
+    same(est1.decision_function(Zd), ref1.decision_function(Z), device)
+    same(est1.predict(Zd), ref1.predict(Z), device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_support_estimator_on_a_kernel_operator_and_parzen_on_device(device):
+    rng = np.random.default_rng(3)
+    P = rng.normal(size=(50, 3))
+    K = np.exp(-np.sqrt(((P[:, None] - P[None]) ** 2).sum(-1)))
+    ref = SpectralSupportEstimator(kernel=DenseOperator(torch.as_tensor(K)), lam=0.01).fit(np.arange(30))
+    est = SpectralSupportEstimator(kernel=DenseOperator(torch.as_tensor(K, device=device)), lam=0.01)
+    est.fit(torch.arange(30, device=device))
+    same(est.score_samples(torch.arange(30, 50, device=device)), ref.score_samples(np.arange(30, 50)), device)
+    pw_ref = ParzenWindow().fit(P[:30])
+    pw = ParzenWindow().fit(torch.as_tensor(P[:30], device=device))
+    same(pw.score_samples(torch.as_tensor(P[30:], device=device)), pw_ref.score_samples(P[30:]), device)
+    same(pw.predict(torch.as_tensor(P[30:], device=device)), pw_ref.predict(P[30:]), device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_filters_and_iterations_on_device(device):
+    s = torch.linspace(0, 1, 50, dtype=torch.float64)
+    lams = torch.tensor([1e-3, 0.1], dtype=torch.float64)
+    for f in FILTERS:
+        same(filter_g(f, s.to(device), lams.to(device)), filter_g(f, s, lams).numpy(), device)
+    A = torch.randn(20, 20, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    Kn = A @ A.T / 20
+    Kn = Kn / Kn.diagonal().sqrt()[:, None] / Kn.diagonal().sqrt()[None, :]
+    Kx = Kn[:, :5]
+    same(landweber_iteration(Kn.to(device), Kx.to(device), 7), landweber_iteration(Kn, Kx, 7).numpy(), device)
+    same(nu_method_iteration(Kn.to(device), Kx.to(device), 4), nu_method_iteration(Kn, Kx, 4).numpy(), device)

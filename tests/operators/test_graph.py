@@ -1,36 +1,15 @@
-"""Sparse operators and graph kernels against dense references (property-based)."""
+"""Graph kernels (graphstk.operators.graph) against dense references (property-based), and
+the checks on edge lists."""
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dense_reference import normalized, random_graph, visible_kernel
-from graphstk.operators import (DenseOperator, GraphKernel, SparseOperator, normalized_adjacency,
-                                random_walk_kernel)
-from graphstk.spectral import power_iteration, top_eigenpairs
+from graphstk.operators import GraphKernel, normalized_adjacency, random_walk_kernel
+from graphstk.spectral import power_iteration
 
 graphs = st.tuples(st.integers(2, 25), st.floats(0.05, 0.6), st.integers(0, 10_000))
-
-
-@settings(max_examples=25, deadline=None)
-@given(graphs, st.integers(1, 4), st.integers(0, 1000))
-def test_sparse_operator_products_and_blocks(g, C, seed):
-    n, p, s = g
-    W, _, _ = random_graph(n, p, s)
-    M = W * torch.rand(n, n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
-    op = SparseOperator.from_dense(M)
-    X = torch.randn(n, C, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
-    assert torch.allclose(op @ X, M @ X)
-    assert torch.allclose(op @ X[:, 0], M @ X[:, 0])
-    assert torch.allclose(op.T @ X, M.T @ X)
-    assert torch.equal(op.diagonal(), torch.diagonal(M))
-    gen = torch.Generator().manual_seed(seed + 1)
-    rows = torch.randperm(n, generator=gen)[: max(1, n // 2)]
-    cols = torch.randperm(n, generator=gen)[: max(1, n // 3)]
-    assert torch.equal(op.block(rows, cols).to_dense(), M[rows][:, cols])
-    assert torch.equal(op.block(rows, None).to_dense(), M[rows])
-    dense = DenseOperator(M)
-    assert torch.equal(dense.block(rows, cols).to_dense(), M[rows][:, cols])
 
 
 @settings(max_examples=25, deadline=None)
@@ -78,18 +57,6 @@ def test_inductive_kernel_ignores_hidden_edges():
         k.local([18])
 
 
-def test_top_eigenpairs_matches_dense_and_uses_components():
-    W, ei, w = random_graph(60, 0.08, 7)
-    S = normalized(W)
-    op = SparseOperator.from_dense(S)
-    ref = torch.linalg.eigvalsh(S).flip(0)[:10]
-    for thr in (5, 3000):                                        # Lanczos path and dense path
-        vals, vecs = top_eigenpairs(op, 10, dense_threshold=thr)
-        assert torch.allclose(vals, ref, atol=1e-8)
-        assert torch.allclose(S @ vecs, vecs * vals, atol=1e-7)
-        assert torch.allclose(vecs.T @ vecs, torch.eye(10, dtype=torch.float64), atol=1e-8)
-
-
 @pytest.mark.parametrize("bad, match", [
     (torch.tensor([[0, 1, 2]]), "shape"),
     (torch.tensor([[0, 5], [1, 0]]), "outside"),
@@ -116,29 +83,3 @@ def test_asymmetric_input_is_symmetrized_with_warning():
     assert torch.allclose(S, S.T)
 
 
-@pytest.mark.parametrize("k", [5, 45, 90])
-def test_top_eigenpairs_over_several_large_components_matches_dense(k):
-    """Two Lanczos components and small dense ones: the top k of the union, for small and large k."""
-    blocks = [random_graph(60, 0.1, 3)[0], random_graph(50, 0.12, 4)[0], random_graph(6, 0.6, 5)[0]]
-    W = torch.block_diag(*blocks)
-    S = normalized(W)
-    vals, vecs = top_eigenpairs(SparseOperator.from_dense(S), k, dense_threshold=8)
-    ref = torch.linalg.eigvalsh(S).flip(0)[:k]
-    assert torch.allclose(vals, ref, atol=1e-8)
-    assert torch.allclose(S @ vecs, vecs * vals, atol=1e-7)
-    assert torch.allclose(vecs.T @ vecs, torch.eye(k, dtype=torch.float64), atol=1e-7)
-
-
-def test_top_eigenpairs_skips_large_component_when_bound_is_reached():
-    """Many label-free small components (eigenvalue exactly 1) fill the top k without Lanczos."""
-    W, _, _ = random_graph(40, 0.3, 11)                       # one large component
-    pairs = torch.zeros(40 + 20, 40 + 20, dtype=torch.float64)
-    pairs[:40, :40] = W
-    for i in range(40, 60, 2):                                 # ten 2-node components
-        pairs[i, i + 1] = pairs[i + 1, i] = 1.0
-    S = normalized(pairs)
-    op = SparseOperator.from_dense(S)
-    vals, vecs = top_eigenpairs(op, 5, dense_threshold=10, upper_bound=1.0)
-    assert torch.allclose(vals, torch.ones(5, dtype=torch.float64))
-    assert torch.allclose(S @ vecs, vecs, atol=1e-12)
-    assert (vecs[:40] == 0).all()                               # none from the large component
