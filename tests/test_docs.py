@@ -14,11 +14,12 @@ DOCS = sorted([REPO / "README.md", *(REPO / "docs").glob("*.md")])
 MAX_MODULE_LINES = 500
 MAX_ARCHITECTURE_LINES = 120
 
-#: a path into the package or the tests: ``graphstk/methods/grid.py``, ``tests/nn/``
-PATH = re.compile(r"(?<![\w./-])((?:graphstk|tests)/[\w./-]*\w/?)")
+#: a path into the package or the tests: ``graphstk/methods/grid.py``, ``tests/nn/`` (templates
+#: such as ``tests/<package>/`` are skipped)
+PATH = re.compile(r"(?<![\w./-])((?:graphstk|tests)/[\w./<>-]*[\w>]/?)")
 #: a path relative to graphstk/ in backticks: ``methods/propagation.py``, ``experiments/protocols/``
 SUBPACKAGES = ("data", "distributed", "experiments", "features", "methods", "nn", "operators", "spectral")
-RELATIVE = re.compile(r"`((?:%s)/(?:[\w./-]*\.py|[\w./-]*/)?)`" % "|".join(SUBPACKAGES))
+RELATIVE = re.compile(r"`((?:%s)/(?:[\w./<>-]*\.py|[\w./<>-]*/)?)`" % "|".join(SUBPACKAGES))
 #: a dotted name: ``graphstk.operators.KernelOperator``
 DOTTED = re.compile(r"(?<![\w./-])(graphstk(?:\.\w+)+)")
 #: words that tell how the code was written rather than what it does
