@@ -1,7 +1,7 @@
 """The documentation against the code: every ``graphstk/...`` or ``tests/...`` path and every dotted
 ``graphstk.x.y`` name that README.md and docs/*.md mention exists; no module of the package is over
-500 lines; docs/architecture.md stays short; and no file refers to how the code was written
-instead of what it does."""
+500 lines; docs/architecture.md stays short; tests/ mirrors graphstk/ as that page says; and no
+file refers to how the code was written instead of what it does."""
 from __future__ import annotations
 
 import importlib
@@ -73,6 +73,34 @@ def test_no_module_over_500_lines():
 def test_architecture_page_is_short():
     n = len((REPO / "docs" / "architecture.md").read_text(encoding="utf-8").splitlines())
     assert n < MAX_ARCHITECTURE_LINES, f"docs/architecture.md has {n} lines"
+
+
+#: test files that check several modules of one package together, each named after what it checks
+ACROSS_MODULES = {
+    "tests/data/test_bad_inputs.py": "bad input to every loader of graphstk.data",
+    "tests/distributed/test_engines.py": "the engines on several processes against one process",
+    "tests/experiments/registrations/test_separating_registration.py": "registrations/separating.py; "
+    "pytest imports test files by base name, and tests/methods/test_separating.py has that one",
+    "tests/experiments/test_vector_pipeline.py": "the experiment loop on vector data, end to end",
+    "tests/operators/test_composed_kernels.py": "operators/composed.py and the kernels it composes",
+    "tests/test_docs.py": "the documentation",
+}
+
+
+def test_tests_mirror_the_package():
+    """``tests/<package>/test_<module>.py`` tests ``graphstk/<package>/<module>.py`` (or the
+    subpackage ``graphstk/<package>/<module>/``; ``test_index.py`` tests ``_index.py``); the
+    contracts over many estimators are in ``tests/contracts/``."""
+    stray = []
+    for t in sorted((REPO / "tests").rglob("test_*.py")):
+        rel = t.relative_to(REPO / "tests")
+        if rel.parts[0] == "contracts" or f"tests/{rel.as_posix()}" in ACROSS_MODULES:
+            continue
+        name, where = t.stem[len("test_"):], REPO.joinpath("graphstk", *rel.parts[:-1])
+        if not any(p.exists() for p in (where / f"{name}.py", where / f"_{name}.py", where / f"__{name}__.py",
+                                        where / name)):
+            stray.append(f"tests/{rel.as_posix()}")
+    assert not stray, "test files with no module of that name at the matching path:\n" + "\n".join(stray)
 
 
 def _text_files():
