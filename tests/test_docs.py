@@ -70,9 +70,14 @@ def test_no_module_over_500_lines():
     assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by job):\n" + "\n".join(long)
 
 
-def test_architecture_page_is_short():
-    n = len((REPO / "docs" / "architecture.md").read_text(encoding="utf-8").splitlines())
+def test_architecture_page_is_short_and_names_every_package():
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    n = len(text.splitlines())
     assert n < MAX_ARCHITECTURE_LINES, f"docs/architecture.md has {n} lines"
+    parts = [p for p in sorted((REPO / "graphstk").iterdir()) if p.name != "__init__.py"
+             and (p.suffix == ".py" or (p / "__init__.py").exists())]
+    unnamed = [p.name for p in parts if f"graphstk/{p.name}{'/' if p.is_dir() else ''}" not in text]
+    assert not unnamed, f"docs/architecture.md does not name graphstk/{unnamed}"
 
 
 #: test files that check several modules of one package together, each named after what it checks
