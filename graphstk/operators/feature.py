@@ -25,7 +25,7 @@ from torch import Tensor
 from .bandwidth import kth_neighbor_distance_median, median_distance, median_width
 from .base import KernelOperator, as_index
 from .graph import _inv_sqrt
-from .kernels import (  # noqa: F401  (re-exported: the kernel API's historical home)
+from .kernels import (  # noqa: F401  (re-exported: graphstk.operators.feature also serves the kernel API)
     _BLOCK_ELEMS, KERNELS, SHIFT_INVARIANT, Kernel, _pair, as_features, check_dense, check_positive,
     kernel_function, pairwise_distances,
 )
