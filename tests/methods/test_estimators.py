@@ -1,20 +1,16 @@
-"""STKR and Label-Prop on kernel operators that are not graphs: a dense Gram matrix and a
-feature kernel evaluated in blocks, against the dense closed forms of Eq. 5 and Eq. 7."""
+"""The STKR and Label-Prop estimators (graphstk.methods.estimators) on kernel operators that are
+not graphs: a dense Gram matrix and a feature kernel evaluated in blocks, against the dense closed
+forms of Eq. 5 and Eq. 7."""
 from __future__ import annotations
-
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 from torch_geometric.data import Data
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from dense_reference import random_graph, stkr_scores  # noqa: E402
-
-from graphstk import STKR, LabelPropagation  # noqa: E402
-from graphstk.operators import DenseOperator, FeatureKernelOperator, GraphKernel, gram  # noqa: E402
-from graphstk.transforms import InverseLaplacian, Polynomial, TopD  # noqa: E402
+from dense_reference import random_graph, stkr_scores
+from graphstk import STKR, LabelPropagation
+from graphstk.operators import DenseOperator, FeatureKernelOperator, GraphKernel, gram
+from graphstk.transforms import InverseLaplacian, Polynomial, TopD
 
 N, C = 30, 3
 TRAIN = [0, 1, 2, 3, 4, 5, 6, 7]
