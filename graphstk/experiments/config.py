@@ -16,7 +16,8 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from .params import choice, type_name
-from .schema import DEVICE, PROTOCOL_MODELS, MultiTask, Task, TaskBase
+from .schema import DEVICE, PROTOCOL_MODELS, GraphDataset, MethodModel, MultiTask, Task, TaskBase, \
+    VectorDataset
 from .specs import DatasetSpec, MethodSpec, Sweep, grid_points, options_suffix
 
 __all__ = ["ConfigError", "ExperimentConfig", "DatasetSpec", "MethodSpec", "Sweep", "load_config", "parse_config",
@@ -77,50 +78,42 @@ def parse_config(raw: Any, default_name: str = "experiment", base_dir: str | Non
             return MultiTask.model_validate(raw, context={"base_dir": base_dir})
         return _TASK.validate_python(raw, context={"base_dir": base_dir})
     except ValidationError as err:
-        raise _config_error(err, raw) from None
+        raise _config_error(err) from None
 
 
 _WORDS = {"bool_type": "expected true or false", "int_type": "expected an integer", "float_type": "expected a number",
           "string_type": "expected a string", "dict_type": "expected a mapping", "model_type": "expected a mapping",
           "list_type": "expected a list", "int_from_float": "expected an integer"}
+#: what pydantic adds to an error location inside a union: the branch's type, model or protocol name
+_TAGS = {"str", "int", "float", "bool", *PROTOCOLS, *(m.__name__ for m in (GraphDataset, VectorDataset, MethodModel))}
 
 
-def _config_error(err: ValidationError, raw: dict) -> ConfigError:
+def _config_error(err: ValidationError) -> ConfigError:
     """The deepest error of ``err`` as a :class:`ConfigError`: the key path as the user wrote it
-    (pydantic's union branch tags dropped) and the message in the project's words."""
+    and the message in the project's words."""
     found = []
     for e in err.errors():
         kind, v, ctx = e["type"], e.get("input"), e.get("ctx") or {}
-        tag = (ctx["discriminator"].strip("'"),) if kind.startswith("union_tag") else ()
-        parts, node = [], raw
-        for x in (*e["loc"], *ctx.get("at", ()), *tag):
-            if isinstance(node, (dict, list)) and (x in node if isinstance(node, dict) else isinstance(x, int)
-                                                   and x < len(node)):
-                node = node[x]
-            elif isinstance(x, str) and (not x.isidentifier() or x[0].isupper() or x in _TAGS):
-                continue                     # a union branch tag
-            elif isinstance(node, dict) or node is None:
-                node = None                  # a key that is absent (missing), or below one
-            else:
-                continue
-            parts.append(x)
-        path = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in parts).lstrip(".")
+        tag = ctx["discriminator"].strip("'") if kind.startswith("union_tag") else None
+        loc = [x for x in e["loc"] if isinstance(x, int) or x.isidentifier() and x not in _TAGS]
+        loc += [*ctx.get("at", ()), *([tag] if tag else [])]
+        path = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in loc).lstrip(".")
         if kind == "config":
             msg = ctx["message"]
         elif kind in ("missing", "union_tag_not_found"):
             msg = "missing (required)"
         elif kind in ("literal_error", "union_tag_invalid"):
             allowed = re.findall(r"'([^']*)'", ctx.get("expected") or ctx["expected_tags"])
-            msg = choice(v.get(tag[0]) if tag else v, allowed, tag[0] if tag else "value")
-        elif kind == "too_short" and isinstance(v, list):
+            msg = choice(v[tag] if tag else v, allowed, tag or "value")
+        elif kind == "too_short":
             msg = "empty list (give at least one value)"
         else:
-            bound = next((f"must be {op} {ctx[k]}, got {v!r}" for k, op in (("gt", ">"), ("ge", ">="), ("lt", "<"),
-                                                                          ("le", "<=")) if k in ctx), None)
-            msg = bound or f"{_WORDS.get(kind, e['msg'][0].lower() + e['msg'][1:])}, got {type_name(v)} {v!r}"
-        found.append((path.count(".") + path.count("["), -len(found), path, msg))
-    _, _, path, msg = max(found)
-    return ConfigError(path, msg)
+            bound = [f"must be {op} {ctx[k]}" for k, op in (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
+                     if k in ctx]
+            words = _WORDS.get(kind, e["msg"][0].lower() + e["msg"][1:])
+            msg = f"{bound[0]}, got {v!r}" if bound else f"{words}, got {type_name(v)} {v!r}"
+        found.append((len(loc), -len(found), path, msg))
+    return ConfigError(*max(found)[2:])
 
 
 def thin_grid(values: list, keep: int = 3) -> list:
@@ -143,8 +136,8 @@ def with_overrides(cfg, seeds: int | None = None, quick: bool = False, datasets:
         names = list(dict.fromkeys(d.name for t in tasks for d in t.datasets))
         wanted, unknown = match_datasets(datasets, names)
         if unknown or not datasets:
-            raise ConfigError("--datasets", f"unknown dataset(s) {unknown} for this config; allowed: "
-                                            f"{sorted(names)} (case, spaces, '-' and '_' are ignored; aliases accepted)")
+            raise ConfigError("--datasets", f"unknown dataset(s) {unknown} for this config; allowed: {sorted(names)} "
+                                            "(case, spaces, '-' and '_' are ignored; aliases accepted)")
         tasks = [t.model_copy(update={"datasets": [d for d in t.datasets if d.name in wanted]})
                  for t in tasks if any(d.name in wanted for d in t.datasets)]
     if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):

@@ -202,27 +202,25 @@ def resolve_methods(raw: list, top_grid: dict, protocol: str, setting: str) -> l
 
 
 def dataset_spec(d, protocol: str, base_dir: str | None, i: int) -> DatasetSpec:
-    """The :class:`DatasetSpec` of entry ``i`` of a task's ``datasets`` (a name, a path or a mapping)."""
-    return _graph_dataset(d, base_dir, i) if protocol in GRAPH_PROTOCOLS else _vector_dataset(d, protocol, i)
-
-
-def _graph_dataset(d, base_dir: str | None, i: int) -> DatasetSpec:
-    """A name, an ``.npz`` path (relative to the config's folder when it exists there) or a mapping."""
+    """The :class:`DatasetSpec` of entry ``i`` of a task's ``datasets``: a name or a mapping; for the
+    graph protocols also an ``.npz`` path (relative to the config's folder when the file is there)."""
+    if protocol not in GRAPH_PROTOCOLS:
+        return _vector_dataset(d, protocol, i)
     src = d if isinstance(d, str) else d.path
-    if src is not None:
-        if not isinstance(d, str) and d.graph is not None:
-            raise fail("give either 'path' or 'graph', not both", "datasets", i)
-        local = os.path.join(base_dir or "", src)
-        if src.endswith(".npz") and base_dir and not os.path.isabs(src) and os.path.exists(local) \
-                and not os.path.exists(src):
-            src = local
-        name = os.path.splitext(os.path.basename(src))[0] if src.endswith(".npz") else src
-        return DatasetSpec(name=name if isinstance(d, str) else d.name or name, source=src)
-    if d.graph is not None:
+    if src is None and d.graph is not None:
         return DatasetSpec(name=d.name or d.graph.kind, graph=d.graph.resolved())
-    if d.name is None:
+    if src is None and d.name is None:
         raise fail("a dataset mapping needs 'name', 'path' or 'graph'", "datasets", i)
-    return DatasetSpec(name=d.name, source=d.name)
+    if src is None:
+        return DatasetSpec(name=d.name, source=d.name)
+    if not isinstance(d, str) and d.graph is not None:
+        raise fail("give either 'path' or 'graph', not both", "datasets", i)
+    local = os.path.join(base_dir or "", src)
+    if src.endswith(".npz") and base_dir and not os.path.isabs(src) and not os.path.exists(src) \
+            and os.path.exists(local):
+        src = local
+    name = os.path.splitext(os.path.basename(src))[0] if src.endswith(".npz") else src
+    return DatasetSpec(name=name if isinstance(d, str) else d.name or name, source=src)
 
 
 _TASK_NAME = re.compile(r"^(?P<source>.*\S)\s+(?P<pos>[^\s]+?)\s*vs\s*(?P<neg>[^\s]+)$")

@@ -35,7 +35,7 @@ import torch
 
 from ..registry import MethodEntry, Problem, register_method
 from ..params import Param
-from .baselines import _rows, _single_class, class_scores, median_fit_distance, semi_supervised_labels
+from .baselines import feature_rows, _single_class, class_scores, median_fit_distance, semi_supervised_labels
 
 __all__ = ["fredholm_fit_predict", "laprls_fit_predict", "FREDHOLM_NAMES"]
 
@@ -48,7 +48,7 @@ GAMMA_I_GRID = [1.0, 100.0, 1e4, 1e6]
 
 def _fit_data(problem: Problem, dense: bool = False):
     """``(X_fit, y_fit, X_eval)``: the fit points (labeled first) with ``-1`` for the unlabeled ones."""
-    X, XE = _rows(problem.X, problem.fit_points), _rows(problem.X, problem.eval)
+    X, XE = feature_rows(problem.X, problem.fit_points), feature_rows(problem.X, problem.eval)
     if dense and sp.issparse(X):
         raise ValueError("LapRLSC here needs dense features (kNN graph and kernel factor); densify the data")
     return X, semi_supervised_labels(problem), XE

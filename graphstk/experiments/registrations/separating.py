@@ -23,7 +23,6 @@ used as the ``lambda`` of ``(K_n + n lambda I)^{-1}``, i.e. ``n`` times larger).
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 import torch
 
 from ...methods.separating import (
@@ -31,18 +30,16 @@ from ...methods.separating import (
 )
 from ..registry import MethodEntry, Problem, register_method
 from ..params import Param
+from .baselines import feature_rows
 
 __all__ = ["spectral_fit_predict", "parzen_fit_predict", "one_class_svm_fit_predict"]
 
 
 def _rows(problem: Problem, idx: torch.Tensor) -> torch.Tensor:
-    """The feature rows ``idx`` of the problem as a float64 tensor (a sparse ``X`` densified per row block)."""
-    X = problem.X
-    if X is None:
+    """The feature rows ``idx`` of the problem as a dense float64 tensor."""
+    if problem.X is None:
         raise ValueError("the separating-kernel methods need features (problem.X is None)")
-    if sp.issparse(X):
-        return torch.from_numpy(sp.csr_matrix(X)[idx.cpu().numpy()].toarray().astype(np.float64))
-    return torch.as_tensor(X)[idx.cpu()].to(torch.float64)
+    return feature_rows(problem.X, idx, tensor=True)
 
 
 def _sigma(point: dict):
