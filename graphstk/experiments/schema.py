@@ -168,6 +168,7 @@ class Runnable(Strict):
 
 
 class TaskBase(Runnable):
+    """The keys every protocol shares; each protocol's model adds its own and its ``protocol`` tag."""
     seeds: Union[PosInt, list[Seed]] = Field(10, description="N (seeds 0..N-1) or a list")
     skip_missing: bool = Field(False, description="skip absent datasets instead of failing")
     paper_table: Optional[str] = Field("auto", description="the paper's numbers to compare with (or null)")
@@ -250,6 +251,7 @@ class NodeClassificationTask(TaskBase):
 
 
 class VectorTask(TaskBase):
+    """The keys of the protocols on vector datasets."""
     datasets: list[Union[str, VectorDataset]] = Field(min_length=1, description="vector dataset names or mappings")
     paper: Optional[str] = Field(None, description="paper_numbers/<paper>.json to compare with")
     n_labeled: Union[PosInt, list[PosInt]] = Field(description="labeled points (per class or per split)")
