@@ -13,11 +13,11 @@ from dataclasses import replace
 from typing import Any, Union
 
 import yaml
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from . import schema
 from .params import choice, type_name
-from .schema import DEVICE, PROTOCOL_MODELS, GraphDataset, MethodModel, MultiTask, Task, TaskBase, \
-    VectorDataset
+from .schema import DEVICE, PROTOCOL_MODELS, MultiTask, Task, TaskBase
 from .specs import DatasetSpec, MethodSpec, Sweep, grid_points, options_suffix
 
 __all__ = ["ConfigError", "ExperimentConfig", "DatasetSpec", "MethodSpec", "Sweep", "load_config", "parse_config",
@@ -29,7 +29,6 @@ LEAVE_ONE_OUT = "leave-one-out"
 #: a single-task config (one model per protocol) or a multi-task one
 ExperimentConfig = Union[TaskBase, MultiTask]
 _TASK = TypeAdapter(Task)
-_TAGS = {"str", "int", "float", "bool", "none", "list", "dict", *PROTOCOLS}   # union branch tags of error locations
 
 
 class ConfigError(ValueError):
@@ -85,7 +84,8 @@ _WORDS = {"bool_type": "expected true or false", "int_type": "expected an intege
           "string_type": "expected a string", "dict_type": "expected a mapping", "model_type": "expected a mapping",
           "list_type": "expected a list", "int_from_float": "expected an integer"}
 #: what pydantic adds to an error location inside a union: the branch's type, model or protocol name
-_TAGS = {"str", "int", "float", "bool", *PROTOCOLS, *(m.__name__ for m in (GraphDataset, VectorDataset, MethodModel))}
+_TAGS = {"str", "int", "float", "bool", *PROTOCOLS,
+         *(n for n, v in vars(schema).items() if isinstance(v, type) and issubclass(v, BaseModel))}
 
 
 def _config_error(err: ValidationError) -> ConfigError:

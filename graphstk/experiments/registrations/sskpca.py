@@ -49,6 +49,7 @@ from graphstk.methods.sskpca import (
 )
 from ..registry import MethodEntry, Problem, register_method
 from ..params import Param
+from .baselines import feature_rows
 
 __all__ = ["clear_cache", "SIGMA_GRID", "C_GRID", "S_GRID"]
 
@@ -90,12 +91,8 @@ class _Fold:
         self.eval_ids = ev
 
     def rows(self, ids: np.ndarray) -> np.ndarray:
-        X = self.problem.X
-        if sp.issparse(X):
-            return sp.csr_matrix(X)[ids].toarray().astype(np.float64)
-        if isinstance(X, torch.Tensor):
-            return X[torch.as_tensor(ids)].detach().cpu().numpy().astype(np.float64, copy=False)
-        return np.asarray(X, dtype=np.float64)[ids]
+        A = feature_rows(self.problem.X, torch.as_tensor(ids))
+        return A.toarray() if sp.issparse(A) else A
 
     @property
     def single(self) -> bool:
