@@ -33,7 +33,7 @@ from ...operators.bandwidth import median_width
 from ..registry import MethodEntry, Problem, register_method
 from ..params import Param
 
-__all__ = ["rls_fit_predict", "linear_svm_fit_predict", "feature_rows", "median_fit_distance",
+__all__ = ["rls_fit_predict", "linear_svm_fit_predict", "feature_rows", "group_points", "median_fit_distance",
            "class_scores", "semi_supervised_labels"]
 
 #: default grids (a config may override any key). Every protocol breaks ties in favour of the
@@ -56,6 +56,15 @@ def feature_rows(X, idx: torch.Tensor, tensor: bool = False):
     if isinstance(X, torch.Tensor):
         return X[idx.cpu()].detach().cpu().numpy().astype(np.float64, copy=False)
     return np.asarray(X, dtype=np.float64)[idx.cpu().numpy()]
+
+
+def group_points(points: list[dict], key) -> dict:
+    """``{key(p): [indices of the grid points p with that key]}``, in the order of first appearance:
+    the grid points that can share one fit."""
+    out: dict = {}
+    for i, p in enumerate(points):
+        out.setdefault(key(p), []).append(i)
+    return out
 
 
 def class_scores(classes, scores, num_classes: int) -> torch.Tensor:
@@ -115,16 +124,16 @@ def rls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
     XL, XE = feature_rows(problem.X, problem.labeled), feature_rows(problem.X, problem.eval)
     l = problem.labeled.numel()
     T = onevsrest_targets(problem.labeled_targets(), problem.num_classes, full=True).numpy()
-    groups: dict = {}
-    for i, p in enumerate(points):
+
+    def kernel_of(p: dict) -> tuple:
         kernel = p.get("kernel", "gaussian")
         if kernel not in ("linear", "gaussian"):
             raise ValueError(f"unknown kernel {kernel!r} (allowed: linear, gaussian)")
-        groups.setdefault((kernel, float(p["sigma"]) if kernel == "gaussian" else None,
-                           p.get("sigma_units", "median")), []).append(i)
+        return kernel, float(p["sigma"]) if kernel == "gaussian" else None, p.get("sigma_units", "median")
+
     scale: dict = {}
     out: list = [None] * len(points)
-    for (kernel, sigma, units), idx in groups.items():
+    for (kernel, sigma, units), idx in group_points(points, kernel_of).items():
         if kernel == "gaussian":
             if units not in scale:
                 scale[units] = median_fit_distance(problem) if units == "median" else 1.0

@@ -30,7 +30,7 @@ from ...methods.separating import (
 )
 from ..registry import MethodEntry, Problem, register_method
 from ..params import Param
-from .baselines import feature_rows
+from .baselines import feature_rows, group_points
 
 __all__ = ["spectral_fit_predict", "parzen_fit_predict", "one_class_svm_fit_predict"]
 
@@ -56,11 +56,7 @@ def spectral_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Ten
     (:meth:`SpectralSupportEstimator.score_samples` with a ``lam`` path)."""
     Xtr, Z = _rows(problem, problem.labeled), _rows(problem, problem.eval)
     out: list = [None] * len(points)
-    groups: dict = {}
-    for i, p in enumerate(points):
-        key = tuple(sorted((k, str(v)) for k, v in p.items() if k != "lam"))
-        groups.setdefault(key, []).append(i)
-    for idx in groups.values():
+    for idx in group_points(points, lambda p: tuple(sorted((k, str(v)) for k, v in p.items() if k != "lam"))).values():
         p = points[idx[0]]
         approx = p.get("approx", "exact")
         est = SpectralSupportEstimator(
