@@ -141,13 +141,13 @@ def _options(entry, m: dict, at: tuple) -> dict:
 
     fixed = {k: (v, (*at, "fixed", k)) for k, v in (m.get("fixed") or {}).items()}
     for k in [k for k in m if k not in ("label", "grid", "sweep", "fixed")]:
-        takers = [n for n, e in registered_methods().items() if k in e.options]
-        if k not in entry.options and takers:
+        if k not in entry.options:
+            takers = [n for n, e in registered_methods().items() if k in e.options]
+            if not takers:
+                raise unknown_key(k, {"label", "grid", "sweep", "fixed", *entry.options}, *at, k)
             p = registered_methods()[takers[0]].param(k)
             raise fail(f"{entry.name!r} has no option {k!r} (only {', '.join(takers)} take it: "
                        f"{p.doc if p else ''})", *at, k)
-        if k not in entry.options:
-            raise unknown_key(k, {"label", "grid", "sweep", "fixed", *entry.options}, *at, k)
         fixed[k] = (m[k], (*at, k))
     options = {o: entry.fixed[o] for o in entry.options}
     for k, (v, where) in fixed.items():
