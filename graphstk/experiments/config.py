@@ -1,4 +1,4 @@
-"""Experiment configs: YAML loading, validation through the schema, overrides.
+"""Experiment configs: YAML loading, validation through the schema, command-line overrides.
 
 A config is a YAML mapping (docs/experiments.md lists every key, generated from
 :mod:`graphstk.experiments.schema`). It is checked completely before anything is computed;
@@ -7,26 +7,28 @@ the value as written and what is allowed there.
 """
 from __future__ import annotations
 
-import difflib
 import os
 import re
+from dataclasses import replace
 from typing import Any, Union
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from .params import type_name
-from .schema import PROTOCOL_MODELS, MultiTask, Task, TaskBase
-from .specs import DatasetSpec, MethodSpec, PlotSpec, Sweep, grid_points, options_suffix
+from . import schema
+from .params import choice, type_name
+from .schema import DEVICE, PROTOCOL_MODELS, MultiTask, Task, TaskBase
+from .specs import DatasetSpec, MethodSpec, Sweep, grid_points, options_suffix
 
-__all__ = ["ConfigError", "ExperimentConfig", "DatasetSpec", "MethodSpec", "Sweep", "PlotSpec", "load_config",
-           "parse_config", "thin_grid", "grid_points", "options_suffix", "PROTOCOLS", "LEAVE_ONE_OUT"]
+__all__ = ["ConfigError", "ExperimentConfig", "DatasetSpec", "MethodSpec", "Sweep", "load_config", "parse_config",
+           "with_overrides", "thin_grid", "grid_points", "options_suffix", "PROTOCOLS", "LEAVE_ONE_OUT"]
 
 #: the protocols a config may name (``protocol:``); node-classification is the default
 PROTOCOLS = tuple(PROTOCOL_MODELS)
 LEAVE_ONE_OUT = "leave-one-out"
 #: a single-task config (one model per protocol) or a multi-task one
 ExperimentConfig = Union[TaskBase, MultiTask]
+_TASK = TypeAdapter(Task)
 
 
 class ConfigError(ValueError):
@@ -37,20 +39,13 @@ class ConfigError(ValueError):
         super().__init__(f"{path}: {message}" if path else message)
 
 
-# ------------------------------------------------------------------------------------------- YAML
 class _Loader(yaml.SafeLoader):
     """SafeLoader that also reads ``1e3`` / ``1e-8`` as floats (PyYAML's YAML 1.1 reads them as strings)."""
 
 
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
-                |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-                |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
-                |[-+]?\.(?:inf|Inf|INF)
-                |\.(?:nan|NaN|NAN))$""", re.X),
-    list("-+0123456789."),
-)
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"""^(?:
+    [-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)? | [-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+    | \.[0-9_]+(?:[eE][-+]?[0-9]+)? | [-+]?\.(?:inf|Inf|INF) | \.(?:nan|NaN|NAN))$""", re.X), list("-+0123456789."))
 
 
 def load_config(path: str) -> ExperimentConfig:
@@ -76,93 +71,56 @@ def parse_config(raw: Any, default_name: str = "experiment", base_dir: str | Non
         raise ConfigError("", "the config is empty")
     if not isinstance(raw, dict):
         raise ConfigError("<config>", f"expected a mapping, got {type_name(raw)}")
-    raw = {"name": default_name, **raw}
-    for t in [raw, *(t for t in raw.get("tasks", []) or [] if isinstance(t, dict))]:
-        if "protocol" in t and t["protocol"] not in PROTOCOLS:
-            path = "protocol" if t is raw else f"tasks[{raw['tasks'].index(t)}].protocol"
-            raise ConfigError(path, _choice_message(t["protocol"], PROTOCOLS, "protocol"))
-    if "tasks" not in raw:
-        raw.setdefault("protocol", "node-classification")
+    raw = {"name": default_name, **raw} if "tasks" in raw else {"name": default_name, "protocol": PROTOCOLS[0], **raw}
     try:
         if "tasks" in raw:
             return MultiTask.model_validate(raw, context={"base_dir": base_dir})
-        from pydantic import TypeAdapter
-
-        return TypeAdapter(Task).validate_python(raw, context={"base_dir": base_dir})
+        return _TASK.validate_python(raw, context={"base_dir": base_dir})
     except ValidationError as err:
-        raise _config_error(err, raw) from None
+        raise _config_error(err) from None
 
 
-# ------------------------------------------------------------------------------------------- errors
-def _choice_message(v, allowed, what: str = "value") -> str:
-    if not isinstance(v, str):
-        return f"expected one of: {', '.join(allowed)}; got {type_name(v)} {v!r}"
-    close = difflib.get_close_matches(v, list(allowed), n=1)
-    return f"unknown {what} {v!r}; {'did you mean ' + repr(close[0]) + '? ' if close else ''}" \
-           f"(allowed: {', '.join(allowed)})"
+_WORDS = {"bool_type": "expected true or false", "int_type": "expected an integer", "float_type": "expected a number",
+          "string_type": "expected a string", "dict_type": "expected a mapping", "model_type": "expected a mapping",
+          "list_type": "expected a list", "int_from_float": "expected an integer"}
+#: what pydantic adds to an error location inside a union: the branch's type, model or protocol name
+_TAGS = {"str", "int", "float", "bool", *PROTOCOLS,
+         *(n for n, v in vars(schema).items() if isinstance(v, type) and issubclass(v, BaseModel))}
 
 
-_TAGS = {"str", "int", "float", "bool", "none", "list", "dict"}     # union branch tags of pydantic error locations
-
-
-def _path(loc, raw) -> str:
-    """The key path of a pydantic error location (union branch tags dropped)."""
-    parts, node = [], raw
-    for x in loc:
-        if isinstance(node, dict) and x in node:
-            node = node[x]
-        elif isinstance(node, list) and isinstance(x, int) and x < len(node):
-            node = node[x]
-        elif isinstance(x, str) and (x in _TAGS or not x.isidentifier() or x[0].isupper()):
-            continue            # a union branch tag
-        elif isinstance(node, dict) or node is None:
-            node = None         # a key that is absent (missing), or below one
-        else:
-            continue
-        parts.append(x)
-    return "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in parts).lstrip(".")
-
-
-def _message(e: dict) -> str:
-    kind, v = e["type"], e.get("input")
-    if kind == "config":
-        return e["ctx"]["message"]
-    if kind == "missing":
-        return "missing (required)"
-    if kind == "literal_error":
-        return _choice_message(v, re.findall(r"'([^']*)'", e["ctx"]["expected"]))
-    if kind in ("too_short",) and isinstance(v, list):
-        return "empty list (give at least one value)"
-    ctx = e.get("ctx") or {}
-    for key, op in (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<=")):
-        if key in ctx:
-            return f"must be {op} {ctx[key]}, got {v!r}"
-    words = {"bool_type": "expected true or false", "int_type": "expected an integer",
-             "float_type": "expected a number", "string_type": "expected a string",
-             "dict_type": "expected a mapping", "list_type": "expected a list",
-             "model_type": "expected a mapping", "int_from_float": "expected an integer"}
-    msg = words.get(kind, e["msg"][0].lower() + e["msg"][1:])
-    return f"{msg}, got {type_name(v)} {v!r}"
-
-
-def _config_error(err: ValidationError, raw: dict) -> ConfigError:
-    best = None
+def _config_error(err: ValidationError) -> ConfigError:
+    """The deepest error of ``err`` as a :class:`ConfigError`: the key path as the user wrote it
+    and the message in the project's words."""
+    found = []
     for e in err.errors():
-        loc = tuple(e["loc"]) + tuple((e.get("ctx") or {}).get("at", ()))
-        path = _path(loc, raw)
-        depth = path.count(".") + path.count("[")
-        if best is None or depth > best[0]:
-            best = (depth, path, e)
-    return ConfigError(best[1], _message(best[2]))
+        kind, v, ctx = e["type"], e.get("input"), e.get("ctx") or {}
+        tag = ctx["discriminator"].strip("'") if kind.startswith("union_tag") else None
+        loc = [x for x in e["loc"] if isinstance(x, int) or x.isidentifier() and x not in _TAGS]
+        loc += [*ctx.get("at", ()), *([tag] if tag else [])]
+        path = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in loc).lstrip(".")
+        if kind == "config":
+            msg = ctx["message"]
+        elif kind in ("missing", "union_tag_not_found"):
+            msg = "missing (required)"
+        elif kind in ("literal_error", "union_tag_invalid"):
+            allowed = re.findall(r"'([^']*)'", ctx.get("expected") or ctx["expected_tags"])
+            msg = choice(v[tag] if tag else v, allowed, tag or "value")
+        elif kind == "too_short":
+            msg = "empty list (give at least one value)"
+        else:
+            bound = [f"must be {op} {ctx[k]}" for k, op in (("gt", ">"), ("ge", ">="), ("lt", "<"), ("le", "<="))
+                     if k in ctx]
+            words = _WORDS.get(kind, e["msg"][0].lower() + e["msg"][1:])
+            msg = f"{bound[0]}, got {v!r}" if bound else f"{words}, got {type_name(v)} {v!r}"
+        found.append((len(loc), -len(found), path, msg))
+    return ConfigError(*max(found)[2:])
 
 
-# ------------------------------------------------------------------------------------------- overrides
 def thin_grid(values: list, keep: int = 3) -> list:
     """At most ``keep`` values, evenly spaced, first and last kept (``--quick``)."""
     if len(values) <= keep:
         return list(values)
-    idx = sorted({round(i * (len(values) - 1) / (keep - 1)) for i in range(keep)})
-    return [values[i] for i in idx]
+    return [values[i] for i in sorted({round(i * (len(values) - 1) / (keep - 1)) for i in range(keep)})]
 
 
 def with_overrides(cfg, seeds: int | None = None, quick: bool = False, datasets: list[str] | None = None,
@@ -178,38 +136,21 @@ def with_overrides(cfg, seeds: int | None = None, quick: bool = False, datasets:
         names = list(dict.fromkeys(d.name for t in tasks for d in t.datasets))
         wanted, unknown = match_datasets(datasets, names)
         if unknown or not datasets:
-            raise ConfigError("--datasets", f"unknown dataset(s) {unknown} for this config; allowed: "
-                                            f"{sorted(names)} (case, spaces, '-' and '_' are ignored; aliases accepted)")
+            raise ConfigError("--datasets", f"unknown dataset(s) {unknown} for this config; allowed: {sorted(names)} "
+                                            "(case, spaces, '-' and '_' are ignored; aliases accepted)")
         tasks = [t.model_copy(update={"datasets": [d for d in t.datasets if d.name in wanted]})
                  for t in tasks if any(d.name in wanted for d in t.datasets)]
     if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
         raise ConfigError("--seeds", f"must be an integer >= 1, got {seeds!r}")
-    if device is not None:
-        from .schema import TaskBase as _T
-
-        try:
-            _T._device(device)
-        except Exception:  # noqa: BLE001 - the schema's message
-            raise ConfigError("--device", f"expected a torch device such as cpu, cuda or cuda:1, got {device!r}") \
-                from None
-    tasks = [_task_overrides(t, seeds, quick, device) for t in tasks]
-    if isinstance(cfg, MultiTask):
-        return cfg.model_copy(update={"tasks": tasks, "quick": quick or cfg.quick})
-    return tasks[0]
-
-
-def _task_overrides(t, seeds, quick, device):
-    up: dict = {}
-    fixed = t.protocol == "fixed-splits"
-    if seeds is not None:
-        up["splits" if fixed else "seeds"] = list(range(seeds))
-    if quick:
-        up["quick"] = True
-        if seeds is None:
-            up["splits" if fixed else "seeds"] = [0, 1] if fixed and t.splits == "all" else \
-                list(t.splits if fixed else t.seeds)[:2]
-        up["methods"] = [MethodSpec(**{**m.__dict__, "grid": {k: thin_grid(v) for k, v in m.grid.items()}})
-                         for m in t.methods]
-    if device is not None:
-        up["device"] = device
-    return t.model_copy(update=up)
+    if device is not None and not DEVICE.fullmatch(str(device)):
+        raise ConfigError("--device", f"expected a torch device such as cpu, cuda or cuda:1, got {device!r}")
+    out = []
+    for t in tasks:
+        runs = "splits" if t.protocol == "fixed-splits" else "seeds"
+        up = {} if seeds is None else {runs: list(range(seeds))}
+        if quick:
+            up = {"quick": True, runs: [0, 1] if getattr(t, runs) == "all" else getattr(t, runs)[:2], **up,
+                  "methods": [replace(m, grid={k: thin_grid(v) for k, v in m.grid.items()})
+                              for m in t.methods]}
+        out.append(t.model_copy(update={**up, **({} if device is None else {"device": device})}))
+    return cfg.model_copy(update={"tasks": out, "quick": quick or cfg.quick}) if isinstance(cfg, MultiTask) else out[0]

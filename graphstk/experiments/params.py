@@ -17,7 +17,7 @@ import difflib
 import math
 from dataclasses import dataclass
 
-__all__ = ["Param", "type_name"]
+__all__ = ["Param", "type_name", "hint", "choice"]
 
 _KINDS = (float, int, str, bool)
 
@@ -25,6 +25,21 @@ _KINDS = (float, int, str, bool)
 def type_name(v) -> str:
     """``"null"`` for ``None``, else the Python type name (for error messages)."""
     return "null" if v is None else type(v).__name__
+
+
+def hint(word, words, n: int = 1, cutoff: float = 0.6) -> str:
+    """``"; did you mean 'x'?"`` naming the closest of ``words`` (up to ``n``), or ``""``."""
+    close = difflib.get_close_matches(word, [str(w) for w in words], n, cutoff) if isinstance(word, str) else []
+    return f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+
+
+def choice(value, allowed, what: str = "value", shown: str | None = None) -> str:
+    """The message for ``value`` outside ``allowed``: ``"unknown value 'sbn'; did you mean 'sbm'?
+    (allowed: karate_club, sbm)"``, or ``"expected one of: ...; got int 3"`` for a non-string."""
+    shown = shown or ", ".join(map(str, allowed))
+    if not isinstance(value, str):
+        return f"expected one of: {shown}; got {type_name(value)} {value!r}"
+    return f"unknown {what} {value!r}{hint(value, allowed)} (allowed: {shown})"
 
 
 @dataclass(frozen=True)
@@ -112,6 +127,4 @@ class Param:
         shown = f"{type_name(value)} {value!r}" if not isinstance(value, (int, float)) or isinstance(value, bool) \
             else repr(value)
         words = [str(c) for c in self.choices or ()] + list(self.special)
-        close = difflib.get_close_matches(value, words, n=1) if isinstance(value, str) else []
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        return ValueError(f"expected {self.allowed}, got {shown}{hint}")
+        return ValueError(f"expected {self.allowed}, got {shown}{hint(value, words)}")

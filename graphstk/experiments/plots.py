@@ -29,7 +29,8 @@ def _series(rows: list[dict], x: str) -> dict[tuple, list[tuple]]:
 
 
 def sweep_plot(rows: list[dict], spec, path: str) -> str | None:
-    """Write the PNG for ``spec`` (a :class:`PlotSpec`); returns the path, or None without data."""
+    """Write the PNG for ``spec`` (the config's ``plot:``, a :class:`~graphstk.experiments.schema.PlotModel`);
+    returns the path, or None without data."""
     import matplotlib
 
     matplotlib.use("Agg")

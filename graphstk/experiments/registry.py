@@ -24,7 +24,6 @@ Example::
 """
 from __future__ import annotations
 
-import difflib
 import math
 import threading
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from typing import Callable
 
 import torch
 
-from .params import Param, type_name
+from .params import Param, hint, type_name
 
 __all__ = ["Problem", "MethodEntry", "Param", "register_method", "get_method", "registered_methods",
            "UnknownMethodError", "NEEDS", "TASKS", "SETTINGS"]
@@ -260,8 +259,7 @@ def get_method(name: str) -> MethodEntry:
         return methods[name]
     lower = {k.lower(): k for k in methods}
     if isinstance(name, str) and name.lower() in lower:
-        hint = f"did you mean {lower[name.lower()]!r} (names are case-sensitive)? "
+        close = f"; did you mean {lower[name.lower()]!r} (names are case-sensitive)?"
     else:
-        close = difflib.get_close_matches(str(name), list(methods), n=3, cutoff=0.4)
-        hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
-    raise UnknownMethodError(f"unknown method {name!r}; {hint}(registered: {', '.join(sorted(methods))})")
+        close = hint(str(name), methods, n=3, cutoff=0.4)
+    raise UnknownMethodError(f"unknown method {name!r}{close} (registered: {', '.join(sorted(methods))})")

@@ -1,63 +1,42 @@
 """The config schema: one pydantic model per protocol, discriminated on ``protocol``.
 
-Every key of a config is a field of these models (their descriptions are the reference of
-docs/experiments.md, written by :mod:`graphstk.experiments.schema_doc`); unknown keys are
-refused with the closest known key, and every method's grid value is checked against the
-parameter declarations of its registration (:mod:`graphstk.experiments.registry`) before
-anything runs. :mod:`graphstk.experiments.config` turns validation errors into
-:class:`~graphstk.experiments.config.ConfigError` with the key path.
+Every key of a config is a field of these models (their descriptions are the reference part of
+docs/experiments.md, written by :mod:`graphstk.experiments.schema_doc`). Unknown keys are refused
+with the closest known key; datasets and methods are resolved by :mod:`graphstk.experiments.specs`,
+every grid value checked against its method's parameter declarations, before anything runs.
 """
 from __future__ import annotations
 
-import difflib
+import math
 import re
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, \
+    model_validator
 
-from .specs import DatasetSpec, PlotSpec, Sweep, resolve_methods
+from .params import choice, type_name
+from .specs import dataset_spec, fail, first_repeat, resolve_methods, unknown_key
 
-__all__ = ["Task", "MultiTask", "PROTOCOL_MODELS", "fail", "unknown_key"]
+__all__ = ["Task", "MultiTask", "TaskBase", "PROTOCOL_MODELS", "DEVICE"]
 
+DEVICE = re.compile(r"(cpu|cuda|mps|xpu)(:\d+)?")
 PosInt = Annotated[int, Field(ge=1)]
+Seed = Annotated[int, Field(ge=0)]
 
 
-def _name(v: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9_.\-]+", v):
-        raise fail(f"use letters, digits, '_', '-' or '.' only (it names the output folder), got {v!r}")
-    return v
+def _holds(test, message: str):
+    """A validator refusing a value ``v`` for which ``test(v)`` is false with ``message.format(v=v)``."""
+    def check(v):
+        if not test(v):
+            raise fail(message.format(v=v))
+        return v
+    return AfterValidator(check)
 
 
-Name = Annotated[str, AfterValidator(_name), Field(description="letters, digits, '_', '-', '.'")]
-
-
-def _fraction(v: float) -> float:
-    if not 0.0 < v < 1.0:
-        raise fail(f"must be in (0, 1) (a fraction of all nodes), got {v!r}")
-    return v
-
-
-Fraction = Annotated[float, AfterValidator(_fraction)]
-
-
-def fail(message: str, *at) -> PydanticCustomError:
-    """A config error at the current model's path plus ``at`` (keys and list indices)."""
-    return PydanticCustomError("config", "{message}", {"message": message, "at": at})
-
-
-def unknown_key(key, allowed, extra: str = "") -> PydanticCustomError:
-    close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return fail(extra or f"unknown key{hint} (allowed: {', '.join(sorted(allowed))})", key)
-
-
-def _nonempty(v: list, at=()) -> list:
-    if not v:
-        raise fail("empty list (give at least one value)", *at)
-    if len({repr(x) for x in v}) != len(v):
-        raise fail(f"duplicate values in {v}", *at)
-    return v
+Name = Annotated[str, _holds(re.compile(r"[A-Za-z0-9_.\-]+").fullmatch,
+                             "use letters, digits, '_', '-' or '.' only (it names the output folder), got {v!r}")]
+Fraction = Annotated[float, _holds(lambda v: 0 < v < 1, "must be in (0, 1) (a fraction of all nodes), got {v!r}")]
+Device = Annotated[str, _holds(DEVICE.fullmatch, "expected a torch device such as cpu, cuda or cuda:1, got {v!r}")]
 
 
 class Strict(BaseModel):
@@ -67,11 +46,10 @@ class Strict(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _known_keys(cls, data):
-        if isinstance(data, dict) and cls.model_config.get("extra") != "allow":
-            shown = {k for k, f in cls.model_fields.items() if not f.exclude}
-            for k in data:
-                if k not in cls.model_fields:
-                    raise cls._unknown(k, shown)
+        for k in data if isinstance(data, dict) and cls.model_config["extra"] == "forbid" else ():
+            f = cls.model_fields.get(k)
+            if f is None or (f.exclude and k not in ("task", "quick")):   # those two are set by the code
+                raise cls._unknown(k, {n for n, g in cls.model_fields.items() if not g.exclude})
         return data
 
     @classmethod
@@ -83,10 +61,10 @@ class Strict(BaseModel):
 class GraphSpec(Strict):
     """A generated graph (networkx): ``karate_club`` or a stochastic block model ``sbm``."""
     kind: Literal["karate_club", "sbm"] = Field(description="karate_club | sbm")
-    sizes: Optional[list[Annotated[int, Field(ge=2)]]] = Field(None, description="sbm block sizes (default [100]*3)")
-    p_in: Optional[Annotated[float, Field(ge=0, le=1)]] = Field(None, description="sbm: in-block edge probability")
-    p_out: Optional[Annotated[float, Field(ge=0, le=1)]] = Field(None, description="sbm: between-block probability")
-    seed: Optional[Annotated[int, Field(ge=0)]] = Field(None, description="sbm: generator seed (default 0)")
+    sizes: list[Annotated[int, Field(ge=2)]] = Field([100, 100, 100], description="sbm block sizes")
+    p_in: Annotated[float, Field(ge=0, le=1)] = Field(0.1, description="sbm: in-block edge probability")
+    p_out: Annotated[float, Field(ge=0, le=1)] = Field(0.01, description="sbm: between-block probability")
+    seed: Seed = Field(0, description="sbm: generator seed")
     train_per_class: Optional[PosInt] = Field(None, description="own train/val split: train nodes per class")
     val_per_class: Optional[PosInt] = Field(None, description="own train/val split: val nodes per class")
 
@@ -95,26 +73,23 @@ class GraphSpec(Strict):
         if (self.train_per_class is None) != (self.val_per_class is None):
             raise fail("missing: give both train_per_class and val_per_class",
                        "val_per_class" if self.val_per_class is None else "train_per_class")
-        if self.kind == "karate_club":
-            bad = [k for k in ("sizes", "p_in", "p_out", "seed") if getattr(self, k) is not None]
-            if bad:
-                raise unknown_key(bad[0], {"kind", "train_per_class", "val_per_class"})
+        sbm = [k for k in ("sizes", "p_in", "p_out", "seed") if k in self.model_fields_set]
+        if self.kind == "karate_club" and sbm:
+            raise unknown_key(sbm[0], {"kind", "train_per_class", "val_per_class"})
         return self
 
     def resolved(self) -> dict:
-        split = {} if self.train_per_class is None else {"train_per_class": self.train_per_class,
-                                                         "val_per_class": self.val_per_class}
-        if self.kind == "karate_club":
-            return {"kind": self.kind, **split}
-        return {"kind": "sbm", "sizes": self.sizes or [100, 100, 100], "p_in": 0.1 if self.p_in is None else self.p_in,
-                "p_out": 0.01 if self.p_out is None else self.p_out, "seed": self.seed or 0, **split}
+        """The generator's keywords (``kind`` included)."""
+        sbm = {"sizes", "p_in", "p_out", "seed"}
+        return self.model_dump(exclude_none=True, exclude=sbm if self.kind == "karate_club" else None)
 
 
 class GraphDataset(Strict):
     """A graph dataset: a name (``Cora``), an ``.npz`` path, or a generated ``graph``."""
     name: Optional[str] = Field(None, description="row label (default: the dataset name / file stem / graph kind)")
     path: Optional[str] = Field(None, description="an .npz graph file (relative to the config's folder)")
-    graph: Optional[Union[Literal["karate_club", "sbm"], GraphSpec]] = Field(None, description="a generated graph")
+    graph: Optional[Annotated[GraphSpec, BeforeValidator(lambda v: v if isinstance(v, dict) else {"kind": v})]] = \
+        Field(None, description="a generated graph: karate_club, sbm or a mapping")
 
 
 class VectorDataset(Strict):
@@ -123,12 +98,12 @@ class VectorDataset(Strict):
     source: Optional[str] = Field(None, description="the loader's dataset name (default: name)")
     part: Optional[str] = Field(None, description="use only this part of the dataset (e.g. train)")
     n_per_class: Optional[PosInt] = Field(None, description="a class-balanced subsample of this many per class")
-    subsample_seed: Optional[Annotated[int, Field(ge=0)]] = Field(None, description="seed of that subsample")
+    subsample_seed: Optional[Seed] = Field(None, description="seed of that subsample")
     options: Optional[dict[str, Union[bool, int, float, str]]] = Field(None, description="loader options")
     positive: Optional[Union[int, str]] = Field(None, description="one-class: the class of the set")
     negative: Optional[Union[int, str]] = Field(None, description="one-class: the outlier class")
     noise_std: Optional[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(None, description="Gaussian noise")
-    noise_seed: Optional[Annotated[int, Field(ge=0)]] = Field(None, description="seed of the noise")
+    noise_seed: Optional[Seed] = Field(None, description="seed of the noise")
 
 
 class SweepModel(Strict):
@@ -160,15 +135,11 @@ class SolverModel(Strict):
     @classmethod
     def _step(cls, v):
         allowed = "auto, paper or a positive number"
-        if isinstance(v, str):
-            if v in ("auto", "paper"):
-                return v
-            close = difflib.get_close_matches(v, ["auto", "paper"], n=1)
-            raise fail(f"unknown step size {v!r}; {'did you mean ' + repr(close[0]) + '? ' if close else ''}"
-                       f"(allowed: {allowed})")
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < float("inf"):
-            raise fail(f"expected {allowed}, got {type(v).__name__} {v!r}")
-        return float(v)
+        if isinstance(v, str) and v not in ("auto", "paper"):
+            raise fail(choice(v, ("auto", "paper"), "step size", shown=allowed))
+        if not isinstance(v, str) and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.inf):
+            raise fail(f"expected {allowed}, got {type_name(v)} {v!r}")
+        return v if isinstance(v, str) else float(v)
 
 
 class PlotModel(Strict):
@@ -183,74 +154,11 @@ _SHARED = ("name", "description", "seeds", "datasets", "methods", "grid", "skip_
            "device", "protocol", "task")
 
 
-class TaskBase(Strict):
+class Runnable(Strict):
+    """What a single-task and a multi-task config share."""
     name: Name = Field("experiment", description="names the output folder (default: the config file's stem)")
     description: str = ""
-    seeds: Union[PosInt, list[Annotated[int, Field(ge=0)]]] = Field(10, description="N (seeds 0..N-1) or a list")
-    skip_missing: bool = Field(False, description="skip absent datasets instead of failing")
-    paper_table: Optional[str] = Field("auto", description="the paper's numbers to compare with (or null)")
-    device: str = Field("cpu", description="torch device of kernels and estimators, e.g. cpu, cuda, cuda:1")
-    grid: dict[str, Any] = Field({}, description="grid values shared by every method that has the parameter")
-    methods: list[Union[str, MethodModel]] = Field(description="method names or mappings (docs: method catalogue)")
-    plot: Optional[PlotModel] = Field(None, description="a sweep figure")
-    task: Optional[str] = Field(None, description="(set by a multi-task config) the task's name", exclude=True)
     quick: bool = Field(False, exclude=True)
-
-    @classmethod
-    def _unknown(cls, key, allowed):
-        owners = [p for p, m in PROTOCOL_MODELS.items() if key in m.model_fields]
-        if owners:
-            return fail(f"a key of the {' / '.join(owners)} protocol, not of {cls.model_fields['protocol'].default!r} "
-                        f"(this protocol's keys: {', '.join(sorted(k for k in allowed if k not in _SHARED))})", key)
-        return unknown_key(key, allowed)
-
-    @field_validator("seeds")
-    @classmethod
-    def _seeds(cls, v):
-        return list(range(v)) if isinstance(v, int) else _nonempty(v)
-
-    @field_validator("methods", "datasets", check_fields=False)
-    @classmethod
-    def _listed(cls, v):
-        if not v:
-            raise fail("empty list (give at least one value)")
-        return v
-
-    @field_validator("device")
-    @classmethod
-    def _device(cls, v):
-        if not re.fullmatch(r"(cpu|cuda|mps|xpu)(:\d+)?", v):
-            raise fail(f"expected a torch device such as cpu, cuda or cuda:1, got {v!r}")
-        return v
-
-    @model_validator(mode="after")
-    def _resolve(self, info: ValidationInfo):
-        self.datasets = self.dataset_specs((info.context or {}).get("base_dir"))
-        names = [d.name for d in self.datasets]
-        for i, n in enumerate(names):
-            if n in names[:i]:
-                raise fail(f"duplicate dataset name {n!r} (give each a distinct 'name')", "datasets", i)
-        self.methods = resolve_methods(self.methods, self.grid, self.protocol, self.setting())
-        if self.plot is not None:
-            self.plot = _plot(self.plot, self.methods)
-        return self
-
-    def setting(self) -> str:
-        return "inductive"
-
-    @property
-    def protocol_options(self) -> dict:
-        """The protocol's own keys, resolved (``n_labeled``, ``cv_folds``, ...)."""
-        return {k: getattr(self, k) for k, f in type(self).model_fields.items() if k not in _SHARED
-                and not f.exclude and k not in ("p_test", "planetoid_split", "unreachable", "solver", "paper")}
-
-    @property
-    def tasks(self) -> list:
-        return []
-
-    def all_tasks(self) -> list["TaskBase"]:
-        """The tasks to run: ``[self]``."""
-        return [self]
 
     def with_overrides(self, **kw):
         """See :func:`graphstk.experiments.config.with_overrides`."""
@@ -258,59 +166,95 @@ class TaskBase(Strict):
 
         return with_overrides(self, **kw)
 
+
+class TaskBase(Runnable):
+    """The keys every protocol shares; each protocol's model adds its own and its ``protocol`` tag."""
+    seeds: Union[PosInt, list[Seed]] = Field(10, description="N (seeds 0..N-1) or a list")
+    skip_missing: bool = Field(False, description="skip absent datasets instead of failing")
+    paper_table: Optional[str] = Field("auto", description="the paper's numbers to compare with (or null)")
+    device: Device = Field("cpu", description="torch device of kernels and estimators, e.g. cpu, cuda, cuda:1")
+    grid: dict[str, Any] = Field({}, description="grid values shared by every method that has the parameter")
+    methods: list[Union[str, MethodModel]] = Field(min_length=1, description="method names or mappings "
+                                                                             "(docs: method catalogue)")
+    plot: Optional[PlotModel] = Field(None, description="a sweep figure")
+    task: Optional[str] = Field(None, description="(set by a multi-task config) the task's name", exclude=True)
+
+    @classmethod
+    def _unknown(cls, key, allowed):
+        owners = [p for p, m in PROTOCOL_MODELS.items() if key in m.model_fields and not m.model_fields[key].exclude]
+        if owners:
+            return fail(f"a key of the {' / '.join(owners)} protocol, not of {cls.model_fields['protocol'].default!r} "
+                        f"(this protocol's keys: {', '.join(sorted(k for k in allowed if k not in _SHARED))})", key)
+        return unknown_key(key, allowed)
+
+    @field_validator("seeds", "p_test", "n_labeled", check_fields=False)
+    @classmethod
+    def _as_list(cls, v, info: ValidationInfo):
+        """One value, or N seeds ``0..N-1``, as a list; a list must be non-empty and distinct."""
+        v = v if isinstance(v, list) else list(range(v)) if info.field_name == "seeds" else [v]
+        if not v:
+            raise fail("empty list (give at least one value)")
+        if first_repeat([repr(x) for x in v]) is not None:
+            raise fail(f"duplicate values in {v}")
+        return v
+
+    @model_validator(mode="after")
+    def _resolve(self, info: ValidationInfo):
+        self.datasets = [dataset_spec(d, self.protocol, (info.context or {}).get("base_dir"), i)
+                         for i, d in enumerate(self.datasets)]
+        i = first_repeat([d.name for d in self.datasets])
+        if i is not None:
+            raise fail(f"duplicate dataset name {self.datasets[i].name!r} (give each a distinct 'name')", "datasets", i)
+        self.methods = resolve_methods(self.methods, self.grid, self.protocol, self.setting())
+        if self.plot is not None:
+            swept = [m.sweep.param for m in self.methods if m.sweep is not None]
+            if self.plot.x is not None and self.plot.x not in swept:
+                raise fail(f"{self.plot.x!r} is not swept by any method (swept: {swept or 'none'})", "plot", "x")
+            if not swept:
+                raise fail("a plot needs a method with a 'sweep' (its values are the x axis)", "plot")
+            self.plot = self.plot.model_copy(update={"x": self.plot.x or swept[0]})
+        return self
+
+    def setting(self) -> str:
+        """How the protocol hands a split to the methods that do not fix it."""
+        return "transductive"
+
+    @property
+    def protocol_options(self) -> dict:
+        """The protocol's own keys, resolved (``n_labeled``, ``cv_folds``, ...)."""
+        return {k: getattr(self, k) for k, f in type(self).model_fields.items() if k not in _SHARED
+                and not f.exclude and k not in ("p_test", "planetoid_split", "unreachable", "solver", "paper")}
+
+    def all_tasks(self) -> list["TaskBase"]:
+        """The tasks to run: ``[self]``."""
+        return [self]
+
     def to_dict(self) -> dict:
         """The fully resolved config (defaults filled in): what results.json records."""
-        out = self.model_dump(mode="json", exclude={"datasets", "methods", "plot", "grid"})
+        out = self.model_dump(mode="json", exclude={"datasets", "methods", "grid"})
         return {**out, "quick": self.quick, "task": self.task, "datasets": [d.identity() for d in self.datasets],
                 "methods": [{"label": m.label, "engine": m.engine, "setting": m.setting, "grid": m.grid,
-                             "sweep": None if m.sweep is None else {"param": m.sweep.param,
-                                                                    "values": list(m.sweep.values)},
-                             "options": dict(m.options)} for m in self.methods],
-                "plot": None if self.plot is None else dict(self.plot.__dict__)}
-
-
-def _plot(p: PlotModel, methods) -> PlotSpec:
-    swept = [m.sweep.param for m in methods if m.sweep is not None]
-    if p.x is not None and p.x not in swept:
-        raise fail(f"{p.x!r} is not swept by any method (swept: {swept or 'none'})", "plot", "x")
-    if not swept:
-        raise fail("a plot needs a method with a 'sweep' (its values are the x axis)", "plot")
-    return PlotSpec(file=p.file, x=p.x or swept[0], title=p.title)
+                             "sweep": m.sweep and {"param": m.sweep.param, "values": list(m.sweep.values)},
+                             "options": dict(m.options)} for m in self.methods]}
 
 
 class NodeClassificationTask(TaskBase):
     """``node-classification`` (the default): the STKR paper's Appendix D on graph datasets."""
     protocol: Literal["node-classification"] = "node-classification"
-    datasets: list[Union[str, GraphDataset]] = Field(description="dataset names, .npz paths or mappings")
-    p_test: Union[Fraction, list[Fraction]] = Field(0.01, description="fraction(s) of all nodes drawn as test nodes, each in (0, 1)")
+    datasets: list[Union[str, GraphDataset]] = Field(min_length=1, description="dataset names, .npz paths or mappings")
+    p_test: Union[Fraction, list[Fraction]] = Field(0.01, description="fraction(s) of all nodes drawn as test nodes, "
+                                                                      "each in (0, 1)")
     planetoid_split: Literal["public", "random"] = Field("public", description="Planetoid train/val: public | random")
     unreachable: Literal["wrong", "class0"] = Field("wrong", description="scoring of all-zero score rows")
     solver: SolverModel = Field(SolverModel(), description="the engines' solver")
     paper_table: Optional[Literal["auto", "table1", "table4", "table5"]] = Field("auto", description="STKR table")
 
-    @field_validator("p_test")
-    @classmethod
-    def _p(cls, v):
-        return _nonempty([v] if isinstance(v, float) else v)
-
-    def setting(self) -> str:
-        return "transductive"
-
-    def dataset_specs(self, base_dir=None) -> list[DatasetSpec]:
-        from .specs import graph_dataset
-
-        return [graph_dataset(d, base_dir, i) for i, d in enumerate(self.datasets)]
-
 
 class VectorTask(TaskBase):
-    datasets: list[Union[str, VectorDataset]] = Field(description="vector dataset names or mappings")
+    """The keys of the protocols on vector datasets."""
+    datasets: list[Union[str, VectorDataset]] = Field(min_length=1, description="vector dataset names or mappings")
     paper: Optional[str] = Field(None, description="paper_numbers/<paper>.json to compare with")
     n_labeled: Union[PosInt, list[PosInt]] = Field(description="labeled points (per class or per split)")
-
-    @field_validator("n_labeled")
-    @classmethod
-    def _n(cls, v):
-        return _nonempty([v] if isinstance(v, int) else v)
 
     @field_validator("paper")
     @classmethod
@@ -318,44 +262,31 @@ class VectorTask(TaskBase):
         from .paper import paper_files
 
         if v is not None and v not in paper_files():
-            close = difflib.get_close_matches(v, paper_files(), n=1)
-            raise fail(f"unknown paper {v!r}; {'did you mean ' + repr(close[0]) + '? ' if close else ''}"
-                       f"(allowed: {', '.join(paper_files())})")
+            raise fail(choice(v, paper_files(), "paper"))
         return v
-
-    def dataset_specs(self, base_dir=None) -> list[DatasetSpec]:
-        from .specs import vector_dataset
-
-        return [vector_dataset(d, self.protocol, i) for i, d in enumerate(self.datasets)]
 
 
 class FixedSplitsTask(VectorTask):
     """``fixed-splits``: the dataset's own splits, k-fold CV over the labeled points (SSL benchmark)."""
     protocol: Literal["fixed-splits"] = "fixed-splits"
-    splits: Union[Literal["all"], list[Annotated[int, Field(ge=0)]]] = Field("all", description="split indices")
+    splits: Union[Literal["all"], list[Seed]] = Field("all", description="split indices")
     cv_folds: Union[Annotated[int, Field(ge=2)], Literal["leave-one-out"]] = Field(
         10, description="folds of the CV over the labeled points, or leave-one-out")
     seeds: list = Field([], exclude=True, validate_default=False)
 
-    @model_validator(mode="before")
     @classmethod
-    def _no_seeds(cls, data):
-        if isinstance(data, dict) and "seeds" in data:
-            raise fail("fixed-splits runs the dataset's own splits: give 'splits' (all, or a list of split "
-                       "indices) instead of 'seeds'", "seeds")
-        return data
+    def _unknown(cls, key, allowed):
+        if key == "seeds":
+            return fail("fixed-splits runs the dataset's own splits: give 'splits' (all, or a list of split "
+                        "indices) instead of 'seeds'", "seeds")
+        return super()._unknown(key, allowed)
 
     @field_validator("cv_folds", mode="before")
     @classmethod
     def _loo(cls, v):
-        if isinstance(v, str) and v.strip().lower() in ("leave-one-out", "loo"):
-            return "leave-one-out"
-        if isinstance(v, str):
+        if isinstance(v, str) and v.strip().lower() not in ("leave-one-out", "loo"):
             raise fail(f"expected an integer >= 2 or 'leave-one-out', got {v!r}")
-        return v
-
-    def setting(self) -> str:
-        return "transductive"
+        return "leave-one-out" if isinstance(v, str) else v
 
 
 class LabeledPerClassTask(VectorTask):
@@ -392,74 +323,54 @@ class OneClassTask(VectorTask):
     test_pool: Optional[PosInt] = Field(1000, description="reduced test set (null: the whole part)")
     train_part: Optional[str] = Field("train", description="the dataset part of the training pool")
     test_part: Optional[str] = Field("test", description="the dataset part of the test pool")
-    pool_seed: Optional[Annotated[int, Field(ge=0)]] = Field(None, description="draw the pools once with this seed")
+    pool_seed: Optional[Seed] = Field(None, description="draw the pools once with this seed")
     balanced: bool = Field(True, description="class-balanced pools")
+
+    def setting(self) -> str:
+        return "inductive"
 
 
 class PlanetoidTask(TaskBase):
     """``planetoid``: the Planetoid public split (train/val/test masks), selection on validation nodes."""
     protocol: Literal["planetoid"] = "planetoid"
-    datasets: list[Union[str, GraphDataset]] = Field(description="dataset names (Cora, CiteSeer, PubMed) or .npz paths")
+    datasets: list[Union[str, GraphDataset]] = Field(min_length=1, description="dataset names (Cora, CiteSeer, "
+                                                                               "PubMed) or .npz paths")
     fit_labels: list[Literal["train", "train+val"]] = Field(["train"], description="labels fitting the reported model")
     paper: Optional[str] = Field(None, description="paper_numbers/<paper>.json to compare with")
-
-    def setting(self) -> str:
-        return "transductive"
-
-    def dataset_specs(self, base_dir=None) -> list[DatasetSpec]:
-        from .specs import graph_dataset
-
-        return [graph_dataset(d, base_dir, i) for i, d in enumerate(self.datasets)]
 
 
 PROTOCOL_MODELS = {m.model_fields["protocol"].default: m for m in (
     NodeClassificationTask, FixedSplitsTask, LabeledPerClassTask, OneClassTask, PlanetoidTask)}
-Task = Annotated[Union[NodeClassificationTask, FixedSplitsTask, LabeledPerClassTask, OneClassTask, PlanetoidTask],
-                 Field(discriminator="protocol")]
+Task = Annotated[Union[tuple(PROTOCOL_MODELS.values())], Field(discriminator="protocol")]
 
 
-class MultiTask(Strict):
+class MultiTask(Runnable):
     """A config with ``tasks:``: its other keys are defaults shared by every task."""
-    name: Name = "experiment"
-    description: str = ""
-    tasks: list[Task] = Field(description="the tasks, each a config of its own protocol")
-    quick: bool = Field(False, exclude=True)
+    tasks: list[Task] = Field(min_length=1, description="the tasks, each a config of its own protocol")
 
     @model_validator(mode="before")
     @classmethod
     def _merge(cls, data):
-        if not isinstance(data, dict):
+        if not isinstance(data, dict) or not isinstance(data.get("tasks"), list):
             return data
-        tasks = data.get("tasks")
-        if not isinstance(tasks, list):
-            return data
-        shared = {k: v for k, v in data.items() if k not in ("tasks", "name", "description")}
-        known = set().union(*(m.model_fields for m in PROTOCOL_MODELS.values()))
+        own = {k: data[k] for k in ("name", "description", "quick") if k in data}
+        shared = {k: v for k, v in data.items() if k not in own and k != "tasks"}
+        known = {k for m in PROTOCOL_MODELS.values() for k, f in m.model_fields.items() if not f.exclude}
         for k in shared:
             if k not in known:
                 raise unknown_key(k, known)
-        merged = []
-        for i, t in enumerate(tasks):
+        tasks = [{"protocol": "node-classification", **shared, **t, "task": t.get("name", f"task{i}"),
+                  "name": t.get("name", f"task{i}")} if isinstance(t, dict) else t for i, t in enumerate(data["tasks"])]
+        for i, t in enumerate(data["tasks"]):
             if isinstance(t, dict) and "tasks" in t:
                 raise fail("tasks cannot be nested", "tasks", i, "tasks")
-            if isinstance(t, dict):
-                t = {**shared, **t, "task": t.get("name", f"task{i}")}
-                t.setdefault("name", t["task"])
-                t.setdefault("protocol", "node-classification")
-            merged.append(t)
-        names = [t.get("task") for t in merged if isinstance(t, dict)]
-        for i, n in enumerate(names):
-            if n in names[:i]:
-                raise fail(f"duplicate task name {n!r}", "tasks", i, "name")
-        return {"name": data.get("name", "experiment"), "description": data.get("description", ""), "tasks": merged,
-                **({"quick": data["quick"]} if "quick" in data else {})}
+        i = first_repeat([t.get("task") for t in tasks if isinstance(t, dict)])
+        if i is not None:
+            raise fail(f"duplicate task name {tasks[i]['task']!r}", "tasks", i, "name")
+        return {**own, "tasks": tasks}
 
     @property
-    def plot(self):
-        return None
-
-    @property
-    def task(self):
+    def plot(self) -> None:
         return None
 
     @property
@@ -473,12 +384,6 @@ class MultiTask(Strict):
     def all_tasks(self) -> list[TaskBase]:
         """The tasks to run."""
         return list(self.tasks)
-
-    def with_overrides(self, **kw):
-        """See :func:`graphstk.experiments.config.with_overrides`."""
-        from .config import with_overrides
-
-        return with_overrides(self, **kw)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "description": self.description, "quick": self.quick,

@@ -1,20 +1,26 @@
-"""The resolved parts of a config: datasets, methods (with their full grids), sweeps and plots.
+"""The resolved parts of a config: datasets, and methods with their full grids and sweeps.
 
 :func:`resolve_methods` turns a task's ``methods`` entries into :class:`MethodSpec` objects from
-the method registrations: default grids, the task's shared ``grid``, the entry's own ``grid``,
+the method registrations: the default grid, the task's shared ``grid``, the entry's own ``grid``,
 ``fixed`` options and ``sweep``, every value checked against the method's parameter
-declarations (errors name the path, e.g. ``methods[2].grid.beta[1]``, and the value as written).
+declarations (an error names the path, e.g. ``methods[2].grid.beta[1]``, and the value as written).
 """
 from __future__ import annotations
 
-import difflib
 import itertools
 import os
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["DatasetSpec", "MethodSpec", "Sweep", "PlotSpec", "resolve_methods", "grid_points", "options_suffix",
-           "graph_dataset", "vector_dataset"]
+from pydantic_core import PydanticCustomError
+
+from .params import hint
+
+__all__ = ["DatasetSpec", "MethodSpec", "Sweep", "resolve_methods", "dataset_spec", "grid_points", "options_suffix",
+           "fail", "unknown_key", "first_repeat"]
+
+#: the protocols whose datasets are graphs
+GRAPH_PROTOCOLS = ("node-classification", "planetoid")
 
 
 @dataclass(frozen=True)
@@ -37,13 +43,6 @@ class Sweep:
     """Run one series per value of ``param`` (the other parameters are selected)."""
     param: str
     values: tuple
-
-
-@dataclass(frozen=True)
-class PlotSpec:
-    file: str                 # PNG file name, written into the output directory
-    x: str                    # the swept parameter on the x axis
-    title: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,212 +70,193 @@ class MethodSpec:
 
 def options_suffix(options: dict | None, label: str | None = None) -> str:
     """``" [support=all]"`` for the options that differ from the method's defaults; ``""`` otherwise."""
-    defaults = {}
-    if label is not None:
-        from .registry import registered_methods
+    from .registry import registered_methods
 
-        entry = registered_methods().get(label)
-        defaults = entry.fixed if entry is not None else {}
+    entry = registered_methods().get(label) if label is not None else None
+    defaults = entry.fixed if entry is not None else {}
     extra = [f"{k}={v}" for k, v in (options or {}).items() if k not in defaults or v != defaults[k]]
     return f" [{','.join(extra)}]" if extra else ""
 
 
 def grid_points(grid: dict) -> list[dict]:
     """The Cartesian product of ``grid`` in canonical order (keys in order, last key fastest)."""
-    keys = list(grid)
-    return [dict(zip(keys, vals)) for vals in itertools.product(*(grid[k] for k in keys))]
+    return [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())]
 
 
-def _fail(message, *at):
-    from .schema import fail
-
-    return fail(message, *at)
-
-
-def _value(entry, key, v, at):
-    try:
-        return entry.check(key, v)
-    except ValueError as err:
-        raise _fail(str(err), *at) from None
+def fail(message: str, *at) -> PydanticCustomError:
+    """A config error at the current model's path plus ``at`` (keys and list indices)."""
+    return PydanticCustomError("config", "{message}", {"message": message, "at": at})
 
 
-def _values(entry, key, raw, at) -> list:
-    vals = raw if isinstance(raw, list) else [raw]
-    if not vals:
-        raise _fail("empty list (give at least one value)", *at)
-    out = [_value(entry, key, v, (*at, j) if isinstance(raw, list) else at) for j, v in enumerate(vals)]
-    if len({repr(x) for x in out}) != len(out):
-        raise _fail(f"duplicate values in {out}", *at)
+def unknown_key(key, allowed, *at) -> PydanticCustomError:
+    """An unknown key (at ``at``, default: the key itself), naming the closest allowed one."""
+    allowed = sorted(allowed)
+    return fail(f"unknown key{hint(str(key), allowed)} (allowed: {', '.join(allowed)})", *(at or (key,)))
+
+
+def first_repeat(items: list) -> int | None:
+    """The index of the first item equal to an earlier one (``None``: all distinct)."""
+    return next((i for i, x in enumerate(items) if x in items[:i]), None)
+
+
+def _checked(entry, key: str, raw, at: tuple) -> list:
+    """``raw`` (a value or a non-empty list of distinct values) checked against ``entry``'s declaration."""
+    values = raw if isinstance(raw, list) else [raw]
+    if not values:
+        raise fail("empty list (give at least one value)", *at)
+    out = []
+    for j, v in enumerate(values):
+        try:
+            out.append(entry.check(key, v))
+        except ValueError as err:
+            raise fail(str(err), *at, *((j,) if isinstance(raw, list) else ())) from None
+    if first_repeat([repr(x) for x in out]) is not None:
+        raise fail(f"duplicate values in {out}", *at)
     return out
 
 
-def _entry(label, at, protocol: str):
+def _entry(label, at: tuple, protocol: str):
+    """The registration of ``label``, refused when the protocol cannot run it."""
     from .registry import UnknownMethodError, get_method, registered_methods
 
     try:
         entry = get_method(label)
     except UnknownMethodError as err:
-        raise _fail(str(err), *at) from None
-    graph = protocol in ("node-classification", "planetoid")
-    want = "one-class" if protocol == "one-class" else "classification"
-    usable = sorted(n for n, e in registered_methods().items() if e.task == want and (graph or "graph" not in e.needs))
+        raise fail(str(err), *at) from None
+    graph, want = protocol in GRAPH_PROTOCOLS, "one-class" if protocol == "one-class" else "classification"
+    usable = ", ".join(sorted(n for n, e in registered_methods().items()
+                              if e.task == want and (graph or "graph" not in e.needs))) or "none registered"
     if "graph" in entry.needs and not graph:
-        raise _fail(f"{label!r} is a node-classification method (it needs a graph); this task's protocol is "
-                    f"{protocol} (methods for it: {', '.join(usable)})", *at)
+        raise fail(f"{label!r} is a node-classification method (it needs a graph); this task's protocol is "
+                   f"{protocol} (methods for it: {usable})", *at)
     if entry.task != want:
-        raise _fail(f"{label!r} is a {entry.task} method; the {protocol} protocol needs a {want} method "
-                    f"({', '.join(usable) or 'none registered'})", *at)
+        raise fail(f"{label!r} is a {entry.task} method; the {protocol} protocol needs a {want} method ({usable})", *at)
     return entry
+
+
+def _options(entry, m: dict, at: tuple) -> dict:
+    """The method's declared options and the ``fixed`` values (``fixed:`` or written directly) that
+    differ from the registration's."""
+    from .registry import registered_methods
+
+    fixed = {k: (v, (*at, "fixed", k)) for k, v in (m.get("fixed") or {}).items()}
+    for k in [k for k in m if k not in ("label", "grid", "sweep", "fixed")]:
+        if k not in entry.options:
+            takers = [n for n, e in registered_methods().items() if k in e.options]
+            if not takers:
+                raise unknown_key(k, {"label", "grid", "sweep", "fixed", *entry.options}, *at, k)
+            p = registered_methods()[takers[0]].param(k)
+            raise fail(f"{entry.name!r} has no option {k!r} (only {', '.join(takers)} take it: "
+                       f"{p.doc if p else ''})", *at, k)
+        fixed[k] = (m[k], (*at, k))
+    options = {o: entry.fixed[o] for o in entry.options}
+    for k, (v, where) in fixed.items():
+        if k not in entry.fixed:
+            raise unknown_key(k, entry.fixed, *where)
+        if isinstance(v, list):
+            raise fail("expected one value (a fixed option is not a grid)", *where)
+        v = _checked(entry, k, v, where)[0]
+        if k in entry.options or v != entry.fixed[k]:
+            options[k] = v
+    return options
 
 
 def resolve_methods(raw: list, top_grid: dict, protocol: str, setting: str) -> list[MethodSpec]:
     """The :class:`MethodSpec` of every entry of ``methods`` (see the module doc)."""
-    from .registry import registered_methods
-
     out = []
     for i, m in enumerate(raw):
-        m = {"label": m} if isinstance(m, str) else {k: v for k, v in m.model_dump(exclude_unset=True).items()}
-        entry = _entry(m["label"], ("methods", i) if len(m) == 1 and isinstance(raw[i], str) else
-                       ("methods", i, "label"), protocol)
         at = ("methods", i)
-        fixed = dict(m.pop("fixed", None) or {})
-        where = {k: (*at, "fixed", k) for k in fixed}
-        for k in [k for k in m if k not in ("label", "grid", "sweep")]:
-            if k in entry.options:
-                fixed[k], where[k] = m.pop(k), (*at, k)
-                continue
-            takers = [n for n, e in registered_methods().items() if k in e.options]
-            if takers:
-                p = registered_methods()[takers[0]].param(k)
-                raise _fail(f"{entry.name!r} has no option {k!r} (only {', '.join(takers)} take it: "
-                            f"{p.doc if p else ''})", *at, k)
-            from .schema import unknown_key
-
-            err = unknown_key(k, {"label", "grid", "sweep", "fixed", *entry.options})
-            raise _fail(err.context["message"], *at, k)
-        for k, v in fixed.items():
-            if k not in entry.fixed:
-                from .schema import unknown_key
-
-                raise _fail(unknown_key(k, set(entry.fixed)).context["message"], *where[k])
-            if isinstance(v, list):
-                raise _fail("expected one value (a fixed option is not a grid)", *where[k])
-            fixed[k] = _value(entry, k, v, where[k])
+        m = {"label": m} if isinstance(m, str) else m.model_dump(exclude_unset=True)
+        entry = _entry(m["label"], at if isinstance(raw[i], str) else (*at, "label"), protocol)
+        options = _options(entry, m, at)
         gridable = [*entry.grid, *(p.name for p in entry.params if p.optional and p.name not in entry.grid)]
         grid = {k: list(v) for k, v in entry.grid.items()}
-        for k, v in top_grid.items():
-            if k in grid:
-                grid[k] = _values(entry, k, v, ("grid", k))
+        grid.update({k: _checked(entry, k, v, ("grid", k)) for k, v in top_grid.items() if k in grid})
+        optional = [p.name for p in entry.params if p.optional]
         for k, v in (m.get("grid") or {}).items():
             if k not in gridable:
-                from .schema import unknown_key
-
-                raise _fail(unknown_key(k, set(gridable)).context["message"], *at, "grid", k)
-            if v is None:
-                p = entry.param(k)
-                if p is None or not p.optional:
-                    opt = [q.name for q in entry.params if q.optional]
-                    raise _fail(f"null is only allowed for optional parameters ({', '.join(opt) or 'none here'})",
-                                *at, "grid", k)
+                raise unknown_key(k, gridable, *at, "grid", k)
+            if v is not None:
+                grid[k] = _checked(entry, k, v, (*at, "grid", k))
+            elif k in optional:
                 grid.pop(k, None)
             else:
-                grid[k] = _values(entry, k, v, (*at, "grid", k))
-        sweep = None
-        if m.get("sweep") is not None:
-            sw = m["sweep"]
+                raise fail(f"null is only allowed for optional parameters ({', '.join(optional) or 'none here'})",
+                           *at, "grid", k)
+        sweep, sw = None, m.get("sweep")
+        if sw is not None:
             if sw["param"] not in gridable:
-                raise _fail(f"{sw['param']!r} is not a parameter of {entry.name!r} (allowed: {', '.join(gridable)})",
-                            *at, "sweep", "param")
-            sweep = Sweep(sw["param"], tuple(_values(entry, sw["param"], sw["values"], (*at, "sweep", "values"))))
+                raise fail(f"{sw['param']!r} is not a parameter of {entry.name!r} (allowed: {', '.join(gridable)})",
+                           *at, "sweep", "param")
+            sweep = Sweep(sw["param"], tuple(_checked(entry, sw["param"], sw["values"], (*at, "sweep", "values"))))
             grid.pop(sweep.param, None)
-        for p in entry.params:
-            if p.name in gridable and not p.optional and p.name not in grid and (sweep is None or sweep.param != p.name):
-                raise _fail("missing: this method needs it", *at, "grid", p.name)
-        order = [k for k in gridable if k in grid]
-        options = {**{o: entry.fixed[o] for o in entry.options},
-                   **{k: v for k, v in fixed.items() if k in entry.options or v != entry.fixed[k]}}
         out.append(MethodSpec(entry.name, entry.fixed.get("engine", "registry"), entry.setting or setting,
-                              {k: grid[k] for k in order}, sweep, options))
-    keys = [(m.label, m.sweep.param if m.sweep else None, tuple(sorted(m.options.items()))) for m in out]
-    for i, k in enumerate(keys):
-        if k in keys[:i]:
-            opts = f" with the same options ({', '.join(f'{a}: {b}' for a, b in k[2])})" if k[2] else ""
-            raise _fail(f"method {k[0]!r} is listed twice{opts}; rows must be unique (use one entry, a sweep or "
-                        "other options)", "methods", i)
+                              {k: grid[k] for k in gridable if k in grid}, sweep, options))
+    keys = [(m.label, m.sweep and m.sweep.param, tuple(sorted(m.options.items()))) for m in out]
+    i = first_repeat(keys)
+    if i is not None:
+        opts = f" with the same options ({', '.join(f'{a}: {b}' for a, b in keys[i][2])})" if keys[i][2] else ""
+        raise fail(f"method {keys[i][0]!r} is listed twice{opts}; rows must be unique (use one entry, a sweep or "
+                   "other options)", "methods", i)
     return out
 
 
-def graph_dataset(d, base_dir: str | None, i: int) -> DatasetSpec:
-    """A node-classification dataset entry (a name, an ``.npz`` path, or a mapping)."""
-    if isinstance(d, str):
-        return DatasetSpec(name=_display_name(d), source=_resolve_path(d, base_dir))
-    if d.path is not None and d.graph is not None:
-        raise _fail("give either 'path' or 'graph', not both", "datasets", i)
-    if d.path is not None:
-        src = _resolve_path(d.path, base_dir)
-        return DatasetSpec(name=d.name or _display_name(src), source=src)
-    if d.graph is not None:
-        from .schema import GraphSpec
-
-        g = (GraphSpec(kind=d.graph) if isinstance(d.graph, str) else d.graph).resolved()
-        return DatasetSpec(name=d.name or g["kind"], graph=g)
-    if d.name is None:
-        raise _fail("a dataset mapping needs 'name', 'path' or 'graph'", "datasets", i)
-    return DatasetSpec(name=d.name, source=d.name)
-
-
-def _display_name(source: str) -> str:
-    return os.path.splitext(os.path.basename(source))[0] if source.endswith(".npz") else source
-
-
-def _resolve_path(source: str, base_dir: str | None) -> str:
-    """``.npz`` paths relative to the config file's directory when they exist there."""
-    if source.endswith(".npz") and not os.path.isabs(source) and base_dir:
-        cand = os.path.join(base_dir, source)
-        if os.path.exists(cand) and not os.path.exists(source):
-            return cand
-    return source
+def dataset_spec(d, protocol: str, base_dir: str | None, i: int) -> DatasetSpec:
+    """The :class:`DatasetSpec` of entry ``i`` of a task's ``datasets``: a name or a mapping; for the
+    graph protocols also an ``.npz`` path (relative to the config's folder when the file is there)."""
+    if protocol not in GRAPH_PROTOCOLS:
+        return _vector_dataset(d, protocol, i)
+    src = d if isinstance(d, str) else d.path
+    if src is None and d.graph is not None:
+        return DatasetSpec(name=d.name or d.graph.kind, graph=d.graph.resolved())
+    if src is None and d.name is None:
+        raise fail("a dataset mapping needs 'name', 'path' or 'graph'", "datasets", i)
+    if src is None:
+        return DatasetSpec(name=d.name, source=d.name)
+    if not isinstance(d, str) and d.graph is not None:
+        raise fail("give either 'path' or 'graph', not both", "datasets", i)
+    local = os.path.join(base_dir or "", src)
+    if src.endswith(".npz") and base_dir and not os.path.isabs(src) and not os.path.exists(src) \
+            and os.path.exists(local):
+        src = local
+    name = os.path.splitext(os.path.basename(src))[0] if src.endswith(".npz") else src
+    return DatasetSpec(name=name if isinstance(d, str) else d.name or name, source=src)
 
 
 _TASK_NAME = re.compile(r"^(?P<source>.*\S)\s+(?P<pos>[^\s]+?)\s*vs\s*(?P<neg>[^\s]+)$")
 
 
-def vector_dataset(d, protocol: str, i: int) -> DatasetSpec:
-    """A vector-protocol dataset entry (a name or a mapping); one-class names read ``SOURCE AvsB``."""
+def _vector_dataset(d, protocol: str, i: int) -> DatasetSpec:
+    """A vector dataset (a name or a mapping); one-class names read ``SOURCE AvsB``."""
     from graphstk.data.vector import VECTOR_DATASETS, _lookup
 
-    d = {"name": d} if isinstance(d, str) else d.model_dump(exclude_none=True)
-    at = ("datasets", i)
+    d, at = {"name": d} if isinstance(d, str) else d.model_dump(exclude_none=True), ("datasets", i)
     vec = {k: d[k] for k in ("part", "n_per_class", "options", "noise_std") if k in d}
-    if "n_per_class" in d:
-        vec["subsample_seed"] = d.get("subsample_seed", 0)
-    if "noise_std" in d:
-        vec["noise_seed"] = d.get("noise_seed", 0)
-    for k, need in (("subsample_seed", "n_per_class"), ("noise_seed", "noise_std")):
-        if k in d and need not in d:
-            raise _fail(f"only with {need}", *at, k)
+    for seed, need in (("subsample_seed", "n_per_class"), ("noise_seed", "noise_std")):
+        if seed in d and need not in d:
+            raise fail(f"only with {need}", *at, seed)
+        if need in d:
+            vec[seed] = d.get(seed, 0)
     source = d.get("source")
     if protocol == "one-class":
         m = _TASK_NAME.match(d["name"])
         pos, neg = d.get("positive", m and m.group("pos")), d.get("negative", m and m.group("neg"))
         if pos is None or neg is None:
-            raise _fail("a one-class task names its classes: write 'SOURCE AvsB' (e.g. 'MNIST 3vs8': train on 3, "
-                        f"test on 3 and 8) or give 'positive' and 'negative'; got {d['name']!r}", *at)
+            raise fail("a one-class task names its classes: write 'SOURCE AvsB' (e.g. 'MNIST 3vs8': train on 3, "
+                       f"test on 3 and 8) or give 'positive' and 'negative'; got {d['name']!r}", *at)
         vec["positive"], vec["negative"] = (int(v) if isinstance(v, str) and re.fullmatch(r"-?\d+", v) else v
                                             for v in (pos, neg))
         if vec["positive"] == vec["negative"]:
-            raise _fail(f"positive and negative class are the same ({vec['positive']!r})", *at)
+            raise fail(f"positive and negative class are the same ({vec['positive']!r})", *at)
         source = source or (m.group("source") if m else None)
     elif "positive" in d or "negative" in d:
-        raise _fail("only one-class tasks have positive/negative classes", *at,
-                    "positive" if "positive" in d else "negative")
+        raise fail("only one-class tasks have positive/negative classes", *at,
+                   "positive" if "positive" in d else "negative")
     source = source or d["name"]
     try:
         _lookup(source)
     except (ValueError, TypeError):
-        close = difflib.get_close_matches(source, list(VECTOR_DATASETS), n=1, cutoff=0.5)
-        raise _fail(f"unknown dataset {source!r} for the {protocol} protocol; "
-                    f"{'did you mean ' + repr(close[0]) + '? ' if close else ''}"
-                    f"(allowed: {', '.join(VECTOR_DATASETS)}; case-insensitive)",
-                    *at, *(("source",) if "source" in d else ())) from None
+        raise fail(f"unknown dataset {source!r} for the {protocol} protocol{hint(source, VECTOR_DATASETS, 1, 0.5)} "
+                   f"(allowed: {', '.join(VECTOR_DATASETS)}; case-insensitive)",
+                   *at, *(("source",) if "source" in d else ())) from None
     return DatasetSpec(name=d["name"], source=source, vector=vec)

@@ -31,13 +31,13 @@ from .._arrays import check_is_fitted, is_torch, semi_supervised_labels, to_outp
 __all__ = ["SemiSupervisedClassifier", "onevsrest_targets"]
 
 
-def onevsrest_targets(codes: Tensor, n_classes: int, dtype=torch.float64) -> Tensor:
+def onevsrest_targets(codes: Tensor, n_classes: int, dtype=torch.float64, full: bool = False) -> Tensor:
     """``+-1`` targets ``[l, C]`` from class ids ``codes`` ``[l]``: ``+1`` in the column of the
     class, ``-1`` elsewhere (Fredholm paper Sec. 5, one-vs-rest). With two classes, the one
-    column of ``classes_[1]`` (the other column would be its negative)."""
+    column of ``classes_[1]`` (the other column would be its negative), unless ``full``."""
     cols = torch.arange(n_classes, device=codes.device)
     Y = torch.where(codes.unsqueeze(1) == cols.unsqueeze(0), 1.0, -1.0).to(dtype)
-    return Y[:, 1:] if n_classes == 2 else Y
+    return Y[:, 1:] if n_classes == 2 and not full else Y
 
 
 def _stack_unlabeled(X, y, X_unlabeled):

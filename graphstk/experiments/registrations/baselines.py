@@ -27,12 +27,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 import torch
-from sklearn.metrics.pairwise import euclidean_distances
 
+from ...methods._semi_supervised import onevsrest_targets
+from ...operators.bandwidth import median_width
 from ..registry import MethodEntry, Problem, register_method
 from ..params import Param
 
-__all__ = ["rls_fit_predict", "linear_svm_fit_predict", "one_vs_rest_targets", "median_fit_distance",
+__all__ = ["rls_fit_predict", "linear_svm_fit_predict", "feature_rows", "group_points", "median_fit_distance",
            "class_scores", "semi_supervised_labels"]
 
 #: default grids (a config may override any key). Every protocol breaks ties in favour of the
@@ -44,21 +45,26 @@ SIGMA_GRID = [4.0, 2.0, 1.0, 0.5, 0.25, 0.125]
 C_GRID = [1e-2, 1e-1, 1.0, 10.0, 100.0]
 
 
-def _rows(X, idx: torch.Tensor):
-    """Rows ``idx`` of ``X`` as a float64 numpy array, or a CSR matrix for sparse ``X``."""
-    ids = idx.cpu().numpy()
+def feature_rows(X, idx: torch.Tensor, tensor: bool = False):
+    """Rows ``idx`` of the features ``X`` in float64: a numpy array (a CSR matrix for sparse ``X``), or
+    with ``tensor`` a dense torch tensor (on ``X``'s device for a tensor ``X``)."""
     if sp.issparse(X):
-        return sp.csr_matrix(X)[ids].astype(np.float64)
+        A = sp.csr_matrix(X)[idx.cpu().numpy()].astype(np.float64)
+        return torch.from_numpy(A.toarray()) if tensor else A
+    if tensor:
+        return torch.as_tensor(X)[idx.cpu()].to(torch.float64)
     if isinstance(X, torch.Tensor):
         return X[idx.cpu()].detach().cpu().numpy().astype(np.float64, copy=False)
-    return np.asarray(X, dtype=np.float64)[ids]
+    return np.asarray(X, dtype=np.float64)[idx.cpu().numpy()]
 
 
-def one_vs_rest_targets(y: torch.Tensor, num_classes: int) -> torch.Tensor:
-    """``[l, C]`` float64 targets: ``+1`` in the column of the label, ``-1`` elsewhere."""
-    T = -torch.ones(y.numel(), num_classes, dtype=torch.float64)
-    T[torch.arange(y.numel()), y.long()] = 1.0
-    return T
+def group_points(points: list[dict], key) -> dict:
+    """``{key(p): [indices of the grid points p with that key]}``, in the order of first appearance:
+    the grid points that can share one fit."""
+    out: dict = {}
+    for i, p in enumerate(points):
+        out.setdefault(key(p), []).append(i)
+    return out
 
 
 def class_scores(classes, scores, num_classes: int) -> torch.Tensor:
@@ -95,19 +101,11 @@ def _single_class(problem: Problem, n_points: int) -> list | None:
 
 def median_fit_distance(problem: Problem, max_points: int = 1000) -> float:
     """Median Euclidean distance between distinct fit points (labeled + unlabeled; at most
-    ``max_points`` of them, drawn with ``problem.seed``)."""
+    ``max_points`` of them, drawn with ``problem.seed``): :func:`graphstk.operators.median_width`."""
     fit = problem.fit_points
     if fit.numel() > max_points:
-        g = torch.Generator().manual_seed(int(problem.seed))
-        fit = fit[torch.randperm(fit.numel(), generator=g)[:max_points]]
-    A = _rows(problem.X, fit)
-    D = euclidean_distances(A, A)
-    iu = np.triu_indices(D.shape[0], k=1)
-    m = float(np.median(D[iu])) if iu[0].size else 0.0
-    if not m > 0:
-        raise ValueError("the fit points have median pairwise distance 0: the Gaussian kernel width "
-                         "(sigma x median distance) is undefined; use RLSC or an absolute sigma")
-    return m
+        fit = fit[torch.randperm(fit.numel(), generator=torch.Generator().manual_seed(int(problem.seed)))[:max_points]]
+    return median_width(feature_rows(problem.X, fit, tensor=True), max_samples=None)
 
 
 def rls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
@@ -123,19 +121,19 @@ def rls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
 
     if problem.X is None:
         raise ValueError("RLSC/KRLSC need features (problem.X is None)")
-    XL, XE = _rows(problem.X, problem.labeled), _rows(problem.X, problem.eval)
+    XL, XE = feature_rows(problem.X, problem.labeled), feature_rows(problem.X, problem.eval)
     l = problem.labeled.numel()
-    T = one_vs_rest_targets(problem.labeled_targets(), problem.num_classes).numpy()
-    groups: dict = {}
-    for i, p in enumerate(points):
+    T = onevsrest_targets(problem.labeled_targets(), problem.num_classes, full=True).numpy()
+
+    def kernel_of(p: dict) -> tuple:
         kernel = p.get("kernel", "gaussian")
         if kernel not in ("linear", "gaussian"):
             raise ValueError(f"unknown kernel {kernel!r} (allowed: linear, gaussian)")
-        groups.setdefault((kernel, float(p["sigma"]) if kernel == "gaussian" else None,
-                           p.get("sigma_units", "median")), []).append(i)
+        return kernel, float(p["sigma"]) if kernel == "gaussian" else None, p.get("sigma_units", "median")
+
     scale: dict = {}
     out: list = [None] * len(points)
-    for (kernel, sigma, units), idx in groups.items():
+    for (kernel, sigma, units), idx in group_points(points, kernel_of).items():
         if kernel == "gaussian":
             if units not in scale:
                 scale[units] = median_fit_distance(problem) if units == "median" else 1.0
@@ -159,7 +157,7 @@ def linear_svm_fit_predict(problem: Problem, points: list[dict]) -> list[torch.T
 
     if problem.X is None:
         raise ValueError("LinearSVM needs features (problem.X is None)")
-    XL, XE = _rows(problem.X, problem.labeled), _rows(problem.X, problem.eval)
+    XL, XE = feature_rows(problem.X, problem.labeled), feature_rows(problem.X, problem.eval)
     yl = problem.labeled_targets().cpu().numpy()
     present = np.unique(yl)
     C = problem.num_classes

@@ -35,7 +35,8 @@ import torch
 
 from ..registry import MethodEntry, Problem, register_method
 from ..params import Param
-from .baselines import _rows, _single_class, class_scores, median_fit_distance, semi_supervised_labels
+from .baselines import (_single_class, class_scores, feature_rows, group_points, median_fit_distance,
+                        semi_supervised_labels)
 
 __all__ = ["fredholm_fit_predict", "laprls_fit_predict", "FREDHOLM_NAMES"]
 
@@ -48,17 +49,10 @@ GAMMA_I_GRID = [1.0, 100.0, 1e4, 1e6]
 
 def _fit_data(problem: Problem, dense: bool = False):
     """``(X_fit, y_fit, X_eval)``: the fit points (labeled first) with ``-1`` for the unlabeled ones."""
-    X, XE = _rows(problem.X, problem.fit_points), _rows(problem.X, problem.eval)
+    X, XE = feature_rows(problem.X, problem.fit_points), feature_rows(problem.X, problem.eval)
     if dense and sp.issparse(X):
         raise ValueError("LapRLSC here needs dense features (kNN graph and kernel factor); densify the data")
     return X, semi_supervised_labels(problem), XE
-
-
-def _groups(points: list[dict], key) -> dict:
-    out: dict = {}
-    for i, p in enumerate(points):
-        out.setdefault(key(p), []).append(i)
-    return out
 
 
 def fredholm_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
@@ -81,7 +75,7 @@ def fredholm_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Ten
     X, y, XE = _fit_data(problem)
     m = median_fit_distance(problem)
     out: list = [None] * len(points)
-    for (name, width, loss), idx in _groups(points, lambda p: (p["instance"], float(p["width"]),
+    for (name, width, loss), idx in group_points(points, lambda p: (p["instance"], float(p["width"]),
                                                                p.get("loss", "square"))).items():
         if loss == "square":
             est = FredholmRLSC.instance(name, (width * m) ** 2, lam_scale="trace")
@@ -112,7 +106,7 @@ def laprls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tenso
     out: list = [None] * len(points)
     key = lambda p: (p.get("kernel", "gaussian"), float(p.get("sigma", 1.0)), int(p.get("n_neighbors", 10)),
                      int(p.get("landmarks", 0)))
-    for (kernel, sigma, k, landmarks), idx in _groups(points, key).items():
+    for (kernel, sigma, k, landmarks), idx in group_points(points, key).items():
         width = None
         if kernel == "gaussian":
             m = median_fit_distance(problem) if m is None else m

@@ -23,7 +23,6 @@ used as the ``lambda`` of ``(K_n + n lambda I)^{-1}``, i.e. ``n`` times larger).
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 import torch
 
 from ...methods.separating import (
@@ -31,18 +30,16 @@ from ...methods.separating import (
 )
 from ..registry import MethodEntry, Problem, register_method
 from ..params import Param
+from .baselines import feature_rows, group_points
 
 __all__ = ["spectral_fit_predict", "parzen_fit_predict", "one_class_svm_fit_predict"]
 
 
 def _rows(problem: Problem, idx: torch.Tensor) -> torch.Tensor:
-    """The feature rows ``idx`` of the problem as a float64 tensor (a sparse ``X`` densified per row block)."""
-    X = problem.X
-    if X is None:
+    """The feature rows ``idx`` of the problem as a dense float64 tensor."""
+    if problem.X is None:
         raise ValueError("the separating-kernel methods need features (problem.X is None)")
-    if sp.issparse(X):
-        return torch.from_numpy(sp.csr_matrix(X)[idx.cpu().numpy()].toarray().astype(np.float64))
-    return torch.as_tensor(X)[idx.cpu()].to(torch.float64)
+    return feature_rows(problem.X, idx, tensor=True)
 
 
 def _sigma(point: dict):
@@ -59,11 +56,7 @@ def spectral_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Ten
     (:meth:`SpectralSupportEstimator.score_samples` with a ``lam`` path)."""
     Xtr, Z = _rows(problem, problem.labeled), _rows(problem, problem.eval)
     out: list = [None] * len(points)
-    groups: dict = {}
-    for i, p in enumerate(points):
-        key = tuple(sorted((k, str(v)) for k, v in p.items() if k != "lam"))
-        groups.setdefault(key, []).append(i)
-    for idx in groups.values():
+    for idx in group_points(points, lambda p: tuple(sorted((k, str(v)) for k, v in p.items() if k != "lam"))).values():
         p = points[idx[0]]
         approx = p.get("approx", "exact")
         est = SpectralSupportEstimator(

@@ -49,6 +49,7 @@ from graphstk.methods.sskpca import (
 )
 from ..registry import MethodEntry, Problem, register_method
 from ..params import Param
+from .baselines import feature_rows, group_points
 
 __all__ = ["clear_cache", "SIGMA_GRID", "C_GRID", "S_GRID"]
 
@@ -90,12 +91,8 @@ class _Fold:
         self.eval_ids = ev
 
     def rows(self, ids: np.ndarray) -> np.ndarray:
-        X = self.problem.X
-        if sp.issparse(X):
-            return sp.csr_matrix(X)[ids].toarray().astype(np.float64)
-        if isinstance(X, torch.Tensor):
-            return X[torch.as_tensor(ids)].detach().cpu().numpy().astype(np.float64, copy=False)
-        return np.asarray(X, dtype=np.float64)[ids]
+        A = feature_rows(self.problem.X, torch.as_tensor(ids))
+        return A.toarray() if sp.issparse(A) else A
 
     @property
     def single(self) -> bool:
@@ -135,13 +132,6 @@ class _Fold:
         return torch.from_numpy(S)
 
 
-def _group(points: list[dict], keys: tuple) -> dict:
-    out: dict = {}
-    for i, p in enumerate(points):
-        out.setdefault(tuple(p.get(k) for k in keys), []).append(i)
-    return out
-
-
 def _path_fit_predict(cls, path_keys: tuple, fixed: dict | None = None):
     """``fit_predict`` of one estimator class: one ``fit_path`` per kernel over the grid points."""
     def fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
@@ -149,7 +139,7 @@ def _path_fit_predict(cls, path_keys: tuple, fixed: dict | None = None):
         if fold.single:
             return [fold.constant() for _ in points]
         out: list = [None] * len(points)
-        for idx in _group(points, _KERNEL_KEYS).values():
+        for idx in group_points(points, lambda p: tuple(p.get(k) for k in _KERNEL_KEYS)).values():
             est = cls(**fold.kernel_params(points[idx[0]]), **(fixed or {}))
             params = [{k: points[i][k] for k in path_keys if k in points[i]} for i in idx]
             for i, fitted in zip(idx, est.fit_path(fold.X, fold.y, params)):
@@ -298,7 +288,8 @@ def graph_ls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Ten
         S[:, present] = 1.0
         return [torch.from_numpy(S) for _ in points]
     out: list = [None] * len(points)
-    for (rank, support, tau), idx in _group(points, ("rank", "support", "tau")).items():
+    groups = group_points(points, lambda p: (p.get("rank"), p.get("support"), p.get("tau")))
+    for (rank, support, tau), idx in groups.items():
         lam, U, nodes = _graph_eigenpairs(problem, int(rank or 256), support or "labeled")
         K = SpectralKernelOperator(torch.from_numpy(U), torch.from_numpy(np.exp(-float(tau) * (1.0 - lam))))
         y = np.full(int(problem.data.num_nodes), -1)

@@ -26,7 +26,7 @@ from graphstk.operators import DenseOperator
 from ..params import Param
 from ..registry import MethodEntry, Problem, register_method
 from .stkr import PARAMS
-from .baselines import _rows, median_fit_distance
+from .baselines import feature_rows, group_points, median_fit_distance
 
 __all__ = ["stkr_kernel_fit_predict"]
 
@@ -43,7 +43,7 @@ def stkr_kernel_fit_predict(problem: Problem, points: list[dict]) -> list[torch.
     fit = problem.fit_points
     extra = problem.eval[~torch.isin(problem.eval, fit)]
     ids = torch.cat([fit, extra])                       # local numbering: fit points, then hidden ones
-    A = _rows(problem.X, ids)
+    A = feature_rows(problem.X, ids)
     D2 = torch.from_numpy(euclidean_distances(A, A, squared=True))
     y = problem.y[ids]
     train = torch.arange(problem.labeled.numel())       # fit points start with the labeled ones
@@ -53,10 +53,7 @@ def stkr_kernel_fit_predict(problem: Problem, points: list[dict]) -> list[torch.
     eval_local = pos[problem.eval]
     m = median_fit_distance(problem)
     out: dict[int, torch.Tensor] = {}
-    by_sigma: dict[float, list[int]] = {}
-    for i, p in enumerate(points):
-        by_sigma.setdefault(float(p["sigma"]), []).append(i)
-    for sigma, members in by_sigma.items():
+    for sigma, members in group_points(points, lambda p: float(p["sigma"])).items():
         K = DenseOperator(torch.exp(D2 * (-0.5 / (sigma * m) ** 2)))
         method = points[members[0]]["transform"]
         keys = ("eta", "beta") if method == "stkr-lap" else ("k", "beta")
