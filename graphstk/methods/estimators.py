@@ -71,6 +71,20 @@ def flag_unreachable(owner, scores: Tensor, stacklevel: int | None = None) -> Te
     return scores
 
 
+def _default_classes(y: Tensor, num_classes: int | None) -> int | None:
+    """``num_classes``, or ``max(y) + 1`` over every entry of ``y`` (PyG's ``dataset.num_classes``; ``-1``
+    entries ignored), so that a class without training labels keeps its score column (even the highest)
+    and is named by the warning. ``None`` (the training labels decide) for non-integer ``y`` or for
+    ids far beyond the number of distinct classes."""
+    if num_classes is not None or y.dtype.is_floating_point or y.dtype == torch.bool or y.numel() == 0:
+        return num_classes
+    known = y[y >= 0]
+    if known.numel() == 0:
+        return None
+    C = int(known.max()) + 1
+    return C if C <= 2 * int(torch.unique(known).numel()) + 100 else None
+
+
 def _resolve_alias(name: str, value, alias: str, alias_value, default):
     """``value`` or its PyG spelling ``alias_value`` (not both); ``default`` when neither is given."""
     if alias_value is not None:
@@ -144,7 +158,7 @@ class _GraphEstimator(BaseEstimator):
             if bool(overlap[train.cpu()].any()):
                 raise ValueError("train_idx and hidden_idx overlap: a labeled node cannot be hidden from fit")
         kernel = self._operator(X, y, n, hidden)
-        prob = P.make_problem(kernel, y, train.to(kernel.device), self.num_classes, hidden=hidden)
+        prob = P.make_problem(kernel, y, train.to(kernel.device), _default_classes(y, self.num_classes), hidden=hidden)
         self.num_classes_ = prob.C
         self.classes_ = torch.arange(prob.C)
         counts = torch.bincount(y.to(kernel.device)[train.to(kernel.device)].long(), minlength=prob.C)
@@ -243,9 +257,12 @@ class LabelPropagation(_GraphEstimator):
         ``eta S(x, visible) Yhat``, one step of the fixed-point equation (an extension the
         paper does not define).
     num_classes : int, optional
-        Number of classes ``C``; default ``max(y[train_idx]) + 1`` (labels of other nodes are
-        never read). Classes without a training node raise a
-        :class:`~graphstk.methods.propagation.ClassesWithoutLabelsWarning`.
+        Number of classes ``C``; default ``max(y) + 1`` over the entries of ``y`` that are
+        ``>= 0`` (the class count, as PyG's ``dataset.num_classes``; no other label of a node
+        outside ``train_idx`` enters the fit). Classes without a training node -- the highest
+        included -- keep their score column, are named by a
+        :class:`~graphstk.methods.propagation.ClassesWithoutLabelsWarning`, listed in
+        ``missing_classes_`` and never predicted.
     clean_edges : bool, default False
         Drop self-loops and duplicate edges of ``data.edge_index`` (otherwise they are kept,
         duplicates summed, with an :class:`~graphstk.operators.EdgeListWarning`).
@@ -360,7 +377,7 @@ class STKR(_GraphEstimator):
     tol : float, default 1e-6
         Relative residual of a solve to tolerance (``0``: run ``max_iter`` iterations).
     num_classes : int, optional
-        Default ``max(y[train_idx]) + 1``; see :class:`LabelPropagation`.
+        Default ``max(y) + 1`` over the entries ``>= 0``; see :class:`LabelPropagation`.
     clean_edges : bool, default False
         See :class:`LabelPropagation`.
     dtype : torch.dtype, default torch.float64

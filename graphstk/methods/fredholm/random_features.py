@@ -9,6 +9,7 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
+from ..._arrays import check_positive_int
 from ...operators.feature import check_positive
 from .._semi_supervised import SemiSupervisedClassifier
 from .kernel import _BLOCK_ELEMS, FredholmKernel, _n, _slice, _take, fredholm_instance
@@ -50,6 +51,7 @@ class _RFContext:
             if inner_width is None:
                 raise ValueError("inner_width = t > 0 of the inner Gaussian exp(-||u-v||^2/(2t)) is required")
             t = check_positive("inner_width", inner_width)
+            n_components = check_positive_int("n_components", n_components)
             features = RandomFourierFeatures("gaussian", sigma=math.sqrt(t), n_features=n_components,
                                              random_state=random_state).fit(self.U[:1])
         self.z = features
