@@ -85,6 +85,40 @@ def _default_classes(y: Tensor, num_classes: int | None) -> int | None:
     return C if C <= 2 * int(torch.unique(known).numel()) + 100 else None
 
 
+def _label_tensor(y) -> Tensor:
+    """``y`` as a tensor of class ids; strings and other non-numeric labels are refused by name."""
+    if isinstance(y, Tensor):
+        return y
+    import numpy as np
+
+    yn = np.asarray(y)
+    if yn.dtype.kind not in "biuf":
+        raise TypeError(f"y must hold integer class ids 0..C-1 (a LongTensor), got {yn.dtype} values such as "
+                        f"{yn.ravel()[:3].tolist()}; map them to ids first, e.g. classes, ids = "
+                        "np.unique(y, return_inverse=True) and pass torch.as_tensor(ids)")
+    return torch.as_tensor(yn)
+
+
+GRAPH_WORK_COLUMNS = 8   # [N, C] blocks a solve holds at once (iterate, residual, search directions, scores)
+
+
+def _check_graph_size(data, n: int, y: Tensor, dtype: torch.dtype) -> None:
+    """Refuse, before the graph kernel is built, a graph whose kernel and solve do not fit in memory:
+    the edge list in both directions with weights, the degrees, and ``GRAPH_WORK_COLUMNS`` blocks
+    of ``[N, C]`` scores."""
+    from ..memory import check_allocation
+
+    known = y[y >= 0] if not (y.dtype.is_floating_point or y.dtype == torch.bool) else y
+    C = int(known.max()) + 1 if known.numel() else 1
+    C = min(C, int(torch.unique(known).numel()) + 1) if known.numel() else 1
+    nnz = int(data.edge_index.shape[1])
+    item = torch.finfo(dtype).bits // 8
+    need = 2.0 * nnz * (16 + item) + n * item * (2 + GRAPH_WORK_COLUMNS * C)
+    check_allocation(need, f"the graph kernel and the solve on {n} nodes, {nnz} edges and {C} classes",
+                     "use a subgraph (fewer nodes), dtype=torch.float32, or split the graph over processes "
+                     "(docs/distributed.md)", data.edge_index.device)
+
+
 def _resolve_alias(name: str, value, alias: str, alias_value, default):
     """``value`` or its PyG spelling ``alias_value`` (not both); ``default`` when neither is given."""
     if alias_value is not None:
@@ -147,8 +181,10 @@ class _GraphEstimator(BaseEstimator):
         if train_idx is None:
             raise ValueError("train_idx is required (node ids or a boolean mask of length N), or give "
                              "data.train_mask")
-        y = torch.as_tensor(y)
+        y = _label_tensor(y)
         train = as_index(train_idx, n, name="train_idx", allow_none=False)
+        if not isinstance(X, KernelOperator):
+            _check_graph_size(X, n, y, self.dtype)
         hidden = None if hidden_idx is None else as_index(hidden_idx, n, name="hidden_idx", allow_none=False)
         if self.setting == "transductive" and hidden is not None and hidden.numel() > 0:
             raise ValueError("setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
