@@ -1,15 +1,17 @@
 """The package's errors and warnings, in one place.
 
 Every class is re-exported where it is raised (``graphstk.methods``, ``graphstk.spectral``,
-``graphstk.data``), so ``except graphstk.exceptions.ConvergenceError`` and
-``except graphstk.spectral.solvers.ConvergenceError`` catch the same thing.
+``graphstk.data``, ``graphstk.distributed``, ``graphstk.experiments``), so
+``except graphstk.exceptions.ConvergenceError`` and ``except graphstk.spectral.solvers.ConvergenceError``
+catch the same thing.
 """
 from __future__ import annotations
 
 __all__ = [
     "ConvergenceWarning", "ConvergenceError", "DivergenceWarning", "EdgeListWarning", "ClassesWithoutLabelsWarning",
     "UnreachableNodesWarning", "NonFiniteScoresWarning", "DatasetNotFoundError", "DataFileError",
-    "FeaturesUnavailableWarning", "MemoryLimitError", "LabelError",
+    "FeaturesUnavailableWarning", "MemoryLimitError", "LabelError", "PeerFailure", "ProtocolError",
+    "DatasetMissingError", "RunError",
 ]
 
 
@@ -82,3 +84,22 @@ class FeaturesUnavailableWarning(UserWarning):
 class MemoryLimitError(MemoryError):
     """An allocation was refused before it was made: it needs more memory than is free (or than
     ``GRAPHSTK_MAX_MEMORY`` allows). The message gives the size and the option that fits."""
+
+
+# ----------------------------------------------------------------------------- distributed runs
+class PeerFailure(RuntimeError):
+    """A collective of the partitioned operator failed: a peer process stopped, or stayed silent
+    past the process group's timeout. Every process raises it; none waits forever."""
+
+
+# ----------------------------------------------------------------------------- experiments
+class ProtocolError(ValueError):
+    """Bad input found by a protocol's checks (before any computation)."""
+
+
+class DatasetMissingError(RuntimeError):
+    """A dataset of the config is absent and ``skip_missing`` is false."""
+
+
+class RunError(RuntimeError):
+    """A unit (dataset, method, p_test, seed) failed; the message says which and why."""

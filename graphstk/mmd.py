@@ -30,8 +30,8 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from .operators.feature import (SHIFT_INVARIANT, FeatureKernelOperator, _pair, as_features,
-                                kernel_function, median_distance)
+from .operators.bandwidth import median_width
+from .operators.feature import SHIFT_INVARIANT, FeatureKernelOperator, _pair, as_features, kernel_function
 
 __all__ = ["mmd2", "mmd_test", "MMDTestResult", "mean_embedding", "MeanEmbedding", "median_heuristic"]
 
@@ -42,17 +42,23 @@ def median_heuristic(X, Y=None, max_samples: int | None = 2000, seed: int = 0) -
     """Bandwidth ``sigma`` = median pairwise Euclidean distance of the pooled sample ``[X; Y]``
     (pairs ``i < j``; ``max_samples`` rows drawn at random beyond that size, seeded).
 
-    Wraps :func:`graphstk.operators.median_distance`. Raises ``ValueError`` when the median is 0
-    (more than half of the pairs coincide), since that is no usable bandwidth.
+    The pairwise rule of :func:`graphstk.operators.median_width` on the pooled sample. Raises
+    ``ValueError`` when the median is 0 (more than half of the pairs coincide), since that is no
+    usable bandwidth.
+
+    Parameters
+    ----------
+    X : Tensor or array ``[n, d]``
+    Y : Tensor or array ``[m, d]``, optional
+        Pooled with ``X``.
+    max_samples : int or None, default 2000
+    seed : int, default 0
     """
     Z = as_features(X, name="X")
     if Y is not None:
         Xp, Yp = _pair(Z, Y)
         Z = torch.cat([Xp, Yp])
-    s = median_distance(Z, max_samples=max_samples, seed=seed)
-    if not s > 0:
-        raise ValueError("median heuristic: the median pairwise distance is 0 (duplicate points); pass sigma")
-    return s
+    return median_width(Z, max_samples=max_samples, seed=seed)
 
 
 def _resolve_kernel(kernel, sigma, X, Y=None, **params):

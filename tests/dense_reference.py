@@ -1,7 +1,8 @@
 """Independent dense computations of the STKR paper's closed forms, for tests only.
 
 Everything here is written directly from the equations with dense matrices and
-``torch.linalg`` (no code shared with graphstk's engines).
+``torch.linalg`` (no code shared with graphstk's engines), with the small random graphs the
+tests check them on.
 """
 from __future__ import annotations
 
@@ -28,10 +29,32 @@ def random_graph(n: int, p: float, seed: int, psd: bool = False, isolated: int =
     return A, ei, A[ei[0], ei[1]]
 
 
+def labeled_graph(seed: int = 0, n: int = 60, p: float = 0.12, num_classes: int = 3):
+    """A random graph with labels: ``(Data, train ids, train mask)``.
+
+    Labels are drawn uniformly from ``num_classes`` classes, the first ``num_classes`` nodes
+    taking one class each; the training nodes are 0, 1, 2, 5, 9, 14, 20 and 27.
+    """
+    from torch_geometric.data import Data
+
+    _, ei, _ = random_graph(n, p, seed)
+    y = torch.randint(0, num_classes, (n,), generator=torch.Generator().manual_seed(seed + 7))
+    y[:num_classes] = torch.arange(num_classes)
+    train = torch.tensor([0, 1, 2, 5, 9, 14, 20, 27])
+    mask = torch.zeros(n, dtype=torch.bool)
+    mask[train] = True
+    return Data(edge_index=ei, y=y, num_nodes=n), train, mask
+
+
 def normalized(W: torch.Tensor) -> torch.Tensor:
     d = W.sum(1)
     dis = torch.where(d > 0, d.clamp_min(1e-300).rsqrt(), torch.zeros_like(d))
     return dis[:, None] * W * dis[None, :]
+
+
+def normalized_random_graph(n: int, p: float, seed: int) -> torch.Tensor:
+    """``normalized(W)`` of ``random_graph(n, p, seed)``: the dense S of one random graph."""
+    return normalized(random_graph(n, p, seed)[0])
 
 
 def visible_kernel(W: torch.Tensor, hidden: list[int]):

@@ -50,3 +50,18 @@ def test_out_of_range_and_float_ids():
         as_index(torch.tensor([0.0, 1.0]), 5)
     with pytest.raises(ValueError, match="boolean mask of length 3"):
         as_index(torch.tensor([True, False, True]), 5)
+
+
+@pytest.mark.parametrize("bad, err, text", [
+    (torch.ones(3), TypeError, "LongTensor of node ids or a boolean mask of length 10"),
+    (torch.ones(4, dtype=torch.bool), ValueError, "boolean mask of length 4"),
+    (torch.zeros(2, 5, dtype=torch.long), ValueError, "shape"),
+    (torch.tensor([3, 10]), IndexError, r"ids in \[3, 10\] for 10 nodes"),
+    (torch.tensor([-1]), IndexError, "valid ids are 0..9"),
+    ("abc", TypeError, "got a str"),
+])
+def test_index_helper_gives_one_clear_error(bad, err, text):
+    with pytest.raises(err, match=text):
+        as_index(bad, 10, name="train_idx")
+    assert torch.equal(as_index([1, 2], 10), torch.tensor([1, 2]))
+    assert torch.equal(as_index(torch.tensor([True, False, True]), 3), torch.tensor([0, 2]))

@@ -13,6 +13,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
+from ..exceptions import PeerFailure
 from ..spectral.solvers import VectorSpace
 
 EXCHANGES = ("auto", "all_to_all", "p2p")
@@ -50,11 +51,6 @@ def init_from_env(backend: str | None = None, timeout_s: float = 300.0) -> torch
     if dist.get_backend() == "nccl":
         return torch.device("cuda", torch.cuda.current_device())
     return torch.device("cpu")
-
-
-class PeerFailure(RuntimeError):
-    """A collective of the partitioned operator failed: a peer process stopped, or stayed silent
-    past the process group's timeout. Every process raises it; none waits forever."""
 
 
 def _failed(err: Exception, what: str) -> PeerFailure:

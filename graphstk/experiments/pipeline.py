@@ -18,20 +18,13 @@ from typing import Callable
 
 from tqdm.auto import tqdm
 
+from ..exceptions import DatasetMissingError, RunError
 from .cache import CODE_MODULES, CODE_PACKAGES, ResultCache, code_fingerprint
 from .config import ExperimentConfig
 from .datasets import is_missing_error
 from .specs import options_suffix
 
 __all__ = ["DatasetMissingError", "RunError", "run_experiment"]
-
-
-class DatasetMissingError(RuntimeError):
-    """A dataset of the config is absent and ``skip_missing`` is false."""
-
-
-class RunError(RuntimeError):
-    """A unit (dataset, method, p_test, seed) failed; the message says which and why."""
 
 
 def _load_datasets(cfg: ExperimentConfig, protocol, root: str, log: Callable[[str], None]):

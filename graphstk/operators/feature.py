@@ -24,7 +24,8 @@ from torch import Tensor
 
 from .bandwidth import kth_neighbor_distance_median, median_distance, median_width
 from .base import KernelOperator, as_index
-from .kernels import (  # noqa: F401  (re-exported: the kernel API's historical home)
+from .graph import _inv_sqrt
+from .kernels import (  # noqa: F401  (re-exported: graphstk.operators.feature also serves the kernel API)
     _BLOCK_ELEMS, KERNELS, SHIFT_INVARIANT, Kernel, _pair, as_features, check_dense, check_positive,
     kernel_function, pairwise_distances,
 )
@@ -37,13 +38,6 @@ __all__ = [
 
 _MATERIALISE_HINT = ("use products `op @ v` (row blocks of block_size), op.block(rows, cols) for the sub-block "
                      "you need, a low-rank method (approx='nystroem' / n_components=), or subsample the points")
-
-
-def _inv_sqrt(d: Tensor) -> Tensor:
-    out = torch.zeros_like(d)
-    pos = d > 0
-    out[pos] = d[pos].rsqrt()
-    return out
 
 
 def gram(X, Y=None, kernel: str | Kernel = "gaussian", sigma: float | None = None,

@@ -109,6 +109,7 @@ def _edges(edge_index, num_nodes, edge_weight, dtype, device):
 
 
 def _inv_sqrt(deg: Tensor) -> Tensor:
+    """``deg ** -1/2`` where ``deg > 0``, ``0`` elsewhere (isolated nodes, zero kernel diagonals)."""
     out = torch.zeros_like(deg)
     pos = deg > 0
     out[pos] = deg[pos].rsqrt()

@@ -235,3 +235,16 @@ def test_readonly_root_error(monkeypatch, dataset_root, tmp_path):
 def test_top_level_exports():
     assert graphstk.load_dataset is load_dataset and graphstk.make_split is make_split
     assert graphstk.dataset_statistics is dataset_statistics and graphstk.Split is not None
+
+
+def test_missing_dataset_message_names_the_real_source(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRAPHSTK_OFFLINE", "1")
+    monkeypatch.setenv("GRAPHSTK_DATA", str(tmp_path))
+    for root in (None, str(tmp_path)):      # the command line passes the resolved root on
+        with pytest.raises(DatasetNotFoundError) as err:
+            load_dataset("Cora", root=root)
+        msg = str(err.value)
+        assert "$GRAPHSTK_DATA" in msg and "root argument" not in msg and "--data-root PATH" in msg
+        assert msg.count("not found") == 1 and "dataset 'Cora' not found" not in msg
+    with pytest.raises(DatasetNotFoundError, match="came from the root argument"):
+        load_dataset("Cora", root=str(tmp_path / "elsewhere"))

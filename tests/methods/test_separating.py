@@ -24,7 +24,7 @@ def _data(n=40, d=3, m=15, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
     Z = np.vstack([rng.normal(size=(m, d)), 3.0 + rng.normal(size=(m, d))])   # inside and far away
-    return torch.from_numpy(X), torch.from_numpy(Z)     # tensors in, tensors out (NumPy: tests/methods/test_separating_sklearn.py)
+    return torch.from_numpy(X), torch.from_numpy(Z)     # tensors in, tensors out (NumPy input: tests/contracts/test_sklearn_checks.py)
 
 
 def _abel_normalized(A, B, sigma):

@@ -1,13 +1,87 @@
-"""Iterative solvers (graphstk.spectral.solvers): restarted GMRES stops on stagnation."""
-from __future__ import annotations
-
+"""Richardson, CG and GMRES (graphstk.spectral.solvers): the fused Richardson step against the
+generic update, and how a solve that does not converge is reported."""
 import warnings
 
 import pytest
 import torch
 
-from graphstk.exceptions import ConvergenceError
+from dense_reference import labeled_graph, normalized, random_graph
+from graphstk.methods import propagation as P
+from graphstk.operators import GraphKernel
+from graphstk.exceptions import ConvergenceError, ConvergenceWarning
 from graphstk.spectral import solvers
+from graphstk.spectral.solvers import SolveResult, _finish, richardson
+from graphstk.transforms import InverseLaplacian
+
+
+@pytest.mark.parametrize("tol,snaps", [(0.0, (1, 3, 7, 20)), (1e-8, (5, 10_000))])
+def test_fused_richardson_step_matches_the_generic_update(tol, snaps):
+    """``richardson(..., step=...)`` against the generic update with a per-column step size != 1:
+    the same iterates, snapshots, iteration count and recorded residuals (which the fused path
+    reads off (x_{t+1} - x_t) / gamma)."""
+    g = torch.Generator().manual_seed(0)
+    A = torch.randn(30, 30, dtype=torch.float64, generator=g)
+    A = A @ A.T / 30 + torch.eye(30, dtype=torch.float64)
+    b = torch.randn(30, 4, dtype=torch.float64, generator=g)
+    gamma = torch.tensor([0.1, 0.2, 0.3, 0.15], dtype=torch.float64)
+    seen = {"generic": [], "fused": []}
+    kw = dict(snapshots=snaps, warn=False)
+    ref = richardson(lambda x: A @ x, b, gamma, 300 if tol else 20, tol,
+                     callback=lambda t, r: seen["generic"].append((t, r)), **kw)
+    out = richardson(lambda x: A @ x, b, gamma, 300 if tol else 20, tol, step=lambda x: x + gamma * (b - A @ x),
+                     callback=lambda t, r: seen["fused"].append((t, r)), **kw)
+    assert out.n_iter == ref.n_iter and out.converged == ref.converged
+    assert torch.allclose(out.x, ref.x, atol=1e-13, rtol=0)
+    for t in snaps:
+        assert torch.allclose(out.snapshots[t], ref.snapshots[t], atol=1e-13, rtol=0)
+    assert len(seen["fused"]) == len(seen["generic"]) > 0
+    for (t1, r1), (t2, r2) in zip(seen["fused"], seen["generic"]):
+        assert t1 == t2 and abs(r1 - r2) <= 1e-6 * r2 + 1e-14   # the difference loses ~1e-16 absolute
+    zero = richardson(lambda x: A @ x, b, gamma, 0, 0.0, step=lambda x: x + gamma * (b - A @ x))
+    assert torch.equal(zero.x, torch.zeros_like(b))
+
+
+def test_fused_richardson_does_not_claim_a_tolerance_float32_cannot_reach():
+    """In float32 the fused step's difference x_{t+1} - x_t can vanish by rounding while b - A x
+    does not: Label-Prop by Richardson to tol = 1e-8 (below float32's reach here) must end as not
+    converged, with a warning and the true residual, as the generic update does."""
+    W, ei, w = random_graph(36, 0.15, 0)
+    y = torch.randint(0, 3, (36,), generator=torch.Generator().manual_seed(1))
+    kernel = GraphKernel(ei, 36, edge_weight=w, dtype=torch.float32)
+    prob = P.make_problem(kernel, y, torch.arange(8), 3)
+    with pytest.warns(ConvergenceWarning):
+        out = P.label_propagation(prob, [0.99], solver="richardson", tol=1e-8, max_iter=5000)
+    res = out.history[0]
+    assert not res.converged and res.residuals[-1] >= 1e-8
+    S = normalized(W).double()
+    b = torch.zeros(36, 3, dtype=torch.float64)
+    b[prob.train] = prob.Y.double()
+    x = out.h[(0, None)].double()
+    true = float((torch.linalg.vector_norm(b - x + 0.99 * S @ x, dim=0) / torch.linalg.vector_norm(b, dim=0)).max())
+    assert true >= 1e-8
+
+
+def test_diverging_richardson_raises_with_the_fix_and_never_says_increase_max_iter():
+    data, train, _ = labeled_graph(2, n=80, p=0.1)
+    prob = P.make_problem(GraphKernel(data.edge_index, 80), data.y, train, 3)
+    with pytest.raises(ConvergenceError) as err:
+        P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1e-3], solver="richardson", step_size=5.0, tol=1e-8,
+                          max_iter=500)
+    msg = str(err.value)
+    assert "diverging" in msg and "step_size" in msg and "increase max_iter" not in msg
+    res = err.value.result                      # the failed solve travels with the error, for diagnostics
+    assert res is not None and not res.converged and 0 < res.n_iter <= 500 and res.residuals[-1] > 1.0
+
+
+def test_stalled_solve_says_stalled():
+    res = SolveResult(torch.zeros(1), residuals=[1e-3] * 50, n_iter=50)
+    with pytest.warns(ConvergenceWarning, match="stalled.*far from the exact solution.*direct"):
+        _finish(res, 1e-6, "gmres", True)
+    res = SolveResult(torch.zeros(1), residuals=[10.0 ** -(i / 10) for i in range(50)], n_iter=50)
+    with pytest.warns(ConvergenceWarning, match="still decreasing: increase max_iter"):
+        _finish(res, 1e-9, "cg", True)
+    with pytest.raises(ConvergenceError, match="not usable"):
+        _finish(SolveResult(torch.zeros(1), residuals=[0.5, 2.0], n_iter=2), 1e-6, "gmres", True)
 
 
 def test_gmres_stops_when_restart_cycles_stagnate():

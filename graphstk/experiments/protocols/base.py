@@ -15,14 +15,11 @@ import time
 
 import torch
 
+from ...exceptions import ProtocolError
 from ..metrics import mean_std
 from ..registry import MethodEntry, Problem, get_method
 
 __all__ = ["Protocol", "ProtocolError", "VectorProtocol", "call_method", "masked_labels"]
-
-
-class ProtocolError(ValueError):
-    """Bad input found by a protocol's checks (before any computation)."""
 
 
 def masked_labels(y: torch.Tensor, labeled: torch.Tensor) -> torch.Tensor:

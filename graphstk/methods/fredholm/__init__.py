@@ -28,7 +28,7 @@ Lambda convention (erratum, "Scaling errata"): ``lam`` here is the ``lambda`` of
 the dual solution is ``alpha = (K_F + l lam I)^{-1} y`` with ``K_F`` the ``l x l`` matrix of
 Eq. 5 (with its ``1/n^2``). The paper's Eq. 4 / l.97 ``lambda`` equals ``n^2 l lam``; with it,
 Eq. 4 as printed returns this classifier divided by ``n^2`` (it solves Eq. 3 for the targets
-``y / n^2``), so the predictions agree (checked in ``tests/test_fredholm.py``).
+``y / n^2``), so the predictions agree (checked in ``tests/methods/test_fredholm.py``).
 
 Memory: nothing here forms an ``n x n`` matrix. The blocks a method needs (labeled x labeled,
 eval x labeled) are ``A_X (KH A_L^T)``: one product of the inner kernel with the thin

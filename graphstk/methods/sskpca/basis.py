@@ -26,6 +26,7 @@ import torch
 from torch import Tensor
 
 from ...memory import check_allocation
+from ...operators.bandwidth import median_width
 from ...operators.base import KernelOperator, SparseOperator
 from ...operators.diffusion import SpectralKernelOperator
 
@@ -254,22 +255,12 @@ def median_pairwise_distance(X) -> float:
     """The exact median Euclidean distance over the pairs ``i < j`` of the rows of ``X`` (the width unit
     of the semi-supervised KPCA experiments: ``gamma = 1 / (2 (sigma * median)^2)``), cached by content.
 
-    Computed as the square root of the median squared distance (scikit-learn's
-    :func:`~sklearn.metrics.pairwise.euclidean_distances`); an ``O(m^2)`` host computation.
+    The pairwise rule of :func:`graphstk.operators.median_width` on every row (no subsampling), in
+    float64 on the host.
     """
-    from sklearn.metrics.pairwise import euclidean_distances
-
-    A = X.detach().cpu().numpy() if isinstance(X, Tensor) else np.asarray(X, dtype=np.float64)
-
-    def make():
-        m = A.shape[0]
-        check_allocation(2.0 * m * m * 8, f"the {m} x {m} distance matrix of the median heuristic",
-                         "pass gamma= explicitly or use fewer points")
-        D2 = euclidean_distances(A, A, squared=True)
-        np.fill_diagonal(D2, 0.0)
-        med = float(np.sqrt(np.median(np.maximum(D2, 0.0)[np.triu_indices(m, 1)])))
-        return np.array(med)
-    med = float(BASIS_CACHE.get(("median", array_key(A)), make))
+    A = X.detach().cpu().double() if isinstance(X, Tensor) else torch.as_tensor(np.asarray(X, dtype=np.float64))
+    med = float(BASIS_CACHE.get(("median", array_key(A)),
+                                lambda: np.array(median_width(A, max_samples=None, allow_zero=True))))
     if not med > 0:
         raise ValueError("the fit points have median pairwise distance 0: the Gaussian width "
                          "(sigma x median distance) is undefined")

@@ -1,7 +1,12 @@
-"""The Fredholm classifiers, LapRLSC and the random-feature maps in the tools scikit-learn users
-combine them with: ``Pipeline``, ``GridSearchCV`` with default scoring and ``cross_val_score``
-on scikit-learn's digits with 90% of the labels hidden (``y = -1``), each scoring as the
-estimator called by hand on the same data and folds (within 1 point of accuracy)."""
+"""The semi-supervised classifiers and the random-feature maps in the tools scikit-learn users
+combine them with: ``Pipeline``, ``GridSearchCV`` with default scoring and ``cross_val_score``, on
+scikit-learn's digits with 90% of the labels hidden (``y = -1``), each scoring as the estimator
+called by hand on the same data and folds (within 1 point of accuracy).
+
+Covered: the Fredholm classifiers, LapRLSC, the random-feature maps and the semi-supervised KPCA
+classifiers (on the first 300 digits and the top-60 kernel eigenpairs, so that they stay fast:
+every fit eigendecomposes the kernel of its fit points).
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -14,7 +19,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from graphstk.features import RandomBinningFeatures, RandomFourierFeatures
-from graphstk.methods import FredholmRLSC, FredholmSVM, LapRLSC, RandomFeatureFredholm
+from graphstk.methods import LRKPCA, LSKPCA, MVKPCA, FredholmRLSC, FredholmSVM, KernelPCAClassifier, LapRLSC, \
+    RandomFeatureFredholm
 
 N = 450  # the first N digits keep the suite quick on two cores
 CLASSIFIERS = [
@@ -84,3 +90,56 @@ def test_random_features_feed_logistic_regression(features, digits):
     assert pipe.score(X[te], y[te]) > 0.75  # ten classes: chance is 0.1
     names = pipe[:-1].get_feature_names_out()
     assert len(names) == pipe[1].n_output_features_ and names[0] == f"{type(features).__name__.lower()}0"
+
+
+# ----------------------------------------------------------------------------- semi-supervised KPCA
+KPCA_CLASSIFIERS = [LSKPCA(c=10.0, s=1.0, rank=60), LRKPCA(c=10.0, s=1.0, max_iter=5, rank=60),
+                    MVKPCA(c=1.0, rank=60), KernelPCAClassifier(rank=60)]
+KPCA_GRIDS = {LSKPCA: {"c": [1.0, 10.0]}, LRKPCA: {"s": [0.3, 1.0]}, MVKPCA: {"c": [0.1, 1.0]},
+              KernelPCAClassifier: {"n_components": [5, 10]}}
+
+
+@pytest.fixture(scope="module")
+def digits_300():
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:300], y[:300]
+    rng = np.random.default_rng(0)
+    y_semi = y.copy()
+    y_semi[rng.random(y.size) < 0.9] = -1
+    return X, y, y_semi
+
+
+def _direct_score(est, X, y_fit, X_eval, y_eval) -> float:
+    scaler = StandardScaler().fit(X)
+    return clone(est).fit(scaler.transform(X), y_fit).score(scaler.transform(X_eval), y_eval)
+
+
+@pytest.mark.filterwarnings("ignore::graphstk.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("est", KPCA_CLASSIFIERS, ids=lambda e: type(e).__name__)
+def test_pipeline_scores_like_the_estimator_called_directly(est, digits_300):
+    X, y, y_semi = digits_300
+    unl = y_semi == -1
+    pipe = make_pipeline(StandardScaler(), clone(est)).fit(X, y_semi)
+    acc = float((pipe.predict(X[unl]) == y[unl]).mean())
+    direct = _direct_score(est, X, y_semi, X[unl], y[unl])
+    assert abs(acc - direct) <= 0.01
+    assert acc > 0.6          # 90% unlabeled digits: far above chance (0.1)
+
+
+@pytest.mark.filterwarnings("ignore::graphstk.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("est", KPCA_CLASSIFIERS, ids=lambda e: type(e).__name__)
+def test_cross_val_score_and_grid_search_with_default_scoring(est, digits_300):
+    X, y, y_semi = digits_300
+    cv = KFold(3, shuffle=True, random_state=0)
+    pipe = make_pipeline(StandardScaler(), clone(est))
+    scores = cross_val_score(pipe, X, y_semi, cv=cv)          # default scoring: the classifier's accuracy
+    direct = [_direct_score(est, X[tr], y_semi[tr], X[te], y_semi[te]) for tr, te in cv.split(X)]
+    np.testing.assert_allclose(scores, direct, atol=0.01)
+    name = type(est).__name__.lower()
+    grid = {f"{name}__{k}": v for k, v in KPCA_GRIDS[type(est)].items()}
+    search = GridSearchCV(pipe, grid, cv=cv).fit(X, y_semi)
+    best = search.best_params_
+    ref = clone(est).set_params(**{k.split("__")[1]: v for k, v in best.items()})
+    direct = np.mean([_direct_score(ref, X[tr], y_semi[tr], X[te], y_semi[te]) for tr, te in cv.split(X)])
+    assert abs(search.best_score_ - direct) <= 0.01
+    assert search.best_estimator_.predict(X[:5]).shape == (5,)

@@ -15,7 +15,7 @@ from graphstk.experiments.pipeline import run_experiment
 from graphstk.experiments.protocols.planetoid import Planetoid, public_split
 from graphstk.experiments.registry import MethodEntry, register_method
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def toy_npz(path: Path, n_per_class: int = 30, seed: int = 0) -> Path:

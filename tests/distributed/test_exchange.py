@@ -1,4 +1,5 @@
-"""A process that dies mid-run makes the others raise a clear error, not hang."""
+"""The collectives of graphstk.distributed.exchange: a process that dies mid-run makes the others
+raise PeerFailure, a clear error, instead of hanging."""
 from __future__ import annotations
 
 import os

@@ -1,14 +1,15 @@
-"""Label-Prop and STKR engines against dense closed forms (Eqs. 7, 8-9, 20, 22)."""
-import warnings
-
+"""Label-Prop and STKR engines (graphstk.methods.propagation) against dense closed forms
+(Eqs. 7, 8-9, 20, 22): every solver, the multi-shift routes and the reduced-product Algorithm 1."""
 import pytest
 import torch
 from torch_geometric.data import Data
 
 from dense_reference import random_graph, stkr_scores, visible_kernel
 from graphstk.methods import STKR, LabelPropagation, UnreachableNodesWarning, predict_grid, predict_labels
+from graphstk.methods import propagation as P
+from graphstk.methods import routes
 from graphstk.operators import GraphKernel
-from graphstk.spectral import ConvergenceWarning
+from graphstk.spectral import ConvergenceWarning, eigen
 from graphstk.transforms import InverseLaplacian, Polynomial, ReciprocalPolynomial, TopD
 
 N_NODES, C = 36, 3
@@ -266,8 +267,6 @@ def test_direct_solve_path_is_finite_in_float32():
 
 def test_non_finite_scores_warn_and_count_as_unreachable(monkeypatch):
     from graphstk.methods import NonFiniteScoresWarning
-    from graphstk.methods import propagation as P
-
     c = setup(psd=True)
     real = P.stkr_polynomial
 
@@ -293,3 +292,107 @@ def test_float32_runs_and_agrees():
                      {"eta": [0.9], "beta": [0.1]}, C, solver="direct")[0][1]
     assert a.dtype == torch.float32
     assert torch.allclose(a.double(), b, atol=5e-3 * b.abs().max())
+
+
+def test_topd_engine_same_predictions_filtered_and_lanczos(monkeypatch):
+    W, ei, _ = random_graph(500, 0.03, seed=5)
+    kernel = GraphKernel(ei, 500)
+    y = torch.arange(500) % 3
+    prob = P.make_problem(kernel, y, torch.arange(0, 500, 10), 3)
+    out = {}
+    for method in ("lanczos", "filtered"):
+        orig = eigen.top_eigenpairs
+        monkeypatch.setattr(eigen, "top_eigenpairs",
+                            lambda op, k, method=method, **kw: orig(op, k, dense_threshold=100, method=method, **kw))
+        out[method] = P.stkr_topd(prob, [64, 100], [1e-2, 1.0])
+        monkeypatch.setattr(eigen, "top_eigenpairs", orig)
+    for key, h in out["lanczos"].h.items():
+        assert torch.allclose(out["filtered"].h[key], h, atol=1e-7 * h.abs().max())
+
+
+def _engine_setup(hidden=None, seed=0, n=40, C=3):
+    W, ei, w = random_graph(n, 0.15, seed, psd=True)
+    y = torch.randint(0, C, (n,), generator=torch.Generator().manual_seed(seed + 1))
+    kernel = GraphKernel(ei, n, hidden=hidden, edge_weight=w)
+    S, vis, rows = visible_kernel(W, hidden or [])
+    train = list(range(8))
+    prob = P.make_problem(kernel, y, torch.tensor(train), C)
+    return prob, S
+
+
+@pytest.mark.parametrize("hidden", [None, [30, 31, 32]])
+def test_inverse_laplacian_direct_route_multishift_equals_lu_and_eq7(monkeypatch, hidden):
+    prob, S = _engine_setup(hidden)
+    etas, betas = [0.5, 0.9, 0.999], [1e-3, 1.0]
+    trs = [InverseLaplacian(e) for e in etas]
+    lu = P.stkr_reciprocal(prob, trs, betas, solver="direct")
+    monkeypatch.setattr(routes, "MULTISHIFT_MIN_NNZ", 0)
+    monkeypatch.setattr(routes, "MULTISHIFT_MIN_SHIFTS", 2)
+    assert P.use_multishift(prob, len(etas)) and not P.use_multishift(prob, 1)
+    ms = P.stkr_reciprocal(prob, trs, betas, solver="auto")
+    assert "multi-shift CG" in ms.history[0].solver
+    N, n = S.shape[0], prob.n
+    E = torch.zeros(N, n, dtype=torch.float64)
+    E[prob.train, torch.arange(n)] = 1
+    for t, eta in enumerate(etas):
+        X = torch.linalg.solve(torch.eye(N, dtype=torch.float64) - eta * S, E)   # Q^{-1} E, Eq. 20
+        A = N * (S @ X)[prob.train]
+        for b, beta in enumerate(betas):                                       # Eq. 7: h = N X alpha
+            alpha = torch.linalg.solve(A + n * beta * torch.eye(n, dtype=torch.float64), prob.Y)
+            ref = N * X @ alpha
+            for out in (lu, ms):
+                assert torch.allclose(out.h[(t * len(betas) + b, None)], ref, atol=1e-8 * ref.abs().max(), rtol=0)
+
+
+@pytest.mark.parametrize("hidden", [None, [30, 31, 32]])
+def test_single_eta_takes_cg_on_large_graphs_and_matches_eq7(monkeypatch, hidden):
+    """From SINGLE_SHIFT_MIN_NNZ (forced to 0 here) one eta (the final view) is solved by CG, not
+    the sparse LU: the same h as Eq. 7 in closed form."""
+    prob, S = _engine_setup(hidden)
+    assert not P.use_multishift(prob, 1)
+    monkeypatch.setattr(routes, "SINGLE_SHIFT_MIN_NNZ", 0)
+    assert P.use_multishift(prob, 1)
+    eta, beta = 0.99, 0.1
+    out = P.stkr_reciprocal(prob, [InverseLaplacian(eta)], [beta], solver="auto")
+    assert out.history[0].solver == "direct (n x n system; (I - eta S)^-1 E by CG)"
+    N, n = S.shape[0], prob.n
+    E = torch.zeros(N, n, dtype=torch.float64)
+    E[prob.train, torch.arange(n)] = 1
+    X = torch.linalg.solve(torch.eye(N, dtype=torch.float64) - eta * S, E)
+    alpha = torch.linalg.solve(N * (S @ X)[prob.train] + n * beta * torch.eye(n, dtype=torch.float64), prob.Y)
+    ref = N * X @ alpha
+    assert torch.allclose(out.h[(0, None)], ref, atol=1e-8 * ref.abs().max(), rtol=0)
+
+
+def test_label_propagation_cg_all_etas_from_one_sequence_matches_eq22():
+    prob, S = _engine_setup()
+    etas = [0.3, 0.9, 0.99]
+    res = P.label_propagation(prob, etas, solver="cg", tol=1e-12, max_iter=5000)
+    assert res.history[0].solver == "multishift-cg" and res.history[0].converged
+    N = S.shape[0]
+    for g, eta in enumerate(etas):
+        ref = torch.linalg.solve(torch.eye(N, dtype=torch.float64) - eta * S, prob.scatter(prob.Y))
+        assert torch.allclose(res.h[(g, None)], ref, atol=1e-9)
+
+
+@pytest.mark.parametrize("coeffs", [[1.0], [0.3, 2.0], [0.0] * 7 + [1.0], [0.5, -0.2, 0.1]])
+def test_reduced_product_gram_apply_matches_dense_closed_form(coeffs):
+    prob, S = _engine_setup([30, 31, 32])
+    alpha = torch.randn(prob.n, 5, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    sS = sum(c * torch.linalg.matrix_power(S, p + 1) for p, c in enumerate(coeffs))   # s(S), Eq. 5
+    ref = sS[prob.train][:, prob.train] @ alpha
+    assert torch.allclose(P._gram_apply(prob, coeffs, alpha), ref, atol=1e-12)
+    # q - 2 full products: the two others touch only the labeled columns / rows
+    calls = []
+    orig = prob.kernel.S._matmul
+    prob.kernel.S._matmul = lambda x: (calls.append(1), orig(x))[1]
+    P._gram_apply(prob, coeffs, alpha)
+    assert len(calls) == max(len(coeffs) - 2, 0)
+
+
+def test_reduced_product_is_bitwise_the_full_product_for_a_monomial():
+    prob, S = _engine_setup()
+    coeffs = [0.0] * 7 + [1.0]
+    alpha = torch.randn(prob.n, 3, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    full = prob.S(P._horner(prob, coeffs, prob.scatter(alpha)))[prob.train]
+    assert torch.equal(P._gram_apply(prob, coeffs, alpha), full)
