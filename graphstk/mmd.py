@@ -185,32 +185,49 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
         p = (1 + #{b : T_b >= T_obs}) / (1 + n_permutations)
 
     (the ``+1`` correction makes the test exact-level: ``P(p <= alpha) <= alpha`` under H0).
-    Splits are evaluated in batches through operator products ``K [N, N] @ indicators
-    [N, batch]`` on the samples' device. The permutations are drawn on the host with one seeded
-    generator (so the p-value does not depend on the device) and copied to the device per batch;
-    the count of exceedances stays on the device until the end (no host synchronisation inside
-    the loop). Returns ``MMDTestResult(statistic, p_value)`` (floats; unpacks as a pair).
+
+    Cost and memory: splits are evaluated ``batch_size`` at a time by one operator product
+    ``K [N, N] @ A [N, batch]`` (``A`` the split indicators; ``K`` evaluated in row blocks and
+    never held, so memory is ``O(N batch)``: about 40 MB per 1000 points at the default 128);
+    the other kernel sums follow from ``K 1``, computed once. The test costs about
+    ``(n_permutations / batch_size + 2) N^2`` kernel evaluations. Before the first product the
+    working set is checked against free memory (:func:`graphstk.memory.check_allocation`,
+    naming a ``batch_size`` that fits) and the run time is estimated on one block of this
+    sample: above ``MMD_TEST_MAX_SECONDS`` (600 s; ``$GRAPHSTK_AUTO_MAX_SECONDS``) the test is
+    refused with the estimate and the settings that shorten it.
+
+    The permutations are drawn on the host with one seeded generator (so the p-value does not
+    depend on the device) and copied to the device per batch; the count of exceedances stays on
+    the device until the end (no host synchronisation inside the loop). Returns
+    ``MMDTestResult(statistic, p_value)`` (floats; unpacks as a pair).
     """
     X, Y = _pair(X, Y)
     m, n = X.shape[0], Y.shape[0]
     _check_sizes(estimator, m, n)
     if int(n_permutations) != n_permutations or n_permutations < 1:
         raise ValueError(f"n_permutations must be an integer >= 1, got {n_permutations!r}")
+    if isinstance(batch_size, bool) or int(batch_size) != batch_size or batch_size < 1:
+        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    N = m + n
+    batch_size = int(min(int(batch_size), n_permutations))
+    _check_test_memory(X, N, m, batch_size, estimator)
     k = _resolve_kernel(kernel, sigma, X, Y, **params)
     Z = torch.cat([X, Y])
-    N = m + n
     op = FeatureKernelOperator(Z, kernel=k)
     _check_test_time(Z, k, N, n_permutations, batch_size)
     diag = op.diagonal()
+    rowsum = (op @ Z.new_ones(N, 1))[:, 0]          # K 1: the sums that involve the Y part follow from it
+    total, trace = rowsum.sum(), diag.sum()
 
     def stats(perms: Tensor) -> Tensor:  # perms [B, N], first m entries form the X part
         B = perms.shape[0]
         A = torch.zeros(N, B, dtype=Z.dtype, device=Z.device)
         A[perms[:, :m].T, torch.arange(B, device=Z.device).expand(m, B)] = 1.0
-        Bm = 1.0 - A
-        KA, KB = op @ A, op @ Bm
-        Sxx, Syy, Sxy = (A * KA).sum(0), (Bm * KB).sum(0), (A * KB).sum(0)
-        txx, tyy = diag @ A, diag @ Bm
+        Sxx = (A * (op @ A)).sum(0)                 # a^T K a
+        ar = rowsum @ A                             # a^T K 1
+        Sxy, Syy = ar - Sxx, total - 2.0 * ar + Sxx  # a^T K b and b^T K b with b = 1 - a
+        txx = diag @ A
+        tyy = trace - txx
         txy = None
         if estimator == "equal_size":
             xs, ys = Z[perms[:, :m].reshape(-1)], Z[perms[:, m:].reshape(-1)]
@@ -222,11 +239,38 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
     exceed = torch.zeros((), dtype=torch.long, device=Z.device)
     done = 0
     while done < n_permutations:
-        b = min(int(batch_size), n_permutations - done)
+        b = min(batch_size, n_permutations - done)
         perms = torch.argsort(torch.rand(b, N, generator=g), dim=1).to(Z.device)
         exceed += (stats(perms) >= observed).sum()
         done += b
     return MMDTestResult(float(observed), (1.0 + int(exceed)) / (1.0 + n_permutations))
+
+
+def _batch_bytes(N: int, m: int, B: int, d: int, itemsize: int, estimator: str) -> float:
+    """Bytes one batch of ``B`` splits holds: the draws (``rand`` and ``argsort`` of ``[B, N]``), the
+    indicators ``A``, ``K A`` and their product ``[N, B]``, one kernel row block, and for
+    ``equal_size`` the paired rows ``[B m, d]`` twice."""
+    from .operators.feature import _BLOCK_ELEMS
+
+    per = B * N * (4 + 8 + 8) + 3.0 * N * B * itemsize + 3.0 * _BLOCK_ELEMS * itemsize
+    if estimator == "equal_size":
+        per += 2.0 * B * m * d * itemsize
+    return per
+
+
+def _check_test_memory(X: Tensor, N: int, m: int, batch_size: int, estimator: str) -> None:
+    """Refuse, before the first allocation, a batch of splits that does not fit in memory; the
+    message names the ``batch_size`` that would."""
+    from .memory import available_bytes, check_allocation
+
+    d, itemsize = int(X.shape[1]), X.element_size()
+    need = _batch_bytes(N, m, batch_size, d, itemsize, estimator)
+    free, _ = available_bytes(X.device)
+    fits = max((b for b in (1024, 512, 256, 128, 64, 32, 16, 8, 4, 2, 1)
+                if _batch_bytes(N, m, b, d, itemsize, estimator) <= free), default=0)
+    hint = (f"lower batch_size= to {fits} (the permutations evaluated at once; the result does not change "
+            "with it)" if fits else "test a random subsample of X and Y")
+    check_allocation(need, f"mmd_test on {N} points with batch_size={batch_size}", hint, X.device)
 
 
 MMD_CHEAP_EVALS = 1e9          # kernel evaluations below which no estimate is timed
@@ -236,23 +280,33 @@ MMD_TEST_MAX_SECONDS = 600.0   # mmd_test refuses to start above this estimate (
 def _check_test_time(Z: Tensor, k, N: int, n_permutations: int, batch_size: int) -> None:
     """Refuse, before the first product, a permutation test estimated to take longer than
     ``MMD_TEST_MAX_SECONDS`` (or ``$GRAPHSTK_AUTO_MAX_SECONDS``): each batch of ``batch_size``
-    permutations costs two products with the ``N x N`` kernel, evaluated in row blocks, so the
-    test costs about ``2 (n_permutations / batch_size + 1) N^2`` kernel evaluations. Their rate
-    is timed on one ``256 x 2048`` block of this sample."""
+    permutations costs one product of the ``N x N`` kernel (evaluated in row blocks) with
+    ``batch_size`` columns, and ``K 1`` plus the observed split one more each, so the test costs
+    about ``(n_permutations / batch_size + 2) N^2`` kernel evaluations. Their rate, product
+    included, is timed on one ``256 x 2048`` block of this sample."""
+    import math
     import os
     import time
 
     cap = float(os.environ.get("GRAPHSTK_AUTO_MAX_SECONDS", MMD_TEST_MAX_SECONDS))
-    evals = 2.0 * (n_permutations / max(int(batch_size), 1) + 1) * float(N) ** 2
+    passes = math.ceil(n_permutations / max(int(batch_size), 1)) + 2
+    evals = passes * float(N) ** 2
     if evals < MMD_CHEAP_EVALS:          # seconds at most on any machine: nothing to estimate
         return
     a, b = Z[: min(N, 256)], Z[: min(N, 2048)]
+    cols = Z.new_ones(b.shape[0], int(batch_size))
     t0 = time.perf_counter()
-    k(a, b)
+    k._raw(a, b) @ cols
+    if Z.device.type == "cuda":
+        torch.cuda.synchronize(Z.device)
     rate = a.shape[0] * b.shape[0] / max(time.perf_counter() - t0, 1e-9)
     secs = evals / rate
     if secs > cap:
+        per_pass = float(N) ** 2 / rate
+        fit = max(int((cap / per_pass - 2) * batch_size), 0)
         raise ValueError(f"mmd_test on {N} points with n_permutations={n_permutations} needs about {evals:.2e} kernel "
-                         f"evaluations, estimated {secs:.0f} s here (above the {cap:.0f} s cap); lower "
-                         "n_permutations=, test a random subsample of X and Y, use the linear-time statistic of a "
-                         "subsample, or raise GRAPHSTK_AUTO_MAX_SECONDS to run it anyway")
+                         f"evaluations ({passes} passes over the {N} x {N} kernel in row blocks), estimated "
+                         f"{secs:.0f} s here (above the {cap:.0f} s cap); "
+                         + (f"set n_permutations={fit} (about the most that fits the cap), " if fit >= 1 else "")
+                         + "test a random subsample of X and Y (the cost grows as N^2), or raise "
+                         "GRAPHSTK_AUTO_MAX_SECONDS to run it anyway")

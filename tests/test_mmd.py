@@ -177,3 +177,37 @@ def test_mmd_test_refuses_a_run_estimated_above_the_cap(monkeypatch):
         mmd.mmd_test(X, Y, n_permutations=500)
     monkeypatch.setenv("GRAPHSTK_AUTO_MAX_SECONDS", "1e9")
     assert 0 <= mmd.mmd_test(X, Y, n_permutations=20).p_value <= 1
+
+
+def test_mmd_test_on_large_samples_runs_in_blocks_of_splits(monkeypatch):
+    """One batch of splits is what a test holds (``[N, batch_size]`` blocks, never ``N x N``): a
+    limit below one batch is refused before the first product, naming a batch_size that fits,
+    and the statistic does not depend on the batch size."""
+    import numpy as np
+
+    from graphstk.exceptions import MemoryLimitError
+    from graphstk.mmd import mmd_test
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(400, 3)), rng.normal(size=(400, 3)) + 0.3
+    monkeypatch.setenv("GRAPHSTK_MAX_MEMORY", "150MB")
+    with pytest.raises(MemoryLimitError, match=r"batch_size=4096.*lower batch_size= to 1024") as err:
+        mmd_test(X, Y, sigma=1.0, n_permutations=5000, batch_size=4096)
+    assert "mmd_test on 800 points" in str(err.value)
+    a = mmd_test(X, Y, sigma=1.0, n_permutations=40, batch_size=7)
+    b = mmd_test(X, Y, sigma=1.0, n_permutations=40, batch_size=40)
+    assert a.statistic == pytest.approx(b.statistic, rel=1e-12)
+
+
+def test_mmd_test_refusal_names_the_time_and_what_to_set(monkeypatch):
+    import numpy as np
+
+    from graphstk import mmd
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(300, 5)), rng.normal(size=(300, 5))
+    monkeypatch.setattr(mmd, "MMD_CHEAP_EVALS", 0)
+    monkeypatch.setenv("GRAPHSTK_AUTO_MAX_SECONDS", "1e-9")
+    with pytest.raises(ValueError, match=r"estimated [0-9]+ s here \(above the 0 s cap\).*subsample.*"
+                                         r"GRAPHSTK_AUTO_MAX_SECONDS"):
+        mmd.mmd_test(X, Y, n_permutations=500)

@@ -76,7 +76,26 @@ class _RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         ndarray or Tensor ``[n, n_output_features_]`` (see the class for sparse output).
         """
         check_is_fitted(self)
-        return self._output(self._map(validate_features(self, X, reset=False)), X)
+        Xt = validate_features(self, X, reset=False)
+        self._check_map_size(Xt, "transform")
+        return self._output(self._map(Xt), X)
+
+    def _map_bytes(self, n: int, itemsize: int) -> float:
+        """Peak bytes of ``_map`` on ``n`` rows (the output and its temporaries)."""
+        return float(n) * self.n_output_features_ * itemsize
+
+    def _check_map_size(self, X: Tensor, what: str) -> None:
+        """Refuse, before any allocation, a feature map of ``X`` that does not fit in memory; the
+        message gives the rows and the ``n_features`` that would fit."""
+        n = int(X.shape[0])
+        need = self._map_bytes(n, X.element_size())
+        from ..memory import available_bytes
+        free, _ = available_bytes(X.device)
+        rows = max(1, int(n * free / max(need, 1.0)))
+        param = "n_grids" if hasattr(self, "n_grids") else "n_features"
+        check_allocation(need, f"{type(self).__name__}.{what} of {n} rows into {self.n_output_features_} features",
+                         f"{what} X in row blocks of at most {rows} rows (e.g. a loop over X[i:i + {rows}]), or "
+                         f"lower {param}=", X.device)
 
     def _output(self, Z: Tensor, like):
         return to_output(Z, like)
@@ -85,8 +104,14 @@ class _RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         """``z(X) z(Y)^T`` ``[a, b]``, the approximation of the Gram matrix (small inputs), as an
         array of ``X``'s type."""
         check_is_fitted(self)
-        ZX = self._dense(self._map(validate_features(self, X, reset=False)))
-        ZY = ZX if Y is None else self._dense(self._map(validate_features(self, Y, reset=False).to(ZX.device)))
+        Xt = validate_features(self, X, reset=False)
+        Yt = None if Y is None else validate_features(self, Y, reset=False).to(Xt.device)
+        self._check_map_size(Xt if Yt is None else torch.empty(Xt.shape[0] + Yt.shape[0], 0, dtype=Xt.dtype,
+                                                               device=Xt.device), "kernel_approximation")
+        check_allocation(float(Xt.shape[0]) * (Xt.shape[0] if Yt is None else Yt.shape[0]) * Xt.element_size(),
+                         "the approximated Gram matrix z(X) z(Y)^T", "pass fewer rows of X (and Y)", Xt.device)
+        ZX = self._dense(self._map(Xt))
+        ZY = ZX if Yt is None else self._dense(self._map(Yt))
         return to_output(ZX @ ZY.T, X)
 
     @staticmethod
@@ -198,6 +223,10 @@ class RandomFourierFeatures(_RandomFeatures):
                    if self.map == "phase" else None)
         self.n_output_features_ = 2 * D if self.map == "cos_sin" else D
         return self
+
+    def _map_bytes(self, n: int, itemsize: int) -> float:
+        D = int(self.W_.shape[1])
+        return float(n) * itemsize * (D + self.n_output_features_ * 2)   # X W, cos and sin, their concatenation
 
     def _map(self, X: Tensor) -> Tensor:
         """``z(X)`` of a validated tensor (no checks: the inner loops call this)."""
@@ -316,6 +345,9 @@ class RandomBinningFeatures(_RandomFeatures):
         ids = bin_ids(X, pitch, shift)  # [p, n, d]
         grid = torch.arange(s, s + pitch.shape[0], device=X.device).view(-1, 1, 1).expand(-1, X.shape[0], 1)
         return torch.cat([grid, ids], dim=2).reshape(-1, X.shape[1] + 1)
+
+    def _map_bytes(self, n: int, itemsize: int) -> float:
+        return 2.0 * n * self.pitch_.shape[0] * (16 + itemsize)   # one (row, column, value) per grid, coalesced
 
     def _map(self, X_in: Tensor) -> Tensor:
         """``z(X)`` of a validated tensor as a coalesced sparse COO tensor on its device."""

@@ -106,8 +106,37 @@ class SemiSupervisedClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _decision(self, X) -> Tensor:
+        return self._flagged_decision(X)[0]
+
+    def _flagged_decision(self, X) -> tuple[Tensor, Tensor]:
+        """``(scores, degenerate rows)`` of ``X``."""
         check_is_fitted(self)
-        return self._scores(validate_features(self, X, reset=False, accept_sparse=self._accept_sparse))
+        S = self._scores(validate_features(self, X, reset=False, accept_sparse=self._accept_sparse))
+        return S, self._flag_degenerate(S)
+
+    def _flag_degenerate(self, S: Tensor) -> Tensor:
+        """Flag the rows of ``S`` whose decision values are all zero (or not finite): the kernel gives
+        those points no weight on any labeled point, so no class is better than another there.
+        Warns (:class:`UnreachableNodesWarning`) and, from the first call that finds such rows on,
+        keeps the last call's flags in ``unreachable_`` / ``n_unreachable_``; returns the flags."""
+        from .._checks import user_stacklevel
+        from ..exceptions import UnreachableNodesWarning
+        from .grid import unreachable
+
+        bad = unreachable(S)
+        k = int(bad.sum())
+        if k or hasattr(self, "unreachable_"):   # set once a call finds such rows (a clean call changes nothing)
+            self.unreachable_, self.n_unreachable_ = bad, k
+        if k:
+            m = int(bad.numel())
+            where = "on every point" if k == m else "there"
+            warnings.warn(f"{type(self).__name__}: {k} of {m} points have all decision values zero or not finite: "
+                          f"the kernel is degenerate {where} (no weight on any labeled point, e.g. a Gaussian width "
+                          "far below the distances between points); predict marks them -1 instead of a class, "
+                          "flagged in .unreachable_ and counted in .n_unreachable_. Widen the kernel (outer_width, "
+                          "inner_width, width) or check the data's scale", UnreachableNodesWarning,
+                          stacklevel=user_stacklevel())
+        return bad
 
     def decision_function(self, X):
         """Scores of ``X``: ``[n, C]`` one-vs-rest columns in the order of ``classes_``, or ``[n]``
@@ -118,12 +147,21 @@ class SemiSupervisedClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Labels ``classes_[argmax_c score]`` (two classes: ``classes_[1]`` where the score is > 0).
-        A tensor of labels on ``X``'s device for tensor input and numeric classes, else NumPy."""
-        S = self._decision(X)
+        A tensor of labels on ``X``'s device for tensor input and numeric classes, else NumPy.
+        Points whose decision values are all zero (a degenerate kernel: no weight on any labeled
+        point) get ``-1`` (``"-1"`` for string classes), the unlabeled marker, instead of a class;
+        they are flagged in ``unreachable_`` with an :class:`UnreachableNodesWarning`."""
+        S, bad = self._flagged_decision(X)
         idx = (S[:, 0] > 0).long() if S.shape[1] == 1 else S.argmax(1)
+        bad = bad.to(idx.device)
+        flagged = bool(bad.any())
         if is_torch(X) and self.classes_.dtype.kind in "biuf":
-            return torch.as_tensor(self.classes_, device=idx.device)[idx]
-        return self.classes_[idx.cpu().numpy()]
+            out = torch.as_tensor(self.classes_, device=idx.device)[idx]
+            return out.masked_fill(bad, -1) if flagged else out
+        out = self.classes_[idx.cpu().numpy()]
+        if flagged:
+            out = np.where(bad.cpu().numpy(), np.asarray("-1" if out.dtype.kind in "USO" else -1), out)
+        return out
 
     def score(self, X, y, sample_weight=None) -> float:
         """Accuracy of ``predict(X)`` on the labeled entries of ``y`` (entries ``-1`` are unlabeled

@@ -71,6 +71,54 @@ def flag_unreachable(owner, scores: Tensor, stacklevel: int | None = None) -> Te
     return scores
 
 
+def _default_classes(y: Tensor, num_classes: int | None) -> int | None:
+    """``num_classes``, or ``max(y) + 1`` over every entry of ``y`` (PyG's ``dataset.num_classes``; ``-1``
+    entries ignored), so that a class without training labels keeps its score column (even the highest)
+    and is named by the warning. ``None`` (the training labels decide) for non-integer ``y`` or for
+    ids far beyond the number of distinct classes."""
+    if num_classes is not None or y.dtype.is_floating_point or y.dtype == torch.bool or y.numel() == 0:
+        return num_classes
+    known = y[y >= 0]
+    if known.numel() == 0:
+        return None
+    C = int(known.max()) + 1
+    return C if C <= 2 * int(torch.unique(known).numel()) + 100 else None
+
+
+def _label_tensor(y) -> Tensor:
+    """``y`` as a tensor of class ids; strings and other non-numeric labels are refused by name."""
+    if isinstance(y, Tensor):
+        return y
+    import numpy as np
+
+    yn = np.asarray(y)
+    if yn.dtype.kind not in "biuf":
+        raise TypeError(f"y must hold integer class ids 0..C-1 (a LongTensor), got {yn.dtype} values such as "
+                        f"{yn.ravel()[:3].tolist()}; map them to ids first, e.g. classes, ids = "
+                        "np.unique(y, return_inverse=True) and pass torch.as_tensor(ids)")
+    return torch.as_tensor(yn)
+
+
+GRAPH_WORK_COLUMNS = 8   # [N, C] blocks a solve holds at once (iterate, residual, search directions, scores)
+
+
+def _check_graph_size(data, n: int, y: Tensor, dtype: torch.dtype) -> None:
+    """Refuse, before the graph kernel is built, a graph whose kernel and solve do not fit in memory:
+    the edge list in both directions with weights, the degrees, and ``GRAPH_WORK_COLUMNS`` blocks
+    of ``[N, C]`` scores."""
+    from ..memory import check_allocation
+
+    known = y[y >= 0] if not (y.dtype.is_floating_point or y.dtype == torch.bool) else y
+    C = int(known.max()) + 1 if known.numel() else 1
+    C = min(C, int(torch.unique(known).numel()) + 1) if known.numel() else 1
+    nnz = int(data.edge_index.shape[1])
+    item = torch.finfo(dtype).bits // 8
+    need = 2.0 * nnz * (16 + item) + n * item * (2 + GRAPH_WORK_COLUMNS * C)
+    check_allocation(need, f"the graph kernel and the solve on {n} nodes, {nnz} edges and {C} classes",
+                     "use a subgraph (fewer nodes), dtype=torch.float32, or split the graph over processes "
+                     "(docs/distributed.md)", data.edge_index.device)
+
+
 def _resolve_alias(name: str, value, alias: str, alias_value, default):
     """``value`` or its PyG spelling ``alias_value`` (not both); ``default`` when neither is given."""
     if alias_value is not None:
@@ -133,8 +181,10 @@ class _GraphEstimator(BaseEstimator):
         if train_idx is None:
             raise ValueError("train_idx is required (node ids or a boolean mask of length N), or give "
                              "data.train_mask")
-        y = torch.as_tensor(y)
+        y = _label_tensor(y)
         train = as_index(train_idx, n, name="train_idx", allow_none=False)
+        if not isinstance(X, KernelOperator):
+            _check_graph_size(X, n, y, self.dtype)
         hidden = None if hidden_idx is None else as_index(hidden_idx, n, name="hidden_idx", allow_none=False)
         if self.setting == "transductive" and hidden is not None and hidden.numel() > 0:
             raise ValueError("setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
@@ -144,7 +194,7 @@ class _GraphEstimator(BaseEstimator):
             if bool(overlap[train.cpu()].any()):
                 raise ValueError("train_idx and hidden_idx overlap: a labeled node cannot be hidden from fit")
         kernel = self._operator(X, y, n, hidden)
-        prob = P.make_problem(kernel, y, train.to(kernel.device), self.num_classes, hidden=hidden)
+        prob = P.make_problem(kernel, y, train.to(kernel.device), _default_classes(y, self.num_classes), hidden=hidden)
         self.num_classes_ = prob.C
         self.classes_ = torch.arange(prob.C)
         counts = torch.bincount(y.to(kernel.device)[train.to(kernel.device)].long(), minlength=prob.C)
@@ -243,9 +293,12 @@ class LabelPropagation(_GraphEstimator):
         ``eta S(x, visible) Yhat``, one step of the fixed-point equation (an extension the
         paper does not define).
     num_classes : int, optional
-        Number of classes ``C``; default ``max(y[train_idx]) + 1`` (labels of other nodes are
-        never read). Classes without a training node raise a
-        :class:`~graphstk.methods.propagation.ClassesWithoutLabelsWarning`.
+        Number of classes ``C``; default ``max(y) + 1`` over the entries of ``y`` that are
+        ``>= 0`` (the class count, as PyG's ``dataset.num_classes``; no other label of a node
+        outside ``train_idx`` enters the fit). Classes without a training node -- the highest
+        included -- keep their score column, are named by a
+        :class:`~graphstk.methods.propagation.ClassesWithoutLabelsWarning`, listed in
+        ``missing_classes_`` and never predicted.
     clean_edges : bool, default False
         Drop self-loops and duplicate edges of ``data.edge_index`` (otherwise they are kept,
         duplicates summed, with an :class:`~graphstk.operators.EdgeListWarning`).
@@ -360,7 +413,7 @@ class STKR(_GraphEstimator):
     tol : float, default 1e-6
         Relative residual of a solve to tolerance (``0``: run ``max_iter`` iterations).
     num_classes : int, optional
-        Default ``max(y[train_idx]) + 1``; see :class:`LabelPropagation`.
+        Default ``max(y) + 1`` over the entries ``>= 0``; see :class:`LabelPropagation`.
     clean_edges : bool, default False
         See :class:`LabelPropagation`.
     dtype : torch.dtype, default torch.float64

@@ -158,8 +158,14 @@ class FeatureKernelOperator(KernelOperator):
             x = self._isc.unsqueeze(1) * x
         if self.shape[0] == 0:
             out = x.new_zeros(0, x.shape[1])
-        else:
+        elif torch.is_grad_enabled() and (x.requires_grad or self.X.requires_grad or self.Y.requires_grad):
             out = torch.cat([self.kernel._raw(self.X[s:e], self.Y) @ x for s, e in self._blocks()])
+        else:
+            # one output buffer filled block by block: a list of small per-block results would sit
+            # between the freed tiles and fragment the heap (a tile's worth of memory lost per block)
+            out = x.new_empty(self.shape[0], x.shape[1])
+            for s, e in self._blocks():
+                torch.matmul(self.kernel._raw(self.X[s:e], self.Y), x, out=out[s:e])
         if self.normalize:
             out = self._isr.unsqueeze(1) * out
         return out

@@ -384,13 +384,20 @@ def _lstsq(h: Tensor, rhs: Tensor) -> Tensor:
     return torch.linalg.lstsq(h, rhs, driver=driver).solution
 
 
+GMRES_STALL_CYCLES = 2     # a solve to tol stops when GMRES_STALL_CYCLES restart cycles ...
+GMRES_STALL_RATIO = 0.99   # ... together lowered the relative residual by less than 1% (stagnation)
+
+
 def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: int = 50,
           x0: Tensor | None = None, callback: Callable[[int, float], None] | None = None,
           warn: bool = True) -> SolveResult:
     """Restarted GMRES(``restart``), an independent Arnoldi process per column.
 
     Works for any non-singular ``A`` (non-symmetric, indefinite). ``max_iter`` counts
-    operator products. The small least-squares problems are solved in one batched
+    operator products. Restarted GMRES can stagnate (each cycle ends where the previous one
+    did); a solve to ``tol`` then stops once ``GMRES_STALL_CYCLES`` cycles in a row lowered the
+    residual by less than 1% together, and is reported as stalled, instead of running the rest
+    of ``max_iter``. The small least-squares problems are solved in one batched
     ``torch.linalg.lstsq`` over the columns.
 
     Parameters
@@ -409,6 +416,7 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
     res = SolveResult(x)
     total = 0
     tiny = torch.finfo(b.dtype).tiny ** 0.5
+    cycle_ends: list[float] = []
     while total < max_iter:
         r = b - apply(x) if (total > 0 or x0 is not None) else b.clone()
         beta = col_norm(r)
@@ -449,6 +457,10 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
         if tol > 0 and res.residuals and res.residuals[-1] < tol:
             res.converged = True
             break
+        if tol > 0 and res.residuals:
+            cycle_ends.append(res.residuals[-1])
+            if len(cycle_ends) > GMRES_STALL_CYCLES and cycle_ends[-1] > GMRES_STALL_RATIO * cycle_ends[-1 - GMRES_STALL_CYCLES]:
+                break   # restarted GMRES stagnates: more cycles would not reach tol (``_finish`` says so)
     res.x = x
     res.n_iter = total
     return _finish(res, tol, "gmres", warn)

@@ -45,3 +45,29 @@ def test_method_entry_checks_its_own_defaults_and_undeclared_keys():
         e.check("k", float("nan"))
     with pytest.raises(ValueError, match="distinct names"):
         MethodEntry("dup", frozenset({"features"}), "classification", {}, fit, params=(Param("a"), Param("a")))
+
+
+_PROTOCOLS = {
+    "labeled-per-class": dict(protocol="labeled-per-class", n_labeled=[10], val_per_class=5, datasets=["Digits"]),
+    "fixed-splits": dict(protocol="fixed-splits", n_labeled=[10], datasets=["Digit1"]),
+    "one-class": dict(protocol="one-class", n_train=50, n_test=20, datasets=["MNIST 3vs8"]),
+}
+
+
+@pytest.mark.parametrize("protocol, method, grid, message", [
+    ("labeled-per-class", "KRLSC", {"sigma": [-1], "lam": [0]}, r"grid.sigma\[0\]: expected a number > 0, got -1"),
+    ("labeled-per-class", "KRLSC", {"sigma": [0]}, r"grid.sigma\[0\]: expected a number > 0, got 0"),
+    ("labeled-per-class", "KRLSC", {"lam": [1.0, -1]}, r"grid.lam\[1\]: expected a number > 0, got -1"),
+    ("labeled-per-class", "FredGauss", {"lam": [-1]}, r"grid.lam\[0\]: expected a number > 0, got -1"),
+    ("labeled-per-class", "FredGauss", {"width": [0]}, r"grid.width\[0\]: expected a number > 0, got 0"),
+    ("fixed-splits", "LS-KPCA", {"c": [-1]}, r"grid.c\[0\]: expected a number >= 0, got -1"),
+    ("one-class", "Spectral", {"lam": [-1]}, r"grid.lam\[0\]: expected 'auto' or a number > 0, got -1"),
+])
+def test_grid_values_of_registered_methods_are_checked_at_config_load(protocol, method, grid, message):
+    """Checked from the declared ranges when the config is read, quoting the value as written,
+    before any data is loaded or anything is computed."""
+    from graphstk.experiments.config import ConfigError, parse_config
+
+    raw = dict(_PROTOCOLS[protocol], methods=[{"label": method, "grid": grid}])
+    with pytest.raises(ConfigError, match=message):
+        parse_config(raw)

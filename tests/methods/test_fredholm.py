@@ -408,3 +408,35 @@ def test_registered_methods_score_eval_points_with_validation_only_labels():
                 for a, b in zip(first[name], scores):
                     torch.testing.assert_close(a, b)
             first[name] = scores
+
+
+def test_degenerate_kernel_warns_and_flags_its_rows():
+    """FredGauss(N) with width 1e-12: points with no weight on any labeled point get all-zero
+    decision values; they are flagged (warning, unreachable_, predict -1), never a silent class."""
+    from graphstk.exceptions import UnreachableNodesWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = np.r_[[0, 1] * 5, [-1] * 30]
+    est = FredholmRLSC.instance("FredGauss(N)", 1e-12).fit(X, y)
+    new = rng.normal(size=(25, 3))
+    with pytest.warns(UnreachableNodesWarning, match=r"all decision values zero.*kernel is degenerate"):
+        S = est.decision_function(new)
+    zero = S == 0
+    assert zero.any() and np.array_equal(est.unreachable_.numpy(), zero) and est.n_unreachable_ == zero.sum()
+    with pytest.warns(UnreachableNodesWarning):
+        pred = est.predict(new)
+    assert (pred[zero] == -1).all() and set(pred[~zero]) <= {0, 1}
+    far = FredholmRLSC(outer_width=1e-12, inner_width=1e-12).fit(X, y)   # every new point degenerate
+    with pytest.warns(UnreachableNodesWarning, match="kernel is degenerate on every point"):
+        assert (far.predict(new + 100.0) == -1).all()
+    ys = np.where(y == -1, "-1", np.where(y == 0, "a", "b"))
+    with pytest.warns(UnreachableNodesWarning):
+        assert set(FredholmRLSC(outer_width=1e-12, inner_width=1e-12).fit(X, ys).predict(new + 100.0)) == {"-1"}
+
+
+def test_random_feature_fredholm_names_n_components():
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    y = np.r_[[0, 1] * 3, [-1] * 14]
+    with pytest.raises(ValueError, match="n_components must be an integer >= 1, got 0"):
+        RandomFeatureFredholm(outer_width=1.0, inner_width=1.0, n_components=0).fit(X, y)

@@ -9,6 +9,8 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
+from ..._arrays import check_positive_int
+from ...memory import check_allocation
 from ...operators.feature import check_positive
 from .._semi_supervised import SemiSupervisedClassifier
 from .kernel import _BLOCK_ELEMS, FredholmKernel, _n, _slice, _take, fredholm_instance
@@ -50,6 +52,7 @@ class _RFContext:
             if inner_width is None:
                 raise ValueError("inner_width = t > 0 of the inner Gaussian exp(-||u-v||^2/(2t)) is required")
             t = check_positive("inner_width", inner_width)
+            n_components = check_positive_int("n_components", n_components)
             features = RandomFourierFeatures("gaussian", sigma=math.sqrt(t), n_features=n_components,
                                              random_state=random_state).fit(self.U[:1])
         self.z = features
@@ -147,6 +150,11 @@ class RandomFeatureFredholm(SemiSupervisedClassifier):
 
     def _fit(self, X: Tensor, labeled: Tensor, Y: Tensor):
         XL = _take(X, labeled)
+        n, l, F = _n(X), _n(XL), 2 * check_positive_int("n_components", self.n_components)
+        check_allocation(8.0 * (n * Y.shape[1] + l * (F + l) + min(4 * _BLOCK_ELEMS, l * n) + _BLOCK_ELEMS),
+                         f"the random-feature Fredholm fit on {n} points ([{n}, {Y.shape[1]}] scores, [{l}, {F}] "
+                         "labeled features, row tiles)", "fit on a random subsample of the unlabeled points, or "
+                         "lower n_components=", X.device)
         ctx = _RFContext(XL, X, self.outer, self.outer_width, self.inner_width, self.normalized,
                          self.n_components, self.random_state, None, self.block_size)
         ZL = ctx.features_of(XL)
