@@ -25,6 +25,7 @@ __all__ = ["Task", "MultiTask", "TaskBase", "PROTOCOL_MODELS", "DEVICE"]
 DEVICE = re.compile(r"(cpu|cuda|mps|xpu)(:\d+)?")
 PosInt = Annotated[int, Field(ge=1)]
 Seed = Annotated[int, Field(ge=0)]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 
 def _holds(test, message: str):
@@ -105,7 +106,7 @@ class VectorDataset(Strict):
     options: Optional[dict[str, Union[bool, int, float, str]]] = Field(None, description="loader options")
     positive: Optional[Union[int, str]] = Field(None, description="one-class: the class of the set")
     negative: Optional[Union[int, str]] = Field(None, description="one-class: the outlier class")
-    noise_std: Optional[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(None, description="Gaussian noise")
+    noise_std: Optional[Positive] = Field(None, description="Gaussian noise")
     noise_seed: Optional[Seed] = Field(None, description="seed of the noise")
 
 
@@ -129,7 +130,7 @@ class SolverModel(Strict):
     """The solver of the STKR engines (node-classification)."""
     solver: Literal["auto", "richardson", "cg", "gmres", "direct"] = Field("auto", description="engine route")
     max_iter: Optional[PosInt] = Field(None, description="iteration limit (default: the engine's)")
-    tol: Optional[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(None, description="relative tolerance")
+    tol: Optional[Positive] = Field(None, description="relative tolerance")
     dtype: Literal["float32", "float64"] = Field("float64", description="dtype of kernels and solves")
     step_size: Union[Literal["auto", "paper"], float] = Field(
         "auto", description="Richardson step: auto, paper (Algorithm 2's), or a positive number")
