@@ -11,8 +11,8 @@ estimator. Example::
     Param("loss", str, choices=("square", "hinge"))
     Param("lam", float, low=0, low_open=True, special=("auto",))   # "auto" or a number > 0
 
-The message helpers below word every config error: :func:`fail` is one at a key path below the
-model being validated, which :mod:`graphstk.experiments.config` turns into a ``ConfigError``.
+The helpers at the end word the config errors: :func:`fail` is an error at a key path below the
+model being validated, which :mod:`graphstk.experiments.config` reports as a ``ConfigError``.
 """
 from __future__ import annotations
 
