@@ -11,7 +11,7 @@ __all__ = [
     "ConvergenceWarning", "ConvergenceError", "DivergenceWarning", "EdgeListWarning", "ClassesWithoutLabelsWarning",
     "UnreachableNodesWarning", "NonFiniteScoresWarning", "DatasetNotFoundError", "DataFileError",
     "FeaturesUnavailableWarning", "MemoryLimitError", "LabelError", "PeerFailure", "ProtocolError",
-    "DatasetMissingError", "RunError",
+    "DatasetMissingError", "RunError", "ConfigError", "UnknownMethodError",
 ]
 
 
@@ -103,3 +103,18 @@ class DatasetMissingError(RuntimeError):
 
 class RunError(RuntimeError):
     """A unit (dataset, method, p_test, seed) failed; the message says which and why."""
+
+
+class ConfigError(ValueError):
+    """A config problem; ``str(err)`` is ``"<key path>: <what is wrong and what is allowed>"``."""
+
+    def __init__(self, path: str, message: str):
+        self.path, self.message = path, message
+        super().__init__(f"{path}: {message}" if path else message)
+
+
+class UnknownMethodError(KeyError, ValueError):
+    """A method name that no registration provides; the message lists close matches."""
+
+    def __str__(self) -> str:   # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""

@@ -2,14 +2,15 @@
 
 * :mod:`.config`   loading a YAML config, its errors (:class:`ConfigError`) and overrides (:func:`load_config`)
 * :mod:`.schema`   the config schema: one pydantic model per protocol, discriminated on ``protocol``
-* :mod:`.specs`    the resolved datasets and methods of a config (grids checked against the registrations)
 * :mod:`.schema_doc` writes docs/experiments.md's reference part from the schema and the registrations
 * :mod:`.protocols` protocols as plug-ins of the pipeline: node-classification (App. D),
   fixed-splits, labeled-per-class, one-class
 * :mod:`.registry` methods by name (:class:`~.registry.Problem`, :class:`~.registry.MethodEntry`),
-  their parameters (:class:`~.params.Param`); :mod:`.registrations` registers them (``stkr``,
+  their parameters (:class:`~.params.Param`), a config's method entries resolved against them
+  (:class:`~.registry.MethodSpec`); :mod:`.registrations` registers them (``stkr``,
   ``baselines``, ``fredholm``, ``sskpca``, ``separating``)
 * :mod:`.metrics`  accuracy, error, AUC, the selection rule, mean and std
+* :mod:`.datasets` graph dataset entries (:class:`~.datasets.DatasetSpec`) and their loading
 * :mod:`.vector_data` vector dataset entries (part, balanced subsample) for the vector protocols
 * :mod:`.pipeline` the loop over tasks, datasets, levels, repetitions and methods, with the cache
 * :mod:`.cache`    the resumable, atomic per-seed result cache

@@ -15,10 +15,13 @@ from typing import Any, Union
 import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from graphstk.exceptions import ConfigError
+
 from . import schema
+from .datasets import DatasetSpec
 from .params import choice, type_name
+from .registry import MethodSpec, Sweep, grid_points, options_suffix
 from .schema import DEVICE, PROTOCOL_MODELS, MultiTask, Task, TaskBase
-from .specs import DatasetSpec, MethodSpec, Sweep, grid_points, options_suffix
 
 __all__ = ["ConfigError", "ExperimentConfig", "DatasetSpec", "MethodSpec", "Sweep", "load_config", "parse_config",
            "with_overrides", "thin_grid", "grid_points", "options_suffix", "PROTOCOLS", "LEAVE_ONE_OUT"]
@@ -31,21 +34,12 @@ ExperimentConfig = Union[TaskBase, MultiTask]
 _TASK = TypeAdapter(Task)
 
 
-class ConfigError(ValueError):
-    """A config problem; ``str(err)`` is ``"<key path>: <what is wrong and what is allowed>"``."""
-
-    def __init__(self, path: str, message: str):
-        self.path, self.message = path, message
-        super().__init__(f"{path}: {message}" if path else message)
-
-
 class _Loader(yaml.SafeLoader):
     """SafeLoader that also reads ``1e3`` / ``1e-8`` as floats (PyYAML's YAML 1.1 reads them as strings)."""
 
 
-_Loader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"""^(?:
-    [-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)? | [-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
-    | \.[0-9_]+(?:[eE][-+]?[0-9]+)? | [-+]?\.(?:inf|Inf|INF) | \.(?:nan|NaN|NAN))$""", re.X), list("-+0123456789."))
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(
+    r"^(?:[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+|\.[0-9_]+(?:[eE][-+]?[0-9]+)?)$"), list("-+0123456789."))
 
 
 def load_config(path: str) -> ExperimentConfig:

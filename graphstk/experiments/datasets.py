@@ -1,18 +1,56 @@
-"""Turn a config's dataset entries into PyG ``Data`` objects (through :mod:`graphstk.data`).
+"""Turn a config's dataset entries into :class:`DatasetSpec` objects, and graph ones into PyG ``Data``.
 
 Named datasets and ``.npz`` paths go to :func:`graphstk.load_dataset`; generated graphs
 (``graph: karate_club`` / ``graph: {kind: sbm, ...}``) are built with networkx here and
-handed to the same loader, so every dataset reaches the runner the same way.
+handed to the same loader, so every dataset reaches the runner the same way. Vector entries
+are resolved and loaded by :mod:`graphstk.experiments.vector_data`.
 """
 from __future__ import annotations
 
 import hashlib
+import os
+from dataclasses import dataclass
 
 import torch
 
-from .config import DatasetSpec
+from .params import fail
 
-__all__ = ["load_spec", "fingerprint", "split_fingerprint", "is_missing_error"]
+__all__ = ["DatasetSpec", "graph_dataset", "load_spec", "fingerprint", "split_fingerprint", "is_missing_error"]
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """One dataset: a name (what rows show) and where it comes from: ``source`` (a dataset name or
+    an ``.npz`` path), ``graph`` (a generated networkx graph) or, for the vector protocols,
+    ``vector`` ({part, n_per_class, subsample_seed, options, positive, negative, noise_std, ...})."""
+    name: str
+    source: str | None = None
+    graph: dict | None = None
+    vector: dict | None = None
+
+    def identity(self) -> dict:
+        out = {"name": self.name, "source": self.source, "graph": self.graph}
+        return out if self.vector is None else {**out, "vector": self.vector}
+
+
+def graph_dataset(d, base_dir: str | None, *at) -> DatasetSpec:
+    """The :class:`DatasetSpec` of a graph dataset entry (at ``at``): a name, an ``.npz`` path (relative
+    to the config's folder ``base_dir`` when the file is there) or a ``GraphDataset`` mapping."""
+    src = d if isinstance(d, str) else d.path
+    if src is None and d.graph is not None:
+        return DatasetSpec(name=d.name or d.graph.kind, graph=d.graph.resolved())
+    if src is None and d.name is None:
+        raise fail("a dataset mapping needs 'name', 'path' or 'graph'", *at)
+    if src is None:
+        return DatasetSpec(name=d.name, source=d.name)
+    if not isinstance(d, str) and d.graph is not None:
+        raise fail("give either 'path' or 'graph', not both", *at)
+    local = os.path.join(base_dir or "", src)
+    if src.endswith(".npz") and base_dir and not os.path.isabs(src) and not os.path.exists(src) \
+            and os.path.exists(local):
+        src = local
+    name = os.path.splitext(os.path.basename(src))[0] if src.endswith(".npz") else src
+    return DatasetSpec(name=name if isinstance(d, str) else d.name or name, source=src)
 
 
 def _networkx_graph(g: dict):

@@ -10,6 +10,9 @@ estimator. Example::
     Param("eta", float, low=0, high=1, low_open=True, high_open=True)
     Param("loss", str, choices=("square", "hinge"))
     Param("lam", float, low=0, low_open=True, special=("auto",))   # "auto" or a number > 0
+
+The helpers at the end word the config errors: :func:`fail` is an error at a key path below the
+model being validated, which :mod:`graphstk.experiments.config` reports as a ``ConfigError``.
 """
 from __future__ import annotations
 
@@ -17,7 +20,9 @@ import difflib
 import math
 from dataclasses import dataclass
 
-__all__ = ["Param", "type_name", "hint", "choice"]
+from pydantic_core import PydanticCustomError
+
+__all__ = ["Param", "type_name", "hint", "choice", "fail", "unknown_key", "first_repeat", "distinct"]
 
 _KINDS = (float, int, str, bool)
 
@@ -40,6 +45,31 @@ def choice(value, allowed, what: str = "value", shown: str | None = None) -> str
     if not isinstance(value, str):
         return f"expected one of: {shown}; got {type_name(value)} {value!r}"
     return f"unknown {what} {value!r}{hint(value, allowed)} (allowed: {shown})"
+
+
+def fail(message: str, *at) -> PydanticCustomError:
+    """A config error at the current model's path plus ``at`` (keys and list indices)."""
+    return PydanticCustomError("config", "{message}", {"message": message, "at": at})
+
+
+def unknown_key(key, allowed, *at) -> PydanticCustomError:
+    """An unknown key (at ``at``, default: the key itself), naming the closest allowed one."""
+    allowed = sorted(allowed)
+    return fail(f"unknown key{hint(str(key), allowed)} (allowed: {', '.join(allowed)})", *(at or (key,)))
+
+
+def first_repeat(items: list) -> int | None:
+    """The index of the first item equal to an earlier one (``None``: all distinct)."""
+    return next((i for i, x in enumerate(items) if x in items[:i]), None)
+
+
+def distinct(values: list, *at) -> list:
+    """``values``, refused at ``at`` when empty or when a value repeats."""
+    if not values:
+        raise fail("empty list (give at least one value)", *at)
+    if first_repeat([repr(x) for x in values]) is not None:
+        raise fail(f"duplicate values in {values}", *at)
+    return values
 
 
 @dataclass(frozen=True)

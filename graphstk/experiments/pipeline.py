@@ -22,7 +22,7 @@ from ..exceptions import DatasetMissingError, RunError
 from .cache import CODE_MODULES, CODE_PACKAGES, ResultCache, code_fingerprint
 from .config import ExperimentConfig
 from .datasets import is_missing_error
-from .specs import options_suffix
+from .registry import options_suffix
 
 __all__ = ["DatasetMissingError", "RunError", "run_experiment"]
 

@@ -8,7 +8,8 @@ a method's internals; a method never sees a validation or test label.
 Registrations live in :mod:`graphstk.experiments.registrations` (one module per topic:
 ``stkr.py``, ``baselines.py``, ``fredholm.py``, ``sskpca.py``, ``separating.py``), imported the
 first time a method is looked up. Each entry declares its parameters (:class:`~.params.Param`),
-so that every grid value of a config is checked when the config loads.
+so that every grid value of a config is checked when the config loads: :meth:`MethodEntry.resolve`
+turns a config's method entry into a :class:`MethodSpec` (full grid, sweep, options).
 
 Example::
 
@@ -24,6 +25,7 @@ Example::
 """
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from dataclasses import dataclass, field
@@ -31,10 +33,12 @@ from typing import Callable
 
 import torch
 
-from .params import Param, hint, type_name
+from graphstk.exceptions import UnknownMethodError
 
-__all__ = ["Problem", "MethodEntry", "Param", "register_method", "get_method", "registered_methods",
-           "UnknownMethodError", "NEEDS", "TASKS", "SETTINGS"]
+from .params import Param, distinct, fail, hint, type_name, unknown_key
+
+__all__ = ["Problem", "MethodEntry", "MethodSpec", "Sweep", "Param", "register_method", "get_method",
+           "registered_methods", "grid_points", "options_suffix", "UnknownMethodError", "NEEDS", "TASKS", "SETTINGS"]
 
 #: the inputs a method may need
 NEEDS = frozenset({"features", "graph"})
@@ -192,20 +196,131 @@ class MethodEntry:
         return {k: self.check(k, v) if self.param(k) is not None else v for k, v in point.items()}
 
     def points(self, grid: dict | None = None) -> list[dict]:
-        """The grid points (Cartesian product, keys in order, last key fastest), each merged
-        with ``fixed``: what ``fit_predict`` receives."""
-        import itertools
+        """The grid points (:func:`grid_points`), each merged with ``fixed``: what ``fit_predict`` receives."""
+        return [{**self.fixed, **p} for p in grid_points(self.grid if grid is None else grid)]
 
-        grid = self.grid if grid is None else grid
-        keys = list(grid)
-        return [{**self.fixed, **dict(zip(keys, vals))} for vals in itertools.product(*(grid[k] for k in keys))]
+    @property
+    def gridable(self) -> list[str]:
+        """The keys a config's ``grid`` may set: the default grid's, then the optional parameters."""
+        return [*self.grid, *(p.name for p in self.params if p.optional and p.name not in self.grid)]
+
+    def runs_in(self, protocol: str, graph: bool, task: str) -> "MethodEntry":
+        """``self`` if a protocol scoring ``task`` on graphs (``graph``) or vectors can run it, else
+        ``ValueError`` naming the methods it can run."""
+        usable = ", ".join(sorted(n for n, e in registered_methods().items()
+                                  if e.task == task and (graph or "graph" not in e.needs))) or "none registered"
+        if "graph" in self.needs and not graph:
+            raise ValueError(f"{self.name!r} is a node-classification method (it needs a graph); this task's "
+                             f"protocol is {protocol} (methods for it: {usable})")
+        if self.task != task:
+            raise ValueError(f"{self.name!r} is a {self.task} method; the {protocol} protocol needs a {task} method "
+                             f"({usable})")
+        return self
+
+    def values(self, key: str, raw, *at) -> list:
+        """``raw`` (a value or a non-empty list of distinct values) checked against the declaration of
+        ``key``; a bad value is a config error at ``at`` (plus its index in a list)."""
+        out = []
+        for j, v in enumerate(raw if isinstance(raw, list) else [raw]):
+            try:
+                out.append(self.check(key, v))
+            except ValueError as err:
+                raise fail(str(err), *at, *((j,) if isinstance(raw, list) else ())) from None
+        return distinct(out, *at)
+
+    def resolve(self, m: dict, top_grid: dict, setting: str, *at) -> "MethodSpec":
+        """The :class:`MethodSpec` of a config's method entry ``m`` (at ``at``): the default grid updated by
+        the task's shared ``top_grid`` and the entry's ``grid`` (``null`` removes an optional parameter),
+        its ``sweep`` and options; ``setting`` is the protocol's, for a method that does not fix it."""
+        options, optional = self._options(m, *at), [p.name for p in self.params if p.optional]
+        grid = {k: list(v) for k, v in self.grid.items()}
+        grid.update({k: self.values(k, v, "grid", k) for k, v in top_grid.items() if k in grid})
+        for k, v in (m.get("grid") or {}).items():
+            if k not in self.gridable:
+                raise unknown_key(k, self.gridable, *at, "grid", k)
+            if v is not None:
+                grid[k] = self.values(k, v, *at, "grid", k)
+            elif k in optional:
+                grid.pop(k, None)
+            else:
+                raise fail(f"null is only allowed for optional parameters ({', '.join(optional) or 'none here'})",
+                           *at, "grid", k)
+        sweep, sw = None, m.get("sweep")
+        if sw is not None:
+            if sw["param"] not in self.gridable:
+                raise fail(f"{sw['param']!r} is not a parameter of {self.name!r} (allowed: "
+                           f"{', '.join(self.gridable)})", *at, "sweep", "param")
+            sweep = Sweep(sw["param"], tuple(self.values(sw["param"], sw["values"], *at, "sweep", "values")))
+            grid.pop(sweep.param, None)
+        return MethodSpec(self.name, self.fixed.get("engine", "registry"), self.setting or setting,
+                          {k: grid[k] for k in self.gridable if k in grid}, sweep, options)
+
+    def _options(self, m: dict, *at) -> dict:
+        """The declared options and the ``fixed`` values (under ``fixed:`` or, for a declared option,
+        written directly) that differ from the registration's."""
+        given = {k: (v, (*at, "fixed", k)) for k, v in (m.get("fixed") or {}).items()}
+        for k in [k for k in m if k not in ("label", "grid", "sweep", "fixed")]:
+            if k not in self.options:
+                takers = [e for e in registered_methods().values() if k in e.options]
+                if not takers:
+                    raise unknown_key(k, {"label", "grid", "sweep", "fixed", *self.options}, *at, k)
+                p = takers[0].param(k)
+                raise fail(f"{self.name!r} has no option {k!r} (only {', '.join(e.name for e in takers)} take it: "
+                           f"{p.doc if p else ''})", *at, k)
+            given[k] = (m[k], (*at, k))
+        options = {o: self.fixed[o] for o in self.options}
+        for k, (v, where) in given.items():
+            if k not in self.fixed:
+                raise unknown_key(k, self.fixed, *where)
+            if isinstance(v, list):
+                raise fail("expected one value (a fixed option is not a grid)", *where)
+            v = self.values(k, v, *where)[0]
+            if k in self.options or v != self.fixed[k]:
+                options[k] = v
+        return options
 
 
-class UnknownMethodError(KeyError, ValueError):
-    """A method name that no registration provides; the message lists close matches."""
+@dataclass(frozen=True)
+class Sweep:
+    """Run one series per value of ``param`` (the other parameters are selected)."""
+    param: str
+    values: tuple
 
-    def __str__(self) -> str:   # KeyError would quote the message
-        return str(self.args[0]) if self.args else ""
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A method of a task: its registered ``label``, ``engine`` (the STKR engine's method name, or
+    ``"registry"``), ``setting``, full ``grid`` (sweep parameter excluded), ``sweep`` and ``options``
+    (its declared options and the ``fixed`` values that differ from the registration's)."""
+    label: str
+    engine: str
+    setting: str
+    grid: dict
+    sweep: Sweep | None = None
+    options: dict = field(default_factory=dict)
+
+    def display(self) -> str:
+        """The label plus its non-default options, e.g. ``"SP-topd (t) [support=all]"``."""
+        return self.label + options_suffix(self.options, self.label)
+
+    def series(self) -> list[tuple[dict | None, dict]]:
+        """``[(sweep value or None, full grid)]``: one entry per results row."""
+        if self.sweep is None:
+            return [(None, dict(self.grid))]
+        return [({self.sweep.param: v}, {**self.grid, self.sweep.param: [v]}) for v in self.sweep.values]
+
+
+def grid_points(grid: dict) -> list[dict]:
+    """The Cartesian product of ``grid`` in canonical order (keys in order, last key fastest)."""
+    return [dict(zip(grid, vals)) for vals in itertools.product(*grid.values())]
+
+
+def options_suffix(options: dict | None, label: str | None = None) -> str:
+    """``" [support=all]"`` for the options that differ from the method's defaults; ``""`` otherwise."""
+    entry = registered_methods().get(label) if label is not None else None
+    defaults = entry.fixed if entry is not None else {}
+    extra = [f"{k}={v}" for k, v in (options or {}).items() if k not in defaults or v != defaults[k]]
+    return f" [{','.join(extra)}]" if extra else ""
 
 
 _REGISTRY: dict[str, MethodEntry] = {}

@@ -11,7 +11,7 @@ import math
 import os
 
 from .cache import atomic_write_text
-from .specs import options_suffix
+from .registry import options_suffix
 
 __all__ = ["write_all", "to_json", "to_csv", "to_markdown", "console_table", "row_note"]
 

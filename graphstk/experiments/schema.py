@@ -2,26 +2,30 @@
 
 Every key of a config is a field of these models (their descriptions are the reference part of
 docs/experiments.md, written by :mod:`graphstk.experiments.schema_doc`). Unknown keys are refused
-with the closest known key; datasets and methods are resolved by :mod:`graphstk.experiments.specs`,
-every grid value checked against its method's parameter declarations, before anything runs.
+with the closest known key; datasets are resolved by :mod:`graphstk.experiments.datasets` and
+:mod:`graphstk.experiments.vector_data`, methods by their registrations
+(:meth:`graphstk.experiments.registry.MethodEntry.resolve`), before anything runs.
 """
 from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, ClassVar, Literal, Optional, Union
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, \
     model_validator
 
-from .params import choice, type_name
-from .specs import dataset_spec, fail, first_repeat, resolve_methods, unknown_key
+from .datasets import graph_dataset
+from .params import choice, distinct, fail, first_repeat, type_name, unknown_key
+from .registry import get_method
+from .vector_data import vector_dataset
 
 __all__ = ["Task", "MultiTask", "TaskBase", "PROTOCOL_MODELS", "DEVICE"]
 
 DEVICE = re.compile(r"(cpu|cuda|mps|xpu)(:\d+)?")
 PosInt = Annotated[int, Field(ge=1)]
 Seed = Annotated[int, Field(ge=0)]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 
 def _holds(test, message: str):
@@ -102,7 +106,7 @@ class VectorDataset(Strict):
     options: Optional[dict[str, Union[bool, int, float, str]]] = Field(None, description="loader options")
     positive: Optional[Union[int, str]] = Field(None, description="one-class: the class of the set")
     negative: Optional[Union[int, str]] = Field(None, description="one-class: the outlier class")
-    noise_std: Optional[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(None, description="Gaussian noise")
+    noise_std: Optional[Positive] = Field(None, description="Gaussian noise")
     noise_seed: Optional[Seed] = Field(None, description="seed of the noise")
 
 
@@ -126,7 +130,7 @@ class SolverModel(Strict):
     """The solver of the STKR engines (node-classification)."""
     solver: Literal["auto", "richardson", "cg", "gmres", "direct"] = Field("auto", description="engine route")
     max_iter: Optional[PosInt] = Field(None, description="iteration limit (default: the engine's)")
-    tol: Optional[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(None, description="relative tolerance")
+    tol: Optional[Positive] = Field(None, description="relative tolerance")
     dtype: Literal["float32", "float64"] = Field("float64", description="dtype of kernels and solves")
     step_size: Union[Literal["auto", "paper"], float] = Field(
         "auto", description="Richardson step: auto, paper (Algorithm 2's), or a positive number")
@@ -169,6 +173,8 @@ class Runnable(Strict):
 
 class TaskBase(Runnable):
     """The keys every protocol shares; each protocol's model adds its own and its ``protocol`` tag."""
+    GRAPH: ClassVar[bool] = False               # whether the datasets are graphs
+    SCORES: ClassVar[str] = "classification"    # the task of the methods it runs
     seeds: Union[PosInt, list[Seed]] = Field(10, description="N (seeds 0..N-1) or a list")
     skip_missing: bool = Field(False, description="skip absent datasets instead of failing")
     paper_table: Optional[str] = Field("auto", description="the paper's numbers to compare with (or null)")
@@ -191,21 +197,23 @@ class TaskBase(Runnable):
     @classmethod
     def _as_list(cls, v, info: ValidationInfo):
         """One value, or N seeds ``0..N-1``, as a list; a list must be non-empty and distinct."""
-        v = v if isinstance(v, list) else list(range(v)) if info.field_name == "seeds" else [v]
-        if not v:
-            raise fail("empty list (give at least one value)")
-        if first_repeat([repr(x) for x in v]) is not None:
-            raise fail(f"duplicate values in {v}")
-        return v
+        return distinct(v if isinstance(v, list) else list(range(v)) if info.field_name == "seeds" else [v])
 
     @model_validator(mode="after")
     def _resolve(self, info: ValidationInfo):
-        self.datasets = [dataset_spec(d, self.protocol, (info.context or {}).get("base_dir"), i)
-                         for i, d in enumerate(self.datasets)]
+        base_dir = (info.context or {}).get("base_dir")
+        self.datasets = [graph_dataset(d, base_dir, "datasets", i) if self.GRAPH else
+                         vector_dataset(d, self.protocol, "datasets", i) for i, d in enumerate(self.datasets)]
         i = first_repeat([d.name for d in self.datasets])
         if i is not None:
             raise fail(f"duplicate dataset name {self.datasets[i].name!r} (give each a distinct 'name')", "datasets", i)
-        self.methods = resolve_methods(self.methods, self.grid, self.protocol, self.setting())
+        self.methods = [self._method(m, i) for i, m in enumerate(self.methods)]
+        keys = [(m.label, m.sweep and m.sweep.param, tuple(sorted(m.options.items()))) for m in self.methods]
+        i = first_repeat(keys)
+        if i is not None:
+            opts = f" with the same options ({', '.join(f'{a}: {b}' for a, b in keys[i][2])})" if keys[i][2] else ""
+            raise fail(f"method {keys[i][0]!r} is listed twice{opts}; rows must be unique (use one entry, a sweep or "
+                       "other options)", "methods", i)
         if self.plot is not None:
             swept = [m.sweep.param for m in self.methods if m.sweep is not None]
             if self.plot.x is not None and self.plot.x not in swept:
@@ -214,6 +222,15 @@ class TaskBase(Runnable):
                 raise fail("a plot needs a method with a 'sweep' (its values are the x axis)", "plot")
             self.plot = self.plot.model_copy(update={"x": self.plot.x or swept[0]})
         return self
+
+    def _method(self, m, i: int):
+        """The :class:`~graphstk.experiments.registry.MethodSpec` of entry ``i`` of ``methods``."""
+        raw = {"label": m} if isinstance(m, str) else m.model_dump(exclude_unset=True)
+        try:
+            entry = get_method(raw["label"]).runs_in(self.protocol, self.GRAPH, self.SCORES)
+        except ValueError as err:
+            raise fail(str(err), "methods", i, *(() if isinstance(m, str) else ("label",))) from None
+        return entry.resolve(raw, self.grid, self.setting(), "methods", i)
 
     def setting(self) -> str:
         """How the protocol hands a split to the methods that do not fix it."""
@@ -241,6 +258,7 @@ class TaskBase(Runnable):
 class NodeClassificationTask(TaskBase):
     """``node-classification`` (the default): the STKR paper's Appendix D on graph datasets."""
     protocol: Literal["node-classification"] = "node-classification"
+    GRAPH: ClassVar[bool] = True
     datasets: list[Union[str, GraphDataset]] = Field(min_length=1, description="dataset names, .npz paths or mappings")
     p_test: Union[Fraction, list[Fraction]] = Field(0.01, description="fraction(s) of all nodes drawn as test nodes, "
                                                                       "each in (0, 1)")
@@ -316,6 +334,7 @@ class LabeledPerClassTask(VectorTask):
 class OneClassTask(VectorTask):
     """``one-class``: train on one class, test on it and another, ROC AUC (separating kernels)."""
     protocol: Literal["one-class"] = "one-class"
+    SCORES: ClassVar[str] = "one-class"
     n_labeled: list = Field([], exclude=True, validate_default=False)
     n_train: Optional[PosInt] = Field(500, description="training points of the positive class")
     n_test: Optional[PosInt] = Field(200, description="test points of the two classes")
@@ -333,6 +352,7 @@ class OneClassTask(VectorTask):
 class PlanetoidTask(TaskBase):
     """``planetoid``: the Planetoid public split (train/val/test masks), selection on validation nodes."""
     protocol: Literal["planetoid"] = "planetoid"
+    GRAPH: ClassVar[bool] = True
     datasets: list[Union[str, GraphDataset]] = Field(min_length=1, description="dataset names (Cora, CiteSeer, "
                                                                                "PubMed) or .npz paths")
     fit_labels: list[Literal["train", "train+val"]] = Field(["train"], description="labels fitting the reported model")

@@ -81,9 +81,8 @@ def _catalogue() -> list[str]:
     for name, e in sorted(shipped.items(), key=lambda kv: ("graph" not in kv[1].needs, kv[0])):
         if name.startswith("test-"):
             continue
-        keys = [*e.grid, *(p.name for p in e.params if p.optional and p.name not in e.grid)]
         params = "; ".join(f"`{k}`: {e.param(k).allowed if e.param(k) else 'any'}"
-                           + (f" ({e.grid[k]})" if k in e.grid else " (optional)") for k in keys) or "none"
+                           + (f" ({e.grid[k]})" if k in e.grid else " (optional)") for k in e.gridable) or "none"
         fixed = ", ".join(f"`{k}`={v}" for k, v in e.fixed.items() if k != "engine")
         rows.append(f"| `{name}` | {', '.join(sorted(e.needs))} | {e.task} | {e.setting or 'protocol'} | "
                     f"{params} | {fixed or '-'} |")

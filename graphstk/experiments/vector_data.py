@@ -15,18 +15,62 @@ corrupted with Gaussian noise with standard deviation 0.3"; dense features only)
 
 The dataset's supplied splits survive a restriction only when every split lies inside the
 kept points (they are re-numbered); otherwise they are dropped.
+
+A one-class entry names its classes: ``"SOURCE AvsB"`` (train on A, test on A and B) or
+``positive`` / ``negative``.
 """
 from __future__ import annotations
 
 import hashlib
+import re
 
 import numpy as np
 import scipy.sparse as sp
 import torch
 
-from .config import DatasetSpec
+from .datasets import DatasetSpec
+from .params import fail, hint
 
-__all__ = ["load_vector_spec", "subset", "balanced_subsample", "add_gaussian_noise", "vector_fingerprint", "ids_fingerprint"]
+__all__ = ["vector_dataset", "load_vector_spec", "subset", "balanced_subsample", "add_gaussian_noise",
+           "vector_fingerprint", "ids_fingerprint"]
+
+_TASK_NAME = re.compile(r"^(?P<source>.*\S)\s+(?P<pos>[^\s]+?)\s*vs\s*(?P<neg>[^\s]+)$")
+
+
+def vector_dataset(d, protocol: str, *at) -> DatasetSpec:
+    """The :class:`DatasetSpec` of a vector dataset entry (at ``at``): a name or a ``VectorDataset`` mapping."""
+    from graphstk.data.vector import VECTOR_DATASETS, _lookup
+
+    d = {"name": d} if isinstance(d, str) else d.model_dump(exclude_none=True)
+    vec = {k: d[k] for k in ("part", "n_per_class", "options", "noise_std") if k in d}
+    for seed, need in (("subsample_seed", "n_per_class"), ("noise_seed", "noise_std")):
+        if seed in d and need not in d:
+            raise fail(f"only with {need}", *at, seed)
+        if need in d:
+            vec[seed] = d.get(seed, 0)
+    source = d.get("source")
+    if protocol == "one-class":
+        m = _TASK_NAME.match(d["name"])
+        pos, neg = d.get("positive", m and m.group("pos")), d.get("negative", m and m.group("neg"))
+        if pos is None or neg is None:
+            raise fail("a one-class task names its classes: write 'SOURCE AvsB' (e.g. 'MNIST 3vs8': train on 3, "
+                       f"test on 3 and 8) or give 'positive' and 'negative'; got {d['name']!r}", *at)
+        vec["positive"], vec["negative"] = (int(v) if isinstance(v, str) and re.fullmatch(r"-?\d+", v) else v
+                                            for v in (pos, neg))
+        if vec["positive"] == vec["negative"]:
+            raise fail(f"positive and negative class are the same ({vec['positive']!r})", *at)
+        source = source or (m.group("source") if m else None)
+    elif "positive" in d or "negative" in d:
+        raise fail("only one-class tasks have positive/negative classes", *at,
+                   "positive" if "positive" in d else "negative")
+    source = source or d["name"]
+    try:
+        _lookup(source)
+    except (ValueError, TypeError):
+        raise fail(f"unknown dataset {source!r} for the {protocol} protocol{hint(source, VECTOR_DATASETS, 1, 0.5)} "
+                   f"(allowed: {', '.join(VECTOR_DATASETS)}; case-insensitive)",
+                   *at, *(("source",) if "source" in d else ())) from None
+    return DatasetSpec(name=d["name"], source=source, vector=vec)
 
 
 def subset(ds, ids: torch.Tensor, name: str | None = None):

@@ -32,7 +32,7 @@ import torch
 
 from ..config import LEAVE_ONE_OUT
 from ..metrics import error_rate, n_wrong, select
-from ..specs import grid_points
+from ..registry import grid_points
 from .base import ProtocolError, VectorProtocol, call_method
 
 __all__ = ["FixedSplits", "cv_folds"]

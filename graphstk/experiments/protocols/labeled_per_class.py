@@ -39,7 +39,7 @@ import time
 import torch
 
 from ..metrics import error_rate, select
-from ..specs import grid_points
+from ..registry import grid_points
 from .base import ProtocolError, VectorProtocol, call_method
 
 __all__ = ["LabeledPerClass", "draw_labeled_per_class"]

@@ -27,7 +27,7 @@ import torch
 
 from ..metrics import accuracies, mean_std, select
 from ..registry import Problem
-from ..specs import grid_points
+from ..registry import grid_points
 from .base import Protocol, ProtocolError, call_method, masked_labels
 
 __all__ = ["NodeClassification", "num_classes_of", "UNREACHABLE_TEXT"]

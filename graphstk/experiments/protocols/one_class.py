@@ -35,7 +35,7 @@ import time
 import torch
 
 from ..metrics import auc
-from ..specs import grid_points
+from ..registry import grid_points
 from .base import ProtocolError, VectorProtocol, call_method
 
 __all__ = ["OneClass"]
