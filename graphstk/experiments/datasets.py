@@ -42,6 +42,14 @@ def graph_dataset(d, base_dir: str | None, *at) -> DatasetSpec:
     if src is None and d.name is None:
         raise fail("a dataset mapping needs 'name', 'path' or 'graph'", *at)
     if src is None:
+        src = d.name
+    if not src.endswith(".npz"):
+        from graphstk.data.vector import vector_protocol_hint
+
+        wrong = vector_protocol_hint(src)
+        if wrong is not None:
+            raise fail(wrong, *at)
+    if not isinstance(d, str) and d.path is None:
         return DatasetSpec(name=d.name, source=d.name)
     if not isinstance(d, str) and d.graph is not None:
         raise fail("give either 'path' or 'graph', not both", *at)

@@ -258,3 +258,11 @@ def test_paper_protocol_config_is_table1_with_class0():
     differ = {k for k in t1 if t1[k] != pp[k]}
     assert differ <= {"name", "description", "unreachable"}, differ
     assert pp["name"] != t1["name"]           # its own output folder and cache
+
+
+@pytest.mark.parametrize("entry", ["Digit1", {"name": "usps"}])
+def test_a_vector_dataset_in_a_graph_config_names_the_protocol_to_set(entry):
+    with pytest.raises(ConfigError) as err:
+        parse_config({"datasets": ["Cora", entry], "methods": ["LP (t)"]})
+    assert err.value.path == "datasets[1]"
+    assert "is a vector dataset" in err.value.message and "protocol: labeled-per-class" in err.value.message
