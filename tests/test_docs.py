@@ -89,6 +89,7 @@ ACROSS_MODULES = {
     "tests/experiments/test_vector_pipeline.py": "the experiment loop on vector data, end to end",
     "tests/operators/test_composed_kernels.py": "operators/composed.py and the kernels it composes",
     "tests/test_docs.py": "the documentation",
+    "tests/test_readme.py": "the README's examples, run as a reader follows them",
 }
 
 
