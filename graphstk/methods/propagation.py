@@ -42,7 +42,8 @@ from .problem import (SOLVERS, EngineResult, Problem, _per_col, _record, _split,
                       check_solver_options, make_problem, warn_classes_without_labels)
 from .routes import (DENSE_LIMIT, DIRECT_MAX_ENTRIES, DIRECT_MAX_LABELED, LU_MAX_ENVELOPE, LU_MAX_NODES,  # noqa: F401
                      MULTISHIFT_MIN_NNZ, MULTISHIFT_MIN_SHIFTS, MULTISHIFT_TOL, SINGLE_SHIFT_MIN_NNZ, auto_is_direct,
-                     cg_iterations, check_affordable, direct_route, lu_envelope, use_multishift)
+                     cg_iterations, cg_work, check_affordable, direct_route, gmres_work, lu_envelope,
+                     use_multishift)
 
 
 # ---------------------------------------------------------------------------
@@ -89,7 +90,8 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
     reason = "requested"
     if solver == "auto":
         its = min(int(max_iter), cg_iterations(max(etas), max(tol, 1e-300)))
-        cost = check_affordable(prob, "CG" if G == 1 else "multi-shift CG", C if G > 1 else G * C, its)
+        cost = check_affordable(prob, "CG" if G == 1 else "multi-shift CG", C, cg_work(its, G),
+                                apply=apply if G == 1 else None, knobs="max_iter= or a looser tol= (CG's bound)")
         solver, reason = "cg", f"auto: I - eta S is symmetric positive definite for 0 < eta < 1/lambda_1; {cost}"
     if solver == "direct":
         xs = []
@@ -237,8 +239,9 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
         if s_lo >= 0:   # kappa(A) <= (N s_hi + n beta) / (n beta): the CG bound
             kappa = (N * s_hi + n * min(betas)) / (n * min(betas))
             its = min(its, int(np.ceil(np.sqrt(kappa) / 2 * np.log(2 / max(tol, 1e-300)))))
-        cost = check_affordable(prob, solver.upper(), G * C, its * max(len(coeffs) - 1, 1),
-                                krylov=0 if solver == "cg" else 25)
+        cost = check_affordable(prob, solver.upper(), G * C, cg_work(its) if s_lo >= 0 else gmres_work(its),
+                                apply=apply, rows=n,
+                                knobs="max_iter= or a looser tol= (CG's bound)" if s_lo >= 0 else "max_iter=")
         reason = (f"auto: too large for the direct solve (n = {n}, N n = {N * n}); "
                   + ("s >= 0 on [-lambda_1, lambda_1], so the system is SPD" if s_lo >= 0 else
                      "s < 0 somewhere on [-lambda_1, lambda_1], so the system is indefinite") + f"; {cost}")
@@ -398,7 +401,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     reason = "requested"
     if solver == "auto":
         solver = "gmres"
-        cost = check_affordable(prob, "GMRES", len(pairs) * C, int(max_iter) * npow, krylov=25)
+        cost = check_affordable(prob, "GMRES", len(pairs) * C, gmres_work(max_iter), apply=apply)
         reason = (f"auto: too large for the direct solve (n = {n}, N n = {N * n}"
                   + (f", or a degree-{q - 1} Q with N = {N} > {DENSE_LIMIT}" if not dense_ok else "")
                   + f"); Algorithm 2's M is not symmetric; {cost}")
