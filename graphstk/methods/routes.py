@@ -278,8 +278,11 @@ def estimate_seconds(prob: Problem, columns: int, work: Work, apply=None, rows: 
                               + work.gathers * t.gather)
 
 
+MAX_ITER_KNOB = "max_iter={fits} or lower (fits the cap)"
+
+
 def check_affordable(prob: Problem, route: str, columns: int, work: Work, apply=None,
-                     knobs: str = "max_iter=", rows: int | None = None) -> str:
+                     knobs: str = MAX_ITER_KNOB, rows: int | None = None) -> str:
     """Refuse an iterative solve that ``solver="auto"`` chose when its estimated time
     (:func:`estimate_seconds`) exceeds ``AUTO_MAX_SECONDS`` (or ``$GRAPHSTK_AUTO_MAX_SECONDS``); return the
     route, the work and the estimate as text for the fit's history otherwise.
@@ -287,7 +290,7 @@ def check_affordable(prob: Problem, route: str, columns: int, work: Work, apply=
     The estimate is an upper bound (``work`` counts the iteration cap, or the CG bound from the
     conditioning where it is known): a refused solve might have converged sooner, and the
     message says which settings make it affordable (``knobs``: the ones that lower this route's
-    count) and, for ``max_iter``, the largest value that fits. Nothing is timed below
+    count; ``{fits}`` in it becomes the largest ``max_iter`` that fits). Nothing is timed below
     ``CHEAP_WORK`` entry operations (:meth:`Work.entries`).
     """
     import os
@@ -302,7 +305,7 @@ def check_affordable(prob: Problem, route: str, columns: int, work: Work, apply=
         fits = int(work.iterations * cap / secs)
         raise ValueError(f"solver='auto' would run {what}: N = {prob.N} points, n = {prob.n} labels, nnz(S) = "
                          f"{prob.nnz}. The estimate is above the {cap:.0f} s cap, so nothing ran. Set "
-                         f"{knobs} (max_iter={max(fits, 0)} fits the cap), num_iter=T for a fixed Richardson "
+                         f"{knobs.format(fits=max(fits, 0))}, num_iter=T for a fixed Richardson "
                          "budget (the paper's T), a solver= of your choice ('gmres', 'cg', 'richardson', "
                          "'direct'; not estimated), fewer labeled points or grid points, or "
                          "GRAPHSTK_AUTO_MAX_SECONDS to allow more time")

@@ -2,6 +2,8 @@
 and iterative solves refused up front when their estimated time is above the cap."""
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
@@ -122,7 +124,8 @@ def test_gmres_estimate_includes_the_orthogonalisation(monkeypatch):
     expect = routes.ESTIMATE_MARGIN * (products + w.steps * t.step + w.lstsq * t.lstsq + w.gathers * t.gather)
     assert secs == pytest.approx(expect)
     cg = routes.cg_work(1000)   # CG's working set: 4 vectors, a sweep of 3 steps
-    assert routes.estimate_seconds(prob, 3, cg) == pytest.approx(routes.ESTIMATE_MARGIN * (1000 * 0.01 + 3000 * 0.01 / 3))
+    expect = routes.ESTIMATE_MARGIN * (1000 * 0.01 + 3000 * 0.01 / 3)
+    assert routes.estimate_seconds(prob, 3, cg) == pytest.approx(expect)
     # a step as slow as a product (a sparse graph, few columns): GMRES(50) costs ~28x its products
     monkeypatch.setattr(routes, "unit_timings", lambda *a, **k: routes.UnitTimes(1e-3, 1e-3))
     assert routes.estimate_seconds(prob, 3, w) > 25 * routes.ESTIMATE_MARGIN * w.products * 1e-3
@@ -148,7 +151,7 @@ def test_auto_refuses_before_any_iteration(monkeypatch):
     with pytest.raises(ValueError, match="CG on 3 columns.*estimated.*looser tol="):
         P.label_propagation(prob, [0.9], solver="auto", tol=1e-12)
     assert ran == []
-    fits = int(msg.split("max_iter=")[2].split(" fits")[0])
+    fits = int(re.search(r"max_iter=(\d+) or lower \(fits the cap\)", msg).group(1))
     assert 0 < fits < 1000
     routes.check_affordable(prob, "GMRES", 3, routes.gmres_work(fits))   # no error at the suggested cap
 
@@ -162,3 +165,23 @@ def test_fit_history_shows_the_route_and_its_estimate(monkeypatch):
     assert est.solver_ == "gmres" and rec.solver == "gmres"
     assert "not symmetric" in rec.reason and "vector steps" in rec.reason and "estimated" in rec.reason
     assert "cap 600 s" in rec.reason
+
+
+@pytest.mark.parametrize("shifts", [1, 4])
+def test_auto_estimates_the_cg_of_the_direct_route_before_it_runs(monkeypatch, shifts):
+    """Inside the direct solve, (I - eta S)^-1 E by CG (one eta) or multi-shift CG (several) on n
+    columns is estimated too: refused above the cap before it starts, recorded below it."""
+    _, _, prob = _labeled_problem()
+    monkeypatch.setattr(routes, "LU_MAX_NODES", 10)       # pretend N is large
+    monkeypatch.setattr(routes, "LU_MAX_ENVELOPE", 10)    # ... and its LU fill unbounded
+    monkeypatch.setattr(routes, "CHEAP_WORK", 0)
+    transforms = [InverseLaplacian(0.9 - 0.01 * i) for i in range(shifts)]
+    res = P.stkr_reciprocal(prob, transforms, [0.1], solver="auto")
+    assert "estimated" in res.history[0].reason and ("multi-shift" in res.history[0].solver) == (shifts > 1)
+    ran = []
+    monkeypatch.setattr(P, "cg", lambda *a, **k: ran.append("cg"))
+    monkeypatch.setattr(P, "solve_shifted_laplacians", lambda *a, **k: ran.append("multishift"))
+    _fake_clock(monkeypatch, 5.0)
+    with pytest.raises(ValueError, match=r"CG of \(I - eta S\)\^-1 E on 8 columns.*cap 600 s.*smaller eta"):
+        P.stkr_reciprocal(prob, transforms, [0.1], solver="auto")
+    assert ran == []
