@@ -380,8 +380,16 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
 
 
 def _lstsq(h: Tensor, rhs: Tensor) -> Tensor:
-    driver = "gelsd" if h.device.type == "cpu" else None
-    return torch.linalg.lstsq(h, rhs, driver=driver).solution
+    """GMRES's batch of small least-squares problems; on the CPU on one thread: a threaded ``gelsd``
+    on ``[6, 51, 50]`` took 330 ms on a busy 2-core machine with 2 threads, 1.4 ms with one."""
+    if h.device.type != "cpu":
+        return torch.linalg.lstsq(h, rhs).solution
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return torch.linalg.lstsq(h, rhs, driver="gelsd").solution
+    finally:
+        torch.set_num_threads(threads)
 
 
 def mgs_step(w: Tensor, v: Tensor, inplace: bool = False) -> tuple[Tensor, Tensor]:
