@@ -271,7 +271,7 @@ def estimate_seconds(prob: Problem, columns: int, work: Work, apply=None, rows: 
 
     Measured against the GMRES solves it estimates (``docs/methods.md`` gives the machine, the
     load and the ratios): dropping the steps, as one timed product per iteration does,
-    underestimated them 4-11x.
+    underestimated them 5-13x.
     """
     t = unit_timings(prob, columns, work, apply, rows)
     return ESTIMATE_MARGIN * (work.products * t.product + work.steps * t.step + work.lstsq * t.lstsq
