@@ -408,7 +408,9 @@ class STKR(_GraphEstimator):
         bounded in advance; see :func:`graphstk.methods.propagation.direct_route`). Larger
         problems use CG (symmetric positive systems) or GMRES. ``cg`` with a reciprocal
         transform runs CG on the symmetric positive definite ``Q = sum_p xi_p S^p`` (Algorithm
-        2's ``M`` is not symmetric). ``history_`` records the route and why.
+        2's ``M`` is not symmetric). An iterative ``auto`` solve estimated above 600 s is refused
+        before it starts (:func:`~graphstk.methods.routes.check_affordable`); ``history_``
+        records the route, why, and the estimate.
     max_iter : int, default 1000
     tol : float, default 1e-6
         Relative residual of a solve to tolerance (``0``: run ``max_iter`` iterations).

@@ -41,8 +41,12 @@ from ..spectral.transforms import Polynomial, ReciprocalPolynomial
 from .problem import (SOLVERS, EngineResult, Problem, _per_col, _record, _split, _sym_solve_path, _tile,  # noqa: F401
                       check_solver_options, make_problem, warn_classes_without_labels)
 from .routes import (DENSE_LIMIT, DIRECT_MAX_ENTRIES, DIRECT_MAX_LABELED, LU_MAX_ENVELOPE, LU_MAX_NODES,  # noqa: F401
-                     MULTISHIFT_MIN_NNZ, MULTISHIFT_MIN_SHIFTS, MULTISHIFT_TOL, SINGLE_SHIFT_MIN_NNZ, auto_is_direct,
-                     cg_iterations, check_affordable, direct_route, lu_envelope, use_multishift)
+                     MAX_ITER_KNOB, MULTISHIFT_MIN_NNZ, MULTISHIFT_MIN_SHIFTS, MULTISHIFT_TOL, SINGLE_SHIFT_MIN_NNZ,
+                     auto_is_direct, cg_iterations, cg_work, check_affordable, direct_route, gmres_work, lu_envelope,
+                     use_multishift)
+
+
+_CG_KNOBS = MAX_ITER_KNOB + ", a looser tol= (CG's bound)"
 
 
 # ---------------------------------------------------------------------------
@@ -89,7 +93,8 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
     reason = "requested"
     if solver == "auto":
         its = min(int(max_iter), cg_iterations(max(etas), max(tol, 1e-300)))
-        cost = check_affordable(prob, "CG" if G == 1 else "multi-shift CG", C if G > 1 else G * C, its)
+        cost = check_affordable(prob, "CG" if G == 1 else "multi-shift CG", C, cg_work(its, G),
+                                apply=apply if G == 1 else None, knobs=_CG_KNOBS)
         solver, reason = "cg", f"auto: I - eta S is symmetric positive definite for 0 < eta < 1/lambda_1; {cost}"
     if solver == "direct":
         xs = []
@@ -237,8 +242,9 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
         if s_lo >= 0:   # kappa(A) <= (N s_hi + n beta) / (n beta): the CG bound
             kappa = (N * s_hi + n * min(betas)) / (n * min(betas))
             its = min(its, int(np.ceil(np.sqrt(kappa) / 2 * np.log(2 / max(tol, 1e-300)))))
-        cost = check_affordable(prob, solver.upper(), G * C, its * max(len(coeffs) - 1, 1),
-                                krylov=0 if solver == "cg" else 25)
+        cost = check_affordable(prob, solver.upper(), G * C, cg_work(its) if s_lo >= 0 else gmres_work(its),
+                                apply=apply, rows=n,
+                                knobs=_CG_KNOBS if s_lo >= 0 else MAX_ITER_KNOB)
         reason = (f"auto: too large for the direct solve (n = {n}, N n = {N * n}); "
                   + ("s >= 0 on [-lambda_1, lambda_1], so the system is SPD" if s_lo >= 0 else
                      "s < 0 somewhere on [-lambda_1, lambda_1], so the system is indefinite") + f"; {cost}")
@@ -307,15 +313,20 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
             routes.append((route, why))
         Xs = None
         if solver == "auto":
-            Xs = _reciprocal_multishift(prob, transforms, E)
+            Xs, cost = _reciprocal_multishift(prob, transforms, E)
             if Xs is not None and len(transforms) > 1:
                 _record(out, "direct (n x n system; (I - eta S)^-1 E for every eta by one multi-shift CG)",
                         f"auto: {len(transforms)} inverse-Laplacian shifts of one operator "
-                        f"(N = {N}, nnz(S) = {prob.nnz}): one Krylov sequence serves them all")
+                        f"(N = {N}, nnz(S) = {prob.nnz}): one Krylov sequence serves them all; {cost}")
             elif Xs is not None:
                 _record(out, "direct (n x n system; (I - eta S)^-1 E by CG)",
                         f"auto: nnz(S) = {prob.nnz} >= {SINGLE_SHIFT_MIN_NNZ}: one CG to 1e-12 beats "
-                        "a sparse LU of I - eta S")
+                        f"a sparse LU of I - eta S; {cost}")
+            for t, tr in enumerate(transforms if Xs is None else ()):   # every CG estimated before one runs
+                if routes[t][0] == "cg" and len(tr.xi) == 2:
+                    its = cg_iterations(-tr.xi[1] / tr.xi[0])
+                    routes[t] = ("cg", routes[t][1] + "; " + check_affordable(
+                        prob, "CG of (I - eta S)^-1 E", n, cg_work(its), knobs=_ETA_KNOB))
         for t, tr in enumerate(transforms):
             if Xs is not None:
                 X = Xs[t]
@@ -398,7 +409,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     reason = "requested"
     if solver == "auto":
         solver = "gmres"
-        cost = check_affordable(prob, "GMRES", len(pairs) * C, int(max_iter) * npow, krylov=25)
+        cost = check_affordable(prob, "GMRES", len(pairs) * C, gmres_work(max_iter), apply=apply)
         reason = (f"auto: too large for the direct solve (n = {n}, N n = {N * n}"
                   + (f", or a degree-{q - 1} Q with N = {N} > {DENSE_LIMIT}" if not dense_ok else "")
                   + f"); Algorithm 2's M is not symmetric; {cost}")
@@ -410,16 +421,22 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     return out
 
 
+_ETA_KNOB = "a smaller eta (CG's bound grows like sqrt((1 + eta) / (1 - eta)))"
+
+
 def _reciprocal_multishift(prob: Problem, transforms: Sequence[ReciprocalPolynomial], rhs: Tensor
-                           ) -> list[Tensor] | None:
-    """``Q_t^{-1} rhs`` for every transform by one multi-shift CG when all are inverse-Laplacian type
-    (``Q = xi_0 (I - eta S)``, ``eta > 0``) and :func:`use_multishift` says so; else ``None``."""
+                           ) -> tuple[list[Tensor] | None, str]:
+    """``(Q_t^{-1} rhs for every transform, its estimate)`` by one multi-shift CG when all are
+    inverse-Laplacian type (``Q = xi_0 (I - eta S)``, ``eta > 0``) and :func:`use_multishift` says so
+    (refused above the time cap, :func:`check_affordable`); else ``(None, "")``."""
     lap = [len(tr.xi) == 2 and tr.xi[1] < 0 for tr in transforms]
     if not all(lap) or not use_multishift(prob, len(transforms)):
-        return None
+        return None, ""
     etas = [-tr.xi[1] / tr.xi[0] for tr in transforms]
+    work = cg_work(cg_iterations(max(etas), MULTISHIFT_TOL), len(etas))
+    cost = check_affordable(prob, "multi-shift CG of (I - eta S)^-1 E", rhs.shape[1], work, knobs=_ETA_KNOB)
     xs, _ = solve_shifted_laplacians(prob.S, rhs, etas, max_iter=20 * prob.N, tol=MULTISHIFT_TOL)
-    return [x / tr.xi[0] for x, tr in zip(xs, transforms)]
+    return [x / tr.xi[0] for x, tr in zip(xs, transforms)], cost
 
 
 def _reciprocal_direct(prob: Problem, tr: ReciprocalPolynomial, rhs: Tensor, route: str = "lu"

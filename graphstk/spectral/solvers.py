@@ -380,15 +380,32 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
 
 
 def _lstsq(h: Tensor, rhs: Tensor) -> Tensor:
-    driver = "gelsd" if h.device.type == "cpu" else None
-    return torch.linalg.lstsq(h, rhs, driver=driver).solution
+    """GMRES's batch of small least-squares problems; on the CPU on one thread: a threaded ``gelsd``
+    on ``[6, 51, 50]`` took 330 ms on a busy 2-core machine with 2 threads, 1.4 ms with one."""
+    if h.device.type != "cpu":
+        return torch.linalg.lstsq(h, rhs).solution
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return torch.linalg.lstsq(h, rhs, driver="gelsd").solution
+    finally:
+        torch.set_num_threads(threads)
 
 
+def mgs_step(w: Tensor, v: Tensor, inplace: bool = False) -> tuple[Tensor, Tensor]:
+    """One modified Gram-Schmidt step of :func:`gmres`: ``(h, w - h v)`` with ``h = <w, v>`` per column,
+    written into ``w`` when ``inplace`` (what ``solver="auto"`` times to estimate GMRES's
+    orthogonalisation)."""
+    hij = col_dot(w, v)
+    return hij, (w.addcmul_(v, hij, value=-1.0) if inplace else w - hij * v)
+
+
+GMRES_RESTART = 50         # gmres's default restart length (the Krylov basis kept per cycle)
 GMRES_STALL_CYCLES = 2     # a solve to tol stops when GMRES_STALL_CYCLES restart cycles ...
 GMRES_STALL_RATIO = 0.99   # ... together lowered the relative residual by less than 1% (stagnation)
 
 
-def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: int = 50,
+def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: int = GMRES_RESTART,
           x0: Tensor | None = None, callback: Callable[[int, float], None] | None = None,
           warn: bool = True) -> SolveResult:
     """Restarted GMRES(``restart``), an independent Arnoldi process per column.
@@ -431,10 +448,9 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
         for j in range(m):
             w = apply(basis[j])
             total += 1
-            for i in range(j + 1):  # modified Gram-Schmidt
-                hij = col_dot(w, basis[i])
+            for i in range(j + 1):  # modified Gram-Schmidt (in place once w is a block of its own)
+                hij, w = mgs_step(w, basis[i], inplace=i > 0)
                 h[:, i, j] = hij
-                w = w - hij * basis[i]
             hn = col_norm(w)
             h[:, j + 1, j] = hn
             basis.append(torch.where(hn > tiny, w / torch.where(hn > tiny, hn, torch.ones_like(hn)),
