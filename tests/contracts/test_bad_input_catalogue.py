@@ -12,7 +12,6 @@ is set to 1 MB and the refusal comes before anything of that size is allocated.
 """
 from __future__ import annotations
 
-import time
 import warnings
 
 import numpy as np
@@ -182,14 +181,12 @@ def test_vector_huge_is_refused_from_an_estimate(name, huge, monkeypatch):
     kind = VECTOR[name][1]
     est = _fit(name, X) if kind == "map" else None   # a map is fitted on a few rows; the output is what is large
     monkeypatch.setenv("GRAPHSTK_MAX_MEMORY", "1MB")
-    t0 = time.perf_counter()
     with pytest.raises(MemoryLimitError, match=r"needs [0-9.]+ [KMGT]?B, more than the 1.0 MB of GRAPHSTK_MAX_MEMORY"):
         if est is not None:
             est.transform(huge)
         else:
             y = {"semi": np.r_[Y_SEMI, -np.ones(HUGE - 30, dtype=int)], "reg": np.zeros(HUGE)}.get(kind)
             _fit(name, huge, y)
-    assert time.perf_counter() - t0 < 10
 
 
 # ------------------------------------------------------------------------------------------- graphs
@@ -265,9 +262,7 @@ def test_graph_huge_is_refused_from_an_estimate(name, case, monkeypatch):
     data = Data(edge_index=torch.randint(0, n, (2, 1000), generator=torch.Generator().manual_seed(0)), num_nodes=n,
                 y=y, x=torch.zeros(1, 4, dtype=torch.float64).expand(n, 4))
     monkeypatch.setenv("GRAPHSTK_MAX_MEMORY", "1MB")
-    t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(MemoryLimitError, match="more than the 1.0 MB of GRAPHSTK_MAX_MEMORY"):
             GRAPH[name]().fit(data, torch.arange(100))
-    assert time.perf_counter() - t0 < 10

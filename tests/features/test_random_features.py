@@ -189,18 +189,15 @@ def test_binning_features_are_exact_collision_fractions():
 def test_transform_larger_than_memory_is_refused_naming_row_blocks(monkeypatch):
     """An output of terabytes is refused from its size before the allocator sees it; the message
     gives the rows per block that fit and the parameter to lower."""
-    import time
 
     from graphstk.exceptions import MemoryLimitError
 
     monkeypatch.setenv("GRAPHSTK_MAX_MEMORY", "2GB")
     f = RandomFourierFeatures(sigma=1.0, n_features=1_666_667, random_state=0).fit(np.zeros((2, 2)))
     X = torch.zeros(1, 2, dtype=torch.float64).expand(60_000, 2)      # no memory behind the rows
-    t0 = time.perf_counter()
     with pytest.raises(MemoryLimitError, match=r"transform of 60000 rows into 3333334 features needs [0-9.]+ TB.*"
                                                r"row blocks of at most [0-9]+ rows.*lower n_features="):
         f.transform(X)
-    assert time.perf_counter() - t0 < 1
     b = RandomBinningFeatures(n_grids=5, random_state=0).fit(np.random.default_rng(0).normal(size=(20, 2)))
     monkeypatch.setenv("GRAPHSTK_MAX_MEMORY", "1KB")
     with pytest.raises(MemoryLimitError, match="lower n_grids="):
