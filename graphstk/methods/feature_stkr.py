@@ -14,7 +14,7 @@ on both sides of the linear feature kernel; with ``K = 0`` it is kernel ridge on
 alone.
 
 Fit (Eq. 6-7 with ``Khat_s`` replaced by this kernel): one-hot labels ``Y`` of the ``n``
-labeled nodes, ``alpha = (G_{K,n} + n beta I_n)^{-1} Y`` and scores ``f(x) = K(x, labeled) alpha``.
+labeled nodes with class ``c``'s column scaled by ``n / (C n_c)`` (:func:`balanced_targets`), ``alpha = (G_{K,n} + n beta I_n)^{-1} Y`` and scores ``f(x) = K(x, labeled) alpha``.
 Every grid point shares the filtered features of its depths and the cosine blocks, so a whole
 grid costs a few sparse products and small dense solves.
 """
@@ -31,7 +31,7 @@ from .._index import as_index
 from ..operators.composed import extended_adjacency, unit_rows
 from ..operators.graph import GraphKernel
 
-__all__ = ["FeatureSTKR", "feature_stkr_scores", "select_on_validation", "KERNELS", "MIXES", "DEFAULT_GRID"]
+__all__ = ["FeatureSTKR", "feature_stkr_scores", "balanced_targets", "select_on_validation", "KERNELS", "MIXES", "DEFAULT_GRID"]
 
 #: feature kernels on unit-length filtered rows
 KERNELS = ("cosine", "cosine-gaussian")
@@ -71,6 +71,23 @@ def _check_point(p: dict) -> None:
 def row_normalize(X: Tensor) -> Tensor:
     """Rows scaled to sum 1 (PyG's ``NormalizeFeatures``); all-zero rows stay zero."""
     return X / X.sum(dim=1, keepdim=True).clamp_min(torch.finfo(X.dtype).tiny)
+
+
+def balanced_targets(Y: Tensor) -> Tensor:
+    """One-hot targets ``[n, C]`` with class ``c``'s column scaled by ``n / (C n_c)`` (class mass
+    normalisation; unchanged when every class has ``n / C`` labels).
+
+    The cosine-Gaussian kernel has a large constant part (``exp(-1 / sigma^2)`` between orthogonal
+    rows), and with a strong ridge ``alpha ~ Y / (n beta)``, so ``f(x) = K(x, L) alpha`` adds about
+    ``exp(-1 / sigma^2) n_c / (n beta)`` to class ``c`` at every node: with unbalanced labels the
+    largest class wins everywhere. Scaling each column by ``1 / n_c`` gives every class the same
+    label mass and removes that offset.
+    """
+    counts = Y.sum(0)
+    present = counts > 0
+    scale = torch.zeros_like(counts)
+    scale[present] = Y.shape[0] / (int(present.sum()) * counts[present])
+    return Y * scale
 
 
 def _features(X, dtype, device) -> Tensor:
@@ -129,6 +146,7 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
     C = int(num_classes) if num_classes is not None else int(yl.max()) + 1
     Y = torch.zeros(train.numel(), C, dtype=dtype, device=device)
     Y[torch.arange(train.numel(), device=device), yl] = 1.0
+    Y = balanced_targets(Y)
     graph = GraphKernel(edge_index, N, hidden=hidden, dtype=dtype, device=device, clean_edges=True)
     if hidden is not None and bool(graph.hidden_mask[train].any()):
         raise ValueError("train and hidden overlap: a labeled node cannot be hidden from fit")

@@ -28,6 +28,7 @@ def dense_scores(W, X, y, train, ev, p, hidden=()):
     G = G / len(depths)
     n = len(train)
     Y = torch.nn.functional.one_hot(y[train], int(y[train].max()) + 1).double()
+    Y = Y * (n / (Y.shape[1] * Y.sum(0)))            # every class the same label mass
     alpha = torch.linalg.solve(G[train][:, train] + n * p["beta"] * torch.eye(n, dtype=torch.float64), Y)
     return G[ev][:, train] @ alpha
 
@@ -106,3 +107,23 @@ def test_bad_input():
         feature_stkr_scores(ei, None, y, [0, 1], [2], [{"depth": 1, "beta": 1.0}])
     with pytest.raises(ValueError, match="hidden"):
         feature_stkr_scores(ei, X, y, [0, 1], [2], [{"depth": 1, "beta": 1.0}], hidden=[1])
+
+
+def test_unbalanced_labels_do_not_favour_the_largest_class():
+    """Two feature clusters, 2 labels of class 0 and 10 of class 1, a strong ridge: the kernel's
+    constant part must not send every node to class 1 (balanced targets, ``balanced_targets``)."""
+    from graphstk.methods.feature_stkr import balanced_targets
+
+    n = 40
+    y = (torch.arange(n) >= 20).long()
+    X = torch.full((n, 4), 0.01, dtype=torch.float64)
+    X[y == 0, :2] += 1.0
+    X[y == 1, 2:] += 1.0
+    ei = torch.empty(2, 0, dtype=torch.long)
+    train = torch.cat([torch.arange(2), torch.arange(20, 30)])
+    ev = torch.cat([torch.arange(2, 20), torch.arange(30, 40)])
+    s = feature_stkr_scores(ei, X, y, train, ev, [{"depth": 0, "kernel": "cosine-gaussian", "sigma": 0.7,
+                                                   "beta": 1.0}])[0]
+    assert torch.equal(s.argmax(1), y[ev])
+    Y = balanced_targets(torch.nn.functional.one_hot(y[train]).double())
+    torch.testing.assert_close(Y.sum(0), torch.full((2,), 6.0, dtype=torch.float64))
