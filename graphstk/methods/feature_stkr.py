@@ -13,8 +13,12 @@ linear ``k_X`` on un-normalised rows this is ``s(S) X X^T s(S)``, the transforme
 on both sides of the linear feature kernel; with ``K = 0`` it is kernel ridge on the features
 alone.
 
+``X`` is preprocessed first (:func:`preprocess_features`): rows scaled to sum 1, or TF-IDF
+weights on unit rows; the grid chooses on validation.
+
 Fit (Eq. 6-7 with ``Khat_s`` replaced by this kernel): one-hot labels ``Y`` of the ``n``
-labeled nodes, ``alpha = (G_{K,n} + n beta I_n)^{-1} Y`` and scores ``f(x) = K(x, labeled) alpha``.
+labeled nodes with class ``c``'s column scaled by ``n / (C n_c)`` (:func:`balanced_targets`),
+``alpha = (G_{K,n} + n beta I_n)^{-1} Y`` and scores ``f(x) = K(x, labeled) alpha``.
 Every grid point shares the filtered features of its depths and the cosine blocks, so a whole
 grid costs a few sparse products and small dense solves.
 """
@@ -31,14 +35,16 @@ from .._index import as_index
 from ..operators.composed import extended_adjacency, unit_rows
 from ..operators.graph import GraphKernel
 
-__all__ = ["FeatureSTKR", "feature_stkr_scores", "select_on_validation", "KERNELS", "MIXES", "DEFAULT_GRID"]
+__all__ = ["FeatureSTKR", "feature_stkr_scores", "balanced_targets", "preprocess_features", "FEATURES", "select_on_validation", "KERNELS", "MIXES", "DEFAULT_GRID"]
 
 #: feature kernels on unit-length filtered rows
 KERNELS = ("cosine", "cosine-gaussian")
 #: how depths are combined: the depth K alone, or the mean kernel over depths 1, 2, 4, ..., K
 MIXES = ("last", "dyadic")
+#: feature preprocessing before the filter: rows scaled to sum 1, TF-IDF weights on unit rows, or X as given
+FEATURES = ("sum", "tfidf", "raw")
 #: the grid of :func:`select_on_validation` (and of the registered ``FeatureSTKR`` method)
-DEFAULT_GRID = {"depth": [8, 16, 32], "a": [0.5, 0.8], "mix": ["last", "dyadic"],
+DEFAULT_GRID = {"features": ["sum", "tfidf"], "depth": [4, 8, 16], "a": [0.5, 0.8], "mix": ["last", "dyadic"],
                 "kernel": ["cosine-gaussian"], "sigma": [1.0, 0.7, 0.5], "beta": [1e-2, 1e-3, 1e-4]}
 
 
@@ -62,6 +68,8 @@ def _check_point(p: dict) -> None:
         raise ValueError(f"mix must be one of {MIXES}, got {mix!r}")
     if kernel not in KERNELS:
         raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
+    if p.get("features", "sum") not in FEATURES:
+        raise ValueError(f"features must be one of {FEATURES}, got {p.get('features')!r}")
     if kernel == "cosine-gaussian" and not float(p.get("sigma", 1.0)) > 0:
         raise ValueError(f"sigma must be > 0, got {p.get('sigma')!r}")
     if not float(p["beta"]) > 0:
@@ -71,6 +79,47 @@ def _check_point(p: dict) -> None:
 def row_normalize(X: Tensor) -> Tensor:
     """Rows scaled to sum 1 (PyG's ``NormalizeFeatures``); all-zero rows stay zero."""
     return X / X.sum(dim=1, keepdim=True).clamp_min(torch.finfo(X.dtype).tiny)
+
+
+def preprocess_features(X: Tensor, kind: str = "sum", visible: Tensor | None = None) -> Tensor:
+    """Node features before the graph filter.
+
+    * ``"sum"``: rows scaled to sum 1 (PyG's ``NormalizeFeatures``);
+    * ``"tfidf"``: ``B_ij idf_j`` with ``B = (X != 0)`` the presence of feature ``j`` at node ``i``
+      and ``idf_j = max(0, log(n_V / (1 + df_j)))``, ``df_j`` the number of visible nodes with
+      feature ``j`` and ``n_V`` the number of visible nodes, then rows scaled to unit length: rare
+      words weigh more than words present at many nodes (bag-of-words features such as Cora's and
+      CiteSeer's). Only visible nodes (``visible``, a boolean mask; default all) count in ``df``, so a
+      hidden node's features reach no other node's row;
+    * ``"raw"``: ``X`` as given.
+    """
+    if kind == "raw":
+        return X
+    if kind == "sum":
+        return row_normalize(X)
+    if kind != "tfidf":
+        raise ValueError(f"features must be one of {FEATURES}, got {kind!r}")
+    B = (X != 0).to(X.dtype)
+    Bv = B if visible is None else B[visible]
+    idf = torch.log(Bv.shape[0] / (1.0 + Bv.sum(0))).clamp_min(0.0)
+    return unit_rows(B * idf)
+
+
+def balanced_targets(Y: Tensor) -> Tensor:
+    """One-hot targets ``[n, C]`` with class ``c``'s column scaled by ``n / (C n_c)`` (class mass
+    normalisation; unchanged when every class has ``n / C`` labels).
+
+    The cosine-Gaussian kernel has a large constant part (``exp(-1 / sigma^2)`` between orthogonal
+    rows), and with a strong ridge ``alpha ~ Y / (n beta)``, so ``f(x) = K(x, L) alpha`` adds about
+    ``exp(-1 / sigma^2) n_c / (n beta)`` to class ``c`` at every node: with unbalanced labels the
+    largest class wins everywhere. Scaling each column by ``1 / n_c`` gives every class the same
+    label mass and removes that offset.
+    """
+    counts = Y.sum(0)
+    present = counts > 0
+    scale = torch.zeros_like(counts)
+    scale[present] = Y.shape[0] / (int(present.sum()) * counts[present])
+    return Y * scale
 
 
 def _features(X, dtype, device) -> Tensor:
@@ -84,6 +133,25 @@ def _features(X, dtype, device) -> Tensor:
     if X.dim() != 2 or not torch.isfinite(X).all():
         raise ValueError(f"X must be a finite 2-D [num_nodes, d] tensor, got shape {tuple(X.shape)}")
     return X.to(device=device, dtype=dtype)
+
+
+def _lazy_walk(S_csr: Tensor, a: float):
+    """The map ``Z -> ((1 - a) I + a S_hat) Z`` as one sparse product with the matrix
+    ``(1 - a) I + a S_hat`` (built once); on the CPU through scipy's CSR product, several times
+    faster than torch's for a dense right-hand side."""
+    N = S_csr.shape[0]
+    if S_csr.device.type == "cpu":
+        import scipy.sparse as sp
+
+        S = sp.csr_matrix((S_csr.values().numpy(), S_csr.col_indices().numpy(), S_csr.crow_indices().numpy()),
+                          shape=(N, N))
+        M = (a * S + (1.0 - a) * sp.identity(N, dtype=S.dtype, format="csr")).tocsr()
+        return lambda Z: torch.from_numpy(M @ Z.numpy())
+    diag = torch.arange(N, device=S_csr.device).expand(2, N)
+    eye = torch.sparse_coo_tensor(diag, torch.full((N,), 1.0 - a, dtype=S_csr.dtype, device=S_csr.device), (N, N),
+                                  check_invariants=False)
+    M = (S_csr.to_sparse_coo() * a + eye).coalesce().to_sparse_csr()
+    return lambda Z: torch.sparse.mm(M, Z)
 
 
 def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, points: list[dict], *,
@@ -102,7 +170,9 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
     train, eval_idx : node ids or boolean masks
         The labeled nodes and the nodes to score.
     points : list of dict
-        Grid points with keys ``depth`` (``K >= 0``), ``a`` (default 0.5), ``mix`` (``"last"`` |
+        Grid points with keys ``features`` (:data:`FEATURES`, :func:`preprocess_features`; default
+        ``"sum"``, or ``"raw"`` with ``normalize_features=False``), ``depth`` (``K >= 0``), ``a``
+        (default 0.5), ``mix`` (``"last"`` |
         ``"dyadic"``, default ``"last"``), ``kernel`` (``"cosine"`` | ``"cosine-gaussian"``, default
         the latter), ``sigma`` (default 1.0) and ``beta`` (the ridge of Eq. 7).
     hidden : node ids or mask, optional
@@ -111,7 +181,8 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
     num_classes : int, optional
         Default ``max(y[train]) + 1``.
     normalize_features : bool, default True
-        Scale rows of ``X`` to sum 1 first.
+        The preprocessing of points without a ``features`` key: ``"sum"`` (rows scaled to sum 1),
+        or ``"raw"`` (``X`` as given) when False.
     dtype, device : of the computation (default float64, the device of ``edge_index``).
     """
     device = torch.device(device) if device is not None else edge_index.device
@@ -123,41 +194,50 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
         raise ValueError("train is empty: feature-aware STKR needs labeled nodes")
     for p in points:
         _check_point(p)
-    if normalize_features:
-        X = row_normalize(X)
+    default_features = "sum" if normalize_features else "raw"
     yl = y.to(device)[train].long()
     C = int(num_classes) if num_classes is not None else int(yl.max()) + 1
     Y = torch.zeros(train.numel(), C, dtype=dtype, device=device)
     Y[torch.arange(train.numel(), device=device), yl] = 1.0
+    Y = balanced_targets(Y)
     graph = GraphKernel(edge_index, N, hidden=hidden, dtype=dtype, device=device, clean_edges=True)
     if hidden is not None and bool(graph.hidden_mask[train].any()):
         raise ValueError("train and hidden overlap: a labeled node cannot be hidden from fit")
-    S_csr = extended_adjacency(graph).csr      # one sparse product per step, the whole feature block at once
+    S_csr = extended_adjacency(graph).csr
     rows = torch.cat([train, ev])
     n = train.numel()
-    cos: dict[tuple, Tensor] = {}               # (a, depth) -> cosine block [n + |eval|, n]
-    for a, group in itertools.groupby(sorted({(float(p.get("a", 0.5)), k) for p in points
-                                              for k in _depths(int(p["depth"]), p.get("mix", "last"))}),
-                                      key=lambda t: t[0]):
-        wanted = {k for _, k in group}
-        Z = X
+    visible = None if hidden is None else ~graph.hidden_mask
+    cos: dict[tuple, Tensor] = {}               # (features, a, depth) -> cosine block [n + |eval|, n]
+    steps: dict[float, object] = {}
+    for (f, a), group in itertools.groupby(sorted({(p.get("features", default_features), float(p.get("a", 0.5)), k)
+                                                   for p in points
+                                                   for k in _depths(int(p["depth"]), p.get("mix", "last"))}),
+                                           key=lambda t: t[:2]):
+        wanted = {k for *_, k in group}
+        if a not in steps and max(wanted) > 0:
+            steps[a] = _lazy_walk(S_csr, a)     # Z -> ((1 - a) I + a S_hat) Z, one sparse product
+        Z = preprocess_features(X, f, visible)
         for k in range(max(wanted) + 1):
             if k:
-                Z = torch.sparse.mm(S_csr, Z).mul_(a).add_(Z, alpha=1.0 - a)
+                Z = steps[a](Z)
             if k in wanted:
                 U = unit_rows(Z[rows])
-                cos[(a, k)] = U @ U[:n].T
+                cos[(f, a, k)] = U @ U[:n].T
     out = []
     eye = torch.eye(n, dtype=dtype, device=device)
-    blocks: dict[tuple, Tensor] = {}           # (a, depth, sigma or None) -> kernel block
+    blocks: dict[tuple, Tensor] = {}           # (features, a, depth, sigma or None) -> kernel block
+    kernels: dict[tuple, Tensor] = {}          # (features, a, depths, sigma or None) -> mean kernel block
     for p in points:
-        a, mix = float(p.get("a", 0.5)), p.get("mix", "last")
-        ks = _depths(int(p["depth"]), mix)
+        f, a, mix = p.get("features", default_features), float(p.get("a", 0.5)), p.get("mix", "last")
+        ks = tuple(_depths(int(p["depth"]), mix))
         sig = None if p.get("kernel", "cosine-gaussian") == "cosine" else float(p.get("sigma", 1.0))
-        for k in ks:
-            if (a, k, sig) not in blocks:
-                blocks[(a, k, sig)] = cos[(a, k)] if sig is None else torch.exp((cos[(a, k)] - 1.0) / sig ** 2)
-        G = sum(blocks[(a, k, sig)] for k in ks) / len(ks)
+        if (f, a, ks, sig) not in kernels:
+            for k in ks:
+                if (f, a, k, sig) not in blocks:
+                    c = cos[(f, a, k)]
+                    blocks[(f, a, k, sig)] = c if sig is None else torch.exp((c - 1.0) / sig ** 2)
+            kernels[(f, a, ks, sig)] = sum(blocks[(f, a, k, sig)] for k in ks) / len(ks)
+        G = kernels[(f, a, ks, sig)]
         alpha = torch.linalg.solve(G[:n] + n * float(p["beta"]) * eye, Y)
         out.append(G[n:] @ alpha)
     return out
@@ -199,8 +279,10 @@ class FeatureSTKR(BaseEstimator):
         Ridge of Eq. 7 (the system is ``G_{K,n} + n beta I``).
     setting : {"transductive", "inductive"}, default "transductive"
         Inductive: ``hidden_idx`` nodes and their edges are unseen at fit time.
+    features : {"sum", "tfidf", "raw"}, default "sum"
+        Preprocessing of ``data.x`` before the filter (:func:`preprocess_features`).
     normalize_features : bool, default True
-        Rows of ``data.x`` scaled to sum 1 first.
+        With ``features=None``: ``"sum"`` if True, ``"raw"`` if False.
     dtype : torch.dtype, default torch.float64
         Precision of the kernel and the solve.
 
@@ -212,12 +294,16 @@ class FeatureSTKR(BaseEstimator):
 
     def __init__(self, depth: int = 16, a: float = 0.5, mix: str = "dyadic", kernel: str = "cosine-gaussian",
                  sigma: float = 0.7, beta: float = 1e-3, setting: str = "transductive",
-                 normalize_features: bool = True, dtype: torch.dtype = torch.float64):
+                 features: str | None = "sum", normalize_features: bool = True, dtype: torch.dtype = torch.float64):
         self.depth, self.a, self.mix, self.kernel, self.sigma, self.beta = depth, a, mix, kernel, sigma, beta
+        self.features = features
         self.setting, self.normalize_features, self.dtype = setting, normalize_features, dtype
 
     def _point(self) -> dict:
-        return {k: getattr(self, k) for k in ("depth", "a", "mix", "kernel", "sigma", "beta")}
+        p = {k: getattr(self, k) for k in ("depth", "a", "mix", "kernel", "sigma", "beta")}
+        if self.features is not None:
+            p["features"] = self.features
+        return p
 
     def fit(self, data, train_idx=None, hidden_idx=None) -> "FeatureSTKR":
         """Remember the graph, features and labels of ``train_idx`` (the solve runs per ``predict``:

@@ -17,7 +17,14 @@ def lazy_dense(W, hidden, depth, a):
 
 def dense_scores(W, X, y, train, ev, p, hidden=()):
     """alpha = (G_LL + n beta I)^{-1} Y, scores G_EL alpha, G the (mean) cosine-Gaussian kernel of P_K X."""
-    X = X / X.sum(1, keepdim=True)
+    if p.get("features", "sum") == "sum":
+        X = X / X.sum(1, keepdim=True)
+    else:                                              # TF-IDF, document frequencies over visible nodes
+        B = (X != 0).double()
+        vis = [i for i in range(X.shape[0]) if i not in set(hidden)]
+        idf = torch.log(len(vis) / (1 + B[vis].sum(0))).clamp_min(0)
+        X = B * idf
+        X = X / X.norm(dim=1, keepdim=True)
     depths = [p["depth"]] if p.get("mix", "last") == "last" else [1, 2, 4, 8, 16][:[1, 2, 4, 8, 16].index(p["depth"]) + 1]
     G = 0
     for k in depths:
@@ -28,6 +35,7 @@ def dense_scores(W, X, y, train, ev, p, hidden=()):
     G = G / len(depths)
     n = len(train)
     Y = torch.nn.functional.one_hot(y[train], int(y[train].max()) + 1).double()
+    Y = Y * (n / (Y.shape[1] * Y.sum(0)))            # every class the same label mass
     alpha = torch.linalg.solve(G[train][:, train] + n * p["beta"] * torch.eye(n, dtype=torch.float64), Y)
     return G[ev][:, train] @ alpha
 
@@ -36,6 +44,8 @@ def problem(seed=0, n=24):
     W, ei, _ = random_graph(n, 0.25, seed=seed)
     g = torch.Generator().manual_seed(seed)
     X = torch.rand(n, 6, generator=g, dtype=torch.float64) + 0.05
+    X[torch.rand(n, 6, generator=g) < 0.4] = 0.0                       # sparse, as bag-of-words features
+    X[:, 0] += 0.05                                                      # no all-zero row
     y = torch.randint(0, 3, (n,), generator=g)
     y[:3] = torch.arange(3)
     return W, ei, X, y
@@ -44,7 +54,10 @@ def problem(seed=0, n=24):
 POINTS = [{"depth": 4, "a": 0.5, "mix": "last", "kernel": "cosine-gaussian", "sigma": 0.7, "beta": 1e-2},
           {"depth": 4, "a": 0.8, "mix": "dyadic", "kernel": "cosine-gaussian", "sigma": 1.0, "beta": 1e-3},
           {"depth": 2, "a": 1.0, "mix": "last", "kernel": "cosine", "sigma": 1.0, "beta": 1e-1},
-          {"depth": 0, "a": 0.5, "mix": "last", "kernel": "cosine-gaussian", "sigma": 0.5, "beta": 1e-2}]
+          {"depth": 0, "a": 0.5, "mix": "last", "kernel": "cosine-gaussian", "sigma": 0.5, "beta": 1e-2},
+          {"features": "tfidf", "depth": 4, "a": 0.8, "mix": "dyadic", "kernel": "cosine-gaussian", "sigma": 0.7,
+           "beta": 1e-3},
+          {"features": "tfidf", "depth": 0, "a": 0.5, "mix": "last", "kernel": "cosine", "sigma": 1.0, "beta": 1e-2}]
 
 
 @pytest.mark.parametrize("hidden", [(), (5, 17, 20)])
@@ -58,11 +71,12 @@ def test_scores_match_dense_ridge(hidden):
         torch.testing.assert_close(s, dense_scores(W, X, y, train, ev, p, hidden), rtol=1e-8, atol=1e-10)
 
 
-def test_inductive_fit_ignores_hidden_nodes_except_their_own_rows():
+@pytest.mark.parametrize("point", [1, 4])
+def test_inductive_fit_ignores_hidden_nodes_except_their_own_rows(point):
     W, ei, X, y = problem(seed=4)
     train, hidden = torch.tensor([0, 1, 2, 6, 7]), torch.tensor([10, 11, 15])
     ev = torch.tensor([3, 4, 10, 11, 15])
-    p = [POINTS[1]]
+    p = [POINTS[point]]
     base = feature_stkr_scores(ei, X, y, train, ev, p, hidden=hidden)[0]
     X2 = X.clone()
     X2[10] = torch.rand(6, dtype=torch.float64) + 0.1                    # a hidden node's own features
@@ -106,3 +120,23 @@ def test_bad_input():
         feature_stkr_scores(ei, None, y, [0, 1], [2], [{"depth": 1, "beta": 1.0}])
     with pytest.raises(ValueError, match="hidden"):
         feature_stkr_scores(ei, X, y, [0, 1], [2], [{"depth": 1, "beta": 1.0}], hidden=[1])
+
+
+def test_unbalanced_labels_do_not_favour_the_largest_class():
+    """Two feature clusters, 2 labels of class 0 and 10 of class 1, a strong ridge: the kernel's
+    constant part must not send every node to class 1 (balanced targets, ``balanced_targets``)."""
+    from graphstk.methods.feature_stkr import balanced_targets
+
+    n = 40
+    y = (torch.arange(n) >= 20).long()
+    X = torch.full((n, 4), 0.01, dtype=torch.float64)
+    X[y == 0, :2] += 1.0
+    X[y == 1, 2:] += 1.0
+    ei = torch.empty(2, 0, dtype=torch.long)
+    train = torch.cat([torch.arange(2), torch.arange(20, 30)])
+    ev = torch.cat([torch.arange(2, 20), torch.arange(30, 40)])
+    s = feature_stkr_scores(ei, X, y, train, ev, [{"depth": 0, "kernel": "cosine-gaussian", "sigma": 0.7,
+                                                   "beta": 1.0}])[0]
+    assert torch.equal(s.argmax(1), y[ev])
+    Y = balanced_targets(torch.nn.functional.one_hot(y[train]).double())
+    torch.testing.assert_close(Y.sum(0), torch.full((2,), 6.0, dtype=torch.float64))

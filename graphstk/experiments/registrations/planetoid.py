@@ -42,7 +42,7 @@ def feature_stkr_fit_predict(problem: Problem, points: list[dict]) -> list[torch
     """Feature-aware STKR for every grid point; ``setting: inductive`` hides the nodes outside the fit points."""
     inductive = points[0].get("setting", "transductive") == "inductive"
     hidden = _hidden(problem) if inductive else None
-    keys = ("depth", "a", "mix", "kernel", "sigma", "beta")
+    keys = ("features", "depth", "a", "mix", "kernel", "sigma", "beta")
     return feature_stkr_scores(problem.data.edge_index, _features(problem), problem.y, problem.labeled, problem.eval,
                                [{k: p[k] for k in keys if k in p} for p in points], hidden=hidden,
                                num_classes=problem.num_classes)
@@ -105,7 +105,7 @@ for _fn in (feature_stkr_fit_predict, sgc_ridge_fit_predict, label_prop_fit_pred
 register_method(MethodEntry(
     name="FeatureSTKR", needs=_FEATURES_GRAPH, task="classification", grid={k: list(v) for k, v in DEFAULT_GRID.items()},
     fit_predict=feature_stkr_fit_predict, fixed={"setting": "transductive"},
-    description="feature-aware STKR: cosine-Gaussian kernel on lazy-walk-filtered features, ridge (transductive)"))
+    description="feature-aware STKR: cosine-Gaussian kernel on lazy-walk-filtered features (sum-1 or TF-IDF rows), ridge (transductive)"))
 register_method(MethodEntry(
     name="FeatureSTKR (i)", needs=_FEATURES_GRAPH, task="classification",
     grid={k: list(v) for k, v in DEFAULT_GRID.items()}, fit_predict=feature_stkr_fit_predict,
