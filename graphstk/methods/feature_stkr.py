@@ -33,7 +33,10 @@ from torch import Tensor
 
 from .._index import as_index
 from ..operators.composed import extended_adjacency, unit_rows
-from ..operators.graph import GraphKernel
+from ..memory import check_allocation
+from ..operators.graph import GraphKernel, check_edge_index
+from .estimators import _check_graph_size, _default_classes, _label_tensor
+from .problem import training_labels
 
 __all__ = ["FeatureSTKR", "feature_stkr_scores", "balanced_targets", "preprocess_features", "FEATURES", "select_on_validation", "KERNELS", "MIXES", "DEFAULT_GRID"]
 
@@ -156,7 +159,7 @@ def _lazy_walk(S_csr: Tensor, a: float):
 
 def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, points: list[dict], *,
                         hidden=None, num_classes: int | None = None, normalize_features: bool = True,
-                        dtype: torch.dtype = torch.float64, device=None) -> list[Tensor]:
+                        dtype: torch.dtype = torch.float64, device=None, edge_weight=None) -> list[Tensor]:
     """Scores ``[len(eval_idx), C]`` of feature-aware STKR for every grid point (shared computations).
 
     Parameters
@@ -184,6 +187,8 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
         The preprocessing of points without a ``features`` key: ``"sum"`` (rows scaled to sum 1),
         or ``"raw"`` (``X`` as given) when False.
     dtype, device : of the computation (default float64, the device of ``edge_index``).
+    edge_weight : Tensor ``[E]``, optional
+        Non-negative edge weights (``W`` of Eq. 23); default 1.
     """
     device = torch.device(device) if device is not None else edge_index.device
     X = _features(X, dtype, device)
@@ -200,7 +205,8 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
     Y = torch.zeros(train.numel(), C, dtype=dtype, device=device)
     Y[torch.arange(train.numel(), device=device), yl] = 1.0
     Y = balanced_targets(Y)
-    graph = GraphKernel(edge_index, N, hidden=hidden, dtype=dtype, device=device, clean_edges=True)
+    graph = GraphKernel(edge_index, N, hidden=hidden, edge_weight=edge_weight, dtype=dtype, device=device,
+                        clean_edges=True)
     if hidden is not None and bool(graph.hidden_mask[train].any()):
         raise ValueError("train and hidden overlap: a labeled node cannot be hidden from fit")
     S_csr = extended_adjacency(graph).csr
@@ -306,27 +312,50 @@ class FeatureSTKR(BaseEstimator):
         return p
 
     def fit(self, data, train_idx=None, hidden_idx=None) -> "FeatureSTKR":
-        """Remember the graph, features and labels of ``train_idx`` (the solve runs per ``predict``:
-        its rows ``K(x, labeled)`` are computed with the ridge system, one closed form)."""
+        """Check and remember the graph, features and labels of ``train_idx`` (the solve runs per
+        ``predict``: its rows ``K(x, labeled)`` are computed with the ridge system, one closed form).
+
+        ``data`` is a PyG ``Data`` with ``x``, ``edge_index``, ``y`` (and optionally ``edge_weight``);
+        the labels, node ids and memory are checked as :class:`~graphstk.methods.STKR` checks them, and
+        a class of ``y`` without a labeled node is named by a warning and never predicted."""
         _check_point(self._point())
         if self.setting not in ("transductive", "inductive"):
             raise ValueError(f"setting must be 'transductive' or 'inductive', got {self.setting!r}")
         if self.setting == "transductive" and hidden_idx is not None:
             raise ValueError("setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
+        for attr in ("edge_index", "num_nodes", "x", "y"):
+            if getattr(data, attr, None) is None:
+                raise TypeError(f"FeatureSTKR.fit takes a torch_geometric Data with node features and labels "
+                                f"(x, edge_index, y); got {type(data).__name__} without .{attr}")
         if train_idx is None:
             train_idx = getattr(data, "train_mask", None)
         if train_idx is None:
             raise ValueError("train_idx is required (node ids or a boolean mask), or give data.train_mask")
-        n = int(data.num_nodes)
+        n, y = int(data.num_nodes), _label_tensor(data.y)
         self.train_ = as_index(train_idx, n, name="train_idx", allow_none=False)
+        if self.train_.numel() == 0:
+            raise ValueError("no labeled nodes: train_idx is empty")
         self.hidden_ = None if hidden_idx is None else as_index(hidden_idx, n, name="hidden_idx", allow_none=False)
+        check_edge_index(data.edge_index, n, getattr(data, "edge_weight", None))
+        _check_graph_size(data, n, y, self.dtype)
+        item = torch.finfo(self.dtype).bits // 8
+        d = int(data.x.shape[1]) if data.x.dim() == 2 else 1
+        check_allocation(3.0 * n * d * item, f"the filtered features of {n} nodes x {d} features",
+                         "use fewer features (e.g. a PCA of x), dtype=torch.float32, or a subgraph", data.x.device)
+        _, self.num_classes_ = training_labels(y[self.train_], _default_classes(y, None))
+        counts = torch.bincount(y[self.train_].long(), minlength=self.num_classes_)
+        self.missing_classes_ = (counts == 0).nonzero().flatten().tolist()
         self.data_ = data
-        self.num_classes_ = int(data.y[self.train_].max()) + 1
         return self
 
     def predict(self, idx) -> Tensor:
-        """Class labels ``[len(idx)]``: the argmax of :meth:`decision_function`."""
-        return self.decision_function(idx).argmax(dim=1)
+        """Class labels ``[len(idx)]``: the argmax of :meth:`decision_function` over the classes that
+        have training labels."""
+        scores = self.decision_function(idx)
+        if self.missing_classes_:
+            scores = scores.clone()
+            scores[:, self.missing_classes_] = -torch.inf
+        return scores.argmax(dim=1)
 
     def decision_function(self, idx) -> Tensor:
         """Scores ``[len(idx), C]`` (argmax is the class)."""
@@ -334,4 +363,5 @@ class FeatureSTKR(BaseEstimator):
         d = self.data_
         return feature_stkr_scores(d.edge_index, d.x, d.y, self.train_, idx, [self._point()],
                                    hidden=self.hidden_, num_classes=self.num_classes_,
-                                   normalize_features=self.normalize_features, dtype=self.dtype)[0]
+                                   normalize_features=self.normalize_features, dtype=self.dtype,
+                                   edge_weight=getattr(d, "edge_weight", None))[0]

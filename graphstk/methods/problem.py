@@ -51,6 +51,38 @@ def warn_classes_without_labels(counts: Tensor, stacklevel: int | None = None, n
     return missing
 
 
+def training_labels(yt: Tensor, num_classes: int | None = None) -> tuple[Tensor, int]:
+    """Check the labels ``yt`` of the labeled nodes and fix the number of classes.
+
+    ``yt`` must hold integer class ids ``>= 0``; ``num_classes`` defaults to ``max(yt) + 1`` (a
+    stray huge id is refused rather than turned into that many classes). Warns
+    (:class:`ClassesWithoutLabelsWarning`) naming every class below ``num_classes`` without a label,
+    the highest included. Returns ``(yt, num_classes)``.
+    """
+    if yt.dtype.is_floating_point or yt.dtype == torch.bool:
+        raise TypeError(f"labels must be integer class ids, got {yt.dtype}")
+    if int(yt.min()) < 0:
+        raise ValueError(f"training labels must be class ids >= 0, found {int(yt.min())} "
+                         "(use -1 only for nodes outside train_idx)")
+    if num_classes is None:
+        num_classes = int(yt.max()) + 1
+        distinct = int(torch.unique(yt).numel())
+        if num_classes > 2 * distinct + 100:   # e.g. a stray id of 10**9: one_hot would need terabytes
+            raise ValueError(f"the training labels reach {num_classes - 1} but only {distinct} distinct values occur: "
+                             f"that would make {num_classes} classes: relabel the classes as 0..K-1 or pass "
+                             "num_classes explicitly")
+    elif isinstance(num_classes, bool) or int(num_classes) != num_classes or int(num_classes) < 1:
+        raise ValueError(f"num_classes must be an integer >= 1, got {num_classes!r}")
+    num_classes = int(num_classes)
+    if int(yt.max()) >= num_classes:
+        raise ValueError(
+            f"training labels must lie in [0, {num_classes - 1}] for num_classes={num_classes}, found values in "
+            f"[{int(yt.min())}, {int(yt.max())}]; pass num_classes={int(yt.max()) + 1} or fix the labels"
+        )
+    warn_classes_without_labels(torch.bincount(yt.long(), minlength=num_classes))
+    return yt, num_classes
+
+
 def check_solver_options(solver: str, max_iter: int, tol: float) -> None:
     """Raise a clear error for an unknown solver, ``max_iter < 1`` or ``tol < 0`` (or non-numbers)."""
     if solver not in SOLVERS:
@@ -233,28 +265,7 @@ def make_problem(K: KernelOperator, y: Tensor, train_idx, num_classes: int | Non
         raise ValueError(f"labeled nodes {bad} are hidden: a labeled node cannot be hidden from fit")
     if torch.unique(gidx).numel() != gidx.numel():
         raise ValueError("train_idx contains duplicates")
-    yt = y.to(device)[gidx]
-    if yt.dtype.is_floating_point or yt.dtype == torch.bool:
-        raise TypeError(f"labels must be integer class ids, got {yt.dtype}")
-    if int(yt.min()) < 0:
-        raise ValueError(f"training labels must be class ids >= 0, found {int(yt.min())} "
-                         "(use -1 only for nodes outside train_idx)")
-    if num_classes is None:
-        num_classes = int(yt.max()) + 1
-        distinct = int(torch.unique(yt).numel())
-        if num_classes > 2 * distinct + 100:   # e.g. a stray id of 10**9: one_hot would need terabytes
-            raise ValueError(f"the training labels reach {num_classes - 1} but only {distinct} distinct values occur: "
-                             f"that would make {num_classes} classes: relabel the classes as 0..K-1 or pass "
-                             "num_classes explicitly")
-    elif isinstance(num_classes, bool) or int(num_classes) != num_classes or int(num_classes) < 1:
-        raise ValueError(f"num_classes must be an integer >= 1, got {num_classes!r}")
-    num_classes = int(num_classes)
-    if int(yt.max()) >= num_classes:
-        raise ValueError(
-            f"training labels must lie in [0, {num_classes - 1}] for num_classes={num_classes}, found values in "
-            f"[{int(yt.min())}, {int(yt.max())}]; pass num_classes={int(yt.max()) + 1} or fix the labels"
-        )
-    warn_classes_without_labels(torch.bincount(yt.long(), minlength=num_classes))
+    yt, num_classes = training_labels(y.to(device)[gidx], num_classes)
     S, lam = K.normalized_gram(visible)
     Y = torch.nn.functional.one_hot(yt.long(), num_classes).to(S.dtype)
     if labels == "centered":

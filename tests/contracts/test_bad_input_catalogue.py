@@ -223,17 +223,8 @@ GRAPH_REFUSED = {   # case -> (graph, train_idx, error types, message)
     "string_labels": (lambda: _graph(y=["a"] * N), TRAIN, TypeError, "integer class ids"),
     "sparse_adjacency": (lambda: sp.csr_matrix(np.eye(N)), TRAIN, TypeError, "torch_geometric Data"),
 }
-# FeatureSTKR reads its inputs with its own checks (graphstk/methods/feature_stkr.py); these cases
-# do not yet raise the catalogue's error there
-FEATURE_STKR_GAPS = {"nan", "inf", "empty", "float_labels", "negative_label", "string_labels", "sparse_adjacency",
-                     "one_class", "one_sample", "huge"}
-
-
 def _params(cases):
-    return [pytest.param(name, case, marks=pytest.mark.xfail(
-                reason="FeatureSTKR does not run the shared graph-input checks yet", strict=False))
-            if name == "FeatureSTKR" and case in FEATURE_STKR_GAPS else pytest.param(name, case)
-            for name in sorted(GRAPH) for case in cases]
+    return [pytest.param(name, case) for name in sorted(GRAPH) for case in cases]
 
 
 @pytest.mark.parametrize("name, case", _params(sorted(GRAPH_REFUSED)))

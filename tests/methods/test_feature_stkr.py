@@ -140,3 +140,42 @@ def test_unbalanced_labels_do_not_favour_the_largest_class():
     assert torch.equal(s.argmax(1), y[ev])
     Y = balanced_targets(torch.nn.functional.one_hot(y[train]).double())
     torch.testing.assert_close(Y.sum(0), torch.full((2,), 6.0, dtype=torch.float64))
+
+
+def test_edge_weights_are_the_graph_of_eq_23():
+    """``data.edge_weight`` is ``W`` of Eq. 23: the estimator's scores equal the dense ridge on the
+    weighted graph, and differ from those of the unweighted one."""
+    from torch_geometric.data import Data
+
+    W, ei, X, y = problem(seed=3)
+    w = 0.2 + torch.rand(ei.shape[1], generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    w = (w + w[_reverse(ei)]) / 2                                        # symmetric weights
+    Ww = torch.zeros_like(W)
+    Ww[ei[0], ei[1]] = w
+    p, train = POINTS[0], torch.tensor([0, 1, 2, 5, 9])
+    est = FeatureSTKR(**{k: p[k] for k in ("depth", "a", "mix", "kernel", "sigma", "beta")})
+    got = est.fit(Data(x=X, edge_index=ei, edge_weight=w, y=y, num_nodes=24), train).decision_function(torch.arange(24))
+    torch.testing.assert_close(got, dense_scores(Ww, X, y, train, torch.arange(24), p), rtol=1e-8, atol=1e-10)
+    assert not torch.allclose(got, dense_scores(W, X, y, train, torch.arange(24), p))
+
+
+def _reverse(ei):
+    """The position of edge ``(j, i)`` for every edge ``(i, j)``."""
+    pos = {(int(a), int(b)): k for k, (a, b) in enumerate(ei.T.tolist())}
+    return torch.tensor([pos[(int(b), int(a))] for a, b in ei.T.tolist()])
+
+
+def test_a_class_without_labels_is_named_and_never_predicted():
+    from torch_geometric.data import Data
+
+    from graphstk.exceptions import ClassesWithoutLabelsWarning
+
+    W, ei, X, y = problem(seed=2)
+    y = y.clone()
+    y[y == 2] = 1
+    y[-1] = 2                                                              # the highest class: one node, unlabeled
+    with pytest.warns(ClassesWithoutLabelsWarning, match="classes 2"):
+        est = FeatureSTKR(depth=2).fit(Data(x=X, edge_index=ei, y=y, num_nodes=24), torch.tensor([0, 1, 3, 4]))
+    assert est.num_classes_ == 3 and est.missing_classes_ == [2]
+    assert est.decision_function(torch.arange(24)).shape == (24, 3)
+    assert 2 not in est.predict(torch.arange(24)).tolist()
