@@ -39,6 +39,7 @@ from ..operators.graph import GraphKernel
 from ..spectral.transforms import Polynomial, ReciprocalPolynomial, TopD, Transform
 from . import propagation as P
 from .grid import lp_scores, scores_from, unreachable
+from .problem import argmax_of_labeled_classes
 
 SETTINGS = ("transductive", "inductive")
 
@@ -254,11 +255,7 @@ class _GraphEstimator(BaseEstimator):
         -------
         LongTensor ``[len(idx)]``
         """
-        scores = self.decision_function(idx)
-        if self.missing_classes_:
-            scores = scores.clone()
-            scores[:, self.missing_classes_] = -torch.inf
-        pred = scores.argmax(dim=1)
+        pred = argmax_of_labeled_classes(self.decision_function(idx), self.missing_classes_)
         pred[self.unreachable_] = -1
         return pred
 

@@ -36,7 +36,7 @@ from ..operators.composed import extended_adjacency, unit_rows
 from ..memory import check_allocation
 from ..operators.graph import GraphKernel, check_edge_index
 from .estimators import _check_graph_size, _default_classes, _label_tensor
-from .problem import training_labels
+from .problem import argmax_of_labeled_classes, training_labels
 
 __all__ = ["FeatureSTKR", "feature_stkr_scores", "balanced_targets", "preprocess_features", "FEATURES", "select_on_validation", "KERNELS", "MIXES", "DEFAULT_GRID"]
 
@@ -342,20 +342,14 @@ class FeatureSTKR(BaseEstimator):
         d = int(data.x.shape[1]) if data.x.dim() == 2 else 1
         check_allocation(3.0 * n * d * item, f"the filtered features of {n} nodes x {d} features",
                          "use fewer features (e.g. a PCA of x), dtype=torch.float32, or a subgraph", data.x.device)
-        _, self.num_classes_ = training_labels(y[self.train_], _default_classes(y, None))
-        counts = torch.bincount(y[self.train_].long(), minlength=self.num_classes_)
-        self.missing_classes_ = (counts == 0).nonzero().flatten().tolist()
+        _, self.num_classes_, self.missing_classes_ = training_labels(y[self.train_], _default_classes(y, None))
         self.data_ = data
         return self
 
     def predict(self, idx) -> Tensor:
         """Class labels ``[len(idx)]``: the argmax of :meth:`decision_function` over the classes that
         have training labels."""
-        scores = self.decision_function(idx)
-        if self.missing_classes_:
-            scores = scores.clone()
-            scores[:, self.missing_classes_] = -torch.inf
-        return scores.argmax(dim=1)
+        return argmax_of_labeled_classes(self.decision_function(idx), self.missing_classes_)
 
     def decision_function(self, idx) -> Tensor:
         """Scores ``[len(idx), C]`` (argmax is the class)."""

@@ -51,13 +51,13 @@ def warn_classes_without_labels(counts: Tensor, stacklevel: int | None = None, n
     return missing
 
 
-def training_labels(yt: Tensor, num_classes: int | None = None) -> tuple[Tensor, int]:
+def training_labels(yt: Tensor, num_classes: int | None = None) -> tuple[Tensor, int, list[int]]:
     """Check the labels ``yt`` of the labeled nodes and fix the number of classes.
 
     ``yt`` must hold integer class ids ``>= 0``; ``num_classes`` defaults to ``max(yt) + 1`` (a
     stray huge id is refused rather than turned into that many classes). Warns
     (:class:`ClassesWithoutLabelsWarning`) naming every class below ``num_classes`` without a label,
-    the highest included. Returns ``(yt, num_classes)``.
+    the highest included. Returns ``(yt, num_classes, missing)``, ``missing`` those classes.
     """
     if yt.dtype.is_floating_point or yt.dtype == torch.bool:
         raise TypeError(f"labels must be integer class ids, got {yt.dtype}")
@@ -79,8 +79,15 @@ def training_labels(yt: Tensor, num_classes: int | None = None) -> tuple[Tensor,
             f"training labels must lie in [0, {num_classes - 1}] for num_classes={num_classes}, found values in "
             f"[{int(yt.min())}, {int(yt.max())}]; pass num_classes={int(yt.max()) + 1} or fix the labels"
         )
-    warn_classes_without_labels(torch.bincount(yt.long(), minlength=num_classes))
-    return yt, num_classes
+    return yt, num_classes, warn_classes_without_labels(torch.bincount(yt.long(), minlength=num_classes))
+
+
+def argmax_of_labeled_classes(scores: Tensor, missing: list[int]) -> Tensor:
+    """The argmax of ``scores`` over the classes that have training labels (``missing`` never wins)."""
+    if missing:
+        scores = scores.clone()
+        scores[:, missing] = -torch.inf
+    return scores.argmax(dim=1)
 
 
 def check_solver_options(solver: str, max_iter: int, tol: float) -> None:
@@ -265,7 +272,7 @@ def make_problem(K: KernelOperator, y: Tensor, train_idx, num_classes: int | Non
         raise ValueError(f"labeled nodes {bad} are hidden: a labeled node cannot be hidden from fit")
     if torch.unique(gidx).numel() != gidx.numel():
         raise ValueError("train_idx contains duplicates")
-    yt, num_classes = training_labels(y.to(device)[gidx], num_classes)
+    yt, num_classes, _ = training_labels(y.to(device)[gidx], num_classes)
     S, lam = K.normalized_gram(visible)
     Y = torch.nn.functional.one_hot(yt.long(), num_classes).to(S.dtype)
     if labels == "centered":
