@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphstk.exceptions import DatasetMissingError
+from graphstk.exceptions import DatasetNotFoundError
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
@@ -22,6 +22,6 @@ def test_readme_examples_run(capsys):
     for i, block in enumerate(BLOCKS):
         try:
             exec(compile(block, f"README.md python block {i}", "exec"), namespace)
-        except DatasetMissingError as err:
+        except DatasetNotFoundError as err:
             pytest.skip(f"README block {i} needs a dataset that is absent here: {err}")
     assert capsys.readouterr().out.strip(), "the examples print their results"
