@@ -131,6 +131,8 @@ class SolverModel(Strict):
     solver: Literal["auto", "richardson", "cg", "gmres", "direct"] = Field("auto", description="engine route")
     max_iter: Optional[PosInt] = Field(None, description="iteration limit (default: the engine's)")
     tol: Optional[Positive] = Field(None, description="relative tolerance")
+    max_seconds: Optional[Positive] = Field(
+        None, description="time budget of each iterative solve, in seconds (default: none)")
     dtype: Literal["float32", "float64"] = Field("float64", description="dtype of kernels and solves")
     step_size: Union[Literal["auto", "paper"], float] = Field(
         "auto", description="Richardson step: auto, paper (Algorithm 2's), or a positive number")

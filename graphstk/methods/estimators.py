@@ -36,8 +36,9 @@ from .._checks import check_int, check_real, user_stacklevel
 from .._index import as_index
 from ..operators.base import KernelOperator
 from ..operators.graph import GraphKernel
-from ..spectral.transforms import Polynomial, ReciprocalPolynomial, TopD, Transform
+from ..spectral.transforms import LabelPropagationFilter, Polynomial, ReciprocalPolynomial, TopD, Transform
 from . import propagation as P
+from .engine import solve
 from .grid import lp_scores, scores_from, unreachable
 from .problem import argmax_of_labeled_classes
 
@@ -141,6 +142,8 @@ class _GraphEstimator(BaseEstimator):
             raise ValueError(f"setting must be one of {SETTINGS}, got {self.setting!r}")
         check_int("num_iter", self.num_iter, allow_none=True)
         check_int("num_classes", self.num_classes, allow_none=True)
+        if self.max_seconds is not None:
+            check_real("max_seconds", self.max_seconds)
         if self.num_iter is not None and self.solver not in ("auto", "richardson", "cg"):
             raise ValueError(f"num_iter (a fixed budget of T iterations) needs solver 'auto', 'richardson' or "
                              f"'cg', got solver={self.solver!r}")
@@ -285,6 +288,10 @@ class LabelPropagation(_GraphEstimator):
         Iteration cap of a solve to tolerance.
     tol : float, default 1e-6
         Relative residual at which a solve stops (``0``: run exactly ``max_iter`` iterations).
+    max_seconds : float, optional
+        A time budget for the iterative solve: it stops after this many seconds with a
+        :class:`~graphstk.exceptions.ConvergenceWarning` and its ``history_`` entry says so
+        (``stopped``). ``None`` (default): no time limit; the route never depends on the clock.
     setting : {"transductive", "inductive"}, default "transductive"
         Inductive: ``hidden_idx`` nodes are removed before fitting; ``predict`` gives them
         ``eta S(x, visible) Yhat``, one step of the fixed-point equation (an extension the
@@ -334,14 +341,14 @@ class LabelPropagation(_GraphEstimator):
 
     def __init__(self, eta: float | None = 0.99, *, alpha: float | None = None, num_iter: int | None = None,
                  num_layers: int | None = None, solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6,
-                 setting: str = "transductive", num_classes: int | None = None, clean_edges: bool = False,
-                 dtype: torch.dtype = torch.float64, device=None):
+                 max_seconds: float | None = None, setting: str = "transductive", num_classes: int | None = None,
+                 clean_edges: bool = False, dtype: torch.dtype = torch.float64, device=None):
         eta = _resolve_alias("eta", eta, "alpha", alpha, 0.99)
         self.eta = check_real("eta", eta)   # the upper bound 1/lambda_1 is checked by fit
         self.alpha = None
         self.num_iter = _resolve_alias("num_iter", num_iter, "num_layers", num_layers, None)
         self.num_layers = None
-        self.solver, self.max_iter, self.tol = solver, max_iter, tol
+        self.solver, self.max_iter, self.tol, self.max_seconds = solver, max_iter, tol, max_seconds
         self.setting, self.num_classes, self.clean_edges = setting, num_classes, clean_edges
         self.dtype, self.device = dtype, device
         self._check_common()
@@ -367,8 +374,8 @@ class LabelPropagation(_GraphEstimator):
         self
         """
         prob = self._prepare(X, train_idx, hidden_idx, y)
-        res = P.label_propagation(prob, [self.eta], solver=self.solver, max_iter=int(self.max_iter),
-                                  tol=float(self.tol), budgets=self._budgets())
+        res = solve(prob, [LabelPropagationFilter(self.eta)], solver=self.solver, max_iter=int(self.max_iter),
+                    tol=float(self.tol), budgets=self._budgets(), max_seconds=self.max_seconds)
         self._record(res)
         self.yhat_ = next(iter(res.h.values()))
         return self
@@ -405,12 +412,14 @@ class STKR(_GraphEstimator):
         bounded in advance; see :func:`graphstk.methods.propagation.direct_route`). Larger
         problems use CG (symmetric positive systems) or GMRES. ``cg`` with a reciprocal
         transform runs CG on the symmetric positive definite ``Q = sum_p xi_p S^p`` (Algorithm
-        2's ``M`` is not symmetric). An iterative ``auto`` solve estimated above 600 s is refused
-        before it starts (:func:`~graphstk.methods.routes.check_affordable`); ``history_``
-        records the route, why, and the estimate.
+        2's ``M`` is not symmetric). The route is chosen from sizes and counted work only, so the same
+        inputs take the same route on any machine; ``history_`` records the route, why, and the most
+        work it does (:func:`~graphstk.methods.routes.describe_work`).
     max_iter : int, default 1000
     tol : float, default 1e-6
         Relative residual of a solve to tolerance (``0``: run ``max_iter`` iterations).
+    max_seconds : float, optional
+        A time budget for the iterative solve (see :class:`LabelPropagation`); default none.
     num_classes : int, optional
         Default ``max(y) + 1`` over the entries ``>= 0``; see :class:`LabelPropagation`.
     clean_edges : bool, default False
@@ -434,8 +443,9 @@ class STKR(_GraphEstimator):
 
     def __init__(self, transform: Transform, beta: float, setting: str = "transductive",
                  step_size: str | float = "auto", *, num_iter: int | None = None, solver: str = "auto",
-                 max_iter: int = 1000, tol: float = 1e-6, num_classes: int | None = None,
-                 clean_edges: bool = False, dtype: torch.dtype = torch.float64, device=None):
+                 max_iter: int = 1000, tol: float = 1e-6, max_seconds: float | None = None,
+                 num_classes: int | None = None, clean_edges: bool = False, dtype: torch.dtype = torch.float64,
+                 device=None):
         if not isinstance(transform, (Polynomial, ReciprocalPolynomial, TopD)):
             raise TypeError(f"transform must be Polynomial, ReciprocalPolynomial/InverseLaplacian or TopD, "
                             f"got {type(transform).__name__}")
@@ -445,7 +455,7 @@ class STKR(_GraphEstimator):
             raise ValueError(f"step_size must be 'auto', 'paper' or a positive number, got {step_size!r}")
         self.step_size = step_size if isinstance(step_size, str) else check_real("step_size", step_size)
         self.setting, self.num_iter, self.solver = setting, num_iter, solver
-        self.max_iter, self.tol, self.num_classes = max_iter, tol, num_classes
+        self.max_iter, self.tol, self.num_classes, self.max_seconds = max_iter, tol, num_classes, max_seconds
         self.clean_edges, self.dtype, self.device = clean_edges, dtype, device
         self._check_common()
         if self.num_iter is not None and isinstance(transform, ReciprocalPolynomial) and solver == "cg":
@@ -478,17 +488,9 @@ class STKR(_GraphEstimator):
         if isinstance(self.transform, ReciprocalPolynomial):
             self.transform.validate(prob.lambda_max)
         budgets = self._budgets() if self.solver != "direct" else ()
-        opts = dict(solver=self.solver, max_iter=int(self.max_iter), tol=float(self.tol), budgets=budgets)
-        tr = self.transform
-        if isinstance(tr, TopD):
-            res = P.stkr_topd(prob, [tr.d], [self.beta], support=tr.support)
-            if not res.history:
-                P._record(res, "kernel PCA + ridge probe (Eqs. 8-9)",
-                          f"TopD: support={tr.support!r} ('labeled': the components that hold a label; 'all': Eq. 8)")
-        elif isinstance(tr, Polynomial):
-            res = P.stkr_polynomial(prob, tr, [self.beta], step_size=self.step_size, **opts)
-        else:
-            res = P.stkr_reciprocal(prob, [tr], [self.beta], step_size=self.step_size, **opts)
+        res = solve(prob, [self.transform], [self.beta], budgets=budgets, solver=self.solver,
+                    max_iter=int(self.max_iter), tol=float(self.tol), step_size=self.step_size,
+                    max_seconds=self.max_seconds)
         self._record(res)
         self.h_ = next(iter(res.h.values()))
         return self

@@ -17,8 +17,9 @@ from torch import Tensor
 from .._checks import check_int, check_real
 from .._index import as_index
 from ..operators.base import KernelOperator
-from ..spectral.transforms import InverseLaplacian, Polynomial
+from ..spectral.transforms import InverseLaplacian, LabelPropagationFilter, Polynomial, TopD
 from . import propagation as P
+from .engine import solve
 
 # The engine's signature per method: (grid keys it needs, grid keys it may take). The ranges and
 # default grids of these keys are declared once, in graphstk.experiments.registrations.stkr.
@@ -93,10 +94,23 @@ def _check_grid(method: str, grid: dict) -> dict:
     return out
 
 
+def _grid_transforms(method: str, grid: dict, topd_support: str):
+    """The transform objects of ``method``'s grid and, for a grid point, the position of its transform."""
+    if method == "lp":
+        return [LabelPropagationFilter(e) for e in grid["eta"]], lambda p: grid["eta"].index(p["eta"])
+    if method == "stkr-lap":
+        return [InverseLaplacian(e) for e in grid["eta"]], lambda p: grid["eta"].index(p["eta"])
+    if method == "stkr-topd":
+        return [TopD(int(d), support=topd_support) for d in grid["d"]], lambda p: grid["d"].index(p["d"])
+    ks = [int(k) for k in grid.get("k", [1])]
+    return [Polynomial.monomial(k) for k in ks], lambda p: ks.index(int(p.get("k", 1)))
+
+
 def predict_grid(method: str, kernel: KernelOperator, y: Tensor, train_idx: Tensor, eval_idx: Tensor,
                  grid: dict, num_classes: int, solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6,
                  step_size: str | float = "auto", callback: Callable[[int, float], None] | None = None,
-                 topd_support: str = "labeled", labels: str = "onehot", hidden=None) -> list[tuple[dict, Tensor]]:
+                 topd_support: str = "labeled", labels: str = "onehot", hidden=None,
+                 max_seconds: float | None = None) -> list[tuple[dict, Tensor]]:
     """Scores on ``eval_idx`` for every point of ``grid`` (its full Cartesian product).
 
     Parameters
@@ -125,6 +139,8 @@ def predict_grid(method: str, kernel: KernelOperator, y: Tensor, train_idx: Tens
     labels : "onehot" (Appendix D) | "centered" (one-hot minus the training class frequencies).
     hidden : LongTensor or boolean mask, optional
         Points hidden from fitting (inductive), for an operator that does not carry its own.
+    max_seconds : float, optional
+        A time budget for each iterative solve (default: none).
 
     Returns
     -------
@@ -139,35 +155,15 @@ def predict_grid(method: str, kernel: KernelOperator, y: Tensor, train_idx: Tens
     tkey = lambda params: params.get("T") if budgets else None  # noqa: E731
     keys = list(grid)
     points = [dict(zip(keys, combo)) for combo in itertools.product(*(grid[k] for k in keys))]
-    results = []
+    transforms, tkey_of = _grid_transforms(method, grid, topd_support)
+    betas = grid.get("beta", [])
+    res = solve(prob, transforms, betas, step_size=step_size, max_seconds=max_seconds, **opts)
+    nb = max(len(betas), 1)
     if method == "lp":
         etas = grid["eta"]
-        res = P.label_propagation(prob, etas, **opts)
-        for p in points:
-            g = etas.index(p["eta"])
-            results.append((p, lp_scores(prob, res.h[(g, tkey(p))], p["eta"], eval_idx)))
-        return _warn_non_finite(method, results)
-    betas = grid["beta"]
-    cache: dict = {}
-    for p in points:
-        if method == "stkr-lap":
-            etas = grid["eta"]
-            if "lap" not in cache:
-                cache["lap"] = P.stkr_reciprocal(prob, [InverseLaplacian(e) for e in etas], betas,
-                                                 step_size=step_size, **opts)
-            g = etas.index(p["eta"]) * len(betas) + betas.index(p["beta"])
-            h = cache["lap"].h[(g, tkey(p))]
-        elif method in ("stkr-poly", "krr"):
-            k = int(p.get("k", 1))
-            if k not in cache:
-                cache[k] = P.stkr_polynomial(prob, Polynomial.monomial(k), betas, step_size=step_size, **opts)
-            h = cache[k].h[(betas.index(p["beta"]), tkey(p))]
-        else:  # stkr-topd
-            if "topd" not in cache:
-                cache["topd"] = P.stkr_topd(prob, [int(d) for d in grid["d"]], betas, support=topd_support)
-            g = grid["d"].index(p["d"]) * len(betas) + betas.index(p["beta"])
-            h = cache["topd"].h[(g, None)]
-        results.append((p, h))
+        return _warn_non_finite(method, [
+            (p, lp_scores(prob, res.h[(etas.index(p["eta"]), tkey(p))], p["eta"], eval_idx)) for p in points])
+    results = [(p, res.h[(tkey_of(p) * nb + betas.index(p["beta"]), tkey(p))]) for p in points]
     # one sparse product for all grid points
     H = torch.cat([h for _, h in results], dim=1)
     S_eval = scores_from(prob, H, eval_idx)

@@ -36,28 +36,28 @@ from torch import Tensor
 
 from ..exceptions import ClassesWithoutLabelsWarning  # noqa: F401  (re-exported)
 from ..spectral.multishift import solve_shifted_laplacians
-from ..spectral.solvers import SolveResult, cg, gmres, richardson
+from ..spectral.solvers import SolveResult, cg, gmres, richardson, time_budget
 from ..spectral.transforms import Polynomial, ReciprocalPolynomial
 from .problem import (SOLVERS, EngineResult, Problem, _per_col, _record, _split, _sym_solve_path, _tile,  # noqa: F401
                       check_solver_options, make_problem, warn_classes_without_labels)
 from .routes import (DENSE_LIMIT, DIRECT_MAX_ENTRIES, DIRECT_MAX_LABELED, LU_MAX_ENVELOPE, LU_MAX_NODES,  # noqa: F401
-                     MAX_ITER_KNOB, MULTISHIFT_MIN_NNZ, MULTISHIFT_MIN_SHIFTS, MULTISHIFT_TOL, SINGLE_SHIFT_MIN_NNZ,
-                     auto_is_direct, cg_iterations, cg_work, check_affordable, direct_route, gmres_work, lu_envelope,
+                     MULTISHIFT_MIN_NNZ, MULTISHIFT_MIN_SHIFTS, MULTISHIFT_TOL, SINGLE_SHIFT_MIN_NNZ,
+                     auto_is_direct, cg_iterations, cg_work, describe_work, direct_route, gmres_work, lu_envelope,
                      use_multishift)
-
-
-_CG_KNOBS = MAX_ITER_KNOB + ", a looser tol= (CG's bound)"
 
 
 # ---------------------------------------------------------------------------
 # Label propagation, Zhou et al. (2003); STKR Eq. 22: (I - eta S) Yhat = [Y; 0]
 # ---------------------------------------------------------------------------
 def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto", max_iter: int = 1000,
-                      tol: float = 1e-6, budgets: Sequence[int] = (), callback=None) -> EngineResult:
+                      tol: float = 1e-6, budgets: Sequence[int] = (), callback=None,
+                      max_seconds: float | None = None) -> EngineResult:
     """Solve Eq. 22 for every ``eta`` at once; ``budgets`` = fixed iteration counts ``T``.
 
     Richardson with ``gamma = 1`` is Zhou et al.'s iteration ``Yhat <- eta S Yhat + Ytilde``.
+    ``max_seconds``: a time budget for the iterative solve (:func:`~graphstk.spectral.solvers.time_budget`).
     """
+    callback = time_budget(callback, max_seconds)
     for eta in etas:
         if not 0 < eta < 1.0 / max(prob.lambda_max, 1e-300):
             raise ValueError(f"label propagation needs 0 < eta < 1/lambda_1 = {1 / prob.lambda_max:g}, "
@@ -93,8 +93,7 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
     reason = "requested"
     if solver == "auto":
         its = min(int(max_iter), cg_iterations(max(etas), max(tol, 1e-300)))
-        cost = check_affordable(prob, "CG" if G == 1 else "multi-shift CG", C, cg_work(its, G),
-                                apply=apply if G == 1 else None, knobs=_CG_KNOBS)
+        cost = describe_work("CG" if G == 1 else "multi-shift CG", C, cg_work(its, G))
         solver, reason = "cg", f"auto: I - eta S is symmetric positive definite for 0 < eta < 1/lambda_1; {cost}"
     if solver == "direct":
         xs = []
@@ -104,10 +103,12 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
         _record(out, "direct (sparse LU of I - eta S)", "requested")
         x = torch.cat(xs, dim=1)
     elif solver == "cg" and G > 1:  # CG for every eta from one Krylov sequence on C columns, not G * C
-        xs, ms = solve_shifted_laplacians(prob.S, prob.scatter(prob.Y), etas, max_iter=max_iter, tol=tol)
+        xs, ms = solve_shifted_laplacians(prob.S, prob.scatter(prob.Y), etas, max_iter=max_iter, tol=tol,
+                                          callback=callback)
         x = torch.cat(xs, dim=1)
         out.history.append(SolveResult(x, ms.residuals, ms.n_iter, ms.converged, solver="multishift-cg",
-                                       reason=reason + f"; all {G} etas from one Krylov sequence (multi-shift CG)"))
+                                       reason=reason + f"; all {G} etas from one Krylov sequence (multi-shift CG)",
+                                       stopped=ms.stopped))
     else:
         res = _iterate(solver, apply, b, max_iter, tol, gamma=1.0, callback=callback, step=step)
         res.reason = reason
@@ -187,7 +188,7 @@ def _gram_apply(prob: Problem, coeffs: Sequence[float], alpha: Tensor) -> Tensor
 
 def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float], solver: str = "auto",
                     max_iter: int = 1000, tol: float = 1e-6, budgets: Sequence[int] = (),
-                    step_size: str | float = "auto", callback=None) -> EngineResult:
+                    step_size: str | float = "auto", callback=None, max_seconds: float | None = None) -> EngineResult:
     """STKR (Eq. 7) with ``s(l) = sum_p pi_p l^p`` for every ``beta`` at once.
 
     ``A = N [s(S)]_{nn} + n beta I`` (``G_{Khat_s,n} = (n+m) s(S)_{nn}`` since
@@ -198,6 +199,7 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
     """
     N, n, C = prob.N, prob.n, prob.C
     coeffs = transform.coeffs
+    callback = time_budget(callback, max_seconds)
     out = EngineResult({})
     if solver == "direct" or (solver == "auto" and not budgets and auto_is_direct(prob)):
         _record(out, "direct (Algorithm 3)", "requested" if solver == "direct" else
@@ -242,9 +244,7 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
         if s_lo >= 0:   # kappa(A) <= (N s_hi + n beta) / (n beta): the CG bound
             kappa = (N * s_hi + n * min(betas)) / (n * min(betas))
             its = min(its, int(np.ceil(np.sqrt(kappa) / 2 * np.log(2 / max(tol, 1e-300)))))
-        cost = check_affordable(prob, solver.upper(), G * C, cg_work(its) if s_lo >= 0 else gmres_work(its),
-                                apply=apply, rows=n,
-                                knobs=_CG_KNOBS if s_lo >= 0 else MAX_ITER_KNOB)
+        cost = describe_work(solver.upper(), G * C, cg_work(its) if s_lo >= 0 else gmres_work(its))
         reason = (f"auto: too large for the direct solve (n = {n}, N n = {N * n}); "
                   + ("s >= 0 on [-lambda_1, lambda_1], so the system is SPD" if s_lo >= 0 else
                      "s < 0 somewhere on [-lambda_1, lambda_1], so the system is indefinite") + f"; {cost}")
@@ -262,7 +262,7 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
 # ---------------------------------------------------------------------------
 def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], betas: Sequence[float],
                     solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6, budgets: Sequence[int] = (),
-                    step_size: str | float = "auto", callback=None) -> EngineResult:
+                    step_size: str | float = "auto", callback=None, max_seconds: float | None = None) -> EngineResult:
     """STKR (Eq. 7) for ``1/s(l) = sum_p xi_p l^(p-r)``, every (transform, beta) pair at once.
 
     Iterative solvers work on ``M theta = [y; 0]`` with
@@ -285,6 +285,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
         raise ValueError("all transforms of one batch must share r")
     r = rs.pop()
     N, n, C = prob.N, prob.n, prob.C
+    callback = time_budget(callback, max_seconds)
     out = EngineResult({})
     if solver == "cg" and budgets:
         raise ValueError("a fixed iteration budget T for Algorithm 2 needs solver 'richardson': CG needs a "
@@ -313,7 +314,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
             routes.append((route, why))
         Xs = None
         if solver == "auto":
-            Xs, cost = _reciprocal_multishift(prob, transforms, E)
+            Xs, cost = _reciprocal_multishift(prob, transforms, E, callback)
             if Xs is not None and len(transforms) > 1:
                 _record(out, "direct (n x n system; (I - eta S)^-1 E for every eta by one multi-shift CG)",
                         f"auto: {len(transforms)} inverse-Laplacian shifts of one operator "
@@ -322,11 +323,10 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
                 _record(out, "direct (n x n system; (I - eta S)^-1 E by CG)",
                         f"auto: nnz(S) = {prob.nnz} >= {SINGLE_SHIFT_MIN_NNZ}: one CG to 1e-12 beats "
                         f"a sparse LU of I - eta S; {cost}")
-            for t, tr in enumerate(transforms if Xs is None else ()):   # every CG estimated before one runs
+            for t, tr in enumerate(transforms if Xs is None else ()):   # the most work of every CG, counted
                 if routes[t][0] == "cg" and len(tr.xi) == 2:
                     its = cg_iterations(-tr.xi[1] / tr.xi[0])
-                    routes[t] = ("cg", routes[t][1] + "; " + check_affordable(
-                        prob, "CG of (I - eta S)^-1 E", n, cg_work(its), knobs=_ETA_KNOB))
+                    routes[t] = ("cg", routes[t][1] + "; " + describe_work("CG of (I - eta S)^-1 E", n, cg_work(its)))
         for t, tr in enumerate(transforms):
             if Xs is not None:
                 X = Xs[t]
@@ -409,7 +409,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     reason = "requested"
     if solver == "auto":
         solver = "gmres"
-        cost = check_affordable(prob, "GMRES", len(pairs) * C, gmres_work(max_iter), apply=apply)
+        cost = describe_work("GMRES", len(pairs) * C, gmres_work(max_iter))
         reason = (f"auto: too large for the direct solve (n = {n}, N n = {N * n}"
                   + (f", or a degree-{q - 1} Q with N = {N} > {DENSE_LIMIT}" if not dense_ok else "")
                   + f"); Algorithm 2's M is not symmetric; {cost}")
@@ -421,21 +421,18 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     return out
 
 
-_ETA_KNOB = "a smaller eta (CG's bound grows like sqrt((1 + eta) / (1 - eta)))"
-
-
-def _reciprocal_multishift(prob: Problem, transforms: Sequence[ReciprocalPolynomial], rhs: Tensor
+def _reciprocal_multishift(prob: Problem, transforms: Sequence[ReciprocalPolynomial], rhs: Tensor, callback=None
                            ) -> tuple[list[Tensor] | None, str]:
-    """``(Q_t^{-1} rhs for every transform, its estimate)`` by one multi-shift CG when all are
-    inverse-Laplacian type (``Q = xi_0 (I - eta S)``, ``eta > 0``) and :func:`use_multishift` says so
-    (refused above the time cap, :func:`check_affordable`); else ``(None, "")``."""
+    """``(Q_t^{-1} rhs for every transform, its counted work)`` by one multi-shift CG when all are
+    inverse-Laplacian type (``Q = xi_0 (I - eta S)``, ``eta > 0``) and :func:`use_multishift` says so;
+    else ``(None, "")``."""
     lap = [len(tr.xi) == 2 and tr.xi[1] < 0 for tr in transforms]
     if not all(lap) or not use_multishift(prob, len(transforms)):
         return None, ""
     etas = [-tr.xi[1] / tr.xi[0] for tr in transforms]
     work = cg_work(cg_iterations(max(etas), MULTISHIFT_TOL), len(etas))
-    cost = check_affordable(prob, "multi-shift CG of (I - eta S)^-1 E", rhs.shape[1], work, knobs=_ETA_KNOB)
-    xs, _ = solve_shifted_laplacians(prob.S, rhs, etas, max_iter=20 * prob.N, tol=MULTISHIFT_TOL)
+    cost = describe_work("multi-shift CG of (I - eta S)^-1 E", rhs.shape[1], work)
+    xs, _ = solve_shifted_laplacians(prob.S, rhs, etas, max_iter=20 * prob.N, tol=MULTISHIFT_TOL, callback=callback)
     return [x / tr.xi[0] for x, tr in zip(xs, transforms)], cost
 
 

@@ -8,7 +8,6 @@ The thresholds were measured on this project's 2-core reference machine (float64
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -129,14 +128,6 @@ def use_multishift(prob: Problem, n_shifts: int) -> bool:
     return direct_route(prob, 0.5, prob.n)[0] == "cg"
 
 
-CHEAP_WORK = 1e10          # entry operations (see Work.entries) below which no estimate is timed
-AUTO_MAX_SECONDS = 600.0   # solver="auto" refuses an iterative solve estimated above this (GRAPHSTK_AUTO_MAX_SECONDS)
-
-
-ESTIMATE_MARGIN = 1.5      # the timed units times this: short timings on a shared machine run faster than a solve
-POOL_BYTES = 2 ** 28        # a Krylov step is timed sweeping up to this many bytes of vectors (beyond any cache)
-
-
 @dataclass(frozen=True)
 class Work:
     """The most an iterative solve does, counted before it starts.
@@ -158,23 +149,9 @@ class Work:
     gathers: int = 0
     restart: int = GMRES_RESTART
 
-    def entries(self, prob: Problem, columns: int, rows: int) -> float:
-        """Entries read or written, roughly: what decides whether the estimate is worth timing."""
-        return columns * (self.products * (prob.nnz + rows) + (self.steps + self.gathers) * rows
-                          + self.lstsq * self.restart ** 3)
-
     def describe(self) -> str:
         text = f"at most {self.iterations} iterations: {self.products} operator products, {self.steps} vector steps"
         return text + (f", {self.lstsq} least-squares updates" if self.lstsq else "")
-
-
-class UnitTimes(NamedTuple):
-    """Seconds of one of each unit of :class:`Work` (see :func:`unit_timings`)."""
-
-    product: float
-    step: float
-    lstsq: float = 0.0
-    gather: float = 0.0
 
 
 def cg_work(iterations: int, shifts: int = 1) -> Work:
@@ -207,106 +184,9 @@ def gmres_work(max_iter: int, restart: int = GMRES_RESTART) -> Work:
                 lstsq=T, gathers=full * (m + 1) + (rem + 1 if rem else 0), restart=m)
 
 
-def _timed(fn) -> float:
-    import time
-
-    import torch
-
-    t0 = time.perf_counter()
-    fn()
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    return time.perf_counter() - t0
-
-
-def unit_timings(prob: Problem, columns: int, work: Work, apply=None, rows: int | None = None) -> UnitTimes:
-    """Seconds of one operator product (``apply``, else one product with ``S``), one Krylov vector
-    step, one least-squares update at the largest size and one gathered basis vector, on
-    ``[rows, columns]`` blocks (``rows``: default ``N``) of this problem's dtype and device.
-
-    The step is timed the way the solver meets it: sweeping ``w`` against ``work.vectors`` blocks
-    (up to ``POOL_BYTES``), so that a basis larger than the caches is read from memory; a step
-    timed on two cache-resident blocks was 1.3x too fast at ``N = 40k``, 5 columns. A product is the
-    median of three runs after an untimed one, a step the median of three sweeps (the first also
-    settles the allocator, as the solver's first iterations do): on a shared machine single runs
-    vary 2-3x.
-    """
-    import torch
-
-    from ..spectral.solvers import _lstsq, mgs_step
-
-    k, dt, dev = max(int(columns), 1), prob.Y.dtype, prob.Y.device
-    rows = prob.N if rows is None else int(rows)
-    nbytes = rows * k * torch.finfo(dt).bits // 8
-    size = max(2, min(int(work.vectors), -(-POOL_BYTES // max(nbytes, 1))))
-    pool = [torch.full((rows, k), 0.5 + i / size, dtype=dt, device=dev) for i in range(size)]
-
-    h = torch.zeros(k, size, size, dtype=dt, device=dev)
-
-    def sweep():   # as gmres's inner loop: a step, and its coefficients stored
-        w = pool[0]
-        for i, v in enumerate(pool[1:]):
-            hij, w = mgs_step(w, v, inplace=i > 0)
-            h[:, i, size - 1] = hij
-    t_step = sorted(_timed(sweep) for _ in range(3))[1] / (size - 1) if work.steps else 0.0
-    op = apply if apply is not None else prob.S
-    op(pool[-1])   # the first product may build and cache the operator's sparse format
-    t_prod = sorted(_timed(lambda: op(pool[i % size])) for i in range(3))[1]
-    gen = torch.Generator().manual_seed(0)
-    t_lstsq = t_gather = 0.0
-    if work.lstsq:
-        m = work.restart
-        H = torch.rand(k, m + 1, m, generator=gen, dtype=dt).to(dev)
-        e1 = torch.rand(k, m + 1, 1, generator=gen, dtype=dt).to(dev)
-        t_lstsq = min(_timed(lambda: _lstsq(H, e1)) for _ in range(2))
-    if work.gathers:
-        y = torch.rand(k, size, generator=gen, dtype=dt).to(dev)
-        t_gather = _timed(lambda: torch.einsum("nkj,kj->nk", torch.stack(pool, dim=-1), y)) / size
-    return UnitTimes(t_prod, t_step, t_lstsq, t_gather)
-
-
-def estimate_seconds(prob: Problem, columns: int, work: Work, apply=None, rows: int | None = None) -> float:
-    """Seconds an iterative solve doing ``work`` on ``columns`` columns takes at most on this machine:
-    ``products x product + steps x step + lstsq x lstsq + gathers x gather`` (:func:`unit_timings`).
-
-    Measured against the GMRES solves it estimates (``docs/methods.md`` gives the machine, the
-    load and the ratios): dropping the steps, as one timed product per iteration does,
-    underestimated them 5-13x.
-    """
-    t = unit_timings(prob, columns, work, apply, rows)
-    return ESTIMATE_MARGIN * (work.products * t.product + work.steps * t.step + work.lstsq * t.lstsq
-                              + work.gathers * t.gather)
-
-
-MAX_ITER_KNOB = "max_iter={fits} or lower (fits the cap)"
-
-
-def check_affordable(prob: Problem, route: str, columns: int, work: Work, apply=None,
-                     knobs: str = MAX_ITER_KNOB, rows: int | None = None) -> str:
-    """Refuse an iterative solve that ``solver="auto"`` chose when its estimated time
-    (:func:`estimate_seconds`) exceeds ``AUTO_MAX_SECONDS`` (or ``$GRAPHSTK_AUTO_MAX_SECONDS``); return the
-    route, the work and the estimate as text for the fit's history otherwise.
-
-    The estimate is an upper bound (``work`` counts the iteration cap, or the CG bound from the
-    conditioning where it is known): a refused solve might have converged sooner, and the
-    message says which settings make it affordable (``knobs``: the ones that lower this route's
-    count; ``{fits}`` in it becomes the largest ``max_iter`` that fits). Nothing is timed below
-    ``CHEAP_WORK`` entry operations (:meth:`Work.entries`).
-    """
-    import os
-
-    cap = float(os.environ.get("GRAPHSTK_AUTO_MAX_SECONDS", AUTO_MAX_SECONDS))
-    what = f"{route} on {columns} columns, {work.describe()}"
-    if work.entries(prob, columns, prob.N if rows is None else rows) < CHEAP_WORK:
-        return f"{what}; below {CHEAP_WORK:.0e} entry operations, not timed"
-    secs = estimate_seconds(prob, columns, work, apply, rows)
-    what = f"{what}, estimated {secs:.1f} s (cap {cap:.0f} s)"
-    if secs > cap:
-        fits = int(work.iterations * cap / secs)
-        raise ValueError(f"solver='auto' would run {what}: N = {prob.N} points, n = {prob.n} labels, nnz(S) = "
-                         f"{prob.nnz}. The estimate is above the {cap:.0f} s cap, so nothing ran. Set "
-                         f"{knobs.format(fits=max(fits, 0))}, num_iter=T for a fixed Richardson "
-                         "budget (the paper's T), a solver= of your choice ('gmres', 'cg', 'richardson', "
-                         "'direct'; not estimated), fewer labeled points or grid points, or "
-                         "GRAPHSTK_AUTO_MAX_SECONDS to allow more time")
-    return what
+def describe_work(route: str, columns: int, work: Work) -> str:
+    """The route ``solver="auto"`` chose and the most work it does, as text for the fit's
+    ``history_``: counted from sizes only, never timed, so the same inputs give the same text (and
+    the same route) on an idle or a busy machine. Nothing is refused here: a time limit is the
+    caller's choice (``max_seconds=``), and long solves report progress through their callback."""
+    return f"{route} on {columns} columns, {work.describe()}"

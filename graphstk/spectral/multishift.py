@@ -43,10 +43,11 @@ class MultiShiftResult:
     residuals: list[float] = field(default_factory=list)
     n_iter: int = 0
     converged: bool = False
+    stopped: str = ""
 
 
 def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequence[float], max_iter: int = 1000,
-                  tol: float = 1e-10, warn: bool = True) -> MultiShiftResult:
+                  tol: float = 1e-10, warn: bool = True, callback=None) -> MultiShiftResult:
     """Solve ``(sigma_s I - S) X_s = b`` for every ``sigma_s`` with one CG recurrence.
 
     Parameters
@@ -62,6 +63,11 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
     tol : float, default 1e-10
         Stop when ``||b - (sigma_s I - S) x_s|| <= tol ||b||`` for every shift and column (the
         recurrence's residual; the true residual agrees up to rounding, see the tests).
+    warn : bool, default True
+        Warn (``ConvergenceWarning``) when ``max_iter`` ends the solve before ``tol``.
+    callback : callable ``(iteration, relative residual)``, optional
+        Called after every iteration; a true return value stops the solve there (see
+        :func:`graphstk.spectral.solvers.time_budget`), recorded in ``stopped``.
 
     Returns
     -------
@@ -125,6 +131,10 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
         if not bool(live.any()):
             res.converged, res.n_iter = True, j
             break
+        stop = callback(j, res.residuals[-1]) if callback is not None else None
+        if stop:
+            res.stopped, res.n_iter = (stop if isinstance(stop, str) else "the callback asked to stop"), j
+            break
         b_s = beta * ratio * ratio
         for s in live.any(1).nonzero().flatten().tolist():
             ps[s].mul_(b_s[s]).addcmul_(zeta_new[s], r)
@@ -135,13 +145,14 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
         res.n_iter = int(max_iter)
     res.x = [settled(v) for v in x.unbind(0)]
     if not res.converged and warn and tol > 0:
+        why = res.stopped or "increase max_iter"
         warnings.warn(f"multishift_cg stopped after {res.n_iter} iterations with relative residual "
-                      f"{res.residuals[-1]:.3e} > tol={tol:.1e}; increase max_iter", ConvergenceWarning, stacklevel=2)
+                      f"{res.residuals[-1]:.3e} > tol={tol:.1e}; {why}", ConvergenceWarning, stacklevel=2)
     return res
 
 
 def solve_shifted_laplacians(matvec: Callable[[Tensor], Tensor], b: Tensor, etas: Sequence[float],
-                             max_iter: int = 1000, tol: float = 1e-10, warn: bool = True
+                             max_iter: int = 1000, tol: float = 1e-10, warn: bool = True, callback=None
                              ) -> tuple[list[Tensor], MultiShiftResult]:
     """``(I - eta S)^{-1} b`` for every ``eta`` (STKR Eq. 22, and ``Q^{-1}`` of Eq. 20 for the
     inverse Laplacian), from one multi-shift CG on ``(1/eta) I - S``: ``x_eta = x'_eta / eta``.
@@ -152,5 +163,6 @@ def solve_shifted_laplacians(matvec: Callable[[Tensor], Tensor], b: Tensor, etas
     for eta in etas:
         if not eta > 0:
             raise ValueError(f"eta must be > 0, got {eta}")
-    res = multishift_cg(matvec, b, [1.0 / float(e) for e in etas], max_iter=max_iter, tol=tol, warn=warn)
+    res = multishift_cg(matvec, b, [1.0 / float(e) for e in etas], max_iter=max_iter, tol=tol, warn=warn,
+                       callback=callback)
     return [xs / float(e) for xs, e in zip(res.x, etas)], res

@@ -49,6 +49,8 @@ class SolveResult:
     x : Tensor, the solution.
     n_iter : int, iterations (operator products) that ran.
     converged : bool, whether ``tol`` was reached (direct routes: True).
+    stopped : str, why the caller stopped the solve early (e.g. a time budget; see
+        :func:`time_budget`), else ``""``.
     """
 
     x: Tensor
@@ -58,6 +60,7 @@ class SolveResult:
     snapshots: dict[int, Tensor] = field(default_factory=dict)
     solver: str = ""
     reason: str = ""
+    stopped: str = ""
 
 
 class VectorSpace:
@@ -110,6 +113,31 @@ def col_norm(x: Tensor) -> Tensor:
     return _SPACE.get().col_norm(x)
 
 
+def time_budget(callback: Callable[[int, float], object] | None, max_seconds: float | None
+                ) -> Callable[[int, float], object] | None:
+    """``callback`` extended with a time budget the caller asked for: the returned callable returns a
+    non-empty reason (a true value, which stops the solver after that iteration, with the reason
+    in :attr:`SolveResult.stopped`) once ``max_seconds`` have passed since this call. ``None``:
+    ``callback`` itself (no limit). The solvers never decide from the clock on their own."""
+    if max_seconds is None:
+        return callback
+    import time
+
+    limit = float(max_seconds)
+    if not limit > 0:
+        raise ValueError(f"max_seconds must be a positive number of seconds or None, got {max_seconds!r}")
+    start = time.monotonic()
+
+    def budgeted(t: int, rel: float):
+        stop = callback(t, rel) if callback is not None else None
+        if stop:
+            return stop
+        if time.monotonic() - start > limit:
+            return f"the time budget max_seconds={limit:g} ran out"
+        return None
+    return budgeted
+
+
 def _safe_norm(b: Tensor) -> Tensor:
     n = col_norm(b)
     return torch.where(n > 0, n, torch.ones_like(n))
@@ -153,6 +181,17 @@ def _finish(res: SolveResult, tol: float, name: str, warn: bool) -> SolveResult:
     """
     res.solver = res.solver or name
     _settle(res)
+    if res.stopped and not res.converged:
+        last = res.residuals[-1] if res.residuals else float("nan")
+        if _trend(res.residuals) == "diverging":
+            raise ConvergenceError(f"{name} was stopped ({res.stopped}) after {res.n_iter} iterations while "
+                                   f"diverging (relative residual {last:.3e}). {_fix(name)}", result=res)
+        if warn:
+            from .._checks import user_stacklevel
+            warnings.warn(f"{name} stopped after {res.n_iter} iterations: {res.stopped}; relative residual "
+                          f"{last:.3e}" + (f" > tol={tol:.1e}" if tol > 0 else "") + ". Raise max_seconds (or "
+                          "leave it unset) for a solve to tolerance", ConvergenceWarning, stacklevel=user_stacklevel())
+        return res
     if tol > 0 and not res.converged:
         last = res.residuals[-1] if res.residuals else float("nan")
         trend = _trend(res.residuals)
@@ -237,9 +276,9 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
         r = apply(x).neg_().add_(b)
         if track or t in snaps or t == max_iter:
             rel = _relative(r, bn)
-            _record_residual(res, r, rel, t, callback)
-            if tol > 0 and rel < tol:
-                res.converged = True
+            stop = _record_residual(res, r, rel, t, callback)
+            if (tol > 0 and rel < tol) or stop:
+                res.converged = tol > 0 and rel < tol
                 res.n_iter = t
                 if t in snaps:
                     res.snapshots[t] = x.clone()
@@ -262,14 +301,25 @@ def _relative(r: Tensor, bn: Tensor) -> float:
     return float((col_norm(r) / bn).max()) if r.numel() else 0.0
 
 
-def _record_residual(res: SolveResult, r: Tensor, rel: float, t: int, callback) -> None:
+def _record_residual(res: SolveResult, r: Tensor, rel: float, t: int, callback) -> bool:
     """Append ``rel``, the relative residual of Richardson's iteration ``t``, to ``res``, check it
-    is finite and report it to ``callback``."""
+    is finite and report it to ``callback``; True when the callback asked to stop (the reason is
+    then in ``res.stopped``)."""
     res.residuals.append(rel)
     if rel != rel or rel == float("inf"):
         _check_finite(r, "richardson", t)
-    if callback is not None:
-        callback(t, rel)
+    return _ask(res, callback, t, rel)
+
+
+def _ask(res: SolveResult, callback, t: int, rel: float) -> bool:
+    """Report iteration ``t`` to ``callback``; a true answer stops the solve (``res.stopped``)."""
+    if callback is None:
+        return False
+    stop = callback(t, rel)
+    if stop:
+        res.stopped = stop if isinstance(stop, str) else "the callback asked to stop"
+        return True
+    return False
 
 
 def _richardson_fused(apply: Apply, step: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, tol: float,
@@ -297,11 +347,11 @@ def _richardson_fused(apply: Apply, step: Apply, b: Tensor, gamma: float | Tenso
             x_next, r = None, apply(x).neg_().add_(b)
             rel = _relative(r, bn)
         if need:
-            _record_residual(res, r, rel, t, callback)
+            stop = _record_residual(res, r, rel, t, callback)
             if t in snaps:
                 res.snapshots[t] = x
-            if tol > 0 and rel < tol:
-                res.converged = True
+            if (tol > 0 and rel < tol) or stop:
+                res.converged = tol > 0 and rel < tol
                 res.n_iter = t
                 break
             if tol > 0 and (rel > 1e8 or confirmed):   # diverging, or stalled by rounding: _finish says so
@@ -363,10 +413,9 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
         res.residuals.append(rel)
         if t in snaps:
             res.snapshots[t] = x
-        if callback is not None:
-            callback(t, rel)
-        if tol > 0 and rel < tol:
-            res.converged, res.n_iter = True, t
+        stop = _ask(res, callback, t, rel)
+        if (tol > 0 and rel < tol) or stop:
+            res.converged, res.n_iter = tol > 0 and rel < tol, t
             break
         beta = torch.where(rs > 0, rs_new / torch.where(rs > 0, rs, torch.ones_like(rs)), torch.zeros_like(rs))
         p = r + beta * p
@@ -461,17 +510,18 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
             y = _lstsq(hj, e1)
             rel = float((col_norm((e1 - hj @ y).squeeze(-1).T) / bn).max())
             res.residuals.append(rel)
-            if callback is not None:
-                callback(total, rel)
+            stop = _ask(res, callback, total, rel)
             if not torch.isfinite(torch.tensor(rel)):
                 raise FloatingPointError("gmres produced a non-finite residual")
-            if tol > 0 and rel < tol:
+            if (tol > 0 and rel < tol) or stop:
                 break
         if y is not None:
             vj = torch.stack(basis[: y.shape[1]], dim=-1)  # [n, k, j+1]
             x = x + torch.einsum("nkj,kj->nk", vj, y.squeeze(-1))
         if tol > 0 and res.residuals and res.residuals[-1] < tol:
             res.converged = True
+            break
+        if res.stopped:
             break
         if tol > 0 and res.residuals:
             cycle_ends.append(res.residuals[-1])

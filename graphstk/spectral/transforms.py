@@ -171,3 +171,34 @@ class TopD(Transform):
 
     def __call__(self, lam):  # s(l_i) = l_i for i <= d, else 0: not a function of l alone
         raise TypeError("TopD is a truncation of the spectrum, not a function of lambda")
+
+
+@dataclass(frozen=True)
+class LabelPropagationFilter(Transform):
+    """Label Propagation's filter (Zhou et al., 2003; STKR Eq. 22): ``h(l) = 1 / (1 - eta l)``.
+
+    Label-Prop solves ``(I - eta S) Yhat = [Y; 0]``, i.e. applies ``h(S)`` to the one-hot labels of
+    the labeled nodes (zero elsewhere); unlike the STKR transforms there is no ridge and no
+    ``n x n`` system. Needs ``0 < eta < 1/lambda_1`` (``eta < 1`` on a normalized adjacency).
+
+    Parameters
+    ----------
+    eta : float
+        Propagation weight, ``0 < eta < 1/lambda_1``.
+    """
+
+    eta: float
+
+    def __init__(self, eta: float):
+        eta = float(eta)
+        if not 0 < eta < float("inf"):
+            raise ValueError(f"LabelPropagationFilter needs eta > 0, got {eta}")
+        object.__setattr__(self, "eta", eta)
+
+    def __call__(self, lam):
+        lam = torch.as_tensor(lam, dtype=torch.float64)
+        return 1.0 / (1.0 - self.eta * lam)
+
+    def validate(self, lambda_max: float) -> None:
+        if lambda_max > 0 and self.eta >= 1.0 / lambda_max:
+            raise ValueError(f"label propagation needs 0 < eta < 1/lambda_1 = {1.0 / lambda_max:g}, got eta={self.eta}")

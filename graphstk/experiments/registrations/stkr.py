@@ -65,7 +65,7 @@ STKR_METHODS = {
 }
 
 _KERNELS: OrderedDict = OrderedDict()     # the last few graph kernels (transductive, select, final of a split)
-_ENGINE_OPTIONS = ("solver", "max_iter", "tol", "step_size")
+_ENGINE_OPTIONS = ("solver", "max_iter", "tol", "step_size", "max_seconds")
 
 
 def graph_kernel(problem: Problem, dtype: torch.dtype = torch.float64):

@@ -1,0 +1,133 @@
+"""The one door into the STKR / Label-Prop engine: :func:`solve`.
+
+Everything that propagates labels with a spectral transform of a kernel operator reaches the
+engine through this function: the estimators (:class:`~graphstk.methods.STKR`,
+:class:`~graphstk.methods.LabelPropagation`), the grid path the runner uses, the
+``graphstk.nn`` modules (inside their implicit-gradient function) and the distributed runs
+(a partitioned operator inside the :class:`~graphstk.methods.problem.Problem`).
+
+A call takes *transform objects*, never engine names:
+
+* :class:`~graphstk.spectral.transforms.LabelPropagationFilter` ``(eta)``: Label-Prop, Eq. 22 of
+  Zhai et al. (Zhou et al., 2003), ``(I - eta S) Yhat = [Y; 0]``; no ridge.
+* :class:`~graphstk.spectral.transforms.Polynomial`: STKR with ``s(l) = sum_p pi_p l^p``,
+  Algorithm 1 (iterative) or 3 (direct), Eq. 7.
+* :class:`~graphstk.spectral.transforms.ReciprocalPolynomial` /
+  :class:`~graphstk.spectral.transforms.InverseLaplacian`: Algorithm 2 (Eq. 20) or its direct
+  ``n x n`` solve.
+* :class:`~graphstk.spectral.transforms.TopD`: kernel PCA features and a ridge probe (Eqs. 8-9).
+
+All transforms of one call must be of one family (a grid of ``eta`` values, of polynomial degrees,
+of ``d`` values). Every ``(transform, beta)`` pair is solved in the same multi-right-hand-side
+solve where the family allows it; :attr:`EngineResult.h` is keyed by
+``(t * len(betas) + b, T)`` (``t`` the transform's position, ``b`` the ridge's, ``T`` the fixed
+budget or ``None`` for a solve to tolerance). Label-Prop has no ridge: its keys are ``(t, T)``.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from ..spectral.transforms import LabelPropagationFilter, Polynomial, ReciprocalPolynomial, TopD, Transform
+from .problem import EngineResult, Problem, _record
+
+__all__ = ["solve", "transform_family"]
+
+_FAMILIES = (LabelPropagationFilter, TopD, ReciprocalPolynomial, Polynomial)
+
+
+def transform_family(transform: Transform) -> type:
+    """The engine family of ``transform``: one of :class:`LabelPropagationFilter`, :class:`TopD`,
+    :class:`ReciprocalPolynomial` (including :class:`InverseLaplacian`) or :class:`Polynomial`."""
+    for fam in _FAMILIES:
+        if isinstance(transform, fam):
+            return fam
+    raise TypeError(f"the engine solves LabelPropagationFilter, Polynomial, ReciprocalPolynomial / InverseLaplacian "
+                    f"or TopD transforms, got {type(transform).__name__}")
+
+
+def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[float] = (), *,
+          budgets: Sequence[int] = (), solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6,
+          step_size: str | float = "auto", callback: Callable[[int, float], None] | None = None,
+          max_seconds: float | None = None) -> EngineResult:
+    """Solve ``problem`` for every ``(transform, beta)`` pair of a grid in one batched solve.
+
+    Parameters
+    ----------
+    problem : Problem
+        Built by :func:`~graphstk.methods.problem.make_problem` from any square kernel operator.
+    transforms : sequence of Transform
+        One family (see the module docstring); at least one.
+    betas : sequence of float
+        Ridge parameters ``beta_n`` of Eq. 7 (ignored, and may be empty, for Label-Prop).
+    budgets : sequence of int, default ()
+        Fixed iteration counts ``T`` (the paper's transductive grid); empty: solve to ``tol``.
+    solver : {"auto", "richardson", "cg", "gmres", "direct"}, default "auto"
+        ``"auto"`` picks the route from sizes and counted work only (:mod:`graphstk.methods.routes`).
+    max_iter, tol : int, float
+        Iteration cap and relative residual of a solve to tolerance.
+    step_size : "auto" | "paper" | float
+        Richardson step of Algorithms 1 and 2.
+    callback : callable ``(iteration, relative residual)``, optional
+        Called by the iterative solvers after every iteration (progress display).
+    max_seconds : float, optional
+        A time budget the caller asks for: an iterative solve stops after this many seconds and its
+        history says so (``converged=False``). ``None`` (default): no time limit.
+
+    Returns
+    -------
+    EngineResult
+        ``h[(g, T)]`` ``[N, C]`` per grid point ``g`` (scores of any point ``x`` are
+        ``problem.rows(x) @ h``; Label-Prop's ``h`` is ``Yhat`` itself) and the solves' history.
+    """
+    from . import propagation as P
+    from .topd import stkr_topd
+
+    transforms = list(transforms)
+    if not transforms:
+        raise ValueError("solve needs at least one transform")
+    family = transform_family(transforms[0])
+    odd = [type(t).__name__ for t in transforms if transform_family(t) is not family]
+    if odd:
+        raise ValueError(f"all transforms of one solve must be of one family ({family.__name__}); got {odd}")
+    betas = [float(b) for b in betas]
+    if family is not LabelPropagationFilter and not betas:
+        raise ValueError(f"{family.__name__} needs at least one ridge parameter beta")
+    opts = dict(solver=solver, max_iter=int(max_iter), tol=float(tol), budgets=sorted(int(t) for t in budgets),
+                callback=callback, max_seconds=max_seconds)
+    if family is LabelPropagationFilter:
+        return P.label_propagation(problem, [t.eta for t in transforms], **opts)
+    if family is ReciprocalPolynomial:
+        by_r: dict[int, list[int]] = {}
+        for i, t in enumerate(transforms):
+            by_r.setdefault(t.r, []).append(i)
+        if len(by_r) == 1:
+            return P.stkr_reciprocal(problem, transforms, betas, step_size=step_size, **opts)
+        return _merge(len(betas), [(idx, P.stkr_reciprocal(problem, [transforms[i] for i in idx], betas,
+                                                            step_size=step_size, **opts)) for idx in by_r.values()])
+    if family is TopD:
+        by_support: dict[str, list[int]] = {}
+        for i, t in enumerate(transforms):
+            by_support.setdefault(t.support, []).append(i)
+        parts = []
+        for support, idx in by_support.items():
+            res = stkr_topd(problem, [transforms[i].d for i in idx], betas, support=support)
+            if not res.history:
+                _record(res, "kernel PCA + ridge probe (Eqs. 8-9)",
+                        f"TopD: support={support!r} ('labeled': the components that hold a label; 'all': Eq. 8)")
+            parts.append((idx, res))
+        return parts[0][1] if len(parts) == 1 else _merge(len(betas), parts)
+    # Polynomial: one Algorithm 1 / 3 solve per distinct polynomial, every beta at once
+    return _merge(len(betas), [([i], P.stkr_polynomial(problem, t, betas, step_size=step_size, **opts))
+                               for i, t in enumerate(transforms)])
+
+
+def _merge(n_betas: int, parts) -> EngineResult:
+    """One :class:`EngineResult` from solves over subsets of the transforms: ``parts`` holds
+    ``(transform positions, result)``; keys become ``(t * n_betas + b, T)`` in the caller's order."""
+    out = EngineResult({})
+    for idx, res in parts:
+        for (g, T), h in res.h.items():
+            local_t, b = divmod(g, n_betas)
+            out.h[(idx[local_t] * n_betas + b, T)] = h
+        out.history.extend(res.history)
+    return out
