@@ -62,7 +62,7 @@ def median_heuristic(X, Y=None, max_samples: int | None = 2000, seed: int = 0) -
 
 
 def _resolve_kernel(kernel, sigma, X, Y=None, **params):
-    """A :class:`Kernel`; ``sigma=None`` for a bandwidth kernel means the median heuristic."""
+    """A :class:`~graphstk.operators.Kernel`; ``sigma=None`` for a bandwidth kernel means the median heuristic."""
     name = kernel if isinstance(kernel, str) else None
     if sigma is None and name is not None and name.lower() in SHIFT_INVARIANT + ("rbf", "l1", "exponential"):
         sigma = median_heuristic(X, Y)
@@ -191,7 +191,7 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
     never held, so memory is ``O(N batch)``: about 40 MB per 1000 points at the default 128);
     the other kernel sums follow from ``K 1``, computed once. The test costs about
     ``(n_permutations / batch_size + 2) N^2`` kernel evaluations. Before the first product the
-    working set is checked against free memory (:func:`graphstk.memory.check_allocation`,
+    working set is checked against free memory (``graphstk.memory.check_allocation``,
     naming a ``batch_size`` that fits) and the run time is estimated on one block of this
     sample: above ``MMD_TEST_MAX_SECONDS`` (600 s; ``$GRAPHSTK_AUTO_MAX_SECONDS``) the test is
     refused with the estimate and the settings that shorten it.

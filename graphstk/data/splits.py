@@ -50,6 +50,7 @@ from .._index import as_index
 
 __all__ = ["Split", "make_split", "SETTINGS"]
 
+#: The two settings of a split: test nodes seen during fit (transductive) or hidden (inductive).
 SETTINGS = ("transductive", "inductive")
 _PARTS = ("train", "val", "test", "other")
 TRAIN_PER_CLASS = 20   # App. D: train = val = 20 x #classes for the non-Planetoid datasets

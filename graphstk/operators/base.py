@@ -74,7 +74,7 @@ class KernelOperator(abc.ABC):
 
     # -- defaults, overridden for speed ---------------------------------------
     def _rmatmul(self, x: Tensor) -> Tensor:
-        """``K^T @ x`` for ``x`` of shape ``[n_rows, C]``. Default: through :meth:`to_dense`."""
+        """``K^T @ x`` for ``x`` of shape ``[n_rows, C]``. Default: through :meth:`~graphstk.operators.KernelOperator.to_dense`."""
         return self.to_dense().T @ x.to(self.dtype)
 
     def to_dense(self) -> Tensor:
@@ -111,11 +111,13 @@ class KernelOperator(abc.ABC):
 
     @property
     def T(self) -> "KernelOperator":
-        """The transposed operator (products through :meth:`_rmatmul`)."""
+        """The transposed operator (products through ``_rmatmul``)."""
         return TransposedOperator(self)
 
     def to(self, device=None, dtype=None) -> "KernelOperator":
-        """A copy on ``device`` in ``dtype``. Default: a :class:`DenseOperator` of :meth:`to_dense`."""
+        """A copy on ``device`` in ``dtype``.
+
+        Default: a :class:`~graphstk.operators.DenseOperator` of :meth:`~graphstk.operators.KernelOperator.to_dense`."""
         return DenseOperator(self.to_dense().to(device=device, dtype=dtype))
 
     def scale(self, factor: float) -> "KernelOperator":
@@ -125,7 +127,7 @@ class KernelOperator(abc.ABC):
     def spectral_bound(self) -> float:
         """An upper bound on ``max |lambda(K)|`` of a square symmetric operator.
 
-        Exact (``eigvalsh`` of :meth:`to_dense`) up to ``DENSE_EIG_MAX`` rows; above, the largest
+        Exact (``eigvalsh`` of :meth:`~graphstk.operators.KernelOperator.to_dense`) up to ``DENSE_EIG_MAX`` rows; above, the largest
         Ritz value of 64 Lanczos steps from a fixed start, raised by the Lanczos residual
         bound (``|lambda - theta| <= ||r||``), so that step sizes built on it are stable.
         """

@@ -11,7 +11,7 @@ node contributes an eigenvalue exactly 1, and a single Lanczos run over the whol
 matrix converges very slowly on such a multiple eigenvalue.
 
 A large component asked for many eigenpairs (kernel PCA with ``d`` up to 512 on Photo or
-Computers) goes through :func:`filtered_top_eigenpairs`: Lanczos on a Chebyshev polynomial of
+Computers) goes through ``filtered_top_eigenpairs``: Lanczos on a Chebyshev polynomial of
 the component that maps the unwanted part of the spectrum into ``[-1, 1]``, then one
 Rayleigh-Ritz step with the component itself. Same eigenpairs as a plain ``eigsh`` to its
 tolerance (tested); with one such solve for all ``k`` instead of a doubling sequence of plain
@@ -63,7 +63,7 @@ def power_iteration(op: KernelOperator, num_iter: int = 50, seed: int = 0, shift
 def spectral_radius(op: KernelOperator, num_iter: int = 50, seed: int = 0) -> float:
     """Estimate ``max |lambda|`` of a symmetric operator: power iteration on ``op @ op`` (PSD).
 
-    ``op``: the operator (a :class:`SparseOperator` gets the exact Gershgorin bound instead);
+    ``op``: the operator (a :class:`~graphstk.operators.SparseOperator` gets the exact Gershgorin bound instead);
     ``num_iter``: iterations (default 50); ``seed``: seed of the random start vector.
     """
     n = op.shape[0]
@@ -134,7 +134,7 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
 
     ``method``: ``"lanczos"`` runs ``eigsh`` on a large component as is (plain
     Lanczos); ``"filtered"`` runs it on a Chebyshev filter of the component (see
-    :func:`filtered_top_eigenpairs`: the same eigenpairs, to ``tol=1e-10``, several times
+    ``filtered_top_eigenpairs``: the same eigenpairs, to ``tol=1e-10``, several times
     faster when hundreds are wanted); ``"auto"`` takes the filter for ``64 <= k < size / 2``
     eigenpairs of a component above ``dense_threshold`` nodes, plain ``eigsh`` otherwise.
     """
@@ -246,7 +246,7 @@ def estimate_eigenvalue_at(a: sp.csr_matrix, index: int, lo: float, hi: float, r
 
     Kernel polynomial method: Hutchinson estimates of ``tr T_j(A~)`` with Jackson damping give
     the eigenvalue count above each ``t``; returns the ``t`` where it crosses ``index + 1``.
-    Only places the filter of :func:`filtered_top_eigenpairs` (whose result is checked), so a
+    Only places the filter of ``filtered_top_eigenpairs`` (whose result is checked), so a
     rough estimate suffices.
     """
     n = a.shape[0]
