@@ -74,7 +74,9 @@ class KernelOperator(abc.ABC):
 
     # -- defaults, overridden for speed ---------------------------------------
     def _rmatmul(self, x: Tensor) -> Tensor:
-        """``K^T @ x`` for ``x`` of shape ``[n_rows, C]``. Default: through :meth:`~graphstk.operators.KernelOperator.to_dense`."""
+        """``K^T @ x`` for ``x`` of shape ``[n_rows, C]``.
+
+        Default: through :meth:`~graphstk.operators.KernelOperator.to_dense`."""
         return self.to_dense().T @ x.to(self.dtype)
 
     def to_dense(self) -> Tensor:
@@ -127,7 +129,8 @@ class KernelOperator(abc.ABC):
     def spectral_bound(self) -> float:
         """An upper bound on ``max |lambda(K)|`` of a square symmetric operator.
 
-        Exact (``eigvalsh`` of :meth:`~graphstk.operators.KernelOperator.to_dense`) up to ``DENSE_EIG_MAX`` rows; above, the largest
+        Exact (``eigvalsh`` of :meth:`~graphstk.operators.KernelOperator.to_dense`) up to
+        ``DENSE_EIG_MAX`` rows; above, the largest
         Ritz value of 64 Lanczos steps from a fixed start, raised by the Lanczos residual
         bound (``|lambda - theta| <= ||r||``), so that step sizes built on it are stable.
         """
@@ -351,15 +354,22 @@ def column_block_width(x: Tensor) -> int:
     """Columns per product for ``S @ x`` on CPU: all of them, or blocks of ``CACHE_BLOCK_BYTES``.
 
     A sparse product gathers one row of ``x`` per nonzero; when ``x`` is wider than the cache
-    those gathers go to memory. Multiplying column blocks of about 4 MiB, copied contiguous,
-    was measured faster on this project's 2-core machine (float64, 2 threads, ms per product,
-    one product vs blocks): Computers (13.8k nodes, 492k nonzeros) 960 columns 237 -> 119,
-    480 columns 111 -> 60, 200 columns 37 -> 17, 100 columns 8.4 -> 9.3 (not split: under
-    ``WIDE_BLOCK_BYTES``); DBLP (17.7k, 106k) 960 columns 106 -> 84, 100 columns 11 -> 5;
-    Physics (34.5k, 496k) 960 columns 290 -> 184; Cora (2.7k) 960 columns 15 -> 3.5.
-    On accelerators ``x`` goes through whole, and so it does where even 8 columns exceed
+    those gathers go to memory, so on the CPU a right-hand side over ``WIDE_BLOCK_BYTES`` is
+    multiplied in column blocks of about ``CACHE_BLOCK_BYTES`` (4 MiB), copied contiguous. On
+    accelerators ``x`` goes through whole, and so it does where even 8 columns exceed
     ``CACHE_BLOCK_BYTES`` (from 65k nodes in float64): the gathers then miss the cache anyway and
-    every block would read the whole matrix again (``bench/scale.py``: 10^8 nonzeros, 1.6 GB).
+    every block would read the whole matrix again. The measurements behind these sizes are in
+    ``docs/benchmarks.md`` (column blocks of the sparse product).
+
+    Parameters
+    ----------
+    x : Tensor ``[n_rows, width]``
+        The dense right-hand side of ``S @ x``.
+
+    Returns
+    -------
+    int
+        The number of columns per product (``width`` when ``x`` goes through whole).
     """
     n_rows, width = x.shape
     if x.device.type != "cpu" or n_rows * width * x.element_size() <= WIDE_BLOCK_BYTES:

@@ -14,8 +14,8 @@ A large component asked for many eigenpairs (kernel PCA with ``d`` up to 512 on 
 Computers) goes through ``filtered_top_eigenpairs``: Lanczos on a Chebyshev polynomial of
 the component that maps the unwanted part of the spectrum into ``[-1, 1]``, then one
 Rayleigh-Ritz step with the component itself. Same eigenpairs as a plain ``eigsh`` to its
-tolerance (tested); with one such solve for all ``k`` instead of a doubling sequence of plain
-``eigsh`` runs, kernel PCA per split is 4.5-8x faster on Photo and Computers (``bench/suite.py``).
+tolerance (tested), with one solve for all ``k`` instead of a doubling sequence of plain
+``eigsh`` runs (timings: ``docs/benchmarks.md``).
 """
 from __future__ import annotations
 
