@@ -160,7 +160,7 @@ def public_names(package: str) -> dict[str, list[str]]:
             groups["Exceptions and warnings"].append(name)
         elif inspect.isclass(obj):
             groups["Classes"].append(name)
-        elif callable(obj):
+        elif inspect.isroutine(obj):
             groups["Functions"].append(name)
         else:
             groups["Constants"].append(name)
@@ -202,8 +202,26 @@ _DIRECTIVE = {"Classes": "autoclass", "Exceptions and warnings": "autoexception"
               "Constants": "autodata"}
 
 
+def constant_doc(package: str, name: str) -> str:
+    """The ``#:`` comment above ``NAME = ...`` (or ``NAME: type = ...``) in the package or one of
+    its modules: the description of a public constant, which has no docstring of its own."""
+    module = importlib.import_module(package)
+    files = [Path(module.__file__)]
+    if hasattr(module, "__path__"):
+        files += sorted(Path(module.__path__[0]).rglob("*.py"))
+    pattern = re.compile(r"((?:^[ \t]*#:.*\n)+)%s\b\s*(?::[^=\n]*)?=" % re.escape(name), re.MULTILINE)
+    for f in files:
+        m = pattern.search(f.read_text(encoding="utf-8"))
+        if m:
+            return " ".join(line.strip()[2:].strip() for line in m.group(1).splitlines())
+    return ""
+
+
 def _object_page(package: str, name: str, group: str) -> str:
     title = f"{package}.{name}"
+    if group == "Constants":
+        return "\n".join([title, "=" * len(title), "", f".. py:data:: {package}.{name}", "",
+                          "   " + _ROLE_RE.sub(lambda m: f"``{m.group(1)}``", constant_doc(package, name)), ""])
     lines = [title, "=" * len(title), "", f".. currentmodule:: {package}", "", f".. {_DIRECTIVE[group]}:: {name}"]
     if group in ("Classes", "Exceptions and warnings"):
         lines += ["   :members:", "   :show-inheritance:"]
@@ -240,7 +258,8 @@ def _pages() -> dict[str, str]:
                     where = ""
                 else:
                     where = f" (documented as ``{home[key]}``)"
-                summary = _summary(obj) if group != "Constants" else ""
+                summary = _summary(obj) if group != "Constants" else constant_doc(package, n)
+                summary = _ROLE_RE.sub(lambda m: f"``{m.group(1)}``", summary)
                 lines += [f"   * - :{_ROLE[group]}:`~{home[key]}`", f"     - {summary}{where}"]
             lines.append("")
         if own_pages:

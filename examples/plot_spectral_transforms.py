@@ -46,9 +46,9 @@ for ax, (title, transforms) in zip(axes, panels.items()):
 axes[0].set_ylabel("s(lambda) / s(1)")
 
 ax = axes[3]                                              # TopD: a function of the eigenvalue's rank
-for d, marker in ((2, "o"), (6, "s")):
+for d, style in ((6, dict(marker="s", ms=4)), (2, dict(marker="o", ms=9, mfc="none"))):
     kept = torch.where(torch.arange(len(eig)) < d, eig, torch.zeros_like(eig))
-    ax.plot(eig, kept / eig[0], marker, ms=4, label=f"TopD(d={d})", alpha=0.8)
+    ax.plot(eig, kept / eig[0], ls="none", label=f"TopD(d={d})", **style)
 ax.set_title("TopD(d) on karate's spectrum", fontsize=10)
 ax.set_xlabel("lambda_i")
 ax.legend(fontsize=8)

@@ -97,11 +97,14 @@ class MeanEmbedding:
         return FeatureKernelOperator(T, self.X, kernel=self.kernel) @ self.weights
 
     def inner(self, other: "MeanEmbedding") -> Tensor:
+        """The RKHS inner product ``<mu_P, mu_Q> = sum_ij a_i b_j k(x_i, y_j)`` with another
+        embedding of the same kernel (a 0-dim tensor); raises ``ValueError`` for another kernel."""
         if other.kernel != self.kernel:
             raise ValueError(f"embeddings use different kernels: {self.kernel} vs {other.kernel}")
         return self.weights @ (FeatureKernelOperator(self.X, other.X, kernel=self.kernel) @ other.weights)
 
     def norm2(self) -> Tensor:
+        """The squared RKHS norm ``||mu_P||^2 = <mu_P, mu_P>`` (a 0-dim tensor)."""
         return self.inner(self)
 
     def __repr__(self) -> str:

@@ -58,15 +58,18 @@ class KernelOperator(abc.ABC):
     # -- what every operator has to provide ---------------------------------
     @property
     @abc.abstractmethod
-    def shape(self) -> tuple[int, int]: ...
+    def shape(self) -> tuple[int, int]:
+        """``(n_rows, n_cols)`` of the matrix ``K``."""
 
     @property
     @abc.abstractmethod
-    def dtype(self) -> torch.dtype: ...
+    def dtype(self) -> torch.dtype:
+        """The dtype of the products (and of ``to_dense``)."""
 
     @property
     @abc.abstractmethod
-    def device(self) -> torch.device: ...
+    def device(self) -> torch.device:
+        """The torch device the products run on and return their results on."""
 
     @abc.abstractmethod
     def _matmul(self, x: Tensor) -> Tensor:
@@ -409,11 +412,14 @@ class SparseOperator(KernelOperator):
 
     @classmethod
     def from_dense(cls, matrix: Tensor) -> "SparseOperator":
+        """The nonzero entries of a dense ``[n_rows, n_cols]`` tensor as a :class:`SparseOperator`."""
         idx = matrix.nonzero().T
         return cls(idx[0], idx[1], matrix[idx[0], idx[1]], tuple(matrix.shape))
 
     @classmethod
     def from_torch(cls, sparse: Tensor) -> "SparseOperator":
+        """A torch sparse tensor (COO, CSR or any layout ``to_sparse_coo`` accepts) as a
+        :class:`SparseOperator`; duplicate entries are summed."""
         coo = sparse.to_sparse_coo().coalesce() if sparse.layout != torch.sparse_coo else sparse.coalesce()
         i = coo.indices()
         return cls(i[0], i[1], coo.values(), tuple(coo.shape))
@@ -424,6 +430,7 @@ class SparseOperator(KernelOperator):
 
     @property
     def nnz(self) -> int:
+        """The number of stored entries."""
         return int(self._coo._nnz())
 
     @property

@@ -140,6 +140,8 @@ class FeatureKernelOperator(KernelOperator):
 
     @property
     def block_size(self) -> int:
+        """Rows of the kernel evaluated at once in a product (the ``block_size`` given, else as
+        many as keep one ``[rows, n_cols]`` tile within the default tile size)."""
         if self._block_size is not None:
             return self._block_size
         return max(1, _BLOCK_ELEMS // max(1, self.shape[1]))
