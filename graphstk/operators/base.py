@@ -77,9 +77,7 @@ class KernelOperator(abc.ABC):
 
     # -- defaults, overridden for speed ---------------------------------------
     def _rmatmul(self, x: Tensor) -> Tensor:
-        """``K^T @ x`` for ``x`` of shape ``[n_rows, C]``.
-
-        Default: through :meth:`~graphstk.operators.KernelOperator.to_dense`."""
+        """``K^T @ x`` for ``x [n_rows, C]``; default: through the dense matrix."""
         return self.to_dense().T @ x.to(self.dtype)
 
     def to_dense(self) -> Tensor:
@@ -120,9 +118,7 @@ class KernelOperator(abc.ABC):
         return TransposedOperator(self)
 
     def to(self, device=None, dtype=None) -> "KernelOperator":
-        """A copy on ``device`` in ``dtype``.
-
-        Default: a :class:`~graphstk.operators.DenseOperator` of :meth:`~graphstk.operators.KernelOperator.to_dense`."""
+        """A copy on ``device`` in ``dtype``; default: a :class:`~graphstk.operators.DenseOperator`."""
         return DenseOperator(self.to_dense().to(device=device, dtype=dtype))
 
     def scale(self, factor: float) -> "KernelOperator":
@@ -132,8 +128,7 @@ class KernelOperator(abc.ABC):
     def spectral_bound(self) -> float:
         """An upper bound on ``max |lambda(K)|`` of a square symmetric operator.
 
-        Exact (``eigvalsh`` of :meth:`~graphstk.operators.KernelOperator.to_dense`) up to
-        ``DENSE_EIG_MAX`` rows; above, the largest
+        Exact (``eigvalsh`` of the dense matrix) up to ``DENSE_EIG_MAX`` rows; above, the largest
         Ritz value of 64 Lanczos steps from a fixed start, raised by the Lanczos residual
         bound (``|lambda - theta| <= ||r||``), so that step sizes built on it are stable.
         """
@@ -363,16 +358,6 @@ def column_block_width(x: Tensor) -> int:
     ``CACHE_BLOCK_BYTES`` (from 65k nodes in float64): the gathers then miss the cache anyway and
     every block would read the whole matrix again. The measurements behind these sizes are in
     ``docs/benchmarks.md`` (column blocks of the sparse product).
-
-    Parameters
-    ----------
-    x : Tensor ``[n_rows, width]``
-        The dense right-hand side of ``S @ x``.
-
-    Returns
-    -------
-    int
-        The number of columns per product (``width`` when ``x`` goes through whole).
     """
     n_rows, width = x.shape
     if x.device.type != "cpu" or n_rows * width * x.element_size() <= WIDE_BLOCK_BYTES:
@@ -418,8 +403,7 @@ class SparseOperator(KernelOperator):
 
     @classmethod
     def from_torch(cls, sparse: Tensor) -> "SparseOperator":
-        """A torch sparse tensor (COO, CSR or any layout ``to_sparse_coo`` accepts) as a
-        :class:`SparseOperator`; duplicate entries are summed."""
+        """A torch sparse tensor (any layout) as a :class:`SparseOperator`; duplicates are summed."""
         coo = sparse.to_sparse_coo().coalesce() if sparse.layout != torch.sparse_coo else sparse.coalesce()
         i = coo.indices()
         return cls(i[0], i[1], coo.values(), tuple(coo.shape))
