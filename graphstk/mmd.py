@@ -154,6 +154,17 @@ def mmd2(X, Y, kernel="gaussian", sigma: float | None = None, estimator: str = "
     ``"equal_size"`` (Eq. 22; needs ``m = n >= 2``; pairs ``x_i`` with ``y_i``).
     ``kernel``/``sigma``/``degree``/``c`` as in :func:`graphstk.operators.kernel_function`;
     ``sigma=None`` with a bandwidth kernel uses :func:`median_heuristic` on the pooled sample.
+
+    Example
+    -------
+    >>> import torch
+    >>> from graphstk.mmd import mmd2
+    >>> g = torch.Generator().manual_seed(0)
+    >>> X = torch.randn(200, 2, generator=g, dtype=torch.float64)
+    >>> same = mmd2(X, torch.randn(200, 2, generator=g, dtype=torch.float64), sigma=1.0)
+    >>> shifted = mmd2(X, torch.randn(200, 2, generator=g, dtype=torch.float64) + 1.0, sigma=1.0)
+    >>> bool(abs(same) < 0.02 < shifted)
+    True
     """
     X, Y = _pair(X, Y)
     m, n = X.shape[0], Y.shape[0]
