@@ -28,6 +28,7 @@ os.environ.setdefault("GRAPHSTK_OFFLINE", "1")
 
 from docutils import nodes  # noqa: E402
 from sphinx import addnodes  # noqa: E402
+from sphinx.util import logging  # noqa: E402
 from sphinx.transforms.post_transforms import SphinxPostTransform  # noqa: E402
 
 import graphstk  # noqa: E402
@@ -198,6 +199,9 @@ def _summary(obj) -> str:
     return doc
 
 
+#: public names whose entry would have no description (each one is a build warning)
+UNDESCRIBED: list[str] = []
+
 _DIRECTIVE = {"Classes": "autoclass", "Exceptions and warnings": "autoexception", "Functions": "autofunction",
               "Constants": "autodata"}
 
@@ -259,6 +263,8 @@ def _pages() -> dict[str, str]:
                 else:
                     where = f" (documented as ``{home[key]}``)"
                 summary = _summary(obj) if group != "Constants" else constant_doc(package, n)
+                if not summary.strip() or (group != "Constants" and not (obj.__doc__ or "").strip()):
+                    UNDESCRIBED.append(f"{package}.{n}")
                 summary = _ROLE_RE.sub(lambda m: f"``{m.group(1)}``", summary)
                 lines += [f"   * - :{_ROLE[group]}:`~{home[key]}`", f"     - {summary}{where}"]
             lines.append("")
@@ -276,7 +282,7 @@ def _pages() -> dict[str, str]:
     return pages
 
 
-def write_api_pages() -> None:
+def write_api_pages(app=None) -> None:
     """Write ``docs/api/<package>.rst`` and ``docs/api/generated/<name>.rst`` (only the files whose
     text changes, so Sphinx's incremental build stays incremental; stale pages are removed)."""
     out = DOCS / "api"
@@ -289,6 +295,9 @@ def write_api_pages() -> None:
     for path in (out / "generated").glob("*.rst"):
         if f"generated/{path.stem}" not in pages:
             path.unlink()
+    for name in UNDESCRIBED:
+        logging.getLogger(__name__).warning(f"public name without a description: {name} (give it a docstring)",
+                                            type="graphstk", subtype="undocumented")
 
 
 def _skip_member(app, what, name, obj, skip, options):
@@ -378,6 +387,5 @@ def setup(app):
     app.connect("autodoc-process-bases", _public_bases)
     app.add_post_transform(RepositoryLinks)
     app.connect("build-finished", _copy_results)
+    app.connect("builder-inited", write_api_pages)     # before Sphinx looks for source files
 
-
-write_api_pages()
