@@ -71,7 +71,7 @@ napoleon_google_docstring = True
 napoleon_numpy_docstring = True
 napoleon_use_rtype = False
 napoleon_use_param = False      # parameter types stay text ("int, default 1"), not cross-references
-napoleon_use_ivar = True
+napoleon_use_ivar = False
 add_module_names = False
 # Type hints name objects of other libraries; without intersphinx (no downloads) they cannot be
 # linked, so references into these packages are not errors. graphstk's own names must resolve.
