@@ -1,9 +1,11 @@
-"""Kernel operators: one interface for sparse graph kernels and feature kernels.
+r"""Kernel operators: one interface for sparse graph kernels and feature kernels.
 
 Every method talks to its kernel through :class:`KernelOperator`: ``shape``, ``dtype``,
 ``device`` and the product with a block ``[n_cols, C]``; :class:`GraphKernel` is the STKR base
-kernel of Eq. 23 built from a PyG ``edge_index``, :class:`FeatureKernelOperator` a feature kernel
-evaluated in row blocks, :class:`DenseOperator` and :class:`SparseOperator` wrap a matrix.
+kernel of Eq. 23 built from a PyG ``edge_index`` (visible-only degrees, so that
+:math:`\tfrac{1}{n+m} G_K = D^{-1/2} W D^{-1/2}` on the visible nodes),
+:class:`FeatureKernelOperator` a feature kernel evaluated in row blocks, :class:`DenseOperator`
+and :class:`SparseOperator` wrap a matrix.
 
 Example
 -------

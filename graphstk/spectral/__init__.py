@@ -1,10 +1,18 @@
-"""Spectral transforms s(lambda), linear solvers and eigensolvers.
+r"""Spectral transforms s(lambda), linear solvers and eigensolvers.
 
-A transform maps the eigenvalues ``lambda`` of the base kernel to those of the kernel STKR
-predicts with (Zhai et al., ICLR 2024): :class:`Polynomial` (Algorithm 1),
-:class:`ReciprocalPolynomial` (Algorithm 2, Eq. 20), :class:`InverseLaplacian` (Example 1) and
-:class:`TopD` (kernel PCA, Sec. 4). The solvers (:func:`richardson`, :func:`cg`, :func:`gmres`)
-take a callable ``X -> A X`` on blocks ``[n, C]`` and return a :class:`SolveResult`.
+A transform maps the eigenvalues :math:`\lambda_i` of the base kernel
+:math:`K = \sum_i \lambda_i \psi_i \psi_i^\top` to those of the kernel STKR predicts with,
+:math:`K_s = \sum_i s(\lambda_i) \psi_i \psi_i^\top` (Zhai et al., ICLR 2024):
+
+* :class:`Polynomial` :math:`s(\lambda) = \sum_{p=1}^{q} \pi_p \lambda^p` (Algorithm 1);
+* :class:`ReciprocalPolynomial` :math:`s(\lambda)^{-1} = \sum_{p=0}^{q-1} \xi_p \lambda^{p-r}`
+  (Algorithm 2, Eq. 20);
+* :class:`InverseLaplacian` :math:`s(\lambda) = \lambda / (1 - \eta \lambda)`,
+  :math:`0 < \eta < 1/\lambda_1` (Example 1);
+* :class:`TopD` :math:`s(\lambda_i) = \lambda_i` for the top :math:`d` eigenvalues, else 0
+  (kernel PCA, Sec. 4).
+
+The solvers (:func:`richardson`, :func:`cg`, :func:`gmres`) take a callable ``X -> A X`` on blocks ``[n, C]`` and return a :class:`SolveResult`.
 
 Example
 -------
