@@ -282,9 +282,8 @@ def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator |
     the top ``k`` of ``p(A)`` are the top ``k`` of ``A`` whenever ``lambda_k > cut`` and no
     eigenvalue lies below ``lo``; the ``k``-th is then separated from the rest by a gap
     ``p(lambda_k) - 1`` of order one instead of ``lambda_k - lambda_{k+1}``, and ARPACK's
-    ``eigsh`` (``ncv`` about ``1.4 k``) converges without the restarts that dominate a plain run.
-    (Degree 20 with ``ncv ~ 1.15 k`` is about as fast: in the two-thread Table 1 run, DBLP's kernel
-    PCA rows are 8% faster with it and Computers' 9% slower.) ``degree``: the filter's
+    ``eigsh`` (``ncv`` about ``1.4 k``) converges without the restarts that dominate a plain run
+    (the choice of degree and ``ncv``: ``docs/benchmarks.md``). ``degree``: the filter's
     degree; ``tol``: ARPACK's tolerance; ``ncv_factor``: Lanczos basis size over ``k``;
     ``previous``: see below; ``rng``: the start vectors' generator.
     The eigenvalues are Rayleigh quotients ``U^T A U`` (a final Rayleigh-Ritz step with ``A``).
