@@ -205,3 +205,16 @@ def test_every_public_name_has_a_description():
                      "describe what they do:\n" + "\n".join(new))
     fixed = sorted(UNDOCUMENTED_ALLOWED - set(missing))
     assert not fixed, "documented now; remove from UNDOCUMENTED_ALLOWED:\n" + "\n".join(fixed)
+
+
+def test_api_reference_has_a_page_per_public_package():
+    """docs/conf.py writes one API page per package of its ``API_PACKAGES``: the same packages as
+    :data:`PUBLIC_PACKAGES`, so a new public package is documented as soon as it is listed here."""
+    import ast
+
+    tree = ast.parse((REPO / "docs" / "conf.py").read_text(encoding="utf-8"))
+    pages = next(ast.literal_eval(node.value) for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                 and any(getattr(t, "id", None) == "API_PACKAGES" for t in node.targets))
+    assert sorted(pages) == sorted(PUBLIC_PACKAGES)
+    index = (REPO / "docs" / "api" / "index.rst").read_text(encoding="utf-8")
+    assert not [p for p in PUBLIC_PACKAGES if f"   {p}\n" not in index], "docs/api/index.rst lists every page"
