@@ -8,6 +8,11 @@ one raw ``torch.sparse.mm(S, X)`` of the same shape and dtype; PyG's ``LabelProp
 is timed the same way. This example draws the figure from the recorded table
 ``docs/results/speed/propagation_bench.md`` (no number is typed here); rerun the benchmark to
 refresh it (``docs/benchmarks.md`` has the command and the machine).
+
+The bars: Label-Prop with Richardson iterations (``LP rich``) and with CG (``LP cg``), STKR with
+the inverse Laplacian by Richardson (``Lap rich``), one iteration of Algorithm 1 for
+``s(l) = l^8`` (``poly8 rich``: several products), and one layer of PyG's ``LabelPropagation``.
+The dashed line is the raw product itself.
 """
 import re
 from pathlib import Path
@@ -55,6 +60,6 @@ for ax, dtype in zip(axes, ("float32", "float64")):
     ax.set_yscale("log")
     ax.set_title(f"{dtype}: one iteration / one raw sparse product", fontsize=10)
 axes[0].set_ylabel("time ratio (log scale)")
-axes[1].legend(fontsize=8)
+axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 fig.tight_layout()
 plt.show()
