@@ -1,4 +1,5 @@
 """APPNP on Cora (public split): an MLP, then graphstk's propagation, trained end to end through it.
+=================================================================================================
 
     python examples/appnp.py [--data-root PATH] [--seeds 10] [--epochs 200]
 

@@ -1,4 +1,5 @@
 """An MLP followed by Correct-and-Smooth on Cora (public split), with PyG's class and graphstk's.
+==============================================================================================
 
     python examples/correct_and_smooth.py [--data-root PATH] [--seeds 10] [--epochs 200]
 

@@ -1,4 +1,5 @@
 """A GCN on Cora (public split) whose loss includes a graphstk STKR smoothing term.
+================================================================================
 
     python examples/gcn_stkr_smoothing.py [--data-root PATH] [--seeds 10] [--weight 1.0]
 

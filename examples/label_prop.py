@@ -1,4 +1,5 @@
 """Label propagation on Cora (public split): PyG's LabelPropagation and graphstk's side by side.
+=============================================================================================
 
     python examples/label_prop.py [--data-root PATH] [--seeds 10]
 

@@ -1,4 +1,5 @@
 """Render the results files of the examples and of ``bench/grad.py`` into ``docs/nn.md``.
+======================================================================================
 
     python examples/render_results.py
 

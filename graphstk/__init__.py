@@ -2,14 +2,14 @@
 
 See README.md for a tour. Public entry points are re-exported here:
 
-* estimators: :class:`STKR`, :class:`LabelPropagation` (``fit(data, train_idx)`` /
+* estimators: :class:`~graphstk.methods.STKR`, :class:`~graphstk.methods.LabelPropagation` (``fit(data, train_idx)`` /
   ``predict(idx)``; node arguments are LongTensor ids or boolean masks of length ``N``);
-* transforms: :class:`Polynomial`, :class:`InverseLaplacian`, :class:`ReciprocalPolynomial`, :class:`TopD`;
-* data: :func:`load_dataset`, :func:`make_split`, :class:`Split`, :func:`resolve_data_root`;
-  vector and text benchmarks: :func:`load_vector_dataset`, :class:`VectorDataset`, :func:`make_two_lines`,
-  :func:`make_circle`;
-* operators: :class:`GraphKernel`, :class:`SparseOperator`, :class:`DenseOperator`, :class:`KernelOperator`;
-* :func:`predict_grid` (a whole hyperparameter grid in one call) and the subpackages
+* transforms: :class:`~graphstk.spectral.Polynomial`, :class:`~graphstk.spectral.InverseLaplacian`, :class:`~graphstk.spectral.ReciprocalPolynomial`, :class:`~graphstk.spectral.TopD`;
+* data: :func:`~graphstk.data.load_dataset`, :func:`~graphstk.data.make_split`, :class:`~graphstk.data.Split`, :func:`~graphstk.data.resolve_data_root`;
+  vector and text benchmarks: :func:`~graphstk.data.load_vector_dataset`, :class:`~graphstk.data.VectorDataset`, :func:`~graphstk.data.make_two_lines`,
+  :func:`~graphstk.data.make_circle`;
+* operators: :class:`~graphstk.operators.GraphKernel`, :class:`~graphstk.operators.SparseOperator`, :class:`~graphstk.operators.DenseOperator`, :class:`~graphstk.operators.KernelOperator`;
+* :func:`~graphstk.methods.predict_grid` (a whole hyperparameter grid in one call) and the subpackages
   ``data``, ``operators``, ``spectral``, ``methods``, ``nn``, ``features``, ``mmd``, ``experiments``.
 
 Submodules are imported on first use (PEP 562), so ``import graphstk`` and the command line's

@@ -62,7 +62,7 @@ def median_heuristic(X, Y=None, max_samples: int | None = 2000, seed: int = 0) -
 
 
 def _resolve_kernel(kernel, sigma, X, Y=None, **params):
-    """A :class:`Kernel`; ``sigma=None`` for a bandwidth kernel means the median heuristic."""
+    """A :class:`~graphstk.operators.Kernel`; ``sigma=None`` for a bandwidth kernel means the median heuristic."""
     name = kernel if isinstance(kernel, str) else None
     if sigma is None and name is not None and name.lower() in SHIFT_INVARIANT + ("rbf", "l1", "exponential"):
         sigma = median_heuristic(X, Y)
@@ -97,11 +97,14 @@ class MeanEmbedding:
         return FeatureKernelOperator(T, self.X, kernel=self.kernel) @ self.weights
 
     def inner(self, other: "MeanEmbedding") -> Tensor:
+        """The RKHS inner product ``<mu_P, mu_Q> = sum_ij a_i b_j k(x_i, y_j)`` with another
+        embedding of the same kernel (a 0-dim tensor); raises ``ValueError`` for another kernel."""
         if other.kernel != self.kernel:
             raise ValueError(f"embeddings use different kernels: {self.kernel} vs {other.kernel}")
         return self.weights @ (FeatureKernelOperator(self.X, other.X, kernel=self.kernel) @ other.weights)
 
     def norm2(self) -> Tensor:
+        """The squared RKHS norm ``||mu_P||^2 = <mu_P, mu_P>`` (a 0-dim tensor)."""
         return self.inner(self)
 
     def __repr__(self) -> str:
@@ -151,6 +154,17 @@ def mmd2(X, Y, kernel="gaussian", sigma: float | None = None, estimator: str = "
     ``"equal_size"`` (Eq. 22; needs ``m = n >= 2``; pairs ``x_i`` with ``y_i``).
     ``kernel``/``sigma``/``degree``/``c`` as in :func:`graphstk.operators.kernel_function`;
     ``sigma=None`` with a bandwidth kernel uses :func:`median_heuristic` on the pooled sample.
+
+    Example
+    -------
+    >>> import torch
+    >>> from graphstk.mmd import mmd2
+    >>> g = torch.Generator().manual_seed(0)
+    >>> X = torch.randn(200, 2, generator=g, dtype=torch.float64)
+    >>> same = mmd2(X, torch.randn(200, 2, generator=g, dtype=torch.float64), sigma=1.0)
+    >>> shifted = mmd2(X, torch.randn(200, 2, generator=g, dtype=torch.float64) + 1.0, sigma=1.0)
+    >>> bool(abs(same) < 0.02 < shifted)
+    True
     """
     X, Y = _pair(X, Y)
     m, n = X.shape[0], Y.shape[0]
@@ -192,7 +206,7 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
     never held, so memory is ``O(N batch)``: about 40 MB per 1000 points at the default 128);
     the other kernel sums follow from ``K 1``, computed once. The test costs about
     ``(n_permutations / batch_size + 2) N^2`` kernel evaluations. Before the first product the
-    working set is checked against free memory (:func:`graphstk.memory.check_allocation`,
+    working set is checked against free memory (``graphstk.memory.check_allocation``,
     naming a ``batch_size`` that fits). The run time is never estimated or capped by the
     library: ``max_seconds`` (default ``None``, no limit) is a time budget the caller may ask for;
     when it runs out the test stops after the current batch and the p-value is computed over the

@@ -50,6 +50,7 @@ from .._index import as_index
 
 __all__ = ["Split", "make_split", "SETTINGS"]
 
+#: The two settings of a split: test nodes seen during fit (transductive) or hidden (inductive).
 SETTINGS = ("transductive", "inductive")
 _PARTS = ("train", "val", "test", "other")
 TRAIN_PER_CLASS = 20   # App. D: train = val = 20 x #classes for the non-Planetoid datasets
@@ -272,6 +273,16 @@ def make_split(data: Data, p_test: float | None = None, seed: int = 0, *, n_test
     ValueError
         Sizes that do not fit the graph; the message names the option to change and a value
         that fits.
+
+    Example
+    -------
+    >>> import networkx as nx, graphstk as gs
+    >>> karate = gs.load_dataset(nx.karate_club_graph(), label="club")
+    >>> split = gs.make_split(karate, n_test=10, train_per_class=4, val_per_class=4, seed=0)
+    >>> split
+    Split(train=8, val=8, test=10, other=8, seed=0, p_test=None, protocol='per-class')
+    >>> split.mask("train").shape, int(split.mask("train").sum())
+    (torch.Size([34]), 8)
     """
     if not isinstance(data, Data):
         raise TypeError(f"make_split expects a torch_geometric Data, got {type(data).__name__}")

@@ -25,7 +25,42 @@ __all__ = ["ConfigError", "ExperimentConfig", "load_config", "parse_config", "ru
 
 
 def run_experiment(*args, **kwargs):
-    """See :func:`graphstk.experiments.pipeline.run_experiment`."""
+    """Run a config: every task, dataset, seed and method; write the results files.
+
+    ``run_experiment(cfg, out_dir, data_root=None, *, progress=True, log=None, write=True)``
+    (the implementation is ``graphstk.experiments.pipeline.run_experiment``, imported on first
+    call so that importing :mod:`graphstk.experiments` stays cheap).
+
+    Parameters
+    ----------
+    cfg : ExperimentConfig
+        A validated config (:func:`load_config` or :func:`parse_config`).
+    out_dir : str
+        Where ``results.json``, ``results.csv``, ``results.md`` (and the figure of a sweep, if
+        any) are written; per-seed results are cached under ``out_dir/cache``, so an interrupted
+        run resumes where it stopped.
+    data_root : str, optional
+        Dataset folder; default ``$GRAPHSTK_DATA``, else ``./datasets``.
+    progress : bool, default True
+        Show a progress bar.
+    log : callable, optional
+        Receives one message string per event (default: written to stderr).
+    write : bool, default True
+        Write the results files.
+
+    Returns
+    -------
+    dict
+        ``{"config": ..., "rows": [...], "wall_time_s": ...}``, the content of ``results.json``:
+        one row per (dataset, method, setting, p_test).
+
+    Raises
+    ------
+    ConfigError
+        Bad input (an unknown dataset, too few points of a class, overlapping split sets, NaN
+        features, ...), raised after every dataset is loaded and checked and before anything is
+        computed.
+    """
     from .pipeline import run_experiment as _run
 
     return _run(*args, **kwargs)

@@ -187,6 +187,19 @@ class RandomFourierFeatures(_RandomFeatures):
     W_ : Tensor ``[d, D]`` float64 on the device of the data passed to ``fit``
     b_ : Tensor ``[D]`` (phase map) or None
     n_features_in_, n_output_features_ : int
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> from graphstk.features import RandomFourierFeatures
+    >>> X = np.random.default_rng(0).normal(size=(200, 3))
+    >>> rff = RandomFourierFeatures(sigma=2.0, n_features=2000, random_state=0).fit(X)
+    >>> Z = rff.transform(X)                                  # NumPy in, NumPy out
+    >>> Z.shape
+    (200, 4000)
+    >>> exact = np.exp(-np.sum((X[0] - X[1]) ** 2) / (2 * 2.0 ** 2))
+    >>> bool(abs(Z[0] @ Z[1] - exact) < 0.05)                 # z(x)^T z(y) ~ k(x, y)
+    True
     """
 
     def __init__(self, kernel: str = "gaussian", sigma: float = 1.0, n_features: int = 100,

@@ -1,4 +1,24 @@
-"""Methods: Label-Prop and STKR estimators, the batched engines behind them, and the grid API."""
+"""Methods: Label-Prop and STKR estimators, the batched engines behind them, and the grid API.
+
+The graph estimators take a PyG ``Data`` (or any square kernel operator) and node ids or a
+boolean mask; ``predict`` returns classes (``-1`` for a node no label reaches) and
+``decision_function`` the scores ``[len(idx), C]``. The feature-matrix estimators follow
+scikit-learn's contract (``fit(X, y)`` with ``y = -1`` for unlabeled points).
+
+Example
+-------
+>>> import networkx as nx, torch, graphstk as gs
+>>> karate = gs.load_dataset(nx.karate_club_graph(), label="club")     # 34 nodes, 2 classes
+>>> train = torch.tensor([0, 33])                                      # one label per class
+>>> stkr = gs.STKR(gs.InverseLaplacian(eta=0.9), beta=1e-2).fit(karate, train)
+>>> stkr.decision_function(torch.tensor([1, 2, 3])).shape              # [len(idx), C]
+torch.Size([3, 2])
+>>> stkr.predict(torch.tensor([1, 2, 3]))
+tensor([0, 0, 0])
+>>> lp = gs.LabelPropagation(alpha=0.9).fit(karate, train)
+>>> lp.decision_function().shape                                       # every node
+torch.Size([34, 2])
+"""
 from .estimators import STKR, LabelPropagation, UnreachableNodesWarning
 from .grid import NonFiniteScoresWarning, grid_keys, predict_grid, predict_labels, unreachable
 from .kernel_ridge import KernelRidge, RandomFeatureRidge, kernel_ridge_solve

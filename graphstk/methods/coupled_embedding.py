@@ -94,7 +94,7 @@ def _dense(K) -> np.ndarray:
 
 def coupled_kernel_embedding(K_L, K_H, W, n_components: int = 2, reg: float = 1e-3,
                              rcond: float = 1e-10) -> CKEResult:
-    """Solve Eq. 28 for given Gram matrices (tensors, arrays or :class:`KernelOperator`\\ s).
+    """Solve Eq. 28 for given Gram matrices (tensors, arrays or :class:`~graphstk.operators.KernelOperator`\\ s).
 
     ``K_L [n_L, n_L]``, ``K_H [n_H, n_H]`` symmetric PSD; ``W [n_L, n_H]`` non-negative affinities
     (Eq. 25). Returns the ``n_components`` smallest non-trivial eigenpairs (see module docstring)

@@ -13,7 +13,7 @@ linear ``k_X`` on un-normalised rows this is ``s(S) X X^T s(S)``, the transforme
 on both sides of the linear feature kernel; with ``K = 0`` it is kernel ridge on the features
 alone.
 
-``X`` is preprocessed first (:func:`preprocess_features`): rows scaled to sum 1, or TF-IDF
+``X`` is preprocessed first (``preprocess_features``): rows scaled to sum 1, or TF-IDF
 weights on unit rows; the grid chooses on validation.
 
 Fit (Eq. 6-7 with ``Khat_s`` replaced by this kernel): one-hot labels ``Y`` of the ``n``
@@ -173,7 +173,7 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
     train, eval_idx : node ids or boolean masks
         The labeled nodes and the nodes to score.
     points : list of dict
-        Grid points with keys ``features`` (:data:`FEATURES`, :func:`preprocess_features`; default
+        Grid points with keys ``features`` (:data:`FEATURES`, ``preprocess_features``; default
         ``"sum"``, or ``"raw"`` with ``normalize_features=False``), ``depth`` (``K >= 0``), ``a``
         (default 0.5), ``mix`` (``"last"`` |
         ``"dyadic"``, default ``"last"``), ``kernel`` (``"cosine"`` | ``"cosine-gaussian"``, default
@@ -286,7 +286,7 @@ class FeatureSTKR(BaseEstimator):
     setting : {"transductive", "inductive"}, default "transductive"
         Inductive: ``hidden_idx`` nodes and their edges are unseen at fit time.
     features : {"sum", "tfidf", "raw"}, default "sum"
-        Preprocessing of ``data.x`` before the filter (:func:`preprocess_features`).
+        Preprocessing of ``data.x`` before the filter (``preprocess_features``).
     normalize_features : bool, default True
         With ``features=None``: ``"sum"`` if True, ``"raw"`` if False.
     dtype : torch.dtype, default torch.float64

@@ -121,7 +121,7 @@ class LapRLSC(SemiSupervisedClassifier):
     ----------
     kernel : str or Kernel, default "gaussian"
         ``"gaussian"`` (``exp(-||x-z||^2 / (2 width))`` as in the Fredholm paper), ``"linear"``, or
-        any name / :class:`~graphstk.operators.Kernel` (:func:`graphstk.methods.fredholm.kernel_from_width`).
+        any name / :class:`~graphstk.operators.Kernel` (``graphstk.methods.fredholm.kernel_from_width``).
     width : float, optional
         Gaussian width ``r`` (required for a Gaussian), or ``sigma`` of other bandwidth kernels.
     gamma_A : float > 0, default 1e-3

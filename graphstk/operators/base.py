@@ -58,15 +58,18 @@ class KernelOperator(abc.ABC):
     # -- what every operator has to provide ---------------------------------
     @property
     @abc.abstractmethod
-    def shape(self) -> tuple[int, int]: ...
+    def shape(self) -> tuple[int, int]:
+        """``(n_rows, n_cols)`` of the matrix ``K``."""
 
     @property
     @abc.abstractmethod
-    def dtype(self) -> torch.dtype: ...
+    def dtype(self) -> torch.dtype:
+        """The dtype of the products (and of ``to_dense``)."""
 
     @property
     @abc.abstractmethod
-    def device(self) -> torch.device: ...
+    def device(self) -> torch.device:
+        """The torch device the products run on and return their results on."""
 
     @abc.abstractmethod
     def _matmul(self, x: Tensor) -> Tensor:
@@ -74,7 +77,7 @@ class KernelOperator(abc.ABC):
 
     # -- defaults, overridden for speed ---------------------------------------
     def _rmatmul(self, x: Tensor) -> Tensor:
-        """``K^T @ x`` for ``x`` of shape ``[n_rows, C]``. Default: through :meth:`to_dense`."""
+        """``K^T @ x`` for ``x [n_rows, C]``; default: through the dense matrix."""
         return self.to_dense().T @ x.to(self.dtype)
 
     def to_dense(self) -> Tensor:
@@ -111,11 +114,11 @@ class KernelOperator(abc.ABC):
 
     @property
     def T(self) -> "KernelOperator":
-        """The transposed operator (products through :meth:`_rmatmul`)."""
+        """The transposed operator (products through ``_rmatmul``)."""
         return TransposedOperator(self)
 
     def to(self, device=None, dtype=None) -> "KernelOperator":
-        """A copy on ``device`` in ``dtype``. Default: a :class:`DenseOperator` of :meth:`to_dense`."""
+        """A copy on ``device`` in ``dtype``; default: a :class:`~graphstk.operators.DenseOperator`."""
         return DenseOperator(self.to_dense().to(device=device, dtype=dtype))
 
     def scale(self, factor: float) -> "KernelOperator":
@@ -125,7 +128,7 @@ class KernelOperator(abc.ABC):
     def spectral_bound(self) -> float:
         """An upper bound on ``max |lambda(K)|`` of a square symmetric operator.
 
-        Exact (``eigvalsh`` of :meth:`to_dense`) up to ``DENSE_EIG_MAX`` rows; above, the largest
+        Exact (``eigvalsh`` of the dense matrix) up to ``DENSE_EIG_MAX`` rows; above, the largest
         Ritz value of 64 Lanczos steps from a fixed start, raised by the Lanczos residual
         bound (``|lambda - theta| <= ||r||``), so that step sizes built on it are stable.
         """
@@ -349,15 +352,12 @@ def column_block_width(x: Tensor) -> int:
     """Columns per product for ``S @ x`` on CPU: all of them, or blocks of ``CACHE_BLOCK_BYTES``.
 
     A sparse product gathers one row of ``x`` per nonzero; when ``x`` is wider than the cache
-    those gathers go to memory. Multiplying column blocks of about 4 MiB, copied contiguous,
-    was measured faster on this project's 2-core machine (float64, 2 threads, ms per product,
-    one product vs blocks): Computers (13.8k nodes, 492k nonzeros) 960 columns 237 -> 119,
-    480 columns 111 -> 60, 200 columns 37 -> 17, 100 columns 8.4 -> 9.3 (not split: under
-    ``WIDE_BLOCK_BYTES``); DBLP (17.7k, 106k) 960 columns 106 -> 84, 100 columns 11 -> 5;
-    Physics (34.5k, 496k) 960 columns 290 -> 184; Cora (2.7k) 960 columns 15 -> 3.5.
-    On accelerators ``x`` goes through whole, and so it does where even 8 columns exceed
+    those gathers go to memory, so on the CPU a right-hand side over ``WIDE_BLOCK_BYTES`` is
+    multiplied in column blocks of about ``CACHE_BLOCK_BYTES`` (4 MiB), copied contiguous. On
+    accelerators ``x`` goes through whole, and so it does where even 8 columns exceed
     ``CACHE_BLOCK_BYTES`` (from 65k nodes in float64): the gathers then miss the cache anyway and
-    every block would read the whole matrix again (``bench/scale.py``: 10^8 nonzeros, 1.6 GB).
+    every block would read the whole matrix again. The measurements behind these sizes are in
+    ``docs/benchmarks.md`` (column blocks of the sparse product).
     """
     n_rows, width = x.shape
     if x.device.type != "cpu" or n_rows * width * x.element_size() <= WIDE_BLOCK_BYTES:
@@ -397,11 +397,13 @@ class SparseOperator(KernelOperator):
 
     @classmethod
     def from_dense(cls, matrix: Tensor) -> "SparseOperator":
+        """The nonzero entries of a dense ``[n_rows, n_cols]`` tensor as a :class:`SparseOperator`."""
         idx = matrix.nonzero().T
         return cls(idx[0], idx[1], matrix[idx[0], idx[1]], tuple(matrix.shape))
 
     @classmethod
     def from_torch(cls, sparse: Tensor) -> "SparseOperator":
+        """A torch sparse tensor (any layout) as a :class:`SparseOperator`; duplicates are summed."""
         coo = sparse.to_sparse_coo().coalesce() if sparse.layout != torch.sparse_coo else sparse.coalesce()
         i = coo.indices()
         return cls(i[0], i[1], coo.values(), tuple(coo.shape))
@@ -412,6 +414,7 @@ class SparseOperator(KernelOperator):
 
     @property
     def nnz(self) -> int:
+        """The number of stored entries."""
         return int(self._coo._nnz())
 
     @property

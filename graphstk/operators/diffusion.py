@@ -111,6 +111,7 @@ class SpectralKernelOperator(KernelOperator):
     device = property(lambda self: self.U.device)
 
     def eigenpairs(self) -> tuple[Tensor, Tensor]:
+        """``(values [k], U [N, k])``: the eigenvalues and eigenvectors this operator is built from."""
         return self.values, self.U
 
     def _matmul(self, x: Tensor) -> Tensor:

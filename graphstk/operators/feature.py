@@ -46,7 +46,7 @@ def gram(X, Y=None, kernel: str | Kernel = "gaussian", sigma: float | None = Non
 
     ``normalize=True`` returns ``K(x,y) / sqrt(K(x,x) K(y,y))`` (unit diagonal). For large
     inputs use :class:`FeatureKernelOperator`, which never forms the full matrix; a matrix that
-    does not fit in memory (:func:`graphstk.memory.check_allocation`: free memory or
+    does not fit in memory (``graphstk.memory.check_allocation``: free memory or
     ``GRAPHSTK_MAX_MEMORY``) raises :class:`~graphstk.exceptions.MemoryLimitError` before
     anything is allocated.
 
@@ -83,7 +83,7 @@ def _scale(K: Tensor, rows: Tensor, cols: Tensor) -> Tensor:
 # the operator
 # ---------------------------------------------------------------------------
 class FeatureKernelOperator(KernelOperator):
-    """The kernel matrix ``K[i, j] = k(X_i, Y_j)`` as a lazy :class:`KernelOperator`.
+    """The kernel matrix ``K[i, j] = k(X_i, Y_j)`` as a lazy :class:`~graphstk.operators.KernelOperator`.
 
     Parameters
     ----------
@@ -140,6 +140,8 @@ class FeatureKernelOperator(KernelOperator):
 
     @property
     def block_size(self) -> int:
+        """Rows of the kernel evaluated at once in a product (the ``block_size`` given, else as
+        many as keep one ``[rows, n_cols]`` tile within the default tile size)."""
         if self._block_size is not None:
             return self._block_size
         return max(1, _BLOCK_ELEMS // max(1, self.shape[1]))

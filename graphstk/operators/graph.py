@@ -331,6 +331,8 @@ class GraphKernel(KernelOperator):
         return loc
 
     def is_hidden(self, idx) -> Tensor:
+        """A boolean tensor ``[len(idx)]``: whether each node of ``idx`` (ids or a boolean mask)
+        is hidden (inductive test node, absent from the visible graph of Eq. 23)."""
         return self.hidden_mask[as_index(idx, self.num_nodes, self.device)]
 
     def rows(self, idx) -> SparseOperator:

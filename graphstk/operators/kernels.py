@@ -328,10 +328,12 @@ class Kernel:
 
     @property
     def sigma(self) -> float | None:
+        """The kernel width ``sigma`` (None for a kernel without one, e.g. ``"linear"``)."""
         return self.params.get("sigma")
 
     @property
     def shift_invariant(self) -> bool:
+        """Whether ``k(x, y)`` depends on ``x - y`` only (Gaussian, Laplacian, Cauchy ...)."""
         return self.name in SHIFT_INVARIANT
 
     def __call__(self, X, Y=None) -> Tensor:
@@ -347,12 +349,14 @@ class Kernel:
         check_dense(X.shape[0], Y.shape[0], X.dtype, X.device, what, hint, copies=copies)
 
     def paired(self, X, Y) -> Tensor:
+        """``k(X_i, Y_i)`` for each row ``i``: a ``[n]`` tensor (``X``, ``Y``: ``[n, d]``)."""
         X, Y = _pair(X, Y)
         if X.shape[0] != Y.shape[0]:
             raise ValueError(f"paired evaluation needs equal lengths, got {X.shape[0]} and {Y.shape[0]}")
         return self._pfn(X, Y, **self.params)
 
     def diag(self, X) -> Tensor:
+        """``k(X_i, X_i)`` for each row of ``X [n, d]``: the diagonal of the Gram matrix, ``[n]``."""
         X = as_features(X)
         return self._pfn(X, X, **self.params)
 

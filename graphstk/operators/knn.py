@@ -4,7 +4,7 @@
 (:func:`nearest_neighbors`) is shared with the bandwidth heuristics of
 :mod:`graphstk.operators.bandwidth`. Every temporary is a ``block_size x n`` distance tile or
 a block of the selected pairs; the tile and the ``O(n k)`` outputs are checked with
-:func:`graphstk.memory.check_allocation` before they are allocated.
+``graphstk.memory.check_allocation`` before they are allocated.
 """
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def knn_graph(X, k: int, metric: str = "euclidean", mode: str = "connectivity",
     mode : {"connectivity", "distance", "gaussian"}, default "connectivity"
         Weight 1; the distance itself; or ``exp(-dist^2 / (2 sigma^2))`` with ``sigma``
         defaulting to the lower median of all ``n k`` kNN distances
-        (:func:`graphstk.operators.bandwidth.median_of` with ``lower=True``).
+        (``median_of`` of :mod:`graphstk.operators.bandwidth` with ``lower=True``).
     sigma : float, optional
         Width of the ``"gaussian"`` weights.
     symmetric : bool, default True

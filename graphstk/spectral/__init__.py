@@ -1,4 +1,32 @@
-"""Spectral transforms s(lambda), linear solvers and eigensolvers."""
+r"""Spectral transforms s(lambda), linear solvers and eigensolvers.
+
+A transform maps the eigenvalues :math:`\lambda_i` of the base kernel
+:math:`K = \sum_i \lambda_i \psi_i \psi_i^\top` to those of the kernel STKR predicts with,
+:math:`K_s = \sum_i s(\lambda_i) \psi_i \psi_i^\top` (Zhai et al., ICLR 2024):
+
+* :class:`Polynomial` :math:`s(\lambda) = \sum_{p=1}^{q} \pi_p \lambda^p` (Algorithm 1);
+* :class:`ReciprocalPolynomial` :math:`s(\lambda)^{-1} = \sum_{p=0}^{q-1} \xi_p \lambda^{p-r}`
+  (Algorithm 2, Eq. 20);
+* :class:`InverseLaplacian` :math:`s(\lambda) = \lambda / (1 - \eta \lambda)`,
+  :math:`0 < \eta < 1/\lambda_1` (Example 1);
+* :class:`TopD` :math:`s(\lambda_i) = \lambda_i` for the top :math:`d` eigenvalues, else 0
+  (kernel PCA, Sec. 4).
+
+The solvers (:func:`richardson`, :func:`cg`, :func:`gmres`) take a callable ``X -> A X`` on blocks ``[n, C]`` and return a :class:`SolveResult`.
+
+Example
+-------
+>>> import torch
+>>> from graphstk.spectral import InverseLaplacian, Polynomial, cg
+>>> InverseLaplacian(eta=0.5)(torch.tensor([0.0, 0.5, 1.0]))        # s(l) = l / (1 - eta l)
+tensor([0.0000, 0.6667, 2.0000], dtype=torch.float64)
+>>> Polynomial.monomial(2)(torch.tensor([0.5, 1.0]))                 # s(l) = l^2
+tensor([0.2500, 1.0000], dtype=torch.float64)
+>>> A = torch.tensor([[4.0, 1.0], [1.0, 3.0]], dtype=torch.float64)
+>>> res = cg(lambda X: A @ X, torch.ones(2, 1, dtype=torch.float64), max_iter=10, tol=1e-12)
+>>> torch.allclose(A @ res.x, torch.ones(2, 1, dtype=torch.float64))
+True
+"""
 from .eigen import power_iteration, spectral_radius, top_eigenpairs
 from .solvers import ConvergenceError, ConvergenceWarning, SolveResult, cg, gmres, richardson
 from .transforms import InverseLaplacian, LabelPropagationFilter, Polynomial, ReciprocalPolynomial, TopD, Transform

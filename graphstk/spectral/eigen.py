@@ -11,11 +11,11 @@ node contributes an eigenvalue exactly 1, and a single Lanczos run over the whol
 matrix converges very slowly on such a multiple eigenvalue.
 
 A large component asked for many eigenpairs (kernel PCA with ``d`` up to 512 on Photo or
-Computers) goes through :func:`filtered_top_eigenpairs`: Lanczos on a Chebyshev polynomial of
+Computers) goes through ``filtered_top_eigenpairs``: Lanczos on a Chebyshev polynomial of
 the component that maps the unwanted part of the spectrum into ``[-1, 1]``, then one
 Rayleigh-Ritz step with the component itself. Same eigenpairs as a plain ``eigsh`` to its
-tolerance (tested); with one such solve for all ``k`` instead of a doubling sequence of plain
-``eigsh`` runs, kernel PCA per split is 4.5-8x faster on Photo and Computers (``bench/suite.py``).
+tolerance (tested), with one solve for all ``k`` instead of a doubling sequence of plain
+``eigsh`` runs (timings: ``docs/benchmarks.md``).
 """
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def power_iteration(op: KernelOperator, num_iter: int = 50, seed: int = 0, shift
 def spectral_radius(op: KernelOperator, num_iter: int = 50, seed: int = 0) -> float:
     """Estimate ``max |lambda|`` of a symmetric operator: power iteration on ``op @ op`` (PSD).
 
-    ``op``: the operator (a :class:`SparseOperator` gets the exact Gershgorin bound instead);
+    ``op``: the operator (a :class:`~graphstk.operators.SparseOperator` gets the exact Gershgorin bound instead);
     ``num_iter``: iterations (default 50); ``seed``: seed of the random start vector.
     """
     n = op.shape[0]
@@ -134,7 +134,7 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
 
     ``method``: ``"lanczos"`` runs ``eigsh`` on a large component as is (plain
     Lanczos); ``"filtered"`` runs it on a Chebyshev filter of the component (see
-    :func:`filtered_top_eigenpairs`: the same eigenpairs, to ``tol=1e-10``, several times
+    ``filtered_top_eigenpairs``: the same eigenpairs, to ``tol=1e-10``, several times
     faster when hundreds are wanted); ``"auto"`` takes the filter for ``64 <= k < size / 2``
     eigenpairs of a component above ``dense_threshold`` nodes, plain ``eigsh`` otherwise.
     """
@@ -246,7 +246,7 @@ def estimate_eigenvalue_at(a: sp.csr_matrix, index: int, lo: float, hi: float, r
 
     Kernel polynomial method: Hutchinson estimates of ``tr T_j(A~)`` with Jackson damping give
     the eigenvalue count above each ``t``; returns the ``t`` where it crosses ``index + 1``.
-    Only places the filter of :func:`filtered_top_eigenpairs` (whose result is checked), so a
+    Only places the filter of ``filtered_top_eigenpairs`` (whose result is checked), so a
     rough estimate suffices.
     """
     n = a.shape[0]
@@ -282,9 +282,8 @@ def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator |
     the top ``k`` of ``p(A)`` are the top ``k`` of ``A`` whenever ``lambda_k > cut`` and no
     eigenvalue lies below ``lo``; the ``k``-th is then separated from the rest by a gap
     ``p(lambda_k) - 1`` of order one instead of ``lambda_k - lambda_{k+1}``, and ARPACK's
-    ``eigsh`` (``ncv`` about ``1.4 k``) converges without the restarts that dominate a plain run.
-    (Degree 20 with ``ncv ~ 1.15 k`` is about as fast: in the two-thread Table 1 run, DBLP's kernel
-    PCA rows are 8% faster with it and Computers' 9% slower.) ``degree``: the filter's
+    ``eigsh`` (``ncv`` about ``1.4 k``) converges without the restarts that dominate a plain run
+    (the choice of degree and ``ncv``: ``docs/benchmarks.md``). ``degree``: the filter's
     degree; ``tol``: ARPACK's tolerance; ``ncv_factor``: Lanczos basis size over ``k``;
     ``previous``: see below; ``rng``: the start vectors' generator.
     The eigenvalues are Rayleigh quotients ``U^T A U`` (a final Rayleigh-Ritz step with ``A``).

@@ -138,7 +138,7 @@ class FredholmSVM(_FredholmBase):
     __doc__ = """Fredholm SVM: hinge loss, Eq. 7, **no bias**, ``C = 1/(2 l lam)`` (dual after l.141).
 
     ``fit(X, y)`` with ``y = -1`` marking the unlabeled points, ``predict``, ``decision_function``,
-    ``score``: the contract of :class:`FredholmRLSC`. Solved by :func:`solve_hinge` (liblinear dual
+    ``score``: the contract of :class:`FredholmRLSC`. Solved by ``solve_hinge`` (``graphstk.methods.fredholm.solvers``) (liblinear dual
     coordinate descent on an exact feature map of ``K_F``; a host step: the ``l x l`` block is
     copied to the CPU once); ``dual_coef_`` holds ``a * y`` per one-vs-rest column.
 

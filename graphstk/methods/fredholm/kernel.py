@@ -121,7 +121,7 @@ def kernel_from_width(kernel, width=None, role: str = "kernel") -> Kernel:
         ``r = width`` (``r = sigma^2`` of :mod:`graphstk.operators.feature`; Sec. 5 of the paper);
         ``"linear"``: ``x^T z`` (``width`` ignored); any other name of
         :func:`graphstk.operators.kernel_function` takes ``width`` as its ``sigma``. A
-        :class:`Kernel` is returned unchanged (``width`` must then be ``None``).
+        :class:`~graphstk.operators.Kernel` is returned unchanged (``width`` must then be ``None``).
     width : float, optional
         Required for the Gaussian.
     role : str, default "kernel"
@@ -186,7 +186,7 @@ class FredholmKernel(KernelOperator):
     X : ``[a, d]`` row points (dense or scipy.sparse).
     Z : ``[b, d]`` column points, optional (``X`` when omitted).
     U : ``[n, d]`` the points the integral runs over (labeled + unlabeled), ``n >= 1``.
-    outer, inner : ``"gaussian"`` | ``"linear"`` (or any name / :class:`Kernel` of
+    outer, inner : ``"gaussian"`` | ``"linear"`` (or any name / :class:`~graphstk.operators.Kernel` of
         :func:`graphstk.operators.kernel_function`); defaults ``"gaussian"``.
     outer_width, inner_width : Gaussian width ``r > 0`` of ``exp(-||x-z||^2 / (2r))`` (for other
         bandwidth kernels: their ``sigma``); ignored for ``linear``; must be ``None`` with a Kernel.

@@ -73,7 +73,7 @@ class SpectralSupportEstimator(OneClassEstimator):
     filter : ``"tikhonov"`` (default) | ``"cutoff"`` | ``"landweber"`` | ``"kpca"`` | ``"nu"``
     lam : float, sequence of floats, or None, default None
         Regularisation parameter(s), ``> 0``. ``None`` = the maximum-curvature point of the
-        eigenvalue decay (Sec. 7, Fig. 3; :func:`max_curvature_lambda`). A sequence gives one score
+        eigenvalue decay (Sec. 7, Fig. 3; ``max_curvature_lambda`` in :mod:`graphstk.methods.separating.filters`). A sequence gives one score
         column per value, all from the same eigendecomposition.
     tau : float in [0, 1] or None, default None
         Offset of Eq. 17: ``x`` is inside when ``F_n(x) >= 1 - tau``. ``None`` = ``tau_n`` of
@@ -98,12 +98,25 @@ class SpectralSupportEstimator(OneClassEstimator):
 
     Attributes
     ----------
-    sigma_ : the width used (None for a ``KernelOperator``); ``kernel_`` : the kernel used;
-    lam_ : float or float64 tensor ``[L]``; eigenvalues_ : ``[r]`` eigenvalues of ``K_n/n`` (exact)
-    or of ``T_n`` (low rank), descending; tau_n_ : float or ``[L]``, Eq. 30; ``tau_`` : the offset in
-    use; ``threshold_ = 1 - tau_``; ``offset_ = threshold_ - 1e-10`` (a rounding slack: the scores
-    behind ``tau_n`` and those of ``score_samples`` come from different float operations);
-    train_scores_ : ``F_n(x_i)``, ``[n]`` or ``[n, L]``; ``n_samples_fit_``; ``n_features_in_``.
+    sigma_ : float or None
+        The width used (None for a ``KernelOperator``).
+    kernel_ : Kernel
+        The kernel used.
+    lam_ : float or float64 tensor ``[L]``
+        The regularisation parameter(s).
+    eigenvalues_ : tensor ``[r]``
+        Eigenvalues of ``K_n/n`` (exact) or of ``T_n`` (low rank), descending.
+    tau_n_ : float or ``[L]``
+        The data-driven threshold of Eq. 30.
+    tau_ : float or ``[L]``
+        The offset in use; ``threshold_ = 1 - tau_``.
+    offset_ : float or ``[L]``
+        ``threshold_ - 1e-10`` (a rounding slack: the scores behind ``tau_n`` and those of
+        ``score_samples`` come from different float operations).
+    train_scores_ : tensor ``[n]`` or ``[n, L]``
+        ``F_n(x_i)`` on the training samples.
+    n_samples_fit_, n_features_in_ : int
+        Number of training samples and of features.
     """
 
     def __init__(self, kernel="abel", sigma=None, filter="tikhonov", lam=None, tau=None, *, nu=1.0,
