@@ -117,6 +117,28 @@ def thin_grid(values: list, keep: int = 3) -> list:
     return [values[i] for i in sorted({round(i * (len(values) - 1) / (keep - 1)) for i in range(keep)})]
 
 
+QUICK_MAX_PER_CLASS = 100  #: --quick: a dataset subsampled per class (``n_per_class``) keeps at most this many
+
+
+def _quick_levels(task) -> dict:
+    """``--quick``: the first level only (``p_test`` or ``n_labeled``) where a task lists several."""
+    out = {}
+    for key in ("p_test", "n_labeled"):
+        vals = getattr(task, key, None)
+        if isinstance(vals, list) and len(vals) > 1:
+            out[key] = vals[:1]
+    return out
+
+
+def _quick_dataset(spec):
+    """``--quick``: a vector dataset drawn per class (``n_per_class``) is drawn with at most
+    ``QUICK_MAX_PER_CLASS`` per class; every other dataset is kept whole."""
+    vec = spec.vector or {}
+    if vec.get("n_per_class", 0) > QUICK_MAX_PER_CLASS:
+        return replace(spec, vector={**vec, "n_per_class": QUICK_MAX_PER_CLASS})
+    return spec
+
+
 def with_overrides(cfg, seeds: int | None = None, quick: bool = False, datasets: list[str] | None = None,
                    device: str | None = None):
     """``cfg`` with the command-line ``--seeds N``, ``--quick``, ``--datasets NAME ...`` and ``--device``
@@ -144,7 +166,9 @@ def with_overrides(cfg, seeds: int | None = None, quick: bool = False, datasets:
         up = {} if seeds is None else {runs: list(range(seeds))}
         if quick:
             up = {"quick": True, runs: [0, 1] if getattr(t, runs) == "all" else getattr(t, runs)[:2], **up,
-                  "methods": [replace(m, grid={k: thin_grid(v) for k, v in m.grid.items()})
+                  **_quick_levels(t), "datasets": [_quick_dataset(d) for d in t.datasets],
+                  "methods": [replace(m, grid={k: thin_grid(v) for k, v in m.grid.items()},
+                                      sweep=m.sweep and replace(m.sweep, values=tuple(thin_grid(list(m.sweep.values)))))
                               for m in t.methods]}
         out.append(t.model_copy(update={**up, **({} if device is None else {"device": device})}))
     return cfg.model_copy(update={"tasks": out, "quick": quick or cfg.quick}) if isinstance(cfg, MultiTask) else out[0]

@@ -266,3 +266,19 @@ def test_a_vector_dataset_in_a_graph_config_names_the_protocol_to_set(entry):
         parse_config({"datasets": ["Cora", entry], "methods": ["LP (t)"]})
     assert err.value.path == "datasets[1]"
     assert "is a vector dataset" in err.value.message and "protocol: labeled-per-class" in err.value.message
+
+
+def test_quick_thins_grids_sweeps_and_levels_and_caps_drawn_datasets():
+    """``--quick``: grids and sweeps keep at most three values, a task its first level, and a
+    vector dataset drawn per class at most QUICK_MAX_PER_CLASS per class; the config is untouched."""
+    from graphstk.experiments.config import QUICK_MAX_PER_CLASS
+
+    digits = load_config(os.path.join(REPO, "configs", "fredholm_digits.yaml"))
+    quick = digits.with_overrides(quick=True)
+    noisy = quick.all_tasks()[1]
+    assert noisy.n_labeled == [10] and digits.all_tasks()[1].n_labeled == [10, 20, 40, 80]
+    assert noisy.datasets[0].vector["n_per_class"] == QUICK_MAX_PER_CLASS
+    assert digits.all_tasks()[1].datasets[0].vector["n_per_class"] == 1000
+    eta = load_config(os.path.join(REPO, "configs", "eta_ablation.yaml")).with_overrides(quick=True)
+    (m,) = eta.methods
+    assert m.sweep.values == (0.001, 0.5, 0.9999) and quick.quick and eta.quick
