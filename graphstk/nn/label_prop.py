@@ -237,7 +237,8 @@ class LabelPropagation(torch.nn.Module):
                 # The adjoint (I - alpha P) lambda = g of a symmetric P (|alpha| < 1): SPD, so CG to tol,
                 # about sqrt((1 + alpha) / (1 - alpha)) times fewer products than the iteration.
                 mat = op.csr(value)
-                return cg(lambda x: torch.addmm(x, mat, x, alpha=-a_f), rhs, self.max_iter, self.tol).x
+                return cg(lambda x: torch.addmm(x, mat, x, alpha=-a_f), rhs, self.max_iter, self.tol,
+                          fix="pass a larger max_iter or tol, or float64 inputs").x
             if state["route"] == "richardson":
                 x = self._iterate(op, value, a_f, rhs, keep, transpose, budget, x0=rhs if transpose else x_start)
                 if x is not None:
@@ -253,7 +254,9 @@ class LabelPropagation(torch.nn.Module):
                     return x - a_f * (mat @ (x if keep is None else keep * x))
                 px = mat @ x
                 return x - a_f * (px if keep is None else keep * px)
-            return gmres(a_mat, rhs, self.max_iter, max(self.tol, 1e-10)).x
+            return gmres(a_mat, rhs, self.max_iter, max(self.tol, 1e-10),
+                         fix="pass num_layers=T (a fixed number of steps), a larger max_iter or tol, or float64 "
+                             "inputs").x
 
         self.route_ = "fixed point" if route != "gmres" else "fixed point (GMRES)"
         return implicit_solve(LinearSystem(apply, solve), b, [alpha, value])

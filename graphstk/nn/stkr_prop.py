@@ -277,6 +277,9 @@ class STKRPropagation(torch.nn.Module):
     def _solver_fn(self, name, apply, params, gamma, symmetric, apply_t=None, tol=None, max_iter=None):
         tol = self.tol if tol is None else tol
         max_iter = self.max_iter if max_iter is None else max_iter
+        # a route solver='auto' chose: the advice names what the user can change, not 'auto' again
+        fix = (f"{type(self).__name__}(solver='auto') chose {name} from the problem's sizes; pass solver='direct' "
+               f"(the exact solve), a larger max_iter, or num_iter=T (a fixed budget)") if self.solver == "auto" else None
 
         def solve(rhs: Tensor, transpose: bool) -> Tensor:
             fn = apply_t if (transpose and not symmetric) else apply
@@ -286,10 +289,10 @@ class STKRPropagation(torch.nn.Module):
                 with torch.no_grad():
                     return fn(x, *ps)
             if name == "cg":
-                return cg(mat, rhs, max_iter, tol).x
+                return cg(mat, rhs, max_iter, tol, fix=fix).x
             if name == "gmres":
-                return gmres(mat, rhs, max_iter, tol).x
-            return richardson(mat, rhs, gamma, max_iter, tol).x
+                return gmres(mat, rhs, max_iter, tol, fix=fix).x
+            return richardson(mat, rhs, gamma, max_iter, tol, fix=fix).x
         return solve
 
     # -- fixed budget: T Richardson steps, unrolled, with a residual watch ---------------------------
