@@ -136,9 +136,31 @@ def test_adjacency_forms_agree():
 
 
 def test_directed_graph_is_refused():
+    from torch_geometric.utils import to_undirected
     ei = torch.tensor([[0, 1, 2], [1, 2, 0]])
-    with pytest.raises(ValueError, match="undirected"):
+    with pytest.raises(ValueError, match="undirected.*to_undirected"):
         STKRPropagation(Polynomial.monomial(2), 0.1)(torch.tensor([0, 1, 0]), ei)
+    out = STKRPropagation(Polynomial.monomial(2), 0.1)(torch.tensor([0, 1, 0]), to_undirected(ei))   # the fix
+    assert torch.isfinite(out).all()
+
+
+@pytest.mark.parametrize("bad, why, fix", [
+    (-0.5, "2 negative entries", lambda w: w.clamp(min=0)),
+    (float("nan"), "2 NaN or infinite entries", lambda w: torch.nan_to_num(w, nan=0.0)),
+])
+def test_bad_edge_weights_are_named_and_the_advice_works(bad, why, fix):
+    """Negative or NaN weights on an undirected graph are named as such (not as 'needs an
+    undirected graph'); the suggested repair gives finite scores."""
+    ei, w, _ = random_graph(18)
+    y, mask = labels(18)
+    w = w.clone()
+    w[0] = bad
+    w[(ei[0] == ei[1, 0]) & (ei[1] == ei[0, 0])] = bad       # the reverse edge too: still symmetric
+    m = STKRPropagation(Polynomial.monomial(2), 0.1, dtype=torch.float64)
+    with pytest.raises(ValueError, match=f"edge_weight has {why}") as err:
+        m(y, ei, mask, w)
+    assert "undirected" not in str(err.value)
+    assert torch.isfinite(m(y, ei, mask, fix(w))).all()
 
 
 def test_errors():
