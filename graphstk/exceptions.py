@@ -102,7 +102,8 @@ class DatasetMissingError(RuntimeError):
 
 
 class RunError(RuntimeError):
-    """A unit (dataset, method, p_test, seed) failed; the message says which and why."""
+    """A unit (dataset, method, p_test, seed) failed, or a run cannot start because another run
+    holds its output folder; the message says which and why."""
 
 
 class ConfigError(ValueError):
