@@ -76,7 +76,7 @@ def median_width(X, Y=None, *, k: int | None = None, metric: str = "euclidean",
     metric : {"euclidean", "manhattan", "cosine"}, default "euclidean"
     max_samples : int or None, default 2000
         Pairwise rule: with more rows, a seeded random subset of ``max_samples`` rows of each
-        array is used (``None``: all rows; the kept distances are checked against free memory).
+        array is used (``None``: all rows; the kept distances are checked against the memory ceiling, :func:`graphstk.memory.memory_limit`).
     seed : int, default 0
         Seeds the subsampling.
     block_size : int, optional
