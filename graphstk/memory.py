@@ -39,8 +39,7 @@ import torch
 
 from .exceptions import MemoryLimitError
 
-__all__ = ["check_allocation", "memory_limit", "memory_available", "available_bytes", "tile_rows",
-           "format_bytes", "parse_bytes"]
+__all__ = ["check_allocation", "memory_limit", "memory_available", "tile_rows", "format_bytes", "parse_bytes"]
 
 _UNITS = {"": 1, "B": 1, "KB": 10 ** 3, "MB": 10 ** 6, "GB": 10 ** 9, "TB": 10 ** 12,
           "KIB": 2 ** 10, "MIB": 2 ** 20, "GIB": 2 ** 30, "TIB": 2 ** 40}
@@ -234,11 +233,6 @@ def memory_available(device: torch.device | str | None = None) -> tuple[int, str
         info = _read_meminfo()
         now = (info["MemAvailable"], "available system memory (MemAvailable)") if "MemAvailable" in info else limit
     return min(limit, now, key=lambda c: c[0])
-
-
-def available_bytes(device: torch.device | str | None = None) -> tuple[int, str]:
-    """Alias of :func:`memory_available` (sizes tiles; never decides a refusal)."""
-    return memory_available(device)
 
 
 def check_allocation(nbytes: float, what: str, hint: str, device: torch.device | str | None = None) -> None:

@@ -233,3 +233,28 @@ def test_cuda_matches_cpu():
         gpu = m(y.cuda(), ei.cuda(), mask.cuda(), w.cuda())
         assert gpu.is_cuda
         torch.testing.assert_close(gpu.cpu(), cpu, atol=1e-8, rtol=1e-8)
+
+
+def test_a_route_auto_chose_advises_what_the_user_can_change(monkeypatch):
+    """solver='auto' routed to GMRES (the n N block too large for the direct route): a solve that
+    misses tol advises solver='direct' (not 'auto' again); that advice, followed, gives the closed
+    form without a warning."""
+    import warnings
+
+    import graphstk.nn.stkr_prop as sp
+    from graphstk.spectral import ConvergenceWarning
+
+    ei, w, W = random_graph(20)
+    y, mask = labels(20)
+    monkeypatch.setattr(sp, "DIRECT_MAX_ENTRIES", 0)
+    m = STKRPropagation(InverseLaplacian(0.99), 1e-3, tol=1e-12, max_iter=3, dtype=torch.float64)
+    with pytest.warns(ConvergenceWarning) as rec:
+        m(y, ei, mask, w)
+    msg = str(rec[0].message)
+    assert "chose gmres" in msg and "solver='direct'" in msg and "'auto'" not in msg.replace("(solver='auto')", "")
+    fixed = STKRPropagation(InverseLaplacian(0.99), 1e-3, tol=1e-12, solver="direct", dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        out = fixed(y, ei, mask, w)
+    long = STKRPropagation(InverseLaplacian(0.99), 1e-3, tol=1e-12, max_iter=5000, dtype=torch.float64)(y, ei, mask, w)
+    torch.testing.assert_close(out, long, atol=1e-7, rtol=1e-7)
