@@ -301,8 +301,10 @@ class STKRPropagation(torch.nn.Module):
         tol = self.tol if tol is None else tol
         max_iter = self.max_iter if max_iter is None else max_iter
         # a route solver='auto' chose: the advice names what the user can change, not 'auto' again
-        fix = (f"{type(self).__name__}(solver='auto') chose {name} from the problem's sizes; pass solver='direct' "
-               f"(the exact solve), a larger max_iter, or num_iter=T (a fixed budget)") if self.solver == "auto" else None
+        fix = None
+        if self.solver == "auto":
+            fix = (f"{type(self).__name__}(solver='auto') chose {name} from the problem's sizes; pass "
+                   "solver='direct' (the exact solve), a larger max_iter, or num_iter=T (a fixed budget)")
 
         def solve(rhs: Tensor, transpose: bool) -> Tensor:
             fn = apply_t if (transpose and not symmetric) else apply

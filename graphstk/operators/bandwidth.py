@@ -12,7 +12,8 @@
   capped at ``n - 1`` with a :class:`UserWarning` naming the cap.
 
 Both evaluate distances in row blocks, check the distances they keep against the process's
-memory ceiling first (:func:`graphstk.memory.tile_rows`; the blocks shrink to the free memory), and refuse a zero median (duplicate points)
+memory ceiling first (:func:`graphstk.memory.tile_rows`; the blocks shrink to the free
+memory), and refuse a zero median (duplicate points)
 with an error that says to pass the width explicitly. :func:`median_of` is the median of
 given distances (e.g. the kNN distances of :func:`~graphstk.operators.knn_graph`).
 """
@@ -76,7 +77,8 @@ def median_width(X, Y=None, *, k: int | None = None, metric: str = "euclidean",
     metric : {"euclidean", "manhattan", "cosine"}, default "euclidean"
     max_samples : int or None, default 2000
         Pairwise rule: with more rows, a seeded random subset of ``max_samples`` rows of each
-        array is used (``None``: all rows; the kept distances are checked against the memory ceiling, :func:`graphstk.memory.memory_limit`).
+        array is used (``None``: all rows; the kept distances are checked against the memory
+        ceiling, :func:`graphstk.memory.memory_limit`).
     seed : int, default 0
         Seeds the subsampling.
     block_size : int, optional

@@ -47,9 +47,9 @@ def gram(X, Y=None, kernel: str | Kernel = "gaussian", sigma: float | None = Non
 
     ``normalize=True`` returns ``K(x,y) / sqrt(K(x,x) K(y,y))`` (unit diagonal). For large
     inputs use :class:`FeatureKernelOperator`, which never forms the full matrix; a matrix that
-    does not fit the process's memory ceiling (:func:`graphstk.memory.check_allocation`: physical
-    memory, ``ulimit -v``, a cgroup limit or ``GRAPHSTK_MAX_MEMORY``) raises :class:`~graphstk.exceptions.MemoryLimitError` before
-    anything is allocated.
+    does not fit the process's memory ceiling (:func:`graphstk.memory.check_allocation`:
+    physical memory, ``ulimit -v``, a cgroup limit or ``GRAPHSTK_MAX_MEMORY``) raises
+    :class:`~graphstk.exceptions.MemoryLimitError` before anything is allocated.
 
     Parameters
     ----------

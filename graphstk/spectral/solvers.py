@@ -143,6 +143,9 @@ _FIX = {
 }
 
 
+_STILL_DECREASING = "use solver='direct' / 'auto'"
+
+
 def _finish(res: SolveResult, tol: float, name: str, warn: bool, fix: str | None = None) -> SolveResult:
     """Record the solver; for a solve to tolerance that missed it, say why and what to do.
 
@@ -167,8 +170,7 @@ def _finish(res: SolveResult, tol: float, name: str, warn: bool, fix: str | None
                 msg = (f"{head}, stalled (no progress over the last iterations): the result can be far from the "
                        f"exact solution even at a small residual. {_fix(name, fix)}")
             else:
-                msg = (f"{head}, still decreasing: increase max_iter (or "
-                       f"{fix if fix else 'use solver=' + chr(39) + 'direct' + chr(39) + ' / ' + chr(39) + 'auto' + chr(39)})")
+                msg = f"{head}, still decreasing: increase max_iter (or {fix or _STILL_DECREASING})"
             from .._checks import user_stacklevel
             warnings.warn(msg, ConvergenceWarning, stacklevel=user_stacklevel())
     return res

@@ -120,4 +120,5 @@ def test_a_caller_fix_replaces_the_default_advice():
     with pytest.warns(ConvergenceWarning, match=r"still decreasing: increase max_iter \(or pass num_iter=T\)"):
         _finish(res, 1e-9, "cg", True, fix="pass num_iter=T")
     with pytest.raises(ConvergenceError, match="not usable. Pass num_iter=T"):
-        _finish(SolveResult(torch.zeros(1), residuals=[0.5, 2.0], n_iter=2), 1e-6, "gmres", True, fix="pass num_iter=T")
+        _finish(SolveResult(torch.zeros(1), residuals=[0.5, 2.0], n_iter=2), 1e-6, "gmres", True,
+                fix="pass num_iter=T")
