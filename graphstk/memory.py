@@ -45,6 +45,7 @@ _UNITS = {"": 1, "B": 1, "KB": 10 ** 3, "MB": 10 ** 6, "GB": 10 ** 9, "TB": 10 *
           "KIB": 2 ** 10, "MIB": 2 ** 20, "GIB": 2 ** 30, "TIB": 2 ** 40}
 
 TILE_SHARE = 0.5     # a tile may use at most this share of memory_available()
+SMALL_TILE = 4 << 20  # tiles up to this size (4 MiB) are used as asked, without reading any limit
 _UNBOUNDED = 2 ** 62
 
 
@@ -70,12 +71,12 @@ def _read_meminfo() -> dict[str, int]:
     """``/proc/meminfo`` as ``{field: bytes}`` (``{}`` where there is no such file)."""
     out: dict[str, int] = {}
     try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                key, _, rest = line.partition(":")
+        with open("/proc/meminfo", "rb") as fh:
+            for line in fh.read().split(b"\n")[:8]:       # MemTotal, MemAvailable come first
+                key, _, rest = line.partition(b":")
                 parts = rest.split()
                 if parts and parts[0].isdigit():
-                    out[key.strip()] = int(parts[0]) * (1024 if parts[1:] == ["kB"] else 1)
+                    out[key.strip().decode()] = int(parts[0]) * (1024 if parts[1:] == [b"kB"] else 1)
     except OSError:
         pass
     if not out:  # pragma: no cover - platforms without /proc
@@ -118,9 +119,20 @@ def _read_file(path: str) -> str | None:
         return None
 
 
+_CGROUP_DIRS: dict[int, list] = {}
+
+
 def _cgroup_dirs() -> list[tuple[str, str]]:
     """``(directory, version)`` of the memory cgroup of this process and of each cgroup above it,
-    deepest first, that exist under ``/sys/fs/cgroup``."""
+    deepest first, that exist under ``/sys/fs/cgroup`` (found once per process)."""
+    pid = os.getpid()
+    if pid not in _CGROUP_DIRS:
+        _CGROUP_DIRS.clear()
+        _CGROUP_DIRS[pid] = _find_cgroup_dirs()
+    return _CGROUP_DIRS[pid]
+
+
+def _find_cgroup_dirs() -> list[tuple[str, str]]:
     text = _read_file("/proc/self/cgroup") or ""
     out: list[tuple[str, str]] = []
     for line in text.splitlines():
@@ -181,7 +193,7 @@ def _device(device) -> torch.device:
     return torch.device(device) if device is not None else torch.device("cpu")
 
 
-def memory_limit(device: torch.device | str | None = None) -> tuple[int, str]:
+def memory_limit(device: torch.device | str | None = None, _info: dict | None = None) -> tuple[int, str]:
     """``(bytes, bound)``: the most memory a working set of this process may ever use on ``device``.
 
     The smallest of the physical memory (``MemTotal``; on CUDA the device's total), ``RLIMIT_AS``
@@ -199,7 +211,7 @@ def memory_limit(device: torch.device | str | None = None) -> tuple[int, str]:
         _, total = torch.cuda.mem_get_info(device)
         cands.append((int(total), f"the total memory of {device}"))
     else:
-        info = _read_meminfo()
+        info = _read_meminfo() if _info is None else _info
         if "MemTotal" in info:
             cands.append((info["MemTotal"], "physical memory (MemTotal)"))
         rl = _read_rlimit_as()
@@ -225,12 +237,12 @@ def memory_available(device: torch.device | str | None = None) -> tuple[int, str
     never decides a refusal or a route.
     """
     device = _device(device)
-    limit = memory_limit(device)
+    info = _read_meminfo() if device.type != "cuda" else {}
+    limit = memory_limit(device, info)
     if device.type == "cuda":
         free, _ = torch.cuda.mem_get_info(device)
         now = (int(free), f"free memory on {device}")
     else:
-        info = _read_meminfo()
         now = (info["MemAvailable"], "available system memory (MemAvailable)") if "MemAvailable" in info else limit
     return min(limit, now, key=lambda c: c[0])
 
@@ -280,9 +292,13 @@ def tile_rows(rows: int, bytes_per_row: float, *, what: str, hint: str, min_rows
     Returns
     -------
     int
-        The rows per tile, in ``[min(min_rows, rows), rows]``.
+        The rows per tile, in ``[min(min_rows, rows), rows]``. A tile of at most ``SMALL_TILE``
+        bytes (4 MiB, outputs included) is returned as asked without reading the limits (unless
+        ``GRAPHSTK_MAX_MEMORY`` is set): the check would cost more than the product.
     """
     rows, min_rows = max(1, int(rows)), max(1, min(int(min_rows), int(rows)))
+    if fixed_bytes + rows * bytes_per_row <= SMALL_TILE and not os.environ.get("GRAPHSTK_MAX_MEMORY"):
+        return rows          # a few MB: nothing to shrink, and no file read inside a product loop
     check_allocation(fixed_bytes + min_rows * bytes_per_row, what, hint, device)
     free, _ = memory_available(device)
     fit = int((TILE_SHARE * free - fixed_bytes) // max(bytes_per_row, 1.0))

@@ -112,3 +112,9 @@ def test_a_real_ulimit_refuses_before_allocating():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=limit)
     assert "REFUSED" in out.stdout, out.stdout + out.stderr
     assert "RLIMIT_AS" in out.stdout and "144.0 MB" in out.stdout
+
+
+def test_small_tiles_are_used_as_asked_without_reading_limits(machine, monkeypatch):
+    machine["MemAvailable"] = 0
+    monkeypatch.setattr(memory, "_read_meminfo", lambda: pytest.fail("read inside a product loop"))
+    assert memory.tile_rows(100, 1000.0, what="t", hint="h") == 100            # 100 kB <= SMALL_TILE
