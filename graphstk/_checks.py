@@ -83,3 +83,27 @@ def user_stacklevel() -> int:
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(skip):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def check_device(device, name: str = "device"):
+    """``device`` as a :class:`torch.device` (``None`` stays ``None``), refused with a clear message
+    when it names CUDA and this torch has no CUDA (a CPU build, or no visible GPU), instead of
+    torch's own assertion at the first allocation."""
+    import torch
+
+    if device is None:
+        return None
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(f"{name}={device!r} is not a torch device ({err}); pass e.g. 'cpu' or 'cuda:0'") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            why = ("this torch build has no CUDA support" if torch.version.cuda is None
+                   else "no CUDA device is visible (check CUDA_VISIBLE_DEVICES and the driver)")
+            raise ValueError(f"{name}={device!r}: {why} (torch {torch.__version__}); pass {name}='cpu', or leave "
+                             f"{name}=None to compute where the inputs are")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ValueError(f"{name}={device!r}: only {torch.cuda.device_count()} CUDA device(s) are visible "
+                             f"(cuda:0..cuda:{torch.cuda.device_count() - 1})")
+    return dev

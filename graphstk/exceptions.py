@@ -82,8 +82,10 @@ class FeaturesUnavailableWarning(UserWarning):
 
 
 class MemoryLimitError(MemoryError):
-    """An allocation was refused before it was made: it needs more memory than is free (or than
-    ``GRAPHSTK_MAX_MEMORY`` allows). The message gives the size and the option that fits."""
+    """An allocation was refused before it was made: it needs more than the process's memory ceiling
+    (:func:`graphstk.memory.memory_limit`: physical memory, ``ulimit -v``, a cgroup limit or
+    ``GRAPHSTK_MAX_MEMORY``, whichever is smallest; never the memory free at that instant). The
+    message gives the size, the bound that decided and the option that fits."""
 
 
 # ----------------------------------------------------------------------------- distributed runs
@@ -102,7 +104,8 @@ class DatasetMissingError(RuntimeError):
 
 
 class RunError(RuntimeError):
-    """A unit (dataset, method, p_test, seed) failed; the message says which and why."""
+    """A unit (dataset, method, p_test, seed) failed, or a run cannot start because another run
+    holds its output folder; the message says which and why."""
 
 
 class ConfigError(ValueError):

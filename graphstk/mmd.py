@@ -206,12 +206,13 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
     never held, so memory is ``O(N batch)``: about 40 MB per 1000 points at the default 128);
     the other kernel sums follow from ``K 1``, computed once. The test costs about
     ``(n_permutations / batch_size + 2) N^2`` kernel evaluations. Before the first product the
-    working set is checked against free memory (``graphstk.memory.check_allocation``,
-    naming a ``batch_size`` that fits). The run time is never estimated or capped by the
-    library: ``max_seconds`` (default ``None``, no limit) is a time budget the caller may ask for;
-    when it runs out the test stops after the current batch and the p-value is computed over the
-    permutations drawn so far (``n_permutations`` in the formula becomes that count, so the
-    test stays exact-level), with a warning naming the count.
+    batch is halved while it takes more than half the memory free now (the p-value does not
+    change with it); only a batch of one split beyond the process's memory ceiling
+    (``graphstk.memory.check_allocation``) is refused. The run time is never estimated or capped
+    by the library: ``max_seconds`` (default ``None``, no limit) is a time budget the caller may
+    ask for; when it runs out the test stops after the current batch and the p-value is computed
+    over the permutations drawn so far (``n_permutations`` in the formula becomes that count, so
+    the test stays exact-level), with a warning naming the count.
 
     The permutations are drawn on the host with one seeded generator (so the p-value does not
     depend on the device) and copied to the device per batch; the count of exceedances stays on
@@ -227,7 +228,7 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
         raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
     N = m + n
     batch_size = int(min(int(batch_size), n_permutations))
-    _check_test_memory(X, N, m, batch_size, estimator)
+    batch_size = _check_test_memory(X, N, m, batch_size, estimator)
     k = _resolve_kernel(kernel, sigma, X, Y, **params)
     Z = torch.cat([X, Y])
     op = FeatureKernelOperator(Z, kernel=k)
@@ -274,28 +275,29 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
     return MMDTestResult(float(observed), (1.0 + int(exceed)) / (1.0 + done))
 
 
-def _batch_bytes(N: int, m: int, B: int, d: int, itemsize: int, estimator: str) -> float:
+def _batch_bytes(N: int, m: int, B: int, d: int, itemsize: int, estimator: str, tile: int | None = None) -> float:
     """Bytes one batch of ``B`` splits holds: the draws (``rand`` and ``argsort`` of ``[B, N]``), the
-    indicators ``A``, ``K A`` and their product ``[N, B]``, one kernel row block, and for
-    ``equal_size`` the paired rows ``[B m, d]`` twice."""
+    indicators ``A``, ``K A`` and their product ``[N, B]``, one kernel row block (``tile`` entries,
+    default ``2**22``), and for ``equal_size`` the paired rows ``[B m, d]`` twice."""
     from .operators.feature import _BLOCK_ELEMS
 
-    per = B * N * (4 + 8 + 8) + 3.0 * N * B * itemsize + 3.0 * _BLOCK_ELEMS * itemsize
+    per = B * N * (4 + 8 + 8) + 3.0 * N * B * itemsize + 3.0 * (_BLOCK_ELEMS if tile is None else tile) * itemsize
     if estimator == "equal_size":
         per += 2.0 * B * m * d * itemsize
     return per
 
 
-def _check_test_memory(X: Tensor, N: int, m: int, batch_size: int, estimator: str) -> None:
-    """Refuse, before the first allocation, a batch of splits that does not fit in memory; the
-    message names the ``batch_size`` that would."""
-    from .memory import available_bytes, check_allocation
+def _check_test_memory(X: Tensor, N: int, m: int, batch_size: int, estimator: str) -> int:
+    """The batch of splits to evaluate at once: ``batch_size``, halved while a batch would take more
+    than :data:`graphstk.memory.TILE_SHARE` of the memory free now (the result does not depend on
+    it: the permutations are drawn from one seeded stream). Refused, before the first allocation,
+    only when a batch of one split cannot fit the process's memory ceiling."""
+    from .memory import TILE_SHARE, check_allocation, memory_available
 
     d, itemsize = int(X.shape[1]), X.element_size()
-    need = _batch_bytes(N, m, batch_size, d, itemsize, estimator)
-    free, _ = available_bytes(X.device)
-    fits = max((b for b in (1024, 512, 256, 128, 64, 32, 16, 8, 4, 2, 1)
-                if _batch_bytes(N, m, b, d, itemsize, estimator) <= free), default=0)
-    hint = (f"lower batch_size= to {fits} (the permutations evaluated at once; the result does not change "
-            "with it)" if fits else "test a random subsample of X and Y")
-    check_allocation(need, f"mmd_test on {N} points with batch_size={batch_size}", hint, X.device)
+    check_allocation(_batch_bytes(N, m, 1, d, itemsize, estimator, tile=N), f"mmd_test on {N} points (one split at a time)",
+                     "test a random subsample of X and Y", X.device)
+    free, _ = memory_available(X.device)
+    while batch_size > 1 and _batch_bytes(N, m, batch_size, d, itemsize, estimator) > TILE_SHARE * free:
+        batch_size = max(1, batch_size // 2)
+    return batch_size

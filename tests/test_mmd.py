@@ -185,8 +185,8 @@ def test_mmd_test_time_budget_is_the_callers_choice():
 
 def test_mmd_test_on_large_samples_runs_in_blocks_of_splits(monkeypatch):
     """One batch of splits is what a test holds (``[N, batch_size]`` blocks, never ``N x N``): a
-    limit below one batch is refused before the first product, naming a batch_size that fits,
-    and the statistic does not depend on the batch size."""
+    batch above the free memory is cut into smaller ones (the same statistic and p-value), and only
+    a ceiling below one split is refused before the first product."""
     import numpy as np
 
     from graphstk.exceptions import MemoryLimitError
@@ -194,10 +194,16 @@ def test_mmd_test_on_large_samples_runs_in_blocks_of_splits(monkeypatch):
 
     rng = np.random.default_rng(0)
     X, Y = rng.normal(size=(400, 3)), rng.normal(size=(400, 3)) + 0.3
-    monkeypatch.setenv("GRAPHSTK_MAX_MEMORY", "150MB")
-    with pytest.raises(MemoryLimitError, match=r"batch_size=4096.*lower batch_size= to 1024") as err:
-        mmd_test(X, Y, sigma=1.0, n_permutations=5000, batch_size=4096)
-    assert "mmd_test on 800 points" in str(err.value)
+    from graphstk import mmd
+    want = mmd_test(X, Y, sigma=1.0, n_permutations=300, batch_size=300)
+    monkeypatch.setenv("GRAPHSTK_MAX_MEMORY", "10MB")      # a batch of 300 splits (~14 MB) does not fit
+    assert mmd._check_test_memory(torch.as_tensor(X), 800, 400, 300, "unbiased") < 300
+    got = mmd_test(X, Y, sigma=1.0, n_permutations=300, batch_size=300)   # smaller batches, same outcome
+    assert (got.statistic, got.p_value) == (want.statistic, want.p_value)
+    monkeypatch.setenv("GRAPHSTK_MAX_MEMORY", "30KB")      # not even one split fits: refused, up front
+    with pytest.raises(MemoryLimitError, match=r"mmd_test on 800 points \(one split at a time\).*subsample"):
+        mmd_test(X, Y, sigma=1.0, n_permutations=300)
+    monkeypatch.delenv("GRAPHSTK_MAX_MEMORY")
     a = mmd_test(X, Y, sigma=1.0, n_permutations=40, batch_size=7)
     b = mmd_test(X, Y, sigma=1.0, n_permutations=40, batch_size=40)
     assert a.statistic == pytest.approx(b.statistic, rel=1e-12)

@@ -47,8 +47,8 @@ import numpy as np
 import torch
 from torch_geometric.data import Data
 
-from ..exceptions import DatasetNotFoundError, FeaturesUnavailableWarning  # noqa: F401  (re-exported)
-from .files import load_pyg, processing_lock, reading
+from ..exceptions import DataFileError, DatasetNotFoundError, FeaturesUnavailableWarning  # noqa: F401  (re-exported)
+from .files import check_index_range, load_pyg, processing_lock, read_index_file, reading
 from .graph_io import _is_networkx, from_networkx, load_npz
 from .names import dataset_key
 from .roots import ENV_DATA_ROOT, ENV_OFFLINE, _resolve_data_root, _timeout, _offline, resolve_data_root  # noqa: F401
@@ -263,6 +263,8 @@ def _load_named(spec: DatasetSpec, root, features: bool = True) -> Data:
 
     if spec.name == "CoraFull":
         _check_case_collision(root_path)
+    if spec.planetoid and not missing:   # before PyG reads it: an empty test index would load as no test node
+        read_index_file(raw_dir / f"ind.{spec.name.lower()}.test.index", spec.name, _index_fix(spec, raw_dir))
 
     if missing:
         _ensure_downloadable(spec, root_path, where, raw_dir, missing)
@@ -282,10 +284,32 @@ def _load_named(spec: DatasetSpec, root, features: bool = True) -> Data:
             dataset = _load_pyg(spec, root_path)
 
     data = dataset[0]
+    if spec.planetoid:
+        _check_planetoid_split(data, raw_dir, spec)
     if not features:
         data.num_nodes = int(data.x.shape[0]) if data.x is not None else int(data.num_nodes)
         data.x = None
     return _finish(data, spec)
+
+
+def _index_fix(spec: DatasetSpec, raw_dir: Path) -> str:
+    return (f"replace it with an intact copy of the Planetoid file (see SOURCES.md in the shared datasets folder), "
+            f"or delete it and load {spec.name} online (PyG downloads it again into {raw_dir})")
+
+
+def _check_planetoid_split(data: Data, raw_dir: Path, spec: DatasetSpec) -> None:
+    """The test index file, checked against the loaded graph: ids inside ``[0, N)`` and a test mask
+    that is not empty (named when wrong)."""
+    path = raw_dir / f"ind.{spec.name.lower()}.test.index"
+    if not path.is_file():
+        return
+    ids = read_index_file(path, spec.name, _index_fix(spec, raw_dir))
+    check_index_range(ids, int(data.num_nodes), path, spec.name, _index_fix(spec, raw_dir))
+    for key in ("train_mask", "val_mask", "test_mask"):
+        m = getattr(data, key, None)
+        if m is not None and int(m.sum()) == 0:
+            raise DataFileError(f"{spec.name}: the public split loaded from {raw_dir} has an empty {key}. Fix: "
+                                f"{_index_fix(spec, raw_dir)}")
 
 
 def _load_pyg(spec: DatasetSpec, root_path: Path):

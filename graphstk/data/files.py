@@ -30,7 +30,8 @@ from typing import Callable, Iterable
 
 from ..exceptions import DataFileError, DatasetNotFoundError
 
-__all__ = ["reading", "damaged", "find_damaged", "load_pyg", "processing_lock", "SOURCES_HINT"]
+__all__ = ["reading", "damaged", "find_damaged", "load_pyg", "processing_lock", "read_index_file", "check_index_range",
+           "SOURCES_HINT"]
 
 SOURCES_HINT = "see SOURCES.md in the shared datasets folder for where each file comes from"
 
@@ -87,19 +88,64 @@ def _check_file(path: Path) -> None:
         if bad is not None:
             raise zipfile.BadZipFile(f"member {bad!r} fails its CRC check")
     elif name.startswith("ind.") and name.endswith(".test.index"):
-        with open(path) as f:
-            [int(line) for line in f if line.strip()]
+        _index_values(path)
     elif name.startswith("ind."):
         with open(path, "rb") as f, warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)   # scipy.sparse.csr in the old pickles
             pickle.load(f, encoding="latin1")   # as PyG's read_planetoid_data reads them
 
 
+def _index_values(path: Path) -> list[int]:
+    """The node ids of an index file (one integer a line), or ``ValueError`` saying what is wrong."""
+    with open(path) as f:
+        lines = [(no, line.strip()) for no, line in enumerate(f, 1) if line.strip()]
+    if not lines:
+        raise ValueError("the file is empty (no node ids): the split it defines would hold no node")
+    out = []
+    for no, text in lines:
+        try:
+            out.append(int(text))
+        except ValueError:
+            raise ValueError(f"line {no} is {text[:40]!r}, not an integer node id") from None
+    neg = [v for v in out if v < 0]
+    if neg:
+        raise ValueError(f"{len(neg)} negative node ids (e.g. {neg[0]})")
+    if len(set(out)) != len(out):
+        raise ValueError(f"{len(out) - len(set(out))} node ids occur more than once")
+    return out
+
+
+def read_index_file(path, dataset: str, fix: str | None = None) -> list[int]:
+    """The node ids of a split / index file (a Planetoid ``ind.*.test.index``: one integer a line).
+
+    Raises :class:`DataFileError` naming ``path`` when the file is empty, holds something other
+    than integers, negative ids or an id twice; :func:`check_index_range` checks the ids against
+    the graph's node count once it is known.
+    """
+    path = Path(path)
+    try:
+        return _index_values(path)
+    except (OSError, ValueError) as err:
+        if isinstance(err, (FileNotFoundError, PermissionError)):
+            raise
+        raise DataFileError(f"{dataset}: the index file {path} ({_size(path)}) is unusable: {err}. Fix: "
+                            f"{fix or f'replace it with an intact copy ({SOURCES_HINT})'}.") from err
+
+
+def check_index_range(ids, n: int, path, dataset: str, fix: str | None = None) -> None:
+    """Raise :class:`DataFileError` naming ``path`` when a node id of ``ids`` is outside ``[0, n)``."""
+    bad = [int(v) for v in ids if not 0 <= int(v) < n]
+    if bad:
+        raise DataFileError(f"{dataset}: the index file {path} names {len(bad)} node ids outside [0, {n - 1}] "
+                            f"(e.g. {bad[0]}) of the {n}-node graph. Fix: "
+                            f"{fix or f'replace it with an intact copy ({SOURCES_HINT})'}.")
+
+
 def find_damaged(files: Iterable[Path]) -> tuple[Path, BaseException] | None:
     """The first of ``files`` (that exists) that fails its check, with the error; ``None`` if all pass.
 
     Checks: a zip / ``.npz`` archive has intact CRCs, a Planetoid ``ind.*`` pickle loads, a
-    ``*.test.index`` file holds integers. Files of other kinds pass.
+    ``*.test.index`` file holds distinct non-negative integers, at least one. Files of other kinds pass.
     """
     for path in files:
         path = Path(path)

@@ -116,7 +116,11 @@ def build_data(edge_index, y, x=None, edge_weight=None, train_index=None, val_in
     if given:
         masks = {}
         for key, idx in given.items():
-            t = _index(idx, n, key)
+            t = _index(idx, n, f"{source}: {key}")
+            if t.numel() == 0 and key != "val_index":
+                raise ValueError(f"{source}: {key} is empty: a split without "
+                                 f"{'training' if key == 'train_index' else 'test'} nodes cannot be "
+                                 f"{'trained on' if key == 'train_index' else 'scored'}")
             m = torch.zeros(n, dtype=torch.bool)
             m[t] = True
             masks[key.replace("_index", "_mask")] = m

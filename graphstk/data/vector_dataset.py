@@ -179,6 +179,9 @@ def check_partition(labeled: torch.Tensor, unlabeled: torch.Tensor, n: int, what
     """Raise ``ValueError`` unless ``labeled`` and ``unlabeled`` are disjoint and cover ``0..n-1`` once each."""
     _check_ids(labeled, n, f"{what} (labeled ids)")
     _check_ids(unlabeled, n, f"{what} (unlabeled ids)")
+    for ids, which in ((labeled, "labeled"), (unlabeled, "unlabeled")):
+        if ids.numel() == 0:
+            raise ValueError(f"{what} has no {which} ids: an empty split cannot be trained on or scored")
     count = torch.bincount(torch.cat([labeled, unlabeled]), minlength=n)
     if bool((count == 1).all()):
         return

@@ -9,13 +9,16 @@ stale entry.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import tempfile
 
-__all__ = ["ResultCache", "atomic_write_text", "cache_key", "code_fingerprint", "umask_mode"]
+__all__ = ["ResultCache", "atomic_write_text", "cache_key", "code_fingerprint", "run_lock", "umask_mode"]
+
+LOCK_NAME = ".graphstk-run.lock"
 
 # Source code whose change can change a cached result: the engines and the method resolution
 # (each protocol adds its own modules and the registrations, Protocol.extra_code).
@@ -127,3 +130,44 @@ class ResultCache:
         text = json.dumps({"key": key, "payload": payload, "record": record}, indent=1, default=str)
         atomic_write_text(self._path(label, key), text)
         self.writes += 1
+
+
+
+@contextlib.contextmanager
+def run_lock(out_dir: str):
+    """Hold ``out_dir/.graphstk-run.lock`` for the length of a run; a second run on the same output
+    folder is refused at once (:class:`~graphstk.exceptions.RunError` naming the folder and the
+    process that holds it) instead of doing all the work again beside the first and racing on its
+    results files. The lock is an ``fcntl`` lock: it goes with the process, so a killed run never
+    leaves a stale lock behind. Without ``fcntl`` (Windows) nothing is locked."""
+    from ..exceptions import RunError
+
+    try:
+        import fcntl
+    except ImportError:   # pragma: no cover - not POSIX
+        yield
+        return
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, LOCK_NAME)
+    fh = open(path, "a+")
+    try:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            raise RunError(f"another run is using the output folder {out_dir} (its lock {path} is held by "
+                           f"{holder}); wait for it to finish (this run would then reuse its finished results "
+                           "from the cache), or pass a different --out") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()}\n")
+        fh.flush()
+        try:
+            yield
+        finally:
+            fh.seek(0)
+            fh.truncate()
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    finally:
+        fh.close()

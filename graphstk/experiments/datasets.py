@@ -33,6 +33,21 @@ class DatasetSpec:
         return out if self.vector is None else {**out, "vector": self.vector}
 
 
+def _known_graph(name: str, *at) -> None:
+    """Refuse (at the key path ``at``) a graph dataset name that no registration knows, naming the
+    closest known names; checked when the config is read, before any run."""
+    from graphstk.data.datasets import _alias_table, get_spec, known_datasets
+
+    from .params import hint
+    try:
+        get_spec(name)
+    except ValueError:
+        names = known_datasets()
+        near = hint(name, names, 2, 0.5) or hint(name, list(_alias_table()), 1, 0.6)
+        raise fail(f"unknown graph dataset {name!r}{near} (known: {', '.join(names)}; case, spaces, '-' and '_' are "
+                   "ignored; or give a path to an .npz file)", *at) from None
+
+
 def graph_dataset(d, base_dir: str | None, *at) -> DatasetSpec:
     """The :class:`DatasetSpec` of a graph dataset entry (at ``at``): a name, an ``.npz`` path (relative
     to the config's folder ``base_dir`` when the file is there) or a ``GraphDataset`` mapping."""
@@ -49,6 +64,7 @@ def graph_dataset(d, base_dir: str | None, *at) -> DatasetSpec:
         wrong = vector_protocol_hint(src)
         if wrong is not None:
             raise fail(wrong, *at)
+        _known_graph(src, *at, *(() if isinstance(d, str) else ("name",)))
     if not isinstance(d, str) and d.path is None:
         return DatasetSpec(name=d.name, source=d.name)
     if not isinstance(d, str) and d.graph is not None:

@@ -19,7 +19,7 @@ from typing import Callable
 from tqdm.auto import tqdm
 
 from ..exceptions import DatasetMissingError, RunError
-from .cache import CODE_MODULES, CODE_PACKAGES, ResultCache, code_fingerprint
+from .cache import CODE_MODULES, CODE_PACKAGES, ResultCache, code_fingerprint, run_lock
 from .config import ExperimentConfig
 from .datasets import is_missing_error
 from .registry import options_suffix
@@ -54,8 +54,15 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
 
     Every dataset of every task is loaded and checked by its protocol before anything is
     computed, so bad input (an unknown dataset, too few points of a class, overlapping
-    split sets, NaN features, ...) fails at once.
+    split sets, NaN features, ...) fails at once. A second run on the same ``out_dir`` while
+    this one runs is refused (:func:`~graphstk.experiments.cache.run_lock`).
     """
+    with run_lock(out_dir):
+        return _run_experiment(cfg, out_dir, data_root, progress=progress, log=log, write=write)
+
+
+def _run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = None, *,
+                    progress: bool = True, log: Callable[[str], None] | None = None, write: bool = True) -> dict:
     from graphstk.data import resolve_data_root
 
     from .protocols import get_protocol

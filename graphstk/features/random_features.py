@@ -89,9 +89,9 @@ class _RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         message gives the rows and the ``n_features`` that would fit."""
         n = int(X.shape[0])
         need = self._map_bytes(n, X.element_size())
-        from ..memory import available_bytes
-        free, _ = available_bytes(X.device)
-        rows = max(1, int(n * free / max(need, 1.0)))
+        from ..memory import memory_limit
+        limit, _ = memory_limit(X.device)
+        rows = max(1, int(n * limit / max(need, 1.0)))
         param = "n_grids" if hasattr(self, "n_grids") else "n_features"
         check_allocation(need, f"{type(self).__name__}.{what} of {n} rows into {self.n_output_features_} features",
                          f"{what} X in row blocks of at most {rows} rows (e.g. a loop over X[i:i + {rows}]), or "
@@ -230,8 +230,13 @@ class RandomFourierFeatures(_RandomFeatures):
             raise ValueError(f"map must be 'cos_sin' or 'phase', got {self.map!r}")
         D = check_positive_int("n_features", self.n_features)
         sigma = check_positive("sigma", self.sigma)
+        d = int(Xt.shape[1])
+        check_allocation(8.0 * d * D * (3 if self.kernel == "cauchy" else 2) + 8.0 * D,
+                         f"the [{d}, {D}] frequencies of {type(self).__name__}(n_features={D})",
+                         "lower n_features= (the approximation error falls as 1/sqrt(n_features); "
+                         "a few thousand usually suffice)", Xt.device)
         g = torch_generator(self.random_state)
-        self.W_ = sample_frequencies(self.kernel, sigma, Xt.shape[1], D, g).to(Xt.device)
+        self.W_ = sample_frequencies(self.kernel, sigma, d, D, g).to(Xt.device)
         self.b_ = ((2 * math.pi * torch.rand(D, generator=g, dtype=torch.float64)).to(Xt.device)
                    if self.map == "phase" else None)
         self.n_output_features_ = 2 * D if self.map == "cos_sin" else D

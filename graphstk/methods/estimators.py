@@ -32,7 +32,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 from torch import Tensor
 
-from .._checks import check_int, check_real, user_stacklevel
+from .._checks import check_device, check_int, check_real, user_stacklevel
 from .._index import as_index
 from ..operators.base import KernelOperator
 from ..operators.graph import GraphKernel
@@ -135,6 +135,7 @@ class _GraphEstimator(BaseEstimator):
     """Shared checks and fit/predict plumbing (not public: use STKR or LabelPropagation)."""
 
     def _check_common(self):
+        check_device(self.device)
         P.check_solver_options(self.solver, self.max_iter, self.tol)
         if self.dtype not in (torch.float32, torch.float64):
             raise ValueError(f"dtype must be torch.float32 or torch.float64, got {self.dtype}")
@@ -156,6 +157,7 @@ class _GraphEstimator(BaseEstimator):
 
     def _operator(self, X, y, n: int, hidden):
         """The kernel operator for ``fit``: ``X`` itself, or the graph kernel of a PyG ``Data``."""
+        check_device(self.device)   # again at fit: set_params does not pass through __init__
         if isinstance(X, KernelOperator):
             return X.to(device=self.device) if self.device is not None else X
         device = self.device if self.device is not None else X.edge_index.device

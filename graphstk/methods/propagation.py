@@ -110,7 +110,8 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
                                        reason=reason + f"; all {G} etas from one Krylov sequence (multi-shift CG)",
                                        stopped=ms.stopped))
     else:
-        res = _iterate(solver, apply, b, max_iter, tol, gamma=1.0, callback=callback, step=step)
+        res = _iterate(solver, apply, b, max_iter, tol, gamma=1.0, callback=callback, step=step,
+                       fix=AUTO_FIX if reason.startswith("auto") else None)
         res.reason = reason
         out.history.append(res)
         x = res.x
@@ -119,13 +120,19 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
     return out
 
 
-def _iterate(solver: str, apply, b, max_iter, tol, gamma, callback=None, step=None) -> SolveResult:
+# the advice of a solve that solver='auto' chose: naming 'auto' again would send the user in a circle
+AUTO_FIX = ("solver='auto' chose this route from the problem's sizes; pass solver='direct' (the exact solve; its "
+            "memory is checked before it starts), a larger max_iter, or a fixed budget (num_iter=T, the paper's "
+            "protocol)")
+
+
+def _iterate(solver: str, apply, b, max_iter, tol, gamma, callback=None, step=None, fix=None) -> SolveResult:
     if solver == "richardson":
-        return richardson(apply, b, gamma, max_iter, tol, callback=callback, step=step)
+        return richardson(apply, b, gamma, max_iter, tol, callback=callback, step=step, fix=fix)
     if solver == "cg":
-        return cg(apply, b, max_iter, tol, callback=callback)
+        return cg(apply, b, max_iter, tol, callback=callback, fix=fix)
     if solver == "gmres":
-        return gmres(apply, b, max_iter, tol, callback=callback)
+        return gmres(apply, b, max_iter, tol, callback=callback, fix=fix)
     raise ValueError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
 
 
@@ -248,7 +255,8 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
         reason = (f"auto: too large for the direct solve (n = {n}, N n = {N * n}); "
                   + ("s >= 0 on [-lambda_1, lambda_1], so the system is SPD" if s_lo >= 0 else
                      "s < 0 somewhere on [-lambda_1, lambda_1], so the system is indefinite") + f"; {cost}")
-    res = _iterate(solver, apply, b, max_iter, tol, gamma, callback=callback)
+    res = _iterate(solver, apply, b, max_iter, tol, gamma, callback=callback,
+                   fix=AUTO_FIX if reason.startswith("auto") else None)
     res.reason = reason
     out.history.append(res)
     h = N * _horner(prob, coeffs, prob.scatter(res.x))
@@ -413,7 +421,8 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
         reason = (f"auto: too large for the direct solve (n = {n}, N n = {N * n}"
                   + (f", or a degree-{q - 1} Q with N = {N} > {DENSE_LIMIT}" if not dense_ok else "")
                   + f"); Algorithm 2's M is not symmetric; {cost}")
-    res = _iterate(solver, apply, b, max_iter, tol, gamma, callback=callback, step=step)
+    res = _iterate(solver, apply, b, max_iter, tol, gamma, callback=callback, step=step,
+                   fix=AUTO_FIX if reason.startswith("auto") else None)
     res.reason = reason
     out.history.append(res)
     for g, blk in enumerate(_split(predict_block(res.x), C)):

@@ -44,6 +44,33 @@ def _watched(t: int, steps: int) -> bool:
     return (t + 1) & t == 0 or t + 1 == steps
 
 
+def _not_reached_advice(history: list, tol: float, max_iter: int, dtype: torch.dtype, alpha: float) -> str:
+    """The warning of a fixed-point iteration that ended above ``tol``. Rounding bounds its relative
+    step at about ``eps / (1 - |alpha|)`` (``eps`` of ``dtype``): below that more steps cannot help,
+    float64 (or a larger ``tol``) does; above it, the ``max_iter`` that reaches ``tol`` at the rate
+    of the last quarter of the steps (plus a quarter for the slowing of the rate)."""
+    import math
+
+    head = f"LabelPropagation: fixed point not reached to tol={tol:g} in max_iter={max_iter} steps"
+    eps = torch.finfo(dtype).eps
+    floor = eps / max(1.0 - abs(alpha), eps)
+    last = history[-1] if history else float("nan")
+    if dtype != torch.float64 and tol < 2 * floor:
+        return (f"{head} (relative step {last:.2g}): {dtype} rounding (eps {eps:.1g}) stops the relative step near "
+                f"{floor:.1g} at alpha={alpha:g}, so more steps cannot reach tol; pass float64 inputs (y as a float64 "
+                f"[N, C] matrix, float64 edge_weight) or tol >= {2 * floor:.1g}")
+    if len(history) >= 8:
+        q = len(history) - max(2, len(history) // 4)
+        k = len(history) - 1 - q
+        rate = (last / history[q]) ** (1.0 / k) if history[q] > 0 and last > 0 else 1.0
+        if rate < 0.9999:
+            more = math.ceil(1.25 * math.log(tol / last) / math.log(rate)) + 10
+            return (f"{head} (relative step {last:.2g}, shrinking by {rate:.4f} a step): increase max_iter to about "
+                    f"{max_iter + more}")
+        return f"{head}: the relative step stalled at about {min(history):.2g} (rounding); pass tol >= {2 * last:.1g}"
+    return head + ": increase max_iter"
+
+
 class LabelPropagation(torch.nn.Module):
     r"""Label propagation, PyG's :class:`~torch_geometric.nn.models.LabelPropagation` (same
     signature, defaults, hop count, class count and outputs), differentiable.
@@ -210,7 +237,8 @@ class LabelPropagation(torch.nn.Module):
                 # The adjoint (I - alpha P) lambda = g of a symmetric P (|alpha| < 1): SPD, so CG to tol,
                 # about sqrt((1 + alpha) / (1 - alpha)) times fewer products than the iteration.
                 mat = op.csr(value)
-                return cg(lambda x: torch.addmm(x, mat, x, alpha=-a_f), rhs, self.max_iter, self.tol).x
+                return cg(lambda x: torch.addmm(x, mat, x, alpha=-a_f), rhs, self.max_iter, self.tol,
+                          fix="pass a larger max_iter or tol, or float64 inputs").x
             if state["route"] == "richardson":
                 x = self._iterate(op, value, a_f, rhs, keep, transpose, budget, x0=rhs if transpose else x_start)
                 if x is not None:
@@ -226,7 +254,9 @@ class LabelPropagation(torch.nn.Module):
                     return x - a_f * (mat @ (x if keep is None else keep * x))
                 px = mat @ x
                 return x - a_f * (px if keep is None else keep * px)
-            return gmres(a_mat, rhs, self.max_iter, max(self.tol, 1e-10)).x
+            return gmres(a_mat, rhs, self.max_iter, max(self.tol, 1e-10),
+                         fix="pass num_layers=T (a fixed number of steps), a larger max_iter or tol, or float64 "
+                             "inputs").x
 
         self.route_ = "fixed point" if route != "gmres" else "fixed point (GMRES)"
         return implicit_solve(LinearSystem(apply, solve), b, [alpha, value])
@@ -241,6 +271,7 @@ class LabelPropagation(torch.nn.Module):
         steps = self.max_iter if budget is None else budget
         scale = max(_norm(rhs), 1e-300)
         first = None
+        history = []   # (step, rel) when budget is None: tells a stall (precision) from slow progress
         for t in range(steps):
             if keep is None:
                 torch.addmm(rhs, mat, x, alpha=a, out=new)                      # a P x + rhs
@@ -254,12 +285,14 @@ class LabelPropagation(torch.nn.Module):
                 first = rel if first is None else first
                 if budget is None and rel <= self.tol:
                     return new
+                if budget is None:
+                    history.append(rel)
                 if diverging(rel, first):
                     return None
             x, new = new, x
         if budget is None:
-            warnings.warn(f"LabelPropagation: fixed point not reached to tol={self.tol:g} in max_iter={self.max_iter}"
-                          " steps: increase max_iter", ConvergenceWarning, stacklevel=user_stacklevel())
+            warnings.warn(_not_reached_advice(history, self.tol, self.max_iter, x0.dtype, a), ConvergenceWarning,
+                          stacklevel=user_stacklevel())
         return x
 
     def __repr__(self) -> str:

@@ -55,6 +55,27 @@ def _powsum(op, v, coeffs: Tensor, x: Tensor, shift: int) -> Tensor:
     return h
 
 
+def _check_edge_weight(w: Tensor) -> None:
+    """STKR's kernel is a similarity: NaN, infinite or negative weights are named as such (not
+    reported as a directed graph by the symmetry check they would fail)."""
+    w = w.detach()
+    if not w.dtype.is_floating_point:
+        w = w.double()
+    bad = ~torch.isfinite(w)
+    if bool(bad.any()):
+        i = int(bad.nonzero()[0, 0])
+        raise ValueError(f"STKRPropagation: edge_weight has {int(bad.sum())} NaN or infinite entries (e.g. edge {i}: "
+                         f"{float(w[i])}); pass finite weights (e.g. torch.nan_to_num(edge_weight, nan=0.0), or drop "
+                         "those edges)")
+    neg = w < 0
+    if bool(neg.any()):
+        i = int(neg.nonzero()[0, 0])
+        raise ValueError(f"STKRPropagation: edge_weight has {int(neg.sum())} negative entries (e.g. edge {i}: "
+                         f"{float(w[i]):g}); the graph kernel needs similarities >= 0: pass e.g. "
+                         "edge_weight.clamp(min=0) or edge_weight.abs(), or a transform of distances such as "
+                         "exp(-d^2 / (2 sigma^2))")
+
+
 class STKRPropagation(torch.nn.Module):
     r"""STKR-Prop: transductive STKR (Eq. 7) with a polynomial or reciprocal transform, differentiable.
 
@@ -187,6 +208,8 @@ class STKRPropagation(torch.nn.Module):
         if train.numel() == 0:
             raise ValueError("mask selects no labeled node: STKR needs at least one label")
         Y = Yall[train].to(dtype)
+        if edge_weight is not None:
+            _check_edge_weight(edge_weight)
         op = self._cache.get(edge_index, N, edge_weight, dtype, normalize=True)
         if not op.is_symmetric():
             raise ValueError("STKRPropagation needs an undirected graph (each edge in both directions, same weight): "
@@ -277,6 +300,11 @@ class STKRPropagation(torch.nn.Module):
     def _solver_fn(self, name, apply, params, gamma, symmetric, apply_t=None, tol=None, max_iter=None):
         tol = self.tol if tol is None else tol
         max_iter = self.max_iter if max_iter is None else max_iter
+        # a route solver='auto' chose: the advice names what the user can change, not 'auto' again
+        fix = None
+        if self.solver == "auto":
+            fix = (f"{type(self).__name__}(solver='auto') chose {name} from the problem's sizes; pass "
+                   "solver='direct' (the exact solve), a larger max_iter, or num_iter=T (a fixed budget)")
 
         def solve(rhs: Tensor, transpose: bool) -> Tensor:
             fn = apply_t if (transpose and not symmetric) else apply
@@ -286,10 +314,10 @@ class STKRPropagation(torch.nn.Module):
                 with torch.no_grad():
                     return fn(x, *ps)
             if name == "cg":
-                return cg(mat, rhs, max_iter, tol).x
+                return cg(mat, rhs, max_iter, tol, fix=fix).x
             if name == "gmres":
-                return gmres(mat, rhs, max_iter, tol).x
-            return richardson(mat, rhs, gamma, max_iter, tol).x
+                return gmres(mat, rhs, max_iter, tol, fix=fix).x
+            return richardson(mat, rhs, gamma, max_iter, tol, fix=fix).x
         return solve
 
     # -- fixed budget: T Richardson steps, unrolled, with a residual watch ---------------------------

@@ -11,8 +11,9 @@
   "sigma = median distance to the 10th nearest neighbour"). A ``k`` larger than ``n - 1`` is
   capped at ``n - 1`` with a :class:`UserWarning` naming the cap.
 
-Both evaluate distances in row blocks, check the memory they keep with
-:func:`graphstk.memory.check_allocation` first, and refuse a zero median (duplicate points)
+Both evaluate distances in row blocks, check the distances they keep against the process's
+memory ceiling first (:func:`graphstk.memory.tile_rows`; the blocks shrink to the free
+memory), and refuse a zero median (duplicate points)
 with an error that says to pass the width explicitly. :func:`median_of` is the median of
 given distances (e.g. the kNN distances of :func:`~graphstk.operators.knn_graph`).
 """
@@ -24,7 +25,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..memory import check_allocation
+from ..memory import tile_rows
 from .kernels import _BLOCK_ELEMS, _distance_fn, _l2dist, as_features
 from .knn import nearest_neighbors
 
@@ -76,7 +77,8 @@ def median_width(X, Y=None, *, k: int | None = None, metric: str = "euclidean",
     metric : {"euclidean", "manhattan", "cosine"}, default "euclidean"
     max_samples : int or None, default 2000
         Pairwise rule: with more rows, a seeded random subset of ``max_samples`` rows of each
-        array is used (``None``: all rows; the kept distances are checked against free memory).
+        array is used (``None``: all rows; the kept distances are checked against the memory
+        ceiling, :func:`graphstk.memory.memory_limit`).
     seed : int, default 0
         Seeds the subsampling.
     block_size : int, optional
@@ -127,9 +129,11 @@ def median_width(X, Y=None, *, k: int | None = None, metric: str = "euclidean",
         other = Y
     bs = int(block_size) if block_size else max(1, _BLOCK_ELEMS // max(1, other.shape[0]))
     itemsize = X.element_size()
-    check_allocation(count * itemsize * 2.0 + min(bs, X.shape[0]) * other.shape[0] * itemsize * 2.0,
-                     f"the median heuristic over {count} distances", "pass max_samples=2000 (a seeded random "
-                     "subset of the points), or give the width (sigma) explicitly", X.device)
+    # the distances are the working set (refused only beyond the process's ceiling); the tile that
+    # computes them shrinks to the memory free now
+    bs = tile_rows(min(bs, X.shape[0]), other.shape[0] * itemsize * 2.0, fixed_bytes=count * itemsize * 2.0,
+                   what=f"the median heuristic over {count} distances", hint="pass max_samples=2000 (a seeded "
+                   "random subset of the points), or give the width (sigma) explicitly", device=X.device)
     values = X.new_empty(count)
     pos = 0
     for s in range(0, X.shape[0], bs):

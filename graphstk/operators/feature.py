@@ -27,9 +27,10 @@ from .base import KernelOperator, as_index
 from .graph import _inv_sqrt
 from .kernels import (  # noqa: F401  (re-exported: graphstk.operators.feature also serves the kernel API)
     _BLOCK_ELEMS, KERNELS, SHIFT_INVARIANT, Kernel, _pair, as_features, check_dense, check_positive,
-    kernel_function, pairwise_distances,
+    _TEMPORARIES, kernel_function, pairwise_distances,
 )
 from .knn import knn_graph
+from ..memory import tile_rows
 
 __all__ = [
     "KERNELS", "Kernel", "kernel_function", "gram", "FeatureKernelOperator", "as_features",
@@ -46,9 +47,9 @@ def gram(X, Y=None, kernel: str | Kernel = "gaussian", sigma: float | None = Non
 
     ``normalize=True`` returns ``K(x,y) / sqrt(K(x,x) K(y,y))`` (unit diagonal). For large
     inputs use :class:`FeatureKernelOperator`, which never forms the full matrix; a matrix that
-    does not fit in memory (``graphstk.memory.check_allocation``: free memory or
-    ``GRAPHSTK_MAX_MEMORY``) raises :class:`~graphstk.exceptions.MemoryLimitError` before
-    anything is allocated.
+    does not fit the process's memory ceiling (``graphstk.memory.check_allocation``:
+    physical memory, ``ulimit -v``, a cgroup limit or ``GRAPHSTK_MAX_MEMORY``) raises
+    :class:`~graphstk.exceptions.MemoryLimitError` before anything is allocated.
 
     Parameters
     ----------
@@ -99,7 +100,8 @@ class FeatureKernelOperator(KernelOperator):
     block_size : int, optional
         Rows evaluated at a time in products and materialisation. Default: as many rows
         as fit into ~4M kernel entries (``2**22 // n_cols``), so a product with an
-        ``[n_cols, C]`` block holds a ``block_size x n_cols`` tile, never ``n x n``.
+        ``[n_cols, C]`` block holds a ``block_size x n_cols`` tile, never ``n x n``. Tiles
+        shrink while the free memory is short (:func:`graphstk.memory.tile_rows`).
     dtype, device : optional
         Cast/move the point arrays (floating inputs keep their dtype otherwise).
 
@@ -147,15 +149,22 @@ class FeatureKernelOperator(KernelOperator):
         return max(1, _BLOCK_ELEMS // max(1, self.shape[1]))
 
     def _blocks(self):
-        n, bs = self.shape[0], self.block_size
+        """Row ranges of the tiles: ``block_size`` rows, fewer while the free memory is short
+        (:func:`graphstk.memory.tile_rows`; a product's result does not depend on it). Refused only
+        when one row of the tile cannot fit the process's memory ceiling."""
+        n = self.shape[0]
+        if n == 0:
+            return
+        grad = self.X.requires_grad or self.Y.requires_grad
+        copies = _TEMPORARIES.get(self.kernel.name, 2) + (2 if grad else 0)
+        bs = tile_rows(min(self.block_size, n), float(self.shape[1]) * self.X.element_size() * copies,
+                       what=f"one row of a kernel tile ({self.shape[1]} entries, {copies} copies)",
+                       hint="subsample the points", device=self.device)
         for s in range(0, n, bs):
             yield s, min(n, s + bs)
 
     def _matmul(self, x: Tensor) -> Tensor:
         x = x.to(self.dtype)
-        if self.block_size * self.shape[1] > _BLOCK_ELEMS:      # a tile larger than the default
-            self.kernel.check_dense(self.X[:self.block_size], self.Y, "one row block of the kernel operator",
-                                    f"lower block_size (now {self.block_size})")
         if self.normalize:
             x = self._isc.unsqueeze(1) * x
         if self.shape[0] == 0:

@@ -3,16 +3,17 @@
 :func:`knn_graph` returns PyG's ``(edge_index, edge_weight)``; the neighbour search
 (:func:`nearest_neighbors`) is shared with the bandwidth heuristics of
 :mod:`graphstk.operators.bandwidth`. Every temporary is a ``block_size x n`` distance tile or
-a block of the selected pairs; the tile and the ``O(n k)`` outputs are checked with
-``graphstk.memory.check_allocation`` before they are allocated.
+a block of the selected pairs. The ``O(n k)`` outputs are checked against the process's memory
+ceiling (``graphstk.memory.check_allocation``) before they are allocated; the tile shrinks to
+the memory free at the time (``graphstk.memory.tile_rows``) and is never refused for it.
 """
 from __future__ import annotations
 
 import torch
 from torch import Tensor
 
-from ..memory import check_allocation
-from .kernels import _BLOCK_ELEMS, _distance_fn, _sqdist, as_features, check_dense, check_positive
+from ..memory import check_allocation, tile_rows
+from .kernels import _BLOCK_ELEMS, _distance_fn, _sqdist, as_features, check_positive
 
 __all__ = ["knn_graph", "nearest_neighbors"]
 
@@ -32,7 +33,8 @@ def nearest_neighbors(X: Tensor, k: int, metric: str = "euclidean",
         Number of neighbours, ``1 <= k <= n - 1``.
     metric : {"euclidean", "manhattan", "cosine"}, default "euclidean"
     block_size : int, optional
-        Rows per distance tile (default: as many as fit into ``2**22`` entries).
+        Rows per distance tile (default: as many as fit into ``2**22`` entries); fewer while
+        the free memory is short (:func:`graphstk.memory.tile_rows`; the result is the same).
     """
     n = X.shape[0]
     if isinstance(k, bool) or int(k) != k or k < 1:
@@ -46,11 +48,14 @@ def nearest_neighbors(X: Tensor, k: int, metric: str = "euclidean",
     if block_size is not None and (isinstance(block_size, bool) or int(block_size) != block_size
                                    or block_size < 1):
         raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
-    bs = int(block_size) if block_size else max(1, _BLOCK_ELEMS // max(1, n))
-    check_dense(min(bs, n), n, X.dtype, X.device, "one distance tile of the kNN search",
-                f"lower block_size (now {bs})", copies=2)
     check_allocation(n * k * 24.0, f"the kNN indices and distances of {n} points x {k} neighbours",
                      "lower k or subsample the points", X.device)
+    bs = int(block_size) if block_size else max(1, _BLOCK_ELEMS // max(1, n))
+    # the tile shrinks to the memory free now (the result does not depend on it); refused only
+    # when one row of it cannot fit the process's ceiling
+    bs = tile_rows(min(bs, n), 2.0 * n * X.element_size(), fixed_bytes=n * k * 24.0, device=X.device,
+                   what=f"one row of the distance tile of the kNN search ({n} float distances, 2 copies)",
+                   hint="subsample the points")
     tile = (lambda A: _sqdist(A, X)) if m in _EUCLIDEAN else (lambda A: dist_fn(A, X))  # rank only
     idx = torch.empty(n, k, dtype=torch.long, device=X.device)
     for s in range(0, n, bs):

@@ -156,9 +156,9 @@ def _trend(residuals: list[float]) -> str:
     return "decreasing"
 
 
-def _fix(name: str) -> str:
-    """The advice for a failed solve of ``name``, as a sentence."""
-    text = _FIX.get(name, _FIX["gmres"])
+def _fix(name: str, fix: str | None = None) -> str:
+    """The advice for a failed solve of ``name`` (or the caller's ``fix``), as a sentence."""
+    text = fix or _FIX.get(name, _FIX["gmres"])
     return text[0].upper() + text[1:]
 
 
@@ -171,13 +171,18 @@ _FIX = {
 }
 
 
-def _finish(res: SolveResult, tol: float, name: str, warn: bool) -> SolveResult:
+_STILL_DECREASING = "use solver='direct' / 'auto'"
+
+
+def _finish(res: SolveResult, tol: float, name: str, warn: bool, fix: str | None = None) -> SolveResult:
     """Record the solver; for a solve to tolerance that missed it, say why and what to do.
 
     A diverging solve, or one that ends with a relative residual >= 1 (no better than
     ``x = 0``), raises :class:`ConvergenceError`: its result is never passed on as scores.
     A stalled one warns that its result can be far from the solution; only a solve that was
-    still improving is told to raise ``max_iter``.
+    still improving is told to raise ``max_iter``. ``fix`` replaces the default advice (which
+    names ``solver=`` choices) where the caller knows better, e.g. a route that ``solver='auto'``
+    chose, or a module without a ``solver=`` parameter.
     """
     res.solver = res.solver or name
     _settle(res)
@@ -198,13 +203,13 @@ def _finish(res: SolveResult, tol: float, name: str, warn: bool) -> SolveResult:
         head = f"{name} did not reach tol={tol:.1e}: relative residual {last:.3e} after {res.n_iter} iterations"
         if trend == "diverging" or not last < 1.0:
             raise ConvergenceError(f"{head}, diverging (the iteration moves away from the solution); its result "
-                                   f"is not usable. {_fix(name)}", result=res)
+                                   f"is not usable. {_fix(name, fix)}", result=res)
         if warn:
             if trend == "stalled":
                 msg = (f"{head}, stalled (no progress over the last iterations): the result can be far from the "
-                       f"exact solution even at a small residual. {_fix(name)}")
+                       f"exact solution even at a small residual. {_fix(name, fix)}")
             else:
-                msg = f"{head}, still decreasing: increase max_iter (or use solver='direct' / 'auto')"
+                msg = f"{head}, still decreasing: increase max_iter (or {fix or _STILL_DECREASING})"
             from .._checks import user_stacklevel
             warnings.warn(msg, ConvergenceWarning, stacklevel=user_stacklevel())
     return res
@@ -230,7 +235,7 @@ def _check_finite(r: Tensor, name: str, it: int) -> None:
 
 def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, tol: float = 0.0,
                snapshots: Iterable[int] = (), callback: Callable[[int, float], None] | None = None,
-               warn: bool = True, step: Apply | None = None) -> SolveResult:
+               warn: bool = True, step: Apply | None = None, fix: str | None = None) -> SolveResult:
     """Richardson iteration ``x <- x + gamma (b - A x)`` from ``x = 0``.
 
     ``gamma`` may be a scalar or a ``[K]`` tensor (one step size per column). Each
@@ -259,6 +264,9 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     warn : bool, default True
         Warn (``ConvergenceWarning``) when a solve to ``tol`` stalls; a diverging one raises
         ``ConvergenceError`` regardless.
+    fix : str, optional
+        The advice a failed solve gives (default: the ``solver=`` choices that can do better);
+        callers that chose the solver themselves (``solver='auto'``) pass what the user can change.
     step : callable ``[N, K] -> [N, K]``, optional
         The fused update described above.
     """
@@ -267,7 +275,7 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     track = tol > 0 or callback is not None  # otherwise residuals only at snapshots and the end
     if step is not None and bool((torch.as_tensor(gamma) != 0).all()):   # gamma = 0: r_t is not (x_{t+1} - x_t) / gamma
         return _finish(_richardson_fused(apply, step, b, gamma, max_iter, tol, snaps, callback, bn, track),
-                       tol, "richardson", warn)
+                       tol, "richardson", warn, fix)
     x = torch.zeros_like(b)
     r = b
     res = SolveResult(x)
@@ -293,7 +301,7 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     res.x = x
     for t in snaps:  # requested budgets beyond an early stop equal the converged x
         res.snapshots.setdefault(t, x)
-    return _finish(res, tol, "richardson", warn)
+    return _finish(res, tol, "richardson", warn, fix)
 
 
 def _relative(r: Tensor, bn: Tensor) -> float:
@@ -369,7 +377,7 @@ def _richardson_fused(apply: Apply, step: Apply, b: Tensor, gamma: float | Tenso
 
 def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | None = None,
        snapshots: Iterable[int] = (), callback: Callable[[int, float], None] | None = None,
-       warn: bool = True) -> SolveResult:
+       warn: bool = True, fix: str | None = None) -> SolveResult:
     """Conjugate gradient, one independent CG per column of ``b`` (``A`` must be SPD).
 
     A non-positive curvature ``p^T A p <= 0`` means ``A`` is not positive definite;
@@ -383,7 +391,7 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
     tol : float, default 1e-6
         Relative residual per column (``0``: run ``max_iter`` iterations).
     x0 : Tensor ``[N, K]``, optional
-    snapshots, callback, warn : as in :func:`richardson`.
+    snapshots, callback, warn, fix : as in :func:`richardson`.
     """
     snaps = set(int(t) for t in snapshots)
     x = torch.zeros_like(b) if x0 is None else x0.clone()
@@ -395,7 +403,7 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
     done = torch.sqrt(rs) / bn < tol if tol > 0 else torch.zeros_like(rs, dtype=torch.bool)
     if tol > 0 and bool(done.all()):
         res.converged = True
-        return _finish(res, tol, "cg", warn)
+        return _finish(res, tol, "cg", warn, fix)
     for t in range(1, max_iter + 1):
         ap = apply(p)
         pap = col_dot(p, ap)
@@ -425,7 +433,7 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
     res.x = x
     for t in snaps:
         res.snapshots.setdefault(t, x)
-    return _finish(res, tol, "cg", warn)
+    return _finish(res, tol, "cg", warn, fix)
 
 
 def _lstsq(h: Tensor, rhs: Tensor) -> Tensor:
@@ -456,7 +464,7 @@ GMRES_STALL_RATIO = 0.99   # ... together lowered the relative residual by less 
 
 def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: int = GMRES_RESTART,
           x0: Tensor | None = None, callback: Callable[[int, float], None] | None = None,
-          warn: bool = True) -> SolveResult:
+          warn: bool = True, fix: str | None = None) -> SolveResult:
     """Restarted GMRES(``restart``), an independent Arnoldi process per column.
 
     Works for any non-singular ``A`` (non-symmetric, indefinite). ``max_iter`` counts
@@ -474,7 +482,7 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
     tol : float, default 1e-6
     restart : int, default 50
     x0 : Tensor ``[N, K]``, optional
-    callback, warn : as in :func:`richardson`.
+    callback, warn, fix : as in :func:`richardson`.
     """
     n, k = b.shape
     x = torch.zeros_like(b) if x0 is None else x0.clone()
@@ -529,4 +537,4 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
                 break   # restarted GMRES stagnates: more cycles would not reach tol (``_finish`` says so)
     res.x = x
     res.n_iter = total
-    return _finish(res, tol, "gmres", warn)
+    return _finish(res, tol, "gmres", warn, fix)

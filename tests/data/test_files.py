@@ -165,7 +165,7 @@ def test_first_processing_is_safe_under_concurrency(tmp_path, monkeypatch):
     monkeypatch.setitem(D._SPECS, "Cora", dataclasses.replace(spec, pyg=fake_pyg))
     (ds_dir / "raw").mkdir(parents=True)
     for f in spec.raw_files:
-        (ds_dir / "raw" / f).write_text("")
+        (ds_dir / "raw" / f).write_text("0\n" if f.endswith(".test.index") else "")
     load_dataset("Cora", root=tmp_path)
     assert seen == ["held"]
 
@@ -178,6 +178,38 @@ def test_find_damaged_names_the_first_bad_raw_file(tmp_path):
     (raw / "ind.cora.test.index").write_text("12\nnot a number\n")
     path, err = find_damaged(files)
     assert path == raw / "ind.cora.test.index" and isinstance(err, ValueError)
+
+
+@pytest.mark.parametrize("content, why", [
+    ("", "the file is empty"),
+    ("1708\n1708\n", "1 node ids occur more than once"),
+    ("-3\n", "1 negative node ids"),
+    ("12\nnot a number\n", "line 2 is 'not a number'"),
+])
+def test_unusable_test_index_is_named_before_loading(tmp_path, content, why):
+    """An empty (or otherwise unusable) ``ind.cora.test.index`` is named, instead of loading with an
+    empty test mask and a NaN accuracy; following the fix (an intact copy) loads again."""
+    root = _copy(tmp_path, "Cora")
+    bad = root / "Cora" / "raw" / "ind.cora.test.index"
+    intact = bad.read_text()
+    bad.write_text(content)
+    with pytest.raises(DataFileError, match=why) as e:
+        load_dataset("Cora", root=root)
+    _assert_named(e.value, bad, "Cora")
+    assert "intact copy" in str(e.value)
+    bad.write_text(intact)                                  # the fix: an intact copy
+    data = load_dataset("Cora", root=root)
+    assert int(data.test_mask.sum()) == 1000
+
+
+def test_test_index_outside_the_graph_is_named(tmp_path):
+    root = _copy(tmp_path, "Cora")
+    bad = root / "Cora" / "raw" / "ind.cora.test.index"
+    load_dataset("Cora", root=root)                         # a processed cache from the intact file
+    bad.write_text(bad.read_text() + "99999\n")
+    with pytest.raises(DataFileError, match=r"names 1 node ids outside \[0, 2707\] \(e.g. 99999\)") as e:
+        load_dataset("Cora", root=root)
+    _assert_named(e.value, bad, "Cora")
 
 
 def test_load_pyg_passes_other_errors_through(tmp_path):

@@ -116,6 +116,10 @@ def _bad(**override):
     (_bad(train_index=[0, 1], val_index=[1], test_index=[2]), ValueError, "must be disjoint"),
     (_bad(train_index=[0, 9], val_index=[1], test_index=[2]), ValueError, r"train_index has node ids .* outside"),
     (_bad(edge_weight=np.array([1.0])), ValueError, r"edge_weight must have shape \[E\]"),
+    (_bad(train_index=[0, 1], val_index=[2], test_index=np.zeros(0, np.int64)), ValueError,
+     r"bad.npz.*: test_index is empty: a split without test nodes cannot be scored"),
+    (_bad(train_index=np.zeros(0, np.int64), val_index=[2], test_index=[3]), ValueError,
+     r"bad.npz.*: train_index is empty"),
 ])
 def test_npz_bad_input(tmp_path, arrays, err, match):
     path = tmp_path / "bad.npz"

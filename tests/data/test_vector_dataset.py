@@ -42,3 +42,10 @@ def test_from_arrays_maps_labels_and_validates():
         VectorDataset.from_arrays(np.ones((4, 2)), [0, 1, 0, 1], parts={"test": np.array([4])})
     with pytest.raises(ValueError, match=r"y must be a LongTensor of shape \[4\]"):
         VectorDataset("bad", torch.ones(4, 2, dtype=torch.float64), torch.zeros(3, dtype=torch.long), [0])
+
+
+def test_a_split_with_no_labeled_ids_is_named():
+    from graphstk.data.vector_dataset import check_partition
+    with pytest.raises(ValueError, match=r"splits1-labeled10.mat, row 3 has no labeled ids"):
+        check_partition(torch.zeros(0, dtype=torch.long), torch.arange(5), 5, "splits1-labeled10.mat, row 3")
+    check_partition(torch.tensor([0]), torch.arange(1, 5), 5, "ok")

@@ -204,3 +204,16 @@ def test_transform_larger_than_memory_is_refused_naming_row_blocks(monkeypatch):
         b.transform(np.zeros((100, 2)))
     with pytest.raises(MemoryLimitError, match="kernel_approximation"):
         f.kernel_approximation(np.zeros((100, 2)))
+
+
+def test_too_many_frequencies_are_refused_at_fit_naming_n_features(monkeypatch):
+    """``n_features=10**7`` on 50 columns (8 GB of frequencies) is refused before the draw, naming
+    the parameter; following the advice (a lower n_features) fits."""
+    from graphstk.exceptions import MemoryLimitError
+
+    monkeypatch.setenv("GRAPHSTK_MAX_MEMORY", "2GB")
+    X = np.zeros((3, 50))
+    with pytest.raises(MemoryLimitError, match=r"\[50, 10000000\] frequencies of RandomFourierFeatures"
+                                               r"\(n_features=10000000\) needs 8.1 GB.*lower n_features="):
+        RandomFourierFeatures(n_features=10 ** 7).fit(X)
+    assert RandomFourierFeatures(n_features=2000).fit(X).transform(X).shape == (3, 4000)

@@ -440,3 +440,29 @@ def test_random_feature_fredholm_names_n_components():
     y = np.r_[[0, 1] * 3, [-1] * 14]
     with pytest.raises(ValueError, match="n_components must be an integer >= 1, got 0"):
         RandomFeatureFredholm(outer_width=1.0, inner_width=1.0, n_components=0).fit(X, y)
+
+
+def test_fredholm_tiles_shrink_while_memory_is_short_and_the_outcome_is_the_same(monkeypatch):
+    """Another program holding almost all the memory (MemAvailable simulated at 100 kB) makes the
+    row tiles smaller, never a refusal, and the fitted model is the same (to rounding: BLAS may sum
+    a product of another shape in another order)."""
+    from graphstk import memory
+    from graphstk.methods.fredholm import RandomFeatureFredholm
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = -np.ones(300, dtype=int)
+    y[:10], y[10:20] = 0, 1
+    X[10:20] += 2.0
+    idle = [FredholmRLSC(outer_width=1.0, inner_width=1.0).fit(X, y).decision_function(X),
+            RandomFeatureFredholm(outer_width=1.0, inner_width=1.0, random_state=0).fit(X, y)
+            .decision_function(X)]
+    monkeypatch.delenv("GRAPHSTK_MAX_MEMORY", raising=False)
+    monkeypatch.setattr(memory, "_read_meminfo", lambda: {"MemTotal": 16 * 10 ** 9, "MemAvailable": 100_000})
+    assert fr_kernel._rows_per_block(300, None) < fr_kernel._BLOCK_ELEMS // 300
+    busy = [FredholmRLSC(outer_width=1.0, inner_width=1.0).fit(X, y).decision_function(X),
+            RandomFeatureFredholm(outer_width=1.0, inner_width=1.0, random_state=0).fit(X, y)
+            .decision_function(X)]
+    for a, b in zip(idle, busy):        # the same up to the rounding of differently sized products
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+        np.testing.assert_array_equal(np.sign(a), np.sign(b))

@@ -143,3 +143,25 @@ def test_kernel_ridge_bad_inputs():
         RandomFeatureRidge().predict(T)
     with pytest.raises(ValueError, match="n_features"):
         RandomFeatureRidge(n_features=0).fit(X, y)
+
+
+def test_direct_solve_beyond_ulimit_is_refused_and_cg_fits(monkeypatch):
+    """Under an address-space limit (ulimit -v, simulated) too small for the n x n matrix, the
+    direct solve is refused up front naming RLIMIT_AS and solver='cg'; that advice, followed under
+    the same limit, fits and agrees with the direct solve."""
+    import numpy as np
+
+    from graphstk import memory
+    from graphstk.exceptions import MemoryLimitError
+    from graphstk.methods import KernelRidge
+
+    X = np.random.default_rng(0).random((600, 5))
+    y = np.sin(X @ np.arange(1, 6))
+    want = KernelRidge(sigma=1.0, lam=1.0).fit(X, y).predict(X[:50])
+    monkeypatch.delenv("GRAPHSTK_MAX_MEMORY", raising=False)
+    monkeypatch.setattr(memory, "_read_rlimit_as", lambda: 10 ** 9 + 5 * 10 ** 6)
+    monkeypatch.setattr(memory, "_read_vmsize", lambda: 10 ** 9)      # 5 MB left: 600^2 x 8 x 2 = 5.8 MB
+    with pytest.raises(MemoryLimitError, match=r"600 x 600 kernel matrix.*RLIMIT_AS.*solver='cg'"):
+        KernelRidge(sigma=1.0, lam=1.0).fit(X, y)
+    got = KernelRidge(sigma=1.0, lam=1.0, solver="cg", tol=1e-10).fit(X, y).predict(X[:50])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -396,3 +396,25 @@ def test_reduced_product_is_bitwise_the_full_product_for_a_monomial():
     alpha = torch.randn(prob.n, 3, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
     full = prob.S(P._horner(prob, coeffs, prob.scatter(alpha)))[prob.train]
     assert torch.equal(P._gram_apply(prob, coeffs, alpha), full)
+
+
+def test_a_route_auto_chose_is_never_told_to_use_auto(monkeypatch):
+    """When solver='auto' routes Algorithm 2 to GMRES and GMRES misses tol, the warning names what
+    the user can change (solver='direct', max_iter, num_iter) and not 'auto' again; applying the
+    advice (solver='direct') gives the exact answer without a warning."""
+    import warnings
+
+    prob, S = _engine_setup()
+    monkeypatch.setattr(routes, "DIRECT_MAX_ENTRIES", 0)          # too large for the direct solve: GMRES
+    tr = [InverseLaplacian(0.99)]
+    with pytest.warns(ConvergenceWarning) as rec:
+        out = P.stkr_reciprocal(prob, tr, [1e-3], solver="auto", max_iter=4, tol=1e-10)
+    assert out.history[0].solver == "gmres" and out.history[0].reason.startswith("auto")
+    msg = str(rec[0].message)
+    assert "solver='direct'" in msg and "use solver='direct' or 'auto'" not in msg and "/ 'auto'" not in msg
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        exact = P.stkr_reciprocal(prob, tr, [1e-3], solver="direct")
+        long = P.stkr_reciprocal(prob, tr, [1e-3], solver="auto", max_iter=5000, tol=1e-10)  # or a larger max_iter
+    ref = exact.h[(0, None)]
+    assert torch.allclose(long.h[(0, None)], ref, atol=1e-6 * ref.abs().max(), rtol=0)

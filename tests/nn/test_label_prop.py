@@ -197,3 +197,37 @@ def test_errors():
         LabelPropagation(3, 0.9)(Y6, torch.eye(5).to_sparse())
     with pytest.raises(ValueError, match="relabel the classes"):
         LabelPropagation(3, 0.9)(torch.tensor([0, 1, 10 ** 9]), torch.tensor([[0, 1], [1, 2]]))
+
+
+def _ring(n: int = 500):
+    g = torch.Generator().manual_seed(0)
+    ring = torch.stack([torch.arange(n), (torch.arange(n) + 1) % n])
+    y = torch.randint(0, 3, (n,), generator=g)
+    return torch.cat([ring, ring.flip(0)], 1), y, torch.rand(n, generator=g) < 0.1
+
+
+def _warnings_of(model, *args):
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        model(*args)
+    return [str(x.message) for x in w]
+
+
+def test_fixed_point_advice_works_when_followed():
+    """The fixed-point warning gives the fix that works: float64 (or a larger tol) where float32
+    rounding is the limit, a larger max_iter where the iteration is only slow."""
+    import re
+    ei, y, mask = _ring()
+    Y32 = torch.nn.functional.one_hot(y, 3).float()
+    msg = _warnings_of(LabelPropagation(None, 0.9, clamp=False, tol=1e-7), Y32, ei, mask)
+    assert len(msg) == 1 and "float32 rounding" in msg[0] and "pass float64 inputs" in msg[0]
+    assert "increase max_iter" not in msg[0]
+    assert _warnings_of(LabelPropagation(None, 0.9, clamp=False, tol=1e-7), Y32.double(), ei, mask) == []
+    tol = float(re.search(r"tol >= ([0-9.e+-]+)", msg[0]).group(1))
+    assert _warnings_of(LabelPropagation(None, 0.9, clamp=False, tol=tol), Y32, ei, mask) == []
+    Y64 = Y32.double()
+    msg = _warnings_of(LabelPropagation(None, 0.99, clamp=False), Y64, ei, mask)
+    assert len(msg) == 1 and "increase max_iter to about" in msg[0]
+    more = int(re.search(r"about (\d+)", msg[0]).group(1))
+    assert _warnings_of(LabelPropagation(None, 0.99, clamp=False, max_iter=more), Y64, ei, mask) == []

@@ -136,9 +136,31 @@ def test_adjacency_forms_agree():
 
 
 def test_directed_graph_is_refused():
+    from torch_geometric.utils import to_undirected
     ei = torch.tensor([[0, 1, 2], [1, 2, 0]])
-    with pytest.raises(ValueError, match="undirected"):
+    with pytest.raises(ValueError, match="undirected.*to_undirected"):
         STKRPropagation(Polynomial.monomial(2), 0.1)(torch.tensor([0, 1, 0]), ei)
+    out = STKRPropagation(Polynomial.monomial(2), 0.1)(torch.tensor([0, 1, 0]), to_undirected(ei))   # the fix
+    assert torch.isfinite(out).all()
+
+
+@pytest.mark.parametrize("bad, why, fix", [
+    (-0.5, "2 negative entries", lambda w: w.clamp(min=0)),
+    (float("nan"), "2 NaN or infinite entries", lambda w: torch.nan_to_num(w, nan=0.0)),
+])
+def test_bad_edge_weights_are_named_and_the_advice_works(bad, why, fix):
+    """Negative or NaN weights on an undirected graph are named as such (not as 'needs an
+    undirected graph'); the suggested repair gives finite scores."""
+    ei, w, _ = random_graph(18)
+    y, mask = labels(18)
+    w = w.clone()
+    w[0] = bad
+    w[(ei[0] == ei[1, 0]) & (ei[1] == ei[0, 0])] = bad       # the reverse edge too: still symmetric
+    m = STKRPropagation(Polynomial.monomial(2), 0.1, dtype=torch.float64)
+    with pytest.raises(ValueError, match=f"edge_weight has {why}") as err:
+        m(y, ei, mask, w)
+    assert "undirected" not in str(err.value)
+    assert torch.isfinite(m(y, ei, mask, fix(w))).all()
 
 
 def test_errors():
@@ -211,3 +233,28 @@ def test_cuda_matches_cpu():
         gpu = m(y.cuda(), ei.cuda(), mask.cuda(), w.cuda())
         assert gpu.is_cuda
         torch.testing.assert_close(gpu.cpu(), cpu, atol=1e-8, rtol=1e-8)
+
+
+def test_a_route_auto_chose_advises_what_the_user_can_change(monkeypatch):
+    """solver='auto' routed to GMRES (the n N block too large for the direct route): a solve that
+    misses tol advises solver='direct' (not 'auto' again); that advice, followed, gives the closed
+    form without a warning."""
+    import warnings
+
+    import graphstk.nn.stkr_prop as sp
+    from graphstk.spectral import ConvergenceWarning
+
+    ei, w, W = random_graph(20)
+    y, mask = labels(20)
+    monkeypatch.setattr(sp, "DIRECT_MAX_ENTRIES", 0)
+    m = STKRPropagation(InverseLaplacian(0.99), 1e-3, tol=1e-12, max_iter=3, dtype=torch.float64)
+    with pytest.warns(ConvergenceWarning) as rec:
+        m(y, ei, mask, w)
+    msg = str(rec[0].message)
+    assert "chose gmres" in msg and "solver='direct'" in msg and "'auto'" not in msg.replace("(solver='auto')", "")
+    fixed = STKRPropagation(InverseLaplacian(0.99), 1e-3, tol=1e-12, solver="direct", dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        out = fixed(y, ei, mask, w)
+    long = STKRPropagation(InverseLaplacian(0.99), 1e-3, tol=1e-12, max_iter=5000, dtype=torch.float64)(y, ei, mask, w)
+    torch.testing.assert_close(out, long, atol=1e-7, rtol=1e-7)

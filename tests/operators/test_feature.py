@@ -121,5 +121,8 @@ def test_to_dense_and_large_blocks_refused_before_allocation(monkeypatch):
     v = torch.ones(1000, 2, dtype=torch.float64)
     assert (op @ v).shape == (1000, 2)                    # products go in blocks: allowed
     wide = FeatureKernelOperator(X, torch.zeros(5000, 3, dtype=torch.float64), block_size=1000)  # 5M-entry tiles
-    with pytest.raises(MemoryLimitError, match=r"one row block of the kernel operator.*lower block_size \(now 1000\)"):
+    out = wide @ torch.ones(5000, 1, dtype=torch.float64)   # the tiles shrink to fit the 1 MB: same product
+    torch.testing.assert_close(out, torch.full((1000, 1), 5000.0, dtype=torch.float64))
+    monkeypatch.setenv("GRAPHSTK_MAX_MEMORY", "10KB")      # one row of a tile (5000 entries) cannot fit at all
+    with pytest.raises(MemoryLimitError, match=r"one row of a kernel tile \(5000 entries.*GRAPHSTK_MAX_MEMORY"):
         wide @ torch.ones(5000, 1, dtype=torch.float64)

@@ -116,7 +116,7 @@ def test_dense_evaluations_refused_before_allocation(monkeypatch):
 def test_huge_gram_refused_without_a_limit(monkeypatch):
     monkeypatch.delenv("GRAPHSTK_MAX_MEMORY", raising=False)
     X = torch.zeros(2_000_000, 2)                         # a 16 TB float32 matrix
-    with pytest.raises(MemoryLimitError, match=r"2000000 x 2000000 float32.*needs 16.0 TB, more than .* available"):
+    with pytest.raises(MemoryLimitError, match=r"2000000 x 2000000 float32.*needs 16.0 TB, more than the [0-9.]+ [KMGT]?B of "):
         gram(X)
 
 

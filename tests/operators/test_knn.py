@@ -87,10 +87,20 @@ def test_k_too_large_says_what_to_pass():
         knn_graph(np.zeros((20, 2)), 500)
 
 
-def test_distance_tile_refused_before_allocation(monkeypatch):
-    monkeypatch.setenv("GRAPHSTK_MAX_MEMORY", "1MB")
-    X = torch.randn(1000, 2, dtype=torch.float64)
-    with pytest.raises(MemoryLimitError, match=r"one distance tile of the kNN search.*lower block_size \(now 1000\)"):
-        knn_graph(X, 3, block_size=1000)
-    ei, _ = knn_graph(X, 3, block_size=20)                 # 20 x 1000 tiles fit
-    assert ei.shape[0] == 2
+def test_distance_tile_shrinks_to_free_memory_instead_of_refusing(monkeypatch):
+    """A tile larger than the free memory is cut into smaller ones (same graph); only a working set
+    beyond the process's ceiling is refused."""
+    from graphstk import memory
+    X = torch.randn(1000, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    want = knn_graph(X, 3, block_size=1000)
+    monkeypatch.setattr(memory, "_read_meminfo", lambda: {"MemTotal": 10 ** 10, "MemAvailable": 300_000})
+    seen = []
+    real = memory.tile_rows
+    monkeypatch.setattr("graphstk.operators.knn.tile_rows", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
+    got = knn_graph(X, 3, block_size=1000)                 # the 16 MB tile does not fit 300 kB free
+    assert seen and seen[0] < 1000
+    torch.testing.assert_close(got[0], want[0])
+    torch.testing.assert_close(got[1], want[1])
+    monkeypatch.setenv("GRAPHSTK_MAX_MEMORY", "10KB")     # the n k outputs cannot fit the ceiling
+    with pytest.raises(MemoryLimitError, match=r"kNN indices and distances of 1000 points.*GRAPHSTK_MAX_MEMORY"):
+        knn_graph(X, 3)

@@ -107,3 +107,18 @@ def test_gmres_still_converges_on_a_well_conditioned_system():
     res = solvers.gmres(lambda v: A @ v, b, max_iter=500, tol=1e-10, restart=5)
     assert res.converged
     torch.testing.assert_close(res.x, torch.linalg.solve(A, b), rtol=1e-8, atol=1e-8)
+
+
+def test_a_caller_fix_replaces_the_default_advice():
+    """A caller that chose the solver (solver='auto', a module without solver=) passes its own
+    advice: the warning and the error carry it instead of the default 'use solver=... auto'."""
+    res = SolveResult(torch.zeros(1), residuals=[1e-3] * 50, n_iter=50)
+    with pytest.warns(ConvergenceWarning, match=r"stalled.*Pass solver='direct' or num_iter=T") as rec:
+        _finish(res, 1e-6, "gmres", True, fix="pass solver='direct' or num_iter=T")
+    assert "'auto'" not in str(rec[0].message)
+    res = SolveResult(torch.zeros(1), residuals=[10.0 ** -(i / 10) for i in range(50)], n_iter=50)
+    with pytest.warns(ConvergenceWarning, match=r"still decreasing: increase max_iter \(or pass num_iter=T\)"):
+        _finish(res, 1e-9, "cg", True, fix="pass num_iter=T")
+    with pytest.raises(ConvergenceError, match="not usable. Pass num_iter=T"):
+        _finish(SolveResult(torch.zeros(1), residuals=[0.5, 2.0], n_iter=2), 1e-6, "gmres", True,
+                fix="pass num_iter=T")

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
+from ...memory import tile_rows
 from ...operators.base import KernelOperator, as_index
 from ...operators.feature import Kernel, as_features, check_positive, kernel_function
 
@@ -162,8 +163,17 @@ def _kblock(kernel: Kernel, A, B, log: bool = False) -> Tensor:
     raise ValueError(f"kernel {kernel.name!r} needs dense points; sparse input supports linear, gaussian, polynomial")
 
 
-def _rows_per_block(n_cols: int, block_size: int | None) -> int:
-    return int(block_size) if block_size else max(1, _BLOCK_ELEMS // max(1, n_cols))
+def _rows_per_block(n_cols: int, block_size: int | None, itemsize: int = 8, adapt: bool = True) -> int:
+    """Rows of one ``[rows, n_cols]`` tile: ``block_size`` (default ``2**22 // n_cols``), fewer while
+    the free memory is short (:func:`graphstk.memory.tile_rows`) where the tiles' rows are
+    independent, so the result does not change; refused only when one row cannot fit the memory
+    ceiling. ``adapt=False`` (a sum over the tiles, whose rounding depends on where they split)
+    keeps the fixed size."""
+    rows = int(block_size) if block_size else max(1, _BLOCK_ELEMS // max(1, n_cols))
+    if not adapt:
+        return rows
+    return tile_rows(rows, 2.0 * n_cols * itemsize, what=f"one row of a Fredholm kernel tile ({n_cols} entries)",
+                     hint="subsample the points")
 
 
 def _kernel_matmul(kernel: Kernel, P, Q, B: Tensor, block_size: int | None = None) -> Tensor:
@@ -251,8 +261,8 @@ class FredholmKernel(KernelOperator):
         return torch.cat(out) if out else B.new_zeros(0, B.shape[1])
 
     def _weights_t_matmul(self, P, V: Tensor) -> Tensor:
-        """``A_P^T @ V`` (``[n, C]``) in row blocks of ``P``."""
-        bs = _rows_per_block(_n(self.U), self.block_size)
+        """``A_P^T @ V`` (``[n, C]``) in row blocks of ``P`` (a sum over the blocks: fixed size)."""
+        bs = _rows_per_block(_n(self.U), self.block_size, adapt=False)
         out = V.new_zeros(_n(self.U), V.shape[1])
         for s in range(0, _n(P), bs):
             e = min(_n(P), s + bs)

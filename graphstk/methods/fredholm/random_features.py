@@ -10,7 +10,7 @@ import torch
 from torch import Tensor
 
 from ..._arrays import check_positive_int
-from ...memory import check_allocation
+from ...memory import check_allocation, tile_rows
 from ...operators.feature import check_positive
 from .._semi_supervised import SemiSupervisedClassifier
 from .kernel import _BLOCK_ELEMS, FredholmKernel, _n, _slice, _take, fredholm_instance
@@ -68,7 +68,10 @@ class _RFContext:
         blocks of ``U`` once per chunk."""
         F = self.z.n_output_features_
         out = []
-        rb = max(1, 4 * _BLOCK_ELEMS // max(1, _n(self.U)))
+        # row chunks of P are independent (the sum over U's blocks keeps its fixed order), so they
+        # shrink to the free memory without changing the result
+        rb = tile_rows(max(1, 4 * _BLOCK_ELEMS // max(1, _n(self.U))), 8.0 * (_n(self.U) + F),
+                       what=f"one row of the Fredholm weights ({_n(self.U)} entries)", hint="subsample the points")
         for s in range(0, _n(P), rb):
             A = self.op.weights(_slice(P, s, min(_n(P), s + rb)))
             acc = A.new_zeros(A.shape[0], F)
@@ -151,7 +154,7 @@ class RandomFeatureFredholm(SemiSupervisedClassifier):
     def _fit(self, X: Tensor, labeled: Tensor, Y: Tensor):
         XL = _take(X, labeled)
         n, l, F = _n(X), _n(XL), 2 * check_positive_int("n_components", self.n_components)
-        check_allocation(8.0 * (n * Y.shape[1] + l * (F + l) + min(4 * _BLOCK_ELEMS, l * n) + _BLOCK_ELEMS),
+        check_allocation(8.0 * (n * Y.shape[1] + l * (F + l) + n + F + _BLOCK_ELEMS),
                          f"the random-feature Fredholm fit on {n} points ([{n}, {Y.shape[1]}] scores, [{l}, {F}] "
                          "labeled features, row tiles)", "fit on a random subsample of the unlabeled points, or "
                          "lower n_components=", X.device)
