@@ -140,6 +140,7 @@ API_PACKAGES = {
     "graphstk.experiments": "configs, protocols, runs over seeds and grids, results files",
     "graphstk.distributed": "the row-partitioned operator over torch.distributed processes",
     "graphstk.mmd": "kernel mean embeddings and the maximum mean discrepancy",
+    "graphstk.memory": "the process's memory ceiling, the memory free now, and the checks before large allocations",
     "graphstk.exceptions": "the exceptions and warnings graphstk raises",
     "graphstk": "the top level: the names most users need, re-exported from the subpackages",
     "graphstk.transforms": "the spectral transforms, re-exported from graphstk.spectral",

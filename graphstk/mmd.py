@@ -289,7 +289,7 @@ def _batch_bytes(N: int, m: int, B: int, d: int, itemsize: int, estimator: str, 
 
 def _check_test_memory(X: Tensor, N: int, m: int, batch_size: int, estimator: str) -> int:
     """The batch of splits to evaluate at once: ``batch_size``, halved while a batch would take more
-    than :data:`graphstk.memory.TILE_SHARE` of the memory free now (the result does not depend on
+    than ``graphstk.memory.TILE_SHARE`` of the memory free now (the result does not depend on
     it: the permutations are drawn from one seeded stream). Refused, before the first allocation,
     only when a batch of one split cannot fit the process's memory ceiling."""
     from .memory import TILE_SHARE, check_allocation, memory_available
