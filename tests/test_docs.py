@@ -127,7 +127,7 @@ def test_no_file_tells_how_it_was_written():
 #: the packages whose ``__all__`` is the public API (one page each in the API reference)
 PUBLIC_PACKAGES = ("graphstk", "graphstk.operators", "graphstk.spectral", "graphstk.methods", "graphstk.nn",
                    "graphstk.features", "graphstk.data", "graphstk.experiments", "graphstk.distributed",
-                   "graphstk.mmd", "graphstk.exceptions", "graphstk.transforms")
+                   "graphstk.mmd", "graphstk.memory", "graphstk.exceptions", "graphstk.transforms")
 
 #: Public names without a description, in modules that are being rewritten: remove a name from
 #: here once it has a docstring (the test fails when a listed name has one, so the list only
