@@ -25,13 +25,18 @@ two floats).
 """
 from __future__ import annotations
 
+import time
+import warnings
 from typing import NamedTuple
 
 import torch
 from torch import Tensor
 
+from ._checks import user_stacklevel
+from .memory import available_bytes, check_allocation
 from .operators.bandwidth import median_width
-from .operators.feature import SHIFT_INVARIANT, FeatureKernelOperator, _pair, as_features, kernel_function
+from .operators.feature import SHIFT_INVARIANT, FeatureKernelOperator, as_feature_pair, as_features, kernel_function
+from .operators.kernels import BLOCK_ELEMS
 
 __all__ = ["mmd2", "mmd_test", "MMDTestResult", "mean_embedding", "MeanEmbedding", "median_heuristic"]
 
@@ -56,7 +61,7 @@ def median_heuristic(X, Y=None, max_samples: int | None = 2000, seed: int = 0) -
     """
     Z = as_features(X, name="X")
     if Y is not None:
-        Xp, Yp = _pair(Z, Y)
+        Xp, Yp = as_feature_pair(Z, Y)
         Z = torch.cat([Xp, Yp])
     return median_width(Z, max_samples=max_samples, seed=seed)
 
@@ -152,7 +157,7 @@ def mmd2(X, Y, kernel="gaussian", sigma: float | None = None, estimator: str = "
     ``kernel``/``sigma``/``degree``/``c`` as in :func:`graphstk.operators.kernel_function`;
     ``sigma=None`` with a bandwidth kernel uses :func:`median_heuristic` on the pooled sample.
     """
-    X, Y = _pair(X, Y)
+    X, Y = as_feature_pair(X, Y)
     m, n = X.shape[0], Y.shape[0]
     _check_sizes(estimator, m, n)
     k = _resolve_kernel(kernel, sigma, X, Y, **params)
@@ -204,7 +209,7 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
     the device until the end (no host synchronisation inside the loop). Returns
     ``MMDTestResult(statistic, p_value)`` (floats; unpacks as a pair).
     """
-    X, Y = _pair(X, Y)
+    X, Y = as_feature_pair(X, Y)
     m, n = X.shape[0], Y.shape[0]
     _check_sizes(estimator, m, n)
     if int(n_permutations) != n_permutations or n_permutations < 1:
@@ -235,14 +240,13 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
         txy = None
         if estimator == "equal_size":
             xs, ys = Z[perms[:, :m].reshape(-1)], Z[perms[:, m:].reshape(-1)]
-            txy = k._raw_paired(xs, ys).view(B, m).sum(1)
+            txy = k.raw_paired(xs, ys).view(B, m).sum(1)
         return _combine(estimator, m, n, Sxx, Syy, Sxy, txx, tyy, txy)
 
     observed = stats(torch.arange(N, device=Z.device).unsqueeze(0))[0]
     g = torch.Generator().manual_seed(int(seed))
     exceed = torch.zeros((), dtype=torch.long, device=Z.device)
     done = 0
-    import time
     start = time.monotonic()
     while done < n_permutations:
         b = min(batch_size, n_permutations - done)
@@ -250,9 +254,6 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
         exceed += (stats(perms) >= observed).sum()
         done += b
         if max_seconds is not None and done < n_permutations and time.monotonic() - start > max_seconds:
-            import warnings
-
-            from ._checks import user_stacklevel
             warnings.warn(f"mmd_test: the time budget max_seconds={max_seconds:g} ran out after {done} of "
                           f"{n_permutations} permutations; the p-value is computed over those {done} (its "
                           f"resolution is 1/{done + 1})", RuntimeWarning, stacklevel=user_stacklevel())
@@ -264,9 +265,7 @@ def _batch_bytes(N: int, m: int, B: int, d: int, itemsize: int, estimator: str) 
     """Bytes one batch of ``B`` splits holds: the draws (``rand`` and ``argsort`` of ``[B, N]``), the
     indicators ``A``, ``K A`` and their product ``[N, B]``, one kernel row block, and for
     ``equal_size`` the paired rows ``[B m, d]`` twice."""
-    from .operators.feature import _BLOCK_ELEMS
-
-    per = B * N * (4 + 8 + 8) + 3.0 * N * B * itemsize + 3.0 * _BLOCK_ELEMS * itemsize
+    per = B * N * (4 + 8 + 8) + 3.0 * N * B * itemsize + 3.0 * BLOCK_ELEMS * itemsize
     if estimator == "equal_size":
         per += 2.0 * B * m * d * itemsize
     return per
@@ -275,8 +274,6 @@ def _batch_bytes(N: int, m: int, B: int, d: int, itemsize: int, estimator: str) 
 def _check_test_memory(X: Tensor, N: int, m: int, batch_size: int, estimator: str) -> None:
     """Refuse, before the first allocation, a batch of splits that does not fit in memory; the
     message names the ``batch_size`` that would."""
-    from .memory import available_bytes, check_allocation
-
     d, itemsize = int(X.shape[1]), X.element_size()
     need = _batch_bytes(N, m, batch_size, d, itemsize, estimator)
     free, _ = available_bytes(X.device)
