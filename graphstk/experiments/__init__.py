@@ -19,6 +19,7 @@
 * :mod:`.paper`    the papers' numbers (paper_results.json; paper_numbers/<paper>.json)
 * :mod:`.default`  the built-in default experiment (``python run.py`` without a config)
 """
+from . import registrations  # noqa: F401  registers the shipped methods into registry's table
 from .config import ConfigError, ExperimentConfig, load_config, parse_config
 
 __all__ = ["ConfigError", "ExperimentConfig", "load_config", "parse_config", "run_experiment"]
