@@ -53,7 +53,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from torch import Tensor
 
 from .._arrays import check_is_fitted, check_positive_int, is_torch, to_output, torch_generator, validate_features
-from ..memory import check_allocation
+from ..memory import available_bytes, check_allocation
 from ..operators.feature import as_features, check_positive
 
 __all__ = ["RandomFourierFeatures", "RandomBinningFeatures", "bin_ids", "sample_frequencies"]
@@ -89,7 +89,6 @@ class _RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         message gives the rows and the ``n_features`` that would fit."""
         n = int(X.shape[0])
         need = self._map_bytes(n, X.element_size())
-        from ..memory import available_bytes
         free, _ = available_bytes(X.device)
         rows = max(1, int(n * free / max(need, 1.0)))
         param = "n_grids" if hasattr(self, "n_grids") else "n_features"

@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from ...methods._semi_supervised import onevsrest_targets
+from ...methods.semi_supervised import onevsrest_targets
 from ...operators.bandwidth import median_width
 from ..registry import MethodEntry, Problem, register_method
 from ..params import Param
