@@ -72,13 +72,13 @@ class _RFContext:
             A = self.op.weights(_slice(P, s, min(_n(P), s + rb)))
             acc = A.new_zeros(A.shape[0], F)
             for us, ue in self._u_blocks():
-                acc += A[:, us:ue] @ self.z._map(self.U[us:ue]).to(A.dtype)
+                acc += A[:, us:ue] @ self.z.map_tensor(self.U[us:ue]).to(A.dtype)
             out.append(acc)
         return torch.cat(out) if out else torch.zeros(0, F, dtype=self.op.dtype, device=self.op.device)
 
     def lift(self, w: Tensor) -> Tensor:
         """``z(U) w`` ``[n, C]`` in row blocks of ``U``."""
-        return torch.cat([self.z._map(self.U[s:e]).to(w.dtype) @ w for s, e in self._u_blocks()])
+        return torch.cat([self.z.map_tensor(self.U[s:e]).to(w.dtype) @ w for s, e in self._u_blocks()])
 
 
 class RandomFeatureFredholm(SemiSupervisedClassifier):
