@@ -21,12 +21,6 @@
 """
 from . import registrations  # noqa: F401  registers the shipped methods into registry's table
 from .config import ConfigError, ExperimentConfig, load_config, parse_config
+from .pipeline import run_experiment
 
 __all__ = ["ConfigError", "ExperimentConfig", "load_config", "parse_config", "run_experiment"]
-
-
-def run_experiment(*args, **kwargs):
-    """See :func:`graphstk.experiments.pipeline.run_experiment`."""
-    from .pipeline import run_experiment as _run
-
-    return _run(*args, **kwargs)
