@@ -25,13 +25,18 @@ two floats).
 """
 from __future__ import annotations
 
+import time
+import warnings
 from typing import NamedTuple
 
 import torch
 from torch import Tensor
 
+from ._checks import user_stacklevel
+from .memory import TILE_SHARE, check_allocation, memory_available
 from .operators.bandwidth import median_width
-from .operators.feature import SHIFT_INVARIANT, FeatureKernelOperator, _pair, as_features, kernel_function
+from .operators.feature import SHIFT_INVARIANT, FeatureKernelOperator, as_feature_pair, as_features, kernel_function
+from .operators.kernels import BLOCK_ELEMS
 
 __all__ = ["mmd2", "mmd_test", "MMDTestResult", "mean_embedding", "MeanEmbedding", "median_heuristic"]
 
@@ -56,7 +61,7 @@ def median_heuristic(X, Y=None, max_samples: int | None = 2000, seed: int = 0) -
     """
     Z = as_features(X, name="X")
     if Y is not None:
-        Xp, Yp = _pair(Z, Y)
+        Xp, Yp = as_feature_pair(Z, Y)
         Z = torch.cat([Xp, Yp])
     return median_width(Z, max_samples=max_samples, seed=seed)
 
@@ -166,7 +171,7 @@ def mmd2(X, Y, kernel="gaussian", sigma: float | None = None, estimator: str = "
     >>> bool(abs(same) < 0.02 < shifted)
     True
     """
-    X, Y = _pair(X, Y)
+    X, Y = as_feature_pair(X, Y)
     m, n = X.shape[0], Y.shape[0]
     _check_sizes(estimator, m, n)
     k = _resolve_kernel(kernel, sigma, X, Y, **params)
@@ -219,7 +224,7 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
     the device until the end (no host synchronisation inside the loop). Returns
     ``MMDTestResult(statistic, p_value)`` (floats; unpacks as a pair).
     """
-    X, Y = _pair(X, Y)
+    X, Y = as_feature_pair(X, Y)
     m, n = X.shape[0], Y.shape[0]
     _check_sizes(estimator, m, n)
     if int(n_permutations) != n_permutations or n_permutations < 1:
@@ -250,14 +255,13 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
         txy = None
         if estimator == "equal_size":
             xs, ys = Z[perms[:, :m].reshape(-1)], Z[perms[:, m:].reshape(-1)]
-            txy = k._raw_paired(xs, ys).view(B, m).sum(1)
+            txy = k.raw_paired(xs, ys).view(B, m).sum(1)
         return _combine(estimator, m, n, Sxx, Syy, Sxy, txx, tyy, txy)
 
     observed = stats(torch.arange(N, device=Z.device).unsqueeze(0))[0]
     g = torch.Generator().manual_seed(int(seed))
     exceed = torch.zeros((), dtype=torch.long, device=Z.device)
     done = 0
-    import time
     start = time.monotonic()
     while done < n_permutations:
         b = min(batch_size, n_permutations - done)
@@ -265,9 +269,6 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
         exceed += (stats(perms) >= observed).sum()
         done += b
         if max_seconds is not None and done < n_permutations and time.monotonic() - start > max_seconds:
-            import warnings
-
-            from ._checks import user_stacklevel
             warnings.warn(f"mmd_test: the time budget max_seconds={max_seconds:g} ran out after {done} of "
                           f"{n_permutations} permutations; the p-value is computed over those {done} (its "
                           f"resolution is 1/{done + 1})", RuntimeWarning, stacklevel=user_stacklevel())
@@ -279,9 +280,7 @@ def _batch_bytes(N: int, m: int, B: int, d: int, itemsize: int, estimator: str, 
     """Bytes one batch of ``B`` splits holds: the draws (``rand`` and ``argsort`` of ``[B, N]``), the
     indicators ``A``, ``K A`` and their product ``[N, B]``, one kernel row block (``tile`` entries,
     default ``2**22``), and for ``equal_size`` the paired rows ``[B m, d]`` twice."""
-    from .operators.feature import _BLOCK_ELEMS
-
-    per = B * N * (4 + 8 + 8) + 3.0 * N * B * itemsize + 3.0 * (_BLOCK_ELEMS if tile is None else tile) * itemsize
+    per = B * N * (4 + 8 + 8) + 3.0 * N * B * itemsize + 3.0 * (BLOCK_ELEMS if tile is None else tile) * itemsize
     if estimator == "equal_size":
         per += 2.0 * B * m * d * itemsize
     return per
@@ -292,8 +291,6 @@ def _check_test_memory(X: Tensor, N: int, m: int, batch_size: int, estimator: st
     than ``graphstk.memory.TILE_SHARE`` of the memory free now (the result does not depend on
     it: the permutations are drawn from one seeded stream). Refused, before the first allocation,
     only when a batch of one split cannot fit the process's memory ceiling."""
-    from .memory import TILE_SHARE, check_allocation, memory_available
-
     d, itemsize = int(X.shape[1]), X.element_size()
     check_allocation(_batch_bytes(N, m, 1, d, itemsize, estimator, tile=N), f"mmd_test on {N} points (one split at a time)",
                      "test a random subsample of X and Y", X.device)

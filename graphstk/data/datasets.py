@@ -39,7 +39,7 @@ import os
 import socket
 import urllib.parse
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -50,8 +50,9 @@ from torch_geometric.data import Data
 from ..exceptions import DataFileError, DatasetNotFoundError, FeaturesUnavailableWarning  # noqa: F401  (re-exported)
 from .files import check_index_range, load_pyg, processing_lock, read_index_file, reading
 from .graph_io import _is_networkx, from_networkx, load_npz
-from .names import dataset_key
-from .roots import ENV_DATA_ROOT, ENV_OFFLINE, _resolve_data_root, _timeout, _offline, resolve_data_root  # noqa: F401
+from .names import GRAPH_DATASET_NAMES, GRAPH_KEYS, dataset_key, vector_protocol_hint
+from .roots import ENV_DATA_ROOT, ENV_OFFLINE, data_root_and_origin, download_timeout, offline
+from .roots import resolve_data_root  # noqa: F401  (re-exported)
 from .statistics import dataset_statistics  # noqa: F401  (re-exported)
 from .validation import build_data, validate_data  # noqa: F401  (re-exported)
 
@@ -93,45 +94,31 @@ def _registry() -> dict[str, DatasetSpec]:
         _planetoid("CiteSeer"),
         _planetoid("PubMed"),
         DatasetSpec("Computers", "Computers", ("amazon_electronics_computers.npz",),
-                    lambda r: Amazon(r, "Computers"), "Amazon(root, 'Computers')", Amazon.url, npz_graph=True,
-                    aliases=("amazon-computers", "amazon computers", "amazoncomputers")),
+                    lambda r: Amazon(r, "Computers"), "Amazon(root, 'Computers')", Amazon.url, npz_graph=True),
         DatasetSpec("Photo", "Photo", ("amazon_electronics_photo.npz",),
-                    lambda r: Amazon(r, "Photo"), "Amazon(root, 'Photo')", Amazon.url, npz_graph=True,
-                    aliases=("photos", "amazon-photo", "amazon-photos")),
+                    lambda r: Amazon(r, "Photo"), "Amazon(root, 'Photo')", Amazon.url, npz_graph=True),
         DatasetSpec("CS", "CS", ("ms_academic_cs.npz",),
-                    lambda r: Coauthor(r, "CS"), "Coauthor(root, 'CS')", Coauthor.url, npz_graph=True,
-                    aliases=("coauthor-cs",)),
+                    lambda r: Coauthor(r, "CS"), "Coauthor(root, 'CS')", Coauthor.url, npz_graph=True),
         DatasetSpec("Physics", "Physics", ("ms_academic_phy.npz",),
-                    lambda r: Coauthor(r, "Physics"), "Coauthor(root, 'Physics')", Coauthor.url, npz_graph=True,
-                    aliases=("coauthor-physics", "coauthor-phy", "phy")),
+                    lambda r: Coauthor(r, "Physics"), "Coauthor(root, 'Physics')", Coauthor.url, npz_graph=True),
         DatasetSpec("DBLP", "dblp", ("dblp.npz",),
-                    lambda r: CitationFull(r, "DBLP"), "CitationFull(root, 'DBLP')", CitationFull.url, npz_graph=True,
-                    aliases=("citationfull-dblp", "dblpfull")),
+                    lambda r: CitationFull(r, "DBLP"), "CitationFull(root, 'DBLP')", CitationFull.url, npz_graph=True),
         DatasetSpec("CoraFull", "cora", ("cora.npz",),
-                    lambda r: CitationFull(r, "Cora"), "CitationFull(root, 'Cora')", CitationFull.url, npz_graph=True,
-                    aliases=("cora-full", "citationfull-cora")),
+                    lambda r: CitationFull(r, "Cora"), "CitationFull(root, 'Cora')", CitationFull.url, npz_graph=True),
     ]
-    return {s.name: s for s in specs}
+    if [s.name for s in specs] != list(GRAPH_DATASET_NAMES):
+        raise RuntimeError("graphstk.data.names.GRAPH_DATASET_NAMES and the graph registry disagree")
+    return {s.name: replace(s, aliases=GRAPH_DATASET_NAMES[s.name]) for s in specs}
 
 
 _SPECS: dict[str, DatasetSpec] | None = None
-_ALIASES: dict[str, str] = {}
 
 
 def _specs() -> dict[str, DatasetSpec]:
     global _SPECS
     if _SPECS is None:
         _SPECS = _registry()
-        for s in _SPECS.values():
-            for a in (s.name, *s.aliases):
-                _ALIASES[dataset_key(a)] = s.name
     return _SPECS
-
-
-def _alias_table() -> dict[str, str]:
-    """``dataset_key(name or alias) -> canonical name`` of every graph dataset."""
-    _specs()
-    return _ALIASES
 
 
 class _LazyRegistry(Mapping):
@@ -167,9 +154,8 @@ def get_spec(name: str) -> DatasetSpec:
     """
     if not isinstance(name, str):
         raise TypeError(f"dataset name must be a str, got {type(name).__name__}")
-    key = _alias_table().get(dataset_key(name))
+    key = GRAPH_KEYS.get(dataset_key(name))
     if key is None:
-        from .vector import vector_protocol_hint
         hint = vector_protocol_hint(name)
         if hint is not None:
             raise ValueError(hint)
@@ -251,7 +237,7 @@ _PUBMED_ALT = ("alt", "pubmed_graph_labels.npz")
 
 
 def _load_named(spec: DatasetSpec, root, features: bool = True) -> Data:
-    root_path, where = _resolve_data_root(root)
+    root_path, where = data_root_and_origin(root)
     ds_dir = root_path / spec.dirname
     raw_dir = ds_dir / "raw"
     missing = _missing(raw_dir, spec.raw_files)
@@ -270,7 +256,7 @@ def _load_named(spec: DatasetSpec, root, features: bool = True) -> Data:
         _ensure_downloadable(spec, root_path, where, raw_dir, missing)
         _ensure_writable(ds_dir if ds_dir.exists() else root_path, spec)
         try:
-            with _socket_timeout(_timeout()), processing_lock(ds_dir):
+            with _socket_timeout(download_timeout()), processing_lock(ds_dir):
                 dataset = _load_pyg(spec, root_path)
         except OSError as err:
             if _missing(raw_dir, spec.raw_files):   # the download itself failed
@@ -358,14 +344,14 @@ def _not_found(spec, root_path, where, raw_dir, missing, reason) -> DatasetNotFo
 
 
 def _ensure_downloadable(spec, root_path, where, raw_dir, missing) -> None:
-    if _offline():
+    if offline():
         raise _not_found(spec, root_path, where, raw_dir, missing, reason=f"offline: ${ENV_OFFLINE} is set")
     if any(os.environ.get(k) for k in ("https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY")):
         return   # a proxy decides reachability; let the download try
     host = urllib.parse.urlparse(spec.url).hostname
     port = urllib.parse.urlparse(spec.url).port or 443
     try:
-        with socket.create_connection((host, port), timeout=_timeout()):
+        with socket.create_connection((host, port), timeout=download_timeout()):
             pass
     except OSError as err:
         raise _not_found(spec, root_path, where, raw_dir, missing,

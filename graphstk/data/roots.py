@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["resolve_data_root", "root_origin", "ENV_DATA_ROOT", "ENV_OFFLINE", "DEFAULT_DATA_ROOT"]
+__all__ = ["resolve_data_root", "root_origin", "data_root_and_origin", "offline", "download_timeout",
+           "ENV_DATA_ROOT", "ENV_OFFLINE", "ENV_DOWNLOAD_TIMEOUT", "DEFAULT_DATA_ROOT"]
 
 ENV_DATA_ROOT = "GRAPHSTK_DATA"
 ENV_OFFLINE = "GRAPHSTK_OFFLINE"
@@ -25,11 +26,13 @@ def resolve_data_root(root: str | os.PathLike | None = None) -> Path:
     The path is expanded (``~``) and made absolute; it does not need to exist yet
     (PyG creates it when it downloads). The command line passes ``--data-root`` as ``root``.
     """
-    return _resolve_data_root(root)[0]
+    return data_root_and_origin(root)[0]
 
 
-def _resolve_data_root(root) -> tuple[Path, str]:
-    """``(path, where it came from)``; a ``root`` equal to ``$GRAPHSTK_DATA`` or to the default
+def data_root_and_origin(root) -> tuple[Path, str]:
+    """``(path, where it came from)``: :func:`resolve_data_root` and :func:`root_origin` in one call.
+
+    A ``root`` equal to ``$GRAPHSTK_DATA`` or to the default
     (as the command line passes it on) is reported as coming from there."""
     env = os.environ.get(ENV_DATA_ROOT)
     env_path = Path(env).expanduser().absolute() if env else None
@@ -48,11 +51,13 @@ def _resolve_data_root(root) -> tuple[Path, str]:
     return default_path, f"the default ./{DEFAULT_DATA_ROOT} (no --data-root, ${ENV_DATA_ROOT} unset)"
 
 
-def _offline() -> bool:
+def offline() -> bool:
+    """``True`` when ``$GRAPHSTK_OFFLINE`` forbids downloads (``1``, ``true``, ``yes`` or ``on``)."""
     return os.environ.get(ENV_OFFLINE, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-def _timeout() -> float:
+def download_timeout() -> float:
+    """Seconds that bound the reachability probe and a download: ``$GRAPHSTK_DOWNLOAD_TIMEOUT``, default 10."""
     raw = os.environ.get(ENV_DOWNLOAD_TIMEOUT)
     try:
         return float(raw) if raw else _DEFAULT_TIMEOUT_S
@@ -62,4 +67,4 @@ def _timeout() -> float:
 
 def root_origin(root) -> str:
     """Where :func:`resolve_data_root` takes the root from, for error messages."""
-    return _resolve_data_root(root)[1]
+    return data_root_and_origin(root)[1]

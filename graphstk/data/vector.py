@@ -28,7 +28,8 @@ Nothing is downloaded: a missing file is a :class:`~graphstk.data.DatasetNotFoun
 the directory searched and the files expected there; a truncated or corrupted one a
 :class:`~graphstk.exceptions.DataFileError` naming the file, the dataset and the fix.
 
-This module is the registry (names, aliases, options, files); the object is
+This module is the registry of loaders (options, files; the names and aliases are
+:mod:`graphstk.data.names`); the object is
 :mod:`graphstk.data.vector_dataset`, the file readers :mod:`graphstk.data.vector_readers`
 and :mod:`graphstk.data.text`.
 """
@@ -39,8 +40,9 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
-
-from .names import dataset_key
+from . import generators, text
+from .names import (VECTOR_DATASET_NAMES, VECTOR_KEYS, dataset_key, graph_dataset_hint,
+                    vector_protocol_hint)  # noqa: F401  (vector_protocol_hint re-exported)
 from .roots import resolve_data_root, root_origin
 from .vector_dataset import VectorDataset, check_partition, encode_labels  # noqa: F401  (re-exported)
 from .vector_readers import (
@@ -54,42 +56,31 @@ __all__ = ["VECTOR_DATASETS", "VectorDataset", "load_vector_dataset", "vector_da
 
 @dataclass(frozen=True)
 class _Entry:
-    name: str
+    name: str                                 # canonical name (aliases: graphstk.data.names)
     loader: Callable[..., VectorDataset]     # loader(root_path, where, **options)
     options: tuple[str, ...]                  # accepted keyword options
-    aliases: tuple[str, ...] = ()
     needs_root: bool = True                   # False: generators and scikit-learn's digits
-    has_splits: bool = False                  # ships its own semi-supervised splits
 
 
 _REGISTRY: dict[str, _Entry] = {}
-_ALIASES: dict[str, str] = {}
 
 
 def _register(entry: _Entry) -> None:
+    if entry.name not in VECTOR_DATASET_NAMES:
+        raise RuntimeError(f"{entry.name} is not in graphstk.data.names.VECTOR_DATASET_NAMES")
     _REGISTRY[entry.name] = entry
-    for a in (entry.name, *entry.aliases):
-        key = dataset_key(a)
-        if key in _ALIASES and _ALIASES[key] != entry.name:
-            raise RuntimeError(f"alias {a!r} of {entry.name} already names {_ALIASES[key]}")
-        _ALIASES[key] = entry.name
 
 
 def _lookup(name: str) -> _Entry:
     if not isinstance(name, str):
         raise TypeError(f"dataset name must be a str, got {type(name).__name__}")
-    key = _ALIASES.get(dataset_key(name))
+    key = VECTOR_KEYS.get(dataset_key(name))
     if key is None:
-        from .datasets import get_spec
-        try:
-            graph = get_spec(name).name
-        except ValueError:
-            graph = None
+        graph = graph_dataset_hint(name)
         if graph is not None:
-            raise ValueError(f"{name!r} is a graph dataset, not a vector one: load it with "
-                             f"graphstk.load_dataset({graph!r}). Vector datasets: {', '.join(VECTOR_DATASETS)}")
-        close = list(dict.fromkeys(_ALIASES[c] for c in
-                                   difflib.get_close_matches(dataset_key(name), list(_ALIASES), n=4, cutoff=0.6)))
+            raise ValueError(graph)
+        close = list(dict.fromkeys(VECTOR_KEYS[c] for c in
+                                   difflib.get_close_matches(dataset_key(name), list(VECTOR_KEYS), n=4, cutoff=0.6)))
         hint = (f" Did you mean {close[0]!r}" + (f" (or {', '.join(map(repr, close[1:3]))})" if close[1:] else "")
                 + "?") if close else ""
         raise ValueError(f"unknown vector dataset {name!r}.{hint} Valid names: {', '.join(VECTOR_DATASETS)} "
@@ -145,23 +136,6 @@ def load_vector_dataset(name: str, root: str | os.PathLike | None = None, **opti
     return entry.loader(resolve_data_root(root), root_origin(root), **options)
 
 
-def vector_protocol_hint(name: str) -> str | None:
-    """For a vector dataset's name given where a graph is expected: a message saying so, how to load
-    it, and which config ``protocol:`` takes it; ``None`` when ``name`` is not a vector dataset."""
-    key = _ALIASES.get(dataset_key(name)) if isinstance(name, str) else None
-    if key is None:
-        return None
-    entry = _REGISTRY[key]
-    protocols = ("`protocol: fixed-splits` (its supplied splits) or `protocol: labeled-per-class`"
-                 if entry.has_splits else "`protocol: labeled-per-class`")
-    classes = "" if entry.name not in ("MNIST", "USPS-ESL", "USPST", "Digits") else \
-        f", or `protocol: one-class` with a task such as '{entry.name} 3vs8'"
-    return (f"{name!r} is a vector dataset (features and labels, no graph), not a graph for node "
-            f"classification: in a config set {protocols}{classes}; in Python load it with "
-            f"graphstk.load_vector_dataset({entry.name!r}). Graph datasets: Cora, CiteSeer, PubMed, Computers, "
-            "Photo, CS, Physics, DBLP, CoraFull")
-
-
 def vector_dataset_files(name: str) -> dict[str, tuple[str, ...]]:
     """Files a named dataset reads, by folder under the data root: ``{folder: (file, ...)}``.
 
@@ -178,42 +152,33 @@ _FILES: dict[str, dict[str, tuple[str, ...]]] = {}
 
 # --------------------------------------------------------------------------- registrations
 for _k in (1, 2, 3, 4, 5, 6, 7, 9, 8):   # the book's order, SecStr (package only) last
-    _name, _aliases, _ = _SSL_SETS[_k]
-    _register(_Entry(_name, _ssl_loader(_k), ("source", "dtype"), _aliases, has_splits=True))
+    _name = _SSL_SETS[_k][0]
+    _register(_Entry(_name, _ssl_loader(_k), ("source", "dtype")))
     _FILES[_name] = {"ssl_benchmark": _ssl_root_files(_k)}
-_register(_Entry("MNIST", _load_mnist, ("dtype",), ("mnist70k",)))
+_register(_Entry("MNIST", _load_mnist, ("dtype",)))
 _FILES["MNIST"] = {"mnist": _MNIST_FILES}
-_register(_Entry("USPS-ESL", _load_usps_esl, ("dtype",), ("esl-usps", "usps-zip", "zip-usps")))
-_register(_Entry("USPST", _load_uspst, ("dtype",), ("usps-t", "uspst-chapelle"), has_splits=True))
+_register(_Entry("USPS-ESL", _load_usps_esl, ("dtype",)))
+_register(_Entry("USPST", _load_uspst, ("dtype",)))
 _FILES["USPS-ESL"] = {"usps": _ESL_FILES}
 _FILES["USPST"] = {"usps": ("uspst.mat",)}
-_register(_Entry("Digits", _load_digits, ("dtype",), ("sklearn-digits", "digits8x8"), needs_root=False))
+_register(_Entry("Digits", _load_digits, ("dtype",), needs_root=False))
 
 
 # --------------------------------------------------------------------------- text and generators
-def _text_loader(attr: str):
+def _generator(make):
     def load(root, where, **options):
-        from . import text
-        return getattr(text, attr)(root, where, **options)
+        return make(**options)
     return load
 
 
-def _generator(attr: str):
-    def load(root, where, **options):
-        from . import generators
-        return getattr(generators, attr)(**options)
-    return load
-
-
-_register(_Entry("MovieReviews", _text_loader("_load_movie_reviews"), ("tfidf",),
-                 ("movie-review-polarity", "polarity", "review-polarity", "imdb-polarity")))
-_register(_Entry("WebKB4", _text_loader("_load_webkb4"), ("tfidf",), ("webkb-4", "webkb4class")))
+_register(_Entry("MovieReviews", text._load_movie_reviews, ("tfidf",)))
+_register(_Entry("WebKB4", text._load_webkb4, ("tfidf",)))
 _FILES["MovieReviews"] = {"movie_review_polarity": ("review_polarity.tar.gz",)}
 _FILES["WebKB4"] = {"webkb": ("webkb-test-stemmed.txt", "webkb-train-stemmed.txt | webkb-train-stemmed.PARTIAL.txt")}
-_register(_Entry("TwoLines", _generator("make_two_lines"), ("n", "noise", "dim", "seed"),
-                 ("two-lines", "twoline", "twoline-nocluster"), needs_root=False))
-_register(_Entry("Circle", _generator("make_circle"), ("n", "noise", "dim", "seed"),
-                 ("circle-quad",), needs_root=False))
+_register(_Entry("TwoLines", _generator(generators.make_two_lines), ("n", "noise", "dim", "seed"), needs_root=False))
+_register(_Entry("Circle", _generator(generators.make_circle), ("n", "noise", "dim", "seed"), needs_root=False))
 
 #: Every canonical name :func:`load_vector_dataset` accepts (aliases are accepted too).
-VECTOR_DATASETS: tuple[str, ...] = tuple(_REGISTRY)
+VECTOR_DATASETS: tuple[str, ...] = tuple(VECTOR_DATASET_NAMES)
+if set(_REGISTRY) != set(VECTOR_DATASETS):
+    raise RuntimeError("graphstk.data.names.VECTOR_DATASET_NAMES and the vector registry disagree")

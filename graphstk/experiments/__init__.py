@@ -19,48 +19,8 @@
 * :mod:`.paper`    the papers' numbers (paper_results.json; paper_numbers/<paper>.json)
 * :mod:`.default`  the built-in default experiment (``python run.py`` without a config)
 """
+from . import registrations  # noqa: F401  registers the shipped methods into registry's table
 from .config import ConfigError, ExperimentConfig, load_config, parse_config
+from .pipeline import run_experiment
 
 __all__ = ["ConfigError", "ExperimentConfig", "load_config", "parse_config", "run_experiment"]
-
-
-def run_experiment(*args, **kwargs):
-    """Run a config: every task, dataset, seed and method; write the results files.
-
-    ``run_experiment(cfg, out_dir, data_root=None, *, progress=True, log=None, write=True)``
-    (the implementation is ``graphstk.experiments.pipeline.run_experiment``, imported on first
-    call so that importing :mod:`graphstk.experiments` stays cheap).
-
-    Parameters
-    ----------
-    cfg : ExperimentConfig
-        A validated config (:func:`load_config` or :func:`parse_config`).
-    out_dir : str
-        Where ``results.json``, ``results.csv``, ``results.md`` (and the figure of a sweep, if
-        any) are written; per-seed results are cached under ``out_dir/cache``, so an interrupted
-        run resumes where it stopped.
-    data_root : str, optional
-        Dataset folder; default ``$GRAPHSTK_DATA``, else ``./datasets``.
-    progress : bool, default True
-        Show a progress bar.
-    log : callable, optional
-        Receives one message string per event (default: written to stderr).
-    write : bool, default True
-        Write the results files.
-
-    Returns
-    -------
-    dict
-        ``{"config": ..., "rows": [...], "wall_time_s": ...}``, the content of ``results.json``:
-        one row per (dataset, method, setting, p_test).
-
-    Raises
-    ------
-    ConfigError
-        Bad input (an unknown dataset, too few points of a class, overlapping split sets, NaN
-        features, ...), raised after every dataset is loaded and checked and before anything is
-        computed.
-    """
-    from .pipeline import run_experiment as _run
-
-    return _run(*args, **kwargs)

@@ -59,7 +59,7 @@ def graph_dataset(d, base_dir: str | None, *at) -> DatasetSpec:
     if src is None:
         src = d.name
     if not src.endswith(".npz"):
-        from graphstk.data.vector import vector_protocol_hint
+        from graphstk.data.names import vector_protocol_hint
 
         wrong = vector_protocol_hint(src)
         if wrong is not None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import tempfile
 
+from .cache import umask_mode
+
 __all__ = ["sweep_plot"]
 
 
@@ -59,7 +61,6 @@ def sweep_plot(rows: list[dict], spec, path: str) -> str | None:
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".png", dir=folder)
-    from .cache import umask_mode
     os.fchmod(fd, umask_mode())   # the umask's mode, not mkstemp's 0600
     os.close(fd)
     try:

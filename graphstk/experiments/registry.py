@@ -6,8 +6,9 @@ grid points; the method returns one score tensor per grid point. The runner neve
 a method's internals; a method never sees a validation or test label.
 
 Registrations live in :mod:`graphstk.experiments.registrations` (one module per topic:
-``stkr.py``, ``baselines.py``, ``fredholm.py``, ``sskpca.py``, ``separating.py``), imported the
-first time a method is looked up. Each entry declares its parameters (:class:`~.params.Param`),
+``stkr.py``, ``baselines.py``, ``fredholm.py``, ``sskpca.py``, ``separating.py``), which import
+this module and register into its table; :mod:`graphstk.experiments` imports them, so the table
+is complete whenever this module is reachable. This module never imports a registration. Each entry declares its parameters (:class:`~.params.Param`),
 so that every grid value of a config is checked when the config loads: :meth:`MethodEntry.resolve`
 turns a config's method entry into a :class:`MethodSpec` (full grid, sweep, options).
 
@@ -325,18 +326,6 @@ def options_suffix(options: dict | None, label: str | None = None) -> str:
 
 _REGISTRY: dict[str, MethodEntry] = {}
 _LOCK = threading.RLock()
-_LOADED = False
-
-
-def _load_registrations() -> None:
-    global _LOADED
-    if _LOADED:
-        return
-    with _LOCK:
-        if _LOADED:
-            return
-        _LOADED = True
-        import graphstk.experiments.registrations  # noqa: F401 - registers on import
 
 
 def register_method(entry: MethodEntry) -> MethodEntry:
@@ -360,8 +349,8 @@ def register_method(entry: MethodEntry) -> MethodEntry:
 
 
 def registered_methods() -> dict[str, MethodEntry]:
-    """Every registered method by name (a copy; the registrations are loaded first)."""
-    _load_registrations()
+    """Every registered method by name (a copy): the shipped registrations
+    (:mod:`graphstk.experiments.registrations`) and any :func:`register_method` added."""
     with _LOCK:
         return dict(_REGISTRY)
 

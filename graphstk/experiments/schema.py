@@ -16,13 +16,14 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
     model_validator
 
 from .datasets import graph_dataset
+from .overrides import DEVICE, override_tasks
+from .paper import paper_files
 from .params import choice, distinct, fail, first_repeat, type_name, unknown_key
 from .registry import get_method
 from .vector_data import vector_dataset
 
 __all__ = ["Task", "MultiTask", "TaskBase", "PROTOCOL_MODELS", "DEVICE"]
 
-DEVICE = re.compile(r"(cpu|cuda|mps|xpu)(:\d+)?")
 PosInt = Annotated[int, Field(ge=1)]
 Seed = Annotated[int, Field(ge=0)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -166,11 +167,12 @@ class Runnable(Strict):
     description: str = ""
     quick: bool = Field(False, exclude=True)
 
-    def with_overrides(self, **kw):
-        """See :func:`graphstk.experiments.config.with_overrides`."""
-        from .config import with_overrides
-
-        return with_overrides(self, **kw)
+    def with_overrides(self, seeds: int | None = None, quick: bool = False, datasets: list[str] | None = None,
+                       device: str | None = None):
+        """A copy with the command-line ``--seeds N``, ``--quick``, ``--datasets NAME ...`` and ``--device``
+        applied; see :func:`graphstk.experiments.config.with_overrides`."""
+        tasks = override_tasks(self.all_tasks(), seeds=seeds, quick=quick, datasets=datasets, device=device)
+        return self._with_tasks(tasks, quick)
 
 
 class TaskBase(Runnable):
@@ -248,6 +250,9 @@ class TaskBase(Runnable):
         """The tasks to run: ``[self]``."""
         return [self]
 
+    def _with_tasks(self, tasks: list, quick: bool) -> "TaskBase":
+        return tasks[0]
+
     def to_dict(self) -> dict:
         """The fully resolved config (defaults filled in): what results.json records."""
         out = self.model_dump(mode="json", exclude={"datasets", "methods", "grid"})
@@ -279,8 +284,6 @@ class VectorTask(TaskBase):
     @field_validator("paper")
     @classmethod
     def _paper(cls, v):
-        from .paper import paper_files
-
         if v is not None and v not in paper_files():
             raise fail(choice(v, paper_files(), "paper"))
         return v
@@ -406,6 +409,9 @@ class MultiTask(Runnable):
     def all_tasks(self) -> list[TaskBase]:
         """The tasks to run."""
         return list(self.tasks)
+
+    def _with_tasks(self, tasks: list, quick: bool) -> "MultiTask":
+        return self.model_copy(update={"tasks": tasks, "quick": quick or self.quick})
 
     def to_dict(self) -> dict:
         return {"name": self.name, "description": self.description, "quick": self.quick,

@@ -15,6 +15,7 @@ import typing
 from pydantic import BaseModel
 
 from . import schema
+from .registry import registered_methods
 
 __all__ = ["reference", "update", "main", "BEGIN", "END"]
 
@@ -72,8 +73,6 @@ def _table(model, keys=None) -> list[str]:
 
 
 def _catalogue() -> list[str]:
-    from .registry import registered_methods
-
     rows = ["| method | inputs | task | setting | parameters: allowed values (default grid) | fixed options |",
             "|---|---|---|---|---|---|"]
     shipped = {n: e for n, e in registered_methods().items()      # graphstk's own registrations only (not a

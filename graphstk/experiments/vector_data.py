@@ -39,7 +39,7 @@ _TASK_NAME = re.compile(r"^(?P<source>.*\S)\s+(?P<pos>[^\s]+?)\s*vs\s*(?P<neg>[^
 
 def vector_dataset(d, protocol: str, *at) -> DatasetSpec:
     """The :class:`DatasetSpec` of a vector dataset entry (at ``at``): a name or a ``VectorDataset`` mapping."""
-    from graphstk.data.vector import VECTOR_DATASETS, _lookup
+    from graphstk.data.names import VECTOR_DATASET_NAMES, vector_dataset_name
 
     d = {"name": d} if isinstance(d, str) else d.model_dump(exclude_none=True)
     vec = {k: d[k] for k in ("part", "n_per_class", "options", "noise_std") if k in d}
@@ -64,12 +64,11 @@ def vector_dataset(d, protocol: str, *at) -> DatasetSpec:
         raise fail("only one-class tasks have positive/negative classes", *at,
                    "positive" if "positive" in d else "negative")
     source = source or d["name"]
-    try:
-        _lookup(source)
-    except (ValueError, TypeError):
-        raise fail(f"unknown dataset {source!r} for the {protocol} protocol{hint(source, VECTOR_DATASETS, 1, 0.5)} "
-                   f"(allowed: {', '.join(VECTOR_DATASETS)}; case-insensitive)",
-                   *at, *(("source",) if "source" in d else ())) from None
+    if vector_dataset_name(source) is None:
+        raise fail(f"unknown dataset {source!r} for the {protocol} protocol"
+                   f"{hint(source, list(VECTOR_DATASET_NAMES), 1, 0.5)} "
+                   f"(allowed: {', '.join(VECTOR_DATASET_NAMES)}; case-insensitive)",
+                   *at, *(("source",) if "source" in d else ()))
     return DatasetSpec(name=d["name"], source=source, vector=vec)
 
 

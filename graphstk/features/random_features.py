@@ -53,7 +53,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from torch import Tensor
 
 from .._arrays import check_is_fitted, check_positive_int, is_torch, to_output, torch_generator, validate_features
-from ..memory import check_allocation
+from ..memory import check_allocation, memory_limit
 from ..operators.feature import as_features, check_positive
 
 __all__ = ["RandomFourierFeatures", "RandomBinningFeatures", "bin_ids", "sample_frequencies"]
@@ -78,10 +78,10 @@ class _RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         check_is_fitted(self)
         Xt = validate_features(self, X, reset=False)
         self._check_map_size(Xt, "transform")
-        return self._output(self._map(Xt), X)
+        return self._output(self.map_tensor(Xt), X)
 
     def _map_bytes(self, n: int, itemsize: int) -> float:
-        """Peak bytes of ``_map`` on ``n`` rows (the output and its temporaries)."""
+        """Peak bytes of :meth:`map_tensor` on ``n`` rows (the output and its temporaries)."""
         return float(n) * self.n_output_features_ * itemsize
 
     def _check_map_size(self, X: Tensor, what: str) -> None:
@@ -89,7 +89,6 @@ class _RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         message gives the rows and the ``n_features`` that would fit."""
         n = int(X.shape[0])
         need = self._map_bytes(n, X.element_size())
-        from ..memory import memory_limit
         limit, _ = memory_limit(X.device)
         rows = max(1, int(n * limit / max(need, 1.0)))
         param = "n_grids" if hasattr(self, "n_grids") else "n_features"
@@ -110,8 +109,8 @@ class _RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
                                                                device=Xt.device), "kernel_approximation")
         check_allocation(float(Xt.shape[0]) * (Xt.shape[0] if Yt is None else Yt.shape[0]) * Xt.element_size(),
                          "the approximated Gram matrix z(X) z(Y)^T", "pass fewer rows of X (and Y)", Xt.device)
-        ZX = self._dense(self._map(Xt))
-        ZY = ZX if Yt is None else self._dense(self._map(Yt))
+        ZX = self._dense(self.map_tensor(Xt))
+        ZY = ZX if Yt is None else self._dense(self.map_tensor(Yt))
         return to_output(ZX @ ZY.T, X)
 
     @staticmethod
@@ -246,7 +245,7 @@ class RandomFourierFeatures(_RandomFeatures):
         D = int(self.W_.shape[1])
         return float(n) * itemsize * (D + self.n_output_features_ * 2)   # X W, cos and sin, their concatenation
 
-    def _map(self, X: Tensor) -> Tensor:
+    def map_tensor(self, X: Tensor) -> Tensor:
         """``z(X)`` of a validated tensor (no checks: the inner loops call this)."""
         W = self.W_.to(device=X.device, dtype=X.dtype)
         P = X @ W
@@ -367,7 +366,7 @@ class RandomBinningFeatures(_RandomFeatures):
     def _map_bytes(self, n: int, itemsize: int) -> float:
         return 2.0 * n * self.pitch_.shape[0] * (16 + itemsize)   # one (row, column, value) per grid, coalesced
 
-    def _map(self, X_in: Tensor) -> Tensor:
+    def map_tensor(self, X_in: Tensor) -> Tensor:
         """``z(X)`` of a validated tensor as a coalesced sparse COO tensor on its device."""
         dev = X_in.device
         X = X_in.to(torch.float64)

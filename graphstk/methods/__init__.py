@@ -19,29 +19,22 @@ tensor([0, 0, 0])
 >>> lp.decision_function().shape                                       # every node
 torch.Size([34, 2])
 """
+from ..exceptions import ClassesWithoutLabelsWarning
 from .estimators import STKR, LabelPropagation, UnreachableNodesWarning
 from .grid import NonFiniteScoresWarning, grid_keys, predict_grid, predict_labels, unreachable
 from .kernel_ridge import KernelRidge, RandomFeatureRidge, kernel_ridge_solve
 from .coupled_embedding import CoupledKernelEmbedding, coupled_kernel_embedding
-
-__all__ = ["STKR", "LabelPropagation", "UnreachableNodesWarning", "NonFiniteScoresWarning", "grid_keys", "predict_grid",
-           "predict_labels", "unreachable", "KernelRidge", "RandomFeatureRidge", "kernel_ridge_solve",
-           "CoupledKernelEmbedding", "coupled_kernel_embedding"]
-from ..exceptions import ClassesWithoutLabelsWarning  # noqa: E402
-
-__all__ += ["ClassesWithoutLabelsWarning"]
-
 from .separating import ParzenWindow, SpectralSupportEstimator, gaussian_one_class_svm
-
-__all__ += ["SpectralSupportEstimator", "ParzenWindow", "gaussian_one_class_svm"]
-from .sskpca import LRKPCA, LSKPCA, MVKPCA, KernelPCAClassifier  # noqa: E402  semi-supervised KPCA (Walder et al.)
-
-__all__ += ["LRKPCA", "LSKPCA", "MVKPCA", "KernelPCAClassifier"]
+from .sskpca import LRKPCA, LSKPCA, MVKPCA, KernelPCAClassifier   # semi-supervised KPCA (Walder et al.)
 from .fredholm import (FredholmKernel, FredholmRLSC, FredholmSVM, RandomFeatureFredholm, fredholm_gram,
                        fredholm_random_features)
 from .laprls import LapRLSC
-__all__ += ["FredholmKernel", "FredholmRLSC", "FredholmSVM", "RandomFeatureFredholm", "fredholm_gram",
-            "fredholm_random_features", "LapRLSC"]
-from .feature_stkr import FeatureSTKR  # noqa: E402  graph x feature kernels, closed form
+from .feature_stkr import FeatureSTKR   # graph x feature kernels, closed form
 
-__all__ += ["FeatureSTKR"]
+__all__ = ["STKR", "LabelPropagation", "UnreachableNodesWarning", "NonFiniteScoresWarning", "grid_keys", "predict_grid",
+           "predict_labels", "unreachable", "KernelRidge", "RandomFeatureRidge", "kernel_ridge_solve",
+           "CoupledKernelEmbedding", "coupled_kernel_embedding", "ClassesWithoutLabelsWarning",
+           "SpectralSupportEstimator", "ParzenWindow", "gaussian_one_class_svm",
+           "LRKPCA", "LSKPCA", "MVKPCA", "KernelPCAClassifier",
+           "FredholmKernel", "FredholmRLSC", "FredholmSVM", "RandomFeatureFredholm", "fredholm_gram",
+           "fredholm_random_features", "LapRLSC", "FeatureSTKR"]

@@ -55,7 +55,7 @@ from torch import Tensor
 from .._arrays import check_is_fitted, semi_supervised_labels, to_output, validate_features
 
 from ..operators.base import KernelOperator
-from ..operators.feature import FeatureKernelOperator, as_features, gram, kernel_function, median_distance
+from ..operators.feature import FeatureKernelOperator, as_features, gram, kernel_function, knn_graph, median_distance
 
 __all__ = ["CoupledKernelEmbedding", "coupled_kernel_embedding", "CKEResult", "bipartite_laplacian"]
 
@@ -234,7 +234,6 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
             lab = torch.as_tensor(labeled, device=W.device)
             W = W * ~((c[:, None] != c[None, :]) & lab[:, None] & lab[None, :])
         if self.n_neighbors is not None:
-            from ..operators.feature import knn_graph
             ei, _ = knn_graph(XH, int(self.n_neighbors))
             mask = torch.zeros_like(W, dtype=torch.bool)
             mask[ei[0], ei[1]] = True

@@ -38,7 +38,8 @@ from torch import Tensor
 
 from .._arrays import check_is_fitted, to_output, validate_features
 from ..memory import check_allocation
-from ..operators.base import KernelOperator
+from ..features import RandomFourierFeatures
+from ..operators.base import DenseOperator, KernelOperator
 from ..operators.feature import FeatureKernelOperator, kernel_function
 from ..spectral.solvers import cg
 
@@ -106,7 +107,6 @@ def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str =
     last iterate with a ``RuntimeWarning``.
     """
     if isinstance(op, Tensor):
-        from ..operators.base import DenseOperator
         op = DenseOperator(op)
     if not isinstance(op, KernelOperator):
         raise TypeError(f"op must be a KernelOperator or a 2-D tensor, got {type(op).__name__}")
@@ -213,8 +213,6 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         Y = None if X is self.X_fit_ else self.X_fit_
         if sp.issparse(X):
             from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
-
-            from ..operators.base import DenseOperator
             if self.normalize:
                 raise ValueError("normalize=True needs dense X; pass X.toarray()")
             G = (linear_kernel(X, Y) if self.kernel_.name == "linear"
@@ -249,7 +247,6 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         K_X = self._operator(self._validated(X)).to_dense()
         K = self._operator(self.X_fit_)
         if self.solver == "direct":
-            from ..operators.base import DenseOperator
             K = DenseOperator(K.to_dense())
         return [to_output(K_X @ kernel_ridge_solve(K, self._y, lam, solver=self.solver, tol=self.tol,
                                                    max_iter=self.max_iter), X) for lam in lams]
@@ -324,7 +321,6 @@ class RandomFeatureRidge(RegressorMixin, BaseEstimator):
     def _make_features(self):
         if self.features is not None:
             return clone(self.features)
-        from ..features import RandomFourierFeatures
         return RandomFourierFeatures(kernel=self.kernel, sigma=self.sigma, n_features=self.n_features,
                                      random_state=self.random_state, map=self.map)
 

@@ -39,7 +39,7 @@ from .._arrays import check_is_fitted, to_output, torch_generator, validate_feat
 from ..memory import check_allocation
 from ..operators.base import SparseOperator
 from ..operators.feature import FeatureKernelOperator, Kernel, as_features, check_positive, knn_graph
-from ._semi_supervised import SemiSupervisedClassifier
+from .semi_supervised import SemiSupervisedClassifier
 from .fredholm import kernel_from_width
 
 __all__ = ["LapRLSC", "graph_laplacian", "kernel_factor", "laprls_path"]

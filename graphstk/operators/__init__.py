@@ -33,6 +33,9 @@ from .kernels import Kernel, kernel_function, pairwise_distances
 from .feature import FeatureKernelOperator, gram
 from .knn import knn_graph
 from .bandwidth import kth_neighbor_distance_median, median_distance, median_width
+from .diffusion import (
+    MixtureKernelOperator, SpectralKernelOperator, diffusion_kernel, gaussian_knn_graph, laplacian_eigenpairs,
+)
 
 __all__ = [
     "KernelOperator", "DenseOperator", "SparseOperator", "as_index",
@@ -40,10 +43,6 @@ __all__ = [
     "random_walk_kernel",
     "FeatureKernelOperator", "Kernel", "gram", "kernel_function", "knn_graph", "pairwise_distances",
     "median_width", "kth_neighbor_distance_median", "median_distance",
+    "MixtureKernelOperator", "SpectralKernelOperator", "diffusion_kernel", "gaussian_knn_graph",
+    "laplacian_eigenpairs",
 ]
-from .diffusion import (  # noqa: E402
-    MixtureKernelOperator, SpectralKernelOperator, diffusion_kernel, gaussian_knn_graph, laplacian_eigenpairs,
-)
-
-__all__ += ["MixtureKernelOperator", "SpectralKernelOperator", "diffusion_kernel", "gaussian_knn_graph",
-            "laplacian_eigenpairs"]

@@ -15,50 +15,22 @@ Both evaluate distances in row blocks, check the distances they keep against the
 memory ceiling first (:func:`graphstk.memory.tile_rows`; the blocks shrink to the free
 memory), and refuse a zero median (duplicate points)
 with an error that says to pass the width explicitly. :func:`median_of` is the median of
-given distances (e.g. the kNN distances of :func:`~graphstk.operators.knn_graph`).
+given distances (e.g. the kNN distances of :func:`~graphstk.operators.knn_graph`); it lives in
+:mod:`graphstk.operators.medians`, below both this module and :mod:`graphstk.operators.knn`.
 """
 from __future__ import annotations
 
 import warnings
 
-import numpy as np
 import torch
 from torch import Tensor
 
 from ..memory import tile_rows
-from .kernels import _BLOCK_ELEMS, _distance_fn, _l2dist, as_features
+from .kernels import BLOCK_ELEMS, _distance_fn, _l2dist, as_features
 from .knn import nearest_neighbors
+from .medians import median_of
 
 __all__ = ["median_width", "median_of", "median_distance", "kth_neighbor_distance_median"]
-
-
-def median_of(values: Tensor, what: str = "the distances", *, lower: bool = False,
-              allow_zero: bool = False) -> float:
-    """Median of ``values`` as a float.
-
-    Parameters
-    ----------
-    values : Tensor
-        Any shape; flattened.
-    what : str
-        What the values are, for error messages.
-    lower : bool, default False
-        ``False``: the usual median (mean of the two middle values for an even count);
-        ``True``: the lower of the two middle values (:func:`torch.median`).
-    allow_zero : bool, default False
-        Return a zero median instead of raising ``ValueError``.
-    """
-    v = values.detach().flatten()
-    if v.numel() == 0:
-        raise ValueError(f"{what}: no values to take the median of")
-    if lower:
-        m = float(v.median())
-    else:
-        m = float(np.median(v.cpu().numpy()))
-    if not allow_zero and not m > 0:
-        raise ValueError(f"{what} have median {m} (more than half of them are duplicate points): a width from "
-                         "them is undefined; pass the width (sigma) explicitly, e.g. sigma=1.0")
-    return m
 
 
 def median_width(X, Y=None, *, k: int | None = None, metric: str = "euclidean",
@@ -127,7 +99,7 @@ def median_width(X, Y=None, *, k: int | None = None, metric: str = "euclidean",
             raise ValueError("the median cross distance needs non-empty X and Y")
         count = X.shape[0] * Y.shape[0]
         other = Y
-    bs = int(block_size) if block_size else max(1, _BLOCK_ELEMS // max(1, other.shape[0]))
+    bs = int(block_size) if block_size else max(1, BLOCK_ELEMS // max(1, other.shape[0]))
     itemsize = X.element_size()
     # the distances are the working set (refused only beyond the process's ceiling); the tile that
     # computes them shrinks to the memory free now

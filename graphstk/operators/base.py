@@ -445,13 +445,13 @@ class SparseOperator(KernelOperator):
         row_map = col_map = None
         if rows is not None:
             r = as_index(rows, n_rows, self.device)
-            row_map, new_rows = _position_map(r, n_rows), r.numel()
-            if not _is_injective(r):
+            row_map, new_rows = position_map(r, n_rows), r.numel()
+            if not is_injective(r):
                 return SparseOperator.from_dense(self.to_dense().index_select(0, r)).block(None, cols)
         if cols is not None:
             c = as_index(cols, n_cols, self.device)
-            col_map, new_cols = _position_map(c, n_cols), c.numel()
-            if not _is_injective(c):
+            col_map, new_cols = position_map(c, n_cols), c.numel()
+            if not is_injective(c):
                 return SparseOperator.from_dense(self.block(rows, None).to_dense().index_select(1, c))
         if row_map is not None:
             keep &= row_map[row] >= 0
@@ -488,12 +488,13 @@ class SparseOperator(KernelOperator):
         return SparseOperator(row, col, val * factor, self.shape)
 
 
-def _position_map(idx: Tensor, size: int) -> Tensor:
+def position_map(idx: Tensor, size: int) -> Tensor:
     """``map[i] = position of i in idx`` (``-1`` when absent)."""
     m = torch.full((size,), -1, dtype=torch.long, device=idx.device)
     m[idx] = torch.arange(idx.numel(), device=idx.device)
     return m
 
 
-def _is_injective(idx: Tensor) -> bool:
+def is_injective(idx: Tensor) -> bool:
+    """``True`` when the ids ``idx`` are all different."""
     return idx.numel() == torch.unique(idx).numel()

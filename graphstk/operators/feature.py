@@ -24,9 +24,9 @@ from torch import Tensor
 
 from .bandwidth import kth_neighbor_distance_median, median_distance, median_width
 from .base import KernelOperator, as_index
-from .graph import _inv_sqrt
+from .graph import inv_sqrt_degree
 from .kernels import (  # noqa: F401  (re-exported: graphstk.operators.feature also serves the kernel API)
-    _BLOCK_ELEMS, KERNELS, SHIFT_INVARIANT, Kernel, _pair, as_features, check_dense, check_positive,
+    BLOCK_ELEMS, KERNELS, SHIFT_INVARIANT, Kernel, as_feature_pair, as_features, check_dense, check_positive,
     _TEMPORARIES, kernel_function, pairwise_distances,
 )
 from .knn import knn_graph
@@ -65,11 +65,11 @@ def gram(X, Y=None, kernel: str | Kernel = "gaussian", sigma: float | None = Non
         Further kernel parameters (``degree``, ``c``).
     """
     k = kernel_function(kernel, sigma=sigma, **params)
-    X, Y = _pair(X, Y, dtype, device)
+    X, Y = as_feature_pair(X, Y, dtype, device)
     k.check_dense(X, Y, "the Gram matrix")
-    K = k._raw(X, Y)
+    K = k.raw(X, Y)
     if normalize:
-        K = _scale(K, _inv_sqrt(k._raw_paired(X, X)), _inv_sqrt(k._raw_paired(Y, Y)))
+        K = _scale(K, inv_sqrt_degree(k.raw_paired(X, X)), inv_sqrt_degree(k.raw_paired(Y, Y)))
     return K
 
 
@@ -115,7 +115,7 @@ class FeatureKernelOperator(KernelOperator):
                  normalize: bool = False, block_size: int | None = None,
                  dtype: torch.dtype | None = None, device=None, **params):
         k = kernel_function(kernel, sigma=sigma, **params)
-        Xt, Yt = _pair(X, Y, dtype, device)
+        Xt, Yt = as_feature_pair(X, Y, dtype, device)
         self._init(Xt, Yt, k, bool(normalize), block_size)
 
     def _init(self, X, Y, kernel, normalize, block_size, dr=None, dc=None):
@@ -124,8 +124,8 @@ class FeatureKernelOperator(KernelOperator):
         self.X, self.Y, self.kernel, self.normalize = X, Y, kernel, normalize
         self._block_size = None if block_size is None else int(block_size)
         if normalize:
-            self._isr = _inv_sqrt(kernel._raw_paired(X, X)) if dr is None else dr
-            self._isc = _inv_sqrt(kernel._raw_paired(Y, Y)) if dc is None else dc
+            self._isr = inv_sqrt_degree(kernel.raw_paired(X, X)) if dr is None else dr
+            self._isc = inv_sqrt_degree(kernel.raw_paired(Y, Y)) if dc is None else dc
         else:
             self._isr = self._isc = None
 
@@ -146,7 +146,7 @@ class FeatureKernelOperator(KernelOperator):
         many as keep one ``[rows, n_cols]`` tile within the default tile size)."""
         if self._block_size is not None:
             return self._block_size
-        return max(1, _BLOCK_ELEMS // max(1, self.shape[1]))
+        return max(1, BLOCK_ELEMS // max(1, self.shape[1]))
 
     def _blocks(self):
         """Row ranges of the tiles: ``block_size`` rows, fewer while the free memory is short
@@ -170,13 +170,13 @@ class FeatureKernelOperator(KernelOperator):
         if self.shape[0] == 0:
             out = x.new_zeros(0, x.shape[1])
         elif torch.is_grad_enabled() and (x.requires_grad or self.X.requires_grad or self.Y.requires_grad):
-            out = torch.cat([self.kernel._raw(self.X[s:e], self.Y) @ x for s, e in self._blocks()])
+            out = torch.cat([self.kernel.raw(self.X[s:e], self.Y) @ x for s, e in self._blocks()])
         else:
             # one output buffer filled block by block: a list of small per-block results would sit
             # between the freed tiles and fragment the heap (a tile's worth of memory lost per block)
             out = x.new_empty(self.shape[0], x.shape[1])
             for s, e in self._blocks():
-                torch.matmul(self.kernel._raw(self.X[s:e], self.Y), x, out=out[s:e])
+                torch.matmul(self.kernel.raw(self.X[s:e], self.Y), x, out=out[s:e])
         if self.normalize:
             out = self._isr.unsqueeze(1) * out
         return out
@@ -190,18 +190,18 @@ class FeatureKernelOperator(KernelOperator):
         if self.shape[0] == 0:
             return self.X.new_zeros(self.shape)
         if self.X.requires_grad or self.Y.requires_grad:      # keep the autograd graph: no in-place fill
-            K = torch.cat([self.kernel._raw(self.X[s:e], self.Y) for s, e in self._blocks()])
+            K = torch.cat([self.kernel.raw(self.X[s:e], self.Y) for s, e in self._blocks()])
         else:
             K = self.X.new_empty(self.shape)
             for s, e in self._blocks():
-                K[s:e] = self.kernel._raw(self.X[s:e], self.Y)
+                K[s:e] = self.kernel.raw(self.X[s:e], self.Y)
         if self.normalize:
             K = _scale(K, self._isr, self._isc)
         return K
 
     def diagonal(self) -> Tensor:
         n = min(self.shape)
-        d = self.kernel._raw_paired(self.X[:n], self.Y[:n])
+        d = self.kernel.raw_paired(self.X[:n], self.Y[:n])
         if self.normalize:
             d = self._isr[:n] * d * self._isc[:n]
         return d

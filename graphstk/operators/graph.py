@@ -21,6 +21,7 @@ import torch
 from torch import Tensor
 
 from .._checks import user_stacklevel
+from ..exceptions import EdgeListWarning  # noqa: F401  (re-exported)
 from .base import KernelOperator, SparseOperator, as_index
 
 
@@ -54,8 +55,6 @@ def check_edge_index(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | N
         if not torch.isfinite(edge_weight).all() or (edge_weight < 0).any():
             raise ValueError("edge_weight must be finite and non-negative")
 
-
-from ..exceptions import EdgeListWarning  # noqa: E402,F401  (re-exported)
 
 
 def edge_list_issues(edge_index: Tensor, num_nodes: int) -> tuple[int, int]:
@@ -108,7 +107,7 @@ def _edges(edge_index, num_nodes, edge_weight, dtype, device):
     return row, col, w
 
 
-def _inv_sqrt(deg: Tensor) -> Tensor:
+def inv_sqrt_degree(deg: Tensor) -> Tensor:
     """``deg ** -1/2`` where ``deg > 0``, ``0`` elsewhere (isolated nodes, zero kernel diagonals)."""
     out = torch.zeros_like(deg)
     pos = deg > 0
@@ -138,7 +137,7 @@ def normalized_adjacency(edge_index: Tensor, num_nodes: int, edge_weight: Tensor
     """
     row, col, w = _edges(edge_index, num_nodes, edge_weight, dtype, device)
     deg = torch.zeros(num_nodes, dtype=dtype, device=row.device).index_add_(0, row, w)
-    dis = _inv_sqrt(deg)
+    dis = inv_sqrt_degree(deg)
     return SparseOperator(row, col, dis[row] * w * dis[col], (num_nodes, num_nodes))
 
 
@@ -240,7 +239,7 @@ class GraphKernel(KernelOperator):
                           "symmetric", stacklevel=2)
             r, c, wv = torch.cat([r, c]), torch.cat([c, r]), torch.cat([wv, wv]) / 2
         self.degree = torch.zeros(n_vis, dtype=dtype, device=device).index_add_(0, r, wv)
-        self._dis = _inv_sqrt(self.degree)
+        self._dis = inv_sqrt_degree(self.degree)
         self.S = SparseOperator(r, c, self._dis[r] * wv * self._dis[c], (n_vis, n_vis))
         self.isolated = self.degree <= 0
         self.lambda_max = 1.0 if bool((self.degree > 0).any()) else 0.0
@@ -361,7 +360,7 @@ class GraphKernel(KernelOperator):
             cr, cc, cw = pos[cr[keep]], cc[keep], cw[keep]
             dx = torch.zeros(g.numel(), dtype=self.dtype, device=self.device).index_add_(0, cr, cw)
             out_rows.append(cr); out_cols.append(cc)
-            out_vals.append(_inv_sqrt(dx)[cr] * cw * self._dis[cc])
+            out_vals.append(inv_sqrt_degree(dx)[cr] * cw * self._dis[cc])
         if not out_rows:
             e = torch.zeros(0, dtype=torch.long, device=self.device)
             return SparseOperator(e, e, torch.zeros(0, dtype=self.dtype, device=self.device),

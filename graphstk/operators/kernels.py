@@ -34,11 +34,12 @@ from ..memory import check_allocation, format_bytes
 
 __all__ = [
     "KERNELS", "SHIFT_INVARIANT", "Kernel", "kernel_function", "as_features", "check_positive",
-    "pairwise_distances", "check_dense",
+    "pairwise_distances", "check_dense", "as_feature_pair", "BLOCK_ELEMS",
 ]
 
-# elements of one temporary block (e.g. rows x cols of a kernel block): 4M entries = 32 MB in float64
-_BLOCK_ELEMS = 1 << 22
+#: Elements of one temporary block (e.g. rows x cols of a kernel block) that the blocked evaluations
+#: (feature kernels, distances, kNN, the MMD permutations) hold at a time: 4M entries = 32 MB in float64.
+BLOCK_ELEMS = 1 << 22
 
 _BLOCKED_HINT = ("evaluate it in row blocks with graphstk.operators.FeatureKernelOperator(X, Y, kernel=...) "
                  "(products `op @ v` hold block_size x n entries at a time), or subsample the points")
@@ -128,7 +129,9 @@ def _dense_size(shape, dtype) -> str:
     return f" (dense: {format_bytes(n)})"
 
 
-def _pair(X, Y, dtype=None, device=None) -> tuple[Tensor, Tensor]:
+def as_feature_pair(X, Y=None, dtype=None, device=None) -> tuple[Tensor, Tensor]:
+    """``(X, Y)`` checked by :func:`as_features` (``Y = X`` when ``None``), with one dtype (promoted) and
+    the same number of features; a ``ValueError`` when they differ in width or device."""
     X = as_features(X, dtype, device, "X")
     Y = X if Y is None else as_features(Y, dtype, device, "Y")
     if X.shape[1] != Y.shape[1]:
@@ -171,7 +174,7 @@ def pairwise_distances(X, Y=None, metric: str = "euclidean") -> Tensor:
 
     Raises :class:`~graphstk.exceptions.MemoryLimitError` before allocating when ``[a, b]`` does not fit.
     """
-    X, Y = _pair(X, Y)
+    X, Y = as_featureas_feature_pair(X, Y)
     fn = _distance_fn(metric)
     check_dense(X.shape[0], Y.shape[0], X.dtype, X.device, "the distance matrix",
                 "use graphstk.operators.knn_graph for nearest neighbours (row blocks), or subsample", copies=2)
@@ -242,7 +245,7 @@ def _abel_p(X, Y, sigma):
 def _cauchy(X, Y, sigma):
     a, b, d = X.shape[0], Y.shape[0], X.shape[1]
     out = torch.ones(a, b, dtype=X.dtype, device=X.device)
-    step = max(1, _BLOCK_ELEMS // max(1, a * b))
+    step = max(1, BLOCK_ELEMS // max(1, a * b))
     inv = 1.0 / sigma**2
     for s in range(0, d, step):
         diff = X[:, None, s:s + step] - Y[None, :, s:s + step]
@@ -337,7 +340,7 @@ class Kernel:
         return self.name in SHIFT_INVARIANT
 
     def __call__(self, X, Y=None) -> Tensor:
-        X, Y = _pair(X, Y)
+        X, Y = as_featureas_feature_pair(X, Y)
         self.check_dense(X, Y, "the kernel matrix")
         return self._fn(X, Y, **self.params)
 
@@ -350,7 +353,7 @@ class Kernel:
 
     def paired(self, X, Y) -> Tensor:
         """``k(X_i, Y_i)`` for each row ``i``: a ``[n]`` tensor (``X``, ``Y``: ``[n, d]``)."""
-        X, Y = _pair(X, Y)
+        X, Y = as_featureas_feature_pair(X, Y)
         if X.shape[0] != Y.shape[0]:
             raise ValueError(f"paired evaluation needs equal lengths, got {X.shape[0]} and {Y.shape[0]}")
         return self._pfn(X, Y, **self.params)
@@ -360,11 +363,13 @@ class Kernel:
         X = as_features(X)
         return self._pfn(X, X, **self.params)
 
-    # raw versions without input checks (internal hot loops)
-    def _raw(self, X: Tensor, Y: Tensor) -> Tensor:
+    def raw(self, X: Tensor, Y: Tensor) -> Tensor:
+        """``k(X, Y)`` ``[a, b]`` of checked tensors (:func:`as_feature_pair`), without the checks and the
+        memory guard of :meth:`__call__` (for blocked evaluations that did both once)."""
         return self._fn(X, Y, **self.params)
 
-    def _raw_paired(self, X: Tensor, Y: Tensor) -> Tensor:
+    def raw_paired(self, X: Tensor, Y: Tensor) -> Tensor:
+        """``k(x_i, y_i)`` ``[a]`` of row pairs of checked tensors, without checks (see :meth:`raw`)."""
         return self._pfn(X, Y, **self.params)
 
     def __eq__(self, other) -> bool:

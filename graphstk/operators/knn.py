@@ -13,7 +13,8 @@ import torch
 from torch import Tensor
 
 from ..memory import check_allocation, tile_rows
-from .kernels import _BLOCK_ELEMS, _distance_fn, _sqdist, as_features, check_positive
+from .kernels import BLOCK_ELEMS, _distance_fn, _sqdist, as_features, check_positive
+from .medians import median_of
 
 __all__ = ["knn_graph", "nearest_neighbors"]
 
@@ -50,7 +51,7 @@ def nearest_neighbors(X: Tensor, k: int, metric: str = "euclidean",
         raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
     check_allocation(n * k * 24.0, f"the kNN indices and distances of {n} points x {k} neighbours",
                      "lower k or subsample the points", X.device)
-    bs = int(block_size) if block_size else max(1, _BLOCK_ELEMS // max(1, n))
+    bs = int(block_size) if block_size else max(1, BLOCK_ELEMS // max(1, n))
     # the tile shrinks to the memory free now (the result does not depend on it); refused only
     # when one row of it cannot fit the process's ceiling
     bs = tile_rows(min(bs, n), 2.0 * n * X.element_size(), fixed_bytes=n * k * 24.0, device=X.device,
@@ -77,7 +78,7 @@ def _pair_distances(X: Tensor, idx: Tensor, metric: str) -> Tensor:
     n, k = idx.shape
     d = max(1, X.shape[1])
     out = torch.empty(n, k, dtype=X.dtype, device=X.device)
-    step = max(1, _BLOCK_ELEMS // (k * d))
+    step = max(1, BLOCK_ELEMS // (k * d))
     for s in range(0, n, step):
         e = min(n, s + step)
         rows = X[s:e].unsqueeze(1)                    # [b, 1, d]
@@ -116,7 +117,7 @@ def knn_graph(X, k: int, metric: str = "euclidean", mode: str = "connectivity",
     mode : {"connectivity", "distance", "gaussian"}, default "connectivity"
         Weight 1; the distance itself; or ``exp(-dist^2 / (2 sigma^2))`` with ``sigma``
         defaulting to the lower median of all ``n k`` kNN distances
-        (``median_of`` of :mod:`graphstk.operators.bandwidth` with ``lower=True``).
+        (:func:`graphstk.operators.medians.median_of` with ``lower=True``).
     sigma : float, optional
         Width of the ``"gaussian"`` weights.
     symmetric : bool, default True
@@ -128,8 +129,6 @@ def knn_graph(X, k: int, metric: str = "euclidean", mode: str = "connectivity",
     block_size : int, optional
         Rows per distance tile.
     """
-    from .bandwidth import median_of
-
     X = as_features(X)
     if mode not in ("connectivity", "distance", "gaussian"):
         raise ValueError(f"mode must be 'connectivity', 'distance' or 'gaussian', got {mode!r}")

@@ -30,6 +30,7 @@ import scipy.sparse.linalg as spla
 from scipy.sparse.linalg import eigsh
 from torch import Tensor
 
+from ..memory import check_allocation
 from ..operators.base import KernelOperator, SparseOperator
 
 
@@ -86,8 +87,6 @@ def _operator_top(op: KernelOperator, k: int, seed: int) -> tuple[Tensor, Tensor
     operator's device up to ``DENSE_OPERATOR_EIG`` points or when ``2 k >= n``; above, ARPACK's
     ``eigsh`` (SciPy, on the host) through products with ``op`` (one device transfer of a vector
     per product). Eigenvalues descending, vectors orthonormal, on the operator's device."""
-    from ..memory import check_allocation
-
     n = op.shape[0]
     if n <= DENSE_OPERATOR_EIG or 2 * k >= n:
         check_allocation(2 * n * n * 8, f"the dense {n} x {n} eigendecomposition of the kernel",

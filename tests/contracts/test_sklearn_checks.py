@@ -14,7 +14,7 @@ from graphstk.features import RandomBinningFeatures, RandomFourierFeatures
 from graphstk.methods import (LRKPCA, LSKPCA, MVKPCA, CoupledKernelEmbedding, FredholmRLSC, FredholmSVM,
                               KernelPCAClassifier, KernelRidge, LapRLSC, ParzenWindow, RandomFeatureFredholm,
                               RandomFeatureRidge, SpectralSupportEstimator)
-from graphstk.methods._semi_supervised import SemiSupervisedClassifier
+from graphstk.methods.semi_supervised import SemiSupervisedClassifier
 
 ESTIMATORS = [
     FredholmRLSC.instance("FredGauss(N)", 2.0, lam=1e-2, lam_scale="trace"),

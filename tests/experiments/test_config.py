@@ -271,7 +271,7 @@ def test_a_vector_dataset_in_a_graph_config_names_the_protocol_to_set(entry):
 def test_quick_thins_grids_sweeps_and_levels_and_caps_drawn_datasets():
     """``--quick``: grids and sweeps keep at most three values, a task its first level, and a
     vector dataset drawn per class at most QUICK_MAX_PER_CLASS per class; the config is untouched."""
-    from graphstk.experiments.config import QUICK_MAX_PER_CLASS
+    from graphstk.experiments.overrides import QUICK_MAX_PER_CLASS
 
     digits = load_config(os.path.join(REPO, "configs", "fredholm_digits.yaml"))
     quick = digits.with_overrides(quick=True)

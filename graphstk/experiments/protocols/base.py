@@ -17,7 +17,9 @@ import torch
 
 from ...exceptions import ProtocolError
 from ..metrics import mean_std
+from ..paper import vector_paper_cell
 from ..registry import MethodEntry, Problem, get_method
+from ..vector_data import ids_fingerprint, load_vector_spec, vector_fingerprint
 
 __all__ = ["Protocol", "ProtocolError", "VectorProtocol", "call_method", "masked_labels"]
 
@@ -124,13 +126,9 @@ class VectorProtocol(Protocol):
     selection = ""              # how the grid point is chosen, for results.json
 
     def load(self, spec, root):
-        from ..vector_data import load_vector_spec
-
         return load_vector_spec(spec, root)
 
     def fingerprint(self, data) -> str:
-        from ..vector_data import vector_fingerprint
-
         return vector_fingerprint(data)
 
     def levels(self) -> list:
@@ -147,8 +145,6 @@ class VectorProtocol(Protocol):
         return {k: v for k, v in unit.items() if isinstance(v, torch.Tensor)}
 
     def payload(self, spec, fp: str, level, rep, unit, m, grid: dict, code: str) -> dict:
-        from ..vector_data import ids_fingerprint
-
         ids = self.unit_ids(unit)
         return {"protocol": self.name, "options": self.opts, "dataset": spec.identity(), "data": fp,
                 "level": level, "rep": rep, "split": ids_fingerprint(*[ids[k] for k in sorted(ids)]),
@@ -162,8 +158,6 @@ class VectorProtocol(Protocol):
                        device=self.device)
 
     def aggregate(self, dataset: str, m, sweep, level, reps: list, records: list[dict]) -> dict:
-        from ..paper import vector_paper_cell
-
         vals = [r["test"] for r in records]
         mean, std = mean_std(vals)
         return {

@@ -25,9 +25,10 @@ import time
 
 import torch
 
+from ..datasets import fingerprint, load_spec, split_fingerprint
 from ..metrics import accuracies, mean_std, select
-from ..registry import Problem
-from ..registry import grid_points
+from ..paper import paper_cell
+from ..registry import Problem, grid_points
 from .base import Protocol, ProtocolError, call_method, masked_labels
 
 __all__ = ["NodeClassification", "num_classes_of", "UNREACHABLE_TEXT"]
@@ -74,13 +75,9 @@ class NodeClassification(Protocol):
         return self._x
 
     def load(self, spec, root):
-        from ..datasets import load_spec
-
         return load_spec(spec, root)
 
     def fingerprint(self, data) -> str:
-        from ..datasets import fingerprint
-
         return fingerprint(data)
 
     def levels(self) -> list:
@@ -88,8 +85,6 @@ class NodeClassification(Protocol):
 
     def prepare(self, spec, data, level, rep):
         from graphstk.data import make_split
-
-        from ..datasets import split_fingerprint
 
         split = make_split(data, level, rep, planetoid_split=self.cfg.planetoid_split)
         return {"split": split, "sfp": split_fingerprint(split)}
@@ -148,8 +143,6 @@ class NodeClassification(Protocol):
         ``test_acc_class0``/``test_acc_wrong`` (and their means) score the same chosen models under
         each convention, so the gap between them is visible in every row.
         """
-        from ..paper import paper_cell
-
         accs = [r["test_acc"] for r in records]
         acc0, accw = [r["test_acc_class0"] for r in records], [r["test_acc_wrong"] for r in records]
         n_train = sorted({r["n_train"] for r in records})

@@ -29,9 +29,12 @@ import time
 
 import torch
 
-from ..registry import Problem, get_method
+from ..datasets import fingerprint, load_spec, split_fingerprint
 from ..metrics import mean_std, select
+from ..paper import vector_paper_cell
+from ..registry import Problem, get_method, grid_points
 from .base import Protocol, ProtocolError, call_method
+from .node_classification import num_classes_of
 
 __all__ = ["Planetoid", "FIT_LABELS", "public_split"]
 
@@ -77,8 +80,6 @@ class Planetoid(Protocol):
                 ("graphstk.experiments.registry",))
 
     def load(self, spec, root):
-        from ..datasets import load_spec
-
         return load_spec(spec, root)
 
     def check(self, spec, data) -> None:
@@ -90,8 +91,6 @@ class Planetoid(Protocol):
             raise ProtocolError(f"dataset {spec.name!r}: the public train/val/test masks overlap")
 
     def fingerprint(self, data) -> str:
-        from ..datasets import fingerprint
-
         return fingerprint(data)
 
     def levels(self) -> list:
@@ -104,8 +103,6 @@ class Planetoid(Protocol):
         return public_split(data)
 
     def payload(self, spec, fp: str, level, rep, unit, m, grid: dict, code: str) -> dict:
-        from ..datasets import split_fingerprint
-
         class _S:
             train, val, test = unit["train"], unit["val"], unit["test"]
         return {"protocol": self.name, "dataset": spec.identity(), "data": fp, "fit_labels": level, "seed": rep,
@@ -126,9 +123,6 @@ class Planetoid(Protocol):
                        unlabeled=rest.nonzero().flatten(), eval=evaluate, num_classes=num_classes, seed=rep)
 
     def evaluate(self, m, grid: dict, data, unit, level, rep) -> dict:
-        from ..config import grid_points
-        from .node_classification import num_classes_of
-
         t0 = time.perf_counter()
         entry = get_method(m.label)
         if getattr(entry.fit_predict, "deterministic", False) and rep != self.cfg.seeds[0]:
@@ -164,8 +158,6 @@ class Planetoid(Protocol):
                 "wall_time_s": time.perf_counter() - t0}
 
     def aggregate(self, dataset: str, m, sweep, level, reps: list, records: list[dict]) -> dict:
-        from ..paper import vector_paper_cell
-
         kept = [(s, r) for s, r in zip(reps, records) if "same_as_seed" not in r]   # a deterministic method: one run
         reps, records = [s for s, _ in kept], [r for _, r in kept]
         vals = [r["test"] for r in records]

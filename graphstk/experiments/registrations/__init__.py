@@ -1,4 +1,4 @@
-"""Method registrations, one module per topic (imported by :func:`graphstk.experiments.registry.registered_methods`).
+"""Method registrations, one module per topic (imported by :mod:`graphstk.experiments`, above the registry).
 
 Each module registers :class:`~graphstk.experiments.registry.MethodEntry` objects for methods
 that live in :mod:`graphstk.methods` (which knows nothing of the runner). Add ONE import line

@@ -28,7 +28,8 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from ...methods._semi_supervised import onevsrest_targets
+from ...methods import KernelRidge
+from ...methods.semi_supervised import onevsrest_targets
 from ...operators.bandwidth import median_width
 from ..registry import MethodEntry, Problem, register_method
 from ..params import Param
@@ -117,8 +118,6 @@ def rls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
     Fixed keys: ``kernel`` (``"linear"`` | ``"gaussian"``), ``sigma_units``
     (``"median"`` default | ``"absolute"``).
     """
-    from graphstk.methods import KernelRidge
-
     if problem.X is None:
         raise ValueError("RLSC/KRLSC need features (problem.X is None)")
     XL, XE = feature_rows(problem.X, problem.labeled), feature_rows(problem.X, problem.eval)

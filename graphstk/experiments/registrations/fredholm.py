@@ -33,6 +33,7 @@ from __future__ import annotations
 import scipy.sparse as sp
 import torch
 
+from ...methods import FredholmRLSC, FredholmSVM, LapRLSC
 from ..registry import MethodEntry, Problem, register_method
 from ..params import Param
 from .baselines import (_single_class, class_scores, feature_rows, group_points, median_fit_distance,
@@ -63,8 +64,6 @@ def fredholm_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Ten
     Fixed key ``instance`` (one of :data:`FREDHOLM_NAMES`); grid keys ``width``, ``lam``,
     ``loss`` (``"square"`` | ``"hinge"``).
     """
-    from graphstk.methods import FredholmRLSC, FredholmSVM
-
     if problem.X is None:
         raise ValueError("Fredholm kernels need features (problem.X is None)")
     if problem.unlabeled.numel() == 0:
@@ -94,8 +93,6 @@ def laprls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tenso
     ``(kernel, sigma, n_neighbors, landmarks)`` (``gamma_scale="trace"``: ``gamma_A`` and
     ``gamma_I`` relative to the kernel's mean diagonal, 1 for a Gaussian), its
     ``decision_path`` for the ``(gamma_A, gamma_I)`` pairs."""
-    from graphstk.methods import LapRLSC
-
     if problem.X is None:
         raise ValueError("LapRLSC needs features (problem.X is None)")
     single = _single_class(problem, len(points))

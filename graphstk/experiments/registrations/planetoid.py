@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import torch
 
-from graphstk.methods.feature_stkr import DEFAULT_GRID, feature_stkr_scores
-from graphstk.methods.gnn import MODELS
+from graphstk.methods.estimators import LabelPropagation
+from graphstk.methods.feature_stkr import DEFAULT_GRID, feature_stkr_scores, row_normalize
+from graphstk.methods.gnn import MODELS, train_gnn
 
 from ..registry import MethodEntry, Problem, register_method
 
@@ -52,8 +53,6 @@ def sgc_ridge_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Te
     """Ridge on SGC's filtered features ``S~^K X`` (linear kernel, ``alpha = (Z_L Z_L^T + n beta I)^{-1} Y``)."""
     from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
-    from graphstk.methods.feature_stkr import row_normalize
-
     X = row_normalize(_features(problem).double())
     n_nodes = X.shape[0]
     ei, w = gcn_norm(problem.data.edge_index, None, n_nodes, add_self_loops=True, dtype=torch.float64)
@@ -77,8 +76,6 @@ def label_prop_fit_predict(problem: Problem, points: list[dict]) -> list[torch.T
     """Label propagation (Eq. 22) solved to tolerance, one fit per ``eta``."""
     import warnings
 
-    from graphstk.methods.estimators import LabelPropagation
-
     out = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")     # unreachable nodes: all-zero rows, scored as wrong
@@ -90,8 +87,6 @@ def label_prop_fit_predict(problem: Problem, points: list[dict]) -> list[torch.T
 
 def gnn_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
     """A PyG GNN (``model`` fixed key) trained on the labeled nodes for each grid point."""
-    from graphstk.methods.gnn import train_gnn
-
     X = _features(problem)
     return [train_gnn(p["model"], X, problem.data.edge_index, problem.y, problem.labeled, problem.eval,
                       seed=problem.seed, epochs=p.get("epochs"), weight_decay=p.get("weight_decay"))

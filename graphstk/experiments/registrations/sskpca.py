@@ -45,8 +45,10 @@ import scipy.sparse as sp
 import torch
 
 from graphstk.methods.sskpca import (
-    BASIS_CACHE, DECOMPOSITIONS, LRKPCA, LSKPCA, MVKPCA, KernelPCAClassifier, median_pairwise_distance,
+    BASIS_CACHE, DECOMPOSITIONS, LRKPCA, LSKPCA, MVKPCA, KernelPCAClassifier, array_key, median_pairwise_distance,
 )
+from graphstk.operators import GraphKernel, SpectralKernelOperator
+from graphstk.spectral.eigen import top_eigenpairs
 from ..registry import MethodEntry, Problem, register_method
 from ..params import Param
 from .baselines import feature_rows, group_points
@@ -217,10 +219,6 @@ def _graph_eigenpairs(problem: Problem, rank: int, support: str):
     the estimators' :data:`~graphstk.methods.sskpca.BASIS_CACHE`, keyed by the graph's content."""
     from scipy.sparse.csgraph import connected_components
 
-    from graphstk.methods.sskpca import array_key
-    from graphstk.operators.graph import GraphKernel
-    from graphstk.spectral.eigen import top_eigenpairs
-
     data = problem.data
     N = int(data.num_nodes)
     ei = data.edge_index.cpu()
@@ -276,8 +274,6 @@ def graph_ls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Ten
     eigenpairs of the STKR normalized adjacency ``S`` (sparse Lanczos,
     :func:`graphstk.spectral.top_eigenpairs`), transductive. Grid keys ``tau``, ``c``, ``s``; fixed
     ``rank`` (default 256) and ``support`` (``labeled``)."""
-    from graphstk.operators import SpectralKernelOperator
-
     if problem.data is None:
         raise ValueError("LS-KPCA (t) needs a graph (problem.data is None)")
     present = np.unique(problem.labeled_targets().cpu().numpy())

@@ -11,7 +11,7 @@ from torch import Tensor
 
 from ..._arrays import check_is_fitted, to_output, validate_features
 from ...memory import check_allocation
-from .._semi_supervised import SemiSupervisedClassifier
+from ..semi_supervised import SemiSupervisedClassifier
 from .kernel import FredholmKernel, _match, _n, _take, fredholm_instance
 from .solvers import effective_lam, solve_hinge, solve_square
 

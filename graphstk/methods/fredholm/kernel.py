@@ -150,7 +150,7 @@ def _kblock(kernel: Kernel, A, B, log: bool = False) -> Tensor:
         if log:
             d = torch.addmm(_sqnorms(A).unsqueeze(1) + _sqnorms(B).unsqueeze(0), A, B.T, alpha=-2.0)
             return d.clamp_(min=0.0).mul_(-0.5 / kernel.sigma ** 2)
-        return kernel._raw(A, B)
+        return kernel.raw(A, B)
     G = _dot(A, B)
     if kernel.name == "linear":
         return G

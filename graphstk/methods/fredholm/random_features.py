@@ -10,9 +10,10 @@ import torch
 from torch import Tensor
 
 from ..._arrays import check_positive_int
+from ...features import RandomFourierFeatures
 from ...memory import check_allocation, tile_rows
 from ...operators.feature import check_positive
-from .._semi_supervised import SemiSupervisedClassifier
+from ..semi_supervised import SemiSupervisedClassifier
 from .kernel import _BLOCK_ELEMS, FredholmKernel, _n, _slice, _take, fredholm_instance
 from .solvers import effective_lam, solve_square
 
@@ -41,8 +42,6 @@ def fredholm_random_features(X, U, outer="gaussian", outer_width=None, inner_wid
 class _RFContext:
     def __init__(self, X, U, outer, outer_width, inner_width, normalized, n_components, random_state, features,
                  block_size):
-        from ...features import RandomFourierFeatures
-
         self.op = FredholmKernel(X, None, U, outer=outer, inner="linear", outer_width=outer_width,
                                  normalized=normalized, block_size=block_size)
         if sp.issparse(self.op.U):
@@ -76,13 +75,13 @@ class _RFContext:
             A = self.op.weights(_slice(P, s, min(_n(P), s + rb)))
             acc = A.new_zeros(A.shape[0], F)
             for us, ue in self._u_blocks():
-                acc += A[:, us:ue] @ self.z._map(self.U[us:ue]).to(A.dtype)
+                acc += A[:, us:ue] @ self.z.map_tensor(self.U[us:ue]).to(A.dtype)
             out.append(acc)
         return torch.cat(out) if out else torch.zeros(0, F, dtype=self.op.dtype, device=self.op.device)
 
     def lift(self, w: Tensor) -> Tensor:
         """``z(U) w`` ``[n, C]`` in row blocks of ``U``."""
-        return torch.cat([self.z._map(self.U[s:e]).to(w.dtype) @ w for s, e in self._u_blocks()])
+        return torch.cat([self.z.map_tensor(self.U[s:e]).to(w.dtype) @ w for s, e in self._u_blocks()])
 
 
 class RandomFeatureFredholm(SemiSupervisedClassifier):

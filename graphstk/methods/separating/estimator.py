@@ -31,6 +31,7 @@ from sklearn.utils import check_random_state
 from torch import Tensor
 
 from ..._arrays import to_output
+from ...features import RandomFourierFeatures
 from ...memory import check_allocation
 from ...operators.base import KernelOperator, as_index
 from ...operators.feature import FeatureKernelOperator, Kernel, check_positive, kernel_function
@@ -242,7 +243,6 @@ class SpectralSupportEstimator(OneClassEstimator):
             self._nys_map = (Q[:, keep] * ev[keep].rsqrt()).to(X.dtype)   # z(x) = map^T K_m(x)
             self._rff = None
         else:
-            from ...features import RandomFourierFeatures
             if self.kernel_.name not in ("gaussian", "laplacian", "cauchy"):
                 raise ValueError(f"approx='rff' needs a shift-invariant kernel with a Fourier sampler "
                                  f"(gaussian, laplacian, cauchy), got {self.kernel_.name!r}; use approx='nystroem'")

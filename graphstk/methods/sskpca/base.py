@@ -13,6 +13,7 @@ from torch import Tensor
 from ..._arrays import check_is_fitted, is_torch, semi_supervised_labels, to_output, validate_features
 from ...memory import check_allocation
 from ...operators.base import KernelOperator
+from ...operators.diffusion import gaussian_knn_graph, laplacian_eigenpairs
 from ...operators.feature import FeatureKernelOperator, Kernel, kernel_function, median_distance
 from .basis import BASIS_CACHE, DECOMPOSITIONS, array_key, basis_from_eigenpairs, kernel_basis
 from .heads import fit_linear_head
@@ -123,7 +124,6 @@ class SSKPCABase(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMi
             raise ValueError(f"tau must be > 0 (the diffusion time of exp(-tau L)), got {self.tau!r}")
 
         def lap():
-            from ...operators.diffusion import gaussian_knn_graph, laplacian_eigenpairs
             ei, wts = gaussian_knn_graph(Xt.cpu(), k)
             mu, U = laplacian_eigenpairs(ei, m, wts)
             DECOMPOSITIONS["kernel"] += 1

@@ -29,6 +29,7 @@ from ...memory import check_allocation
 from ...operators.bandwidth import median_width
 from ...operators.base import KernelOperator, SparseOperator
 from ...operators.diffusion import SpectralKernelOperator
+from ...spectral.eigen import top_eigenpairs
 
 __all__ = ["DECOMPOSITIONS", "BASIS_CACHE", "KernelBasis", "kernel_basis", "basis_from_eigenpairs", "BasisCache",
            "array_key", "median_pairwise_distance"]
@@ -232,7 +233,6 @@ def kernel_basis(K, rank: int | None = None, centered: bool = True, tol: float =
     check_allocation(4.0 * m * int(rank) * 8, f"the top-{rank} eigenvectors of the {m} x {m} kernel",
                      "pass a smaller rank=")
     if isinstance(K, SparseOperator):
-        from ...spectral.eigen import top_eigenpairs
         v, W = top_eigenpairs(K.to("cpu"), int(rank), seed=seed)
         lam, U = v.numpy(), W.numpy()
     else:

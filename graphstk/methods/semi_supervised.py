@@ -27,6 +27,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from torch import Tensor
 
 from .._arrays import check_is_fitted, is_torch, semi_supervised_labels, to_output, validate_features
+from .._checks import user_stacklevel
+from ..exceptions import UnreachableNodesWarning
+from .grid import unreachable
 
 __all__ = ["SemiSupervisedClassifier", "onevsrest_targets"]
 
@@ -119,10 +122,6 @@ class SemiSupervisedClassifier(ClassifierMixin, BaseEstimator):
         those points no weight on any labeled point, so no class is better than another there.
         Warns (:class:`UnreachableNodesWarning`) and, from the first call that finds such rows on,
         keeps the last call's flags in ``unreachable_`` / ``n_unreachable_``; returns the flags."""
-        from .._checks import user_stacklevel
-        from ..exceptions import UnreachableNodesWarning
-        from .grid import unreachable
-
         bad = unreachable(S)
         k = int(bad.sum())
         if k or hasattr(self, "unreachable_"):   # set once a call finds such rows (a clean call changes nothing)
