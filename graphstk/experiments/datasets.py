@@ -36,14 +36,15 @@ class DatasetSpec:
 def _known_graph(name: str, *at) -> None:
     """Refuse (at the key path ``at``) a graph dataset name that no registration knows, naming the
     closest known names; checked when the config is read, before any run."""
-    from graphstk.data.datasets import _alias_table, get_spec, known_datasets
+    from graphstk.data.datasets import get_spec, known_datasets
+    from graphstk.data.names import GRAPH_KEYS
 
     from .params import hint
     try:
         get_spec(name)
     except ValueError:
         names = known_datasets()
-        near = hint(name, names, 2, 0.5) or hint(name, list(_alias_table()), 1, 0.6)
+        near = hint(name, names, 2, 0.5) or hint(name, list(GRAPH_KEYS), 1, 0.6)
         raise fail(f"unknown graph dataset {name!r}{near} (known: {', '.join(names)}; case, spaces, '-' and '_' are "
                    "ignored; or give a path to an .npz file)", *at) from None
 

@@ -174,7 +174,7 @@ def pairwise_distances(X, Y=None, metric: str = "euclidean") -> Tensor:
 
     Raises :class:`~graphstk.exceptions.MemoryLimitError` before allocating when ``[a, b]`` does not fit.
     """
-    X, Y = as_featureas_feature_pair(X, Y)
+    X, Y = as_feature_pair(X, Y)
     fn = _distance_fn(metric)
     check_dense(X.shape[0], Y.shape[0], X.dtype, X.device, "the distance matrix",
                 "use graphstk.operators.knn_graph for nearest neighbours (row blocks), or subsample", copies=2)
@@ -340,7 +340,7 @@ class Kernel:
         return self.name in SHIFT_INVARIANT
 
     def __call__(self, X, Y=None) -> Tensor:
-        X, Y = as_featureas_feature_pair(X, Y)
+        X, Y = as_feature_pair(X, Y)
         self.check_dense(X, Y, "the kernel matrix")
         return self._fn(X, Y, **self.params)
 
@@ -353,7 +353,7 @@ class Kernel:
 
     def paired(self, X, Y) -> Tensor:
         """``k(X_i, Y_i)`` for each row ``i``: a ``[n]`` tensor (``X``, ``Y``: ``[n, d]``)."""
-        X, Y = as_featureas_feature_pair(X, Y)
+        X, Y = as_feature_pair(X, Y)
         if X.shape[0] != Y.shape[0]:
             raise ValueError(f"paired evaluation needs equal lengths, got {X.shape[0]} and {Y.shape[0]}")
         return self._pfn(X, Y, **self.params)
