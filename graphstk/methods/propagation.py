@@ -34,7 +34,8 @@ import scipy.sparse.linalg as spla
 import torch
 from torch import Tensor
 
-from ..exceptions import ClassesWithoutLabelsWarning  # noqa: F401  (re-exported)
+from ..exceptions import ClassesWithoutLabelsWarning, ConvergenceError  # noqa: F401  (re-exported)
+from ..operators.base import SparseOperator
 from ..spectral.multishift import solve_shifted_laplacians
 from ..spectral.solvers import SolveResult, cg, gmres, richardson
 from ..spectral.transforms import Polynomial, ReciprocalPolynomial
@@ -262,16 +263,21 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
 # ---------------------------------------------------------------------------
 def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], betas: Sequence[float],
                     solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6, budgets: Sequence[int] = (),
-                    step_size: str | float = "auto", callback=None) -> EngineResult:
+                    step_size: str | float = "auto", callback=None, unstable: str = "raise") -> EngineResult:
     """STKR (Eq. 7) for ``1/s(l) = sum_p xi_p l^(p-r)``, every (transform, beta) pair at once.
 
     Iterative solvers work on ``M theta = [y; 0]`` with
     ``M = N I_n~ S^r + n beta Q``, ``Q = sum_p xi_p S^p`` (Eq. 20); ``M`` is not
-    symmetric, so the Krylov choice is GMRES. Richardson (Algorithm 2) uses
-    ``gamma = 1 / (N lambda^r + n beta rho_max)`` (``step_size="auto"``, a bound on the
-    spectrum of ``M`` that keeps it stable on graphs, where ``||G_{K,n}||`` can reach
-    ``N lambda`` rather than the ``n lambda`` assumed by Prop. 10) or Prop. 10's
-    ``gamma = 1/(n lambda^r)`` (``step_size="paper"``). ``direct`` solves
+    symmetric, so the Krylov choice is GMRES. Richardson (Algorithm 2) uses the step of
+    :func:`reciprocal_step`: ``gamma = 1 / (N lambda^r + n beta rho_max)`` for
+    ``step_size="auto"`` (stable whenever ``S^r`` is positive semidefinite, Prop. 10 with ``N``
+    for ``n``), Prop. 10's ``gamma = 1/(n lambda^r)`` for ``step_size="paper"``, or a number.
+    Before Richardson runs with ``step_size="auto"``, a pair for which :func:`reciprocal_step`
+    proves that no positive step converges (Eq. 7's ``A`` indefinite, so ``M`` has a real
+    eigenvalue ``<= 0``; common on graphs with small ``beta``) raises :class:`ConvergenceError`
+    naming ``solver="gmres"`` -- unless ``unstable="run"`` (the grid's fixed budgets ``T``: the
+    paper's truncated iteration runs and ``history`` records the proof in ``reason``). An
+    explicit ``step_size`` always runs (the guard of the caller judges its residual). ``direct`` solves
     ``Q X = E`` (dense, or sparse LU on large graphs), forms the ``n x n`` matrix
     ``A = N (S^r X)_{nn} + n beta I`` and serves every ``beta`` with one ``eigh``.
     Grid point ``g = t * len(betas) + b`` pairs ``transforms[t]`` with ``betas[b]``.
@@ -352,14 +358,19 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     b = _tile(prob.scatter(prob.Y), len(pairs))
     npow = max(r, q - 1)
 
-    rho_max = torch.tensor([max(tr.rho(torch.linspace(-lam, lam, 2049, dtype=torch.float64)).max().item(), 1e-300)
-                            for tr, _ in pairs], dtype=prob.Y.dtype, device=prob.Y.device).repeat_interleave(C)
-    if step_size == "auto":
-        gamma = 1.0 / (N * lam ** r + n * beta_col * rho_max)
-    elif step_size == "paper":
-        gamma = 1.0 / (n * lam ** r)
-    else:
-        gamma = float(step_size)
+    if unstable not in ("raise", "run"):
+        raise ValueError(f"unstable must be 'raise' or 'run', got {unstable!r}")
+    iterates = solver == "richardson" or (solver == "auto" and bool(budgets))
+    gamma, certs = reciprocal_step(prob, transforms, betas, step_size, certify=iterates)
+    proofs = [c for c in certs if c is not None]
+    if proofs and step_size == "auto" and unstable == "raise":
+        raise ConvergenceError(
+            f"STKR Algorithm 2 (Richardson, step_size='auto'): no stable step exists, checked before iterating: "
+            f"{proofs[0]}" + (f" (and {len(proofs) - 1} more grid points)" if len(proofs) > 1 else "") +
+            ". Solve Eq. 20 to a tolerance with a Krylov solver, which needs no step: solver='gmres' with tol > 0 "
+            "(e.g. tol=1e-6, max_iter=1000) and no fixed budget (num_iter=None), or solver='direct' / 'auto'. "
+            "A number for step_size runs the paper's truncated iteration of T steps anyway (its scores then "
+            "solve no equation).")
 
     step = None
     if r == 1 and q <= 2:  # e.g. the inverse Laplacian: M theta = (N I~ + n beta xi_1) S theta + n beta xi_0 theta
@@ -401,6 +412,8 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
         if solver != "richardson":
             raise ValueError(f"a fixed iteration budget T for Algorithm 2 needs solver 'richardson', got {solver!r}")
         res = richardson(apply, b, gamma, max(budgets), 0.0, snapshots=budgets, callback=callback, step=step)
+        res.reason = f"fixed budget T={max(budgets)}: Algorithm 2's truncated iteration" + "".join(
+            f"; {c}" for c in proofs)
         out.history.append(res)
         for t in budgets:
             for g, blk in enumerate(_split(predict_block(res.snapshots[t]), C)):
@@ -418,6 +431,178 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     out.history.append(res)
     for g, blk in enumerate(_split(predict_block(res.x), C)):
         out.h[(g, None)] = blk
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Algorithm 2's Richardson step: when a stable one exists, and a certificate when none does
+# ---------------------------------------------------------------------------
+#: labeled pairs tested for a certificate that no Richardson step converges (columns of one CG on Q)
+STEP_CERT_PAIRS = 16
+#: CG iterations on Q = rho(S) the certificate may spend (counted work, never a timing)
+STEP_CERT_ITERS = 64
+
+
+def reciprocal_step(prob: Problem, transforms: Sequence[ReciprocalPolynomial], betas: Sequence[float],
+                    step_size: str | float = "auto", certify: bool = True) -> tuple[Tensor, list[str | None]]:
+    """Algorithm 2's Richardson step ``gamma`` for every (transform, beta) pair, and, per pair, a
+    certificate (a sentence) when no positive step can make the iteration on Eq. 20 converge.
+
+    Returns ``(gamma [K], certificates)``: ``gamma`` per column of the ``[N, K]`` block
+    (``K = len(transforms) * len(betas) * C``, pair ``g = t * len(betas) + b`` owns columns
+    ``g*C ... g*C + C-1``), and ``certificates[g]`` is ``None`` or why pair ``g`` has no stable
+    step. ``step_size="auto"``: ``gamma = 1 / (N lambda^r + n beta rho_max)``, ``rho_max`` the
+    maximum of ``rho`` on ``[-lambda, lambda]``; ``"paper"``: Prop. 10's ``1 / (n lambda^r)``;
+    a number: that step. The certificates do not depend on ``step_size``; ``certify=False`` skips
+    them (a Krylov route that needs no step).
+
+    **Why the automatic step is stable when ``S^r`` is positive semidefinite** (Prop. 10, with
+    ``N`` for ``n``). Richardson ``theta <- theta + gamma ([y; 0] - M theta)`` on Eq. 20,
+    ``M = N I~ S^r + n beta Q``, ``Q = rho(S) = sum_p xi_p S^p``, converges for every right-hand
+    side iff ``|1 - gamma mu| < 1`` for every eigenvalue ``mu`` of ``M``. ``M`` is not symmetric,
+    but ``S^r M = N S^r I~ S^r + n beta S^r Q`` is (``S`` and ``Q`` commute). When ``S^r`` is
+    positive semidefinite its square root ``S^{r/2}`` is real and ``S^{r/2} M = R S^{r/2}`` with
+    the symmetric ``R = N S^{r/2} I~ S^{r/2} + n beta Q`` (Prop. 10's proof); by continuity
+    (``S + eps I``, ``eps -> 0``) every eigenvalue of ``M`` is one of ``R``, real, in
+    ``[n beta rho_min, N lambda^r + n beta rho_max]``: ``||S^{r/2} I~ S^{r/2}|| <= lambda^r``
+    (Sylvester: it has the non-zero eigenvalues of the labeled block ``[S^r]_nn``), which on a
+    graph can reach ``lambda^r`` itself, so the bound carries ``N``, not Prop. 10's ``n`` (whose
+    ``||G_{K,n}|| <= n lambda`` holds for a kernel sampled i.i.d., not for a graph's block).
+    With ``gamma = 1 / (N lambda^r + n beta rho_max)``, ``0 < gamma mu <= 1`` and the error
+    contracts by ``1 - gamma n beta rho_min`` per iteration. This holds for even ``r`` on any
+    operator, and for every ``r`` on a positive semidefinite ``S`` (a Gram matrix; a graph made
+    positive semidefinite).
+
+    **Why no positive step converges on most graphs with small ``beta``.** A graph's
+    ``S = D^{-1/2} W D^{-1/2}`` has trace ``0`` (no self-loops), so eigenvalues down to
+    ``-lambda``: for odd ``r`` (the inverse Laplacian, ``r = 1``) ``S^{r/2}`` is not real and the
+    argument above fails. Write ``M = n beta Q + N E (E^T S^r)``, ``E`` the ``N x n`` labeled
+    columns; for ``mu`` outside the spectrum of ``n beta Q`` the determinant lemma gives
+    ``det(M - mu I) = det(n beta Q - mu I) det F(mu)``, ``F(mu) = I_n + N E^T S^r (n beta Q - mu I)^{-1} E``.
+    For real ``mu <= 0`` (below ``n beta rho_min``) ``F(mu)`` is symmetric and continuous,
+    ``F(mu) -> I_n`` as ``mu -> -inf``, and ``F(0) = A / (n beta)`` with
+    ``A = N [s(S)]_nn + n beta I_n`` -- exactly Eq. 7's matrix ``G_{Khat_s,n} + n beta I``
+    (``S^r Q^{-1} = s(S)``). So if ``A`` has an eigenvalue ``<= 0``, the smallest eigenvalue of
+    ``F(mu)`` crosses ``0`` at some ``mu* <= 0``: ``M`` has the real eigenvalue ``mu*`` and
+    ``|1 - gamma mu*| >= 1`` for **every** ``gamma > 0``. No step rule, no precision (float32 or
+    float64) and no ``beta`` below that threshold helps; Krylov solvers (GMRES on ``M``, CG on
+    ``Q``, the direct ``n x n`` solve of ``A``) are unaffected, since ``M`` and ``A`` are
+    non-singular. ``A`` is indefinite as soon as two labeled nodes ``a, b`` are joined with
+    ``|s(S)_ab| > (s(S)_aa + s(S)_bb) / 2 + n beta / N``: for the inverse Laplacian on a graph of
+    average degree ``d``, ``s(S)_ab ~ S_ab ~ 1/d`` against a diagonal ``~ eta / d``; with ``N / n``
+    in the hundreds (1% labels) a larger ``beta`` helps only past ``beta ~ (N / n) (S_ab - s_aa)``,
+    far beyond the paper's grid. That is the 200,000-node failure, which has a few hundred labeled
+    edges; at 20,000 nodes the same mode grows too, only from a smaller start.
+
+    **The certificate** (``r = 1``, ``Q = xi_0 I + xi_1 S``, the inverse Laplacian and its
+    kin; pairs of other shapes get none and are iterated under the divergence guard).
+    ``s(S) = S Q^{-1} = (I - xi_0 Q^{-1}) / xi_1``, so for ``v`` on the labeled nodes
+    ``v^T A v = N (||v||^2 - xi_0 v^T Q^{-1} v) / xi_1 + n beta ||v||^2``. For the labeled pairs
+    ``(a, b)`` with the largest ``|S_ab|`` (at most ``STEP_CERT_PAIRS``) take
+    ``v = e_a - sign(S_ab) e_b`` and run CG on ``Q x = v`` (at most ``STEP_CERT_ITERS``
+    iterations, float64); for any ``x``, with ``r = v - Q x`` recomputed,
+    ``L(x) = 2 x^T v - x^T Q x <= v^T Q^{-1} v <= L(x) + ||r||^2 / rho_min`` (the gap is
+    ``r^T Q^{-1} r``), ``rho_min > 0`` the minimum of ``rho`` on ``[-lambda, lambda]``. When the
+    resulting upper bound on ``v^T A v`` is negative (with a margin of ``1e-4 (N lambda +
+    n beta rho_max) ||v||^2`` for rounding), ``A`` is proved indefinite and the pair has no stable
+    step. The work is counted (pairs x iterations products), never timed; the choice of pairs is
+    deterministic. When no pair is proved, ``S^r`` may still be indefinite: the iteration runs and
+    its divergence guard stays (``A`` positive definite has held with a contracting automatic
+    step on every random graph tried, but that direction is not proved here).
+    """
+    lam = prob.lambda_max
+    N, n, C = prob.N, prob.n, prob.C
+    pairs = [(tr, bt) for tr in transforms for bt in betas]
+    beta_col = _per_col([bt for _, bt in pairs], C, prob.Y)
+    grid = torch.linspace(-lam, lam, 2049, dtype=torch.float64)
+    rho_max = torch.tensor([max(tr.rho(grid).max().item(), 1e-300) for tr, _ in pairs],
+                           dtype=prob.Y.dtype, device=prob.Y.device).repeat_interleave(C)
+    if step_size == "auto":
+        gamma = 1.0 / (N * lam ** max(tr.r for tr in transforms) + n * beta_col * rho_max)
+    elif step_size == "paper":
+        gamma = torch.full_like(beta_col, 1.0 / (n * lam ** max(tr.r for tr in transforms)))
+    else:
+        gamma = torch.full_like(beta_col, float(step_size))
+    certs: list[str | None] = [None] * len(pairs)
+    for t, tr in enumerate(transforms if certify else ()):
+        if tr.r == 1 and len(tr.xi) == 2 and tr.xi[1] != 0:
+            for b_i, msg in enumerate(_indefinite_certificates(prob, tr, betas, grid)):
+                certs[t * len(betas) + b_i] = msg
+    return gamma, certs
+
+
+def _labeled_pairs(prob: Problem, k: int) -> tuple[Tensor, Tensor, Tensor]:
+    """The ``k`` labeled pairs ``(a, b)``, ``a < b`` (local labeled positions), with the largest
+    ``|S_ab|``, and those entries; ties broken by position, so the choice is deterministic."""
+    blk = prob.op.block(prob.train, prob.train)
+    if isinstance(blk, SparseOperator):
+        a, b, v = blk.coo()
+    elif prob.n <= DENSE_LIMIT:
+        dense = blk.to_dense()
+        a, b = dense.nonzero(as_tuple=True)
+        v = dense[a, b]
+    else:
+        z = torch.zeros(0, dtype=torch.long, device=prob.train.device)
+        return z, z, torch.zeros(0, dtype=torch.float64, device=prob.train.device)
+    keep = (a < b) & (v != 0)
+    a, b, v = a[keep], b[keep], v[keep].double()
+    if a.numel() == 0:
+        return a, b, v
+    key = a.double() * prob.n + b.double()        # positions break ties: a stable order
+    order = torch.argsort(key)
+    a, b, v = a[order], b[order], v[order]
+    top = torch.argsort(-v.abs(), stable=True)[:k]
+    return a[top], b[top], v[top]
+
+
+def _indefinite_certificates(prob: Problem, tr: ReciprocalPolynomial, betas: Sequence[float],
+                             grid: Tensor) -> list[str | None]:
+    """For ``r = 1``, ``Q = xi_0 I + xi_1 S``: per beta, a sentence proving ``A = N [s(S)]_nn +
+    n beta I`` indefinite (so Eq. 20's ``M`` has a real eigenvalue ``<= 0``), or ``None``; see
+    :func:`reciprocal_step`."""
+    N, n, lam = prob.N, prob.n, prob.lambda_max
+    xi0, xi1 = tr.xi
+    rho_min = float(tr.rho(grid).min())
+    if rho_min <= 0:           # Q is not positive definite on [-lambda, lambda]: no bound to prove with
+        return [None] * len(betas)
+    a, b, s_ab = _labeled_pairs(prob, STEP_CERT_PAIRS)
+    if a.numel() == 0:
+        return [None] * len(betas)
+    k = int(a.numel())
+    dev = prob.Y.device
+    V = torch.zeros(n, k, dtype=torch.float64, device=dev)
+    cols = torch.arange(k, device=dev)
+    V[a, cols] = 1.0
+    V[b, cols] = -torch.sign(s_ab).to(dev)
+    v = prob.scatter(V)                                           # [N, k] on the labeled rows, float64
+
+    def apply_q(x):
+        return xi0 * x + xi1 * prob.S(x.to(prob.Y.dtype)).double()
+
+    res = cg(apply_q, v, max_iter=STEP_CERT_ITERS, tol=1e-10, warn=False)
+    x = res.x
+    qx = apply_q(x)
+    r = v - qx
+    lower = 2.0 * (x * v).sum(0) - (x * qx).sum(0)                # L(x) <= v^T Q^{-1} v
+    upper = lower + (r * r).sum(0) / rho_min                     # >= v^T Q^{-1} v
+    vv = (v * v).sum(0)                                           # = 2
+    # v^T s(S) v = (||v||^2 - xi_0 v^T Q^{-1} v) / xi_1: the bound on the right side of xi_1's sign
+    s_up = (vv - xi0 * (upper if xi1 < 0 else lower)) / xi1
+    out: list[str | None] = []
+    for bt in betas:
+        margin = 1e-4 * (N * lam + n * bt * float(tr.rho(grid).max())) * vv
+        vav = N * s_up + n * bt * vv                                 # >= v^T A v
+        bad = (vav < -margin).nonzero().flatten()
+        if bad.numel() == 0:
+            out.append(None)
+            continue
+        j = int(bad[torch.argmin(vav[bad])])
+        ia, ib = int(prob.train[a[j]]), int(prob.train[b[j]])
+        need = float(-(N * s_up[j]) / (n * vv[j]))
+        out.append(f"{tr!r}, beta={bt:g}: Eq. 7's matrix A = N [s(S)]_nn + n beta I is indefinite "
+                   f"(labeled nodes {ia} and {ib}, S_ab = {float(s_ab[j]):.3g}: v^T A v <= {float(vav[j]):.4g} "
+                   f"< 0 for v = e_a - e_b), so Eq. 20's M has a real eigenvalue <= 0 and no positive "
+                   f"Richardson step converges (this pair needs beta > {need:.3g} before it could)")
     return out
 
 
