@@ -363,14 +363,16 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     iterates = solver == "richardson" or (solver == "auto" and bool(budgets))
     gamma, certs = reciprocal_step(prob, transforms, betas, step_size, certify=iterates)
     proofs = [c for c in certs if c is not None]
-    if proofs and step_size == "auto" and unstable == "raise":
+    T_safe = _guard_safe_budget(prob, transforms, betas, gamma) if proofs and budgets else 0
+    if proofs and step_size == "auto" and unstable == "raise" and (not budgets or max(budgets) > T_safe):
         raise ConvergenceError(
             f"STKR Algorithm 2 (Richardson, step_size='auto'): no stable step exists, checked before iterating: "
             f"{proofs[0]}" + (f" (and {len(proofs) - 1} more grid points)" if len(proofs) > 1 else "") +
             ". Solve Eq. 20 to a tolerance with a Krylov solver, which needs no step: solver='gmres' with tol > 0 "
-            "(e.g. tol=1e-6, max_iter=1000) and no fixed budget (num_iter=None), or solver='direct' / 'auto'. "
-            "A number for step_size runs the paper's truncated iteration of T steps anyway (its scores then "
-            "solve no equation).")
+            "(e.g. tol=1e-6, max_iter=1000) and no fixed budget (num_iter=None), or solver='direct' / 'auto'"
+            + (f"; or a fixed budget num_iter <= {T_safe}, whose residual provably stays below "
+               f"{DIVERGED_RESIDUAL:g} (the paper's truncated iteration, a filter that solves no equation)"
+               if budgets and T_safe > 0 else "") + ".")
 
     step = None
     if r == 1 and q <= 2:  # e.g. the inverse Laplacian: M theta = (N I~ + n beta xi_1) S theta + n beta xi_0 theta
@@ -437,6 +439,9 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
 # ---------------------------------------------------------------------------
 # Algorithm 2's Richardson step: when a stable one exists, and a certificate when none does
 # ---------------------------------------------------------------------------
+#: a fixed budget whose final relative residual exceeds this cannot come from a converging iteration
+#: (Richardson from x = 0 starts at 1): the estimators raise ConvergenceError instead of returning scores
+DIVERGED_RESIDUAL = 1e3
 #: labeled pairs tested for a certificate that no Richardson step converges (columns of one CG on Q)
 STEP_CERT_PAIRS = 16
 #: CG iterations on Q = rho(S) the certificate may spend (counted work, never a timing)
@@ -529,6 +534,29 @@ def reciprocal_step(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
             for b_i, msg in enumerate(_indefinite_certificates(prob, tr, betas, grid)):
                 certs[t * len(betas) + b_i] = msg
     return gamma, certs
+
+
+def _guard_safe_budget(prob: Problem, transforms: Sequence[ReciprocalPolynomial], betas: Sequence[float],
+                       gamma: Tensor) -> int:
+    """The largest fixed budget ``T`` whose relative residual provably stays at most ``DIVERGED_RESIDUAL``
+    for every column, whatever the spectrum of ``M``: Richardson from ``theta = 0`` has the residual
+    ``r_T = (I - gamma M)^T [y; 0]`` and ``||I - gamma M|| <= max_l |1 - gamma n beta rho(l)| + gamma N
+    lambda^r`` over ``l`` in ``[-lambda, lambda]`` (``M = n beta Q + N I~ S^r``, ``||I~ S^r|| <= lambda^r``).
+    So ``T <= log(DIVERGED_RESIDUAL) / log(that bound)`` never trips the divergence guard (about 9 with
+    the automatic step, whose bound is just below 2)."""
+    lam, N, n, C = prob.lambda_max, prob.N, prob.n, prob.C
+    grid = torch.linspace(-lam, lam, 2049, dtype=torch.float64)
+    g = torch.as_tensor(gamma, dtype=torch.float64).cpu().reshape(-1)
+    worst = 1.0
+    for t, tr in enumerate(transforms):
+        rho = tr.rho(grid)
+        for b_i, bt in enumerate(betas):
+            col = (t * len(betas) + b_i) * C
+            gc = float(g[col] if g.numel() > 1 else g[0])
+            worst = max(worst, float((1 - gc * n * bt * rho).abs().max()) + gc * N * lam ** tr.r)
+    if worst <= 1.0:
+        return 2 ** 31 - 1
+    return int(np.floor(np.log(DIVERGED_RESIDUAL) / np.log(worst) + 1e-12))
 
 
 def _labeled_pairs(prob: Problem, k: int) -> tuple[Tensor, Tensor, Tensor]:
