@@ -443,9 +443,13 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
 #: (Richardson from x = 0 starts at 1): the estimators raise ConvergenceError instead of returning scores
 DIVERGED_RESIDUAL = 1e3
 #: labeled pairs tested for a certificate that no Richardson step converges (columns of one CG on Q)
-STEP_CERT_PAIRS = 16
-#: CG iterations on Q = rho(S) the certificate may spend (counted work, never a timing)
+STEP_CERT_PAIRS = 8
+#: iterations of the certificate's one multi-shift CG (counted work, never a timing)
 STEP_CERT_ITERS = 64
+#: shifts e = eta 2^(-j/2), j < STEP_CERT_SHIFTS, at which the certificate looks for M's real eigenvalue
+STEP_CERT_SHIFTS = 8
+#: a certificate's quotient must fall this far below its threshold (rounding of float32 operators)
+STEP_CERT_MARGIN = 1e-7
 
 
 def reciprocal_step(prob: Problem, transforms: Sequence[ReciprocalPolynomial], betas: Sequence[float],
@@ -482,38 +486,42 @@ def reciprocal_step(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     ``S = D^{-1/2} W D^{-1/2}`` has trace ``0`` (no self-loops), so eigenvalues down to
     ``-lambda``: for odd ``r`` (the inverse Laplacian, ``r = 1``) ``S^{r/2}`` is not real and the
     argument above fails. Write ``M = n beta Q + N E (E^T S^r)``, ``E`` the ``N x n`` labeled
-    columns; for ``mu`` outside the spectrum of ``n beta Q`` the determinant lemma gives
-    ``det(M - mu I) = det(n beta Q - mu I) det F(mu)``, ``F(mu) = I_n + N E^T S^r (n beta Q - mu I)^{-1} E``.
-    For real ``mu <= 0`` (below ``n beta rho_min``) ``F(mu)`` is symmetric and continuous,
-    ``F(mu) -> I_n`` as ``mu -> -inf``, and ``F(0) = A / (n beta)`` with
-    ``A = N [s(S)]_nn + n beta I_n`` -- exactly Eq. 7's matrix ``G_{Khat_s,n} + n beta I``
-    (``S^r Q^{-1} = s(S)``). So if ``A`` has an eigenvalue ``<= 0``, the smallest eigenvalue of
-    ``F(mu)`` crosses ``0`` at some ``mu* <= 0``: ``M`` has the real eigenvalue ``mu*`` and
-    ``|1 - gamma mu*| >= 1`` for **every** ``gamma > 0``. No step rule, no precision (float32 or
-    float64) and no ``beta`` below that threshold helps; Krylov solvers (GMRES on ``M``, CG on
-    ``Q``, the direct ``n x n`` solve of ``A``) are unaffected, since ``M`` and ``A`` are
-    non-singular. ``A`` is indefinite as soon as two labeled nodes ``a, b`` are joined with
-    ``|s(S)_ab| > (s(S)_aa + s(S)_bb) / 2 + n beta / N``: for the inverse Laplacian on a graph of
-    average degree ``d``, ``s(S)_ab ~ S_ab ~ 1/d`` against a diagonal ``~ eta / d``; with ``N / n``
-    in the hundreds (1% labels) a larger ``beta`` helps only past ``beta ~ (N / n) (S_ab - s_aa)``,
-    far beyond the paper's grid. That is the 200,000-node failure, which has a few hundred labeled
-    edges; at 20,000 nodes the same mode grows too, only from a smaller start.
+    columns; for ``mu`` outside the spectrum of ``n beta Q`` (which is positive) the determinant
+    lemma gives ``det(M - mu I) = det(n beta Q - mu I) det F(mu)`` with
+    ``F(mu) = I_n + N E^T S^r (n beta Q - mu I)^{-1} E``. For real ``mu <= 0``, ``F(mu)`` is
+    symmetric, continuous in ``mu``, and ``F(mu) -> I_n`` as ``mu -> -inf``. Hence **``M`` has a real
+    eigenvalue ``mu* <= 0`` iff ``F(mu)`` fails to be positive definite for some ``mu <= 0``** (if it
+    fails at ``mu_0``, its smallest eigenvalue crosses ``0`` at some ``mu* <= mu_0``), and then
+    ``|1 - gamma mu*| >= 1`` for **every** ``gamma > 0``: no step rule, no precision (float32 or
+    float64) and no ``beta`` below the threshold helps. Krylov solvers (GMRES on ``M``; CG on
+    ``Q``, then the ``n x n`` system) need no step and are unaffected (``M`` is non-singular).
+    For ``r = 1``, ``Q = xi_0 (I - eta S)`` (the inverse Laplacian: ``xi_0 = 1``, ``xi_1 = -eta``),
+    ``n beta Q - mu I = (n beta xi_0 - mu)(I - e S)`` with ``e = n beta eta xi_0 / (n beta xi_0 - mu)``,
+    which runs over ``(0, eta]`` as ``mu`` runs over ``(-inf, 0]``, and ``F(mu) = I_n + (N / (n beta
+    |xi_1|)) ([(I - e S)^{-1}]_nn - I_n)``. So ``M`` has a real eigenvalue ``<= 0`` iff
+    ``lambda_min([(I - e S)^{-1}]_nn) <= 1 - n beta |xi_1| / N`` for some ``e`` in ``(0, eta]``. At
+    ``e = eta`` this says that Eq. 7's matrix ``A = N [s(S)]_nn + n beta I`` is not positive
+    definite (``F(0) = A / (n beta)``), but ``A`` positive definite is not enough: a labeled edge
+    ``(a, b)`` gives ``[(I - e S)^{-1}]_{ab} ~ e S_ab`` against diagonals ``~ 1 + e^2 (S^2)_aa``,
+    a dip of about ``S_ab^2 / (4 (S^2)_aa)`` at an interior ``e``, and the threshold
+    ``n beta eta / N`` is tiny when ``N / n`` is large. On a random graph of average degree 10 with
+    1% labels that dip is ``~ 0.025``, so every ``beta`` below ``~ 3`` diverges: the
+    200,000-node failure (a few hundred labeled edges), and the 20,000-node run of the same
+    shape too, whose 62 iterations merely ended before the growth passed the guard.
 
-    **The certificate** (``r = 1``, ``Q = xi_0 I + xi_1 S``, the inverse Laplacian and its
-    kin; pairs of other shapes get none and are iterated under the divergence guard).
-    ``s(S) = S Q^{-1} = (I - xi_0 Q^{-1}) / xi_1``, so for ``v`` on the labeled nodes
-    ``v^T A v = N (||v||^2 - xi_0 v^T Q^{-1} v) / xi_1 + n beta ||v||^2``. For the labeled pairs
-    ``(a, b)`` with the largest ``|S_ab|`` (at most ``STEP_CERT_PAIRS``) take
-    ``v = e_a - sign(S_ab) e_b`` and run CG on ``Q x = v`` (at most ``STEP_CERT_ITERS``
-    iterations, float64); for any ``x``, with ``r = v - Q x`` recomputed,
-    ``L(x) = 2 x^T v - x^T Q x <= v^T Q^{-1} v <= L(x) + ||r||^2 / rho_min`` (the gap is
-    ``r^T Q^{-1} r``), ``rho_min > 0`` the minimum of ``rho`` on ``[-lambda, lambda]``. When the
-    resulting upper bound on ``v^T A v`` is negative (with a margin of ``1e-4 (N lambda +
-    n beta rho_max) ||v||^2`` for rounding), ``A`` is proved indefinite and the pair has no stable
-    step. The work is counted (pairs x iterations products), never timed; the choice of pairs is
-    deterministic. When no pair is proved, ``S^r`` may still be indefinite: the iteration runs and
-    its divergence guard stays (``A`` positive definite has held with a contracting automatic
-    step on every random graph tried, but that direction is not proved here).
+    **The certificate** (``r = 1``, ``Q = xi_0 I + xi_1 S`` with ``xi_1 < 0``; other shapes get
+    none and are iterated under the caller's divergence guard). For the labeled pairs ``(a, b)``
+    with the largest ``|S_ab|`` (at most ``STEP_CERT_PAIRS``, ties by position: deterministic)
+    take ``v = e_a - sign(S_ab) e_b`` and solve ``(I - e S) x = v`` for ``e = eta 2^(-j/2)``,
+    ``j < STEP_CERT_SHIFTS``, by one multi-shift CG of ``STEP_CERT_ITERS`` iterations in float64.
+    For any ``x``, with ``r = v - (I - e S) x`` recomputed, ``L(x) = 2 x^T v - x^T (I - e S) x <=
+    v^T (I - e S)^{-1} v <= L(x) + ||r||^2 / (1 - e lambda)`` (the gap is ``r^T (I - e S)^{-1} r``).
+    When an upper bound divided by ``||v||^2`` is below ``1 - n beta |xi_1| / N`` by
+    ``STEP_CERT_MARGIN``, ``lambda_min`` is too (Courant-Fischer), and the pair has no stable step;
+    the sentence names the nodes, ``e`` and the real eigenvalue bound ``mu* <= n beta xi_0 (1 - eta
+    / e)``. The work is counted (pairs x shifts x iterations), never timed. When nothing is proved
+    (no labeled edge, or a bound too loose), ``M`` may still be unstable through complex eigenvalues
+    with non-positive real part; then the iteration runs and the caller's guard stays.
     """
     lam = prob.lambda_max
     N, n, C = prob.N, prob.n, prob.C
@@ -530,8 +538,8 @@ def reciprocal_step(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
         gamma = torch.full_like(beta_col, float(step_size))
     certs: list[str | None] = [None] * len(pairs)
     for t, tr in enumerate(transforms if certify else ()):
-        if tr.r == 1 and len(tr.xi) == 2 and tr.xi[1] != 0:
-            for b_i, msg in enumerate(_indefinite_certificates(prob, tr, betas, grid)):
+        if tr.r == 1 and len(tr.xi) == 2:
+            for b_i, msg in enumerate(_negative_eigenvalue_certificates(prob, tr, betas)):
                 certs[t * len(betas) + b_i] = msg
     return gamma, certs
 
@@ -583,15 +591,19 @@ def _labeled_pairs(prob: Problem, k: int) -> tuple[Tensor, Tensor, Tensor]:
     return a[top], b[top], v[top]
 
 
-def _indefinite_certificates(prob: Problem, tr: ReciprocalPolynomial, betas: Sequence[float],
-                             grid: Tensor) -> list[str | None]:
-    """For ``r = 1``, ``Q = xi_0 I + xi_1 S``: per beta, a sentence proving ``A = N [s(S)]_nn +
-    n beta I`` indefinite (so Eq. 20's ``M`` has a real eigenvalue ``<= 0``), or ``None``; see
-    :func:`reciprocal_step`."""
+def _negative_eigenvalue_certificates(prob: Problem, tr: ReciprocalPolynomial, betas: Sequence[float]
+                                      ) -> list[str | None]:
+    """For ``r = 1``, ``Q = xi_0 (I - eta S)`` with ``eta = -xi_1 / xi_0 > 0`` (the inverse Laplacian):
+    per beta, a sentence proving that Eq. 20's ``M`` has a real eigenvalue ``<= 0``, or ``None``.
+
+    ``M`` has one iff ``lambda_min([(I - e S)^{-1}]_nn) <= 1 - n beta |xi_1| / N`` for some ``e`` in
+    ``(0, eta]`` (see :func:`reciprocal_step`); tested on ``e = eta 2^(-j/2)``, ``j < STEP_CERT_SHIFTS``,
+    and on ``v = e_a - sign(S_ab) e_b`` for the labeled pairs with the largest ``|S_ab|``, with
+    upper bounds on ``v^T (I - e S)^{-1} v`` from one multi-shift CG (float64)."""
     N, n, lam = prob.N, prob.n, prob.lambda_max
     xi0, xi1 = tr.xi
-    rho_min = float(tr.rho(grid).min())
-    if rho_min <= 0:           # Q is not positive definite on [-lambda, lambda]: no bound to prove with
+    eta = -xi1 / xi0
+    if not (xi1 < 0 and eta * lam < 1):
         return [None] * len(betas)
     a, b, s_ab = _labeled_pairs(prob, STEP_CERT_PAIRS)
     if a.numel() == 0:
@@ -602,37 +614,44 @@ def _indefinite_certificates(prob: Problem, tr: ReciprocalPolynomial, betas: Seq
     cols = torch.arange(k, device=dev)
     V[a, cols] = 1.0
     V[b, cols] = -torch.sign(s_ab).to(dev)
-    v = prob.scatter(V)                                           # [N, k] on the labeled rows, float64
+    v = prob.scatter(V)                                    # [N, k], the pairs' vectors on the labeled rows
+    op = prob.op
+    if isinstance(op, SparseOperator) and op.dtype != torch.float64:
+        op = op.to(dtype=torch.float64)
 
-    def apply_q(x):
-        return xi0 * x + xi1 * prob.S(x.to(prob.Y.dtype)).double()
+    def S(x):
+        return (op @ x.to(op.dtype)).double()
 
-    res = cg(apply_q, v, max_iter=STEP_CERT_ITERS, tol=1e-10, warn=False)
-    x = res.x
-    qx = apply_q(x)
-    r = v - qx
-    lower = 2.0 * (x * v).sum(0) - (x * qx).sum(0)                # L(x) <= v^T Q^{-1} v
-    upper = lower + (r * r).sum(0) / rho_min                     # >= v^T Q^{-1} v
-    vv = (v * v).sum(0)                                           # = 2
-    # v^T s(S) v = (||v||^2 - xi_0 v^T Q^{-1} v) / xi_1: the bound on the right side of xi_1's sign
-    s_up = (vv - xi0 * (upper if xi1 < 0 else lower)) / xi1
+    shifts = [eta * 2.0 ** (-j / 2) for j in range(STEP_CERT_SHIFTS)]
+    xs, _ = solve_shifted_laplacians(S, v, shifts, max_iter=STEP_CERT_ITERS, tol=1e-12, warn=False)
+    vv = (v * v).sum(0)                                    # = 2 per column
+    best = []                                              # per shift: (upper bound of the quotient [k], shift)
+    for e, x in zip(shifts, xs):
+        qx = x - e * S(x)
+        r = v - qx
+        lower = 2.0 * (x * v).sum(0) - (x * qx).sum(0)     # L(x) <= v^T (I - e S)^{-1} v
+        upper = lower + (r * r).sum(0) / (1.0 - e * lam)    # >= v^T (I - e S)^{-1} v
+        best.append((upper / vv, e))
     out: list[str | None] = []
     for bt in betas:
-        margin = 1e-4 * (N * lam + n * bt * float(tr.rho(grid).max())) * vv
-        vav = N * s_up + n * bt * vv                                 # >= v^T A v
-        bad = (vav < -margin).nonzero().flatten()
-        if bad.numel() == 0:
+        tau = 1.0 - n * bt * (-xi1) / N
+        found = None
+        for q, e in best:
+            j = int(torch.argmin(q))
+            if float(q[j]) < tau - STEP_CERT_MARGIN and (found is None or float(q[j]) - tau < found[0]):
+                found = (float(q[j]) - tau, float(q[j]), e, j)
+        if found is None:
             out.append(None)
             continue
-        j = int(bad[torch.argmin(vav[bad])])
+        _, q, e, j = found
+        mu0 = n * bt * xi0 * (1.0 - eta / e)
         ia, ib = int(prob.train[a[j]]), int(prob.train[b[j]])
-        need = float(-(N * s_up[j]) / (n * vv[j]))
-        out.append(f"{tr!r}, beta={bt:g}: Eq. 7's matrix A = N [s(S)]_nn + n beta I is indefinite "
-                   f"(labeled nodes {ia} and {ib}, S_ab = {float(s_ab[j]):.3g}: v^T A v <= {float(vav[j]):.4g} "
-                   f"< 0 for v = e_a - e_b), so Eq. 20's M has a real eigenvalue <= 0 and no positive "
-                   f"Richardson step converges (this pair needs beta > {need:.3g} before it could)")
+        need = N * (1.0 - q) / (n * -xi1)
+        out.append(f"{tr!r}, beta={bt:g}: Eq. 20's M has a real eigenvalue <= {mu0:.4g} <= 0 (labeled nodes {ia} "
+                   f"and {ib}, S_ab = {float(s_ab[j]):.3g}: for v = e_a - e_b and e = {e:.4g}, v^T [(I - e S)^-1]_nn v"
+                   f" / v^T v <= {q:.6f} < 1 - n beta |xi_1| / N = {tau:.6f}), so |1 - gamma mu| > 1 for every "
+                   f"step gamma > 0; no beta <= {need:.3g} converges for this pair")
     return out
-
 
 _ETA_KNOB = "a smaller eta (CG's bound grows like sqrt((1 + eta) / (1 - eta)))"
 
