@@ -275,8 +275,10 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     Before Richardson runs with ``step_size="auto"``, a pair for which :func:`reciprocal_step`
     proves that no positive step converges (Eq. 7's ``A`` indefinite, so ``M`` has a real
     eigenvalue ``<= 0``; common on graphs with small ``beta``) raises :class:`ConvergenceError`
-    naming ``solver="gmres"`` -- unless ``unstable="run"`` (the grid's fixed budgets ``T``: the
-    paper's truncated iteration runs and ``history`` records the proof in ``reason``). An
+    naming ``solver="gmres"`` -- unless the fixed budget is at most the number of iterations whose
+    residual provably stays below ``DIVERGED_RESIDUAL`` (:func:`_guard_safe_budget`), or
+    ``unstable="run"`` (the grid's fixed budgets ``T``); then the paper's truncated iteration runs
+    and ``history`` records the proof in ``reason``. An
     explicit ``step_size`` always runs (the guard of the caller judges its residual). ``direct`` solves
     ``Q X = E`` (dense, or sparse LU on large graphs), forms the ``n x n`` matrix
     ``A = N (S^r X)_{nn} + n beta I`` and serves every ``beta`` with one ``eigh``.
