@@ -467,7 +467,7 @@ def reciprocal_step(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     a number: that step. The certificates do not depend on ``step_size``; ``certify=False`` skips
     them (a Krylov route that needs no step).
 
-    **Why the automatic step is stable when ``S^r`` is positive semidefinite** (Prop. 10, with
+    **Why the automatic step is stable when S^r is positive semidefinite** (Prop. 10, with
     ``N`` for ``n``). Richardson ``theta <- theta + gamma ([y; 0] - M theta)`` on Eq. 20,
     ``M = N I~ S^r + n beta Q``, ``Q = rho(S) = sum_p xi_p S^p``, converges for every right-hand
     side iff ``|1 - gamma mu| < 1`` for every eigenvalue ``mu`` of ``M``. ``M`` is not symmetric,
@@ -484,15 +484,15 @@ def reciprocal_step(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     operator, and for every ``r`` on a positive semidefinite ``S`` (a Gram matrix; a graph made
     positive semidefinite).
 
-    **Why no positive step converges on most graphs with small ``beta``.** A graph's
+    **Why no positive step converges on most graphs with small beta.** A graph's
     ``S = D^{-1/2} W D^{-1/2}`` has trace ``0`` (no self-loops), so eigenvalues down to
     ``-lambda``: for odd ``r`` (the inverse Laplacian, ``r = 1``) ``S^{r/2}`` is not real and the
     argument above fails. Write ``M = n beta Q + N E (E^T S^r)``, ``E`` the ``N x n`` labeled
     columns; for ``mu`` outside the spectrum of ``n beta Q`` (which is positive) the determinant
     lemma gives ``det(M - mu I) = det(n beta Q - mu I) det F(mu)`` with
     ``F(mu) = I_n + N E^T S^r (n beta Q - mu I)^{-1} E``. For real ``mu <= 0``, ``F(mu)`` is
-    symmetric, continuous in ``mu``, and ``F(mu) -> I_n`` as ``mu -> -inf``. Hence **``M`` has a real
-    eigenvalue ``mu* <= 0`` iff ``F(mu)`` fails to be positive definite for some ``mu <= 0``** (if it
+    symmetric, continuous in ``mu``, and ``F(mu) -> I_n`` as ``mu -> -inf``. Hence ``M`` has a real
+    eigenvalue ``mu* <= 0`` *iff* ``F(mu)`` fails to be positive definite for some ``mu <= 0`` (if it
     fails at ``mu_0``, its smallest eigenvalue crosses ``0`` at some ``mu* <= mu_0``), and then
     ``|1 - gamma mu*| >= 1`` for **every** ``gamma > 0``: no step rule, no precision (float32 or
     float64) and no ``beta`` below the threshold helps. Krylov solvers (GMRES on ``M``; CG on
