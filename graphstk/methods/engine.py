@@ -48,7 +48,7 @@ def transform_family(transform: Transform) -> type:
 def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[float] = (), *,
           budgets: Sequence[int] = (), solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6,
           step_size: str | float = "auto", callback: Callable[[int, float], None] | None = None,
-          max_seconds: float | None = None) -> EngineResult:
+          max_seconds: float | None = None, unstable: str = "raise") -> EngineResult:
     """Solve ``problem`` for every ``(transform, beta)`` pair of a grid in one batched solve.
 
     Parameters
@@ -72,6 +72,11 @@ def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[flo
     max_seconds : float, optional
         A time budget the caller asks for: an iterative solve stops after this many seconds and its
         history says so (``converged=False``). ``None`` (default): no time limit.
+    unstable : {"raise", "run"}, default "raise"
+        Algorithm 2 with ``step_size="auto"`` where a certificate proves that no Richardson step
+        converges (:func:`~graphstk.methods.propagation.reciprocal_step`): ``"raise"`` refuses
+        before iterating, naming the solver that works; ``"run"`` runs a fixed budget ``T`` anyway
+        (the paper's truncated iteration) and records the proof in the history.
 
     Returns
     -------
@@ -101,9 +106,10 @@ def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[flo
         for i, t in enumerate(transforms):
             by_r.setdefault(t.r, []).append(i)
         if len(by_r) == 1:
-            return P.stkr_reciprocal(problem, transforms, betas, step_size=step_size, **opts)
+            return P.stkr_reciprocal(problem, transforms, betas, step_size=step_size, unstable=unstable, **opts)
         return _merge(len(betas), [(idx, P.stkr_reciprocal(problem, [transforms[i] for i in idx], betas,
-                                                            step_size=step_size, **opts)) for idx in by_r.values()])
+                                                            step_size=step_size, unstable=unstable, **opts))
+                                   for idx in by_r.values()])
     if family is TopD:
         by_support: dict[str, list[int]] = {}
         for i, t in enumerate(transforms):

@@ -51,7 +51,7 @@ from ..exceptions import ConvergenceError, UnreachableNodesWarning  # noqa: E402
 
 #: a fixed budget whose final relative residual exceeds this cannot come from a converging iteration
 #: (Richardson from x = 0 starts at 1); the estimators raise ConvergenceError instead of returning scores
-DIVERGED_RESIDUAL = 1e3
+DIVERGED_RESIDUAL = P.DIVERGED_RESIDUAL
 
 
 def flag_unreachable(owner, scores: Tensor, stacklevel: int | None = None) -> Tensor:
@@ -219,9 +219,29 @@ class _GraphEstimator(BaseEstimator):
         if self._budgets() and not final <= DIVERGED_RESIDUAL:
             raise ConvergenceError(
                 f"{type(self).__name__}: the fixed budget of {self.n_iter_} iterations ended at relative residual "
-                f"{final:.3g} > {DIVERGED_RESIDUAL:g}: the iteration diverges and its scores are meaningless. Solve "
-                "to a tolerance instead (num_iter=None, solver='auto'), or keep step_size='auto' (a stable "
-                "Richardson step) and a larger beta", result=last)
+                f"{final:.3g} > {DIVERGED_RESIDUAL:g}: the iteration diverges and its scores are meaningless. "
+                + self._divergence_advice(), result=last)
+
+    def _divergence_advice(self) -> str:
+        """What to change after a diverged fixed budget: never the setting already in use."""
+        krylov = "solver='auto' or 'cg'"
+        tr = getattr(self, "transform", None)
+        if isinstance(tr, ReciprocalPolynomial):
+            krylov = "solver='gmres' (Algorithm 2's M is not symmetric) or 'direct'"
+        elif isinstance(tr, Polynomial):
+            krylov = "solver='auto' (CG when s >= 0, else GMRES) or 'direct'"
+        fix = f"Solve to a tolerance instead: num_iter=None, tol > 0 (e.g. 1e-6), {krylov}"
+        step = getattr(self, "step_size", None)
+        if step is None:
+            return fix
+        if step != "auto":
+            return (fix + f"; or step_size='auto' instead of {step!r} (a step bounded by the spectrum of the "
+                    "system, and for Algorithm 2 a check before iterating that refuses where no step converges)")
+        if isinstance(tr, Polynomial):
+            return (fix + "; step_size='auto' is already in use: where s < 0 on the spectrum, Algorithm 1's "
+                    "A = N [s(S)]_nn + n beta I can have eigenvalues <= 0 and then no step converges")
+        return (fix + "; step_size='auto' is already in use and found no proof before iterating that no step "
+                "converges (graphstk.methods.propagation.reciprocal_step), so no other step is offered")
 
     def _predict_index(self, idx) -> Tensor:
         check_is_fitted(self, "problem_")
@@ -403,7 +423,11 @@ class STKR(_GraphEstimator):
         Ridge parameter ``beta_n`` (finite, positive).
     setting : {"transductive", "inductive"}, default "transductive"
     step_size : "auto" | "paper" | float, default "auto"
-        Richardson step ``gamma``; see :func:`graphstk.methods.propagation.stkr_reciprocal`.
+        Richardson step ``gamma``; see :func:`graphstk.methods.propagation.reciprocal_step`. With
+        ``"auto"`` and a reciprocal transform, a fit for which no positive step can converge (proved
+        before iterating; common on graphs with few labels and small ``beta``) raises
+        :class:`ConvergenceError` naming ``solver="gmres"``, unless the fixed budget is short enough
+        that the residual provably stays below the divergence guard.
     num_iter : int, optional
         Run exactly ``T = num_iter`` Richardson iterations (the paper's budget ``T``) instead of
         solving to ``tol``.

@@ -157,7 +157,10 @@ def predict_grid(method: str, kernel: KernelOperator, y: Tensor, train_idx: Tens
     points = [dict(zip(keys, combo)) for combo in itertools.product(*(grid[k] for k in keys))]
     transforms, tkey_of = _grid_transforms(method, grid, topd_support)
     betas = grid.get("beta", [])
-    res = solve(prob, transforms, betas, step_size=step_size, max_seconds=max_seconds, **opts)
+    # fixed budgets T are the paper's truncated iteration: they run even where no stable Richardson step
+    # exists (the proof is kept in the history's reason); a solve to tol refuses first
+    res = solve(prob, transforms, betas, step_size=step_size, max_seconds=max_seconds,
+                unstable="run" if budgets else "raise", **opts)
     nb = max(len(betas), 1)
     if method == "lp":
         etas = grid["eta"]

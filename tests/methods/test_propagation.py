@@ -418,3 +418,110 @@ def test_a_route_auto_chose_is_never_told_to_use_auto(monkeypatch):
         long = P.stkr_reciprocal(prob, tr, [1e-3], solver="auto", max_iter=5000, tol=1e-10)  # or a larger max_iter
     ref = exact.h[(0, None)]
     assert torch.allclose(long.h[(0, None)], ref, atol=1e-6 * ref.abs().max(), rtol=0)
+
+
+# ------------------------------------------------------------------ Algorithm 2's automatic Richardson step
+def _random_graph_problem(N, n, seed=0, dtype=torch.float64):
+    """A random undirected graph of ``N`` nodes, average degree about 10 (``N * 5`` random pairs,
+    both directions), 8 classes, ``n`` labeled nodes drawn with ``torch.randperm``."""
+    import numpy as np
+    from torch_geometric.utils import to_undirected
+
+    ei = to_undirected(torch.as_tensor(np.random.default_rng(seed).integers(0, N, (2, N * 5))))
+    y = torch.randint(0, 8, (N,), generator=torch.Generator().manual_seed(seed))
+    train = torch.randperm(N, generator=torch.Generator().manual_seed(seed + 1))[:n]
+    return Data(edge_index=ei, y=y, num_nodes=N), train
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("N, frac", [(300, 0.01), (300, 0.1), (1000, 0.001), (1000, 0.01), (1000, 0.1)])
+def test_automatic_step_contracts_or_is_proved_to_have_none(N, frac, dtype):
+    """On random graphs, Algorithm 2 with ``step_size="auto"`` either contracts (every eigenvalue of
+    Eq. 20's ``M`` has ``|1 - gamma mu| < 1``) or :func:`reciprocal_step` proves before iterating that
+    no positive step does (``M`` has a real eigenvalue ``<= 0``), checked against dense ``eigvals``."""
+    data, train = _random_graph_problem(N, max(1, int(frac * N)))
+    kernel = GraphKernel(data.edge_index, N, dtype=dtype, clean_edges=True)
+    prob = P.make_problem(kernel, data.y, train, 8)
+    S = prob.op.to_dense().double()
+    n = prob.n
+    lab = torch.zeros(N, dtype=torch.float64)
+    lab[prob.train] = 1.0
+    betas = [1e-3, 0.1, 1e3]
+    for eta in (0.5, 0.9):
+        gamma, certs = P.reciprocal_step(prob, [InverseLaplacian(eta)], betas)
+        assert gamma.shape == (len(betas) * prob.C,) and gamma.dtype == dtype
+        for i, beta in enumerate(betas):
+            M = N * lab[:, None] * S + n * beta * (torch.eye(N, dtype=torch.float64) - eta * S)
+            mu = torch.linalg.eigvals(M)
+            if certs[i] is not None:      # the proof is sound: a real eigenvalue <= 0, no step contracts
+                real = mu[mu.imag.abs() <= 1e-8 * mu.abs().max()].real
+                assert float(real.min()) <= 1e-8 * float(mu.abs().max()), (eta, beta, certs[i])
+                assert "no beta <=" in certs[i]
+            else:                         # no proof: the automatic step contracts
+                g = float(gamma[i * prob.C])
+                assert float((1 - g * mu).abs().max()) < 1, (eta, beta)
+    if frac >= 0.01:                      # labeled edges: the smallest beta is proved unstable
+        assert P.reciprocal_step(prob, [InverseLaplacian(0.9)], [1e-3])[1][0] is not None
+
+
+@pytest.mark.parametrize("N, n, dtype", [(10_000, 100, torch.float32), (10_000, 1000, torch.float64),
+                                         (200_000, 2000, torch.float32), (200_000, 200, torch.float64)])
+def test_no_stable_step_is_refused_before_iterating(N, n, dtype, monkeypatch):
+    """The reported case (200,000 nodes, 2,000 labels, float32, 62 iterations): STKR refuses before
+    the first Richardson iteration, for every beta that cannot converge, naming GMRES."""
+    from graphstk.exceptions import ConvergenceError
+
+    data, train = _random_graph_problem(N, n)
+    ran = []
+    monkeypatch.setattr(P, "richardson", lambda *a, **k: ran.append(1))   # must never be reached
+    for beta in ((0.1, 1.0) if N == 200_000 and dtype == torch.float32 else (0.1,)):
+        est = STKR(InverseLaplacian(0.9), beta, solver="richardson", max_iter=62, tol=0.0, dtype=dtype,
+                   clean_edges=True)
+        with pytest.raises(ConvergenceError, match="no stable step exists, checked before iterating") as err:
+            est.fit(data, train)
+        msg = str(err.value)
+        assert "solver='gmres'" in msg and "keep step_size" not in msg
+        assert "num_iter <= " in msg               # the fixed budget that provably stays under the guard
+    assert not ran
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_refusal_advice_works_when_followed(dtype):
+    """Following the refusal (GMRES to a tolerance, or a fixed budget no longer than it names) gives a
+    converged solve equal to the direct one, or a finite truncated iteration under the guard."""
+    import re
+
+    from graphstk.exceptions import ConvergenceError
+
+    N, n = 2000, 40
+    data, train = _random_graph_problem(N, n)
+    with pytest.raises(ConvergenceError) as err:
+        STKR(InverseLaplacian(0.9), 0.1, solver="richardson", max_iter=62, tol=0.0, dtype=dtype).fit(data, train)
+    T = int(re.search(r"num_iter <= (\d+)", str(err.value)).group(1))
+    est = STKR(InverseLaplacian(0.9), 0.1, solver="gmres", tol=1e-6, max_iter=1000, dtype=dtype).fit(data, train)
+    assert est.history_[-1].converged and est.history_[-1].solver == "gmres"
+    ref = STKR(InverseLaplacian(0.9), 0.1, solver="direct", dtype=torch.float64).fit(data, train)
+    assert torch.allclose(est.h_.double(), ref.h_, atol=1e-3 * float(ref.h_.abs().max()), rtol=0)
+    short = STKR(InverseLaplacian(0.9), 0.1, num_iter=T, dtype=dtype).fit(data, train)
+    assert short.residuals_[-1] <= 1e3 and bool(torch.isfinite(short.h_).all())
+    assert "no stable step" not in short.history_[-1].reason or "real eigenvalue" in short.history_[-1].reason
+
+
+def test_the_divergence_advice_never_repeats_the_setting_in_use():
+    """``_record``'s advice: a diverged explicit step points at step_size='auto'; with 'auto' already in
+    use it names the Krylov solver instead of 'keep step_size=auto'."""
+    import re
+
+    from graphstk.exceptions import ConvergenceError
+
+    c = setup(psd=False)
+    data = Data(edge_index=c["ei"], y=c["y"], num_nodes=N_NODES)
+    with pytest.raises(ConvergenceError, match="diverges") as err:
+        STKR(InverseLaplacian(0.9), 1e-3, num_iter=30, step_size=5.0).fit(data, TRAIN)
+    msg = str(err.value)
+    assert "step_size='auto' instead of 5.0" in msg and "solver='gmres'" in msg
+    assert not re.search(r"keep step_size", msg)
+    auto = STKR(InverseLaplacian(0.9), 1e-3, num_iter=30)._divergence_advice()
+    assert "already in use" in auto and "solver='gmres'" in auto and "keep" not in auto
+    assert "step_size" not in LabelPropagation(0.9, num_iter=5)._divergence_advice()
