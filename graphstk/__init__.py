@@ -3,14 +3,15 @@
 See README.md for a tour. Public entry points are re-exported here:
 
 * estimators: :class:`STKR`, :class:`LabelPropagation` (``fit(data, train_idx)`` /
-  ``predict(idx)``; node arguments are LongTensor ids or boolean masks of length ``N``);
+  ``predict(idx)``; node arguments are LongTensor ids or boolean masks of length ``N``) and
+  :class:`STKRCV`, a whole hyperparameter grid in one engine call, chosen on validation nodes
+  (``fit(data, train_idx, val_idx)``);
 * transforms: :class:`Polynomial`, :class:`InverseLaplacian`, :class:`ReciprocalPolynomial`, :class:`TopD`;
 * data: :func:`load_dataset`, :func:`make_split`, :class:`Split`, :func:`resolve_data_root`;
   vector and text benchmarks: :func:`load_vector_dataset`, :class:`VectorDataset`, :func:`make_two_lines`,
   :func:`make_circle`;
 * operators: :class:`GraphKernel`, :class:`SparseOperator`, :class:`DenseOperator`, :class:`KernelOperator`;
-* :func:`predict_grid` (a whole hyperparameter grid in one call) and the subpackages
-  ``data``, ``operators``, ``spectral``, ``methods``, ``nn``, ``features``, ``mmd``, ``experiments``.
+* the subpackages ``data``, ``operators``, ``spectral``, ``methods``, ``nn``, ``features``, ``mmd``, ``experiments``.
 
 Submodules are imported on first use (PEP 562), so ``import graphstk`` and the command line's
 ``--help`` do not pay for torch_geometric until something needs it.
@@ -28,7 +29,7 @@ _EXPORTS = {
     "make_split": "data", "resolve_data_root": "data",
     "VECTOR_DATASETS": "data", "VectorDataset": "data", "load_vector_dataset": "data", "make_circle": "data",
     "make_two_lines": "data",
-    "STKR": "methods", "LabelPropagation": "methods", "predict_grid": "methods",
+    "STKR": "methods", "STKRCV": "methods", "LabelPropagation": "methods",
     "InverseLaplacian": "transforms", "Polynomial": "transforms", "ReciprocalPolynomial": "transforms",
     "TopD": "transforms",
 }

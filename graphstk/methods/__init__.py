@@ -1,10 +1,11 @@
-"""Methods: Label-Prop and STKR estimators, the batched engines behind them, and the grid API."""
+"""Methods: Label-Prop and STKR estimators, the validated STKRCV, and the batched engine behind them."""
 from .estimators import STKR, LabelPropagation, UnreachableNodesWarning
-from .grid import NonFiniteScoresWarning, grid_keys, predict_grid, predict_labels, unreachable
+from .grid import NonFiniteScoresWarning, predict_labels, unreachable
+from .validated import STKRCV
 from .kernel_ridge import KernelRidge, RandomFeatureRidge, kernel_ridge_solve
 from .coupled_embedding import CoupledKernelEmbedding, coupled_kernel_embedding
 
-__all__ = ["STKR", "LabelPropagation", "UnreachableNodesWarning", "NonFiniteScoresWarning", "grid_keys", "predict_grid",
+__all__ = ["STKR", "STKRCV", "LabelPropagation", "UnreachableNodesWarning", "NonFiniteScoresWarning",
            "predict_labels", "unreachable", "KernelRidge", "RandomFeatureRidge", "kernel_ridge_solve",
            "CoupledKernelEmbedding", "coupled_kernel_embedding"]
 from ..exceptions import ClassesWithoutLabelsWarning  # noqa: E402

@@ -148,6 +148,17 @@ class KernelOperator(abc.ABC):
         """``K[rows, V] / |V|``: the out-of-sample rows ``v_K(x) / (n+m)`` of Eq. 5 for points ``rows``."""
         return self.block(rows, visible).scale(1.0 / max(int(visible.numel()), 1))
 
+    @property
+    def vector_space(self):
+        """Where the solvers reduce over the rows of ``[N, K]`` blocks that this operator multiplies:
+        a :class:`~graphstk.spectral.solvers.VectorSpace`. The default is this process's whole
+        tensors (:data:`graphstk.spectral.solvers.LOCAL`); an operator whose rows are spread over
+        processes returns its :class:`~graphstk.distributed.ShardedSpace`. The engines read it
+        from the problem's operator and pass it to every solver (``space=``)."""
+        from ..spectral.solvers import LOCAL
+
+        return LOCAL
+
     # -- shared behaviour ----------------------------------------------------
     def matmul(self, x: Tensor) -> Tensor:
         """``K @ x`` for ``x`` of shape ``[n_cols]`` or ``[n_cols, C]``."""
@@ -283,6 +294,10 @@ class ScaledOperator(KernelOperator):
 
     def spectral_bound(self) -> float:
         return abs(self.factor) * self.parent.spectral_bound()
+
+    @property
+    def vector_space(self):
+        return self.parent.vector_space
 
     def scale(self, factor: float) -> KernelOperator:
         return self.parent.scale(self.factor * float(factor))
