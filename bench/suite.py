@@ -7,7 +7,7 @@ Run from the repository root::
     python bench/suite.py --config configs/table1.yaml --datasets Cora DBLP --methods all
 
 The reference engine is the package ``graphstk`` of commit ``--before`` (default
-``c125695``), extracted at run time with ``git archive`` into a
+``c125695``; its grid entry point was ``methods.grid.predict_grid(engine_name, ...)``), extracted at run time with ``git archive`` into a
 temporary directory as the package ``graphstk_before`` (nothing is committed) and imported next
 to the working tree's ``graphstk``. Both run the same protocol (App. D; ``make_split`` of the
 working tree, the same :class:`GraphKernel` objects, built before the clock starts) in one
@@ -58,6 +58,33 @@ def import_before(commit: str, workdir: str):
     os.rename(os.path.join(workdir, "graphstk"), os.path.join(workdir, "graphstk_before"))
     sys.path.insert(0, workdir)
     return importlib.import_module("graphstk_before.methods.grid")
+
+
+#: the engine names of the reference commit's ``predict_grid``, by transform family
+BEFORE_NAMES = {"LabelPropagationFilter": "lp", "InverseLaplacian": "stkr-lap", "Polynomial": "stkr-poly",
+                "TopD": "stkr-topd", "KRR": "krr"}
+
+
+def grid_now(family_name, kernel, y, train, ev, grid, C, topd_support="labeled", labels="onehot", **kwargs):
+    """This tree's engine with the reference's calling convention: the config's grid turned into
+    transform objects (as the runner's registrations do) and scored by one ``STKRCV.grid_scores``."""
+    from graphstk.experiments.registrations.stkr import FAMILIES
+    from graphstk.methods import STKRCV
+
+    family = FAMILIES[family_name]
+    transforms = family.transforms(grid, {"support": topd_support})
+    cv = STKRCV(transforms, grid.get("beta"), num_iter=grid.get("T"), labels=labels, num_classes=C, **kwargs)
+    out = []
+    for p, s in cv.grid_scores(kernel, train, ev, y=y):
+        point = {}
+        if family.axis:
+            point[family.axis] = grid[family.axis][transforms.index(p["transform"])]
+        if "beta" in grid:
+            point["beta"] = p["beta"]
+        if "T" in grid:
+            point["T"] = p["num_iter"]
+        out.append((point, s))
+    return out
 
 
 def accuracy(scores: torch.Tensor, y: torch.Tensor) -> float:
@@ -141,10 +168,11 @@ def main(argv=None) -> int:
     specs = [m for m in cfg.methods if args.methods == ["all"] or m.label in args.methods]
     if not specs:
         raise SystemExit(f"no method of {args.config} matches {args.methods}")
-    from graphstk.methods.grid import predict_grid as grid_now
-
     tmp = tempfile.mkdtemp(prefix="graphstk_before_")
-    grid_before = import_before(args.before, tmp).predict_grid
+    before = import_before(args.before, tmp).predict_grid
+
+    def grid_before(family_name, *a, **kw):
+        return before(BEFORE_NAMES[family_name], *a, **kw)
     decomp = DecompositionLog()
     decomp.wrap_before(importlib.import_module("graphstk_before.spectral.eigen"))
     engines = {"before": grid_before, "now": grid_now}
