@@ -24,7 +24,8 @@ from .._checks import user_stacklevel
 from .._index import as_index
 from ..exceptions import ClassesWithoutLabelsWarning
 from ..operators.base import KernelOperator, SparseOperator
-from ..spectral.solvers import SolveResult, VectorSpace
+from ..spectral.solvers import SolveResult
+from .._spaces import VectorSpace
 
 SOLVERS = ("auto", "richardson", "cg", "gmres", "direct")
 

@@ -43,6 +43,7 @@ import torch
 from torch import Tensor
 
 from .._index import IndexLike, as_index  # noqa: F401  (the one index helper: ids or a boolean mask)
+from .._spaces import LOCAL, VectorSpace
 
 DENSE_EIG_MAX = 500    # spectral_bound: exact eigenvalues of a materialised operator up to this size
 UNIT_BLOCK = 256       # columns of the identity multiplied at once by the to_dense / diagonal defaults
@@ -148,16 +149,8 @@ class KernelOperator(abc.ABC):
         """``K[rows, V] / |V|``: the out-of-sample rows ``v_K(x) / (n+m)`` of Eq. 5 for points ``rows``."""
         return self.block(rows, visible).scale(1.0 / max(int(visible.numel()), 1))
 
-    @property
-    def vector_space(self):
-        """Where the solvers reduce over the rows of ``[N, K]`` blocks that this operator multiplies:
-        a :class:`~graphstk.spectral.solvers.VectorSpace`. The default is this process's whole
-        tensors (:data:`graphstk.spectral.solvers.LOCAL`); an operator whose rows are spread over
-        processes returns its :class:`~graphstk.distributed.ShardedSpace`. The engines read it
-        from the problem's operator and pass it to every solver (``space=``)."""
-        from ..spectral.solvers import LOCAL
-
-        return LOCAL
+    #: where the solvers reduce over rows of the blocks it multiplies (a partitioned operator's spans its processes)
+    vector_space: VectorSpace = LOCAL
 
     # -- shared behaviour ----------------------------------------------------
     def matmul(self, x: Tensor) -> Tensor:
@@ -294,10 +287,6 @@ class ScaledOperator(KernelOperator):
 
     def spectral_bound(self) -> float:
         return abs(self.factor) * self.parent.spectral_bound()
-
-    @property
-    def vector_space(self):
-        return self.parent.vector_space
 
     def scale(self, factor: float) -> KernelOperator:
         return self.parent.scale(self.factor * float(factor))

@@ -31,7 +31,8 @@ from typing import Callable, Sequence
 import torch
 from torch import Tensor
 
-from .solvers import ConvergenceWarning, VectorSpace, _space
+from .solvers import ConvergenceWarning
+from .._spaces import VectorSpace, _space
 
 
 @dataclass
