@@ -164,9 +164,6 @@ class STKRCV(_GraphEstimator):
                 raise ValueError(f"{axis} repeats a value: {vals}")
         return transforms, family, betas, budgets
 
-    def _budgets(self) -> tuple[int, ...]:
-        return tuple(t for t in self._grid()[3] if t is not None)
-
     def get_grid(self) -> list[dict]:
         """The grid points ``{"transform", "beta", "num_iter"}`` in grid order (``None``: not part of the grid)."""
         transforms, _, betas, budgets = self._grid()
@@ -270,9 +267,7 @@ class STKRCV(_GraphEstimator):
             val_idx = getattr(X, "val_mask", None)
             if val_idx is None:
                 raise ValueError("fit needs val_idx (the validation points), or give data.val_mask")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NonFiniteScoresWarning)   # such points score their rows as wrong
-            pairs = self.grid_scores(X, train_idx, val_idx, hidden_idx, y=y)
+        pairs = self.grid_scores(X, train_idx, val_idx, hidden_idx, y=y)   # non-finite rows count as wrong
         val = as_index(val_idx, self.problem_.num_points, self.kernel_.device, name="val_idx", allow_none=False)
         yv = self._labels[val]
         acc = np.asarray([_accuracy(s, yv, self.missing_classes_) for _, s in pairs], dtype=float)
@@ -291,14 +286,6 @@ class STKRCV(_GraphEstimator):
         self.h_ = self.grid_h_[best]
         return self
 
-    def score_grid(self, idx, y=None) -> np.ndarray:
-        """Accuracy in ``[0, 1]`` of every grid point on points ``idx`` (after :meth:`fit` or
-        :meth:`grid_scores`; unreachable points count as wrong). ``y``: labels (default: those of fit)."""
-        check_is_fitted(self, "grid_h_")
-        ids = self._predict_index(idx)
-        labels = _label_tensor(y).to(ids.device) if y is not None else self._labels
-        return np.asarray([_accuracy(s, labels[ids], self.missing_classes_) for s in self._point_scores(ids)])
-
     def _prepare(self, X, train_idx, hidden_idx, y):
         prob = super()._prepare(X, train_idx, hidden_idx, y)
         self._labels = _label_tensor(y if y is not None else X.y).to(self.kernel_.device)
@@ -313,11 +300,6 @@ class STKRCV(_GraphEstimator):
         <graphstk.methods.STKR.decision_function>`)."""
         check_is_fitted(self, "best_index_")
         return super().decision_function(idx)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.non_deterministic = False
-        return tags
 
 
 def _warn_non_finite(what: str, results: list[tuple[dict, Tensor]]) -> list[tuple[dict, Tensor]]:
