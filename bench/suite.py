@@ -7,7 +7,8 @@ Run from the repository root::
     python bench/suite.py --config configs/table1.yaml --datasets Cora DBLP --methods all
 
 The reference engine is the package ``graphstk`` of commit ``--before`` (default
-``c125695``; its grid entry point was ``methods.grid.predict_grid(engine_name, ...)``), extracted at run time with ``git archive`` into a
+``c125695``; its grid entry point took engine names: ``methods.grid.predict_grid("stkr-lap", ...)``),
+extracted at run time with ``git archive`` into a
 temporary directory as the package ``graphstk_before`` (nothing is committed) and imported next
 to the working tree's ``graphstk``. Both run the same protocol (App. D; ``make_split`` of the
 working tree, the same :class:`GraphKernel` objects, built before the clock starts) in one
@@ -94,7 +95,7 @@ def accuracy(scores: torch.Tensor, y: torch.Tensor) -> float:
     return 100.0 * float(hit.sum()) / max(1, y.numel())
 
 
-def select(predict_grid, spec, grid, data, split, kernels, C, kwargs):
+def select(score_grid, spec, grid, data, split, kernels, C, kwargs):
     """App. D model selection for one split: (chosen params, test accuracy)."""
     y = data.y.long()
     y_in = torch.full_like(y, -1)
@@ -108,16 +109,16 @@ def select(predict_grid, spec, grid, data, split, kernels, C, kwargs):
 
     if spec.setting == "transductive":
         ev = torch.cat([split.val, split.test])
-        res = ordered(predict_grid(spec.engine, kernels["transductive"], y_in, split.train, ev, grid, C, **kwargs))
+        res = ordered(score_grid(spec.engine, kernels["transductive"], y_in, split.train, ev, grid, C, **kwargs))
         nv = split.val.numel()
         val = [accuracy(s[:nv], y[split.val]) for s in res]
         best = max(range(len(val)), key=lambda i: (val[i], -i))
         return points[best], accuracy(res[best][nv:], y[split.test])
-    res = ordered(predict_grid(spec.engine, kernels["select"], y_in, split.train, split.val, grid, C, **kwargs))
+    res = ordered(score_grid(spec.engine, kernels["select"], y_in, split.train, split.val, grid, C, **kwargs))
     val = [accuracy(s, y[split.val]) for s in res]
     best = max(range(len(val)), key=lambda i: (val[i], -i))
     chosen = points[best]
-    (scores,) = [s for _, s in predict_grid(spec.engine, kernels["final"], y_in, split.train, split.test,
+    (scores,) = [s for _, s in score_grid(spec.engine, kernels["final"], y_in, split.train, split.test,
                                             {k: [v] for k, v in chosen.items()}, C, **kwargs)]
     return chosen, accuracy(scores, y[split.test])
 
