@@ -7,7 +7,8 @@ Run from the repository root::
     python bench/suite.py --config configs/table1.yaml --datasets Cora DBLP --methods all
 
 The reference engine is the package ``graphstk`` of commit ``--before`` (default
-``c125695``), extracted at run time with ``git archive`` into a
+``c125695``; its grid entry point took engine names: ``methods.grid.predict_grid("stkr-lap", ...)``),
+extracted at run time with ``git archive`` into a
 temporary directory as the package ``graphstk_before`` (nothing is committed) and imported next
 to the working tree's ``graphstk``. Both run the same protocol (App. D; ``make_split`` of the
 working tree, the same :class:`GraphKernel` objects, built before the clock starts) in one
@@ -60,6 +61,33 @@ def import_before(commit: str, workdir: str):
     return importlib.import_module("graphstk_before.methods.grid")
 
 
+#: the engine names of the reference commit's ``predict_grid``, by transform family
+BEFORE_NAMES = {"LabelPropagationFilter": "lp", "InverseLaplacian": "stkr-lap", "Polynomial": "stkr-poly",
+                "TopD": "stkr-topd", "KRR": "krr"}
+
+
+def grid_now(family_name, kernel, y, train, ev, grid, C, topd_support="labeled", labels="onehot", **kwargs):
+    """This tree's engine with the reference's calling convention: the config's grid turned into
+    transform objects (as the runner's registrations do) and scored by one ``STKRCV.grid_scores``."""
+    from graphstk.experiments.registrations.stkr import FAMILIES
+    from graphstk.methods import STKRCV
+
+    family = FAMILIES[family_name]
+    transforms = family.transforms(grid, {"support": topd_support})
+    cv = STKRCV(transforms, grid.get("beta"), num_iter=grid.get("T"), labels=labels, num_classes=C, **kwargs)
+    out = []
+    for p, s in cv.grid_scores(kernel, train, ev, y=y):
+        point = {}
+        if family.axis:
+            point[family.axis] = grid[family.axis][transforms.index(p["transform"])]
+        if "beta" in grid:
+            point["beta"] = p["beta"]
+        if "T" in grid:
+            point["T"] = p["num_iter"]
+        out.append((point, s))
+    return out
+
+
 def accuracy(scores: torch.Tensor, y: torch.Tensor) -> float:
     """Argmax accuracy (%), rows that no label reaches (all zero or non-finite) counted wrong."""
     reached = torch.isfinite(scores).all(1) & (torch.nan_to_num(scores).abs().sum(1) > 0)
@@ -67,7 +95,7 @@ def accuracy(scores: torch.Tensor, y: torch.Tensor) -> float:
     return 100.0 * float(hit.sum()) / max(1, y.numel())
 
 
-def select(predict_grid, spec, grid, data, split, kernels, C, kwargs):
+def select(score_grid, spec, grid, data, split, kernels, C, kwargs):
     """App. D model selection for one split: (chosen params, test accuracy)."""
     y = data.y.long()
     y_in = torch.full_like(y, -1)
@@ -81,16 +109,16 @@ def select(predict_grid, spec, grid, data, split, kernels, C, kwargs):
 
     if spec.setting == "transductive":
         ev = torch.cat([split.val, split.test])
-        res = ordered(predict_grid(spec.engine, kernels["transductive"], y_in, split.train, ev, grid, C, **kwargs))
+        res = ordered(score_grid(spec.engine, kernels["transductive"], y_in, split.train, ev, grid, C, **kwargs))
         nv = split.val.numel()
         val = [accuracy(s[:nv], y[split.val]) for s in res]
         best = max(range(len(val)), key=lambda i: (val[i], -i))
         return points[best], accuracy(res[best][nv:], y[split.test])
-    res = ordered(predict_grid(spec.engine, kernels["select"], y_in, split.train, split.val, grid, C, **kwargs))
+    res = ordered(score_grid(spec.engine, kernels["select"], y_in, split.train, split.val, grid, C, **kwargs))
     val = [accuracy(s, y[split.val]) for s in res]
     best = max(range(len(val)), key=lambda i: (val[i], -i))
     chosen = points[best]
-    (scores,) = [s for _, s in predict_grid(spec.engine, kernels["final"], y_in, split.train, split.test,
+    (scores,) = [s for _, s in score_grid(spec.engine, kernels["final"], y_in, split.train, split.test,
                                             {k: [v] for k, v in chosen.items()}, C, **kwargs)]
     return chosen, accuracy(scores, y[split.test])
 
@@ -141,10 +169,11 @@ def main(argv=None) -> int:
     specs = [m for m in cfg.methods if args.methods == ["all"] or m.label in args.methods]
     if not specs:
         raise SystemExit(f"no method of {args.config} matches {args.methods}")
-    from graphstk.methods.grid import predict_grid as grid_now
-
     tmp = tempfile.mkdtemp(prefix="graphstk_before_")
-    grid_before = import_before(args.before, tmp).predict_grid
+    before = import_before(args.before, tmp).predict_grid
+
+    def grid_before(family_name, *a, **kw):
+        return before(BEFORE_NAMES[family_name], *a, **kw)
     decomp = DecompositionLog()
     decomp.wrap_before(importlib.import_module("graphstk_before.spectral.eigen"))
     engines = {"before": grid_before, "now": grid_now}

@@ -3,14 +3,15 @@
 See README.md for a tour. Public entry points are re-exported here:
 
 * estimators: :class:`~graphstk.methods.STKR`, :class:`~graphstk.methods.LabelPropagation` (``fit(data, train_idx)`` /
-  ``predict(idx)``; node arguments are LongTensor ids or boolean masks of length ``N``);
+  ``predict(idx)``; node arguments are LongTensor ids or boolean masks of length ``N``) and
+  :class:`~graphstk.methods.STKRCV`, a whole hyperparameter grid in one engine call, chosen on validation nodes
+  (``fit(data, train_idx, val_idx)``);
 * transforms: :class:`~graphstk.spectral.Polynomial`, :class:`~graphstk.spectral.InverseLaplacian`, :class:`~graphstk.spectral.ReciprocalPolynomial`, :class:`~graphstk.spectral.TopD`;
 * data: :func:`~graphstk.data.load_dataset`, :func:`~graphstk.data.make_split`, :class:`~graphstk.data.Split`, :func:`~graphstk.data.resolve_data_root`;
   vector and text benchmarks: :func:`~graphstk.data.load_vector_dataset`, :class:`~graphstk.data.VectorDataset`, :func:`~graphstk.data.make_two_lines`,
   :func:`~graphstk.data.make_circle`;
 * operators: :class:`~graphstk.operators.GraphKernel`, :class:`~graphstk.operators.SparseOperator`, :class:`~graphstk.operators.DenseOperator`, :class:`~graphstk.operators.KernelOperator`;
-* :func:`~graphstk.methods.predict_grid` (a whole hyperparameter grid in one call) and the subpackages
-  ``data``, ``operators``, ``spectral``, ``methods``, ``nn``, ``features``, ``mmd``, ``experiments``.
+* the subpackages ``data``, ``operators``, ``spectral``, ``methods``, ``nn``, ``features``, ``mmd``, ``experiments``.
 
 Submodules are imported on first use (PEP 562), so ``import graphstk`` and the command line's
 ``--help`` do not pay for torch_geometric until something needs it.
@@ -28,7 +29,7 @@ _EXPORTS = {
     "make_split": "data", "resolve_data_root": "data",
     "VECTOR_DATASETS": "data", "VectorDataset": "data", "load_vector_dataset": "data", "make_circle": "data",
     "make_two_lines": "data",
-    "STKR": "methods", "LabelPropagation": "methods", "predict_grid": "methods",
+    "STKR": "methods", "STKRCV": "methods", "LabelPropagation": "methods",
     "InverseLaplacian": "transforms", "Polynomial": "transforms", "ReciprocalPolynomial": "transforms",
     "TopD": "transforms",
 }

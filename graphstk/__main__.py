@@ -106,9 +106,11 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         from graphstk.experiments.report import console_table
 
         if args.distributed:
+            from graphstk.distributed import PartitionedKernelFactory
             from graphstk.distributed.run import run_distributed
 
-            results = run_distributed(cfg, out_dir, args.data_root, not args.no_progress, threads=threads)
+            results = run_distributed(cfg, out_dir, args.data_root, not args.no_progress, threads=threads,
+                                      kernel_factory=PartitionedKernelFactory())   # kernels split by rows
             if results is None:   # not process 0: it prints nothing
                 return 0
         else:

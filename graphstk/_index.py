@@ -2,7 +2,7 @@
 
 Every public argument that names nodes -- ``train_idx``, ``hidden_idx`` and ``idx`` of the
 estimators, ``mask`` of the :mod:`graphstk.nn` modules, ``eval_idx`` of
-:func:`graphstk.methods.predict_grid`, the ``rows``/``cols`` of an operator block -- goes
+:meth:`graphstk.methods.STKRCV.grid_scores`, the ``rows``/``cols`` of an operator block -- goes
 through :func:`as_index`, so that a boolean mask of length ``N`` and a tensor of ids mean the
 same thing everywhere, and anything else gets the same clear error.
 """

@@ -5,16 +5,17 @@
   reverse Cuthill-McKee, METIS) and their halo, computed without any process;
 * :class:`PartitionedOperator`: the row-partitioned ``KernelOperator`` with its halo exchange;
 * :class:`PartitionedGraphKernel`: the STKR base kernel (Eq. 23) on it; the engines of
-  :mod:`graphstk.methods.propagation` run on it unchanged inside ``kernel.space()``;
-* :class:`DistributedGrid`: :func:`graphstk.methods.predict_grid` over partitioned kernels (what
-  ``run.py CONFIG --distributed`` uses).
+  :mod:`graphstk.methods.propagation` run on it unchanged (its ``vector_space``, a
+  :class:`ShardedSpace`, goes to every solver with the problem);
+* :class:`PartitionedKernelFactory`: the kernel factory that ``run.py CONFIG --distributed`` passes
+  to the runner (``run_experiment(..., kernel_factory=)``).
 """
 from .exchange import HaloExchange, PeerFailure, ShardedSpace, all_gather_rows, free_port, gather_rows, init_from_env
-from .grid import DistributedGrid
+from .factory import PartitionedKernelFactory
 from .kernel import PartitionedGraphKernel
 from .operator import OwnedRows, PartitionedOperator, SummedRows
 from .partition import Partition, default_partitioner, halo_report, halo_sizes, partition_graph
 
 __all__ = ["HaloExchange", "PeerFailure", "ShardedSpace", "all_gather_rows", "free_port", "gather_rows",
-           "init_from_env", "DistributedGrid", "PartitionedGraphKernel", "OwnedRows", "PartitionedOperator",
+           "init_from_env", "PartitionedKernelFactory", "PartitionedGraphKernel", "OwnedRows", "PartitionedOperator",
            "SummedRows", "Partition", "default_partitioner", "halo_report", "halo_sizes", "partition_graph"]

@@ -3,13 +3,14 @@
 :class:`PartitionedGraphKernel` is a square :class:`~graphstk.operators.KernelOperator` over all
 nodes, like :class:`~graphstk.operators.GraphKernel`, whose ``normalized_gram`` is a
 :class:`PartitionedOperator`: :func:`graphstk.methods.propagation.make_problem` and the engines
-run on it unchanged inside :meth:`PartitionedGraphKernel.space`.
+run on it unchanged (the problem's operator brings its :attr:`~PartitionedOperator.vector_space`, the
+reductions over the partition, to every solver).
 
 Its points are the graph's nodes *renumbered by the partition* (as PETSc's application ordering):
 point ``i < N`` is the ``i``-th visible node in partition order, so that every process owns a
 contiguous range of points; the hidden nodes follow. ``order[i]`` is the node of point ``i``,
 ``position[v]`` the point of node ``v``; labels, training and evaluation ids go in through
-``position`` (:class:`DistributedGrid` does this for :func:`~graphstk.methods.predict_grid`).
+``position`` (the runner's STKR methods do this for any kernel that has ``position``).
 """
 from __future__ import annotations
 
@@ -180,10 +181,19 @@ class PartitionedGraphKernel(KernelOperator):
                            torch.cat([vals_v, cv[hit]]), (g.numel(), self.num_visible))
         return SummedRows(M, self.group, (self.S.lo, self.S.hi))
 
-    def space(self, gather: bool = True):
-        """Run the enclosed engine calls with reductions over this kernel's partition (see
-        :meth:`PartitionedOperator.space`)."""
-        return self.S.space(gather)
+    @property
+    def vector_space(self):
+        """The reductions over this kernel's partition (:attr:`PartitionedOperator.vector_space`)."""
+        return self.S.vector_space
+
+    @property
+    def gather_results(self) -> bool:
+        """Whether solver results are handed out whole (default) or kept sharded; settable."""
+        return self.S.gather_results
+
+    @gather_results.setter
+    def gather_results(self, value: bool) -> None:
+        self.S.gather_results = bool(value)
 
     def gather(self, h: Tensor, dst: int | None = None) -> Tensor:
         """The whole ``[N, K]`` block from every process's rows (on every process, or on ``dst``)."""

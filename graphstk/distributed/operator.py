@@ -12,7 +12,8 @@ its diagonal and off-diagonal parts. A product ``S @ x``:
 Vector convention. A block ``x`` ``[N, K]`` is passed *whole-length* on every process, so the
 engines index it (labeled rows, scatters) exactly as on one process; only its owned rows are
 read, and a product returns its owned rows filled and the others zero. Reductions over rows go
-through :class:`ShardedSpace`, which the engines' solvers use inside :meth:`PartitionedOperator.space`.
+through :class:`ShardedSpace`, the operator's :attr:`~PartitionedOperator.vector_space`, which the engines
+pass to their solvers.
 Sub-blocks whose rows are a given index set (the labeled rows, the rows of the nodes to score)
 return the same ``[len(rows), K]`` result on every process (one ``all_reduce``).
 """
@@ -23,7 +24,6 @@ import torch.distributed as dist
 from torch import Tensor
 
 from ..operators.base import KernelOperator, SparseOperator, as_index, is_injective as _is_injective, position_map as _position_map
-from ..spectral.solvers import vector_space
 from .exchange import HaloExchange, ShardedSpace, all_gather_rows, all_reduce, gather_rows
 
 def _summed(t: Tensor, group) -> Tensor:
@@ -71,11 +71,15 @@ class PartitionedOperator(SparseOperator):
     symmetric : bool, default True
         Whether the matrix is symmetric (graph kernels are); needed for ``T`` and for row blocks
         that multiply a whole-length block.
+    gather_results : bool, default True
+        Whether the solvers hand their results out whole on every process (one ``all_reduce`` per
+        result) or keep them sharded (see :attr:`vector_space`); may be changed after construction.
     """
 
     def __init__(self, row: Tensor, col: Tensor, value: Tensor, num_rows: int, bounds: list[int], group=None,
-                 exchange: str = "auto", symmetric: bool = True):
+                 exchange: str = "auto", symmetric: bool = True, gather_results: bool = True):
         self.group, self.N, self.bounds, self.symmetric = group, int(num_rows), list(bounds), symmetric
+        self.gather_results = bool(gather_results)
         self.rank = dist.get_rank(group)
         self.lo, self.hi = self.bounds[self.rank], self.bounds[self.rank + 1]
         if row.numel() and (int(row.min()) < self.lo or int(row.max()) >= self.hi):
@@ -106,7 +110,7 @@ class PartitionedOperator(SparseOperator):
         """``factor * S`` (collective: a new exchange plan)."""
         row, col, val = self.local_coo()
         return PartitionedOperator(row, col, val * factor, self.N, self.bounds, self.group, self.exchange.mode,
-                                   self.symmetric)
+                                   self.symmetric, self.gather_results)
 
     def _rmatmul(self, x: Tensor) -> Tensor:
         return self.T._matmul(x)
@@ -142,10 +146,12 @@ class PartitionedOperator(SparseOperator):
         out[self.lo:self.hi] = y
         return out
 
-    def space(self, gather: bool = True):
-        """A context manager under which the solvers reduce over this operator's row partition
-        (:class:`ShardedSpace`); ``gather=False`` keeps solver results sharded."""
-        return vector_space(ShardedSpace(self.lo, self.hi, self.N, self.group, gather=gather))
+    @property
+    def vector_space(self) -> ShardedSpace:
+        """The solvers' reductions over this operator's row partition (:class:`ShardedSpace`); the
+        engines pass it to every solver. Results are handed out whole unless ``gather_results`` is
+        False (then each process holds valid rows ``lo .. hi - 1`` only)."""
+        return ShardedSpace(self.lo, self.hi, self.N, self.group, gather=self.gather_results)
 
     def gather(self, x: Tensor, dst: int | None = None) -> Tensor:
         """The whole ``[N, K]`` block ``x`` from every process's rows: on every process, or on ``dst``."""
@@ -189,7 +195,7 @@ class PartitionedOperator(SparseOperator):
     def to(self, device=None, dtype=None) -> "PartitionedOperator":
         row, col, val = self.local_coo()
         return PartitionedOperator(row.to(device), col.to(device), val.to(device=device, dtype=dtype), self.N,
-                                   self.bounds, self.group, self.exchange.mode, self.symmetric)
+                                   self.bounds, self.group, self.exchange.mode, self.symmetric, self.gather_results)
 
     @property
     def T(self) -> "PartitionedOperator":

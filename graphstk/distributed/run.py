@@ -2,10 +2,9 @@
 over the processes.
 
 Every process runs the same pipeline on the same data (splits and grids are deterministic);
-the runner's STKR / Label-Prop methods call ``graphstk.methods.predict_grid``, which for the run
-is :class:`DistributedGrid`: the engines run on :class:`PartitionedGraphKernel` s and share their
-products and reductions; process 0 writes the
-results and prints the table. The runner's resume cache is not used (each process would need
+the runner is given a :class:`PartitionedKernelFactory` (``run_experiment(..., kernel_factory=)``),
+so the kernels of its STKR / Label-Prop methods are :class:`PartitionedGraphKernel` s whose
+products and reductions the processes share; process 0 writes the results and prints the table. The runner's resume cache is not used (each process would need
 the same cache hits, or the collectives would fall out of step). The runner builds its kernels
 on the CPU, so the processes talk through gloo.
 """
@@ -13,13 +12,12 @@ from __future__ import annotations
 
 import os
 import tempfile
-from unittest import mock
 
 import torch
 import torch.distributed as dist
 
 from .exchange import init_from_env
-from .grid import DistributedGrid
+from .factory import PartitionedKernelFactory
 from .partition import default_partitioner
 
 
@@ -39,7 +37,7 @@ def _preload(cfg, data_root) -> None:
 
 
 def run_distributed(cfg, out_dir: str, data_root: str | None = None, progress: bool = True,
-                    partition: str | None = None, threads: int | None = None) -> dict | None:
+                    partition: str | None = None, threads: int | None = None, kernel_factory=None) -> dict | None:
     """Run ``cfg`` on the process group of ``torchrun`` (:func:`init_from_env`).
 
     Parameters
@@ -53,6 +51,9 @@ def run_distributed(cfg, out_dir: str, data_root: str | None = None, progress: b
     partition : "contiguous" | "rcm" | "metis" | None, default None (METIS where installed, else RCM)
     threads : int, optional
         Torch CPU threads per process (default: the CPUs divided by the processes on this machine).
+    kernel_factory : callable, optional
+        The runner's kernel factory (:mod:`graphstk.experiments.kernels`); default
+        ``PartitionedKernelFactory(partition)``.
 
     Returns
     -------
@@ -68,13 +69,10 @@ def run_distributed(cfg, out_dir: str, data_root: str | None = None, progress: b
     if rank == 0:
         _preload(cfg, data_root)
     dist.barrier()
-    import graphstk.methods
-
-    # the runner's STKR methods call graphstk.methods.predict_grid: for this run, on partitioned kernels
-    with tempfile.TemporaryDirectory(prefix=f"graphstk-rank{rank}-") as tmp, \
-            mock.patch.object(graphstk.methods, "predict_grid", DistributedGrid(partition)):
+    with tempfile.TemporaryDirectory(prefix=f"graphstk-rank{rank}-") as tmp:
         results = run_experiment(cfg, tmp, data_root, progress=progress and rank == 0,
-                                 log=None if rank == 0 else (lambda msg: None), write=False)
+                                 log=None if rank == 0 else (lambda msg: None), write=False,
+                                 kernel_factory=kernel_factory or PartitionedKernelFactory(partition))
     results["distributed"] = {"processes": dist.get_world_size(), "backend": dist.get_backend(),
                               "partition": partition or default_partitioner()}
     if rank == 0:

@@ -23,7 +23,7 @@ LOCK_NAME = ".graphstk-run.lock"
 # Source code whose change can change a cached result: the engines and the method resolution
 # (each protocol adds its own modules and the registrations, Protocol.extra_code).
 CODE_PACKAGES = ("graphstk.methods", "graphstk.spectral", "graphstk.operators")
-CODE_MODULES = ("graphstk.experiments.registry",)
+CODE_MODULES = ("graphstk.experiments.registry", "graphstk.experiments.kernels", "graphstk._spaces")
 
 CACHE_VERSION = 1  # bump when the meaning of a cached record changes
 

@@ -22,6 +22,7 @@ from ..exceptions import DatasetMissingError, RunError
 from .cache import CODE_MODULES, CODE_PACKAGES, ResultCache, code_fingerprint, run_lock
 from .config import ExperimentConfig
 from .datasets import is_missing_error
+from .kernels import KernelCache, KernelFactory
 from .registry import options_suffix
 
 __all__ = ["DatasetMissingError", "RunError", "run_experiment"]
@@ -48,7 +49,8 @@ def _load_datasets(cfg: ExperimentConfig, protocol, root: str, log: Callable[[st
 
 
 def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = None, *,
-                   progress: bool = True, log: Callable[[str], None] | None = None, write: bool = True) -> dict:
+                   progress: bool = True, log: Callable[[str], None] | None = None, write: bool = True,
+                   kernel_factory: KernelFactory | None = None) -> dict:
     """Run ``cfg`` (every task of a multi-task config, one shared cache); write
     ``results.{json,csv,md}`` (and the plot, if any) into ``out_dir``.
 
@@ -56,6 +58,24 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
     computed, so bad input (an unknown dataset, too few points of a class, overlapping
     split sets, NaN features, ...) fails at once. A second run on the same ``out_dir`` while
     this one runs is refused (:func:`~graphstk.experiments.cache.run_lock`).
+
+    Parameters
+    ----------
+    cfg : ExperimentConfig
+    out_dir : str
+    data_root : str, optional
+        ``--data-root`` > ``GRAPHSTK_DATA`` > ``./datasets``.
+    progress : bool, default True
+        A progress bar on stderr.
+    log : callable ``(message)``, optional
+        Where notes go (default: above the progress bar).
+    write : bool, default True
+        Write the results files (and the plot).
+    kernel_factory : callable, optional
+        Builds the graph methods' kernels: ``factory(data, hidden, *, dtype, device, whole=False)``
+        (:mod:`graphstk.experiments.kernels`); default :class:`~graphstk.experiments.kernels.GraphKernelFactory`.
+        ``run.py --distributed`` passes :class:`~graphstk.distributed.PartitionedKernelFactory`. The run
+        wraps it in a :class:`~graphstk.experiments.kernels.KernelCache` of its own.
     """
     with run_lock(out_dir):
         return _run_experiment(cfg, out_dir, data_root, progress=progress, log=log, write=write)
@@ -74,9 +94,10 @@ def _run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None =
     t0 = time.perf_counter()
     root = str(resolve_data_root(data_root))
     tasks = cfg.all_tasks()
+    kernels = KernelCache(kernel_factory)       # this run's kernels, handed to the methods by the protocols
     prepared, skipped = [], []
     for task in tasks:
-        protocol = get_protocol(task)
+        protocol = get_protocol(task, kernels=kernels)
         loaded, sk = _load_datasets(task, protocol, root, log)
         for spec, data in loaded:
             protocol.check(spec, data)

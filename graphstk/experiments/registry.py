@@ -70,6 +70,9 @@ class Problem:
         tensor) is already there.
     options : protocol-wide options for the methods that take them (node classification:
         ``solver``, ``max_iter``, ``tol``, ``step_size``, ``dtype`` of the config's ``solver:``).
+    kernels : the run's :class:`~graphstk.experiments.kernels.KernelCache` (its kernel factory and
+        the kernels it built), from which graph methods take their kernel; ``None`` (a problem made
+        outside a run): a method uses a cache of its own, with the single-process factory.
 
     Points outside ``labeled`` and ``unlabeled`` are hidden from the fit (the inductive setting
     of a graph method: its kernel is built over the visible points only).
@@ -87,6 +90,7 @@ class Problem:
     seed: int = 0
     device: object = None
     options: dict = field(default_factory=dict)
+    kernels: object = None
 
     @property
     def num_points(self) -> int:
@@ -131,6 +135,8 @@ class MethodEntry:
         split is handed to the method; ``None`` = transductive, the protocol's default).
     options : the ``fixed`` keys a config may write directly in the method's mapping
         (``{label: SP-topd (t), support: all}``); shown in the row label when not default.
+    engine : what computes the method, reported in results rows: the transform family of the
+        STKR engine (``"InverseLaplacian"``, ``"Polynomial"``, ...) or ``"registry"`` (default).
     """
     name: str
     needs: frozenset
@@ -142,6 +148,7 @@ class MethodEntry:
     params: tuple = ()
     setting: str | None = None
     options: tuple = ()
+    engine: str = "registry"
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
@@ -253,7 +260,7 @@ class MethodEntry:
                            f"{', '.join(self.gridable)})", *at, "sweep", "param")
             sweep = Sweep(sw["param"], tuple(self.values(sw["param"], sw["values"], *at, "sweep", "values")))
             grid.pop(sweep.param, None)
-        return MethodSpec(self.name, self.fixed.get("engine", "registry"), self.setting or setting,
+        return MethodSpec(self.name, self.engine, self.setting or setting,
                           {k: grid[k] for k in self.gridable if k in grid}, sweep, options)
 
     def _options(self, m: dict, *at) -> dict:
@@ -290,7 +297,7 @@ class Sweep:
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """A method of a task: its registered ``label``, ``engine`` (the STKR engine's method name, or
+    """A method of a task: its registered ``label``, ``engine`` (the STKR engine's transform family, or
     ``"registry"``), ``setting``, full ``grid`` (sweep parameter excluded), ``sweep`` and ``options``
     (its declared options and the ``fixed`` values that differ from the registration's)."""
     label: str

@@ -82,7 +82,7 @@ def _catalogue() -> list[str]:
             continue
         params = "; ".join(f"`{k}`: {e.param(k).allowed if e.param(k) else 'any'}"
                            + (f" ({e.grid[k]})" if k in e.grid else " (optional)") for k in e.gridable) or "none"
-        fixed = ", ".join(f"`{k}`={v}" for k, v in e.fixed.items() if k != "engine")
+        fixed = ", ".join(f"`{k}`={v}" for k, v in e.fixed.items())
         rows.append(f"| `{name}` | {', '.join(sorted(e.needs))} | {e.task} | {e.setting or 'protocol'} | "
                     f"{params} | {fixed or '-'} |")
     return rows

@@ -1,4 +1,5 @@
-"""Methods: Label-Prop and STKR estimators, the batched engines behind them, and the grid API.
+"""Methods: Label-Prop and STKR estimators, the validated STKRCV, the batched engine behind them, and the
+kernel methods of the other source papers.
 
 The graph estimators take a PyG ``Data`` (or any square kernel operator) and node ids or a
 boolean mask; ``predict`` returns classes (``-1`` for a node no label reaches) and
@@ -21,7 +22,8 @@ torch.Size([34, 2])
 """
 from ..exceptions import ClassesWithoutLabelsWarning
 from .estimators import STKR, LabelPropagation, UnreachableNodesWarning
-from .grid import NonFiniteScoresWarning, grid_keys, predict_grid, predict_labels, unreachable
+from .grid import NonFiniteScoresWarning, predict_labels, unreachable
+from .validated import STKRCV
 from .kernel_ridge import KernelRidge, RandomFeatureRidge, kernel_ridge_solve
 from .coupled_embedding import CoupledKernelEmbedding, coupled_kernel_embedding
 from .separating import ParzenWindow, SpectralSupportEstimator, gaussian_one_class_svm
@@ -31,7 +33,7 @@ from .fredholm import (FredholmKernel, FredholmRLSC, FredholmSVM, RandomFeatureF
 from .laprls import LapRLSC
 from .feature_stkr import FeatureSTKR   # graph x feature kernels, closed form
 
-__all__ = ["STKR", "LabelPropagation", "UnreachableNodesWarning", "NonFiniteScoresWarning", "grid_keys", "predict_grid",
+__all__ = ["STKR", "STKRCV", "LabelPropagation", "UnreachableNodesWarning", "NonFiniteScoresWarning",
            "predict_labels", "unreachable", "KernelRidge", "RandomFeatureRidge", "kernel_ridge_solve",
            "CoupledKernelEmbedding", "coupled_kernel_embedding", "ClassesWithoutLabelsWarning",
            "SpectralSupportEstimator", "ParzenWindow", "gaussian_one_class_svm",

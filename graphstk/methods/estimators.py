@@ -200,7 +200,8 @@ class _GraphEstimator(BaseEstimator):
             if bool(overlap[train.cpu()].any()):
                 raise ValueError("train_idx and hidden_idx overlap: a labeled node cannot be hidden from fit")
         kernel = self._operator(X, y, n, hidden)
-        prob = P.make_problem(kernel, y, train.to(kernel.device), _default_classes(y, self.num_classes), hidden=hidden)
+        prob = P.make_problem(kernel, y, train.to(kernel.device), _default_classes(y, self.num_classes),
+                              labels=getattr(self, "labels", "onehot"), hidden=hidden)
         self.num_classes_ = prob.C
         self.classes_ = torch.arange(prob.C)
         counts = torch.bincount(y.to(kernel.device)[train.to(kernel.device)].long(), minlength=prob.C)

@@ -25,6 +25,7 @@ from .._index import as_index
 from ..exceptions import ClassesWithoutLabelsWarning
 from ..operators.base import KernelOperator, SparseOperator
 from ..spectral.solvers import SolveResult
+from .._spaces import VectorSpace
 
 SOLVERS = ("auto", "richardson", "cg", "gmres", "direct")
 
@@ -145,6 +146,13 @@ class Problem:
     @property
     def num_points(self) -> int:
         return int(self.kernel.shape[0]) if self.kernel is not None else self.N
+
+    @property
+    def space(self) -> VectorSpace:
+        """Where the solvers reduce over rows: the operator's
+        :attr:`~graphstk.operators.KernelOperator.vector_space` (this process's tensors, or the
+        processes of a partitioned operator); the engines pass it to every solver they call."""
+        return self.op.vector_space
 
     @property
     def sparse(self) -> SparseOperator | None:

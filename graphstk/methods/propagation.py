@@ -80,10 +80,10 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
         solver = "richardson" if solver == "auto" else solver
         T = max(budgets)
         if solver == "richardson":
-            res = richardson(apply, b, 1.0, T, 0.0, snapshots=budgets, callback=callback, step=step)
+            res = richardson(apply, b, 1.0, T, 0.0, snapshots=budgets, callback=callback, step=step, space=prob.space)
             res.reason = f"fixed budget T={T}: Zhou et al.'s iteration"
         elif solver == "cg":
-            res = cg(apply, b, T, 0.0, snapshots=budgets, callback=callback)
+            res = cg(apply, b, T, 0.0, snapshots=budgets, callback=callback, space=prob.space)
         else:
             raise ValueError(f"a fixed iteration budget T needs solver 'richardson' or 'cg', got {solver!r}")
         out.history.append(res)
@@ -105,14 +105,14 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
         x = torch.cat(xs, dim=1)
     elif solver == "cg" and G > 1:  # CG for every eta from one Krylov sequence on C columns, not G * C
         xs, ms = solve_shifted_laplacians(prob.S, prob.scatter(prob.Y), etas, max_iter=max_iter, tol=tol,
-                                          callback=callback)
+                                          callback=callback, space=prob.space)
         x = torch.cat(xs, dim=1)
         out.history.append(SolveResult(x, ms.residuals, ms.n_iter, ms.converged, solver="multishift-cg",
                                        reason=reason + f"; all {G} etas from one Krylov sequence (multi-shift CG)",
                                        stopped=ms.stopped))
     else:
         res = _iterate(solver, apply, b, max_iter, tol, gamma=1.0, callback=callback, step=step,
-                       fix=AUTO_FIX if reason.startswith("auto") else None)
+                       fix=AUTO_FIX if reason.startswith("auto") else None, space=prob.space)
         res.reason = reason
         out.history.append(res)
         x = res.x
@@ -127,13 +127,14 @@ AUTO_FIX = ("solver='auto' chose this route from the problem's sizes; pass solve
             "protocol)")
 
 
-def _iterate(solver: str, apply, b, max_iter, tol, gamma, callback=None, step=None, fix=None) -> SolveResult:
+def _iterate(solver: str, apply, b, max_iter, tol, gamma, callback=None, step=None, fix=None,
+             space=None) -> SolveResult:
     if solver == "richardson":
-        return richardson(apply, b, gamma, max_iter, tol, callback=callback, step=step, fix=fix)
+        return richardson(apply, b, gamma, max_iter, tol, callback=callback, step=step, fix=fix, space=space)
     if solver == "cg":
-        return cg(apply, b, max_iter, tol, callback=callback, fix=fix)
+        return cg(apply, b, max_iter, tol, callback=callback, fix=fix, space=space)
     if solver == "gmres":
-        return gmres(apply, b, max_iter, tol, callback=callback, fix=fix)
+        return gmres(apply, b, max_iter, tol, callback=callback, fix=fix, space=space)
     raise ValueError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
 
 
@@ -152,7 +153,7 @@ def _spd_solve(prob: Problem, rhs: Tensor, eta: float, route: str) -> tuple[Tens
     if route == "cg":
         def apply(v):
             return torch.addcmul(v, torch.tensor(eta, dtype=v.dtype, device=v.device), prob.S(v), value=-1.0)
-        res = cg(apply, rhs, max_iter=max(4 * cg_iterations(eta), 100), tol=1e-12)
+        res = cg(apply, rhs, max_iter=max(4 * cg_iterations(eta), 100), tol=1e-12, space=prob.space)
         return res.x, res.n_iter
     if rhs.device.type != "cpu" or prob.sparse is None:  # accelerators, or an operator without a pattern
         if N <= DENSE_LIMIT:
@@ -234,9 +235,9 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
     if budgets:
         solver = "richardson" if solver == "auto" else solver
         if solver == "richardson":
-            res = richardson(apply, b, gamma, max(budgets), 0.0, snapshots=budgets, callback=callback)
+            res = richardson(apply, b, gamma, max(budgets), 0.0, snapshots=budgets, callback=callback, space=prob.space)
         elif solver == "cg":
-            res = cg(apply, b, max(budgets), 0.0, snapshots=budgets, callback=callback)
+            res = cg(apply, b, max(budgets), 0.0, snapshots=budgets, callback=callback, space=prob.space)
         else:
             raise ValueError(f"a fixed iteration budget T needs solver 'richardson' or 'cg', got {solver!r}")
         out.history.append(res)
@@ -257,7 +258,7 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
                   + ("s >= 0 on [-lambda_1, lambda_1], so the system is SPD" if s_lo >= 0 else
                      "s < 0 somewhere on [-lambda_1, lambda_1], so the system is indefinite") + f"; {cost}")
     res = _iterate(solver, apply, b, max_iter, tol, gamma, callback=callback,
-                   fix=AUTO_FIX if reason.startswith("auto") else None)
+                   fix=AUTO_FIX if reason.startswith("auto") else None, space=prob.space)
     res.reason = reason
     out.history.append(res)
     h = N * _horner(prob, coeffs, prob.scatter(res.x))
@@ -424,7 +425,8 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
         solver = "richardson" if solver == "auto" else solver
         if solver != "richardson":
             raise ValueError(f"a fixed iteration budget T for Algorithm 2 needs solver 'richardson', got {solver!r}")
-        res = richardson(apply, b, gamma, max(budgets), 0.0, snapshots=budgets, callback=callback, step=step)
+        res = richardson(apply, b, gamma, max(budgets), 0.0, snapshots=budgets, callback=callback, step=step,
+                         space=prob.space)
         res.reason = f"fixed budget T={max(budgets)}: Algorithm 2's truncated iteration" + "".join(
             f"; {c}" for c in proofs)
         out.history.append(res)
@@ -440,7 +442,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
                   + (f", or a degree-{q - 1} Q with N = {N} > {DENSE_LIMIT}" if not dense_ok else "")
                   + f"); Algorithm 2's M is not symmetric; {cost}")
     res = _iterate(solver, apply, b, max_iter, tol, gamma, callback=callback, step=step,
-                   fix=AUTO_FIX if reason.startswith("auto") else None)
+                   fix=AUTO_FIX if reason.startswith("auto") else None, space=prob.space)
     res.reason = reason
     out.history.append(res)
     for g, blk in enumerate(_split(predict_block(res.x), C)):
@@ -679,7 +681,8 @@ def _reciprocal_multishift(prob: Problem, transforms: Sequence[ReciprocalPolynom
     etas = [-tr.xi[1] / tr.xi[0] for tr in transforms]
     work = cg_work(cg_iterations(max(etas), MULTISHIFT_TOL), len(etas))
     cost = describe_work("multi-shift CG of (I - eta S)^-1 E", rhs.shape[1], work)
-    xs, _ = solve_shifted_laplacians(prob.S, rhs, etas, max_iter=20 * prob.N, tol=MULTISHIFT_TOL, callback=callback)
+    xs, _ = solve_shifted_laplacians(prob.S, rhs, etas, max_iter=20 * prob.N, tol=MULTISHIFT_TOL, callback=callback,
+                                     space=prob.space)
     return [x / tr.xi[0] for x, tr in zip(xs, transforms)], cost
 
 
@@ -699,7 +702,7 @@ def _reciprocal_direct(prob: Problem, tr: ReciprocalPolynomial, rhs: Tensor, rou
                 p = prob.S(p)
                 out = out + c * p
             return out
-        res = cg(apply, rhs, max_iter=100 * N, tol=1e-12)
+        res = cg(apply, rhs, max_iter=100 * N, tol=1e-12, space=prob.space)
         return res.x, res.n_iter
     if N > DENSE_LIMIT:
         raise ValueError(f"solver='direct' for a reciprocal polynomial of degree > 1 needs N <= {DENSE_LIMIT}; "

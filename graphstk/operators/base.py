@@ -43,6 +43,7 @@ import torch
 from torch import Tensor
 
 from .._index import IndexLike, as_index  # noqa: F401  (the one index helper: ids or a boolean mask)
+from .._spaces import LOCAL, VectorSpace
 
 DENSE_EIG_MAX = 500    # spectral_bound: exact eigenvalues of a materialised operator up to this size
 UNIT_BLOCK = 256       # columns of the identity multiplied at once by the to_dense / diagonal defaults
@@ -150,6 +151,9 @@ class KernelOperator(abc.ABC):
     def normalized_rows(self, rows: Tensor, visible: Tensor) -> "KernelOperator":
         """``K[rows, V] / |V|``: the out-of-sample rows ``v_K(x) / (n+m)`` of Eq. 5 for points ``rows``."""
         return self.block(rows, visible).scale(1.0 / max(int(visible.numel()), 1))
+
+    #: where the solvers reduce over rows of the blocks it multiplies (a partitioned operator's spans its processes)
+    vector_space: VectorSpace = LOCAL
 
     # -- shared behaviour ----------------------------------------------------
     def matmul(self, x: Tensor) -> Tensor:

@@ -31,7 +31,8 @@ from typing import Callable, Sequence
 import torch
 from torch import Tensor
 
-from .solvers import ConvergenceWarning, col_dot, col_norm, settled
+from .solvers import ConvergenceWarning
+from .._spaces import VectorSpace, _space
 
 
 @dataclass
@@ -47,7 +48,8 @@ class MultiShiftResult:
 
 
 def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequence[float], max_iter: int = 1000,
-                  tol: float = 1e-10, warn: bool = True, callback=None) -> MultiShiftResult:
+                  tol: float = 1e-10, warn: bool = True, callback=None, space: VectorSpace | None = None
+                  ) -> MultiShiftResult:
     """Solve ``(sigma_s I - S) X_s = b`` for every ``sigma_s`` with one CG recurrence.
 
     Parameters
@@ -68,6 +70,9 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
     callback : callable ``(iteration, relative residual)``, optional
         Called after every iteration; a true return value stops the solve there (see
         :func:`graphstk.spectral.solvers.time_budget`), recorded in ``stopped``.
+    space : VectorSpace, optional
+        Where the column reductions run (default: this process's whole tensors; a partitioned
+        operator's :attr:`vector_space` sums over its processes).
 
     Returns
     -------
@@ -81,6 +86,7 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
         raise ValueError("multishift_cg needs at least one shift")
     if int(max_iter) != max_iter or max_iter < 1:
         raise ValueError(f"max_iter must be an integer >= 1, got {max_iter}")
+    space = _space(space)
     seed = min(range(len(sig)), key=lambda s: sig[s])
     s0 = sig[seed]
     delta = torch.tensor([s - s0 for s in sig], dtype=b.dtype, device=b.device).view(-1, 1)  # [G, 1]
@@ -89,13 +95,13 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
     def apply_seed(p):  # (sigma_seed I - S) p
         return matvec(p).sub_(p, alpha=s0).neg_()
 
-    bn = col_norm(b)
+    bn = space.col_norm(b)
     bn = torch.where(bn > 0, bn, torch.ones_like(bn))
     x = torch.zeros(G, *b.shape, dtype=b.dtype, device=b.device)
     r = b.clone()
     p = b.clone()
     ps = b.unsqueeze(0).repeat(G, 1, 1)
-    rs = col_dot(r, r)                                    # [K]
+    rs = space.col_dot(r, r)                                    # [K]
     zeta = torch.ones(G, b.shape[1], dtype=b.dtype, device=b.device)
     zeta_old = torch.ones_like(zeta)
     alpha_old = torch.ones_like(rs)
@@ -105,7 +111,7 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
     tiny = torch.finfo(b.dtype).tiny
     for j in range(1, int(max_iter) + 1):
         q = apply_seed(p)
-        pq = col_dot(p, q)
+        pq = space.col_dot(p, q)
         act = (rs > 0) & live.any(0)  # a column whose every shift has converged stops here
         if bool((pq[act] <= 0).any()):
             raise FloatingPointError("multishift_cg met non-positive curvature: sigma I - S is not positive "
@@ -121,7 +127,7 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
         for s in active:  # a converged shift costs nothing more (the small etas converge first)
             x[s].addcmul_(a_s[s], ps[s])
         r.addcmul_(alpha, q, value=-1.0)   # r, p: owned by this loop, updated in place (no fresh [N, K] blocks)
-        rs_new = col_dot(r, r)
+        rs_new = space.col_dot(r, r)
         beta = torch.where(act, rs_new / torch.where(act, rs, torch.ones_like(rs)), torch.zeros_like(rs))
         rel = zeta_new.abs() * torch.sqrt(rs_new) / bn                          # [G, K] residual of each shift
         res.residuals.append(float(rel.max()) if rel.numel() else 0.0)
@@ -143,7 +149,7 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
         alpha_old, beta_old, rs = alpha, beta, rs_new
     else:
         res.n_iter = int(max_iter)
-    res.x = [settled(v) for v in x.unbind(0)]
+    res.x = [space.settle(v) for v in x.unbind(0)]
     if not res.converged and warn and tol > 0:
         why = res.stopped or "increase max_iter"
         warnings.warn(f"multishift_cg stopped after {res.n_iter} iterations with relative residual "
@@ -152,17 +158,17 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
 
 
 def solve_shifted_laplacians(matvec: Callable[[Tensor], Tensor], b: Tensor, etas: Sequence[float],
-                             max_iter: int = 1000, tol: float = 1e-10, warn: bool = True, callback=None
-                             ) -> tuple[list[Tensor], MultiShiftResult]:
+                             max_iter: int = 1000, tol: float = 1e-10, warn: bool = True, callback=None,
+                             space: VectorSpace | None = None) -> tuple[list[Tensor], MultiShiftResult]:
     """``(I - eta S)^{-1} b`` for every ``eta`` (STKR Eq. 22, and ``Q^{-1}`` of Eq. 20 for the
     inverse Laplacian), from one multi-shift CG on ``(1/eta) I - S``: ``x_eta = x'_eta / eta``.
 
     Needs ``0 < eta < 1/lambda_1(S)``. Returns the solutions in the order of ``etas`` and the
-    :class:`MultiShiftResult` (its ``x`` are the unscaled ``x'``).
+    :class:`MultiShiftResult` (its ``x`` are the unscaled ``x'``); ``space`` as in :func:`multishift_cg`.
     """
     for eta in etas:
         if not eta > 0:
             raise ValueError(f"eta must be > 0, got {eta}")
     res = multishift_cg(matvec, b, [1.0 / float(e) for e in etas], max_iter=max_iter, tol=tol, warn=warn,
-                       callback=callback)
+                       callback=callback, space=space)
     return [xs / float(e) for xs, e in zip(res.x, etas)], res

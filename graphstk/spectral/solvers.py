@@ -20,8 +20,6 @@ and grid points go through one sparse product, on any device.
 """
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -33,6 +31,7 @@ Apply = Callable[[Tensor], Tensor]
 
 
 from ..exceptions import ConvergenceError, ConvergenceWarning  # noqa: E402,F401  (re-exported)
+from .._spaces import LOCAL, VectorSpace, _space  # noqa: E402,F401  (re-exported)
 
 
 @dataclass
@@ -63,56 +62,6 @@ class SolveResult:
     stopped: str = ""
 
 
-class VectorSpace:
-    """Where the solvers' column reductions run: on this process's whole tensor (this class).
-
-    The solvers reduce over rows only through :func:`col_dot`, :func:`col_norm` and hand their
-    results out through :func:`settled`; a subclass makes them global when the rows of an ``[N, K]``
-    block are spread over processes (:class:`graphstk.distributed.ShardedSpace`). Select one for a
-    block of code with :func:`vector_space`.
-    """
-
-    def col_dot(self, x: Tensor, y: Tensor) -> Tensor:
-        """``sum_i x[i, j] y[i, j]`` per column ``j`` (``[K]``)."""
-        return (x * y).sum(0)
-
-    def col_norm(self, x: Tensor) -> Tensor:
-        """The Euclidean norm of every column (``[K]``)."""
-        return torch.linalg.vector_norm(x, dim=0)
-
-    def settle(self, x: Tensor) -> Tensor:
-        """A solver's result as its caller receives it (here: ``x`` itself)."""
-        return x
-
-
-_SPACE: contextvars.ContextVar[VectorSpace] = contextvars.ContextVar("graphstk_vector_space", default=VectorSpace())
-
-
-@contextlib.contextmanager
-def vector_space(space: VectorSpace):
-    """Run the solvers of the enclosed block with ``space``'s reductions (a context manager)."""
-    token = _SPACE.set(space)
-    try:
-        yield space
-    finally:
-        _SPACE.reset(token)
-
-
-def col_dot(x: Tensor, y: Tensor) -> Tensor:
-    """Per-column inner products ``[K]`` in the current :class:`VectorSpace`."""
-    return _SPACE.get().col_dot(x, y)
-
-
-def settled(x: Tensor) -> Tensor:
-    """``x`` as the current :class:`VectorSpace` hands results out."""
-    return _SPACE.get().settle(x)
-
-
-def col_norm(x: Tensor) -> Tensor:
-    """Per-column Euclidean norms ``[K]`` in the current :class:`VectorSpace`."""
-    return _SPACE.get().col_norm(x)
-
-
 def time_budget(callback: Callable[[int, float], object] | None, max_seconds: float | None
                 ) -> Callable[[int, float], object] | None:
     """``callback`` extended with a time budget the caller asked for: the returned callable returns a
@@ -138,8 +87,8 @@ def time_budget(callback: Callable[[int, float], object] | None, max_seconds: fl
     return budgeted
 
 
-def _safe_norm(b: Tensor) -> Tensor:
-    n = col_norm(b)
+def _safe_norm(b: Tensor, space: VectorSpace) -> Tensor:
+    n = space.col_norm(b)
     return torch.where(n > 0, n, torch.ones_like(n))
 
 
@@ -174,7 +123,8 @@ _FIX = {
 _STILL_DECREASING = "use solver='direct' / 'auto'"
 
 
-def _finish(res: SolveResult, tol: float, name: str, warn: bool, fix: str | None = None) -> SolveResult:
+def _finish(res: SolveResult, tol: float, name: str, warn: bool, fix: str | None = None,
+            space: VectorSpace = LOCAL) -> SolveResult:
     """Record the solver; for a solve to tolerance that missed it, say why and what to do.
 
     A diverging solve, or one that ends with a relative residual >= 1 (no better than
@@ -185,12 +135,12 @@ def _finish(res: SolveResult, tol: float, name: str, warn: bool, fix: str | None
     chose, or a module without a ``solver=`` parameter.
     """
     res.solver = res.solver or name
-    _settle(res)
+    _settle(res, space)
     if res.stopped and not res.converged:
         last = res.residuals[-1] if res.residuals else float("nan")
         if _trend(res.residuals) == "diverging":
             raise ConvergenceError(f"{name} was stopped ({res.stopped}) after {res.n_iter} iterations while "
-                                   f"diverging (relative residual {last:.3e}). {_fix(name)}", result=res)
+                                   f"diverging (relative residual {last:.3e}). {_fix(name, fix)}", result=res)
         if warn:
             from .._checks import user_stacklevel
             warnings.warn(f"{name} stopped after {res.n_iter} iterations: {res.stopped}; relative residual "
@@ -215,14 +165,14 @@ def _finish(res: SolveResult, tol: float, name: str, warn: bool, fix: str | None
     return res
 
 
-def _settle(res: SolveResult) -> None:
-    """Hand ``res.x`` and its snapshots out through the current :class:`VectorSpace` (each tensor once)."""
-    if type(_SPACE.get()) is VectorSpace:
+def _settle(res: SolveResult, space: VectorSpace) -> None:
+    """Hand ``res.x`` and its snapshots out through ``space`` (each tensor once)."""
+    if type(space) is VectorSpace:
         return
-    done = {id(res.x): settled(res.x)}
+    done = {id(res.x): space.settle(res.x)}
     res.x = done[id(res.x)]
     for t, v in res.snapshots.items():
-        res.snapshots[t] = done[id(v)] if id(v) in done else done.setdefault(id(v), settled(v))
+        res.snapshots[t] = done[id(v)] if id(v) in done else done.setdefault(id(v), space.settle(v))
 
 
 def _check_finite(r: Tensor, name: str, it: int) -> None:
@@ -235,7 +185,8 @@ def _check_finite(r: Tensor, name: str, it: int) -> None:
 
 def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, tol: float = 0.0,
                snapshots: Iterable[int] = (), callback: Callable[[int, float], None] | None = None,
-               warn: bool = True, step: Apply | None = None, fix: str | None = None) -> SolveResult:
+               warn: bool = True, step: Apply | None = None, fix: str | None = None,
+               space: VectorSpace | None = None) -> SolveResult:
     """Richardson iteration ``x <- x + gamma (b - A x)`` from ``x = 0``.
 
     ``gamma`` may be a scalar or a ``[K]`` tensor (one step size per column). Each
@@ -269,13 +220,17 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
         callers that chose the solver themselves (``solver='auto'``) pass what the user can change.
     step : callable ``[N, K] -> [N, K]``, optional
         The fused update described above.
+    space : VectorSpace, optional
+        Where the column reductions (residual norms) run; default :data:`LOCAL` (this process's
+        whole tensors). A partitioned operator's :attr:`vector_space` sums over its processes.
     """
+    space = _space(space)
     snaps = set(int(t) for t in snapshots)
-    bn = _safe_norm(b)
+    bn = _safe_norm(b, space)
     track = tol > 0 or callback is not None  # otherwise residuals only at snapshots and the end
     if step is not None and bool((torch.as_tensor(gamma) != 0).all()):   # gamma = 0: r_t is not (x_{t+1} - x_t) / gamma
-        return _finish(_richardson_fused(apply, step, b, gamma, max_iter, tol, snaps, callback, bn, track),
-                       tol, "richardson", warn, fix)
+        return _finish(_richardson_fused(apply, step, b, gamma, max_iter, tol, snaps, callback, bn, track, space),
+                       tol, "richardson", warn, fix, space)
     x = torch.zeros_like(b)
     r = b
     res = SolveResult(x)
@@ -283,7 +238,7 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
         x = x + gamma * r if t == 1 else x.add_(gamma * r)
         r = apply(x).neg_().add_(b)
         if track or t in snaps or t == max_iter:
-            rel = _relative(r, bn)
+            rel = _relative(r, bn, space)
             stop = _record_residual(res, r, rel, t, callback)
             if (tol > 0 and rel < tol) or stop:
                 res.converged = tol > 0 and rel < tol
@@ -301,12 +256,12 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     res.x = x
     for t in snaps:  # requested budgets beyond an early stop equal the converged x
         res.snapshots.setdefault(t, x)
-    return _finish(res, tol, "richardson", warn, fix)
+    return _finish(res, tol, "richardson", warn, fix, space)
 
 
-def _relative(r: Tensor, bn: Tensor) -> float:
+def _relative(r: Tensor, bn: Tensor, space: VectorSpace) -> float:
     """The largest relative residual ``||r_j|| / ||b_j||`` over the columns."""
-    return float((col_norm(r) / bn).max()) if r.numel() else 0.0
+    return float((space.col_norm(r) / bn).max()) if r.numel() else 0.0
 
 
 def _record_residual(res: SolveResult, r: Tensor, rel: float, t: int, callback) -> bool:
@@ -331,7 +286,7 @@ def _ask(res: SolveResult, callback, t: int, rel: float) -> bool:
 
 
 def _richardson_fused(apply: Apply, step: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, tol: float,
-                      snaps: set[int], callback, bn: Tensor, track: bool) -> SolveResult:
+                      snaps: set[int], callback, bn: Tensor, track: bool, space: VectorSpace) -> SolveResult:
     """:func:`richardson` with a fused ``step``: ``x_t`` is never modified in place, so snapshots
     keep references, and ``r_t = (x_{t+1} - x_t) / gamma`` costs one pass where it is recorded.
 
@@ -347,13 +302,13 @@ def _richardson_fused(apply: Apply, step: Apply, b: Tensor, gamma: float | Tenso
         if t < max_iter:
             x_next = step(x)
             r = (x_next - x).div_(gamma) if need else None
-            rel = _relative(r, bn) if need else None
+            rel = _relative(r, bn, space) if need else None
             if tol > 0 and rel < tol:   # tol > 0 records every iteration (need is True)
                 r, confirmed = apply(x).neg_().add_(b), True
-                rel = _relative(r, bn)
+                rel = _relative(r, bn, space)
         else:
             x_next, r = None, apply(x).neg_().add_(b)
-            rel = _relative(r, bn)
+            rel = _relative(r, bn, space)
         if need:
             stop = _record_residual(res, r, rel, t, callback)
             if t in snaps:
@@ -377,7 +332,7 @@ def _richardson_fused(apply: Apply, step: Apply, b: Tensor, gamma: float | Tenso
 
 def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | None = None,
        snapshots: Iterable[int] = (), callback: Callable[[int, float], None] | None = None,
-       warn: bool = True, fix: str | None = None) -> SolveResult:
+       warn: bool = True, fix: str | None = None, space: VectorSpace | None = None) -> SolveResult:
     """Conjugate gradient, one independent CG per column of ``b`` (``A`` must be SPD).
 
     A non-positive curvature ``p^T A p <= 0`` means ``A`` is not positive definite;
@@ -391,22 +346,23 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
     tol : float, default 1e-6
         Relative residual per column (``0``: run ``max_iter`` iterations).
     x0 : Tensor ``[N, K]``, optional
-    snapshots, callback, warn, fix : as in :func:`richardson`.
+    snapshots, callback, warn, fix, space : as in :func:`richardson`.
     """
+    space = _space(space)
     snaps = set(int(t) for t in snapshots)
     x = torch.zeros_like(b) if x0 is None else x0.clone()
     r = b - apply(x) if x0 is not None else b.clone()
     p = r.clone()
-    rs = col_dot(r, r)
-    bn = _safe_norm(b)
+    rs = space.col_dot(r, r)
+    bn = _safe_norm(b, space)
     res = SolveResult(x)
     done = torch.sqrt(rs) / bn < tol if tol > 0 else torch.zeros_like(rs, dtype=torch.bool)
     if tol > 0 and bool(done.all()):
         res.converged = True
-        return _finish(res, tol, "cg", warn, fix)
+        return _finish(res, tol, "cg", warn, fix, space)
     for t in range(1, max_iter + 1):
         ap = apply(p)
-        pap = col_dot(p, ap)
+        pap = space.col_dot(p, ap)
         active = rs > (torch.finfo(b.dtype).eps * bn) ** 2  # columns not yet solved to machine precision
         if bool((pap[active] <= 0).any()):
             raise FloatingPointError(
@@ -416,7 +372,7 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
         alpha = torch.where(active, rs / torch.where(active, pap, torch.ones_like(pap)), torch.zeros_like(rs))
         x = x + alpha * p
         r = r - alpha * ap
-        rs_new = col_dot(r, r)
+        rs_new = space.col_dot(r, r)
         rel = float((torch.sqrt(rs_new) / bn).max()) if rs_new.numel() else 0.0
         res.residuals.append(rel)
         if t in snaps:
@@ -433,7 +389,7 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
     res.x = x
     for t in snaps:
         res.snapshots.setdefault(t, x)
-    return _finish(res, tol, "cg", warn, fix)
+    return _finish(res, tol, "cg", warn, fix, space)
 
 
 def _lstsq(h: Tensor, rhs: Tensor) -> Tensor:
@@ -449,11 +405,12 @@ def _lstsq(h: Tensor, rhs: Tensor) -> Tensor:
         torch.set_num_threads(threads)
 
 
-def mgs_step(w: Tensor, v: Tensor, inplace: bool = False) -> tuple[Tensor, Tensor]:
+def mgs_step(w: Tensor, v: Tensor, inplace: bool = False, space: VectorSpace | None = None
+             ) -> tuple[Tensor, Tensor]:
     """One modified Gram-Schmidt step of :func:`gmres`: ``(h, w - h v)`` with ``h = <w, v>`` per column,
     written into ``w`` when ``inplace`` (what ``solver="auto"`` times to estimate GMRES's
     orthogonalisation)."""
-    hij = col_dot(w, v)
+    hij = _space(space).col_dot(w, v)
     return hij, (w.addcmul_(v, hij, value=-1.0) if inplace else w - hij * v)
 
 
@@ -464,7 +421,7 @@ GMRES_STALL_RATIO = 0.99   # ... together lowered the relative residual by less 
 
 def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: int = GMRES_RESTART,
           x0: Tensor | None = None, callback: Callable[[int, float], None] | None = None,
-          warn: bool = True, fix: str | None = None) -> SolveResult:
+          warn: bool = True, fix: str | None = None, space: VectorSpace | None = None) -> SolveResult:
     """Restarted GMRES(``restart``), an independent Arnoldi process per column.
 
     Works for any non-singular ``A`` (non-symmetric, indefinite). ``max_iter`` counts
@@ -482,18 +439,19 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
     tol : float, default 1e-6
     restart : int, default 50
     x0 : Tensor ``[N, K]``, optional
-    callback, warn, fix : as in :func:`richardson`.
+    callback, warn, fix, space : as in :func:`richardson`.
     """
+    space = _space(space)
     n, k = b.shape
     x = torch.zeros_like(b) if x0 is None else x0.clone()
-    bn = _safe_norm(b)
+    bn = _safe_norm(b, space)
     res = SolveResult(x)
     total = 0
     tiny = torch.finfo(b.dtype).tiny ** 0.5
     cycle_ends: list[float] = []
     while total < max_iter:
         r = b - apply(x) if (total > 0 or x0 is not None) else b.clone()
-        beta = col_norm(r)
+        beta = space.col_norm(r)
         rel0 = float((beta / bn).max()) if k else 0.0
         if tol > 0 and rel0 < tol:
             res.converged = True
@@ -506,9 +464,9 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
             w = apply(basis[j])
             total += 1
             for i in range(j + 1):  # modified Gram-Schmidt (in place once w is a block of its own)
-                hij, w = mgs_step(w, basis[i], inplace=i > 0)
+                hij, w = mgs_step(w, basis[i], inplace=i > 0, space=space)
                 h[:, i, j] = hij
-            hn = col_norm(w)
+            hn = space.col_norm(w)
             h[:, j + 1, j] = hn
             basis.append(torch.where(hn > tiny, w / torch.where(hn > tiny, hn, torch.ones_like(hn)),
                                      torch.zeros_like(w)))
@@ -516,7 +474,7 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
             e1[:, 0, 0] = beta
             hj = h[:, : j + 2, : j + 1]
             y = _lstsq(hj, e1)
-            rel = float((col_norm((e1 - hj @ y).squeeze(-1).T) / bn).max())
+            rel = float((space.col_norm((e1 - hj @ y).squeeze(-1).T) / bn).max())
             res.residuals.append(rel)
             stop = _ask(res, callback, total, rel)
             if not torch.isfinite(torch.tensor(rel)):
@@ -537,4 +495,4 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
                 break   # restarted GMRES stagnates: more cycles would not reach tol (``_finish`` says so)
     res.x = x
     res.n_iter = total
-    return _finish(res, tol, "gmres", warn, fix)
+    return _finish(res, tol, "gmres", warn, fix, space)

@@ -52,8 +52,16 @@ VECTOR = {
     "RandomFourierFeatures": (lambda: F.RandomFourierFeatures(random_state=0), "map"),
     "RandomBinningFeatures": (lambda: F.RandomBinningFeatures(n_grids=5, random_state=0), "map"),
 }
+class _STKRCVOnTheLastNodes(M.STKRCV):
+    """STKRCV with the catalogue's ``fit(data, train_idx)``: validation on nodes 6 .. 11."""
+
+    def fit(self, X, train_idx=None, hidden_idx=None, *, y=None):
+        return super().fit(X, train_idx, torch.arange(6, 12), hidden_idx, y=y)
+
+
 GRAPH = {
     "STKR": lambda: M.STKR(InverseLaplacian(0.9), beta=1e-2),
+    "STKRCV": lambda: _STKRCVOnTheLastNodes([InverseLaplacian(0.5), InverseLaplacian(0.9)], [1.0, 1e-2]),
     "LabelPropagation": lambda: M.LabelPropagation(eta=0.9),
     "FeatureSTKR": lambda: M.FeatureSTKR(),
 }

@@ -12,7 +12,8 @@ from torch_geometric.data import Data
 
 import graphstk as gs
 from dense_reference import labeled_graph
-from graphstk.methods import STKR, LabelPropagation, UnreachableNodesWarning, predict_grid
+from graphstk.methods import STKR, STKRCV, LabelPropagation, UnreachableNodesWarning
+from graphstk.spectral.transforms import LabelPropagationFilter
 from graphstk.methods.propagation import ClassesWithoutLabelsWarning
 from graphstk.nn import LabelPropagation as LPModule
 from graphstk.nn import STKRPropagation
@@ -83,12 +84,15 @@ def test_every_module_takes_masks_and_ids_alike(module):
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
-def test_predict_grid_takes_masks():
+def test_stkrcv_takes_masks():
     data, train, mask = labeled_graph(2)
     k = GraphKernel(data.edge_index, N)
-    a = predict_grid("lp", k, data.y, mask, ~mask, {"eta": [0.5]}, C)[0][1]
-    b = predict_grid("lp", k, data.y, train, ids(~mask), {"eta": [0.5]}, C)[0][1]
+    cv = STKRCV([LabelPropagationFilter(0.5)], num_classes=C)
+    a = cv.grid_scores(k, mask, ~mask, y=data.y)[0][1]
+    b = cv.grid_scores(k, train, ids(~mask), y=data.y)[0][1]
     torch.testing.assert_close(a, b)
+    fitted = STKRCV([LabelPropagationFilter(0.5), LabelPropagationFilter(0.9)]).fit(data, mask, ~mask)
+    assert torch.equal(fitted.predict(~mask), fitted.predict(ids(~mask)))
 
 
 def test_estimators_use_the_index_helper_messages():
@@ -295,7 +299,7 @@ def test_beta_is_validated_at_the_boundary(beta, err, text):
         STKRPropagation(InverseLaplacian(0.9), beta)
     data, train, mask = labeled_graph()
     with pytest.raises(err, match=text):
-        predict_grid("krr", GraphKernel(data.edge_index, N), data.y, train, train, {"beta": [beta]}, C)
+        STKRCV([Polynomial.monomial(1)], [beta]).grid_scores(GraphKernel(data.edge_index, N), train, train, y=data.y)
 
 
 def test_duplicate_edges_and_self_loops_warn_once_with_the_option():

@@ -1,10 +1,10 @@
 """Graphs and engine calls shared by the multi-process workers and the single-process references."""
 from __future__ import annotations
 
-import contextlib
-
 import torch
+from torch_geometric.data import Data
 
+from graphstk.experiments.registry import Problem, get_method, grid_points
 from graphstk.methods import propagation as P
 from graphstk.methods.grid import lp_scores
 from graphstk.spectral.transforms import InverseLaplacian, Polynomial
@@ -46,64 +46,75 @@ ENGINES = ("lp-T", "lp-cg", "lp-multishift", "lp-direct", "poly-T", "poly-cg", "
 FLOAT32 = ("lp-T", "poly-T", "lap-T")
 
 
-def run_engine(kernel, name: str, y, train, space=contextlib.nullcontext):
+def run_engine(kernel, name: str, y, train):
     """Scores of every node of the graph (in node order) for one engine call (on any kernel; a
-    partitioned kernel's points are mapped through its ``order`` / ``position``)."""
+    partitioned kernel's points are mapped through its ``order`` / ``position``, and its problem
+    brings the reductions over the partition to the solvers)."""
     n = kernel.shape[0]
     pos = getattr(kernel, "position", torch.arange(n))
     order = getattr(kernel, "order", torch.arange(n))
     prob = P.make_problem(kernel, y[order], pos[train], C)
-    with space():
-        if name == "lp-T":
-            h = P.label_propagation(prob, [0.9, 0.5], budgets=[5, 20]).h[(0, 20)]
-        elif name == "lp-cg":
-            h = P.label_propagation(prob, [0.9], solver="cg", tol=1e-12).h[(0, None)]
-        elif name == "lp-multishift":
-            h = P.label_propagation(prob, [0.9, 0.5], solver="cg", tol=1e-12).h[(1, None)]
-        elif name == "lp-direct":   # sparse LU of the gathered matrix on every process
-            h = P.label_propagation(prob, [0.9], solver="direct").h[(0, None)]
-        elif name == "poly-T":
-            h = P.stkr_polynomial(prob, Polynomial.monomial(2), [1.0, 1e-3], budgets=[8]).h[(1, 8)]
-        elif name == "poly-cg":
-            h = P.stkr_polynomial(prob, Polynomial.monomial(2), [1e-2], solver="cg", tol=1e-12).h[(0, None)]
-        elif name == "poly-direct":
-            h = P.stkr_polynomial(prob, Polynomial.monomial(2), [1e-2], solver="direct").h[(0, None)]
-        elif name == "lap-T":
-            h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0], budgets=[10]).h[(0, 10)]
-        elif name == "lap-cg":
-            h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0], solver="cg").h[(0, None)]
-        elif name == "lap-gmres":
-            h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0], solver="gmres", max_iter=15,
-                                  tol=0.0).h[(0, None)]   # a fixed count short of convergence: GMRES stalls on
-            # some of these graphs, and Arnoldi steps past convergence multiply rounding noise
-        elif name == "lap-auto":    # small graphs: the n x n system with Q^-1 E by sparse LU
-            h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0]).h[(0, None)]
-        else:
-            raise ValueError(name)
-        every = pos                 # the point of node 0, 1, ...: scores in node order
-        if name.startswith("lp"):   # Yhat on visible nodes, one step of Eq. 22 for hidden ones
-            return lp_scores(prob, h, 0.5 if name == "lp-multishift" else 0.9, every)
-        return prob.rows(every) @ h
+    if name == "lp-T":
+        h = P.label_propagation(prob, [0.9, 0.5], budgets=[5, 20]).h[(0, 20)]
+    elif name == "lp-cg":
+        h = P.label_propagation(prob, [0.9], solver="cg", tol=1e-12).h[(0, None)]
+    elif name == "lp-multishift":
+        h = P.label_propagation(prob, [0.9, 0.5], solver="cg", tol=1e-12).h[(1, None)]
+    elif name == "lp-direct":   # sparse LU of the gathered matrix on every process
+        h = P.label_propagation(prob, [0.9], solver="direct").h[(0, None)]
+    elif name == "poly-T":
+        h = P.stkr_polynomial(prob, Polynomial.monomial(2), [1.0, 1e-3], budgets=[8]).h[(1, 8)]
+    elif name == "poly-cg":
+        h = P.stkr_polynomial(prob, Polynomial.monomial(2), [1e-2], solver="cg", tol=1e-12).h[(0, None)]
+    elif name == "poly-direct":
+        h = P.stkr_polynomial(prob, Polynomial.monomial(2), [1e-2], solver="direct").h[(0, None)]
+    elif name == "lap-T":
+        h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0], budgets=[10]).h[(0, 10)]
+    elif name == "lap-cg":
+        h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0], solver="cg").h[(0, None)]
+    elif name == "lap-gmres":
+        h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0], solver="gmres", max_iter=15,
+                              tol=0.0).h[(0, None)]   # a fixed count short of convergence: GMRES stalls on
+        # some of these graphs, and Arnoldi steps past convergence multiply rounding noise
+    elif name == "lap-auto":    # small graphs: the n x n system with Q^-1 E by sparse LU
+        h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0]).h[(0, None)]
+    else:
+        raise ValueError(name)
+    every = pos                 # the point of node 0, 1, ...: scores in node order
+    if name.startswith("lp"):   # Yhat on visible nodes, one step of Eq. 22 for hidden ones
+        return lp_scores(prob, h, 0.5 if name == "lp-multishift" else 0.9, every)
+    return prob.rows(every) @ h
 
 
-GRIDS = {   # predict_grid's methods, the way the runner calls them (with and without a budget T)
-    "lp": {"eta": [0.9, 0.5], "T": [4, 16]},
-    "lp-tol": ("lp", {"eta": [0.9, 0.5]}),
-    "stkr-lap": {"eta": [0.9], "beta": [1.0, 1e-3], "T": [8]},
-    "stkr-lap-tol": ("stkr-lap", {"eta": [0.9, 0.99], "beta": [1.0]}),
-    "stkr-poly": {"k": [2], "beta": [1.0, 1e-3]},
-    "stkr-topd": {"d": [8], "beta": [1.0]},
-    "krr": {"beta": [1.0], "T": [8]},
+GRIDS = {   # the runner's STKR methods by name, with and without a budget T
+    "lp": ("LP (t)", {"eta": [0.9, 0.5], "T": [4, 16]}),
+    "lp-tol": ("LP (t)", {"eta": [0.9, 0.5]}),
+    "stkr-lap": ("SP-Lap (t)", {"eta": [0.9], "beta": [1.0, 1e-3], "T": [8]}),
+    "stkr-lap-tol": ("SP-Lap (i)", {"eta": [0.9, 0.99], "beta": [1.0]}),
+    "stkr-poly": ("SP-poly (i)", {"k": [2], "beta": [1.0, 1e-3]}),
+    "stkr-topd": ("SP-topd (i)", {"d": [8], "beta": [1.0]}),
+    "krr": ("KRR (i)", {"beta": [1.0], "T": [8]}),
 }
 
 
-def run_grid(predict_grid, kernel_of, name: str, y, train, hidden, num_nodes: int):
-    """Scores of every grid point stacked (``[points, len(eval), C]``), transductive and inductive."""
-    method, grid = GRIDS[name] if isinstance(GRIDS[name], tuple) else (name, GRIDS[name])
+def run_grid(kernels, name: str, edge_index, y, train, hidden, num_nodes: int):
+    """Scores of every grid point stacked (``[points, len(eval), C]``), transductive and inductive,
+    from the runner's registered method with its kernels from ``kernels`` (a KernelCache: the
+    single-process factory, or the partitioned one of ``run.py --distributed``)."""
+    label, grid = GRIDS[name]
+    entry = get_method(label)
+    data = Data(edge_index=edge_index, num_nodes=num_nodes)
+    points = [{**entry.fixed, **p} for p in grid_points(grid)]
     out = {}
     rest = torch.ones(num_nodes, dtype=torch.bool)
     rest[train] = False
+    y_in = torch.full((num_nodes,), -1, dtype=torch.long)
+    y_in[train] = y[train]
     for setting, hid in (("transductive", None), ("inductive", hidden)):
-        res = predict_grid(method, kernel_of(hid), y, train, rest.nonzero().flatten(), grid, C)
-        out[setting] = torch.stack([s for _, s in res])
+        seen = rest.clone()
+        if hid is not None:
+            seen[hid] = False
+        prob = Problem(X=None, data=data, y=y_in, labeled=train, unlabeled=seen.nonzero().flatten(),
+                       eval=rest.nonzero().flatten(), num_classes=C, options={"dtype": "float64"}, kernels=kernels)
+        out[setting] = torch.stack(entry.fit_predict(prob, points))
     return out

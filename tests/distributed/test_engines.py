@@ -15,7 +15,7 @@ from dist_cases import (ENGINES, FLOAT32, GRIDS, components_graph, labels_and_sp
                         random_graph, run_engine, run_grid)
 from dist_launch import launch  # noqa: E402
 
-from graphstk.methods import predict_grid  # noqa: E402
+from graphstk.experiments.kernels import KernelCache  # noqa: E402
 from graphstk.methods.propagation import label_propagation, make_problem  # noqa: E402
 from graphstk.operators import GraphKernel  # noqa: E402
 
@@ -98,13 +98,13 @@ def test_partitions_have_halos(distributed):
 
 
 @pytest.mark.parametrize("name", list(GRIDS))
-def test_distributed_grid_matches_predict_grid(distributed, name):
-    """What ``run.py --distributed`` calls (DistributedGrid on the runner's GraphKernel) gives
-    predict_grid's scores, on the graph with isolated nodes and several components."""
+def test_runner_methods_on_partitioned_kernels_match_single_process(distributed, name):
+    """The runner's STKR methods with the kernel factory of ``run.py --distributed`` give the
+    single-process scores, on the graph with isolated nodes and several components."""
     graphs, splits, scores = distributed
     ei, n = graphs["components"]
     y, train, hidden = splits["components"]
-    want = run_grid(predict_grid, lambda hid: GraphKernel(ei, n, hidden=hid), name, y, train, hidden, n)
+    want = run_grid(KernelCache(), name, ei, y, train, hidden, n)
     for setting, w in want.items():
         got = scores[("grid", name)][setting]
         assert got.shape == w.shape
@@ -113,7 +113,7 @@ def test_distributed_grid_matches_predict_grid(distributed, name):
 
 
 def test_sharded_results_gathered_on_process_0(distributed):
-    """space(gather=False) keeps Label-Prop's result sharded; gather(h, dst=0) makes it whole on
+    """gather_results = False keeps Label-Prop's result sharded; gather(h, dst=0) makes it whole on
     process 0, equal to the single-process Yhat."""
     graphs, splits, scores = distributed
     ei, n = graphs["random"]

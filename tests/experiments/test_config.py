@@ -30,9 +30,9 @@ def error_of(raw) -> ConfigError:
 def test_defaults_follow_appendix_d():
     cfg = parse_config(base())
     lp, lap = cfg.methods
-    assert (lp.engine, lp.setting) == ("lp", "transductive")
+    assert (lp.engine, lp.setting) == ("LabelPropagationFilter", "transductive")
     assert lp.grid == {"eta": DEFAULT_GRID["eta"], "T": [1, 2, 4, 8, 16, 32]}
-    assert (lap.engine, lap.setting) == ("stkr-lap", "inductive")
+    assert (lap.engine, lap.setting) == ("InverseLaplacian", "inductive")
     assert lap.grid == {"eta": DEFAULT_GRID["eta"], "beta": DEFAULT_GRID["beta"]}   # no T when inductive
     assert len(DEFAULT_GRID["beta"]) == 12 and DEFAULT_GRID["beta"][0] == 1e3 and DEFAULT_GRID["beta"][-1] == 1e-8
     assert cfg.seeds == list(range(10)) and cfg.p_test == [0.01]
@@ -42,9 +42,9 @@ def test_defaults_follow_appendix_d():
 def test_every_method_label_maps_to_engine_and_setting():
     cfg = parse_config(base(methods=list(METHODS)))
     got = {m.label: (m.engine, m.setting, tuple(m.grid)) for m in cfg.methods}
-    assert got["SP-poly (t)"] == ("stkr-poly", "transductive", ("k", "beta", "T"))
-    assert got["SP-topd (i)"] == ("stkr-topd", "inductive", ("d", "beta"))
-    assert got["KRR (i)"] == ("krr", "inductive", ("beta",))
+    assert got["SP-poly (t)"] == ("Polynomial", "transductive", ("k", "beta", "T"))
+    assert got["SP-topd (i)"] == ("TopD", "inductive", ("d", "beta"))
+    assert got["KRR (i)"] == ("KRR", "inductive", ("beta",))
     assert cfg.methods[2].grid["k"] == [8]          # Tables 1/4/5 use s(l) = l^8
 
 

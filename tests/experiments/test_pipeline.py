@@ -3,7 +3,6 @@ selection (Appendix D of the STKR paper) through the registered STKR methods."""
 from __future__ import annotations
 
 import csv
-import itertools
 import json
 import os
 import subprocess
@@ -17,28 +16,56 @@ from graphstk.experiments import pipeline as pipeline_mod
 from graphstk.experiments.config import parse_config
 from graphstk.experiments.datasets import load_spec
 from graphstk.experiments.metrics import accuracies, accuracy, select
-from graphstk.experiments.pipeline import run_experiment
+from graphstk.experiments.pipeline import RunError, run_experiment
+from graphstk.experiments.kernels import GraphKernelFactory, KernelCache
 from graphstk.experiments.protocols import get_protocol
-from graphstk.methods import predict_grid
+from graphstk.experiments.registrations.stkr import PARAMS, graph_kernel
+from graphstk.experiments.registry import MethodEntry, register_method
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def _standin_predict_grid(method, kernel, y, train_idx, eval_idx, grid, num_classes, **kw):
-    """A deterministic stand-in for graphstk.methods.predict_grid (truncated label propagation)."""
+def _standin_scores(problem, points):
+    """A deterministic stand-in for a graph method (truncated label propagation on the problem's kernel)."""
+    kernel = graph_kernel(problem)
     S = kernel.S.to_dense()
-    Y0 = torch.zeros(kernel.num_visible, num_classes, dtype=S.dtype)
-    Y0[kernel.local(train_idx), y[train_idx]] = 1.0
-    R = kernel.rows(eval_idx).to_dense()
+    Y0 = torch.zeros(kernel.num_visible, problem.num_classes, dtype=S.dtype)
+    Y0[kernel.local(problem.labeled), problem.y[problem.labeled]] = 1.0
+    R = kernel.rows(problem.eval).to_dense()
     out = []
-    keys = list(grid)
-    for vals in itertools.product(*(grid[k] for k in keys)):
-        p = dict(zip(keys, vals))
+    for p in points:
         F = Y0.clone()
         for _ in range(int(p.get("T", p.get("k", 6)))):
             F = p.get("eta", 0.9) * (S @ F) + Y0
-        out.append((p, R @ F + 1e-3 * p.get("beta", 0.0)))
+        out.append(R @ F + 1e-3 * p.get("beta", 0.0))
     return out
+
+
+CALLS: list = []    # what the spy methods below were handed, in order
+
+
+def _spy(problem, points):
+    CALLS.append((problem, graph_kernel(problem), [dict(p) for p in points]))
+    return _standin_scores(problem, points)
+
+
+SPY_T = register_method(MethodEntry("test-spy (t)", frozenset({"graph"}), "classification",
+                                    {"eta": [0.5, 0.9], "T": [2, 8]}, _spy, setting="transductive",
+                                    params=(PARAMS["eta"], PARAMS["T"])))
+SPY_I = register_method(MethodEntry("test-spy (i)", frozenset({"graph"}), "classification",
+                                    {"eta": [0.5, 0.9], "beta": [1.0, 1e-3]}, _spy, setting="inductive",
+                                    params=(PARAMS["eta"], PARAMS["beta"])))
+
+
+class CountingFactory(GraphKernelFactory):
+    """The single-process kernel factory, counting the kernels it builds and recording their hidden nodes."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, data, hidden, **kw):
+        self.calls.append((int(data.num_nodes), int(hidden.sum()), kw))
+        return super().__call__(data, hidden, **kw)
 
 
 def _evaluate(cfg, m, data, p_test=0.2, seed=0, split=None):
@@ -97,40 +124,71 @@ def test_select_first_of_ties_and_never_nan():
     assert select([3.0, 1.0, 1.0], higher_is_better=False) == 1
 
 
-def test_transductive_and_inductive_calls_follow_appendix_d(monkeypatch):
-    """Which kernel, which labels and which eval nodes each predict_grid call gets."""
-    cfg = small_config(datasets=[SMALL["datasets"][1]])
+def test_transductive_and_inductive_calls_follow_appendix_d():
+    """Which kernel, which labels and which eval nodes each method call gets (graph methods
+    registered for this test, with the protocol's settings)."""
+    cfg = small_config(datasets=[SMALL["datasets"][1]], methods=["test-spy (t)", "test-spy (i)"])
     data = load_spec(cfg.datasets[0], None)
     from graphstk import make_split
 
     split = make_split(data, 0.2, 0)
-    calls = []
-
-    def spy(method, kernel, y, train_idx, eval_idx, grid, num_classes, **kw):
-        calls.append((method, kernel, y.clone(), train_idx, eval_idx, grid))
-        return _standin_predict_grid(method, kernel, y, train_idx, eval_idx, grid, num_classes, **kw)
-
-    monkeypatch.setattr("graphstk.methods.predict_grid", spy)
-    lp_t = next(m for m in cfg.methods if m.label == "LP (t)")
-    rec = _evaluate(cfg, lp_t, data, split=split)
-    (method, kernel, y, tr, ev, grid), = calls
-    assert method == "lp" and kernel.num_visible == data.num_nodes
+    CALLS.clear()
+    spy_t = next(m for m in cfg.methods if m.label == "test-spy (t)")
+    rec = _evaluate(cfg, spy_t, data, split=split)
+    (prob, kernel, points), = CALLS
+    y, ev = prob.y, prob.eval
+    assert kernel.num_visible == data.num_nodes and len(points) == 4
     assert torch.equal(ev, torch.cat([split.val, split.test]))
     assert torch.equal(y[split.train], data.y[split.train]) and bool((y[split.val] == -1).all())
     assert bool((y[split.test] == -1).all())
     assert rec["chosen"] == rec["grid"][rec["chosen_index"]]["params"]
     assert len(rec["grid"]) == 4 and all("test_acc" in g for g in rec["grid"])
 
-    calls.clear()
-    lap_i = next(m for m in cfg.methods if m.label == "SP-Lap (i)")
-    rec = _evaluate(cfg, lap_i, data, split=split)
-    (m1, k1, _, _, ev1, g1), (m2, k2, _, _, ev2, g2) = calls
-    assert m1 == m2 == "stkr-lap"
-    assert torch.equal(ev1, split.val) and torch.equal(ev2, split.test)
+    CALLS.clear()
+    spy_i = next(m for m in cfg.methods if m.label == "test-spy (i)")
+    rec = _evaluate(cfg, spy_i, data, split=split)
+    (p1, k1, g1), (p2, k2, g2) = CALLS
+    assert torch.equal(p1.eval, split.val) and torch.equal(p2.eval, split.test)
     assert k1.num_visible == data.num_nodes - split.val.numel() - split.test.numel()    # val + test hidden
     assert k2.num_visible == data.num_nodes - split.test.numel()                        # test hidden
-    assert g1 == lap_i.grid and g2 == {k: [v] for k, v in rec["chosen"].items()}
+    assert len(g1) == 4 and g2 == [rec["chosen"]]
     assert "test_acc" not in rec["grid"][0]        # no test accuracy exists at selection time
+
+
+def test_runner_takes_its_kernels_from_the_injected_factory(tmp_path):
+    """run_experiment(kernel_factory=) builds every graph kernel of the run through the factory,
+    once per (split, stage): the three stages of a split share their kernels within the run."""
+    cfg = small_config(seeds=1, datasets=[SMALL["datasets"][1]], methods=["LP (t)", "SP-Lap (t)", "SP-Lap (i)"])
+    factory = CountingFactory()
+    res = run_experiment(cfg, str(tmp_path / "a"), progress=False, log=lambda m: None, kernel_factory=factory)
+    n = res["rows"][0]["n_test"][0]
+    hidden = sorted(h for _, h, _ in factory.calls)
+    assert len(factory.calls) == 3                   # transductive (shared by LP and SP-Lap), selection, final
+    assert hidden[0] == 0 and hidden[1] == n         # transductive: nothing hidden; final: the test nodes
+    assert all(kw["dtype"] == torch.float64 and not kw["whole"] for _, _, kw in factory.calls)
+    plain = run_experiment(cfg, str(tmp_path / "b"), progress=False, log=lambda m: None)
+    assert strip_times(plain["rows"]) == strip_times(res["rows"])
+    with pytest.raises(RunError, match="kernel factory refused"):
+        def refuse(data, hidden, **kw):
+            raise ValueError("kernel factory refused")
+        run_experiment(cfg, str(tmp_path / "c"), progress=False, log=lambda m: None, kernel_factory=refuse)
+
+
+def test_kernel_cache_belongs_to_the_run(tmp_path):
+    """Two runs never share kernels: each builds its own (same factory object, same config)."""
+    cfg = small_config(seeds=1, datasets=[SMALL["datasets"][1]], methods=["SP-Lap (t)"])
+    factory = CountingFactory()
+    run_experiment(cfg, str(tmp_path / "a"), progress=False, log=lambda m: None, kernel_factory=factory,
+                   write=False)
+    first = len(factory.calls)
+    run_experiment(cfg, str(tmp_path / "b"), progress=False, log=lambda m: None, kernel_factory=factory,
+                   write=False)
+    assert first == 1 and len(factory.calls) == 2     # the second run built its kernel again
+    cache = KernelCache(factory)
+    data = load_spec(cfg.datasets[0], None)
+    hidden = torch.zeros(int(data.num_nodes), dtype=torch.bool)
+    assert cache.kernel(data, hidden) is cache.kernel(data, hidden) and (cache.built, cache.reused) == (1, 1)
+    assert KernelCache(factory).kernel(data, hidden) is not cache.kernel(data, hidden)
 
 
 def test_scrambling_test_labels_keeps_every_chosen_hyperparameter():
@@ -223,10 +281,9 @@ def test_interrupted_then_resumed_run_equals_uninterrupted(tmp_path, monkeypatch
     assert (resumed["cache"]["reused"], resumed["cache"]["computed"]) == (7, 25)
     assert strip_times(resumed["rows"]) == strip_times(full["rows"])
 
-    calls = []
-    monkeypatch.setattr("graphstk.methods.predict_grid", lambda *a, **k: calls.append(1))
-    again = run_experiment(cfg, str(out), progress=False, log=lambda m: None)
-    assert not calls and again["cache"]["reused"] == 32
+    factory = CountingFactory()
+    again = run_experiment(cfg, str(out), progress=False, log=lambda m: None, kernel_factory=factory)
+    assert not factory.calls and again["cache"]["reused"] == 32      # nothing recomputed: no kernel built
     assert again["rows"] == resumed["rows"]         # identical numbers, wall times included
     assert [list(p) for r in again["rows"] for p in r["best_params"]] == \
         [list(p) for r in full["rows"] for p in r["best_params"]]      # same key order as computed
@@ -330,9 +387,29 @@ def test_accuracy_class0_convention_is_plain_argmax():
         accuracy(scores, y, "zero")
 
 
-def test_class0_convention_also_drives_selection_on_val(monkeypatch):
+def _two_betas(problem, points):
+    """beta = 0.5 reaches every node: class 0 for every 4th node, else class 1; beta = 1: every other
+    node class 1, the rest all zero (unreachable)."""
+    out = []
+    for p in points:
+        s = torch.zeros(problem.eval.numel(), problem.num_classes, dtype=torch.float64)
+        if p["beta"] == 0.5:
+            s[:, 1] = 1.0
+            s[::4] = torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)
+        else:
+            s[::2, 1] = 1.0
+        out.append(s)
+    return out
+
+
+TWO_BETAS = register_method(MethodEntry("test-two-betas (i)", frozenset({"graph"}), "classification",
+                                        {"beta": [0.5, 1.0]}, _two_betas, setting="inductive",
+                                        params=(PARAMS["beta"],)))
+
+
+def test_class0_convention_also_drives_selection_on_val():
     """A grid point whose val rows are all zero wins under class0 when val is all class 0."""
-    kw = dict(datasets=[SMALL["datasets"][1]], methods=[{"label": "KRR (i)", "grid": {"beta": [0.5, 1.0]}}])
+    kw = dict(datasets=[SMALL["datasets"][1]], methods=[{"label": "test-two-betas (i)", "grid": {"beta": [0.5, 1.0]}}])
     cfg = small_config(**kw)
     data = load_spec(cfg.datasets[0], None)
     from graphstk import make_split
@@ -342,19 +419,6 @@ def test_class0_convention_also_drives_selection_on_val(monkeypatch):
     data.y = data.y.clone()
     data.y[split.val] = 0
 
-    def fake(method, kernel, y, train_idx, eval_idx, grid, num_classes, **kw):
-        out = []
-        for beta in grid["beta"]:
-            s = torch.zeros(eval_idx.numel(), num_classes, dtype=torch.float64)
-            if beta == 0.5:          # reaches every node: class 0 (scored) for every 4th node, else class 1
-                s[:, 1] = 1.0
-                s[::4] = torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64)
-            else:                    # beta = 1: every other node class 1, the rest all zero (unreachable)
-                s[::2, 1] = 1.0
-            out.append(({"beta": beta}, s))
-        return out
-
-    monkeypatch.setattr("graphstk.methods.predict_grid", fake)
     wrong = _evaluate(cfg, cfg.methods[0], data, split=split)
     c0 = small_config(unreachable="class0", **kw)
     class0 = _evaluate(c0, c0.methods[0], data, split=split)
@@ -365,22 +429,12 @@ def test_class0_convention_also_drives_selection_on_val(monkeypatch):
     assert class0["test_acc"] == class0["test_acc_class0"] and wrong["test_acc"] == wrong["test_acc_wrong"]
 
 
-def test_class0_run_rows_carry_both_accuracies_and_options_reach_the_engine(tmp_path, monkeypatch):
-    calls = []
-
-    def spy(method, kernel, y, train_idx, eval_idx, grid, num_classes, **kw):
-        calls.append((method, kw))
-        return predict_grid(method, kernel, y, train_idx, eval_idx, grid, num_classes, **kw)
-
+def test_class0_run_rows_carry_both_accuracies(tmp_path):
     cfg = small_config(unreachable="class0", datasets=[SPARSE_SBM], solver={"step_size": "paper"},
                        grid={"beta": [1.0, 1e-3], "d": [4, 8]},
                        methods=["KRR (i)", "SP-topd (t)", {"label": "SP-topd (t)", "support": "all"},
                                 {"label": "SP-topd (i)", "support": "all"}])
-    monkeypatch.setattr("graphstk.methods.predict_grid", spy)
     res = run_experiment(cfg, str(tmp_path), progress=False, log=lambda m: None)
-    assert all(kw["step_size"] == "paper" for _, kw in calls)
-    assert {kw.get("topd_support") for m, kw in calls if m == "stkr-topd"} == {"all", "labeled"}
-    assert {kw["topd_support"] for m, kw in calls if m != "stkr-topd"} == {"labeled"}   # the engine's default
     rows = res["rows"]
     assert [(r["method"], r["options"]) for r in rows] == [
         ("KRR (i)", {"labels": "onehot"}), ("SP-topd (t)", {"support": "labeled", "labels": "onehot"}),

@@ -5,16 +5,23 @@ import torch
 from torch_geometric.data import Data
 
 from dense_reference import random_graph, stkr_scores, visible_kernel
-from graphstk.methods import STKR, LabelPropagation, UnreachableNodesWarning, predict_grid, predict_labels
+from graphstk.methods import STKR, STKRCV, LabelPropagation, UnreachableNodesWarning, predict_labels
 from graphstk.methods import propagation as P
 from graphstk.methods import routes
 from graphstk.operators import GraphKernel
 from graphstk.spectral import ConvergenceWarning, eigen
 from graphstk.transforms import InverseLaplacian, Polynomial, ReciprocalPolynomial, TopD
+from graphstk.spectral.transforms import LabelPropagationFilter
 
 N_NODES, C = 36, 3
 HIDDEN = [30, 31, 32, 33]
 TRAIN = list(range(8))
+
+
+def grid(transforms, betas, c, ev, num_iter=None, **kw):
+    """Every grid point's scores on ``ev`` from one engine call (STKRCV.grid_scores)."""
+    return STKRCV(transforms, betas, num_iter=num_iter, num_classes=C, **kw).grid_scores(
+        c["kernel"], torch.tensor(TRAIN), torch.as_tensor(ev), y=c["y"])
 
 
 def setup(psd=False, hidden=None, seed=0):
@@ -39,8 +46,7 @@ def test_polynomial_matches_eq7(hidden, k, solver):
     S = c["S"]
     ref = stkr_scores(S, c["tl"], c["Y"], torch.linalg.matrix_power(S, k), beta, c["rows"](c["eval"]),
                       torch.linalg.matrix_power(S, k - 1))
-    out = predict_grid("stkr-poly", c["kernel"], c["y"], torch.tensor(TRAIN), torch.tensor(c["eval"]),
-                       {"k": [k], "beta": [beta]}, C, solver=solver, tol=1e-12, max_iter=20000)
+    out = grid([Polynomial.monomial(k)], [beta], c, c["eval"], solver=solver, tol=1e-12, max_iter=20000)
     assert torch.allclose(out[0][1], ref, atol=1e-7 * ref.abs().max(), rtol=0)
 
 
@@ -53,8 +59,7 @@ def test_inverse_laplacian_matches_eq7(hidden, solver, eta):
     S = c["S"]
     Qinv = torch.linalg.inv(torch.eye(S.shape[0], dtype=S.dtype) - eta * S)
     ref = stkr_scores(S, c["tl"], c["Y"], S @ Qinv, beta, c["rows"](c["eval"]), Qinv)
-    out = predict_grid("stkr-lap", c["kernel"], c["y"], torch.tensor(TRAIN), torch.tensor(c["eval"]),
-                       {"eta": [eta], "beta": [beta]}, C, solver=solver, tol=1e-11, max_iter=200000)
+    out = grid([InverseLaplacian(eta)], [beta], c, c["eval"], solver=solver, tol=1e-11, max_iter=200000)
     assert torch.allclose(out[0][1], ref, atol=1e-6 * ref.abs().max(), rtol=0)
 
 
@@ -88,8 +93,7 @@ def test_topd_matches_eq8_eq9(hidden):
     P = psi(S[tl]).T                                            # Psi(X_n) [d, n]
     w = torch.linalg.solve(P @ P.T + n * beta * torch.eye(d, dtype=S.dtype), P @ Y)   # Eq. 9
     ref = psi(c["rows"](c["eval"])) @ w
-    out = predict_grid("stkr-topd", c["kernel"], c["y"], torch.tensor(TRAIN), torch.tensor(c["eval"]),
-                       {"d": [d], "beta": [beta]}, C)
+    out = grid([TopD(d)], [beta], c, c["eval"])
     assert torch.allclose(out[0][1], ref, atol=1e-9 * ref.abs().max(), rtol=0)
 
 
@@ -112,10 +116,9 @@ def test_fixed_budget_is_truncated_series():
     eta, S = 0.8, c["S"]
     Yt = torch.zeros(S.shape[0], C, dtype=torch.float64)
     Yt[c["tl"]] = c["Y"]
-    out = predict_grid("lp", c["kernel"], c["y"], torch.tensor(TRAIN), torch.arange(N_NODES),
-                       {"eta": [eta], "T": [1, 3, 7]}, C)
+    out = grid([LabelPropagationFilter(eta)], None, c, torch.arange(N_NODES), num_iter=[1, 3, 7])
     for params, scores in out:
-        ref = sum(torch.linalg.matrix_power(eta * S, k) @ Yt for k in range(params["T"]))
+        ref = sum(torch.linalg.matrix_power(eta * S, k) @ Yt for k in range(params["num_iter"]))
         assert torch.allclose(scores, ref, atol=1e-12)
 
 
@@ -126,22 +129,22 @@ def test_centered_labels_match_eq7_with_centered_targets(hidden):
     Yc = c["Y"] - c["Y"].mean(0, keepdim=True)       # one-hot minus the training class frequencies
     Qinv = torch.linalg.inv(torch.eye(S.shape[0], dtype=S.dtype) - eta * S)
     ref = stkr_scores(S, c["tl"], Yc, S @ Qinv, beta, c["rows"](c["eval"]), Qinv)
-    args = (c["kernel"], c["y"], torch.tensor(TRAIN), torch.tensor(c["eval"]), {"eta": [eta], "beta": [beta]}, C)
-    out = predict_grid("stkr-lap", *args, solver="direct", labels="centered")[0][1]
+    args = ([InverseLaplacian(eta)], [beta], c, c["eval"])
+    out = grid(*args, solver="direct", labels="centered")[0][1]
     assert torch.allclose(out, ref, atol=1e-9 * ref.abs().max(), rtol=0)
-    onehot = predict_grid("stkr-lap", *args, solver="direct")[0][1]
+    onehot = grid(*args, solver="direct")[0][1]
     assert not torch.allclose(out, onehot)              # the option reaches the engine
     with pytest.raises(ValueError, match="labels must be 'onehot' or 'centered'"):
-        predict_grid("stkr-lap", *args, labels="centred")
+        grid(*args, labels="centred")
 
 
 def test_grid_batching_equals_single_solves():
     c = setup(psd=True)
-    grid = {"eta": [0.5, 0.9], "beta": [1.0, 0.01], "T": [2, 5]}
-    batched = predict_grid("stkr-lap", c["kernel"], c["y"], torch.tensor(TRAIN), torch.arange(N_NODES), grid, C)
+    batched = grid([InverseLaplacian(0.5), InverseLaplacian(0.9)], [1.0, 0.01], c, torch.arange(N_NODES),
+                   num_iter=[2, 5])
+    assert len(batched) == 8
     for params, scores in batched:
-        single = predict_grid("stkr-lap", c["kernel"], c["y"], torch.tensor(TRAIN), torch.arange(N_NODES),
-                              {"eta": [params["eta"]], "beta": [params["beta"]], "T": [params["T"]]}, C)
+        single = grid([params["transform"]], [params["beta"]], c, torch.arange(N_NODES), num_iter=params["num_iter"])
         assert torch.allclose(scores, single[0][1], atol=1e-12)
 
 
@@ -158,15 +161,14 @@ def test_algorithm2_fixed_budget_is_truncated_richardson_on_eq20(hidden):
     E[tl, torch.arange(n)] = 1.0
     b = E @ c["Y"]
     R = c["rows"](c["eval"])
-    grid = {"eta": [0.5, 0.9], "beta": [1.0, 0.01], "T": [1, 2, 5]}
-    out = predict_grid("stkr-lap", c["kernel"], c["y"], torch.tensor(TRAIN), torch.tensor(c["eval"]), grid, C)
+    out = grid([InverseLaplacian(0.5), InverseLaplacian(0.9)], [1.0, 0.01], c, c["eval"], num_iter=[1, 2, 5])
     assert len(out) == 12
     for params, scores in out:
-        eta, beta = params["eta"], params["beta"]
+        eta, beta = params["transform"].eta, params["beta"]
         M = N * torch.diag(E.sum(1)) @ S + n * beta * (torch.eye(N, dtype=S.dtype) - eta * S)
         gamma = 1.0 / (N * lam + n * beta * (1.0 + eta * lam))     # rho(l) = 1 - eta l peaks at l = -lambda_1
         step = torch.eye(N, dtype=S.dtype) - gamma * M
-        theta = sum(torch.linalg.matrix_power(step, k) @ (gamma * b) for k in range(params["T"]))
+        theta = sum(torch.linalg.matrix_power(step, k) @ (gamma * b) for k in range(params["num_iter"]))
         ref = N * R @ theta
         assert torch.allclose(scores, ref, atol=1e-12 * ref.abs().max(), rtol=0), params
 
@@ -174,10 +176,8 @@ def test_algorithm2_fixed_budget_is_truncated_richardson_on_eq20(hidden):
 def test_richardson_and_krylov_agree():
     c = setup(psd=True)
     kw = dict(tol=1e-11, max_iter=100000)
-    r = predict_grid("stkr-poly", c["kernel"], c["y"], torch.tensor(TRAIN), torch.arange(N_NODES),
-                     {"k": [4], "beta": [0.1]}, C, solver="richardson", **kw)[0][1]
-    k = predict_grid("stkr-poly", c["kernel"], c["y"], torch.tensor(TRAIN), torch.arange(N_NODES),
-                     {"k": [4], "beta": [0.1]}, C, solver="cg", **kw)[0][1]
+    r = grid([Polynomial.monomial(4)], [0.1], c, torch.arange(N_NODES), solver="richardson", **kw)[0][1]
+    k = grid([Polynomial.monomial(4)], [0.1], c, torch.arange(N_NODES), solver="cg", **kw)[0][1]
     assert torch.allclose(r, k, atol=1e-8 * k.abs().max())
 
 
@@ -230,17 +230,18 @@ def test_bad_inputs_fail_early():
         STKR(Polynomial([1.0]), 0.1).fit(bad, TRAIN)
     with pytest.raises(ValueError, match="hidden"):
         STKR(Polynomial([1.0]), 0.1, setting="inductive").fit(data, [30], hidden_idx=[30])
-    with pytest.raises(ValueError, match="grid.beta is empty"):
-        predict_grid("stkr-poly", c["kernel"], c["y"], TRAIN, TRAIN, {"k": [2], "beta": []}, C)
-    with pytest.raises(ValueError, match="unknown method"):
-        predict_grid("svm", c["kernel"], c["y"], TRAIN, TRAIN, {}, C)
+    with pytest.raises(ValueError, match="betas is empty"):
+        grid([Polynomial.monomial(2)], [], c, TRAIN)
+    with pytest.raises(TypeError, match="transforms must be Transform objects"):
+        grid(["svm"], [1.0], c, TRAIN)
+    with pytest.raises(ValueError, match="one family"):
+        grid([Polynomial.monomial(2), InverseLaplacian(0.5)], [1.0], c, TRAIN)
 
 
 def test_nonconvergence_warns_with_residual():
     c = setup(psd=True)
     with pytest.warns(ConvergenceWarning, match="relative residual"):
-        predict_grid("stkr-poly", c["kernel"], c["y"], torch.tensor(TRAIN), torch.arange(N_NODES),
-                     {"k": [2], "beta": [1e-6]}, C, solver="richardson", tol=1e-12, max_iter=5)
+        grid([Polynomial.monomial(2)], [1e-6], c, torch.arange(N_NODES), solver="richardson", tol=1e-12, max_iter=5)
 
 
 def test_direct_solve_path_is_finite_in_float32():
@@ -277,19 +278,17 @@ def test_non_finite_scores_warn_and_count_as_unreachable(monkeypatch):
         return res
 
     monkeypatch.setattr(P, "stkr_polynomial", broken)
-    with pytest.warns(NonFiniteScoresWarning, match=r"krr: non-finite scores at 2 of 2 grid point"):
-        out = predict_grid("krr", c["kernel"], c["y"], torch.tensor(TRAIN), torch.arange(N_NODES),
-                           {"beta": [1.0, 0.1]}, C)
+    with pytest.warns(NonFiniteScoresWarning, match=r"Polynomial: non-finite scores at 2 of 2 grid point"):
+        out = grid([Polynomial.monomial(1)], [1.0, 0.1], c, torch.arange(N_NODES))
     assert (predict_labels(out[0][1]) == -1).any()
 
 
 def test_float32_runs_and_agrees():
     c = setup(psd=True)
     k32 = GraphKernel(c["ei"], N_NODES, edge_weight=c["w"], dtype=torch.float32)
-    a = predict_grid("stkr-lap", k32, c["y"], torch.tensor(TRAIN), torch.arange(N_NODES),
-                     {"eta": [0.9], "beta": [0.1]}, C, solver="gmres", tol=1e-5)[0][1]
-    b = predict_grid("stkr-lap", c["kernel"], c["y"], torch.tensor(TRAIN), torch.arange(N_NODES),
-                     {"eta": [0.9], "beta": [0.1]}, C, solver="direct")[0][1]
+    a = grid([InverseLaplacian(0.9)], [0.1], {**c, "kernel": k32}, torch.arange(N_NODES), solver="gmres",
+             tol=1e-5)[0][1]
+    b = grid([InverseLaplacian(0.9)], [0.1], c, torch.arange(N_NODES), solver="direct")[0][1]
     assert a.dtype == torch.float32
     assert torch.allclose(a.double(), b, atol=5e-3 * b.abs().max())
 

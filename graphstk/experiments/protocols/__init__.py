@@ -28,10 +28,11 @@ __all__ = ["PROTOCOL_CLASSES", "get_protocol", "Protocol", "ProtocolError", "Vec
 PROTOCOL_CLASSES = {c.name: c for c in (NodeClassification, FixedSplits, LabeledPerClass, OneClass, Planetoid)}
 
 
-def get_protocol(cfg) -> Protocol:
-    """The protocol object of a (single-task) config."""
+def get_protocol(cfg, kernels=None) -> Protocol:
+    """The protocol object of a (single-task) config; ``kernels``: the run's
+    :class:`~graphstk.experiments.kernels.KernelCache`, handed to the methods in ``Problem.kernels``."""
     try:
         cls = PROTOCOL_CLASSES[cfg.protocol]
     except KeyError:
         raise ProtocolError(f"unknown protocol {cfg.protocol!r} (allowed: {', '.join(PROTOCOL_CLASSES)})") from None
-    return cls(cfg)
+    return cls(cfg, kernels=kernels)

@@ -65,8 +65,9 @@ class Protocol:
     n_labeled_unit = ""         # what n_labeled counts, e.g. "per split" or "per class"
     higher_is_better = True
 
-    def __init__(self, cfg):
+    def __init__(self, cfg, kernels=None):
         self.cfg = cfg
+        self.kernels = kernels      # the run's KernelCache, handed to every method in Problem.kernels
         self.opts = dict(cfg.protocol_options)
         self.device = torch.device(getattr(cfg, "device", "cpu"))
         if self.device.type == "cuda" and not torch.cuda.is_available():
@@ -155,7 +156,7 @@ class VectorProtocol(Protocol):
         X = data.X.to(self.device) if isinstance(data.X, torch.Tensor) else data.X
         return Problem(X=X, data=None, y=masked_labels(y, labeled), labeled=labeled, unlabeled=unlabeled, eval=eval,
                        num_classes=data.num_classes if num_classes is None else num_classes, seed=rep,
-                       device=self.device)
+                       device=self.device, kernels=self.kernels)
 
     def aggregate(self, dataset: str, m, sweep, level, reps: list, records: list[dict]) -> dict:
         vals = [r["test"] for r in records]

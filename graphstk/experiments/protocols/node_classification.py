@@ -105,7 +105,7 @@ class NodeClassification(Protocol):
             rest[ids] = False
         return Problem(X=self._features(data), data=data, y=masked_labels(y, split.train), labeled=split.train,
                        unlabeled=torch.nonzero(rest).flatten(), eval=torch.cat(evals), num_classes=num_classes_of(data),
-                       seed=rep, device=self.device, options=self.cfg.solver.model_dump())
+                       seed=rep, device=self.device, options=self.cfg.solver.model_dump(), kernels=self.kernels)
 
     def evaluate(self, m, grid: dict, data, unit, level, rep) -> dict:
         t0 = time.perf_counter()

@@ -120,7 +120,8 @@ class Planetoid(Protocol):
         if hide is not None:
             rest[hide] = False
         return Problem(X=X, data=_graph_only(data, y_in), y=y_in, labeled=labeled,
-                       unlabeled=rest.nonzero().flatten(), eval=evaluate, num_classes=num_classes, seed=rep)
+                       unlabeled=rest.nonzero().flatten(), eval=evaluate, num_classes=num_classes, seed=rep,
+                       kernels=self.kernels)
 
     def evaluate(self, m, grid: dict, data, unit, level, rep) -> dict:
         t0 = time.perf_counter()

@@ -2,12 +2,20 @@
 
 ``LP (t)`` (Label-Prop, Eq. 22), ``SP-Lap (t)``/``(i)`` (inverse Laplacian, Algorithm 2),
 ``SP-poly (t)``/``(i)`` (``s(l) = l^k``, Algorithm 1), ``SP-topd (t)``/``(i)`` (kernel PCA,
-Eq. 8) and ``KRR (i)`` (``s(l) = l``), all through :func:`graphstk.methods.predict_grid` on the
-graph kernel of Eq. 23, built over the points the problem lets the method see: ``labeled`` and
-``unlabeled`` are visible, every other node is hidden (the inductive setting predicts hidden
-nodes out of sample). One call serves the whole grid (one multi-column solve for every
-``beta`` and ``eta``, snapshots of one run for every budget ``T``, one eigendecomposition for
-every ``d`` and ``beta``).
+Eq. 8) and ``KRR (i)`` (``s(l) = l``). Each builds the transform objects of its grid
+(:class:`~graphstk.spectral.transforms.LabelPropagationFilter`, ``InverseLaplacian``,
+``Polynomial.monomial(k)``, ``TopD``) and scores every grid point with one
+:meth:`graphstk.methods.STKRCV.grid_scores` call (one engine solve: one multi-column solve for every
+``beta`` and ``eta``, snapshots of one run for every budget ``T``, one eigendecomposition for every
+``d`` and ``beta``); the protocol selects on the validation nodes itself.
+
+The kernel is the graph kernel of Eq. 23 over the points the problem lets the method see
+(``labeled`` and ``unlabeled`` are visible, every other node is hidden; the inductive setting
+predicts hidden nodes out of sample), taken from the run's
+:class:`~graphstk.experiments.kernels.KernelCache` (``Problem.kernels``), whose kernel factory the
+runner was given (a :class:`~graphstk.operators.GraphKernel`, or a partitioned kernel in a
+distributed run). A kernel whose points are renumbered (a partitioned kernel: ``order`` /
+``position``) gets node ids mapped through ``position``.
 
 Default grids are Appendix D's (l.989-1005); ``k`` defaults to ``[8]``: Tables 1, 4 and 5 use
 ``s(l) = l^8`` (their captions), Appendix D's ``k`` grid ``[1, 2, 4, 6, 8]`` is what Figure 2
@@ -17,17 +25,16 @@ system is solved to the solver's tolerance.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-from collections import OrderedDict
+from typing import Callable
 
 import torch
 
-from graphstk.methods.grid import grid_keys
+from graphstk.spectral.transforms import InverseLaplacian, LabelPropagationFilter, Polynomial, TopD
 
 from ..params import Param
 from ..registry import MethodEntry, Problem, register_method
 
-__all__ = ["DEFAULT_GRID", "PARAMS", "STKR_METHODS", "stkr_fit_predict", "graph_kernel"]
+__all__ = ["DEFAULT_GRID", "PARAMS", "FAMILIES", "Family", "STKR_METHODS", "stkr_fit_predict", "graph_kernel"]
 
 #: Appendix D's grids, declared once for every STKR method
 DEFAULT_GRID: dict[str, list] = {
@@ -52,78 +59,121 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
           doc="label matrix: one-hot (App. D), or one-hot minus the training class frequencies"),
 )}
 
-#: label -> (engine method, setting, grid keys of the default grid)
+@dataclasses.dataclass(frozen=True)
+class Family:
+    """How a registered STKR method turns its grid into transform objects.
+
+    ``transforms(grid, options)`` gives the transforms, ``axis`` the grid key that indexes them
+    (``None``: one transform), ``required`` / ``optional`` the grid keys the method takes."""
+    name: str
+    transforms: Callable[[dict, dict], list]
+    axis: str | None
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+
+
+FAMILIES = {f.name: f for f in (
+    Family("LabelPropagationFilter", lambda g, o: [LabelPropagationFilter(e) for e in g["eta"]], "eta",
+           ("eta",), ("T",)),
+    Family("InverseLaplacian", lambda g, o: [InverseLaplacian(e) for e in g["eta"]], "eta", ("eta", "beta"), ("T",)),
+    Family("Polynomial", lambda g, o: [Polynomial.monomial(int(k)) for k in g["k"]], "k", ("k", "beta"), ("T",)),
+    Family("TopD", lambda g, o: [TopD(int(d), support=o.get("support", "labeled")) for d in g["d"]], "d",
+           ("d", "beta"), ()),
+    Family("KRR", lambda g, o: [Polynomial.monomial(1)], None, ("beta",), ("T",)),
+)}
+
+#: label -> (transform family, setting, grid keys of the default grid)
 STKR_METHODS = {
-    "LP (t)": ("lp", "transductive", ("eta", "T")),
-    "SP-Lap (t)": ("stkr-lap", "transductive", ("eta", "beta", "T")),
-    "SP-poly (t)": ("stkr-poly", "transductive", ("k", "beta", "T")),
-    "SP-topd (t)": ("stkr-topd", "transductive", ("d", "beta")),
-    "SP-Lap (i)": ("stkr-lap", "inductive", ("eta", "beta")),
-    "SP-poly (i)": ("stkr-poly", "inductive", ("k", "beta")),
-    "SP-topd (i)": ("stkr-topd", "inductive", ("d", "beta")),
-    "KRR (i)": ("krr", "inductive", ("beta",)),
+    "LP (t)": (FAMILIES["LabelPropagationFilter"], "transductive", ("eta", "T")),
+    "SP-Lap (t)": (FAMILIES["InverseLaplacian"], "transductive", ("eta", "beta", "T")),
+    "SP-poly (t)": (FAMILIES["Polynomial"], "transductive", ("k", "beta", "T")),
+    "SP-topd (t)": (FAMILIES["TopD"], "transductive", ("d", "beta")),
+    "SP-Lap (i)": (FAMILIES["InverseLaplacian"], "inductive", ("eta", "beta")),
+    "SP-poly (i)": (FAMILIES["Polynomial"], "inductive", ("k", "beta")),
+    "SP-topd (i)": (FAMILIES["TopD"], "inductive", ("d", "beta")),
+    "KRR (i)": (FAMILIES["KRR"], "inductive", ("beta",)),
 }
 
-_KERNELS: OrderedDict = OrderedDict()     # the last few graph kernels (transductive, select, final of a split)
 _ENGINE_OPTIONS = ("solver", "max_iter", "tol", "step_size", "max_seconds")
 
 
-def graph_kernel(problem: Problem, dtype: torch.dtype = torch.float64):
-    """The graph kernel of Eq. 23 over ``problem.labeled`` and ``problem.unlabeled`` (every other
-    node hidden), on ``problem.device``; the last three are kept (the stages of one split)."""
-    from graphstk.operators import GraphKernel
+def graph_kernel(problem: Problem, dtype: torch.dtype = torch.float64, whole: bool = False):
+    """The kernel of Eq. 23 over ``problem.labeled`` and ``problem.unlabeled`` (every other node
+    hidden), on ``problem.device``, from the run's cache ``problem.kernels`` (a problem made outside
+    a run: a cache of its own, single process). ``whole``: a kernel every process holds whole."""
+    from ..kernels import KernelCache
 
     data = problem.data
-    n = int(data.num_nodes)
-    hidden = torch.ones(n, dtype=torch.bool)
+    hidden = torch.ones(int(data.num_nodes), dtype=torch.bool)
     hidden[problem.fit_points.cpu()] = False
+    kernels = problem.kernels if problem.kernels is not None else KernelCache()
     device = torch.device(problem.device) if problem.device is not None else torch.device("cpu")
-    key = (id(data), hashlib.sha256(hidden.numpy().tobytes()).hexdigest(), dtype, str(device))
-    if key not in _KERNELS:
-        weight = getattr(data, "edge_weight", None)
-        _KERNELS[key] = GraphKernel(data.edge_index.to(device), n, hidden=hidden.to(device) if hidden.any() else None,
-                                    edge_weight=None if weight is None else weight.to(device), dtype=dtype,
-                                    device=device)
-        while len(_KERNELS) > 3:
-            _KERNELS.popitem(last=False)
-    _KERNELS.move_to_end(key)
-    return _KERNELS[key]
+    return kernels.kernel(data, hidden, dtype=dtype, device=device, whole=whole)
 
 
-def stkr_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
-    """Scores ``[len(eval), C]`` for every grid point: one :func:`~graphstk.methods.predict_grid`
-    call on the grid the points span (fixed keys ``engine``, ``support``, ``labels``; solver
-    options and ``dtype`` from ``problem.options``)."""
-    from graphstk.methods import predict_grid
+def _family(label: str) -> Family:
+    return STKR_METHODS[label][0]
+
+
+def stkr_fit_predict(problem: Problem, points: list[dict], family: Family) -> list[torch.Tensor]:
+    """Scores ``[len(eval), C]`` for every grid point: one :meth:`~graphstk.methods.STKRCV.grid_scores`
+    call on the grid the points span (fixed keys ``support``, ``labels``; solver options and
+    ``dtype`` from ``problem.options``)."""
+    from graphstk.methods import STKRCV
 
     if problem.data is None:
         raise ValueError("the STKR methods need a graph (problem.data is None)")
-    fixed = ("engine", "support", "labels")
-    engine, support, labels = points[0]["engine"], points[0].get("support", "labeled"), points[0]["labels"]
+    fixed = ("support", "labels")
+    options = {k: points[0][k] for k in fixed if k in points[0]}
     keys = [k for k in points[0] if k not in fixed]
     grid = {k: list(dict.fromkeys(p[k] for p in points)) for k in keys}
+    transforms = family.transforms(grid, options)
     opts = problem.options
     dtype = getattr(torch, opts.get("dtype", "float64"))
-    kernel = graph_kernel(problem, dtype)
+    kernel = graph_kernel(problem, dtype, whole=family.name == "TopD")   # kernel PCA does not distribute
     kwargs = {k: opts[k] for k in _ENGINE_OPTIONS if opts.get(k) is not None}
-    y = problem.y.to(kernel.device)
-    res = predict_grid(engine, kernel, y, problem.labeled.to(kernel.device), problem.eval.to(kernel.device), grid,
-                       problem.num_classes, topd_support=support, labels=labels, **kwargs)
-    by_key = {tuple(p[k] for k in keys): s for p, s in res}
-    return [by_key[tuple(p[k] for k in keys)] for p in points]
+    # the kernel brings its hidden nodes (the inductive setting), so no hidden_idx is passed
+    est = STKRCV(transforms, grid.get("beta"), num_iter=grid.get("T"), labels=options.get("labels", "onehot"),
+                 num_classes=problem.num_classes, **kwargs)
+    # a kernel whose points are renumbered (a partitioned kernel) takes node ids through ``position``
+    position = getattr(kernel, "position", None)
+    order = getattr(kernel, "order", None)
+    y, train, ev = problem.y.to(kernel.device), problem.labeled.to(kernel.device), problem.eval.to(kernel.device)
+    if position is not None and order is not None:
+        y, train, ev = y[order], position[train], position[ev]
+    res = est.grid_scores(kernel, train, ev, y=y)
+    axis = family.axis
+    by_key = {}
+    for p, s in res:
+        t_i = transforms.index(p["transform"])
+        key = ((grid[axis][t_i],) if axis else ()) + ((p["beta"],) if "beta" in grid else ()) + \
+              ((p["num_iter"],) if "T" in grid else ())
+        by_key[key] = s
+    names = ([axis] if axis else []) + (["beta"] if "beta" in grid else []) + (["T"] if "T" in grid else [])
+    return [by_key[tuple(p[k] for k in names)] for p in points]
 
 
 def _entry(label: str) -> MethodEntry:
-    engine, setting, defaults = STKR_METHODS[label]
-    required, optional = grid_keys(engine)
-    options = {"support": "labeled", "labels": "onehot"} if engine == "stkr-topd" else {"labels": "onehot"}
-    params = (*(PARAMS[k] for k in required), *(dataclasses.replace(PARAMS[k], optional=True) for k in optional),
+    family, setting, defaults = STKR_METHODS[label]
+    options = {"support": "labeled", "labels": "onehot"} if family.name == "TopD" else {"labels": "onehot"}
+    params = (*(PARAMS[k] for k in family.required),
+              *(dataclasses.replace(PARAMS[k], optional=True) for k in family.optional),
               *(PARAMS[o] for o in options))
     return MethodEntry(
         name=label, needs=frozenset({"graph"}), task="classification",
-        grid={k: list(DEFAULT_GRID[k]) for k in defaults}, fit_predict=stkr_fit_predict,
-        fixed={"engine": engine, **options}, params=params, setting=setting, options=tuple(options),
-        description=f"STKR paper: {engine} on the graph kernel of Eq. 23 ({setting})")
+        grid={k: list(DEFAULT_GRID[k]) for k in defaults}, fit_predict=_FIT_PREDICT[family.name],
+        fixed=options, params=params, setting=setting, options=tuple(options), engine=family.name,
+        description=f"STKR paper: {family.name} transforms on the graph kernel of Eq. 23 ({setting})")
 
+
+def _fit_predict_of(family: Family):
+    def fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+        return stkr_fit_predict(problem, points, family)
+    fit_predict.__qualname__ = f"stkr_fit_predict[{family.name}]"
+    fit_predict.__doc__ = f"``stkr_fit_predict`` with {family.name} transforms."
+    return fit_predict
+
+
+_FIT_PREDICT = {name: _fit_predict_of(f) for name, f in FAMILIES.items()}
 
 ENTRIES = {label: register_method(_entry(label)) for label in STKR_METHODS}

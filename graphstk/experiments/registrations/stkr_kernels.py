@@ -12,16 +12,17 @@ the engines as a :class:`~graphstk.operators.DenseOperator` through ``G_K / (n+m
 its spectral bound (``eta`` must stay below ``1 / lambda_1``; a Gaussian Gram matrix over
 ``n+m`` points has ``lambda_1 <= 1``). Points scored but not seen at fit time are hidden:
 their scores come from the out-of-sample rows ``K(x, visible) / (n+m)``. Every grid point of
-one ``sigma`` is served by one :func:`graphstk.methods.predict_grid` call, the path
-:class:`graphstk.STKR` uses.
+one ``sigma`` is served by one :meth:`graphstk.methods.STKRCV.grid_scores` call (one engine solve),
+the path :class:`graphstk.STKR` uses.
 """
 from __future__ import annotations
 
 import torch
 from sklearn.metrics.pairwise import euclidean_distances
 
-from graphstk.methods import predict_grid
+from graphstk.methods import STKRCV
 from graphstk.operators import DenseOperator
+from graphstk.spectral.transforms import InverseLaplacian, Polynomial
 
 from ..params import Param
 from ..registry import MethodEntry, Problem, register_method
@@ -36,8 +37,13 @@ ETA_GRID = [0.5, 0.9, 0.99]
 K_GRID = [1, 2, 4]
 
 
-def stkr_kernel_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
-    """Scores on ``problem.eval`` for every grid point (see the module docstring)."""
+#: the transform of each registration, from its grid values (the key that indexes the transforms)
+TRANSFORMS = {"STKR-Lap": ("eta", InverseLaplacian), "STKR-poly": ("k", lambda k: Polynomial.monomial(int(k)))}
+
+
+def stkr_kernel_fit_predict(problem: Problem, points: list[dict], method: str = "STKR-Lap") -> list[torch.Tensor]:
+    """Scores on ``problem.eval`` for every grid point of ``method`` (``"STKR-Lap"`` or ``"STKR-poly"``;
+    see the module docstring)."""
     if problem.X is None:
         raise ValueError("STKR on a feature kernel needs features (problem.X is None)")
     fit = problem.fit_points
@@ -55,11 +61,13 @@ def stkr_kernel_fit_predict(problem: Problem, points: list[dict]) -> list[torch.
     out: dict[int, torch.Tensor] = {}
     for sigma, members in group_points(points, lambda p: float(p["sigma"])).items():
         K = DenseOperator(torch.exp(D2 * (-0.5 / (sigma * m) ** 2)))
-        method = points[members[0]]["transform"]
-        keys = ("eta", "beta") if method == "stkr-lap" else ("k", "beta")
+        axis, make = TRANSFORMS[method]
+        keys = (axis, "beta")
         grid = {k: list(dict.fromkeys(points[i][k] for i in members)) for k in keys}
-        res = predict_grid(method, K, y, train, eval_local, grid, problem.num_classes, hidden=hidden)
-        lookup = {tuple(p[k] for k in keys): s for p, s in res}
+        est = STKRCV([make(v) for v in grid[axis]], grid["beta"], "inductive" if hidden is not None else "transductive",
+                     num_classes=problem.num_classes)
+        res = est.grid_scores(K, train, eval_local, hidden, y=y)
+        lookup = {(grid[axis][i // len(grid["beta"])], p["beta"]): s for i, (p, s) in enumerate(res)}
         for i in members:
             out[i] = lookup[tuple(points[i][k] for k in keys)]
     return [out[i] for i in range(len(points))]
@@ -67,15 +75,25 @@ def stkr_kernel_fit_predict(problem: Problem, points: list[dict]) -> list[torch.
 
 #: parameter declarations: the STKR paper's eta, beta, k (declared once, in .stkr) and the kernel width
 _PARAMS = (Param("sigma", float, low=0, low_open=True, doc="Gaussian width, in units of the median fit distance"),
-           PARAMS["eta"], PARAMS["beta"], PARAMS["k"], Param("transform", str, choices=("stkr-lap", "stkr-poly")))
+           PARAMS["eta"], PARAMS["beta"], PARAMS["k"])
+
+
+def _stkr_lap(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+    """:func:`stkr_kernel_fit_predict` with the inverse-Laplacian transform."""
+    return stkr_kernel_fit_predict(problem, points, "STKR-Lap")
+
+
+def _stkr_poly(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+    """:func:`stkr_kernel_fit_predict` with ``s(l) = l^k``."""
+    return stkr_kernel_fit_predict(problem, points, "STKR-poly")
 
 STKR_LAP = register_method(MethodEntry(
     name="STKR-Lap", needs=frozenset({"features"}), task="classification",
     grid={"sigma": list(SIGMA_GRID), "eta": list(ETA_GRID), "beta": list(BETA_GRID)},
-    fit_predict=stkr_kernel_fit_predict, fixed={"transform": "stkr-lap"}, params=_PARAMS,
+    fit_predict=_stkr_lap, params=_PARAMS, engine="InverseLaplacian",
     description="STKR, inverse-Laplacian transform (Algorithm 2) of a Gaussian feature kernel (sigma x median distance)"))
 STKR_POLY = register_method(MethodEntry(
     name="STKR-poly", needs=frozenset({"features"}), task="classification",
     grid={"sigma": list(SIGMA_GRID), "k": list(K_GRID), "beta": list(BETA_GRID)},
-    fit_predict=stkr_kernel_fit_predict, fixed={"transform": "stkr-poly"}, params=_PARAMS,
+    fit_predict=_stkr_poly, params=_PARAMS, engine="Polynomial",
     description="STKR, polynomial transform s(l) = l^k (Algorithm 1/3) of a Gaussian feature kernel"))

@@ -72,7 +72,7 @@ def test_methods_by_name_run_in_the_node_classification_protocol(tmp_path):
                                     "train_per_class": 3, "val_per_class": 5}}
     cfg = parse_config({"seeds": 2, "p_test": 0.3, "planetoid_split": "random", "paper_table": None,
                         "datasets": [sbm], "methods": ["test-Vote", "LP (t)"]})
-    assert [m.engine for m in cfg.methods] == ["registry", "lp"]
+    assert [m.engine for m in cfg.methods] == ["registry", "LabelPropagationFilter"]
     proto = get_protocol(cfg)
     data = load_spec(cfg.datasets[0], None)
     (m, _lp) = cfg.methods

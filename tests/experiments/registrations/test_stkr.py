@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import torch
 
+from graphstk.experiments.kernels import KernelCache
 from graphstk.experiments.registrations import stkr
 from graphstk.experiments.registry import Problem, get_method
-from graphstk.methods import grid_keys, predict_grid
+from graphstk.methods import STKRCV
 from graphstk.operators import GraphKernel
+from graphstk.spectral.transforms import InverseLaplacian, LabelPropagationFilter, TopD
 
 
 def _graph(n=60, seed=0):
@@ -20,32 +22,61 @@ def _graph(n=60, seed=0):
     return Data(edge_index=ei, y=y, num_nodes=n)
 
 
-def test_every_label_declares_the_engine_keys_with_one_declaration_each():
-    for label, (engine, setting, defaults) in stkr.STKR_METHODS.items():
+def test_every_label_declares_the_family_keys_with_one_declaration_each():
+    for label, (family, setting, defaults) in stkr.STKR_METHODS.items():
         e = get_method(label)
-        required, optional = grid_keys(engine)
-        assert set(required) <= set(e.grid) and set(defaults) == set(e.grid) and e.setting == setting
-        for k in (*required, *optional):
-            assert e.param(k).low == stkr.PARAMS[k].low and e.param(k).optional == (k in optional)
+        assert e.engine == family.name and "engine" not in e.fixed
+        assert set(family.required) <= set(e.grid) and set(defaults) == set(e.grid) and e.setting == setting
+        for k in (*family.required, *family.optional):
+            assert e.param(k).low == stkr.PARAMS[k].low and e.param(k).optional == (k in family.optional)
         assert all(e.grid[k] == stkr.DEFAULT_GRID[k] for k in e.grid)
 
 
-def test_scores_equal_predict_grid_on_the_kernel_over_the_visible_nodes():
-    data = _graph()
+def _split_problem(data, kernels=None, options=None, hide_val=True):
     train, val, test = torch.arange(0, 12), torch.arange(12, 24), torch.arange(24, 36)
     y = torch.full((60,), -1)
     y[train] = data.y[train]
     rest = torch.ones(60, dtype=torch.bool)
-    rest[torch.cat([train, val, test])] = False
-    prob = Problem(X=None, data=data, y=y, labeled=train, unlabeled=torch.nonzero(rest).flatten(), eval=val,
-                   num_classes=3, options={"dtype": "float64", "solver": "auto"})
+    rest[torch.cat([train, val, test] if hide_val else [train])] = False
+    return Problem(X=None, data=data, y=y, labeled=train, unlabeled=torch.nonzero(rest).flatten(), eval=val,
+                   num_classes=3, options=options or {"dtype": "float64", "solver": "auto"}, kernels=kernels)
+
+
+def test_scores_equal_stkrcv_on_the_kernel_over_the_visible_nodes():
+    data = _graph()
+    prob = _split_problem(data)
+    train, val, test = torch.arange(0, 12), torch.arange(12, 24), torch.arange(24, 36)
     e = get_method("SP-Lap (i)")
     points = [{**e.fixed, "eta": eta, "beta": b} for eta in (0.9, 0.99) for b in (1.0, 1e-2)]
-    got = stkr.stkr_fit_predict(prob, points)
+    got = e.fit_predict(prob, points)
     K = GraphKernel(data.edge_index, 60, hidden=torch.cat([val, test]))
-    ref = dict((tuple(p.values()), s) for p, s in predict_grid("stkr-lap", K, y, train, val,
-                                                               {"eta": [0.9, 0.99], "beta": [1.0, 1e-2]}, 3,
-                                                               solver="auto"))
+    cv = STKRCV([InverseLaplacian(0.9), InverseLaplacian(0.99)], [1.0, 1e-2], num_classes=3, solver="auto")
+    ref = {(p["transform"].eta, p["beta"]): s for p, s in cv.grid_scores(K, train, val, y=prob.y)}
     for p, s in zip(points, got):
         assert torch.equal(s, ref[(p["eta"], p["beta"])])
-    assert stkr.graph_kernel(prob) is stkr.graph_kernel(prob)          # one kernel per (graph, visible set)
+    assert stkr.graph_kernel(prob) is not stkr.graph_kernel(prob)      # no run: no cache shared between calls
+    kernels = KernelCache()
+    run_prob = _split_problem(data, kernels)
+    assert stkr.graph_kernel(run_prob) is stkr.graph_kernel(run_prob)  # one kernel per (graph, visible set) in a run
+    assert kernels.built == 1
+
+
+def test_options_reach_the_engine():
+    """``support`` (top-d), ``labels``, ``step_size`` and the budgets ``T`` go into STKRCV's transforms and options."""
+    data = _graph()
+    options = {"dtype": "float64", "solver": "auto", "step_size": "paper"}
+    prob = _split_problem(data, options=options, hide_val=False)
+    train, val = torch.arange(0, 12), torch.arange(12, 24)
+    K = GraphKernel(data.edge_index, 60)
+    e = get_method("SP-topd (t)")
+    points = [{**e.fixed, "support": "all", "d": d, "beta": 1e-2} for d in (4, 8)]
+    ref = STKRCV([TopD(4, support="all"), TopD(8, support="all")], [1e-2], num_classes=3).grid_scores(
+        K, train, val, y=prob.y)
+    for (_, r), s in zip(ref, e.fit_predict(prob, points)):
+        assert torch.equal(r, s)
+    e = get_method("LP (t)")
+    points = [{**e.fixed, "labels": "centered", "eta": eta, "T": T} for eta in (0.5, 0.9) for T in (2, 8)]
+    cv = STKRCV([LabelPropagationFilter(0.5), LabelPropagationFilter(0.9)], num_iter=[2, 8], labels="centered",
+                num_classes=3, step_size="paper")
+    for (_, r), s in zip(cv.grid_scores(K, train, val, y=prob.y), e.fit_predict(prob, points)):
+        assert torch.equal(r, s)

@@ -1,0 +1,119 @@
+"""The kernels of one run: the factory that builds a graph method's kernel, and the cache that keeps them.
+
+A *kernel factory* is a callable ``factory(data, hidden, *, dtype, device, whole=False)`` returning
+a square :class:`~graphstk.operators.KernelOperator` over every node of ``data`` (a PyG graph),
+with the nodes of the boolean mask ``hidden`` hidden from the fit (the inductive setting: degrees
+over the visible nodes, Eq. 23). ``whole=True`` asks for a kernel that every process holds whole,
+for a method that does not distribute (top-``d`` kernel PCA); a single-process factory ignores it.
+
+* :class:`GraphKernelFactory` (the default) builds a :class:`~graphstk.operators.GraphKernel`;
+* :class:`graphstk.distributed.PartitionedKernelFactory` builds the row-partitioned kernel of a
+  ``torch.distributed`` run (what ``run.py CONFIG --distributed`` passes).
+
+A factory reaches the methods as an argument: ``run_experiment(cfg, out, kernel_factory=...)``
+wraps it in one :class:`KernelCache` for the run, which the protocols hand to every method in
+:attr:`graphstk.experiments.registry.Problem.kernels`. The cache belongs to that run and ends with
+it; two runs never share kernels.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Callable
+
+import torch
+
+__all__ = ["GraphKernelFactory", "KernelCache", "KernelFactory"]
+
+#: ``factory(data, hidden, *, dtype, device, whole=False) -> KernelOperator``
+KernelFactory = Callable[..., object]
+
+
+class GraphKernelFactory:
+    """The single-process kernel factory: the :class:`~graphstk.operators.GraphKernel` of Eq. 23.
+
+    ``factory(data, hidden, *, dtype, device, whole=False)``: the kernel over ``data.num_nodes``
+    nodes from ``data.edge_index`` (and ``data.edge_weight`` when present), with the nodes of the
+    BoolTensor ``hidden`` ``[num_nodes]`` hidden (``None`` or all False: transductive), in
+    ``dtype`` on ``device``. ``whole`` is accepted and ignored (one process holds everything).
+    """
+
+    def __call__(self, data, hidden: torch.Tensor | None, *, dtype: torch.dtype = torch.float64, device=None,
+                 whole: bool = False):
+        from graphstk.operators import GraphKernel
+
+        device = torch.device(device) if device is not None else torch.device("cpu")
+        hide = None if hidden is None or not bool(hidden.any()) else hidden.to(device)
+        weight = getattr(data, "edge_weight", None)
+        return GraphKernel(data.edge_index.to(device), int(data.num_nodes), hidden=hide,
+                           edge_weight=None if weight is None else weight.to(device), dtype=dtype, device=device)
+
+    def __repr__(self) -> str:
+        return "GraphKernelFactory()"
+
+
+class KernelCache:
+    """The last ``size`` kernels a run built, so the stages of one split share them.
+
+    One cache belongs to one run (:func:`~graphstk.experiments.pipeline.run_experiment` makes it)
+    and is handed to the methods through :attr:`~graphstk.experiments.registry.Problem.kernels`.
+    A kernel is reused for the same graph object (by identity: the cache holds a reference to it,
+    so a graph it knows cannot be replaced by another at the same address), the same hidden
+    nodes, dtype, device and ``whole``.
+
+    Parameters
+    ----------
+    factory : kernel factory, optional
+        Default :class:`GraphKernelFactory` (see the module docstring for the signature).
+    size : int, default 3
+        Kernels kept (a split's node-classification stages need at most three: transductive,
+        selection, final).
+
+    Attributes
+    ----------
+    built : int
+        Kernels the factory built (calls of ``factory``).
+    reused : int
+        Requests answered from the cache.
+    """
+
+    def __init__(self, factory: KernelFactory | None = None, size: int = 3):
+        if factory is not None and not callable(factory):
+            raise TypeError(f"kernel_factory must be callable (data, hidden, *, dtype, device, whole), got "
+                            f"{type(factory).__name__}")
+        if int(size) < 1:
+            raise ValueError(f"size must be >= 1, got {size!r}")
+        self.factory = factory if factory is not None else GraphKernelFactory()
+        self.size = int(size)
+        self._entries: list[tuple[object, tuple, object]] = []   # (graph, key, kernel), oldest first
+        self.built = 0
+        self.reused = 0
+
+    def kernel(self, data, hidden: torch.Tensor | None = None, *, dtype: torch.dtype = torch.float64, device=None,
+               whole: bool = False):
+        """The kernel of ``data`` with ``hidden`` (BoolTensor ``[num_nodes]`` or ``None``) hidden: from the
+        cache, or built by the factory (and kept, dropping the oldest beyond ``size``)."""
+        n = int(data.num_nodes)
+        mask = torch.zeros(n, dtype=torch.bool) if hidden is None else hidden.detach().to("cpu", torch.bool)
+        if mask.numel() != n:
+            raise ValueError(f"hidden must be a boolean mask of the {n} nodes, got {mask.numel()} entries")
+        device = torch.device(device) if device is not None else torch.device("cpu")
+        key = (hashlib.sha256(mask.numpy().tobytes()).hexdigest(), dtype, str(device), bool(whole))
+        for i, (graph, k, kern) in enumerate(self._entries):
+            if graph is data and k == key:
+                self._entries.append(self._entries.pop(i))
+                self.reused += 1
+                return kern
+        kern = self.factory(data, mask, dtype=dtype, device=device, whole=bool(whole))
+        self.built += 1
+        self._entries = (self._entries + [(data, key, kern)])[-self.size:]
+        return kern
+
+    def clear(self) -> None:
+        """Drop every kernel (the counters stay)."""
+        self._entries = []
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"KernelCache(factory={self.factory!r}, size={self.size}, held={len(self)}, built={self.built})"

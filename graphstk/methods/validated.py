@@ -1,0 +1,329 @@
+"""A validated STKR: the whole hyperparameter grid in one engine call, chosen on validation nodes.
+
+:class:`STKRCV` is to :class:`~graphstk.methods.STKR` what scikit-learn's ``RidgeCV`` is to
+``Ridge``: it takes lists of transforms, ridges and iteration budgets, solves every grid point in
+ONE :func:`graphstk.methods.engine.solve` call (one multi-right-hand-side solve for every ``beta``
+and ``eta``, snapshots of one run for every budget ``T``, one eigendecomposition for every ``d``),
+scores the validation nodes and keeps the best point. :meth:`STKRCV.grid_scores` is the lower
+level: the scores of every grid point on any nodes, for a caller that selects by itself (the
+experiment runner's protocols).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import torch
+from sklearn.utils.validation import check_is_fitted
+from torch import Tensor
+
+from .._checks import check_int, check_real, user_stacklevel
+from .._index import as_index
+from ..exceptions import NonFiniteScoresWarning
+from ..spectral.transforms import InverseLaplacian, LabelPropagationFilter, ReciprocalPolynomial, Transform
+from . import propagation as P
+from .engine import solve, transform_family
+from .estimators import SETTINGS, _GraphEstimator, _label_tensor
+from .grid import lp_scores, scores_from, unreachable
+from .problem import argmax_of_labeled_classes
+
+__all__ = ["STKRCV", "DEFAULT_ETAS", "DEFAULT_BETAS"]
+
+#: Appendix D's grids (Zhai et al., l.989-1005): the defaults of :class:`STKRCV`
+DEFAULT_ETAS = (0.7, 0.8, 0.9, 0.99, 0.999, 0.9999, 0.99999, 0.999999)
+DEFAULT_BETAS = (1e3, 1e2, 1e1, 1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
+
+
+class STKRCV(_GraphEstimator):
+    """STKR (or Label-Prop) with its hyperparameters chosen on validation nodes, the whole grid
+    solved in one batched engine call.
+
+    The grid is the Cartesian product ``transforms x betas x num_iter`` (in that order, the last
+    varying fastest); Label-Prop's grid has no ``beta``. Every point is what
+    ``STKR(transform, beta, num_iter=T, ...)`` (or ``LabelPropagation(eta, num_iter=T)``) would fit,
+    with the same scores, but the grid shares its work: one multi-column solve for all ``beta``
+    and ``eta``, the snapshots of one iteration for every budget ``T``, one eigendecomposition for
+    every ``d`` and ``beta``.
+
+    Parameters
+    ----------
+    transforms : sequence of Transform, default None
+        One family: :class:`~graphstk.spectral.transforms.LabelPropagationFilter` (Label-Prop,
+        Eq. 22), :class:`~graphstk.spectral.transforms.Polynomial` (Algorithm 1),
+        :class:`~graphstk.spectral.transforms.InverseLaplacian` /
+        :class:`~graphstk.spectral.transforms.ReciprocalPolynomial` (Algorithm 2) or
+        :class:`~graphstk.spectral.transforms.TopD` (Eqs. 8-9). ``None``: ``InverseLaplacian(eta)``
+        for Appendix D's ``eta`` grid (:data:`DEFAULT_ETAS`).
+    betas : sequence of float > 0, default None
+        Ridge parameters ``beta_n`` of Eq. 7 (ignored by Label-Prop). ``None``: Appendix D's grid
+        (:data:`DEFAULT_BETAS`).
+    setting : {"transductive", "inductive"}, default "transductive"
+        As in :class:`~graphstk.methods.STKR`. The paper's inductive selection hides the
+        validation nodes too: pass them in ``hidden_idx``.
+    step_size : "auto" | "paper" | float, default "auto"
+        Richardson step of Algorithms 1 and 2.
+    num_iter : int or sequence of int, optional
+        Fixed iteration budgets ``T`` (the paper's transductive grid; one run serves them all).
+        ``None`` (default): every system solved to ``tol``.
+    labels : {"onehot", "centered"}, default "onehot"
+        The label matrix (:func:`~graphstk.methods.propagation.make_problem`).
+    solver, max_iter, tol, max_seconds, num_classes, clean_edges, dtype, device :
+        As in :class:`~graphstk.methods.STKR` (``max_seconds`` bounds each iterative solve).
+
+    Attributes
+    ----------
+    cv_results_ : dict of numpy arrays
+        scikit-learn's layout for one validation split: ``params`` (list of dicts),
+        ``param_transform``, ``param_beta``, ``param_num_iter`` (object arrays; ``None`` where a
+        parameter does not apply), ``split0_test_score`` and ``mean_test_score`` (validation
+        accuracy in ``[0, 1]``; unreachable nodes count as wrong), ``std_test_score`` (zeros),
+        ``rank_test_score`` (1 = best; ties share the lower rank).
+    best_index_ : int
+        The chosen point: the best validation accuracy, the first in grid order on ties.
+    best_params_ : dict
+        ``{"transform": ..., "beta": ..., "num_iter": ...}`` of the chosen point.
+    best_score_ : float
+        Its validation accuracy.
+    h_ : Tensor ``[N_visible, C]``
+        The chosen point's solution (Label-Prop: ``Yhat``); :meth:`decision_function` and
+        :meth:`predict` use it.
+    kernel_, problem_, num_classes_, classes_, missing_classes_, history_, unreachable_,
+    n_unreachable_ :
+        As in :class:`~graphstk.methods.STKR` (``history_``: every solve of the grid).
+
+    Examples
+    --------
+    >>> cv = STKRCV([InverseLaplacian(0.9), InverseLaplacian(0.99)], betas=[1.0, 1e-3])  # doctest: +SKIP
+    >>> cv.fit(data, data.train_mask, data.val_mask).best_params_                        # doctest: +SKIP
+    >>> acc = (cv.predict(data.test_mask) == data.y[data.test_mask]).float().mean()     # doctest: +SKIP
+    """
+
+    def __init__(self, transforms=None, betas=None, setting: str = "transductive", step_size: str | float = "auto",
+                 *, num_iter=None, labels: str = "onehot", solver: str = "auto", max_iter: int = 1000,
+                 tol: float = 1e-6, max_seconds: float | None = None, num_classes: int | None = None,
+                 clean_edges: bool = False, dtype: torch.dtype = torch.float64, device=None):
+        self.transforms, self.betas, self.setting, self.step_size = transforms, betas, setting, step_size
+        self.num_iter, self.labels, self.solver, self.max_iter, self.tol = num_iter, labels, solver, max_iter, tol
+        self.max_seconds, self.num_classes, self.clean_edges = max_seconds, num_classes, clean_edges
+        self.dtype, self.device = dtype, device
+
+    # -- parameters, checked at fit --------------------------------------------
+    def _grid(self) -> tuple[list[Transform], type, list[float | None], list[int | None]]:
+        """``(transforms, family, betas, budgets)`` checked; ``[None]`` for an axis the grid lacks."""
+        P.check_solver_options(self.solver, self.max_iter, self.tol)
+        if self.dtype not in (torch.float32, torch.float64):
+            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {self.dtype}")
+        if self.setting not in SETTINGS:
+            raise ValueError(f"setting must be one of {SETTINGS}, got {self.setting!r}")
+        if self.labels not in ("onehot", "centered"):
+            raise ValueError(f"labels must be 'onehot' or 'centered', got {self.labels!r}")
+        check_int("num_classes", self.num_classes, allow_none=True)
+        if self.max_seconds is not None:
+            check_real("max_seconds", self.max_seconds)
+        if not (self.step_size in ("auto", "paper") or not isinstance(self.step_size, str)):
+            raise ValueError(f"step_size must be 'auto', 'paper' or a positive number, got {self.step_size!r}")
+        if not isinstance(self.step_size, str):
+            check_real("step_size", self.step_size)
+        transforms = ([InverseLaplacian(e) for e in DEFAULT_ETAS] if self.transforms is None
+                      else [self.transforms] if isinstance(self.transforms, Transform) else list(self.transforms))
+        if not transforms:
+            raise ValueError("transforms is empty: give at least one transform")
+        bad = [type(t).__name__ for t in transforms if not isinstance(t, Transform)]
+        if bad:
+            raise TypeError(f"transforms must be Transform objects (LabelPropagationFilter, Polynomial, "
+                            f"InverseLaplacian / ReciprocalPolynomial, TopD), got {bad}")
+        family = transform_family(transforms[0])
+        odd = [type(t).__name__ for t in transforms if transform_family(t) is not family]
+        if odd:
+            raise ValueError(f"all transforms of one STKRCV must be of one family ({family.__name__}); got {odd}")
+        if family is LabelPropagationFilter:
+            betas: list = [None]
+        else:
+            raw = DEFAULT_BETAS if self.betas is None else (
+                [self.betas] if isinstance(self.betas, (int, float)) else list(self.betas))
+            if not raw:
+                raise ValueError("betas is empty: give at least one ridge parameter")
+            betas = [check_real("beta", b) for b in raw]
+        if self.num_iter is None:
+            budgets: list = [None]
+        else:
+            raw = [self.num_iter] if isinstance(self.num_iter, (int, np.integer)) else list(self.num_iter)
+            if not raw:
+                raise ValueError("num_iter is empty: give budgets, or None to solve to tol")
+            budgets = [check_int("num_iter", t) for t in raw]
+            if any(t < 1 for t in budgets):
+                raise ValueError(f"num_iter budgets must be >= 1, got {raw}")
+            if self.solver not in ("auto", "richardson", "cg"):
+                raise ValueError(f"num_iter (fixed budgets) needs solver 'auto', 'richardson' or 'cg', got "
+                                 f"solver={self.solver!r}")
+            if family is ReciprocalPolynomial and self.solver == "cg":
+                raise ValueError("num_iter with a reciprocal transform needs solver 'richardson' (Algorithm 2) or "
+                                 "'auto'")
+        for axis, vals in (("transforms", [repr(t) for t in transforms]), ("betas", betas), ("num_iter", budgets)):
+            if len(set(vals)) != len(vals):
+                raise ValueError(f"{axis} repeats a value: {vals}")
+        return transforms, family, betas, budgets
+
+    def get_grid(self) -> list[dict]:
+        """The grid points ``{"transform", "beta", "num_iter"}`` in grid order (``None``: not part of the grid)."""
+        transforms, _, betas, budgets = self._grid()
+        return [{"transform": t, "beta": b, "num_iter": T} for t in transforms for b in betas for T in budgets]
+
+    # -- the one engine call ----------------------------------------------------
+    def _solve_grid(self, X, train_idx, hidden_idx, y) -> None:
+        transforms, family, betas, budgets = self._grid()
+        if family is ReciprocalPolynomial and not hasattr(X, "normalized_gram"):
+            for t in transforms:
+                t.validate(1.0)            # a graph kernel's lambda_max: fail before any work
+        prob = self._prepare(X, train_idx, hidden_idx, y)
+        if family is ReciprocalPolynomial:
+            for t in transforms:
+                t.validate(prob.lambda_max)
+        fixed = [T for T in budgets if T is not None]
+        # fixed budgets T are the paper's truncated iteration: every grid point runs, even where no stable
+        # Richardson step exists (the proof is kept in the history), and validation chooses among them
+        res = solve(prob, transforms, [b for b in betas if b is not None],
+                    budgets=fixed, solver=self.solver,
+                    max_iter=int(self.max_iter), tol=float(self.tol), step_size=self.step_size,
+                    max_seconds=self.max_seconds, unstable="run" if fixed else "raise")
+        self.history_ = res.history
+        last = res.history[-1] if res.history else None
+        self.solver_ = last.solver if last is not None else ""
+        self.n_iter_ = last.n_iter if last is not None else 0
+        self.residuals_ = last.residuals if last is not None else []
+        nb = len(betas)
+        grid, hs = [], []
+        for t_i, t in enumerate(transforms):
+            for b_i, b in enumerate(betas):
+                for T in budgets:
+                    g = t_i if family is LabelPropagationFilter else t_i * nb + b_i
+                    grid.append({"transform": t, "beta": b, "num_iter": T})
+                    hs.append(res.h[(g, T)])
+        self.grid_, self.grid_h_, self.family_ = grid, hs, family
+
+    def _point_scores(self, ids: Tensor, points: list[int] | None = None) -> list[Tensor]:
+        """Scores ``[len(ids), C]`` of the grid points ``points`` (default: all), one sparse product
+        for all of them (Label-Prop: ``Yhat`` rows and one step of Eq. 22 for hidden points)."""
+        points = list(range(len(self.grid_))) if points is None else points
+        prob = self.problem_
+        if self.family_ is LabelPropagationFilter:
+            return [lp_scores(prob, self.grid_h_[i], self.grid_[i]["transform"].eta, ids) for i in points]
+        C = prob.C
+        H = torch.cat([self.grid_h_[i] for i in points], dim=1)
+        S = scores_from(prob, H, ids)
+        return [S[:, j * C:(j + 1) * C] for j in range(len(points))]
+
+    def grid_scores(self, X, train_idx=None, eval_idx=None, hidden_idx=None, *, y=None) -> list[tuple[dict, Tensor]]:
+        """Fit every grid point (one engine call) and score ``eval_idx`` with each: what a caller that
+        selects by itself needs (the experiment runner's protocols).
+
+        Parameters
+        ----------
+        X : torch_geometric.data.Data or KernelOperator
+            As in :meth:`STKR.fit <graphstk.methods.STKR.fit>`.
+        train_idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
+            The labeled points; default ``data.train_mask``.
+        eval_idx : LongTensor or BoolTensor ``[N]``
+            The points to score (rows of every output, in this order).
+        hidden_idx : LongTensor or BoolTensor ``[N]``, optional
+            ``setting="inductive"``: points (and their edges) never seen by the fit.
+        y : Tensor ``[N]``, optional
+            Class ids (only ``y[train_idx]`` is read); default ``data.y``. Required with an operator.
+
+        Returns
+        -------
+        list of ``(params, scores [len(eval_idx), C])`` in grid order (:meth:`get_grid`). A grid
+        point with non-finite scores is named by a :class:`~graphstk.exceptions.NonFiniteScoresWarning`
+        (its rows count as unreachable).
+        """
+        if eval_idx is None:
+            raise ValueError("grid_scores needs eval_idx: the points to score")
+        self._solve_grid(X, train_idx, hidden_idx, y)
+        ids = as_index(eval_idx, self.problem_.num_points, self.kernel_.device, name="eval_idx", allow_none=False)
+        out = list(zip([dict(p) for p in self.grid_], self._point_scores(ids)))
+        _warn_non_finite(type(self.grid_[0]["transform"]).__name__, out)
+        return out
+
+    def fit(self, X, train_idx=None, val_idx=None, hidden_idx=None, *, y=None) -> "STKRCV":
+        """Fit every grid point in one engine call and keep the one with the best accuracy on ``val_idx``.
+
+        Parameters
+        ----------
+        X : torch_geometric.data.Data or KernelOperator
+            As in :meth:`STKR.fit <graphstk.methods.STKR.fit>`.
+        train_idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
+            The labeled points; default ``data.train_mask``.
+        val_idx : LongTensor or BoolTensor ``[N]``, optional
+            The validation points (their labels are read only to score the grid); default
+            ``data.val_mask``.
+        hidden_idx : LongTensor or BoolTensor ``[N]``, optional
+            ``setting="inductive"``: points never seen by the fit (the paper's selection hides the
+            validation points as well as the test points).
+        y : Tensor ``[N]``, optional
+            Class ids; default ``data.y``. Required with an operator.
+
+        Returns
+        -------
+        self
+        """
+        if val_idx is None:
+            val_idx = getattr(X, "val_mask", None)
+            if val_idx is None:
+                raise ValueError("fit needs val_idx (the validation points), or give data.val_mask")
+        pairs = self.grid_scores(X, train_idx, val_idx, hidden_idx, y=y)   # non-finite rows count as wrong
+        val = as_index(val_idx, self.problem_.num_points, self.kernel_.device, name="val_idx", allow_none=False)
+        yv = self._labels[val]
+        acc = np.asarray([_accuracy(s, yv, self.missing_classes_) for _, s in pairs], dtype=float)
+        best = int(np.argmax(acc))                      # the first of the best, in grid order
+        rank = np.array([1 + int((acc > a).sum()) for a in acc], dtype=np.int32)   # ties share a rank
+        self.cv_results_ = {
+            "params": [dict(p) for p, _ in pairs],
+            "param_transform": np.array([p["transform"] for p, _ in pairs], dtype=object),
+            "param_beta": np.array([p["beta"] for p, _ in pairs], dtype=object),
+            "param_num_iter": np.array([p["num_iter"] for p, _ in pairs], dtype=object),
+            "split0_test_score": acc, "mean_test_score": acc.copy(), "std_test_score": np.zeros_like(acc),
+            "rank_test_score": rank,
+        }
+        self.best_index_, self.best_score_ = best, float(acc[best])
+        self.best_params_ = dict(pairs[best][0])
+        self.h_ = self.grid_h_[best]
+        return self
+
+    def _prepare(self, X, train_idx, hidden_idx, y):
+        prob = super()._prepare(X, train_idx, hidden_idx, y)
+        self._labels = _label_tensor(y if y is not None else X.y).to(self.kernel_.device)
+        return prob
+
+    def _scores(self, ids: Tensor) -> Tensor:
+        check_is_fitted(self, "best_index_")
+        return self._point_scores(ids, [self.best_index_])[0]
+
+    def decision_function(self, idx=None) -> Tensor:
+        """Scores ``[len(idx), C]`` of the chosen grid point (see :meth:`STKR.decision_function
+        <graphstk.methods.STKR.decision_function>`)."""
+        check_is_fitted(self, "best_index_")
+        return super().decision_function(idx)
+
+
+def _warn_non_finite(what: str, results: list[tuple[dict, Tensor]]) -> list[tuple[dict, Tensor]]:
+    """Warn (:class:`NonFiniteScoresWarning`) naming the grid points whose scores are not finite."""
+    bad = [(p, int((~torch.isfinite(s)).any(dim=1).sum())) for p, s in results if not bool(torch.isfinite(s).all())]
+    if bad:
+        shown = ", ".join(f"{_short(p)} ({k} rows)" for p, k in bad[:3]) + (" ..." if len(bad) > 3 else "")
+        warnings.warn(f"{what}: non-finite scores at {len(bad)} of {len(results)} grid point(s): {shown}; "
+                      "those rows count as unreachable (try dtype float64 or another solver)",
+                      NonFiniteScoresWarning, stacklevel=user_stacklevel())
+    return results
+
+
+def _short(p: dict) -> str:
+    return "{" + ", ".join(f"{k}={v!r}" for k, v in p.items() if v is not None) + "}"
+
+
+def _accuracy(scores: Tensor, y: Tensor, missing: list[int]) -> float:
+    """Accuracy in ``[0, 1]`` of the argmax over the labeled classes; unreachable rows count as wrong."""
+    if y.numel() == 0:
+        return 0.0
+    pred = argmax_of_labeled_classes(scores, missing)
+    pred[unreachable(scores)] = -1
+    return float((pred == y).double().mean())

@@ -1,0 +1,42 @@
+"""``run.py CONFIG --distributed``: the runner on 2 gloo processes, its kernels built by the
+partitioned kernel factory, writes the single-process table."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from dist_launch import launch  # noqa: E402
+
+from graphstk.experiments.config import parse_config  # noqa: E402
+from graphstk.experiments.pipeline import run_experiment  # noqa: E402
+
+TIMEOUT_S = 300   # a bound on a hung run, far above its normal time
+
+CONFIG = {
+    "name": "dist-small", "seeds": 2, "p_test": 0.2, "planetoid_split": "random", "paper_table": None,
+    "datasets": [{"name": "SBM", "graph": {"kind": "sbm", "sizes": [60, 60, 60], "p_in": 0.08, "p_out": 0.015,
+                                           "seed": 1}}],
+    "grid": {"T": [2, 8], "eta": [0.5, 0.9], "beta": [1.0, 1e-3], "k": [2], "d": [4]},
+    "methods": ["LP (t)", "SP-Lap (t)", "SP-poly (t)", "SP-topd (t)", "SP-Lap (i)", "SP-poly (i)", "SP-topd (i)",
+                "KRR (i)"],
+}
+KEYS = ("dataset", "method", "setting", "p_test", "seeds", "test_acc", "mean", "std", "best_params", "val_acc",
+        "unreachable")
+
+
+def test_distributed_run_writes_the_single_process_table(tmp_path):
+    job = os.path.join(tmp_path, "job.pt")
+    torch.save({"config": CONFIG, "partition": "contiguous"}, job)
+    codes = launch(2, job, str(tmp_path), TIMEOUT_S)
+    for rank, (code, err) in enumerate(codes):
+        assert code == 0, f"process {rank} ended with {code}:\n{err[-3000:]}"
+    got = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert got["distributed"]["processes"] == 2 and got["distributed"]["partition"] == "contiguous"
+    want = run_experiment(parse_config(CONFIG), str(tmp_path / "single"), progress=False, log=lambda m: None,
+                          write=False)
+    assert [{k: r[k] for k in KEYS} for r in got["rows"]] == [{k: r[k] for k in KEYS} for r in want["rows"]]
