@@ -78,11 +78,13 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
         wraps it in a :class:`~graphstk.experiments.kernels.KernelCache` of its own.
     """
     with run_lock(out_dir):
-        return _run_experiment(cfg, out_dir, data_root, progress=progress, log=log, write=write)
+        return _run_experiment(cfg, out_dir, data_root, progress=progress, log=log, write=write,
+                               kernel_factory=kernel_factory)
 
 
 def _run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = None, *,
-                    progress: bool = True, log: Callable[[str], None] | None = None, write: bool = True) -> dict:
+                    progress: bool = True, log: Callable[[str], None] | None = None, write: bool = True,
+                    kernel_factory: KernelFactory | None = None) -> dict:
     from graphstk.data import resolve_data_root
 
     from .protocols import get_protocol
