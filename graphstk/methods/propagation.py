@@ -37,7 +37,7 @@ from torch import Tensor
 from ..exceptions import ClassesWithoutLabelsWarning  # noqa: F401  (re-exported)
 from ..spectral.multishift import solve_shifted_laplacians
 from ..spectral.solvers import SolveResult, cg, gmres, richardson, time_budget
-from ..spectral.transforms import Polynomial, ReciprocalPolynomial
+from ..spectral.transforms import Polynomial, ReciprocalPolynomial, horner
 from .problem import (SOLVERS, EngineResult, Problem, _per_col, _record, _split, _sym_solve_path, _tile,  # noqa: F401
                       check_solver_options, make_problem, warn_classes_without_labels)
 from .routes import (DENSE_LIMIT, DIRECT_MAX_ENTRIES, DIRECT_MAX_LABELED, LU_MAX_ENVELOPE, LU_MAX_NODES,  # noqa: F401
@@ -63,7 +63,7 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
             raise ValueError(f"label propagation needs 0 < eta < 1/lambda_1 = {1 / prob.lambda_max:g}, "
                              f"got eta={eta}")
     C, G = prob.C, len(etas)
-    b = _tile(prob.scatter(prob.Y), G)
+    b = _tile(prob.b(), G)
     eta_col = _per_col(etas, C, b)
 
     def apply(x):
@@ -73,6 +73,10 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
 
     def step(x):  # Zhou et al.'s update x <- eta S x + [Y; 0] (Eq. 22) in one pass (b lives on the labeled rows)
         return prob.S(x).mul_(eta_col).index_add_(0, prob.train, b_train)
+
+    if prob.rhs is not None:   # a right-hand side on every row
+        def step(x):  # noqa: F811
+            return prob.S(x).mul_(eta_col).add_(b)
 
     out = EngineResult({})
     if budgets:
@@ -88,7 +92,7 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
         out.history.append(res)
         for t in budgets:
             for g, blk in enumerate(_split(res.snapshots[t], C)):
-                out.h[(g, t)] = blk
+                out.h[(g, t)] = out.x[(g, t)] = blk
         return out
     reason = "requested"
     if solver == "auto":
@@ -103,7 +107,7 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
         _record(out, "direct (sparse LU of I - eta S)", "requested")
         x = torch.cat(xs, dim=1)
     elif solver == "cg" and G > 1:  # CG for every eta from one Krylov sequence on C columns, not G * C
-        xs, ms = solve_shifted_laplacians(prob.S, prob.scatter(prob.Y), etas, max_iter=max_iter, tol=tol,
+        xs, ms = solve_shifted_laplacians(prob.S, prob.b(), etas, max_iter=max_iter, tol=tol,
                                           callback=callback)
         x = torch.cat(xs, dim=1)
         out.history.append(SolveResult(x, ms.residuals, ms.n_iter, ms.converged, solver="multishift-cg",
@@ -115,7 +119,7 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
         out.history.append(res)
         x = res.x
     for g, blk in enumerate(_split(x, C)):
-        out.h[(g, None)] = blk
+        out.h[(g, None)] = out.x[(g, None)] = blk
     return out
 
 
@@ -164,10 +168,7 @@ def _spd_solve(prob: Problem, rhs: Tensor, eta: float, route: str) -> tuple[Tens
 # ---------------------------------------------------------------------------
 def _horner(prob: Problem, coeffs: Sequence[float], a: Tensor) -> Tensor:
     """``sum_p pi_p S^(p-1) a`` for ``a = E alpha`` (line 4 of Algorithm 1, q - 1 products)."""
-    h = coeffs[-1] * a
-    for c in reversed(coeffs[:-1]):
-        h = prob.S(h) + c * a
-    return h
+    return horner(coeffs, prob.S, a)
 
 
 def _gram_apply(prob: Problem, coeffs: Sequence[float], alpha: Tensor) -> Tensor:
@@ -181,9 +182,7 @@ def _gram_apply(prob: Problem, coeffs: Sequence[float], alpha: Tensor) -> Tensor
     if q == 1:
         return prob.S_rows() @ (coeffs[0] * a)
     h = prob.S_cols() @ (coeffs[-1] * alpha) + coeffs[-2] * a
-    for c in reversed(coeffs[:-2]):
-        h = prob.S(h) + c * a
-    return prob.S_rows() @ h
+    return prob.S_rows() @ horner(coeffs[:-2], prob.S, a, h0=h)
 
 
 def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float], solver: str = "auto",
@@ -208,7 +207,7 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
         B = prob.S_rows() @ hp_E  # = S(hp_E)[train]: only the labeled rows of the last product
         alphas = _sym_solve_path(B, float(N), [n * bt for bt in betas], prob.Y, "STKR (Algorithm 3)")
         for g, a in enumerate(alphas):
-            out.h[(g, None)] = N * (hp_E @ a)
+            out.h[(g, None)], out.x[(g, None)] = N * (hp_E @ a), a
         return out
     G = len(betas)
     b = _tile(prob.Y, G)
@@ -234,8 +233,8 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
         out.history.append(res)
         for t in budgets:
             h = N * _horner(prob, coeffs, prob.scatter(res.snapshots[t]))
-            for g, blk in enumerate(_split(h, C)):
-                out.h[(g, t)] = blk
+            for g, (blk, a) in enumerate(zip(_split(h, C), _split(res.snapshots[t], C))):
+                out.h[(g, t)], out.x[(g, t)] = blk, a
         return out
     reason = "requested"
     if solver == "auto":
@@ -252,8 +251,8 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
     res.reason = reason
     out.history.append(res)
     h = N * _horner(prob, coeffs, prob.scatter(res.x))
-    for g, blk in enumerate(_split(h, C)):
-        out.h[(g, None)] = blk
+    for g, (blk, a) in enumerate(zip(_split(h, C), _split(res.x, C))):
+        out.h[(g, None)], out.x[(g, None)] = blk, a
     return out
 
 
@@ -262,7 +261,8 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
 # ---------------------------------------------------------------------------
 def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], betas: Sequence[float],
                     solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6, budgets: Sequence[int] = (),
-                    step_size: str | float = "auto", callback=None, max_seconds: float | None = None) -> EngineResult:
+                    step_size: str | float = "auto", callback=None, max_seconds: float | None = None,
+                    adjoint: bool = False) -> EngineResult:
     """STKR (Eq. 7) for ``1/s(l) = sum_p xi_p l^(p-r)``, every (transform, beta) pair at once.
 
     Iterative solvers work on ``M theta = [y; 0]`` with
@@ -276,6 +276,13 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     ``A = N (S^r X)_{nn} + n beta I`` and serves every ``beta`` with one ``eigh``.
     Grid point ``g = t * len(betas) + b`` pairs ``transforms[t]`` with ``betas[b]``.
     Prediction: ``f(x) = v_K(x)^T S^(r-1) theta`` (the formula after Algorithm 2).
+
+    The right-hand side is ``prob.b()`` (``[Y; 0]`` unless the problem carries a full ``rhs``; the
+    direct route needs ``[Y; 0]`` for the forward system, so ``"auto"`` iterates otherwise).
+    ``adjoint=True`` solves ``M^T lambda = rhs`` instead (``M^T = N S^r I_n~ + n beta Q`` for the
+    symmetric ``S``; an implicit gradient's adjoint): the iterative routes with ``M^T``, the direct
+    route with ``W = Q^{-1} rhs``, ``(N (S^r X)_{nn} + n beta I) mu = W_n`` and
+    ``lambda = (W - N S^r X mu) / (n beta)``.
     """
     lam = prob.lambda_max
     for tr in transforms:
@@ -296,7 +303,10 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
                          f"N n = {N * n} > {DIRECT_MAX_ENTRIES} entries here; use solver='gmres' or 'auto'")
     dense_ok = all(len(tr.xi) <= 2 for tr in transforms) or N <= DENSE_LIMIT
     direct = solver in ("direct", "cg") or (solver == "auto" and not budgets and auto_is_direct(prob)
-                                           and dense_ok)
+                                           and dense_ok and (adjoint or prob.rhs is None))
+    if direct and prob.rhs is not None and not adjoint:
+        raise ValueError(f"solver={solver!r} for Algorithm 2 solves M theta = [Y; 0]; a right-hand side on every "
+                         "point needs solver='gmres' or 'richardson'")
     if direct:
         E = prob.scatter(torch.eye(n, dtype=prob.Y.dtype, device=prob.Y.device))
         routes = []
@@ -313,7 +323,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
                 route, why = "dense", f"auto: N = {N} <= {DENSE_LIMIT}, dense solve with Q"
             routes.append((route, why))
         Xs = None
-        if solver == "auto":
+        if solver == "auto" and not adjoint:
             Xs, cost = _reciprocal_multishift(prob, transforms, E, callback)
             if Xs is not None and len(transforms) > 1:
                 _record(out, "direct (n x n system; (I - eta S)^-1 E for every eta by one multi-shift CG)",
@@ -339,8 +349,19 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
                 Z = prob.S(Z)
             B = prob.S_rows() @ Z  # = S(Z)[train]: only the labeled rows of the last product
             alphas = _sym_solve_path(B, float(N), [n * bt for bt in betas], prob.Y, "STKR (Algorithm 2, direct)")
+            if adjoint:   # M^T lambda = rhs (see the docstring); W = Q^{-1} rhs by the same route as X
+                W, _ = _reciprocal_direct(prob, tr, prob.b(), routes[t][0])
+                SZ = prob.S(Z)
+                mus = _sym_solve_path(B, float(N), [n * bt for bt in betas], W[prob.train],
+                                      "STKR (Algorithm 2, direct adjoint)")
+                for b_i, (bt, mu) in enumerate(zip(betas, mus)):
+                    key = (t * len(betas) + b_i, None)
+                    out.x[key] = (W - N * (SZ @ mu)) / (n * bt)
+                    out.h[key] = N * _powers(prob, out.x[key], r - 1)
+                continue
             for b_i, a in enumerate(alphas):
                 out.h[(t * len(betas) + b_i, None)] = N * (Z @ a)
+                out.x[(t * len(betas) + b_i, None)] = X @ a   # theta = Q^{-1} E alpha solves M theta = [Y; 0]
         return out
     q = max(len(tr.xi) for tr in transforms)
     pairs = [(tr, bt) for tr in transforms for bt in betas]
@@ -349,7 +370,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     beta_col = _per_col([bt for _, bt in pairs], C, prob.Y)
     train_mask = torch.zeros(N, 1, dtype=prob.Y.dtype, device=prob.Y.device)
     train_mask[prob.train] = 1.0
-    b = _tile(prob.scatter(prob.Y), len(pairs))
+    b = _tile(prob.b(), len(pairs))
     npow = max(r, q - 1)
 
     rho_max = torch.tensor([max(tr.rho(torch.linspace(-lam, lam, 2049, dtype=torch.float64)).max().item(), 1e-300)
@@ -362,7 +383,10 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
         gamma = float(step_size)
 
     step = None
-    if r == 1 and q <= 2:  # e.g. the inverse Laplacian: M theta = (N I~ + n beta xi_1) S theta + n beta xi_0 theta
+    if adjoint:   # M^T theta = N S^r (I_n~ theta) + n beta Q theta (S symmetric)
+        def apply(theta):
+            return N * _powers(prob, train_mask * theta, r) + n * beta_col * horner(xi, prob.S, theta)
+    elif r == 1 and q <= 2:  # e.g. the inverse Laplacian: M theta = (N I~ + n beta xi_1) S theta + n beta xi_0 theta
         xi_1 = xi[1] if q == 2 else 0.0
         coef_s = N * train_mask + n * beta_col * xi_1   # [N, K], built once
         coef_0 = n * beta_col * xi[0]
@@ -383,6 +407,8 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
             s_theta = prob.S(theta)
             lab = torch.addcmul(gb_train, gN, s_theta[prob.train], value=-1.0)
             return s_theta.mul_(neg_c).addcmul_(theta, keep).index_add_(0, prob.train, lab)
+        if prob.rhs is not None:   # the fused step assumes b lives on the labeled rows
+            step = None
     else:
         def apply(theta):  # lines 3-5 of Algorithm 2, sharing the powers S^p theta
             powers = [theta]
@@ -403,8 +429,8 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
         res = richardson(apply, b, gamma, max(budgets), 0.0, snapshots=budgets, callback=callback, step=step)
         out.history.append(res)
         for t in budgets:
-            for g, blk in enumerate(_split(predict_block(res.snapshots[t]), C)):
-                out.h[(g, t)] = blk
+            for g, (blk, th) in enumerate(zip(_split(predict_block(res.snapshots[t]), C), _split(res.snapshots[t], C))):
+                out.h[(g, t)], out.x[(g, t)] = blk, th
         return out
     reason = "requested"
     if solver == "auto":
@@ -416,9 +442,16 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     res = _iterate(solver, apply, b, max_iter, tol, gamma, callback=callback, step=step)
     res.reason = reason
     out.history.append(res)
-    for g, blk in enumerate(_split(predict_block(res.x), C)):
-        out.h[(g, None)] = blk
+    for g, (blk, th) in enumerate(zip(_split(predict_block(res.x), C), _split(res.x, C))):
+        out.h[(g, None)], out.x[(g, None)] = blk, th
     return out
+
+
+def _powers(prob: Problem, x: Tensor, k: int) -> Tensor:
+    """``S^k x``."""
+    for _ in range(k):
+        x = prob.S(x)
+    return x
 
 
 def _reciprocal_multishift(prob: Problem, transforms: Sequence[ReciprocalPolynomial], rhs: Tensor, callback=None
@@ -447,11 +480,7 @@ def _reciprocal_direct(prob: Problem, tr: ReciprocalPolynomial, rhs: Tensor, rou
     N = prob.N
     if route == "cg":
         def apply(v):
-            out, p = tr.xi[0] * v, v
-            for c in tr.xi[1:]:
-                p = prob.S(p)
-                out = out + c * p
-            return out
+            return tr.apply_rho(prob.S, v)
         res = cg(apply, rhs, max_iter=100 * N, tol=1e-12)
         return res.x, res.n_iter
     if N > DENSE_LIMIT:

@@ -29,6 +29,8 @@ import torch
 from torch import Tensor
 
 from .._checks import user_stacklevel
+from ..operators.base import KernelOperator, SparseOperator
+from ..operators.graph import symmetric_normalization
 
 try:  # torch_sparse is optional, as in PyG
     from torch_sparse import SparseTensor as _SparseTensor
@@ -40,11 +42,10 @@ __all__ = ["Operator", "OperatorCache", "build_operator", "gcn_values"]
 
 def gcn_values(tgt: Tensor, src: Tensor, w: Tensor, num_nodes: int) -> Tensor:
     """``gcn_norm`` without self-loops: ``w_ji / sqrt(d_j d_i)`` with ``d`` the weighted in-degree
-    (sum of the weights into a node); a node of degree 0 gets factor 0, never NaN."""
-    deg = torch.zeros(num_nodes, dtype=w.dtype, device=w.device).index_add_(0, tgt, w)
-    inv = deg.pow(-0.5)
-    inv = torch.where(torch.isinf(inv), torch.zeros_like(inv), inv)
-    return inv[src] * w * inv[tgt]
+    (sum of the weights into a node); a node of degree 0 gets factor 0, never NaN. This is the
+    package's one symmetric normalisation, :func:`graphstk.operators.graph.symmetric_normalization`,
+    of ``P`` (row = target); differentiable in ``w``."""
+    return symmetric_normalization(tgt, src, w, num_nodes)[0]
 
 
 def _csr(order: Tensor, rows: Tensor, num_nodes: int) -> Tensor:
@@ -54,12 +55,15 @@ def _csr(order: Tensor, rows: Tensor, num_nodes: int) -> Tensor:
     return crow
 
 
-@dataclass
-class Operator:
-    """The propagation matrix ``P`` ``[N, N]`` as edge lists plus CSR layouts of ``P`` and ``P^T``.
+@dataclass(eq=False)
+class Operator(KernelOperator):
+    """The propagation matrix ``P`` ``[N, N]`` as edge lists plus CSR layouts of ``P`` and ``P^T``:
+    a :class:`~graphstk.operators.KernelOperator`.
 
-    ``value`` may require grad; :func:`graphstk.nn.autograd.spmm` multiplies with it
-    differentiably (in ``value`` and in the dense block) at the speed of a CSR product.
+    ``value`` may require grad: ``P @ x`` (:func:`graphstk.nn.autograd.spmm`) is differentiable in
+    ``value`` and in the dense block, at the speed of a CSR product. :meth:`sparse` is the same
+    matrix, detached, as a :class:`~graphstk.operators.SparseOperator`: what the engine
+    (:func:`graphstk.methods.engine.solve`) iterates with inside the implicit-gradient function.
     """
 
     tgt: Tensor
@@ -83,14 +87,42 @@ class Operator:
 
     def csr_t(self, value: Tensor | None = None) -> Tensor:
         """``P^T`` as a CSR tensor."""
-        if "t" not in self._lazy:
-            perm = torch.argsort(self.src, stable=True)
-            self._lazy["t"] = (perm, _csr(perm, self.src, self.num_nodes))
-        perm, crow = self._lazy["t"]
+        perm, crow = self._lazy_t()
         v = (self.value if value is None else value).detach()[perm]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             return torch.sparse_csr_tensor(crow, self.tgt[perm], v, (self.num_nodes,) * 2, check_invariants=False)
+
+    # -- the operator interface --------------------------------------------------------------------
+    shape = property(lambda self: (self.num_nodes, self.num_nodes))
+    dtype = property(lambda self: self.value.dtype)
+    device = property(lambda self: self.tgt.device)
+
+    def _matmul(self, x: Tensor) -> Tensor:
+        from .autograd import spmm
+        return spmm(self, x)
+
+    @property
+    def T(self) -> "Operator":
+        """``P^T`` (the edges reversed, the same values)."""
+        return Operator(self.src, self.tgt, self.value, self.num_nodes, *self._lazy_t(), normalized=self.normalized)
+
+    def _lazy_t(self):
+        if "t" not in self._lazy:
+            perm = torch.argsort(self.src, stable=True)
+            self._lazy["t"] = (perm, _csr(perm, self.src, self.num_nodes))
+        return self._lazy["t"]
+
+    def sparse(self) -> SparseOperator:
+        """``P`` with detached values as a :class:`~graphstk.operators.SparseOperator` (built once per values)."""
+        key = (id(self.value), self.value._version)
+        got = self._lazy.get("sparse")
+        if got is None or got[0] != key or got[2] is not self.value:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                got = (key, SparseOperator(self.tgt, self.src, self.value.detach(), self.shape), self.value)
+            self._lazy["sparse"] = got
+        return got[1]
 
     def with_value(self, value: Tensor) -> "Operator":
         """The same structure with other values (edge order), sharing the transposed layout."""
