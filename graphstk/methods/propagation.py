@@ -277,8 +277,9 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     Grid point ``g = t * len(betas) + b`` pairs ``transforms[t]`` with ``betas[b]``.
     Prediction: ``f(x) = v_K(x)^T S^(r-1) theta`` (the formula after Algorithm 2).
 
-    The right-hand side is ``prob.b()`` (``[Y; 0]`` unless the problem carries a full ``rhs``; the
-    direct route needs ``[Y; 0]`` for the forward system, so ``"auto"`` iterates otherwise).
+    The right-hand side is ``prob.b()`` (``[Y; 0]`` unless the problem carries a full ``rhs`` ``B``;
+    the direct route then also solves ``Q^{-1} B_U`` for ``B``'s unlabeled rows ``B_U``:
+    ``theta = X u + Q^{-1} B_U / (n beta)`` with ``(N (S^r X)_{nn} + n beta I) u = B_n - N (S^r Q^{-1} B_U)_n / (n beta)``).
     ``adjoint=True`` solves ``M^T lambda = rhs`` instead (``M^T = N S^r I_n~ + n beta Q`` for the
     symmetric ``S``; an implicit gradient's adjoint): the iterative routes with ``M^T``, the direct
     route with ``W = Q^{-1} rhs``, ``(N (S^r X)_{nn} + n beta I) mu = W_n`` and
@@ -303,10 +304,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
                          f"N n = {N * n} > {DIRECT_MAX_ENTRIES} entries here; use solver='gmres' or 'auto'")
     dense_ok = all(len(tr.xi) <= 2 for tr in transforms) or N <= DENSE_LIMIT
     direct = solver in ("direct", "cg") or (solver == "auto" and not budgets and auto_is_direct(prob)
-                                           and dense_ok and (adjoint or prob.rhs is None))
-    if direct and prob.rhs is not None and not adjoint:
-        raise ValueError(f"solver={solver!r} for Algorithm 2 solves M theta = [Y; 0]; a right-hand side on every "
-                         "point needs solver='gmres' or 'richardson'")
+                                           and dense_ok)
     if direct:
         E = prob.scatter(torch.eye(n, dtype=prob.Y.dtype, device=prob.Y.device))
         routes = []
@@ -348,7 +346,20 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
             for _ in range(r - 1):
                 Z = prob.S(Z)
             B = prob.S_rows() @ Z  # = S(Z)[train]: only the labeled rows of the last product
-            alphas = _sym_solve_path(B, float(N), [n * bt for bt in betas], prob.Y, "STKR (Algorithm 2, direct)")
+            free = None
+            if prob.rhs is not None and not adjoint:   # M theta = B off the labeled rows too (see the docstring)
+                free = prob.rhs.clone()
+                free[prob.train] = 0
+                free = _reciprocal_direct(prob, tr, free, routes[t][0])[0] if bool(free.any()) else None
+            if free is not None:
+                shifted = [prob.rhs[prob.train] - N * _powers(prob, free, r)[prob.train] / (n * bt) for bt in betas]
+                alphas = [_sym_solve_path(B, float(N), [n * bt], rhs_b, "STKR (Algorithm 2, direct)")[0]
+                          for bt, rhs_b in zip(betas, shifted)]
+                for b_i, (bt, a) in enumerate(zip(betas, alphas)):
+                    key = (t * len(betas) + b_i, None)
+                    out.x[key] = X @ a + free / (n * bt)
+                    out.h[key] = N * _powers(prob, out.x[key], r - 1)
+                continue
             if adjoint:   # M^T lambda = rhs (see the docstring); W = Q^{-1} rhs by the same route as X
                 W, _ = _reciprocal_direct(prob, tr, prob.b(), routes[t][0])
                 SZ = prob.S(Z)
@@ -359,6 +370,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
                     out.x[key] = (W - N * (SZ @ mu)) / (n * bt)
                     out.h[key] = N * _powers(prob, out.x[key], r - 1)
                 continue
+            alphas = _sym_solve_path(B, float(N), [n * bt for bt in betas], prob.Y, "STKR (Algorithm 2, direct)")
             for b_i, a in enumerate(alphas):
                 out.h[(t * len(betas) + b_i, None)] = N * (Z @ a)
                 out.x[(t * len(betas) + b_i, None)] = X @ a   # theta = Q^{-1} E alpha solves M theta = [Y; 0]

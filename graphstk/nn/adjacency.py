@@ -37,7 +37,7 @@ try:  # torch_sparse is optional, as in PyG
 except ImportError:  # pragma: no cover - depends on the environment
     _SparseTensor = None
 
-__all__ = ["Operator", "OperatorCache", "build_operator", "gcn_values"]
+__all__ = ["Operator", "OperatorCache", "AdjacencyKernel", "build_operator", "gcn_values"]
 
 
 def gcn_values(tgt: Tensor, src: Tensor, w: Tensor, num_nodes: int) -> Tensor:
@@ -147,6 +147,57 @@ class Operator(KernelOperator):
         """``P`` as a dense matrix (small graphs, tests)."""
         out = torch.zeros(self.num_nodes, self.num_nodes, dtype=self.value.dtype, device=self.value.device)
         return out.index_put((self.tgt, self.src), self.value, accumulate=True)
+
+
+class AdjacencyKernel(KernelOperator):
+    """The kernel ``K = N D P`` of a propagation matrix ``P`` (an :class:`Operator`) over its ``N``
+    nodes, every node visible, so that ``make_problem`` hands the engine ``S = K / N = D P`` (Eq. 5):
+    for a ``gcn_norm``-ed undirected graph that is Eq. 23's ``D^{-1/2} W D^{-1/2}``. ``D`` is an
+    optional diagonal row scaling ``[N, 1]`` (``LabelPropagation(keep_labels=True)``'s unlabeled rows).
+
+    Products use ``P``'s values detached (the engine runs inside the implicit-gradient function of
+    :mod:`graphstk.nn.autograd`; the gradient comes from the adjoint solve). The spectral bound is
+    ``1`` for a ``gcn_norm``-ed symmetric ``P`` with non-negative weights (``lambda_1 = 1``, Eq. 23),
+    else ``min(max row sum, max column sum)`` of ``|D P|``, an upper bound on its spectral radius.
+    """
+
+    def __init__(self, op: Operator, row_scale: Tensor | None = None):
+        self.op, self.row_scale = op, row_scale
+
+    shape = property(lambda self: self.op.shape)
+    dtype = property(lambda self: self.op.dtype)
+    device = property(lambda self: self.op.device)
+
+    def _S(self) -> SparseOperator:
+        if self.row_scale is None:
+            return self.op.sparse()
+        v = self.op.value.detach() * self.row_scale.view(-1)[self.op.tgt].to(self.op.dtype)
+        return SparseOperator(self.op.tgt, self.op.src, v, self.shape)
+
+    def _matmul(self, x: Tensor) -> Tensor:
+        return self._S() @ x * float(self.shape[0])
+
+    def block(self, rows=None, cols=None) -> SparseOperator:
+        return self._S().scale(float(self.shape[0])).block(rows, cols)
+
+    def _check(self, visible: Tensor) -> None:
+        if visible.numel() != self.shape[0]:
+            raise ValueError("an AdjacencyKernel is transductive: every node is visible")
+
+    def normalized_gram(self, visible: Tensor) -> tuple[SparseOperator, float]:
+        self._check(visible)
+        S = self._S()
+        if self.op.normalized and self.op.is_symmetric():
+            return S, (1.0 if S.nnz else 0.0)
+        a = torch.zeros(self.shape[0], dtype=S.dtype, device=S.device)
+        row, col, val = S.coo()
+        bound = min(float(a.index_add(0, row, val.abs()).max()), float(a.index_add(0, col, val.abs()).max())) \
+            if S.nnz else 0.0
+        return S, bound
+
+    def normalized_rows(self, rows: Tensor, visible: Tensor) -> SparseOperator:
+        self._check(visible)
+        return self._S().block(rows, None)
 
 
 def _edges(adj, num_nodes: int):
