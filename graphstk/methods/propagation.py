@@ -54,12 +54,15 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
                       max_seconds: float | None = None) -> EngineResult:
     """Solve Eq. 22 for every ``eta`` at once; ``budgets`` = fixed iteration counts ``T``.
 
-    Richardson with ``gamma = 1`` is Zhou et al.'s iteration ``Yhat <- eta S Yhat + Ytilde``.
+    Richardson with ``gamma = 1`` is Zhou et al.'s iteration ``Yhat <- eta S Yhat + Ytilde``. Every
+    solver but ``"gmres"`` needs ``0 < eta < 1/lambda_1`` (the series converges, ``I - eta S`` is SPD);
+    GMRES solves ``I - eta S`` whenever it is non-singular (e.g. a propagation matrix with its weights
+    as given, :class:`graphstk.nn.LabelPropagation`). The right-hand side is ``prob.b()``.
     ``max_seconds``: a time budget for the iterative solve (:func:`~graphstk.spectral.solvers.time_budget`).
     """
     callback = time_budget(callback, max_seconds)
-    for eta in etas:
-        if not 0 < eta < 1.0 / max(prob.lambda_max, 1e-300):
+    for eta in etas:   # GMRES needs only I - eta S non-singular: Zhou's series and CG's SPD system need the bound
+        if solver != "gmres" and not 0 < eta < 1.0 / max(prob.lambda_max, 1e-300):
             raise ValueError(f"label propagation needs 0 < eta < 1/lambda_1 = {1 / prob.lambda_max:g}, "
                              f"got eta={eta}")
     C, G = prob.C, len(etas)
