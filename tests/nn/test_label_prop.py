@@ -197,3 +197,20 @@ def test_errors():
         LabelPropagation(3, 0.9)(Y6, torch.eye(5).to_sparse())
     with pytest.raises(ValueError, match="relabel the classes"):
         LabelPropagation(3, 0.9)(torch.tensor([0, 1, 10 ** 9]), torch.tensor([[0, 1], [1, 2]]))
+
+
+@pytest.mark.filterwarnings("ignore:edge_index has")
+@pytest.mark.parametrize("solver", ["auto", "cg", "direct"])
+def test_fixed_point_equals_the_estimator(solver):
+    """``LabelPropagation(num_layers=None)`` is Zhou et al.'s fixed point, the same engine solve as
+    ``methods.LabelPropagation``: ``(1 - alpha) (I - alpha S)^{-1} [Y; 0]`` against ``(I - eta S)^{-1} [Y; 0]``."""
+    from torch_geometric.data import Data
+
+    from graphstk.methods import LabelPropagation as LPEstimator
+    ei, w, _ = random_graph(5)
+    y, mask = labels(5)
+    est = LPEstimator(eta=0.9, solver=solver, tol=1e-12).fit(Data(edge_index=ei, edge_weight=w, y=y, num_nodes=40),
+                                                             mask.nonzero().flatten())
+    out = LabelPropagation(None, 0.9, clamp=False, tol=1e-12, normalize=True)(y, ei, mask, w)
+    assert out.dtype == torch.float64
+    torch.testing.assert_close(out, 0.1 * est.decision_function(torch.arange(40)), atol=1e-10, rtol=1e-9)
