@@ -102,7 +102,8 @@ def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[flo
     opts = dict(solver=solver, max_iter=int(max_iter), tol=float(tol), budgets=sorted(int(t) for t in budgets),
                 callback=callback, max_seconds=max_seconds)
     if adjoint and family is TopD:
-        raise ValueError("adjoint=True: TopD (kernel PCA + ridge probe) is not one linear solve and has no adjoint here")
+        raise ValueError("adjoint=True: TopD (kernel PCA + ridge probe) is not one linear solve and has no "
+                         "adjoint here")
     if family is LabelPropagationFilter:
         if adjoint:
             problem = problem.with_targets(problem.Y, problem.rhs, transpose=True)

@@ -328,8 +328,8 @@ def _assemble(K, S, lam, visible, gidx, Y, labels) -> Problem:
 
 def _problem_from_targets(K: KernelOperator, targets: Tensor, train_idx, labels: str, hidden) -> Problem:
     if not isinstance(targets, Tensor) or targets.dim() != 2 or not targets.dtype.is_floating_point:
-        raise ValueError(f"targets must be a float tensor [num_points, C] or [n, C], got "
-                         f"{(targets.dtype, tuple(targets.shape)) if isinstance(targets, Tensor) else type(targets).__name__}")
+        got = (targets.dtype, tuple(targets.shape)) if isinstance(targets, Tensor) else type(targets).__name__
+        raise ValueError(f"targets must be a float tensor [num_points, C] or [n, C], got {got}")
     visible, gidx = _visible_and_labeled(K, train_idx, hidden)
     if targets.shape[0] == K.shape[0]:
         Y = targets.to(K.device)[gidx]

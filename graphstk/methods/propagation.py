@@ -38,6 +38,7 @@ from ..exceptions import ClassesWithoutLabelsWarning  # noqa: F401  (re-exported
 from ..spectral.multishift import solve_shifted_laplacians
 from ..spectral.solvers import SolveResult, cg, gmres, richardson, time_budget
 from ..spectral.transforms import Polynomial, ReciprocalPolynomial, horner
+from .reciprocal_rhs import _powers, direct_other_rhs
 from .problem import (SOLVERS, EngineResult, Problem, _per_col, _record, _split, _sym_solve_path, _tile,  # noqa: F401
                       check_solver_options, make_problem, warn_classes_without_labels)
 from .routes import (DENSE_LIMIT, DIRECT_MAX_ENTRIES, DIRECT_MAX_LABELED, LU_MAX_ENVELOPE, LU_MAX_NODES,  # noqa: F401
@@ -282,7 +283,8 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
 
     The right-hand side is ``prob.b()`` (``[Y; 0]`` unless the problem carries a full ``rhs`` ``B``;
     the direct route then also solves ``Q^{-1} B_U`` for ``B``'s unlabeled rows ``B_U``:
-    ``theta = X u + Q^{-1} B_U / (n beta)`` with ``(N (S^r X)_{nn} + n beta I) u = B_n - N (S^r Q^{-1} B_U)_n / (n beta)``).
+    ``theta = X u + Q^{-1} B_U / (n beta)`` with
+    ``(N (S^r X)_{nn} + n beta I) u = B_n - N (S^r Q^{-1} B_U)_n / (n beta)``; :mod:`.reciprocal_rhs`).
     ``adjoint=True`` solves ``M^T lambda = rhs`` instead (``M^T = N S^r I_n~ + n beta Q`` for the
     symmetric ``S``; an implicit gradient's adjoint): the iterative routes with ``M^T``, the direct
     route with ``W = Q^{-1} rhs``, ``(N (S^r X)_{nn} + n beta I) mu = W_n`` and
@@ -349,29 +351,10 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
             for _ in range(r - 1):
                 Z = prob.S(Z)
             B = prob.S_rows() @ Z  # = S(Z)[train]: only the labeled rows of the last product
-            free = None
-            if prob.rhs is not None and not adjoint:   # M theta = B off the labeled rows too (see the docstring)
-                free = prob.rhs.clone()
-                free[prob.train] = 0
-                free = _reciprocal_direct(prob, tr, free, routes[t][0])[0] if bool(free.any()) else None
-            if free is not None:
-                shifted = [prob.rhs[prob.train] - N * _powers(prob, free, r)[prob.train] / (n * bt) for bt in betas]
-                alphas = [_sym_solve_path(B, float(N), [n * bt], rhs_b, "STKR (Algorithm 2, direct)")[0]
-                          for bt, rhs_b in zip(betas, shifted)]
-                for b_i, (bt, a) in enumerate(zip(betas, alphas)):
-                    key = (t * len(betas) + b_i, None)
-                    out.x[key] = X @ a + free / (n * bt)
-                    out.h[key] = N * _powers(prob, out.x[key], r - 1)
-                continue
-            if adjoint:   # M^T lambda = rhs (see the docstring); W = Q^{-1} rhs by the same route as X
-                W, _ = _reciprocal_direct(prob, tr, prob.b(), routes[t][0])
-                SZ = prob.S(Z)
-                mus = _sym_solve_path(B, float(N), [n * bt for bt in betas], W[prob.train],
-                                      "STKR (Algorithm 2, direct adjoint)")
-                for b_i, (bt, mu) in enumerate(zip(betas, mus)):
-                    key = (t * len(betas) + b_i, None)
-                    out.x[key] = (W - N * (SZ @ mu)) / (n * bt)
-                    out.h[key] = N * _powers(prob, out.x[key], r - 1)
+            if adjoint or prob.rhs is not None:   # M^T lambda = B, or M theta = B on every point (see the docstring)
+                for b_i, x in enumerate(direct_other_rhs(prob, tr, X, Z, B, betas, routes[t][0], adjoint)):
+                    out.x[(t * len(betas) + b_i, None)] = x
+                    out.h[(t * len(betas) + b_i, None)] = N * _powers(prob, x, r - 1)
                 continue
             alphas = _sym_solve_path(B, float(N), [n * bt for bt in betas], prob.Y, "STKR (Algorithm 2, direct)")
             for b_i, a in enumerate(alphas):
@@ -462,11 +445,6 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     return out
 
 
-def _powers(prob: Problem, x: Tensor, k: int) -> Tensor:
-    """``S^k x``."""
-    for _ in range(k):
-        x = prob.S(x)
-    return x
 
 
 def _reciprocal_multishift(prob: Problem, transforms: Sequence[ReciprocalPolynomial], rhs: Tensor, callback=None
