@@ -51,7 +51,8 @@ class STKRPropagation(torch.nn.Module):
     Parameters
     ----------
     transform : Polynomial | ReciprocalPolynomial | InverseLaplacian
-        ``s(lambda)`` (STKR Sec. 3, Eq. 20, Example 1).
+        ``s(lambda)`` (STKR Sec. 3, Eq. 20, Example 1). ``TopD`` is refused: kernel PCA is not one
+        linear solve, so the engine has no adjoint for it (``graphstk.methods.STKR`` runs it).
     beta : float or Tensor > 0
         Ridge parameter ``beta_n``.
     max_iter : int, default 1000
@@ -92,7 +93,8 @@ class STKRPropagation(torch.nn.Module):
         super().__init__()
         if not isinstance(transform, (Polynomial, ReciprocalPolynomial)):
             raise TypeError("transform must be a Polynomial or a ReciprocalPolynomial/InverseLaplacian, got "
-                            f"{type(transform).__name__} (TopD needs scipy: use graphstk.methods.STKR)")
+                            f"{type(transform).__name__} (TopD, kernel PCA plus a ridge probe, is not one linear "
+                            "solve and has no adjoint system to differentiate through: use graphstk.methods.STKR)")
         if solver not in _SOLVERS:
             raise ValueError(f"solver must be one of {_SOLVERS}, got {solver!r}")
         if dtype is not None and dtype not in (torch.float32, torch.float64):
