@@ -169,11 +169,15 @@ class LabelPropagation(torch.nn.Module):
         fixed = None if free is None else (1 - free) * y0   # the labeled rows, reset after every step
         res = (1 - alpha) * out
         csr = None if grad else op.csr()
+        # without grad or post_step (which may keep the tensors it sees), two buffers serve every step
+        bufs = (torch.empty_like(out), torch.empty_like(out)) if not grad and post_step is None else None
         first = None
         for t in range(self.num_layers):
             prev = out
             if grad:
                 out = spmm(op, out) * alpha + res
+            elif bufs is not None:
+                out = torch.addmm(res, csr, out, alpha=alpha, out=bufs[0] if out is not bufs[0] else bufs[1])
             else:
                 out = torch.addmm(res, csr, out, alpha=alpha)
             if post_step is not None:
