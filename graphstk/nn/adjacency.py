@@ -15,6 +15,11 @@ propagation matrix ``P`` with ``(P x)[i] = sum_{edges j -> i} w_ji x[j]`` (PyG's
 
 ``normalize=True`` / ``False`` overrides the rule (always / never ``gcn_norm``).
 
+The matrix is an :class:`Operator`, a :class:`~graphstk.operators.KernelOperator` (products
+differentiable in the values), normalised by the package's one
+:func:`~graphstk.operators.graph.symmetric_normalization`; :class:`AdjacencyKernel` presents it to
+:func:`graphstk.methods.problem.make_problem`, so that the modules solve through the engine.
+
 The structure (CSR order of the edges and of the transposed edges) is kept by
 :class:`OperatorCache` for as long as the same tensors come back unmodified (same objects,
 same in-place version counter), so a module called on a fixed graph pays for it once; values

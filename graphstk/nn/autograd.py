@@ -9,6 +9,8 @@
   of one solve, whatever the iteration count. The ``theta`` part is one vector-Jacobian product of
   ``A(theta) x`` taken by autograd, so any differentiable ``A`` (edge weights, ``alpha``,
   polynomial coefficients, ``beta``) is covered by one mechanism.
+* :func:`engine_system`: the system whose forward and adjoint solves are both one call of the
+  engine, :func:`graphstk.methods.engine.solve` (``adjoint=True`` for the backward).
 """
 from __future__ import annotations
 
