@@ -63,7 +63,10 @@ class STKRPropagation(torch.nn.Module):
         The engine's solver (:func:`graphstk.methods.engine.solve`); ``"auto"`` routes from sizes
         and counted work (:mod:`graphstk.methods.routes`): the direct route while ``n`` and ``n N``
         are small, else CG / GMRES (polynomial, by the sign of ``s``) or GMRES on Algorithm 2's ``M``.
-        The adjoint solve of the backward pass takes the same route.
+        The adjoint solve of the backward pass takes the same route. The direct route forms and
+        decomposes an ``n x n`` matrix on every call (one ridge): for many labeled nodes in a training
+        loop (e.g. smoothing on every node, ``n = N``) ``"cg"`` (``s >= 0``) or ``"gmres"`` costs a
+        few dozen products with ``S`` instead.
     step_size : "auto" | "paper" | float, default "auto"
         Richardson step: ``1 / (N max|s| + n beta)`` (Algorithm 1) or ``1 / (N + n beta max rho)``
         (Algorithm 2) for ``"auto"``; ``"paper"``: Proposition 10's ``1 / n`` for Algorithm 2.
