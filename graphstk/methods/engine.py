@@ -48,7 +48,7 @@ def transform_family(transform: Transform) -> type:
 def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[float] = (), *,
           budgets: Sequence[int] = (), solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6,
           step_size: str | float = "auto", callback: Callable[[int, float], None] | None = None,
-          max_seconds: float | None = None, unstable: str = "raise") -> EngineResult:
+          max_seconds: float | None = None, unstable: str = "raise", adjoint: bool = False) -> EngineResult:
     """Solve ``problem`` for every ``(transform, beta)`` pair of a grid in one batched solve.
 
     Parameters
@@ -77,12 +77,19 @@ def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[flo
         converges (:func:`~graphstk.methods.propagation.reciprocal_step`): ``"raise"`` refuses
         before iterating, naming the solver that works; ``"run"`` runs a fixed budget ``T`` anyway
         (the paper's truncated iteration) and records the proof in the history.
+    adjoint : bool, default False
+        Solve the adjoint (transposed) system with the problem's targets as right-hand side, by the
+        same routes: what an implicit gradient needs (:mod:`graphstk.nn.autograd`). Label-Prop:
+        ``(I - eta S^T) x = b`` (the same system for a symmetric ``S``); Algorithm 1 / 3: the same
+        system (``N [s(S)]_{nn} + n beta I`` is symmetric); Algorithm 2: ``M^T`` (Eq. 20's ``M`` is
+        not symmetric). TopD has no adjoint here (kernel PCA is not one linear solve).
 
     Returns
     -------
     EngineResult
         ``h[(g, T)]`` ``[N, C]`` per grid point ``g`` (scores of any point ``x`` are
-        ``problem.rows(x) @ h``; Label-Prop's ``h`` is ``Yhat`` itself) and the solves' history.
+        ``problem.rows(x) @ h``; Label-Prop's ``h`` is ``Yhat`` itself), ``x[(g, T)]`` the solution
+        of the system solved (:class:`~graphstk.methods.problem.EngineResult`) and the solves' history.
     """
     from . import propagation as P
     from .topd import stkr_topd
@@ -99,16 +106,23 @@ def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[flo
         raise ValueError(f"{family.__name__} needs at least one ridge parameter beta")
     opts = dict(solver=solver, max_iter=int(max_iter), tol=float(tol), budgets=sorted(int(t) for t in budgets),
                 callback=callback, max_seconds=max_seconds)
+    if adjoint and family is TopD:
+        raise ValueError("adjoint=True: TopD (kernel PCA + ridge probe) is not one linear solve and has no "
+                         "adjoint here")
     if family is LabelPropagationFilter:
+        if adjoint:
+            problem = problem.with_targets(problem.Y, problem.rhs, transpose=True)
         return P.label_propagation(problem, [t.eta for t in transforms], **opts)
     if family is ReciprocalPolynomial:
         by_r: dict[int, list[int]] = {}
         for i, t in enumerate(transforms):
             by_r.setdefault(t.r, []).append(i)
         if len(by_r) == 1:
-            return P.stkr_reciprocal(problem, transforms, betas, step_size=step_size, unstable=unstable, **opts)
+            return P.stkr_reciprocal(problem, transforms, betas, step_size=step_size, unstable=unstable,
+                                     adjoint=adjoint, **opts)
         return _merge(len(betas), [(idx, P.stkr_reciprocal(problem, [transforms[i] for i in idx], betas,
-                                                            step_size=step_size, unstable=unstable, **opts))
+                                                            step_size=step_size, unstable=unstable, adjoint=adjoint,
+                                                            **opts))
                                    for idx in by_r.values()])
     if family is TopD:
         by_support: dict[str, list[int]] = {}
@@ -135,5 +149,8 @@ def _merge(n_betas: int, parts) -> EngineResult:
         for (g, T), h in res.h.items():
             local_t, b = divmod(g, n_betas)
             out.h[(idx[local_t] * n_betas + b, T)] = h
+        for (g, T), x in res.x.items():
+            local_t, b = divmod(g, n_betas)
+            out.x[(idx[local_t] * n_betas + b, T)] = x
         out.history.extend(res.history)
     return out

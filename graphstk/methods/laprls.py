@@ -38,6 +38,7 @@ from torch import Tensor
 from .._arrays import check_is_fitted, to_output, torch_generator, validate_features
 from ..memory import check_allocation
 from ..operators.base import SparseOperator
+from ..operators.graph import symmetric_normalization
 from ..operators.feature import FeatureKernelOperator, Kernel, as_features, check_positive, knn_graph
 from .semi_supervised import SemiSupervisedClassifier
 from .fredholm import kernel_from_width
@@ -56,11 +57,10 @@ def graph_laplacian(X, n_neighbors: int = 10, weights: str = "gaussian", sigma: 
     n = X.shape[0]
     ei, w = knn_graph(X, n_neighbors, mode=weights, sigma=sigma)
     w = w.to(X.dtype)
-    deg = torch.zeros(n, dtype=X.dtype, device=X.device).index_add_(0, ei[0], w)
     ar = torch.arange(n, device=X.device)
+    sw, deg, _ = symmetric_normalization(ei[0], ei[1], w, n)   # D^-1/2 W D^-1/2 and D
     if normalized:
-        dis = torch.where(deg > 0, deg.clamp_min(1e-300).rsqrt(), torch.zeros_like(deg))
-        vals = torch.cat([(deg > 0).to(X.dtype), -w * dis[ei[0]] * dis[ei[1]]])
+        vals = torch.cat([(deg > 0).to(X.dtype), -sw])
     else:
         vals = torch.cat([deg, -w])
     return SparseOperator(torch.cat([ar, ei[0]]), torch.cat([ar, ei[1]]), vals, (n, n))

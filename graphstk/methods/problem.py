@@ -121,6 +121,11 @@ class Problem:
         The operator the problem was built from (out-of-sample rows for scoring).
     visible : LongTensor ``[N]``, optional
         Global ids of the visible points (local id ``i`` is point ``visible[i]``).
+    rhs : Tensor ``[N, C]``, optional
+        The right-hand side of the ``N x N`` systems (Label-Prop's Eq. 22, Algorithm 2's Eq. 20)
+        when it is not ``[Y; 0]`` (:meth:`b`): a block on every visible point, e.g. the scores a
+        :mod:`graphstk.nn` module propagates, or the cotangent of an adjoint solve. Algorithm 1's
+        ``n x n`` system reads ``Y`` only (its right-hand side lives on the labeled points).
     """
 
     op: KernelOperator
@@ -129,7 +134,23 @@ class Problem:
     Y: Tensor
     kernel: KernelOperator | None = None
     visible: Tensor | None = None
+    rhs: Tensor | None = None
     _blocks: dict = field(default_factory=dict, repr=False)   # S E and E^T S, built on first use
+
+    def b(self) -> Tensor:
+        """The right-hand side ``[N, C]`` of the ``N x N`` systems: :attr:`rhs`, or ``[Y; 0]``."""
+        return self.rhs if self.rhs is not None else self.scatter(self.Y)
+
+    def with_targets(self, Y: Tensor | None = None, rhs: Tensor | None = None, transpose: bool = False) -> "Problem":
+        """The same problem with other targets: ``Y`` ``[n, C]`` (labeled rows) and / or a full
+        right-hand side ``rhs`` ``[N, C]``; ``transpose=True`` also replaces ``S`` by ``S^T`` (the
+        adjoint of a propagation on a non-symmetric operator). Blocks built from ``S`` are kept
+        unless ``S`` changes."""
+        if rhs is not None and Y is None:
+            Y = rhs[self.train]
+        op = self.op.T if transpose else self.op
+        return Problem(op, self.lambda_max, self.train, self.Y if Y is None else Y, kernel=self.kernel,
+                       visible=self.visible, rhs=rhs, _blocks={} if transpose else self._blocks)
 
     @property
     def N(self) -> int:
@@ -209,10 +230,17 @@ class Problem:
 
 @dataclass
 class EngineResult:
-    """``h[key]`` per grid point ``g`` and budget ``T`` (``None`` = solved to tolerance)."""
+    """``h[key]`` per grid point ``g`` and budget ``T`` (``None`` = solved to tolerance).
+
+    ``x[key]``: the solution of the linear system the engine solved for that key (what an implicit
+    gradient differentiates): Label-Prop's ``Yhat`` ``[N, C]`` (Eq. 22), Algorithm 1 / 3's
+    ``alpha`` ``[n, C]`` (Eq. 7), Algorithm 2's ``theta`` ``[N, C]`` (Eq. 20, also from its direct
+    route: ``theta = Q^{-1} E alpha``); kernel PCA (TopD) fills none.
+    """
 
     h: dict[tuple[int, int | None], Tensor]
     history: list[SolveResult] = field(default_factory=list)
+    x: dict[tuple[int, int | None], Tensor] = field(default_factory=dict)
 
 
 def _hidden_mask(K: KernelOperator, hidden, n: int, device) -> Tensor:
@@ -232,8 +260,8 @@ def _hidden_mask(K: KernelOperator, hidden, n: int, device) -> Tensor:
     return own
 
 
-def make_problem(K: KernelOperator, y: Tensor, train_idx, num_classes: int | None = None,
-                 labels: str = "onehot", hidden=None) -> Problem:
+def make_problem(K: KernelOperator, y: Tensor | None, train_idx, num_classes: int | None = None,
+                 labels: str = "onehot", hidden=None, targets: Tensor | None = None) -> Problem:
     """Check labels and build the :class:`Problem` for a square operator ``K``.
 
     Parameters
@@ -255,6 +283,11 @@ def make_problem(K: KernelOperator, y: Tensor, train_idx, num_classes: int | Non
     hidden : LongTensor or boolean mask, optional
         Points the learner may not see (inductive setting); they are scored out of sample.
         A graph kernel built with ``hidden=`` brings its own.
+    targets : float Tensor ``[num_points, C]`` or ``[n, C]``, optional
+        Scores to propagate instead of class labels (soft labels, logits, the input block of a
+        :mod:`graphstk.nn` module): ``Y`` is ``targets[train_idx]`` (or ``targets`` itself when it has
+        one row per labeled point, in ``train_idx`` order). ``y`` and ``num_classes`` are then not
+        read (``y`` may be ``None``); ``labels="centered"`` still centres the columns.
     """
     if labels not in ("onehot", "centered"):
         raise ValueError(f"labels must be 'onehot' or 'centered', got {labels!r}")
@@ -264,12 +297,22 @@ def make_problem(K: KernelOperator, y: Tensor, train_idx, num_classes: int | Non
     n_pts, m = K.shape
     if n_pts != m:
         raise ValueError(f"the kernel must be square (one row and column per point), got shape {tuple(K.shape)}")
+    if targets is not None:
+        return _problem_from_targets(K, targets, train_idx, labels, hidden)
     if not isinstance(y, Tensor) or y.dim() != 1:
         raise ValueError(f"y must be a 1-D tensor of class ids with one entry per node, got "
                          f"{tuple(y.shape) if isinstance(y, Tensor) else type(y).__name__}")
     if y.numel() != n_pts:
         raise ValueError(f"y has {y.numel()} entries but the kernel has {n_pts} points (nodes)")
-    device = K.device
+    visible, gidx = _visible_and_labeled(K, train_idx, hidden)
+    yt, num_classes, _ = training_labels(y.to(K.device)[gidx], num_classes)
+    S, lam = K.normalized_gram(visible)
+    Y = torch.nn.functional.one_hot(yt.long(), num_classes).to(S.dtype)
+    return _assemble(K, S, lam, visible, gidx, Y, labels)
+
+
+def _visible_and_labeled(K: KernelOperator, train_idx, hidden) -> tuple[Tensor, Tensor]:
+    n_pts, device = K.shape[0], K.device
     hidden_mask = _hidden_mask(K, hidden, n_pts, device)
     visible = (~hidden_mask).nonzero().flatten()
     gidx = as_index(train_idx, n_pts, device, name="train_idx", allow_none=False)
@@ -280,14 +323,31 @@ def make_problem(K: KernelOperator, y: Tensor, train_idx, num_classes: int | Non
         raise ValueError(f"labeled nodes {bad} are hidden: a labeled node cannot be hidden from fit")
     if torch.unique(gidx).numel() != gidx.numel():
         raise ValueError("train_idx contains duplicates")
-    yt, num_classes, _ = training_labels(y.to(device)[gidx], num_classes)
-    S, lam = K.normalized_gram(visible)
-    Y = torch.nn.functional.one_hot(yt.long(), num_classes).to(S.dtype)
+    return visible, gidx
+
+
+def _assemble(K, S, lam, visible, gidx, Y, labels) -> Problem:
     if labels == "centered":
         Y = Y - Y.mean(dim=0, keepdim=True)
-    g2l = torch.full((n_pts,), -1, dtype=torch.long, device=device)
-    g2l[visible] = torch.arange(visible.numel(), device=device)
+    g2l = torch.full((K.shape[0],), -1, dtype=torch.long, device=K.device)
+    g2l[visible] = torch.arange(visible.numel(), device=K.device)
     return Problem(S, float(lam), g2l[gidx], Y, kernel=K, visible=visible)
+
+
+def _problem_from_targets(K: KernelOperator, targets: Tensor, train_idx, labels: str, hidden) -> Problem:
+    if not isinstance(targets, Tensor) or targets.dim() != 2 or not targets.dtype.is_floating_point:
+        got = (targets.dtype, tuple(targets.shape)) if isinstance(targets, Tensor) else type(targets).__name__
+        raise ValueError(f"targets must be a float tensor [num_points, C] or [n, C], got {got}")
+    visible, gidx = _visible_and_labeled(K, train_idx, hidden)
+    if targets.shape[0] == K.shape[0]:
+        Y = targets.to(K.device)[gidx]
+    elif targets.shape[0] == gidx.numel():
+        Y = targets.to(K.device)
+    else:
+        raise ValueError(f"targets has {targets.shape[0]} rows: give one per point ({K.shape[0]}) or one per labeled "
+                         f"point ({gidx.numel()})")
+    S, lam = K.normalized_gram(visible)
+    return _assemble(K, S, lam, visible, gidx, Y.to(S.dtype), labels)
 
 
 def _tile(Y: Tensor, g: int) -> Tensor:

@@ -38,7 +38,8 @@ from ..exceptions import ClassesWithoutLabelsWarning, ConvergenceError  # noqa: 
 from ..operators.base import SparseOperator
 from ..spectral.multishift import solve_shifted_laplacians
 from ..spectral.solvers import SolveResult, cg, gmres, richardson, time_budget
-from ..spectral.transforms import Polynomial, ReciprocalPolynomial
+from ..spectral.transforms import Polynomial, ReciprocalPolynomial, horner
+from .reciprocal_rhs import _powers, direct_other_rhs
 from .problem import (SOLVERS, EngineResult, Problem, _per_col, _record, _split, _sym_solve_path, _tile,  # noqa: F401
                       check_solver_options, make_problem, warn_classes_without_labels)
 from .routes import (DENSE_LIMIT, DIRECT_MAX_ENTRIES, DIRECT_MAX_LABELED, LU_MAX_ENVELOPE, LU_MAX_NODES,  # noqa: F401
@@ -55,16 +56,19 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
                       max_seconds: float | None = None) -> EngineResult:
     """Solve Eq. 22 for every ``eta`` at once; ``budgets`` = fixed iteration counts ``T``.
 
-    Richardson with ``gamma = 1`` is Zhou et al.'s iteration ``Yhat <- eta S Yhat + Ytilde``.
+    Richardson with ``gamma = 1`` is Zhou et al.'s iteration ``Yhat <- eta S Yhat + Ytilde``. Every
+    solver but ``"gmres"`` needs ``0 < eta < 1/lambda_1`` (the series converges, ``I - eta S`` is SPD);
+    GMRES solves ``I - eta S`` whenever it is non-singular (e.g. a propagation matrix with its weights
+    as given, :class:`graphstk.nn.LabelPropagation`). The right-hand side is ``prob.b()``.
     ``max_seconds``: a time budget for the iterative solve (:func:`~graphstk.spectral.solvers.time_budget`).
     """
     callback = time_budget(callback, max_seconds)
-    for eta in etas:
-        if not 0 < eta < 1.0 / max(prob.lambda_max, 1e-300):
+    for eta in etas:   # GMRES needs only I - eta S non-singular: Zhou's series and CG's SPD system need the bound
+        if solver != "gmres" and not 0 < eta < 1.0 / max(prob.lambda_max, 1e-300):
             raise ValueError(f"label propagation needs 0 < eta < 1/lambda_1 = {1 / prob.lambda_max:g}, "
                              f"got eta={eta}")
     C, G = prob.C, len(etas)
-    b = _tile(prob.scatter(prob.Y), G)
+    b = _tile(prob.b(), G)
     eta_col = _per_col(etas, C, b)
 
     def apply(x):
@@ -74,6 +78,10 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
 
     def step(x):  # Zhou et al.'s update x <- eta S x + [Y; 0] (Eq. 22) in one pass (b lives on the labeled rows)
         return prob.S(x).mul_(eta_col).index_add_(0, prob.train, b_train)
+
+    if prob.rhs is not None:   # a right-hand side on every row
+        def step(x):  # noqa: F811
+            return prob.S(x).mul_(eta_col).add_(b)
 
     out = EngineResult({})
     if budgets:
@@ -89,7 +97,7 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
         out.history.append(res)
         for t in budgets:
             for g, blk in enumerate(_split(res.snapshots[t], C)):
-                out.h[(g, t)] = blk
+                out.h[(g, t)] = out.x[(g, t)] = blk
         return out
     reason = "requested"
     if solver == "auto":
@@ -104,7 +112,7 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
         _record(out, "direct (sparse LU of I - eta S)", "requested")
         x = torch.cat(xs, dim=1)
     elif solver == "cg" and G > 1:  # CG for every eta from one Krylov sequence on C columns, not G * C
-        xs, ms = solve_shifted_laplacians(prob.S, prob.scatter(prob.Y), etas, max_iter=max_iter, tol=tol,
+        xs, ms = solve_shifted_laplacians(prob.S, prob.b(), etas, max_iter=max_iter, tol=tol,
                                           callback=callback, space=prob.space)
         x = torch.cat(xs, dim=1)
         out.history.append(SolveResult(x, ms.residuals, ms.n_iter, ms.converged, solver="multishift-cg",
@@ -117,7 +125,7 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
         out.history.append(res)
         x = res.x
     for g, blk in enumerate(_split(x, C)):
-        out.h[(g, None)] = blk
+        out.h[(g, None)] = out.x[(g, None)] = blk
     return out
 
 
@@ -173,10 +181,7 @@ def _spd_solve(prob: Problem, rhs: Tensor, eta: float, route: str) -> tuple[Tens
 # ---------------------------------------------------------------------------
 def _horner(prob: Problem, coeffs: Sequence[float], a: Tensor) -> Tensor:
     """``sum_p pi_p S^(p-1) a`` for ``a = E alpha`` (line 4 of Algorithm 1, q - 1 products)."""
-    h = coeffs[-1] * a
-    for c in reversed(coeffs[:-1]):
-        h = prob.S(h) + c * a
-    return h
+    return horner(coeffs, prob.S, a)
 
 
 def _gram_apply(prob: Problem, coeffs: Sequence[float], alpha: Tensor) -> Tensor:
@@ -190,9 +195,7 @@ def _gram_apply(prob: Problem, coeffs: Sequence[float], alpha: Tensor) -> Tensor
     if q == 1:
         return prob.S_rows() @ (coeffs[0] * a)
     h = prob.S_cols() @ (coeffs[-1] * alpha) + coeffs[-2] * a
-    for c in reversed(coeffs[:-2]):
-        h = prob.S(h) + c * a
-    return prob.S_rows() @ h
+    return prob.S_rows() @ horner(coeffs[:-2], prob.S, a, h0=h)
 
 
 def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float], solver: str = "auto",
@@ -217,7 +220,7 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
         B = prob.S_rows() @ hp_E  # = S(hp_E)[train]: only the labeled rows of the last product
         alphas = _sym_solve_path(B, float(N), [n * bt for bt in betas], prob.Y, "STKR (Algorithm 3)")
         for g, a in enumerate(alphas):
-            out.h[(g, None)] = N * (hp_E @ a)
+            out.h[(g, None)], out.x[(g, None)] = N * (hp_E @ a), a
         return out
     G = len(betas)
     b = _tile(prob.Y, G)
@@ -243,8 +246,8 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
         out.history.append(res)
         for t in budgets:
             h = N * _horner(prob, coeffs, prob.scatter(res.snapshots[t]))
-            for g, blk in enumerate(_split(h, C)):
-                out.h[(g, t)] = blk
+            for g, (blk, a) in enumerate(zip(_split(h, C), _split(res.snapshots[t], C))):
+                out.h[(g, t)], out.x[(g, t)] = blk, a
         return out
     reason = "requested"
     if solver == "auto":
@@ -262,8 +265,8 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
     res.reason = reason
     out.history.append(res)
     h = N * _horner(prob, coeffs, prob.scatter(res.x))
-    for g, blk in enumerate(_split(h, C)):
-        out.h[(g, None)] = blk
+    for g, (blk, a) in enumerate(zip(_split(h, C), _split(res.x, C))):
+        out.h[(g, None)], out.x[(g, None)] = blk, a
     return out
 
 
@@ -273,7 +276,7 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
 def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], betas: Sequence[float],
                     solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6, budgets: Sequence[int] = (),
                     step_size: str | float = "auto", callback=None, max_seconds: float | None = None,
-                    unstable: str = "raise") -> EngineResult:
+                    unstable: str = "raise", adjoint: bool = False) -> EngineResult:
     """STKR (Eq. 7) for ``1/s(l) = sum_p xi_p l^(p-r)``, every (transform, beta) pair at once.
 
     Iterative solvers work on ``M theta = [y; 0]`` with
@@ -294,6 +297,15 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     ``A = N (S^r X)_{nn} + n beta I`` and serves every ``beta`` with one ``eigh``.
     Grid point ``g = t * len(betas) + b`` pairs ``transforms[t]`` with ``betas[b]``.
     Prediction: ``f(x) = v_K(x)^T S^(r-1) theta`` (the formula after Algorithm 2).
+
+    The right-hand side is ``prob.b()`` (``[Y; 0]`` unless the problem carries a full ``rhs`` ``B``;
+    the direct route then also solves ``Q^{-1} B_U`` for ``B``'s unlabeled rows ``B_U``:
+    ``theta = X u + Q^{-1} B_U / (n beta)`` with
+    ``(N (S^r X)_{nn} + n beta I) u = B_n - N (S^r Q^{-1} B_U)_n / (n beta)``; :mod:`.reciprocal_rhs`).
+    ``adjoint=True`` solves ``M^T lambda = rhs`` instead (``M^T = N S^r I_n~ + n beta Q`` for the
+    symmetric ``S``; an implicit gradient's adjoint): the iterative routes with ``M^T``, the direct
+    route with ``W = Q^{-1} rhs``, ``(N (S^r X)_{nn} + n beta I) mu = W_n`` and
+    ``lambda = (W - N S^r X mu) / (n beta)``.
     """
     lam = prob.lambda_max
     for tr in transforms:
@@ -331,7 +343,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
                 route, why = "dense", f"auto: N = {N} <= {DENSE_LIMIT}, dense solve with Q"
             routes.append((route, why))
         Xs = None
-        if solver == "auto":
+        if solver == "auto" and not adjoint:
             Xs, cost = _reciprocal_multishift(prob, transforms, E, callback)
             if Xs is not None and len(transforms) > 1:
                 _record(out, "direct (n x n system; (I - eta S)^-1 E for every eta by one multi-shift CG)",
@@ -356,9 +368,15 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
             for _ in range(r - 1):
                 Z = prob.S(Z)
             B = prob.S_rows() @ Z  # = S(Z)[train]: only the labeled rows of the last product
+            if adjoint or prob.rhs is not None:   # M^T lambda = B, or M theta = B on every point (see the docstring)
+                for b_i, x in enumerate(direct_other_rhs(prob, tr, X, Z, B, betas, routes[t][0], adjoint)):
+                    out.x[(t * len(betas) + b_i, None)] = x
+                    out.h[(t * len(betas) + b_i, None)] = N * _powers(prob, x, r - 1)
+                continue
             alphas = _sym_solve_path(B, float(N), [n * bt for bt in betas], prob.Y, "STKR (Algorithm 2, direct)")
             for b_i, a in enumerate(alphas):
                 out.h[(t * len(betas) + b_i, None)] = N * (Z @ a)
+                out.x[(t * len(betas) + b_i, None)] = X @ a   # theta = Q^{-1} E alpha solves M theta = [Y; 0]
         return out
     q = max(len(tr.xi) for tr in transforms)
     pairs = [(tr, bt) for tr in transforms for bt in betas]
@@ -367,7 +385,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     beta_col = _per_col([bt for _, bt in pairs], C, prob.Y)
     train_mask = torch.zeros(N, 1, dtype=prob.Y.dtype, device=prob.Y.device)
     train_mask[prob.train] = 1.0
-    b = _tile(prob.scatter(prob.Y), len(pairs))
+    b = _tile(prob.b(), len(pairs))
     npow = max(r, q - 1)
 
     if unstable not in ("raise", "run"):
@@ -387,7 +405,10 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
                if budgets and T_safe > 0 else "") + ".")
 
     step = None
-    if r == 1 and q <= 2:  # e.g. the inverse Laplacian: M theta = (N I~ + n beta xi_1) S theta + n beta xi_0 theta
+    if adjoint:   # M^T theta = N S^r (I_n~ theta) + n beta Q theta (S symmetric)
+        def apply(theta):
+            return N * _powers(prob, train_mask * theta, r) + n * beta_col * horner(xi, prob.S, theta)
+    elif r == 1 and q <= 2:  # e.g. the inverse Laplacian: M theta = (N I~ + n beta xi_1) S theta + n beta xi_0 theta
         xi_1 = xi[1] if q == 2 else 0.0
         coef_s = N * train_mask + n * beta_col * xi_1   # [N, K], built once
         coef_0 = n * beta_col * xi[0]
@@ -408,6 +429,8 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
             s_theta = prob.S(theta)
             lab = torch.addcmul(gb_train, gN, s_theta[prob.train], value=-1.0)
             return s_theta.mul_(neg_c).addcmul_(theta, keep).index_add_(0, prob.train, lab)
+        if prob.rhs is not None:   # the fused step assumes b lives on the labeled rows
+            step = None
     else:
         def apply(theta):  # lines 3-5 of Algorithm 2, sharing the powers S^p theta
             powers = [theta]
@@ -431,8 +454,8 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
             f"; {c}" for c in proofs)
         out.history.append(res)
         for t in budgets:
-            for g, blk in enumerate(_split(predict_block(res.snapshots[t]), C)):
-                out.h[(g, t)] = blk
+            for g, (blk, th) in enumerate(zip(_split(predict_block(res.snapshots[t]), C), _split(res.snapshots[t], C))):
+                out.h[(g, t)], out.x[(g, t)] = blk, th
         return out
     reason = "requested"
     if solver == "auto":
@@ -445,8 +468,8 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
                    fix=AUTO_FIX if reason.startswith("auto") else None, space=prob.space)
     res.reason = reason
     out.history.append(res)
-    for g, blk in enumerate(_split(predict_block(res.x), C)):
-        out.h[(g, None)] = blk
+    for g, (blk, th) in enumerate(zip(_split(predict_block(res.x), C), _split(res.x, C))):
+        out.h[(g, None)], out.x[(g, None)] = blk, th
     return out
 
 
@@ -697,11 +720,7 @@ def _reciprocal_direct(prob: Problem, tr: ReciprocalPolynomial, rhs: Tensor, rou
     N = prob.N
     if route == "cg":
         def apply(v):
-            out, p = tr.xi[0] * v, v
-            for c in tr.xi[1:]:
-                p = prob.S(p)
-                out = out + c * p
-            return out
+            return tr.apply_rho(prob.S, v)
         res = cg(apply, rhs, max_iter=100 * N, tol=1e-12, space=prob.space)
         return res.x, res.n_iter
     if N > DENSE_LIMIT:

@@ -15,6 +15,11 @@ propagation matrix ``P`` with ``(P x)[i] = sum_{edges j -> i} w_ji x[j]`` (PyG's
 
 ``normalize=True`` / ``False`` overrides the rule (always / never ``gcn_norm``).
 
+The matrix is an :class:`Operator`, a :class:`~graphstk.operators.KernelOperator` (products
+differentiable in the values), normalised by the package's one
+:func:`~graphstk.operators.graph.symmetric_normalization`; :class:`AdjacencyKernel` presents it to
+:func:`graphstk.methods.problem.make_problem`, so that the modules solve through the engine.
+
 The structure (CSR order of the edges and of the transposed edges) is kept by
 :class:`OperatorCache` for as long as the same tensors come back unmodified (same objects,
 same in-place version counter), so a module called on a fixed graph pays for it once; values
@@ -29,22 +34,23 @@ import torch
 from torch import Tensor
 
 from .._checks import user_stacklevel
+from ..operators.base import KernelOperator, SparseOperator
+from ..operators.graph import symmetric_normalization
 
 try:  # torch_sparse is optional, as in PyG
     from torch_sparse import SparseTensor as _SparseTensor
 except ImportError:  # pragma: no cover - depends on the environment
     _SparseTensor = None
 
-__all__ = ["Operator", "OperatorCache", "build_operator", "gcn_values"]
+__all__ = ["Operator", "OperatorCache", "AdjacencyKernel", "build_operator", "gcn_values"]
 
 
 def gcn_values(tgt: Tensor, src: Tensor, w: Tensor, num_nodes: int) -> Tensor:
     """``gcn_norm`` without self-loops: ``w_ji / sqrt(d_j d_i)`` with ``d`` the weighted in-degree
-    (sum of the weights into a node); a node of degree 0 gets factor 0, never NaN."""
-    deg = torch.zeros(num_nodes, dtype=w.dtype, device=w.device).index_add_(0, tgt, w)
-    inv = deg.pow(-0.5)
-    inv = torch.where(torch.isinf(inv), torch.zeros_like(inv), inv)
-    return inv[src] * w * inv[tgt]
+    (sum of the weights into a node); a node of degree 0 gets factor 0, never NaN. This is the
+    package's one symmetric normalisation, :func:`graphstk.operators.graph.symmetric_normalization`,
+    of ``P`` (row = target); differentiable in ``w``."""
+    return symmetric_normalization(tgt, src, w, num_nodes)[0]
 
 
 def _csr(order: Tensor, rows: Tensor, num_nodes: int) -> Tensor:
@@ -54,12 +60,15 @@ def _csr(order: Tensor, rows: Tensor, num_nodes: int) -> Tensor:
     return crow
 
 
-@dataclass
-class Operator:
-    """The propagation matrix ``P`` ``[N, N]`` as edge lists plus CSR layouts of ``P`` and ``P^T``.
+@dataclass(eq=False)
+class Operator(KernelOperator):
+    """The propagation matrix ``P`` ``[N, N]`` as edge lists plus CSR layouts of ``P`` and ``P^T``:
+    a :class:`~graphstk.operators.KernelOperator`.
 
-    ``value`` may require grad; :func:`graphstk.nn.autograd.spmm` multiplies with it
-    differentiably (in ``value`` and in the dense block) at the speed of a CSR product.
+    ``value`` may require grad: ``P @ x`` (:func:`graphstk.nn.autograd.spmm`) is differentiable in
+    ``value`` and in the dense block, at the speed of a CSR product. :meth:`sparse` is the same
+    matrix, detached, as a :class:`~graphstk.operators.SparseOperator`: what the engine
+    (:func:`graphstk.methods.engine.solve`) iterates with inside the implicit-gradient function.
     """
 
     tgt: Tensor
@@ -83,14 +92,42 @@ class Operator:
 
     def csr_t(self, value: Tensor | None = None) -> Tensor:
         """``P^T`` as a CSR tensor."""
-        if "t" not in self._lazy:
-            perm = torch.argsort(self.src, stable=True)
-            self._lazy["t"] = (perm, _csr(perm, self.src, self.num_nodes))
-        perm, crow = self._lazy["t"]
+        perm, crow = self._lazy_t()
         v = (self.value if value is None else value).detach()[perm]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             return torch.sparse_csr_tensor(crow, self.tgt[perm], v, (self.num_nodes,) * 2, check_invariants=False)
+
+    # -- the operator interface --------------------------------------------------------------------
+    shape = property(lambda self: (self.num_nodes, self.num_nodes))
+    dtype = property(lambda self: self.value.dtype)
+    device = property(lambda self: self.tgt.device)
+
+    def _matmul(self, x: Tensor) -> Tensor:
+        from .autograd import spmm
+        return spmm(self, x)
+
+    @property
+    def T(self) -> "Operator":
+        """``P^T`` (the edges reversed, the same values)."""
+        return Operator(self.src, self.tgt, self.value, self.num_nodes, *self._lazy_t(), normalized=self.normalized)
+
+    def _lazy_t(self):
+        if "t" not in self._lazy:
+            perm = torch.argsort(self.src, stable=True)
+            self._lazy["t"] = (perm, _csr(perm, self.src, self.num_nodes))
+        return self._lazy["t"]
+
+    def sparse(self) -> SparseOperator:
+        """``P`` with detached values as a :class:`~graphstk.operators.SparseOperator` (built once per values)."""
+        key = (id(self.value), self.value._version)
+        got = self._lazy.get("sparse")
+        if got is None or got[0] != key or got[2] is not self.value:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                got = (key, SparseOperator(self.tgt, self.src, self.value.detach(), self.shape), self.value)
+            self._lazy["sparse"] = got
+        return got[1]
 
     def with_value(self, value: Tensor) -> "Operator":
         """The same structure with other values (edge order), sharing the transposed layout."""
@@ -115,6 +152,57 @@ class Operator:
         """``P`` as a dense matrix (small graphs, tests)."""
         out = torch.zeros(self.num_nodes, self.num_nodes, dtype=self.value.dtype, device=self.value.device)
         return out.index_put((self.tgt, self.src), self.value, accumulate=True)
+
+
+class AdjacencyKernel(KernelOperator):
+    """The kernel ``K = N D P`` of a propagation matrix ``P`` (an :class:`Operator`) over its ``N``
+    nodes, every node visible, so that ``make_problem`` hands the engine ``S = K / N = D P`` (Eq. 5):
+    for a ``gcn_norm``-ed undirected graph that is Eq. 23's ``D^{-1/2} W D^{-1/2}``. ``D`` is an
+    optional diagonal row scaling ``[N, 1]`` (``LabelPropagation(keep_labels=True)``'s unlabeled rows).
+
+    Products use ``P``'s values detached (the engine runs inside the implicit-gradient function of
+    :mod:`graphstk.nn.autograd`; the gradient comes from the adjoint solve). The spectral bound is
+    ``1`` for a ``gcn_norm``-ed symmetric ``P`` with non-negative weights (``lambda_1 = 1``, Eq. 23),
+    else ``min(max row sum, max column sum)`` of ``|D P|``, an upper bound on its spectral radius.
+    """
+
+    def __init__(self, op: Operator, row_scale: Tensor | None = None):
+        self.op, self.row_scale = op, row_scale
+
+    shape = property(lambda self: self.op.shape)
+    dtype = property(lambda self: self.op.dtype)
+    device = property(lambda self: self.op.device)
+
+    def _S(self) -> SparseOperator:
+        if self.row_scale is None:
+            return self.op.sparse()
+        v = self.op.value.detach() * self.row_scale.view(-1)[self.op.tgt].to(self.op.dtype)
+        return SparseOperator(self.op.tgt, self.op.src, v, self.shape)
+
+    def _matmul(self, x: Tensor) -> Tensor:
+        return self._S() @ x * float(self.shape[0])
+
+    def block(self, rows=None, cols=None) -> SparseOperator:
+        return self._S().scale(float(self.shape[0])).block(rows, cols)
+
+    def _check(self, visible: Tensor) -> None:
+        if visible.numel() != self.shape[0]:
+            raise ValueError("an AdjacencyKernel is transductive: every node is visible")
+
+    def normalized_gram(self, visible: Tensor) -> tuple[SparseOperator, float]:
+        self._check(visible)
+        S = self._S()
+        if self.op.normalized and self.op.is_symmetric():
+            return S, (1.0 if S.nnz else 0.0)
+        a = torch.zeros(self.shape[0], dtype=S.dtype, device=S.device)
+        row, col, val = S.coo()
+        bound = min(float(a.index_add(0, row, val.abs()).max()), float(a.index_add(0, col, val.abs()).max())) \
+            if S.nnz else 0.0
+        return S, bound
+
+    def normalized_rows(self, rows: Tensor, visible: Tensor) -> SparseOperator:
+        self._check(visible)
+        return self._S().block(rows, None)
 
 
 def _edges(adj, num_nodes: int):

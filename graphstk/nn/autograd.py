@@ -9,6 +9,8 @@
   of one solve, whatever the iteration count. The ``theta`` part is one vector-Jacobian product of
   ``A(theta) x`` taken by autograd, so any differentiable ``A`` (edge weights, ``alpha``,
   polynomial coefficients, ``beta``) is covered by one mechanism.
+* :func:`engine_system`: the system whose forward and adjoint solves are both one call of the
+  engine, :func:`graphstk.methods.engine.solve` (``adjoint=True`` for the backward).
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from torch.autograd.function import once_differentiable
 
 from .adjacency import Operator
 
-__all__ = ["spmm", "implicit_solve", "LinearSystem"]
+__all__ = ["spmm", "implicit_solve", "LinearSystem", "engine_system"]
 
 
 class _SpMM(torch.autograd.Function):
@@ -67,6 +69,42 @@ class LinearSystem:
 
     def __init__(self, apply: Callable[..., Tensor], solve: Callable[[Tensor, bool], Tensor]):
         self.apply, self.solve = apply, solve
+
+
+def engine_system(problem, transforms, betas, apply: Callable[..., Tensor], labeled_rhs: bool,
+                  **options) -> LinearSystem:
+    """The :class:`LinearSystem` whose solves are the engine's, :func:`graphstk.methods.engine.solve`.
+
+    The forward solve and the adjoint solve of :func:`implicit_solve` are both one call of the
+    engine on ``problem`` with the right-hand side as its targets (``adjoint=True`` for the
+    adjoint): Label-Prop's ``I - eta S`` (``S^T`` in the adjoint), Algorithm 1 / 3's symmetric
+    ``n x n`` system, Algorithm 2's ``M`` (``M^T``). The solution is the engine's ``x`` (``Yhat``,
+    ``alpha`` or ``theta``).
+
+    Parameters
+    ----------
+    problem : graphstk.methods.problem.Problem
+    transforms, betas : one transform (a float-valued copy of the module's) and its ridges
+    apply : callable ``(x, *theta) -> A(theta) x``
+        The same system in differentiable torch operations (for the parameters' vector-Jacobian product).
+    labeled_rhs : bool
+        ``True``: the right-hand side is ``Y`` ``[n, C]`` (Algorithms 1 / 3); ``False``: a block on
+        every point ``[N, C]`` (Label-Prop, Algorithm 2).
+    **options : the engine's ``solver``, ``tol``, ``max_iter``, ``step_size``.
+
+    ``system.history`` holds the engine's history of the last solve.
+    """
+    from ..methods.engine import solve as engine_solve
+
+    def solve(rhs: Tensor, transpose: bool) -> Tensor:
+        prob = problem.with_targets(Y=rhs) if labeled_rhs else problem.with_targets(rhs=rhs)
+        res = engine_solve(prob, transforms, betas, adjoint=transpose, **options)
+        system.history = res.history
+        return res.x[(0, None)]
+
+    system = LinearSystem(apply, solve)
+    system.history = []
+    return system
 
 
 class _Implicit(torch.autograd.Function):

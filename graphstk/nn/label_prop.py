@@ -18,18 +18,18 @@ graphstk's options (all off by default, where the module is PyG's to the roundin
 """
 from __future__ import annotations
 
-import warnings
 from typing import Callable
 
 import torch
 from torch import Tensor
 
-from .._checks import check_int, check_real, user_stacklevel
+from .._checks import check_int, check_real
 from ..methods.estimators import flag_unreachable as _flag
-from ..spectral.solvers import ConvergenceWarning, cg, gmres
+from ..methods.problem import make_problem
+from ..spectral.transforms import LabelPropagationFilter
 from ._common import diverging, label_matrix, row_mask, warn_switch
-from .adjacency import OperatorCache
-from .autograd import LinearSystem, implicit_solve, spmm
+from .adjacency import AdjacencyKernel, OperatorCache
+from .autograd import engine_system, implicit_solve, spmm
 
 __all__ = ["LabelPropagation"]
 
@@ -103,11 +103,16 @@ class LabelPropagation(torch.nn.Module):
     backward : {"unroll", "implicit"}, default "unroll"
         Gradient of a fixed budget: autograd through the ``num_layers`` steps (exact for the
         ``T``-step output; memory grows with ``T``), or the implicit gradient of the fixed point
-        (memory of one step; equal to the unrolled one once the iteration has converged): its
-        adjoint ``(I - alpha P^T D) lambda = g`` is solved to ``tol`` by CG when ``P`` is a symmetric
-        ``gcn_norm``-ed matrix and ``D = I`` (then ``I - alpha P`` is SPD for ``|alpha| < 1``), else by
-        ``num_layers`` steps of ``lambda <- alpha P^T D lambda + g``. Needs ``clamp=False`` and no
-        ``post_step``. The solve to tolerance (``num_layers=None``) uses the same adjoint.
+        (memory of one solve; equal to the unrolled one once the iteration has converged): its
+        adjoint ``(I - alpha P^T D) lambda = g`` is solved to ``tol`` by the engine
+        (:func:`graphstk.methods.engine.solve` with ``adjoint=True``; CG when ``P`` is a symmetric
+        ``gcn_norm``-ed matrix and ``D = I``, Zhou et al.'s iteration or GMRES otherwise). Needs
+        ``clamp=False`` and no ``post_step``. The solve to tolerance (``num_layers=None``) is the
+        engine's, with the same adjoint.
+
+    The ``num_layers`` steps themselves are PyG's loop (clamp, ``post_step``, the start at
+    ``Y^{(0)}``), not a solve: they are the module's PyG contract and run as written; the engine
+    solves the fixed point (``num_layers=None``, ``backward="implicit"``, and a diverging budget).
 
     Attributes
     ----------
@@ -191,11 +196,15 @@ class LabelPropagation(torch.nn.Module):
         fixed = None if free is None else (1 - free) * y0   # the labeled rows, reset after every step
         res = (1 - alpha) * out
         csr = None if grad else op.csr()
+        # without grad or post_step (which may keep the tensors it sees), two buffers serve every step
+        bufs = (torch.empty_like(out), torch.empty_like(out)) if not grad and post_step is None else None
         first = None
         for t in range(self.num_layers):
             prev = out
             if grad:
                 out = spmm(op, out) * alpha + res
+            elif bufs is not None:
+                out = torch.addmm(res, csr, out, alpha=alpha, out=bufs[0] if out is not bufs[0] else bufs[1])
             else:
                 out = torch.addmm(res, csr, out, alpha=alpha)
             if post_step is not None:
@@ -213,87 +222,52 @@ class LabelPropagation(torch.nn.Module):
                     return self._fixed_point(op, y0, free, None, route="gmres")
         return out
 
-    # -- the fixed point, differentiated implicitly ---------------------------------------------------------
-    def _fixed_point(self, op, y0: Tensor, free, budget: int | None, route: str = "richardson") -> Tensor:
+    # -- the fixed point: the engine inside the implicit-gradient function ---------------------------------
+    def _fixed_point(self, op, y0: Tensor, free, budget: int | None, route: str = "auto") -> Tensor:
+        """``(I - alpha D P) Y = b`` (Eq. 22 with ``S = D P``) through :func:`graphstk.methods.engine.solve`,
+        differentiated implicitly (the adjoint ``(I - alpha P^T D) lambda = g`` through the same engine).
+
+        The engine's solver: CG when ``D = I`` and ``P`` is a symmetric ``gcn_norm``-ed matrix with
+        ``0 < alpha < 1`` (``I - alpha P`` is SPD), Zhou et al.'s iteration (Richardson) while
+        ``alpha`` times the spectral bound of ``D P`` is below 1 (the series converges), GMRES otherwise
+        (and after a diverging budget). With a ``budget`` (``backward="implicit"``) the forward value is
+        PyG's ``num_layers`` steps (:meth:`_layers`) and only the gradient is the fixed point's.
+        """
+        N = y0.size(0)
         alpha = self.alpha if isinstance(self.alpha, Tensor) else torch.tensor(self.alpha, dtype=y0.dtype,
                                                                                device=y0.device)
         alpha = alpha.to(y0.dtype)
         b = (1 - alpha) * y0 if free is None else (1 - alpha) * free * y0 + (1 - free) * y0
-        keep = None if free is None else free
-        value = op.value
+        keep = free
 
         def apply(x, a, v):   # A x = x - alpha D P x
             px = spmm(op, x, v)
             return x - a * (px if keep is None else keep * px)
 
         a_f = float(alpha.detach())
-        x_start = y0.detach()
-        spd = keep is None and abs(a_f) < 1 and op.normalized and op.is_symmetric()
-
-        state = {"route": route}
-
-        def solve(rhs: Tensor, transpose: bool) -> Tensor:
-            if transpose and state["route"] == "richardson" and spd:
-                # The adjoint (I - alpha P) lambda = g of a symmetric P (|alpha| < 1): SPD, so CG to tol,
-                # about sqrt((1 + alpha) / (1 - alpha)) times fewer products than the iteration.
-                mat = op.csr(value)
-                return cg(lambda x: torch.addmm(x, mat, x, alpha=-a_f), rhs, self.max_iter, self.tol,
-                          fix="pass a larger max_iter or tol, or float64 inputs").x
-            if state["route"] == "richardson":
-                x = self._iterate(op, value, a_f, rhs, keep, transpose, budget, x0=rhs if transpose else x_start)
-                if x is not None:
-                    return x
-                state["route"] = "gmres"
-                self.route_ = "fixed point (GMRES)"
-                warn_switch(self, "the fixed-point iteration", budget or self.max_iter, float("inf"),
-                            "the fixed point solved by GMRES to tol")
-            mat = op.csr_t(value) if transpose else op.csr(value)
-
-            def a_mat(x):
-                if transpose:
-                    return x - a_f * (mat @ (x if keep is None else keep * x))
-                px = mat @ x
-                return x - a_f * (px if keep is None else keep * px)
-            return gmres(a_mat, rhs, self.max_iter, max(self.tol, 1e-10),
-                         fix="pass num_layers=T (a fixed number of steps), a larger max_iter or tol, or float64 "
-                             "inputs").x
-
-        self.route_ = "fixed point" if route != "gmres" else "fixed point (GMRES)"
-        return implicit_solve(LinearSystem(apply, solve), b, [alpha, value])
-
-    def _iterate(self, op, value, a: float, rhs: Tensor, keep, transpose: bool, budget: int | None,
-                 x0: Tensor) -> Tensor:
-        """``x <- a D P x + rhs`` (``transpose``: ``x <- a P^T D x + rhs``) from ``x0``: ``budget``
-        steps, or until ``||x_{t+1} - x_t|| <= tol ||rhs||`` (at most ``max_iter``); ``None`` when
-        the residual says the iteration diverges."""
-        mat = op.csr_t(value) if transpose else op.csr(value)
-        x, new, tmp = x0.clone(), torch.empty_like(x0), torch.empty_like(x0)   # buffers reused every step
-        steps = self.max_iter if budget is None else budget
-        scale = max(_norm(rhs), 1e-300)
-        first = None
-        history = []   # (step, rel) when budget is None: tells a stall (precision) from slow progress
-        for t in range(steps):
-            if keep is None:
-                torch.addmm(rhs, mat, x, alpha=a, out=new)                      # a P x + rhs
+        kernel = AdjacencyKernel(op, row_scale=keep)
+        problem = make_problem(kernel, None, torch.arange(N, device=y0.device), targets=b.detach())
+        if route == "auto":
+            if keep is None and 0 < a_f < 1 and op.normalized and op.is_symmetric():
+                route = "cg"
+            elif 0 < a_f * problem.lambda_max < 1:
+                route = "richardson"
             else:
-                torch.mm(mat, torch.mul(keep, x, out=tmp) if transpose else x, out=new)
-                if not transpose:
-                    new.mul_(keep)
-                new.mul_(a).add_(rhs)
-            if budget is None or _watched(t, steps):
-                rel = _norm(torch.sub(new, x, out=tmp)) / scale
-                first = rel if first is None else first
-                if budget is None and rel <= self.tol:
-                    return new
-                if budget is None:
-                    history.append(rel)
-                if diverging(rel, first):
-                    return None
-            x, new = new, x
-        if budget is None:
-            warnings.warn(_not_reached_advice(history, self.tol, self.max_iter, x0.dtype, a), ConvergenceWarning,
-                          stacklevel=user_stacklevel())
-        return x
+                route = "gmres"
+        system = engine_system(problem, [LabelPropagationFilter(a_f)], [], apply, labeled_rhs=False, solver=route,
+                               tol=max(self.tol, 1e-10) if route == "gmres" else self.tol, max_iter=self.max_iter)
+        if budget is not None:   # PyG's layers forward, the fixed point's gradient backward
+            adjoint = system.solve
+
+            def solve(rhs: Tensor, transpose: bool) -> Tensor:
+                if transpose:
+                    return adjoint(rhs, True)
+                with torch.no_grad():
+                    return self._layers(op.with_value(op.value.detach()), y0.detach(), free, None, True)
+            system.solve = solve
+        out = implicit_solve(system, b, [alpha, op.value])
+        self.route_ = "fixed point" if route != "gmres" else "fixed point (GMRES)"
+        return out
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(num_layers={self.num_layers}, alpha={self.alpha})"

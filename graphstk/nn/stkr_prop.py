@@ -5,23 +5,26 @@ Transductive STKR (Eq. 7) on the graph of ``edge_index_or_adj``: with ``S = D^{-
 
 ``f = N s(S) E alpha``,  ``(N [s(S)]_{nn} + n beta I) alpha = Y_L``   (``E``: the labeled columns).
 
-Routes (``route_`` names the one that ran, ``solver`` picks):
+A solve to tolerance is the engine's, :func:`graphstk.methods.engine.solve`, on the
+:class:`~graphstk.methods.problem.Problem` of the graph's :class:`~graphstk.nn.adjacency.AdjacencyKernel`
+with the input scores as targets, inside the implicit-gradient function of :mod:`graphstk.nn.autograd`:
+the engine routes (``solver``, ``"auto"`` from sizes, :mod:`graphstk.methods.routes`) exactly as for
+:class:`graphstk.methods.STKR`, and the backward pass is one adjoint solve through the same engine
+(Algorithms 1 / 3: the same symmetric system; Algorithm 2: ``M^T``), memory independent of the
+iteration count. ``route_`` names the route the engine took:
 
-* ``Polynomial`` ``s(l) = sum_p pi_p l^p``: the ``n x C`` system above by CG (``s >= 0`` on
-  ``[-1, 1]``: SPD) or GMRES, or by a dense solve of the ``n x n`` matrix (``"direct"``,
-  Algorithm 3); ``num_iter=T``: ``T`` Richardson steps (Algorithm 1).
-* ``ReciprocalPolynomial`` / ``InverseLaplacian`` ``1/s(l) = sum_p xi_p l^(p-r)``:
-  ``Z = Q^{-1} E`` by CG on the SPD ``Q = sum_p xi_p S^p`` (``I - eta S`` for the inverse
-  Laplacian), then the dense ``n x n`` system ``N (S^r Z)_{nn} + n beta I`` (for ``n N`` up to
-  :data:`DIRECT_MAX_ENTRIES`), else GMRES on Algorithm 2's ``M theta = [Y_L; 0]``,
-  ``M = N I_n S^r + n beta Q`` (Eq. 20), ``f = N S^r theta``; ``num_iter=T``: ``T`` Richardson
-  steps of Algorithm 2.
+* ``Polynomial`` ``s(l) = sum_p pi_p l^p``: Algorithm 3 (direct) or Algorithm 1's system by CG
+  (``s >= 0`` on ``[-1, 1]``) or GMRES.
+* ``ReciprocalPolynomial`` / ``InverseLaplacian`` ``1/s(l) = sum_p xi_p l^(p-r)``: the direct route
+  (``Q^{-1} E``, then the ``n x n`` system) or GMRES / Richardson on Algorithm 2's
+  ``M theta = [Y_L; 0]``, ``M = N I_n S^r + n beta Q`` (Eq. 20), ``f = N S^r theta``.
 
-Gradients: a solve to tolerance is differentiated implicitly (:mod:`graphstk.nn.autograd`: the
-adjoint system through the same solver, memory independent of the iteration count); the dense
-``n x n`` solve by autograd; a fixed budget ``T`` by unrolling its ``T`` steps (memory grows with
-``T``). Every fixed budget watches its residual: a residual more than 10x the first and above
-``||Y||`` cannot belong to a converging solve, so the module warns once
+A fixed budget ``num_iter=T`` runs the ``T`` Richardson steps of Algorithm 1 or 2 (the same
+iterates as the engine's budget ``T``, the step as in the engine) as differentiable torch
+operations: a truncated iteration is not a solve, so it has no adjoint system, and its exact
+gradient (including the step size's dependence on ``beta`` and the coefficients) is autograd through
+the ``T`` steps (memory grows with ``T``). Every fixed budget watches its residual: a residual more
+than 10x the first and above ``||Y||`` cannot belong to a converging solve, so the module warns once
 (:class:`~graphstk.nn.DivergenceWarning`) and returns the solve to tolerance for that call.
 """
 from __future__ import annotations
@@ -32,27 +35,14 @@ from torch import Tensor
 from .._checks import check_int, check_real
 from .._index import as_index
 from ..methods.estimators import flag_unreachable as _flag
-from ..spectral.solvers import cg, gmres, richardson
-from ..spectral.transforms import InverseLaplacian, Polynomial, ReciprocalPolynomial
+from ..methods.problem import SOLVERS as _SOLVERS
+from ..methods.problem import make_problem
+from ..spectral.transforms import InverseLaplacian, Polynomial, ReciprocalPolynomial, horner
 from ._common import diverging, label_matrix, warn_switch
-from .adjacency import OperatorCache
-from .autograd import LinearSystem, implicit_solve, spmm
+from .adjacency import AdjacencyKernel, OperatorCache
+from .autograd import engine_system, implicit_solve, spmm
 
-__all__ = ["STKRPropagation", "DIRECT_MAX_ENTRIES"]
-
-#: Largest ``n N`` for which the reciprocal route forms ``Z = Q^{-1} E`` (``N x n``) and the dense ``n x n`` system.
-DIRECT_MAX_ENTRIES = 2 ** 22
-_SOLVERS = ("auto", "richardson", "cg", "gmres", "direct")
-
-
-def _powsum(op, v, coeffs: Tensor, x: Tensor, shift: int) -> Tensor:
-    """``sum_p coeffs[p] S^(p + shift) x`` by Horner (``len(coeffs) - 1 + shift`` products)."""
-    h = coeffs[-1] * x
-    for c in reversed(coeffs[:-1]):
-        h = spmm(op, h, v) + c * x
-    for _ in range(shift):
-        h = spmm(op, h, v)
-    return h
+__all__ = ["STKRPropagation"]
 
 
 def _check_edge_weight(w: Tensor) -> None:
@@ -82,7 +72,8 @@ class STKRPropagation(torch.nn.Module):
     Parameters
     ----------
     transform : Polynomial | ReciprocalPolynomial | InverseLaplacian
-        ``s(lambda)`` (STKR Sec. 3, Eq. 20, Example 1).
+        ``s(lambda)`` (STKR Sec. 3, Eq. 20, Example 1). ``TopD`` is refused: kernel PCA is not one
+        linear solve, so the engine has no adjoint for it (``graphstk.methods.STKR`` runs it).
     beta : float or Tensor > 0
         Ridge parameter ``beta_n``.
     max_iter : int, default 1000
@@ -90,9 +81,13 @@ class STKRPropagation(torch.nn.Module):
     tol : float, default 1e-6
         Relative residual of a solve to tolerance; ``0`` means ``max_iter`` Richardson steps.
     solver : {"auto", "richardson", "cg", "gmres", "direct"}, default "auto"
-        See the module docstring; ``"auto"``: CG or GMRES for a polynomial (by the sign of ``s``),
-        the ``Q^{-1} E`` route for a reciprocal transform when ``n N <= DIRECT_MAX_ENTRIES``, GMRES
-        on Algorithm 2's ``M`` otherwise.
+        The engine's solver (:func:`graphstk.methods.engine.solve`); ``"auto"`` routes from sizes
+        and counted work (:mod:`graphstk.methods.routes`): the direct route while ``n`` and ``n N``
+        are small, else CG / GMRES (polynomial, by the sign of ``s``) or GMRES on Algorithm 2's ``M``.
+        The adjoint solve of the backward pass takes the same route. The direct route forms and
+        decomposes an ``n x n`` matrix on every call (one ridge): for many labeled nodes in a training
+        loop (e.g. smoothing on every node, ``n = N``) ``"cg"`` (``s >= 0``) or ``"gmres"`` costs a
+        few dozen products with ``S`` instead.
     step_size : "auto" | "paper" | float, default "auto"
         Richardson step: ``1 / (N max|s| + n beta)`` (Algorithm 1) or ``1 / (N + n beta max rho)``
         (Algorithm 2) for ``"auto"``; ``"paper"``: Proposition 10's ``1 / n`` for Algorithm 2.
@@ -122,7 +117,8 @@ class STKRPropagation(torch.nn.Module):
         super().__init__()
         if not isinstance(transform, (Polynomial, ReciprocalPolynomial)):
             raise TypeError("transform must be a Polynomial or a ReciprocalPolynomial/InverseLaplacian, got "
-                            f"{type(transform).__name__} (TopD needs scipy: use graphstk.methods.STKR)")
+                            f"{type(transform).__name__} (TopD, kernel PCA plus a ridge probe, is not one linear "
+                            "solve and has no adjoint system to differentiate through: use graphstk.methods.STKR)")
         if solver not in _SOLVERS:
             raise ValueError(f"solver must be one of {_SOLVERS}, got {solver!r}")
         if dtype is not None and dtype not in (torch.float32, torch.float64):
@@ -174,17 +170,24 @@ class STKRPropagation(torch.nn.Module):
         return self.xi.to(dtype=dtype, device=device), beta
 
     def _gamma(self, c: Tensor, beta: Tensor, N: int, n: int):
-        """Richardson's step as a function of the parameters (so that the gradient of a fixed budget
-        includes the step's dependence on ``beta`` and the coefficients)."""
+        """Richardson's step as the engine takes it (``lambda_1 = 1``), as a function of the parameters
+        (so that the gradient of a fixed budget includes the step's dependence on ``beta`` and the
+        coefficients)."""
         if self.step_size == "paper" and self.kind != "poly":
             return 1.0 / n
         grid = torch.linspace(-1.0, 1.0, 2049, dtype=c.dtype, device=c.device)
-        vals = torch.zeros_like(grid)
-        for cp in reversed(c):   # Horner: sum_p c_p l^p
-            vals = vals * grid + cp
+        vals = horner(c, lambda v: v * grid, torch.ones_like(grid))   # sum_p c_p l^p
         if self.kind == "poly":
             return 1.0 / (N * (vals * grid).abs().max().clamp_min(1e-300) + n * beta)
         return 1.0 / (N + n * beta * vals.max().clamp_min(1e-300))
+
+    def _transform(self, c: Tensor):
+        """The engine's (float-valued) transform for the current parameters."""
+        if self.kind == "poly":
+            return Polynomial(c.detach().tolist())
+        if self.kind == "invlap":
+            return InverseLaplacian(float(-c[1].detach()))
+        return ReciprocalPolynomial(c.detach().tolist(), self.r)
 
     # -- forward -------------------------------------------------------------------------------------
     def forward(self, y: Tensor, edge_index, mask=None, edge_weight: Tensor | None = None) -> Tensor:
@@ -215,135 +218,66 @@ class STKRPropagation(torch.nn.Module):
             raise ValueError("STKRPropagation needs an undirected graph (each edge in both directions, same weight): "
                              "use torch_geometric.utils.to_undirected(edge_index, edge_weight)")
         c, beta = self._params(dtype, Y.device)
-        ctx = (op, op.value, train, N, c, beta)
-        if self.tol == 0:
-            f = self._budget(ctx, Y)
-        else:
-            f = self._to_tol(ctx, Y, self.solver)
+        ctx = _Context(op, train, c, beta)
+        f = self._budget(ctx, Y) if self.tol == 0 else self._to_tol(ctx, Y, self.solver)
         f = f.to(out_dtype)
         return _flag(self, f) if self.flag_unreachable else f
 
-    def _embed(self, a: Tensor, train: Tensor, N: int) -> Tensor:
-        return torch.zeros(N, a.size(1), dtype=a.dtype, device=a.device).index_put((train,), a)
-
-    def _to_tol(self, ctx, Y: Tensor, solver: str) -> Tensor:
-        op, v, train, N, c, beta = ctx
-        n = train.numel()
+    # -- the system, in differentiable operations -------------------------------------------------------
+    def _apply(self, ctx: "_Context"):
+        """``A(theta) x`` of the system the engine solves, differentiable in ``(x, coeffs, beta, values)``:
+        Algorithm 1's ``N [s(S)]_{nn} alpha + n beta alpha`` or Algorithm 2's ``M theta`` (Eq. 20)."""
+        N, n, train = ctx.N, ctx.n, ctx.train
         if self.kind == "poly":
-            return self._poly_tol(ctx, Y, solver)
-        if solver in ("cg", "direct") or (solver == "auto" and n * N <= DIRECT_MAX_ENTRIES):
-            return self._recip_z(ctx, Y)
-        return self._recip_m(ctx, Y, "gmres" if solver == "auto" else solver)
+            def apply(a, c_, b_, v_):
+                return N * horner(c_, ctx.S(v_), ctx.embed(a), shift=1)[train] + n * b_ * a
+            return apply
+        lab = torch.zeros(N, 1, dtype=ctx.beta.dtype, device=train.device).index_fill_(0, train, 1.0)
 
-    def _poly_tol(self, ctx, Y, solver) -> Tensor:
-        op, v, train, N, c, beta = ctx
-        n = train.numel()
-        if solver == "direct":   # Algorithm 3: s(S) E formed by q products of the N x n block, then a dense solve
-            self.route_ = "direct (n x n, Algorithm 3)"
-            eye = torch.eye(n, dtype=Y.dtype, device=Y.device)
-            SE = _powsum(op, v, c, self._embed(eye, train, N), 1)
-            A = N * SE[train] + n * beta * eye
-            return N * SE @ torch.linalg.solve(A, Y)
-
-        def apply(a, c_, b_, v_):
-            return N * _powsum(op, v_, c_, self._embed(a, train, N), 1)[train] + n * b_ * a
-        if solver == "auto":
-            grid = torch.linspace(-1.0, 1.0, 2049, dtype=torch.float64)
-            s_lo = float(sum(float(cp) * grid ** (p + 1) for p, cp in enumerate(c.detach().cpu())).min())
-            solver = "cg" if s_lo >= 0 else "gmres"
-        self.route_ = f"{solver} on the n x C system (Eq. 7), implicit gradient"
-        gamma = float(self._gamma(c.detach(), beta.detach(), N, n))
-        system = LinearSystem(apply, self._solver_fn(solver, apply, (c, beta, v), gamma, symmetric=True))
-        alpha = implicit_solve(system, Y, [c, beta, v])
-        return N * _powsum(op, v, c, self._embed(alpha, train, N), 1)
-
-    def _recip_z(self, ctx, Y) -> Tensor:
-        op, v, train, N, c, beta = ctx
-        n = train.numel()
-        self.route_ = "Q^-1 E by CG (Q SPD), then the dense n x n system"
-
-        def q_apply(x, c_, v_):
-            return _powsum(op, v_, c_, x, 0)
-        eye = torch.eye(n, dtype=Y.dtype, device=Y.device)
-        E = self._embed(eye, train, N)
-        system = LinearSystem(q_apply, self._solver_fn("cg", q_apply, (c, v), 1.0, symmetric=True, tol=1e-12,
-                                                       max_iter=max(self.max_iter, 5000)))
-        Z = implicit_solve(system, E, [c, v])
-        for _ in range(self.r):
-            Z = spmm(op, Z, v)
-        A = N * Z[train] + n * beta * eye
-        return N * Z @ torch.linalg.solve(A, Y)
-
-    def _m_apply(self, ctx, transpose: bool):
-        op, _, train, N, _, _ = ctx
-        n = train.numel()
-        lab = torch.zeros(N, 1, dtype=ctx[5].dtype, device=train.device).index_fill_(0, train, 1.0)
-
-        def apply(th, c_, b_, v_):   # M theta = N I_n S^r theta + n beta Q theta;  M^T: N S^r I_n theta + ...
-            z = lab * th if transpose else th
-            for _ in range(self.r):
-                z = spmm(op, z, v_)
-            return N * (z if transpose else lab * z) + n * b_ * _powsum(op, v_, c_, th, 0)
+        def apply(th, c_, b_, v_):
+            return N * lab * horner((1.0,), ctx.S(v_), th, shift=self.r) + n * b_ * horner(c_, ctx.S(v_), th)
         return apply
 
-    def _recip_m(self, ctx, Y, solver) -> Tensor:
-        op, v, train, N, c, beta = ctx
-        self.route_ = f"{solver} on Algorithm 2's M (Eq. 20), implicit gradient"
-        apply, apply_t = self._m_apply(ctx, False), self._m_apply(ctx, True)
-        gamma = float(self._gamma(c.detach(), beta.detach(), N, train.numel()))
-        solve = self._solver_fn(solver, apply, (c, beta, v), gamma, symmetric=False, apply_t=apply_t)
-        theta = implicit_solve(LinearSystem(apply, solve), self._embed(Y, train, N), [c, beta, v])
-        for _ in range(self.r):
-            theta = spmm(op, theta, v)
-        return N * theta
+    def _scores(self, ctx: "_Context", x: Tensor) -> Tensor:
+        """``f = N s(S) E alpha`` (Algorithm 1) or ``N S^r theta`` (Algorithm 2), differentiable."""
+        if self.kind == "poly":
+            return ctx.N * horner(ctx.c, ctx.S(ctx.v), ctx.embed(x), shift=1)
+        return ctx.N * horner((1.0,), ctx.S(ctx.v), x, shift=self.r)
 
-    def _solver_fn(self, name, apply, params, gamma, symmetric, apply_t=None, tol=None, max_iter=None):
-        tol = self.tol if tol is None else tol
-        max_iter = self.max_iter if max_iter is None else max_iter
-        # a route solver='auto' chose: the advice names what the user can change, not 'auto' again
-        fix = None
-        if self.solver == "auto":
-            fix = (f"{type(self).__name__}(solver='auto') chose {name} from the problem's sizes; pass "
-                   "solver='direct' (the exact solve), a larger max_iter, or num_iter=T (a fixed budget)")
+    def _rhs(self, ctx: "_Context", Y: Tensor) -> Tensor:
+        return Y if self.kind == "poly" else ctx.embed(Y)
 
-        def solve(rhs: Tensor, transpose: bool) -> Tensor:
-            fn = apply_t if (transpose and not symmetric) else apply
-            ps = [p.detach() for p in params]
-
-            def mat(x):
-                with torch.no_grad():
-                    return fn(x, *ps)
-            if name == "cg":
-                return cg(mat, rhs, max_iter, tol, fix=fix).x
-            if name == "gmres":
-                return gmres(mat, rhs, max_iter, tol, fix=fix).x
-            return richardson(mat, rhs, gamma, max_iter, tol, fix=fix).x
-        return solve
+    # -- a solve to tolerance: the engine inside the implicit-gradient function ----------------------------
+    def _to_tol(self, ctx: "_Context", Y: Tensor, solver: str) -> Tensor:
+        problem = make_problem(AdjacencyKernel(ctx.op), None, ctx.train, targets=Y.detach())
+        system = engine_system(problem, [self._transform(ctx.c)], [float(ctx.beta.detach())], self._apply(ctx),
+                               labeled_rhs=self.kind == "poly", solver=solver, tol=self.tol, max_iter=self.max_iter,
+                               step_size=self.step_size)
+        x = implicit_solve(system, self._rhs(ctx, Y), [ctx.c, ctx.beta, ctx.v])
+        last = system.history[-1] if system.history else None
+        self.route_ = (f"{last.solver if last is not None else solver} (engine), implicit gradient"
+                       + (f": {last.reason}" if last is not None and last.reason else ""))
+        return self._scores(ctx, x)
 
     # -- fixed budget: T Richardson steps, unrolled, with a residual watch ---------------------------
-    def _budget(self, ctx, Y: Tensor) -> Tensor:
-        op, v, train, N, c, beta = ctx
-        n = train.numel()
-        gamma = self.step_size if isinstance(self.step_size, (int, float)) else self._gamma(c, beta, N, n)
-        if self.kind == "poly":
-            def apply(a):
-                return N * _powsum(op, v, c, self._embed(a, train, N), 1)[train] + n * beta * a
-            b = Y
-        else:
-            m = self._m_apply(ctx, False)
+    def _budget(self, ctx: "_Context", Y: Tensor) -> Tensor:
+        gamma = (self.step_size if isinstance(self.step_size, (int, float))
+                 else self._gamma(ctx.c, ctx.beta, ctx.N, ctx.n))
+        system = self._apply(ctx)
 
-            def apply(th):
-                return m(th, c, beta, v)
-            b = self._embed(Y, train, N)
+        def apply(x):
+            return system(x, ctx.c, ctx.beta, ctx.v)
+        b = self._rhs(ctx, Y)
         x = torch.zeros_like(b)
         r, bn, first = b, max(float(torch.linalg.vector_norm(b.detach())), 1e-300), None
+        algorithm = 1 if self.kind == "poly" else 2
         for t in range(self.max_iter):
             x = x + gamma * r
             r = b - apply(x)
             rel = float(torch.linalg.vector_norm(r.detach())) / bn
             first = rel if first is None else first
             if diverging(rel, first):
-                warn_switch(self, f"the {self.max_iter}-step Richardson budget (Algorithm {1 if self.kind == 'poly' else 2})",
+                warn_switch(self, f"the {self.max_iter}-step Richardson budget (Algorithm {algorithm})",
                             t + 1, rel, "the solve to tolerance (tol=1e-6, solver='auto')")
                 saved, self.tol, self.max_iter = (self.tol, self.max_iter), 1e-6, max(self.max_iter, 1000)
                 try:
@@ -352,12 +286,8 @@ class STKRPropagation(torch.nn.Module):
                     self.tol, self.max_iter = saved
                 self.route_ = f"solve to tolerance after a diverging budget: {self.route_}"
                 return f
-        self.route_ = f"{self.max_iter} Richardson steps (Algorithm {1 if self.kind == 'poly' else 2}), unrolled"
-        if self.kind == "poly":
-            return N * _powsum(op, v, c, self._embed(x, train, N), 1)
-        for _ in range(self.r):
-            x = spmm(op, x, v)
-        return N * x
+        self.route_ = f"{self.max_iter} Richardson steps (Algorithm {algorithm}), unrolled"
+        return self._scores(ctx, x)
 
     def __repr__(self) -> str:
         tr = {"poly": lambda: f"Polynomial({self.coeffs.tolist()})",
@@ -365,3 +295,20 @@ class STKRPropagation(torch.nn.Module):
               "recip": lambda: f"ReciprocalPolynomial({self.xi.tolist()}, r={self.r})"}[self.kind]()
         budget = f"num_iter={self.max_iter}" if self.tol == 0 else f"tol={self.tol:g}"
         return f"{type(self).__name__}({tr}, beta={float(self.beta.detach()):g}, {budget}, solver={self.solver!r})"
+
+
+class _Context:
+    """One call's graph and parameters: the operator, its (differentiable) values, the labeled ids,
+    the transform's coefficients (``pi`` or ``xi``) and ``beta``."""
+
+    def __init__(self, op, train: Tensor, c: Tensor, beta: Tensor):
+        self.op, self.v, self.train, self.c, self.beta = op, op.value, train, c, beta
+        self.N, self.n = op.num_nodes, int(train.numel())
+
+    def S(self, v: Tensor):
+        """``x -> S x`` with values ``v`` (differentiable in both)."""
+        return lambda x: spmm(self.op, x, v)
+
+    def embed(self, a: Tensor) -> Tensor:
+        """``E a``: ``[n, C]`` values at the labeled rows of an ``[N, C]`` block (differentiable)."""
+        return torch.zeros(self.N, a.size(1), dtype=a.dtype, device=a.device).index_put((self.train,), a)

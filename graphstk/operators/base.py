@@ -483,8 +483,14 @@ class SparseOperator(KernelOperator):
 
     @property
     def T(self) -> "SparseOperator":
-        row, col, val = self.coo()
-        return SparseOperator(col, row, val, (self.shape[1], self.shape[0]))
+        """The transpose, built once per operator (an adjoint solve asks for it on every call)."""
+        got = getattr(self, "_transposed", None)
+        if got is None:
+            row, col, val = self.coo()
+            got = SparseOperator(col, row, val, (self.shape[1], self.shape[0]))
+            got._transposed = self
+            self._transposed = got
+        return got
 
     def scale(self, factor: float) -> "SparseOperator":
         """``factor * K`` as a new operator."""

@@ -34,6 +34,7 @@ from typing import Sequence
 import torch
 from torch import Tensor
 
+from ..spectral.transforms import horner
 from .base import DenseOperator, KernelOperator, SparseOperator, as_index
 from .feature import FeatureKernelOperator, Kernel, kernel_function
 from .graph import GraphKernel
@@ -61,13 +62,8 @@ def lazy_coefficients(depth: int, a: float = 0.5) -> tuple[float, ...]:
 
 
 def _horner(S: KernelOperator, coeffs: Sequence[float], x: Tensor) -> Tensor:
-    """``sum_p coeffs[p] S^p x`` by Horner's rule (``len(coeffs) - 1`` products)."""
-    out = coeffs[-1] * x
-    for c in reversed(coeffs[:-1]):
-        out = S @ out
-        if c:
-            out = out + c * x
-    return out
+    """``sum_p coeffs[p] S^p x`` (:func:`graphstk.spectral.transforms.horner`)."""
+    return horner(coeffs, S.matmul, x)
 
 
 def extended_adjacency(graph: GraphKernel) -> SparseOperator:

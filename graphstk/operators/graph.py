@@ -108,11 +108,28 @@ def _edges(edge_index, num_nodes, edge_weight, dtype, device):
 
 
 def inv_sqrt_degree(deg: Tensor) -> Tensor:
-    """``deg ** -1/2`` where ``deg > 0``, ``0`` elsewhere (isolated nodes, zero kernel diagonals)."""
-    out = torch.zeros_like(deg)
+    """``deg ** -1/2`` where ``deg > 0``, ``0`` elsewhere (isolated nodes, zero kernel diagonals);
+    differentiable in ``deg``."""
     pos = deg > 0
-    out[pos] = deg[pos].rsqrt()
-    return out
+    return torch.where(pos, torch.where(pos, deg, torch.ones_like(deg)).rsqrt(), torch.zeros_like(deg))
+
+
+def symmetric_normalization(row: Tensor, col: Tensor, w: Tensor, num_nodes: int) -> tuple[Tensor, Tensor, Tensor]:
+    """The entries of ``D^{-1/2} W D^{-1/2}`` (``D = diag(W 1)``, the row sums) for ``W``'s entries
+    ``(row, col, w)``: ``w / sqrt(D[row] D[col])``; a node of degree 0 gets factor 0, never NaN.
+
+    The package's one symmetric normalisation: :func:`normalized_adjacency`, :class:`GraphKernel`
+    (Eq. 23), the normalised Laplacian of :func:`graphstk.methods.laprls.graph_laplacian` and the
+    ``gcn_norm`` of the :mod:`graphstk.nn` modules (``row`` = target, ``col`` = source). Differentiable
+    in ``w`` (edge weights that require grad).
+
+    Returns
+    -------
+    ``(values [E], degree [num_nodes], degree^-1/2 [num_nodes])``
+    """
+    deg = torch.zeros(num_nodes, dtype=w.dtype, device=w.device).index_add(0, row, w)
+    dis = inv_sqrt_degree(deg)
+    return dis[row] * w * dis[col], deg, dis
 
 
 def _symmetric(row: Tensor, col: Tensor, w: Tensor, n: int) -> bool:
@@ -136,9 +153,7 @@ def normalized_adjacency(edge_index: Tensor, num_nodes: int, edge_weight: Tensor
     device : torch.device, optional
     """
     row, col, w = _edges(edge_index, num_nodes, edge_weight, dtype, device)
-    deg = torch.zeros(num_nodes, dtype=dtype, device=row.device).index_add_(0, row, w)
-    dis = inv_sqrt_degree(deg)
-    return SparseOperator(row, col, dis[row] * w * dis[col], (num_nodes, num_nodes))
+    return SparseOperator(row, col, symmetric_normalization(row, col, w, num_nodes)[0], (num_nodes, num_nodes))
 
 
 def random_walk_kernel(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None,
@@ -238,9 +253,8 @@ class GraphKernel(KernelOperator):
             warnings.warn("edge_index is not symmetric; using W = (W + W^T) / 2 so that the kernel is "
                           "symmetric", stacklevel=2)
             r, c, wv = torch.cat([r, c]), torch.cat([c, r]), torch.cat([wv, wv]) / 2
-        self.degree = torch.zeros(n_vis, dtype=dtype, device=device).index_add_(0, r, wv)
-        self._dis = inv_sqrt_degree(self.degree)
-        self.S = SparseOperator(r, c, self._dis[r] * wv * self._dis[c], (n_vis, n_vis))
+        values, self.degree, self._dis = symmetric_normalization(r, c, wv, n_vis)
+        self.S = SparseOperator(r, c, values, (n_vis, n_vis))
         self.isolated = self.degree <= 0
         self.lambda_max = 1.0 if bool((self.degree > 0).any()) else 0.0
         # Edges from hidden nodes to visible ones: used only for out-of-sample rows.

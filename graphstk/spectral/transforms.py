@@ -12,9 +12,48 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
+from torch import Tensor
+
+__all__ = ["horner", "Transform", "Polynomial", "ReciprocalPolynomial", "InverseLaplacian", "TopD",
+           "LabelPropagationFilter"]
+
+
+def horner(coeffs, matmul: Callable[[Tensor], Tensor], x: Tensor, shift: int = 0, h0: Tensor | None = None) -> Tensor:
+    """``sum_p coeffs[p] M^(p + shift) x`` by Horner's rule, for any linear map ``M`` given as ``matmul``.
+
+    The one polynomial-in-an-operator evaluation of the package: Algorithms 1 and 3 (``s(S) E alpha``),
+    Algorithm 2's ``Q = sum_p xi_p S^p``, graph filters, the ``graphstk.nn`` modules (where ``coeffs``
+    may be a tensor that requires grad and ``matmul`` a differentiable product), and the transforms'
+    own values on eigenvalues (``matmul = lambda v: v * lam``).
+
+    Parameters
+    ----------
+    coeffs : sequence of float or 1-D Tensor
+        ``coeffs[p]`` multiplies ``M^(p + shift)``; at least one.
+    matmul : callable ``x -> M x``
+    x : Tensor
+    shift : int, default 0
+        Extra factors of ``M`` applied last.
+    h0 : Tensor, optional
+        A partial sum to continue from, standing for the higher coefficients (every entry of
+        ``coeffs`` is then added, ``coeffs[-1]`` first); default ``coeffs[-1] * x``.
+
+    Returns
+    -------
+    Tensor shaped like ``x``, after ``len(coeffs) - 1 + shift`` products with ``M``.
+    """
+    if h0 is None:
+        h, top = coeffs[-1] * x, len(coeffs) - 2
+    else:
+        h, top = h0, len(coeffs) - 1
+    for p in range(top, -1, -1):
+        h = matmul(h) + coeffs[p] * x
+    for _ in range(shift):
+        h = matmul(h)
+    return h
 
 
 class Transform:
@@ -60,12 +99,13 @@ class Polynomial(Transform):
     def degree(self) -> int:
         return len(self.coeffs)
 
+    def apply(self, matmul: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
+        """``s(M) x = sum_p pi_p M^p x`` (:func:`horner`, ``q`` products with ``M``)."""
+        return horner(self.coeffs, matmul, x, shift=1)
+
     def __call__(self, lam):
         lam = torch.as_tensor(lam, dtype=torch.float64)
-        out = torch.zeros_like(lam)
-        for c in reversed(self.coeffs):  # Horner: ((pi_q l + pi_{q-1}) l + ...) l
-            out = (out + c) * lam
-        return out
+        return self.apply(lambda v: v * lam, torch.ones_like(lam))
 
 
 @dataclass(frozen=True)
@@ -98,10 +138,11 @@ class ReciprocalPolynomial(Transform):
     def rho(self, lam):
         """``rho(l) = l^r / s(l) = sum_p xi_p l^p``."""
         lam = torch.as_tensor(lam, dtype=torch.float64)
-        out = torch.zeros_like(lam)
-        for c in reversed(self.xi):
-            out = out * lam + c
-        return out
+        return self.apply_rho(lambda v: v * lam, torch.ones_like(lam))
+
+    def apply_rho(self, matmul: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
+        """``rho(M) x = sum_p xi_p M^p x`` (Algorithm 2's ``Q`` for ``M = S``; :func:`horner`)."""
+        return horner(self.xi, matmul, x)
 
     def __call__(self, lam):
         lam = torch.as_tensor(lam, dtype=torch.float64)

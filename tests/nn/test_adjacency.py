@@ -66,3 +66,30 @@ def test_cache_follows_identity_and_in_place_version():
     wg = w.clone().requires_grad_()
     got = cache.get(ei, 20, wg, torch.float64, None)
     assert got.value is wg and got.crow is op.crow     # weights as given, cached structure
+
+
+def test_operator_is_a_kernel_operator_and_the_kernel_hands_the_engine_P():
+    from graphstk.methods.problem import make_problem
+    from graphstk.nn.adjacency import AdjacencyKernel
+    from graphstk.operators import KernelOperator
+    ei, w, _ = random_graph(6, 20)
+    op = build_operator(ei, 20, w, torch.float64, normalize=True)
+    assert isinstance(op, KernelOperator)
+    x = torch.rand(20, 3, dtype=torch.float64)
+    torch.testing.assert_close(op @ x, op.to_dense() @ x)
+    torch.testing.assert_close(op.T @ x, op.to_dense().T @ x)
+    prob = make_problem(AdjacencyKernel(op), None, torch.arange(5), targets=x)
+    assert prob.lambda_max == 1.0                      # gcn_norm-ed and undirected: lambda_1 = 1 (Eq. 23)
+    torch.testing.assert_close(prob.op.to_dense(), op.to_dense())
+    torch.testing.assert_close(prob.Y, x[:5])
+    raw = build_operator(ei, 20, w, torch.float64)     # weights as given: a row / column sum bound
+    bound = make_problem(AdjacencyKernel(raw), None, torch.arange(5), targets=x).lambda_max
+    assert bound >= float(torch.linalg.eigvals(raw.to_dense()).abs().max()) - 1e-12
+
+
+def test_normalised_values_are_differentiable_in_the_weights():
+    from torch.autograd import gradcheck
+    ei, w, _ = random_graph(7, 12)
+    x = torch.rand(12, 2, dtype=torch.float64)
+    assert gradcheck(lambda v: build_operator(ei, 12, v, torch.float64, normalize=True) @ x,
+                     (w.clone().requires_grad_(),))

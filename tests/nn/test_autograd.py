@@ -161,3 +161,84 @@ def test_stkr_implicit_equals_unrolled_at_convergence():
         grads.append([y.grad, u.grad, beta.grad])
     for g_ref, g in zip(*grads):
         torch.testing.assert_close(g, g_ref, atol=1e-9, rtol=1e-8)
+
+
+# ----------------------------------------------------------------------------- against a dense direct computation
+def _dense_scores(kind, r, y, u, c, beta):
+    """Eq. 7 from dense matrices, differentiated by autograd through ``torch.linalg.solve``."""
+    W = torch.zeros(n, n, dtype=torch.float64).index_put((EI_S[1], EI_S[0]), stkr_w(u), accumulate=True)
+    d = W.sum(1).rsqrt()
+    S = d[:, None] * W * d[None, :]
+    I = torch.eye(n, dtype=torch.float64)
+    if kind == "poly":
+        sS = sum(c[p] * torch.linalg.matrix_power(S, p + 1) for p in range(c.numel()))
+    else:
+        Q = sum(c[p] * torch.linalg.matrix_power(S, p) for p in range(c.numel()))
+        sS = torch.linalg.matrix_power(S, r) @ torch.linalg.solve(Q, I)
+    idx = MASK.nonzero().flatten()
+    A = n * sS[idx][:, idx] + idx.numel() * beta * torch.eye(idx.numel(), dtype=torch.float64)
+    return n * sS[:, idx] @ torch.linalg.solve(A, y[idx])
+
+
+DENSE_CASES = {
+    "poly, Algorithm 3": (Polynomial([0.5, 0.0, 1.0]), dict(solver="direct")),
+    "poly, CG": (Polynomial([0.0, 0.5, 0.0, 1.0]), dict(solver="cg", tol=1e-13, max_iter=5000)),
+    "inv. Laplacian, direct (M^T by Q^-1)": (InverseLaplacian(0.8), dict(solver="direct")),
+    "inv. Laplacian, GMRES (M^T)": (InverseLaplacian(0.8), dict(solver="gmres", tol=1e-13, max_iter=5000)),
+    "reciprocal r=2, direct": (ReciprocalPolynomial([1.0, -0.5, 0.1], 2), dict(solver="direct")),
+    "reciprocal r=2, GMRES (M^T)": (ReciprocalPolynomial([1.0, -0.5, 0.1], 2),
+                                    dict(solver="gmres", tol=1e-13, max_iter=5000)),
+}
+
+
+@pytest.mark.parametrize("case", list(DENSE_CASES))
+def test_stkr_implicit_gradient_equals_dense_direct(case):
+    """The engine's solve and adjoint solve (implicit gradient) against autograd through the dense closed form
+    of Eq. 7: gradients in the input scores, the edge weights, ``beta`` and the transform's coefficients."""
+    transform, kw = DENSE_CASES[case]
+    weights = torch.linspace(-1, 1, n * 2, dtype=torch.float64).view(n, 2)
+    grads = []
+    for dense in (False, True):
+        m = STKRPropagation(transform, 0.3, dtype=torch.float64, flag_unreachable=False, **kw)
+        name = PARAM[m.kind]
+        y, u, beta, p = leaf(SOFT[:, :2]), leaf(HALF), leaf(m.beta), leaf(getattr(m, name))
+        if dense:
+            c = p if m.kind != "invlap" else torch.stack([torch.ones_like(p), -p])
+            out = _dense_scores(m.kind, m.r, y, u, c, beta)
+        else:
+            m.beta = beta
+            setattr(m, name, p)
+            out = m(y, EI_S, MASK, stkr_w(u))
+        (out * weights).sum().backward()
+        grads.append([y.grad, u.grad, beta.grad, p.grad])
+    for g, ref in zip(*grads):
+        torch.testing.assert_close(g, ref, atol=1e-8, rtol=1e-7)
+
+
+@pytest.mark.parametrize("keep_labels", [False, True])
+def test_label_propagation_implicit_gradient_equals_dense_direct(keep_labels):
+    """The fixed point through the engine (its adjoint ``I - alpha P^T D`` for ``keep_labels``, a
+    non-symmetric system) against autograd through ``torch.linalg.solve``."""
+    grads = []
+    for dense in (False, True):
+        y, a, w = leaf(SOFT), leaf(torch.tensor(0.7, dtype=torch.float64)), leaf(W0)
+        if dense:
+            W = torch.zeros(n, n, dtype=torch.float64).index_put((EI[1], EI[0]), w, accumulate=True)
+            d = W.sum(1).rsqrt()
+            P = d[:, None] * W * d[None, :]
+            m = MASK.to(torch.float64)[:, None]
+            y0 = y * m
+            if keep_labels:
+                free = 1 - m
+                b = (1 - a) * free * y0 + (1 - free) * y0
+                A = torch.eye(n, dtype=torch.float64) - a * free * P
+            else:
+                b, A = (1 - a) * y0, torch.eye(n, dtype=torch.float64) - a * P
+            out = torch.linalg.solve(A, b)
+        else:
+            out = LabelPropagation(None, a, clamp=False, keep_labels=keep_labels, normalize=True, tol=1e-13,
+                                   max_iter=5000)(y, EI, MASK, w)
+        (out * torch.linspace(-1, 1, out.numel(), dtype=out.dtype).view_as(out)).sum().backward()
+        grads.append([y.grad, a.grad, w.grad])
+    for g, ref in zip(*grads):
+        torch.testing.assert_close(g, ref, atol=1e-9, rtol=1e-8)

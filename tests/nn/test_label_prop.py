@@ -231,3 +231,20 @@ def test_fixed_point_advice_works_when_followed():
     assert len(msg) == 1 and "increase max_iter to about" in msg[0]
     more = int(re.search(r"about (\d+)", msg[0]).group(1))
     assert _warnings_of(LabelPropagation(None, 0.99, clamp=False, max_iter=more), Y64, ei, mask) == []
+
+
+@pytest.mark.filterwarnings("ignore:edge_index has")
+@pytest.mark.parametrize("solver", ["auto", "cg", "direct"])
+def test_fixed_point_equals_the_estimator(solver):
+    """``LabelPropagation(num_layers=None)`` is Zhou et al.'s fixed point, the same engine solve as
+    ``methods.LabelPropagation``: ``(1 - alpha) (I - alpha S)^{-1} [Y; 0]`` against ``(I - eta S)^{-1} [Y; 0]``."""
+    from torch_geometric.data import Data
+
+    from graphstk.methods import LabelPropagation as LPEstimator
+    ei, w, _ = random_graph(5)
+    y, mask = labels(5)
+    est = LPEstimator(eta=0.9, solver=solver, tol=1e-12).fit(Data(edge_index=ei, edge_weight=w, y=y, num_nodes=40),
+                                                             mask.nonzero().flatten())
+    out = LabelPropagation(None, 0.9, clamp=False, tol=1e-12, normalize=True)(y, ei, mask, w)
+    assert out.dtype == torch.float64
+    torch.testing.assert_close(out, 0.1 * est.decision_function(torch.arange(40)), atol=1e-10, rtol=1e-9)

@@ -258,3 +258,19 @@ def test_a_route_auto_chose_advises_what_the_user_can_change(monkeypatch):
         out = fixed(y, ei, mask, w)
     long = STKRPropagation(InverseLaplacian(0.99), 1e-3, tol=1e-12, max_iter=5000, dtype=torch.float64)(y, ei, mask, w)
     torch.testing.assert_close(out, long, atol=1e-7, rtol=1e-7)
+
+
+# ----------------------------------------------------------------------------- one engine
+@pytest.mark.filterwarnings("ignore:edge_index has")
+@pytest.mark.parametrize("transform", [Polynomial([0.5, 0.0, 1.0]), InverseLaplacian(0.8)])
+@pytest.mark.parametrize("solver", ["auto", "gmres", "direct"])
+def test_module_and_estimator_share_the_engine(transform, solver):
+    """``nn.STKRPropagation`` and ``methods.STKR`` give the same scores for the same transform and solver
+    (both are one call of ``graphstk.methods.engine.solve``), and the module names the engine's route."""
+    ei, w, _ = random_graph(23)
+    y, mask = labels(23)
+    data = Data(edge_index=ei, edge_weight=w, y=y, num_nodes=N)
+    est = STKR(transform, 0.05, solver=solver, tol=1e-12, max_iter=5000).fit(data, mask.nonzero().flatten())
+    m = STKRPropagation(transform, 0.05, solver=solver, tol=1e-12, max_iter=5000, dtype=torch.float64)
+    torch.testing.assert_close(m(y, ei, mask, w), est.decision_function(torch.arange(N)), atol=1e-8, rtol=1e-8)
+    assert "(engine)" in m.route_

@@ -83,3 +83,19 @@ def test_asymmetric_input_is_symmetrized_with_warning():
     assert torch.allclose(S, S.T)
 
 
+
+
+def test_symmetric_normalization_is_the_one_normalisation():
+    """``D^-1/2 W D^-1/2`` entries with zero factors for isolated nodes, differentiable in the weights;
+    the normalized adjacency and the graph kernel use it."""
+    from torch.autograd import gradcheck
+
+    from graphstk.operators.graph import normalized_adjacency, symmetric_normalization
+    ei = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])          # node 3 is isolated
+    w = torch.tensor([1.0, 1.0, 2.0, 2.0], dtype=torch.float64)
+    vals, deg, dis = symmetric_normalization(ei[0], ei[1], w, 4)
+    torch.testing.assert_close(deg, torch.tensor([1.0, 3.0, 2.0, 0.0], dtype=torch.float64))
+    assert float(dis[3]) == 0.0 and torch.isfinite(vals).all()
+    torch.testing.assert_close(vals, w / (deg[ei[0]] * deg[ei[1]]).sqrt())
+    torch.testing.assert_close(normalized_adjacency(ei, 4, w).coo()[2], vals)
+    assert gradcheck(lambda v: symmetric_normalization(ei[0], ei[1], v, 4)[0], (w.clone().requires_grad_(),))
