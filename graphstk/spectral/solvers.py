@@ -121,6 +121,8 @@ _FIX = {
 
 
 _STILL_DECREASING = "use solver='direct' / 'auto'"
+#: a stalled solve in single precision whose residual is below this stopped at rounding, not for want of iterations
+FLOAT32_STALL = 1e-4
 
 
 def _finish(res: SolveResult, tol: float, name: str, warn: bool, fix: str | None = None,
@@ -155,7 +157,13 @@ def _finish(res: SolveResult, tol: float, name: str, warn: bool, fix: str | None
             raise ConvergenceError(f"{head}, diverging (the iteration moves away from the solution); its result "
                                    f"is not usable. {_fix(name, fix)}", result=res)
         if warn:
-            if trend == "stalled":
+            if trend == "stalled" and res.x.dtype in (torch.float32, torch.float16, torch.bfloat16) \
+                    and last < FLOAT32_STALL:
+                reach = 2.0 * max(res.residuals[-max(len(res.residuals) // 5, 1):])
+                msg = (f"{head}, stalled at {res.x.dtype} rounding: the residual cannot go lower in this precision "
+                       f"(more iterations do not help). Pass float64 inputs for tol={tol:.1e}, or a tol >= "
+                       f"{reach:.1e} in {res.x.dtype}")
+            elif trend == "stalled":
                 msg = (f"{head}, stalled (no progress over the last iterations): the result can be far from the "
                        f"exact solution even at a small residual. {_fix(name, fix)}")
             else:

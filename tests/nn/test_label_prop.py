@@ -216,21 +216,18 @@ def _warnings_of(model, *args):
 
 def test_fixed_point_advice_works_when_followed():
     """The fixed-point warning gives the fix that works: float64 (or a larger tol) where float32
-    rounding is the limit, a larger max_iter where the iteration is only slow."""
+    rounding is the limit; the fixed point is a CG solve, so a slow Zhou iteration (alpha = 0.99)
+    needs no larger max_iter."""
     import re
     ei, y, mask = _ring()
     Y32 = torch.nn.functional.one_hot(y, 3).float()
     msg = _warnings_of(LabelPropagation(None, 0.9, clamp=False, tol=1e-7), Y32, ei, mask)
-    assert len(msg) == 1 and "float32 rounding" in msg[0] and "pass float64 inputs" in msg[0]
+    assert len(msg) == 1 and "float32 rounding" in msg[0] and "Pass float64 inputs" in msg[0]
     assert "increase max_iter" not in msg[0]
     assert _warnings_of(LabelPropagation(None, 0.9, clamp=False, tol=1e-7), Y32.double(), ei, mask) == []
     tol = float(re.search(r"tol >= ([0-9.e+-]+)", msg[0]).group(1))
     assert _warnings_of(LabelPropagation(None, 0.9, clamp=False, tol=tol), Y32, ei, mask) == []
-    Y64 = Y32.double()
-    msg = _warnings_of(LabelPropagation(None, 0.99, clamp=False), Y64, ei, mask)
-    assert len(msg) == 1 and "increase max_iter to about" in msg[0]
-    more = int(re.search(r"about (\d+)", msg[0]).group(1))
-    assert _warnings_of(LabelPropagation(None, 0.99, clamp=False, max_iter=more), Y64, ei, mask) == []
+    assert _warnings_of(LabelPropagation(None, 0.99, clamp=False), Y32.double(), ei, mask) == []
 
 
 @pytest.mark.filterwarnings("ignore:edge_index has")
