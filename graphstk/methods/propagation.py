@@ -35,6 +35,7 @@ import torch
 from torch import Tensor
 
 from ..exceptions import ClassesWithoutLabelsWarning, ConvergenceError  # noqa: F401  (re-exported)
+from .._spaces import LOCAL
 from ..operators.base import SparseOperator
 from ..spectral.multishift import solve_shifted_laplacians
 from ..spectral.solvers import SolveResult, cg, gmres, richardson, time_budget
@@ -638,11 +639,14 @@ def _negative_eigenvalue_certificates(prob: Problem, tr: ReciprocalPolynomial, b
     ``M`` has one iff ``lambda_min([(I - e S)^{-1}]_nn) <= 1 - n beta |xi_1| / N`` for some ``e`` in
     ``(0, eta]`` (see :func:`reciprocal_step`); tested on ``e = eta 2^(-j/2)``, ``j < STEP_CERT_SHIFTS``,
     and on ``v = e_a - sign(S_ab) e_b`` for the labeled pairs with the largest ``|S_ab|``, with
-    upper bounds on ``v^T (I - e S)^{-1} v`` from one multi-shift CG (float64)."""
+    upper bounds on ``v^T (I - e S)^{-1} v`` from one multi-shift CG (float64). A partitioned operator
+    (rows spread over processes) gets none: the iteration runs under the caller's divergence guard."""
     N, n, lam = prob.N, prob.n, prob.lambda_max
     xi0, xi1 = tr.xi
     eta = -xi1 / xi0
     if not (xi1 < 0 and eta * lam < 1):
+        return [None] * len(betas)
+    if prob.space is not LOCAL:   # rows spread over processes: no certificate (each would test its own pairs)
         return [None] * len(betas)
     a, b, s_ab = _labeled_pairs(prob, STEP_CERT_PAIRS)
     if a.numel() == 0:
@@ -662,14 +666,15 @@ def _negative_eigenvalue_certificates(prob: Problem, tr: ReciprocalPolynomial, b
         return (op @ x.to(op.dtype)).double()
 
     shifts = [eta * 2.0 ** (-j / 2) for j in range(STEP_CERT_SHIFTS)]
-    xs, _ = solve_shifted_laplacians(S, v, shifts, max_iter=STEP_CERT_ITERS, tol=1e-12, warn=False)
-    vv = (v * v).sum(0)                                    # = 2 per column
+    space = prob.space
+    xs, _ = solve_shifted_laplacians(S, v, shifts, max_iter=STEP_CERT_ITERS, tol=1e-12, warn=False, space=space)
+    vv = space.col_dot(v, v)                               # = 2 per column
     best = []                                              # per shift: (upper bound of the quotient [k], shift)
     for e, x in zip(shifts, xs):
         qx = x - e * S(x)
         r = v - qx
-        lower = 2.0 * (x * v).sum(0) - (x * qx).sum(0)     # L(x) <= v^T (I - e S)^{-1} v
-        upper = lower + (r * r).sum(0) / (1.0 - e * lam)    # >= v^T (I - e S)^{-1} v
+        lower = 2.0 * space.col_dot(x, v) - space.col_dot(x, qx)     # L(x) <= v^T (I - e S)^{-1} v
+        upper = lower + space.col_dot(r, r) / (1.0 - e * lam)         # >= v^T (I - e S)^{-1} v
         best.append((upper / vv, e))
     out: list[str | None] = []
     for bt in betas:
