@@ -397,7 +397,9 @@ class LabelPropagation(_GraphEstimator):
         self
         """
         prob = self._prepare(X, train_idx, hidden_idx, y)
-        res = solve(prob, [LabelPropagationFilter(self.eta)], solver=self.solver, max_iter=int(self.max_iter),
+        filt = LabelPropagationFilter(self.eta)
+        filt.validate(prob.lambda_max)   # Zhou et al.'s fixed point (Eq. 22) needs eta < 1/lambda_1 on every route
+        res = solve(prob, [filt], solver=self.solver, max_iter=int(self.max_iter),
                     tol=float(self.tol), budgets=self._budgets(), max_seconds=self.max_seconds)
         self._record(res)
         self.yhat_ = next(iter(res.h.values()))
