@@ -46,14 +46,14 @@ ENGINES = ("lp-T", "lp-cg", "lp-multishift", "lp-direct", "poly-T", "poly-cg", "
 FLOAT32 = ("lp-T", "poly-T", "lap-T")
 
 
-def run_engine(kernel, name: str, y, train):
+def run_engine(kernel, name: str, y, train, num_classes: int = C):
     """Scores of every node of the graph (in node order) for one engine call (on any kernel; a
     partitioned kernel's points are mapped through its ``order`` / ``position``, and its problem
     brings the reductions over the partition to the solvers)."""
     n = kernel.shape[0]
     pos = getattr(kernel, "position", torch.arange(n))
     order = getattr(kernel, "order", torch.arange(n))
-    prob = P.make_problem(kernel, y[order], pos[train], C)
+    prob = P.make_problem(kernel, y[order], pos[train], num_classes)
     if name == "lp-T":
         h = P.label_propagation(prob, [0.9, 0.5], budgets=[5, 20]).h[(0, 20)]
     elif name == "lp-cg":
