@@ -34,6 +34,7 @@ from torch import Tensor
 
 from .._checks import check_device, check_int, check_real, user_stacklevel
 from .._index import as_index
+from ..exceptions import ConvergenceError, UnreachableNodesWarning  # noqa: F401  (re-exported)
 from ..operators.base import KernelOperator
 from ..operators.graph import GraphKernel
 from ..spectral.transforms import LabelPropagationFilter, Polynomial, ReciprocalPolynomial, TopD, Transform
@@ -46,8 +47,6 @@ SETTINGS = ("transductive", "inductive")
 
 __all__ = ["LabelPropagation", "STKR", "UnreachableNodesWarning", "flag_unreachable"]
 
-
-from ..exceptions import ConvergenceError, UnreachableNodesWarning  # noqa: E402,F401  (re-exported)
 
 #: a fixed budget whose final relative residual exceeds this cannot come from a converging iteration
 #: (Richardson from x = 0 starts at 1); the estimators raise ConvergenceError instead of returning scores

@@ -40,9 +40,9 @@ from ..operators.base import SparseOperator
 from ..spectral.multishift import solve_shifted_laplacians
 from ..spectral.solvers import SolveResult, cg, gmres, richardson, time_budget
 from ..spectral.transforms import Polynomial, ReciprocalPolynomial, horner
-from .reciprocal_rhs import _powers, direct_other_rhs
 from .problem import (SOLVERS, EngineResult, Problem, _per_col, _record, _split, _sym_solve_path, _tile,  # noqa: F401
                       check_solver_options, make_problem, warn_classes_without_labels)
+from .topd import labeled_components, stkr_topd  # noqa: F401  (Eqs. 8-9, re-exported)
 from .routes import (DENSE_LIMIT, DIRECT_MAX_ENTRIES, DIRECT_MAX_LABELED, LU_MAX_ENVELOPE, LU_MAX_NODES,  # noqa: F401
                      MULTISHIFT_MIN_NNZ, MULTISHIFT_MIN_SHIFTS, MULTISHIFT_TOL, SINGLE_SHIFT_MIN_NNZ,
                      auto_is_direct, cg_iterations, cg_work, describe_work, direct_route, gmres_work, lu_envelope,
@@ -302,7 +302,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     The right-hand side is ``prob.b()`` (``[Y; 0]`` unless the problem carries a full ``rhs`` ``B``;
     the direct route then also solves ``Q^{-1} B_U`` for ``B``'s unlabeled rows ``B_U``:
     ``theta = X u + Q^{-1} B_U / (n beta)`` with
-    ``(N (S^r X)_{nn} + n beta I) u = B_n - N (S^r Q^{-1} B_U)_n / (n beta)``; :mod:`.reciprocal_rhs`).
+    ``(N (S^r X)_{nn} + n beta I) u = B_n - N (S^r Q^{-1} B_U)_n / (n beta)``; :func:`direct_other_rhs`).
     ``adjoint=True`` solves ``M^T lambda = rhs`` instead (``M^T = N S^r I_n~ + n beta Q`` for the
     symmetric ``S``; an implicit gradient's adjoint): the iterative routes with ``M^T``, the direct
     route with ``W = Q^{-1} rhs``, ``(N (S^r X)_{nn} + n beta I) mu = W_n`` and
@@ -740,4 +740,51 @@ def _reciprocal_direct(prob: Problem, tr: ReciprocalPolynomial, rhs: Tensor, rou
     return torch.linalg.solve(Q, rhs), 0
 
 
-from .topd import labeled_components, stkr_topd  # noqa: E402,F401  (Eqs. 8-9, re-exported)
+# ---------------------------------------------------------------------------
+# Algorithm 2's direct route for other right-hand sides (implicit gradients)
+# ---------------------------------------------------------------------------
+def _powers(prob: Problem, x: Tensor, k: int) -> Tensor:
+    """``S^k x``."""
+    for _ in range(k):
+        x = prob.S(x)
+    return x
+
+
+def direct_other_rhs(prob: Problem, tr: ReciprocalPolynomial, X: Tensor, Z: Tensor, B: Tensor,
+                     betas: Sequence[float], route: str, adjoint: bool) -> list[Tensor]:
+    """``theta`` (or, with ``adjoint``, ``lambda``) ``[N, C]`` per ridge ``beta`` for the right-hand side
+    ``prob.b()``; ``route``: how ``Q^{-1}`` is applied (``"lu"``, ``"dense"``, ``"cg"``).
+
+    Algorithm 2's direct route (Eq. 20) for right-hand sides other than ``[Y; 0]``.
+    
+    With ``X = Q^{-1} E`` (``Q = sum_p xi_p S^p``, ``E`` the labeled columns), ``Z = S^{r-1} X`` and
+    ``B = (S^r X)_{nn}`` already formed by :func:`graphstk.methods.propagation.stkr_reciprocal`:
+    
+    * ``M theta = R`` for a block ``R`` on every point (``Problem.rhs``): with ``R_U`` its unlabeled
+      rows, ``theta = X u + Q^{-1} R_U / (n beta)`` where
+      ``(N B + n beta I) u = R_n - N (S^r Q^{-1} R_U)_n / (n beta)``;
+    * ``M^T lambda = R`` (the adjoint of an implicit gradient; ``S`` symmetric, so
+      ``M^T = N S^r I_n~ + n beta Q``): with ``W = Q^{-1} R``, ``(N B + n beta I) mu = W_n`` and
+      ``lambda = (W - N S^r X mu) / (n beta)``.
+    
+    Both need one more ``Q^{-1}`` solve on ``C`` columns, by the route ``X`` took.
+    """
+    N, n, r, R = prob.N, prob.n, tr.r, prob.b()
+    if adjoint:
+        W, _ = _reciprocal_direct(prob, tr, R, route)
+        SZ = prob.S(Z)
+        mus = _sym_solve_path(B, float(N), [n * bt for bt in betas], W[prob.train],
+                              "STKR (Algorithm 2, direct adjoint)")
+        return [(W - N * (SZ @ mu)) / (n * bt) for bt, mu in zip(betas, mus)]
+    free = R.clone()
+    free[prob.train] = 0
+    if not bool(free.any()):
+        return [X @ a for a in _sym_solve_path(B, float(N), [n * bt for bt in betas], R[prob.train],
+                                               "STKR (Algorithm 2, direct)")]
+    free = _reciprocal_direct(prob, tr, free, route)[0]
+    lab = _powers(prob, free, r)[prob.train]
+    out = []
+    for bt in betas:
+        u = _sym_solve_path(B, float(N), [n * bt], R[prob.train] - N * lab / (n * bt), "STKR (Algorithm 2, direct)")[0]
+        out.append(X @ u + free / (n * bt))
+    return out

@@ -31,6 +31,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import torch
+from torch.autograd.function import once_differentiable
 from torch import Tensor
 
 from .._checks import user_stacklevel
@@ -65,7 +66,7 @@ class Operator(KernelOperator):
     """The propagation matrix ``P`` ``[N, N]`` as edge lists plus CSR layouts of ``P`` and ``P^T``:
     a :class:`~graphstk.operators.KernelOperator`.
 
-    ``value`` may require grad: ``P @ x`` (:func:`graphstk.nn.autograd.spmm`) is differentiable in
+    ``value`` may require grad: ``P @ x`` (:func:`graphstk.nn.adjacency.spmm`) is differentiable in
     ``value`` and in the dense block, at the speed of a CSR product. :meth:`sparse` is the same
     matrix, detached, as a :class:`~graphstk.operators.SparseOperator`: what the engine
     (:func:`graphstk.methods.engine.solve`) iterates with inside the implicit-gradient function.
@@ -104,7 +105,6 @@ class Operator(KernelOperator):
     device = property(lambda self: self.tgt.device)
 
     def _matmul(self, x: Tensor) -> Tensor:
-        from .autograd import spmm
         return spmm(self, x)
 
     @property
@@ -317,3 +317,33 @@ class OperatorCache:
     def clear(self) -> None:
         """Forget the cached operator."""
         self._skey = self._vkey = self._adj = self._weight = self._op = self._base = None
+
+
+class _SpMM(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, value: Tensor, x: Tensor, op: "Operator") -> Tensor:
+        ctx.op = op
+        ctx.save_for_backward(value, x)
+        return op.csr(value) @ x
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g: Tensor):
+        value, x = ctx.saved_tensors
+        op = ctx.op
+        gx = op.csr_t(value) @ g if ctx.needs_input_grad[1] else None
+        gv = (g[op.tgt] * x[op.src]).sum(1) if ctx.needs_input_grad[0] else None
+        return gv, gx, None
+
+
+def spmm(op: "Operator", x: Tensor, value: Tensor | None = None) -> Tensor:
+    """``P x`` with ``P`` the operator's matrix (``value``: other edge values, same structure).
+
+    Differentiable with respect to ``x`` and the values; without grad it is one CSR product.
+    """
+    value = op.value if value is None else value
+    if value.dtype != x.dtype:
+        value = value.to(x.dtype)
+    if torch.is_grad_enabled() and (value.requires_grad or x.requires_grad):
+        return _SpMM.apply(value, x, op)
+    return op.csr(value) @ x

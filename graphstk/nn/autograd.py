@@ -1,7 +1,8 @@
 """Differentiation through the :mod:`graphstk.nn` propagations.
 
 * :func:`spmm`: ``P x`` for an :class:`~graphstk.nn.adjacency.Operator`, differentiable in the
-  dense block and in the edge values, at the cost of CSR products (``P^T`` in the backward).
+  dense block and in the edge values, at the cost of CSR products (``P^T`` in the backward); it
+  is the operator's own product, defined beside it in :mod:`graphstk.nn.adjacency`.
 * :func:`implicit_solve`: the solution ``x`` of a linear system ``A(theta) x = b`` whose gradient
   comes from the adjoint system ``A^T lambda = g`` (implicit function theorem:
   ``dL/db = lambda``, ``dL/dtheta = -lambda^T (dA/dtheta) x``), solved by the same iterative
@@ -20,39 +21,9 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
-from .adjacency import Operator
+from .adjacency import spmm  # noqa: F401  (re-exported: the differentiable product)
 
 __all__ = ["spmm", "implicit_solve", "LinearSystem", "engine_system"]
-
-
-class _SpMM(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, value: Tensor, x: Tensor, op: Operator) -> Tensor:
-        ctx.op = op
-        ctx.save_for_backward(value, x)
-        return op.csr(value) @ x
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, g: Tensor):
-        value, x = ctx.saved_tensors
-        op = ctx.op
-        gx = op.csr_t(value) @ g if ctx.needs_input_grad[1] else None
-        gv = (g[op.tgt] * x[op.src]).sum(1) if ctx.needs_input_grad[0] else None
-        return gv, gx, None
-
-
-def spmm(op: Operator, x: Tensor, value: Tensor | None = None) -> Tensor:
-    """``P x`` with ``P`` the operator's matrix (``value``: other edge values, same structure).
-
-    Differentiable with respect to ``x`` and the values; without grad it is one CSR product.
-    """
-    value = op.value if value is None else value
-    if value.dtype != x.dtype:
-        value = value.to(x.dtype)
-    if torch.is_grad_enabled() and (value.requires_grad or x.requires_grad):
-        return _SpMM.apply(value, x, op)
-    return op.csr(value) @ x
 
 
 class LinearSystem:

@@ -27,11 +27,10 @@ from typing import Callable, Iterable
 import torch
 from torch import Tensor
 
+from .._spaces import LOCAL, VectorSpace, _space  # noqa: F401  (re-exported)
+from ..exceptions import ConvergenceError, ConvergenceWarning  # noqa: F401  (re-exported)
+
 Apply = Callable[[Tensor], Tensor]
-
-
-from ..exceptions import ConvergenceError, ConvergenceWarning  # noqa: E402,F401  (re-exported)
-from .._spaces import LOCAL, VectorSpace, _space  # noqa: E402,F401  (re-exported)
 
 
 @dataclass

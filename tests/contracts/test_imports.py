@@ -23,11 +23,8 @@ PACKAGE = REPO / "graphstk"
 #: Import cycles still present, each as the sorted tuple of its modules (a strongly connected
 #: component of the import graph). Empty now: keep it so.
 KNOWN_CYCLES: set[tuple[str, ...]] = set()
-#: Files that still import below their top (``noqa: E402``), being rewritten elsewhere.
-KNOWN_LATE_TOP_IMPORTS = {
-    "graphstk/methods/propagation.py", "graphstk/methods/estimators.py", "graphstk/methods/grid.py",
-    "graphstk/spectral/solvers.py",
-}
+#: Files that still import below their top (``noqa: E402``). Empty now: keep it so.
+KNOWN_LATE_TOP_IMPORTS: set[str] = set()
 
 
 def _modules() -> dict[str, Path]:
