@@ -98,7 +98,7 @@ nitpick_ignore_regex = [
     ("py:.*", r"graphstk\.distributed\.exchange\._Pending|GraphKernel\.rows|Problem|BoolTensor|LongTensor"),
     # return types that are not exported (documented on the function that returns them)
     ("py:class", r"graphstk\.(data\.datasets\.DatasetSpec|experiments\.schema\.(MultiTask|TaskBase)|"
-                 r"methods\.coupled_embedding\.CKEResult|spectral\.solvers\.VectorSpace)"),
+                 r"methods\.coupled_embedding\.CKEResult|spectral\.solvers\.VectorSpace|_spaces\.VectorSpace)"),
     ("py:.*", r".*\b(IndexLike|TensorLike|ArrayOrTensor|Index|Array|Float|Int)\b.*"),
 ]
 

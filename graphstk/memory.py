@@ -13,7 +13,7 @@ One rule, two numbers (the same inputs give the same outcome on an idle or a bus
     page cache),
   - ``GRAPHSTK_MAX_MEMORY`` (bytes, or with a unit: ``8GB``, ``512MiB``), when set.
 
-  A **refusal** (:func:`check_allocation`, :class:`~graphstk.exceptions.MemoryLimitError`) is
+  A **refusal** (:func:`check_allocation`, ``MemoryLimitError``) is
   only for a working set larger than this ceiling, a working set that cannot fit this process
   whatever else runs; it is raised before anything is allocated, and its message names the bound
   that decided (``RLIMIT_AS``, the cgroup file, ``MemTotal``, ``GRAPHSTK_MAX_MEMORY``), the size,
@@ -248,7 +248,7 @@ def memory_available(device: torch.device | str | None = None) -> tuple[int, str
 
 
 def check_allocation(nbytes: float, what: str, hint: str, device: torch.device | str | None = None) -> None:
-    """Raise :class:`MemoryLimitError` before allocating ``nbytes`` if they exceed :func:`memory_limit`.
+    """Raise ``MemoryLimitError`` before allocating ``nbytes`` if they exceed :func:`memory_limit`.
 
     Parameters
     ----------
@@ -282,7 +282,7 @@ def tile_rows(rows: int, bytes_per_row: float, *, what: str, hint: str, min_rows
     bytes_per_row : float
         Bytes one row of the tile holds, temporaries included.
     what, hint : str
-        For the refusal: raised (:class:`MemoryLimitError`) only when ``fixed_bytes`` plus a tile
+        For the refusal: raised (``MemoryLimitError``) only when ``fixed_bytes`` plus a tile
         of ``min_rows`` rows exceeds :func:`memory_limit`, i.e. cannot fit the process at all.
     min_rows : int, default 1
     fixed_bytes : float, default 0

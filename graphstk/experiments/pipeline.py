@@ -57,7 +57,7 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
     Every dataset of every task is loaded and checked by its protocol before anything is
     computed, so bad input (an unknown dataset, too few points of a class, overlapping
     split sets, NaN features, ...) fails at once. A second run on the same ``out_dir`` while
-    this one runs is refused (:func:`~graphstk.experiments.cache.run_lock`).
+    this one runs is refused (``graphstk.experiments.cache.run_lock``).
 
     Parameters
     ----------
@@ -73,9 +73,9 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
         Write the results files (and the plot).
     kernel_factory : callable, optional
         Builds the graph methods' kernels: ``factory(data, hidden, *, dtype, device, whole=False)``
-        (:mod:`graphstk.experiments.kernels`); default :class:`~graphstk.experiments.kernels.GraphKernelFactory`.
+        (:mod:`graphstk.experiments.kernels`); default ``graphstk.experiments.kernels.GraphKernelFactory``.
         ``run.py --distributed`` passes :class:`~graphstk.distributed.PartitionedKernelFactory`. The run
-        wraps it in a :class:`~graphstk.experiments.kernels.KernelCache` of its own.
+        wraps it in a ``graphstk.experiments.kernels.KernelCache`` of its own.
     """
     with run_lock(out_dir):
         return _run_experiment(cfg, out_dir, data_root, progress=progress, log=log, write=write,

@@ -428,7 +428,7 @@ class STKR(_GraphEstimator):
         Richardson step ``gamma``; see :func:`graphstk.methods.propagation.reciprocal_step`. With
         ``"auto"`` and a reciprocal transform, a fit for which no positive step can converge (proved
         before iterating; common on graphs with few labels and small ``beta``) raises
-        :class:`ConvergenceError` naming ``solver="gmres"``, unless the fixed budget is short enough
+        ``ConvergenceError`` naming ``solver="gmres"``, unless the fixed budget is short enough
         that the residual provably stays below the divergence guard.
     num_iter : int, optional
         Run exactly ``T = num_iter`` Richardson iterations (the paper's budget ``T``) instead of

@@ -53,10 +53,10 @@ class STKRCV(_GraphEstimator):
         :class:`~graphstk.spectral.transforms.InverseLaplacian` /
         :class:`~graphstk.spectral.transforms.ReciprocalPolynomial` (Algorithm 2) or
         :class:`~graphstk.spectral.transforms.TopD` (Eqs. 8-9). ``None``: ``InverseLaplacian(eta)``
-        for Appendix D's ``eta`` grid (:data:`DEFAULT_ETAS`).
+        for Appendix D's ``eta`` grid (``DEFAULT_ETAS``).
     betas : sequence of float > 0, default None
         Ridge parameters ``beta_n`` of Eq. 7 (ignored by Label-Prop). ``None``: Appendix D's grid
-        (:data:`DEFAULT_BETAS`).
+        (``DEFAULT_BETAS``).
     setting : {"transductive", "inductive"}, default "transductive"
         As in :class:`~graphstk.methods.STKR`. The paper's inductive selection hides the
         validation nodes too: pass them in ``hidden_idx``.
@@ -86,7 +86,7 @@ class STKRCV(_GraphEstimator):
         Its validation accuracy.
     h_ : Tensor ``[N_visible, C]``
         The chosen point's solution (Label-Prop: ``Yhat``); :meth:`decision_function` and
-        :meth:`predict` use it.
+        ``predict`` use it.
     kernel_, problem_, num_classes_, classes_, missing_classes_, history_, unreachable_,
     n_unreachable_ :
         As in :class:`~graphstk.methods.STKR` (``history_``: every solve of the grid).
@@ -299,8 +299,7 @@ class STKRCV(_GraphEstimator):
         return self._point_scores(ids, [self.best_index_])[0]
 
     def decision_function(self, idx=None) -> Tensor:
-        """Scores ``[len(idx), C]`` of the chosen grid point (see :meth:`STKR.decision_function
-        <graphstk.methods.STKR.decision_function>`)."""
+        """Scores ``[len(idx), C]`` of the chosen grid point (as ``STKR.decision_function``)."""
         check_is_fitted(self, "best_index_")
         return super().decision_function(idx)
 

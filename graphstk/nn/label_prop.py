@@ -105,7 +105,7 @@ class LabelPropagation(torch.nn.Module):
         ``T``-step output; memory grows with ``T``), or the implicit gradient of the fixed point
         (memory of one solve; equal to the unrolled one once the iteration has converged): its
         adjoint ``(I - alpha P^T D) lambda = g`` is solved to ``tol`` by the engine
-        (:func:`graphstk.methods.engine.solve` with ``adjoint=True``; CG when ``P`` is a symmetric
+        (``graphstk.methods.engine.solve`` with ``adjoint=True``; CG when ``P`` is a symmetric
         ``gcn_norm``-ed matrix and ``D = I``, Zhou et al.'s iteration or GMRES otherwise). Needs
         ``clamp=False`` and no ``post_step``. The solve to tolerance (``num_layers=None``) is the
         engine's, with the same adjoint.
@@ -224,7 +224,7 @@ class LabelPropagation(torch.nn.Module):
 
     # -- the fixed point: the engine inside the implicit-gradient function ---------------------------------
     def _fixed_point(self, op, y0: Tensor, free, budget: int | None, route: str = "auto") -> Tensor:
-        """``(I - alpha D P) Y = b`` (Eq. 22 with ``S = D P``) through :func:`graphstk.methods.engine.solve`,
+        """``(I - alpha D P) Y = b`` (Eq. 22 with ``S = D P``) through ``graphstk.methods.engine.solve``,
         differentiated implicitly (the adjoint ``(I - alpha P^T D) lambda = g`` through the same engine).
 
         The engine's solver: CG when ``D = I`` and ``P`` is a symmetric ``gcn_norm``-ed matrix with

@@ -5,7 +5,7 @@ Transductive STKR (Eq. 7) on the graph of ``edge_index_or_adj``: with ``S = D^{-
 
 ``f = N s(S) E alpha``,  ``(N [s(S)]_{nn} + n beta I) alpha = Y_L``   (``E``: the labeled columns).
 
-A solve to tolerance is the engine's, :func:`graphstk.methods.engine.solve`, on the
+A solve to tolerance is the engine's, ``graphstk.methods.engine.solve``, on the
 :class:`~graphstk.methods.problem.Problem` of the graph's :class:`~graphstk.nn.adjacency.AdjacencyKernel`
 with the input scores as targets, inside the implicit-gradient function of :mod:`graphstk.nn.autograd`:
 the engine routes (``solver``, ``"auto"`` from sizes, :mod:`graphstk.methods.routes`) exactly as for
@@ -81,7 +81,7 @@ class STKRPropagation(torch.nn.Module):
     tol : float, default 1e-6
         Relative residual of a solve to tolerance; ``0`` means ``max_iter`` Richardson steps.
     solver : {"auto", "richardson", "cg", "gmres", "direct"}, default "auto"
-        The engine's solver (:func:`graphstk.methods.engine.solve`); ``"auto"`` routes from sizes
+        The engine's solver (``graphstk.methods.engine.solve``); ``"auto"`` routes from sizes
         and counted work (:mod:`graphstk.methods.routes`): the direct route while ``n`` and ``n N``
         are small, else CG / GMRES (polynomial, by the sign of ``s``) or GMRES on Algorithm 2's ``M``.
         The adjoint solve of the backward pass takes the same route. The direct route forms and

@@ -16,7 +16,7 @@ linear         ``x^T y``                                           no bandwidth
 polynomial     ``(x^T y + c)^degree``                              ``c >= 0``, ``degree >= 1``
 =============  ==================================================  ==========================
 
-A dense ``[a, b]`` evaluation (:meth:`Kernel.__call__`, :func:`pairwise_distances`) checks its
+A dense ``[a, b]`` evaluation (``__call__``, :func:`pairwise_distances`) checks its
 size with :func:`graphstk.memory.check_allocation` first and is refused, before anything is
 allocated, when it does not fit; :class:`~graphstk.operators.FeatureKernelOperator` evaluates
 the same kernel in row blocks.
@@ -364,8 +364,8 @@ class Kernel:
         return self._pfn(X, X, **self.params)
 
     def raw(self, X: Tensor, Y: Tensor) -> Tensor:
-        """``k(X, Y)`` ``[a, b]`` of checked tensors (:func:`as_feature_pair`), without the checks and the
-        memory guard of :meth:`__call__` (for blocked evaluations that did both once)."""
+        """``k(X, Y)`` ``[a, b]`` of checked tensors (``as_feature_pair``), without the checks and the
+        memory guard of ``__call__`` (for blocked evaluations that did both once)."""
         return self._fn(X, Y, **self.params)
 
     def raw_paired(self, X: Tensor, Y: Tensor) -> Tensor:

@@ -117,7 +117,7 @@ def knn_graph(X, k: int, metric: str = "euclidean", mode: str = "connectivity",
     mode : {"connectivity", "distance", "gaussian"}, default "connectivity"
         Weight 1; the distance itself; or ``exp(-dist^2 / (2 sigma^2))`` with ``sigma``
         defaulting to the lower median of all ``n k`` kNN distances
-        (:func:`graphstk.operators.medians.median_of` with ``lower=True``).
+        (``graphstk.operators.medians.median_of`` with ``lower=True``).
     sigma : float, optional
         Width of the ``"gaussian"`` weights.
     symmetric : bool, default True

@@ -48,7 +48,7 @@ class SolveResult:
     n_iter : int, iterations (operator products) that ran.
     converged : bool, whether ``tol`` was reached (direct routes: True).
     stopped : str, why the caller stopped the solve early (e.g. a time budget; see
-        :func:`time_budget`), else ``""``.
+        ``time_budget``), else ``""``.
     """
 
     x: Tensor
@@ -228,8 +228,8 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     step : callable ``[N, K] -> [N, K]``, optional
         The fused update described above.
     space : VectorSpace, optional
-        Where the column reductions (residual norms) run; default :data:`LOCAL` (this process's
-        whole tensors). A partitioned operator's :attr:`vector_space` sums over its processes.
+        Where the column reductions (residual norms) run; default ``LOCAL`` (this process's
+        whole tensors). A partitioned operator's ``vector_space`` sums over its processes.
     """
     space = _space(space)
     snaps = set(int(t) for t in snapshots)

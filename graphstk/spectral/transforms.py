@@ -100,7 +100,7 @@ class Polynomial(Transform):
         return len(self.coeffs)
 
     def apply(self, matmul: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
-        """``s(M) x = sum_p pi_p M^p x`` (:func:`horner`, ``q`` products with ``M``)."""
+        """``s(M) x = sum_p pi_p M^p x`` (``horner``, ``q`` products with ``M``)."""
         return horner(self.coeffs, matmul, x, shift=1)
 
     def __call__(self, lam):
@@ -141,7 +141,7 @@ class ReciprocalPolynomial(Transform):
         return self.apply_rho(lambda v: v * lam, torch.ones_like(lam))
 
     def apply_rho(self, matmul: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
-        """``rho(M) x = sum_p xi_p M^p x`` (Algorithm 2's ``Q`` for ``M = S``; :func:`horner`)."""
+        """``rho(M) x = sum_p xi_p M^p x`` (Algorithm 2's ``Q`` for ``M = S``; ``horner``)."""
         return horner(self.xi, matmul, x)
 
     def __call__(self, lam):
