@@ -56,7 +56,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                         "config's 'device', else cpu)")
     p.add_argument("--quick", action="store_true",
                    help="smoke run: at most 2 seeds, every grid and sweep thinned to at most 3 values, "
-                        "the first p_test / n_labeled, datasets drawn per class capped at 100 per class")
+                        "the first level (p_test, n_labeled, fit_labels), datasets drawn per class capped at 100 per "
+                        "class, training epochs capped at 20")
     p.add_argument("--threads", metavar="N", type=int, default=None,
                    help="torch CPU threads (default: torch's choice; 1 for the built-in default experiment)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from graphstk.exceptions import ConfigError
 
-__all__ = ["DEVICE", "QUICK_MAX_PER_CLASS", "override_tasks", "thin_grid"]
+__all__ = ["DEVICE", "QUICK_MAX_EPOCHS", "QUICK_MAX_PER_CLASS", "override_tasks", "thin_grid"]
 
 #: A torch device as a config or ``--device`` writes it: ``cpu``, ``cuda``, ``cuda:1``, ``mps``, ``xpu``.
 DEVICE = re.compile(r"(cpu|cuda|mps|xpu)(:\d+)?")
@@ -29,13 +29,25 @@ QUICK_MAX_PER_CLASS = 100
 
 
 def _quick_levels(task) -> dict:
-    """``--quick``: the first level only (``p_test`` or ``n_labeled``) where a task lists several."""
+    """``--quick``: the first level only (``p_test``, ``n_labeled`` or ``fit_labels``) where a task lists
+    several."""
     out = {}
-    for key in ("p_test", "n_labeled"):
+    for key in ("p_test", "n_labeled", "fit_labels"):
         vals = getattr(task, key, None)
         if isinstance(vals, list) and len(vals) > 1:
             out[key] = vals[:1]
     return out
+
+
+#: ``--quick``: training epochs of the neural baselines are capped at this many
+QUICK_MAX_EPOCHS = 20
+
+
+def _quick_values(key: str, values: list) -> list:
+    """``--quick``: a grid's ``epochs`` values capped at ``QUICK_MAX_EPOCHS`` (a smoke run, not a result)."""
+    if key != "epochs":
+        return values
+    return list(dict.fromkeys(min(int(v), QUICK_MAX_EPOCHS) if v is not None else v for v in values))
 
 
 def _quick_dataset(spec):
@@ -73,7 +85,7 @@ def override_tasks(tasks: list, seeds: int | None = None, quick: bool = False, d
         if quick:
             up = {"quick": True, runs: [0, 1] if getattr(t, runs) == "all" else getattr(t, runs)[:2], **up,
                   **_quick_levels(t), "datasets": [_quick_dataset(d) for d in t.datasets],
-                  "methods": [replace(m, grid={k: thin_grid(v) for k, v in m.grid.items()},
+                  "methods": [replace(m, grid={k: _quick_values(k, thin_grid(v)) for k, v in m.grid.items()},
                                       sweep=m.sweep and replace(m.sweep, values=tuple(thin_grid(list(m.sweep.values)))))
                               for m in t.methods]}
         out.append(t.model_copy(update={**up, **({} if device is None else {"device": device})}))
