@@ -129,14 +129,9 @@ PUBLIC_PACKAGES = ("graphstk", "graphstk.operators", "graphstk.spectral", "graph
                    "graphstk.features", "graphstk.data", "graphstk.experiments", "graphstk.distributed",
                    "graphstk.mmd", "graphstk.memory", "graphstk.exceptions", "graphstk.transforms")
 
-#: Public names without a description, in modules that are being rewritten: remove a name from
-#: here once it has a docstring (the test fails when a listed name has one, so the list only
-#: shrinks). Keyed by where the object is defined (``module.Class.member``).
-UNDOCUMENTED_ALLOWED = frozenset({
-    "graphstk.distributed.partition.Partition.num_nodes",       # graphstk/distributed/partition.py
-    "graphstk.distributed.partition.Partition.parts",
-    "graphstk.spectral.transforms.Polynomial.degree",           # graphstk/spectral/transforms.py
-})
+#: Public names allowed without a description: none. Keyed by where the object is defined
+#: (``module.Class.member``); the test fails when a listed name has one, so the list only shrinks.
+UNDOCUMENTED_ALLOWED: frozenset[str] = frozenset()
 
 
 def _constant_described(package, name: str) -> bool:

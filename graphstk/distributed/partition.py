@@ -48,10 +48,12 @@ class Partition:
 
     @property
     def parts(self) -> int:
+        """The number of parts (processes) the nodes are split into."""
         return len(self.bounds) - 1
 
     @property
     def num_nodes(self) -> int:
+        """The number of nodes of the partitioned graph."""
         return int(self.order.numel())
 
     def rank(self, new_ids: Tensor) -> Tensor:

@@ -97,6 +97,7 @@ class Polynomial(Transform):
 
     @property
     def degree(self) -> int:
+        """``q``, the highest power of ``l`` in ``s(l) = sum_{p=1}^q pi_p l^p``."""
         return len(self.coeffs)
 
     def apply(self, matmul: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
