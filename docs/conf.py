@@ -92,8 +92,7 @@ nitpick_ignore_regex = [
               r"OutlierMixin|ClusterMixin|DensityMixin)"),
     # free text in a docstring's type or attribute field ("int, default 1", "classes"): not a name
     ("py:class", r"(?!graphstk\.)(?![A-Z]\w*$)(?![A-Z]\w*\.[A-Z]\w*$).*"),
-    # names in the signatures and docstrings of modules being rewritten elsewhere (shrink this as
-    # their docstrings are fixed): private helpers and types that are not exported
+    # the engine modules' helpers and types named in signatures and docstrings, not exported
     ("py:.*", r"graphstk\.methods\.(propagation|routes|problem)\.\w+"),
     ("py:.*", r"graphstk\.distributed\.exchange\._Pending|GraphKernel\.rows|Problem|BoolTensor|LongTensor"),
     # return types that are not exported (documented on the function that returns them)
