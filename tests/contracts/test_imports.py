@@ -9,8 +9,8 @@ Read from the source with :mod:`ast` (nothing is imported), counting the imports
   the subpackage that owns it (``graphstk/_checks.py`` belongs to the whole package,
   ``graphstk/nn/_common.py`` to ``graphstk.nn``).
 
-The known exceptions below are files being rewritten elsewhere; each entry goes when its file is
-fixed, and the lists are meant to become empty.
+The lists of known exceptions below are empty and stay so: a listed entry that no longer applies
+fails the test too.
 """
 from __future__ import annotations
 
