@@ -1,14 +1,20 @@
 """User-facing estimators on a graph or any kernel operator: :class:`LabelPropagation` and :class:`STKR`.
 
-Both follow one interface, with scikit-learn's words::
+Both follow the graph estimators' contract (docs/estimators.md), shared with
+:class:`~graphstk.methods.STKRCV` and :class:`~graphstk.methods.FeatureSTKR`::
 
-    est.fit(data, train_idx, hidden_idx=None)      # a PyG graph: learns from data.y[train_idx]
+    est.fit(data, train_idx, hidden_idx=None, *, y=None)  # a PyG graph: learns from data.y[train_idx]
     est.fit(K, train_idx, y=y)                     # any square KernelOperator K over the points
     labels = est.predict(idx)                      # [len(idx)] classes from classes_ (-1: unreachable)
-    scores = est.decision_function(idx)            # [len(idx), C] scores, one column per class
+    scores = est.decision_function(idx)            # [len(idx)] for two classes, else [len(idx), C]
+    scores = est.class_scores(idx)                 # [len(idx), C], one column per class, always
 
-Every argument naming nodes (``train_idx``, ``hidden_idx``, ``idx``) is a LongTensor of node
-ids or a boolean mask of length ``N`` (PyG's ``data.train_mask``); both mean the same thing.
+Every argument naming nodes (``train_idx``, ``hidden_idx``, ``idx``) is a LongTensor (or NumPy
+array) of node ids or a boolean mask of length ``N`` (PyG's ``data.train_mask``); both mean the
+same thing. Outputs come in the caller's array type: a tensor ``idx`` gives tensors on its device,
+a NumPy array (or a list) gives NumPy arrays, and ``idx=None`` (every node) gives tensors on the
+kernel's device. Parameters are checked at ``fit`` (``__init__`` only stores them), so a value set
+by ``set_params`` is refused there with the message that names it.
 
 With a graph, a :class:`~graphstk.operators.GraphKernel` (Eq. 23) is built; any other
 :class:`~graphstk.operators.KernelOperator` (a dense Gram matrix, a feature kernel, a kNN graph)
@@ -26,9 +32,11 @@ labels is never predicted (its score column is kept, and is exactly zero for one
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import torch
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 from torch import Tensor
 
@@ -37,13 +45,17 @@ from .._index import as_index
 from ..exceptions import ConvergenceError, UnreachableNodesWarning  # noqa: F401  (re-exported)
 from ..operators.base import KernelOperator
 from ..operators.graph import GraphKernel
-from ..spectral.transforms import LabelPropagationFilter, Polynomial, ReciprocalPolynomial, TopD, Transform
+from ..spectral.transforms import (InverseLaplacian, LabelPropagationFilter, Polynomial, ReciprocalPolynomial,
+                                  TopD, Transform)
 from . import propagation as P
 from .engine import solve
 from .grid import lp_scores, scores_from, unreachable
-from .problem import argmax_of_labeled_classes
+from .problem import SOLVERS, argmax_of_labeled_classes
 
 SETTINGS = ("transductive", "inductive")
+#: ``STKR(transform=None)`` fits ``InverseLaplacian(eta=DEFAULT_ETA)``: Algorithm 2 with
+#: ``s(lambda) = 1 / (1 - eta lambda)`` (Eq. 20), the transform of the paper's SP-Lap rows
+DEFAULT_ETA = 0.9
 
 __all__ = ["LabelPropagation", "STKR", "UnreachableNodesWarning", "flag_unreachable"]
 
@@ -120,6 +132,15 @@ def _check_graph_size(data, n: int, y: Tensor, dtype: torch.dtype) -> None:
                      "(docs/distributed.md)", data.edge_index.device)
 
 
+def check_step_size(step_size) -> None:
+    """``step_size`` is ``"auto"``, ``"paper"`` or a positive number (the Richardson step of Algorithms 1-2)."""
+    if isinstance(step_size, str):
+        if step_size not in ("auto", "paper"):
+            raise ValueError(f"step_size must be 'auto', 'paper' or a positive number, got {step_size!r}")
+    else:
+        check_real("step_size", step_size)
+
+
 def _resolve_alias(name: str, value, alias: str, alias_value, default):
     """``value`` or its PyG spelling ``alias_value`` (not both); ``default`` when neither is given."""
     if alias_value is not None:
@@ -130,8 +151,56 @@ def _resolve_alias(name: str, value, alias: str, alias_value, default):
     return default if value is None else value
 
 
+def _common_constraints() -> dict:
+    """The parameters every graph estimator shares, declared once (scikit-learn's constraint objects;
+    checked at ``fit`` by ``_validate_params``)."""
+    return {
+        "setting": [StrOptions(set(SETTINGS))],
+        "solver": [StrOptions(set(SOLVERS))],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_seconds": [Interval(Real, 0, None, closed="neither"), None],
+        "num_classes": [Interval(Integral, 1, None, closed="left"), None],
+        "clean_edges": ["boolean"],
+        "dtype": [Options(torch.dtype, {torch.float32, torch.float64})],
+        "device": [str, torch.device, None],
+    }
+
+
+def output_like(values: Tensor, idx):
+    """``values`` in the caller's array type: a tensor on ``idx``'s device for a tensor ``idx``, the
+    estimator's own tensor for ``idx=None``, NumPy for anything else (a NumPy array, a list)."""
+    if idx is None:
+        return values
+    if isinstance(idx, Tensor):
+        return values.to(idx.device) if values.device != idx.device else values
+    return values.detach().cpu().numpy()
+
+
+def binary_scores(scores: Tensor) -> Tensor:
+    """scikit-learn's shape for ``decision_function``: ``[m, C]`` scores as they are, except for two
+    classes, where it is the 1-D ``scores[:, 1] - scores[:, 0]`` (positive: ``classes_[1]``, negative:
+    ``classes_[0]``, zero for a row no label reaches)."""
+    return scores[:, 1] - scores[:, 0] if scores.dim() == 2 and scores.shape[1] == 2 else scores
+
+
 class _GraphEstimator(BaseEstimator):
-    """Shared checks and fit/predict plumbing (not public: use STKR or LabelPropagation)."""
+    """Shared checks and fit/predict plumbing (not public: use STKR or LabelPropagation).
+
+    Parameters are declared once in ``_parameter_constraints`` and checked by ``_validate_params`` at
+    the start of every fit (so ``set_params`` and grid searches cannot bypass them); ``__init__``
+    only stores them."""
+
+    _parameter_constraints: dict = _common_constraints()
+
+    def _validate_params(self):
+        """The project's checks first (their messages name the parameter and what to write instead),
+        then the declared constraints."""
+        self._check_params()
+        super()._validate_params()
+
+    def _check_params(self):
+        self._check_common()
 
     def _check_common(self):
         check_device(self.device)
@@ -140,18 +209,22 @@ class _GraphEstimator(BaseEstimator):
             raise ValueError(f"dtype must be torch.float32 or torch.float64, got {self.dtype}")
         if self.setting not in SETTINGS:
             raise ValueError(f"setting must be one of {SETTINGS}, got {self.setting!r}")
-        check_int("num_iter", self.num_iter, allow_none=True)
-        check_int("num_classes", self.num_classes, allow_none=True)
+        if self.num_classes is not None:
+            check_int("num_classes", self.num_classes)
         if self.max_seconds is not None:
             check_real("max_seconds", self.max_seconds)
-        if self.num_iter is not None and self.solver not in ("auto", "richardson", "cg"):
-            raise ValueError(f"num_iter (a fixed budget of T iterations) needs solver 'auto', 'richardson' or "
-                             f"'cg', got solver={self.solver!r}")
+        num_iter = getattr(self, "_num_iter", getattr(self, "num_iter", None))
+        if num_iter is not None and not isinstance(num_iter, (list, tuple)):
+            check_int("num_iter", num_iter)
+            if self.solver not in ("auto", "richardson", "cg"):
+                raise ValueError(f"num_iter (a fixed budget of T iterations) needs solver 'auto', 'richardson' or "
+                                 f"'cg', got solver={self.solver!r}")
 
     def _budgets(self) -> tuple[int, ...]:
         """The fixed iteration budget: ``num_iter``, or ``max_iter`` when ``tol == 0``."""
-        if self.num_iter is not None:
-            return (int(self.num_iter),)
+        num_iter = getattr(self, "_num_iter", self.num_iter)
+        if num_iter is not None:
+            return (int(num_iter),)
         return (int(self.max_iter),) if self.tol == 0 else ()
 
     def _operator(self, X, y, n: int, hidden):
@@ -225,7 +298,7 @@ class _GraphEstimator(BaseEstimator):
     def _divergence_advice(self) -> str:
         """What to change after a diverged fixed budget: never the setting already in use."""
         krylov = "solver='auto' or 'cg'"
-        tr = getattr(self, "transform", None)
+        tr = getattr(self, "transform_", None)
         if isinstance(tr, ReciprocalPolynomial):
             krylov = "solver='gmres' (Algorithm 2's M is not symmetric) or 'direct'"
         elif isinstance(tr, Polynomial):
@@ -250,39 +323,66 @@ class _GraphEstimator(BaseEstimator):
     def _scores(self, ids: Tensor) -> Tensor:
         raise NotImplementedError
 
-    def decision_function(self, idx=None) -> Tensor:
-        """Scores ``[len(idx), C]``, one column per class of ``classes_`` (argmax = class).
+    def _all_scores(self, idx) -> Tensor:
+        """Scores ``[len(idx), C]`` as a tensor on the kernel's device, unreachable rows flagged."""
+        return flag_unreachable(self, self._scores(self._predict_index(idx)))
+
+    def class_scores(self, idx=None):
+        """Scores ``[len(idx), C]``, one column per class of ``classes_``, for any number of classes
+        (the argmax over the classes with training labels is :meth:`predict`).
 
         Parameters
         ----------
-        idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
+        idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``, optional
             Points to score (default: all ``N``); rows come in the order of ``idx`` (a mask: by id).
             Hidden points (inductive) are scored from their kernel rows into the visible points.
 
         Returns
         -------
-        Tensor ``[len(idx), C]``
-            All-zero rows are points no label reaches: flagged in ``unreachable_`` /
-            ``n_unreachable_`` with an :class:`UnreachableNodesWarning`.
+        Tensor or ndarray ``[len(idx), C]``
+            A tensor on ``idx``'s device for a tensor ``idx``, a NumPy array for NumPy (or a list),
+            a tensor on the kernel's device for ``idx=None``. All-zero rows are points no label
+            reaches: flagged in ``unreachable_`` / ``n_unreachable_`` with an
+            :class:`UnreachableNodesWarning`.
         """
-        return flag_unreachable(self, self._scores(self._predict_index(idx)))
+        return output_like(self._all_scores(idx), idx)
 
-    def predict(self, idx=None) -> Tensor:
-        """Class labels ``[len(idx)]``: the argmax of :meth:`decision_function` over the classes that have
-        training labels; ``-1`` for points no label reaches (flagged in ``unreachable_``).
+    def decision_function(self, idx=None):
+        """Scores in scikit-learn's shape: ``[len(idx)]`` for two classes (the score of ``classes_[1]``
+        minus that of ``classes_[0]``: positive means ``classes_[1]``), ``[len(idx), C]`` otherwise.
 
         Parameters
         ----------
-        idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
+        idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``, optional
+            Points to score (default: all ``N``), as in :meth:`class_scores`.
+
+        Returns
+        -------
+        Tensor or ndarray ``[len(idx)]`` (two classes) or ``[len(idx), C]``
+            In the caller's array type (see :meth:`class_scores`). A point no label reaches scores
+            ``0`` (two classes) or an all-zero row, and is flagged in ``unreachable_``.
+        """
+        return output_like(binary_scores(self._all_scores(idx)), idx)
+
+    def predict(self, idx=None):
+        """Class labels ``[len(idx)]`` from ``classes_``: the argmax of :meth:`class_scores` over the
+        classes that have training labels; ``-1`` for points no label reaches (flagged in
+        ``unreachable_``, with an :class:`UnreachableNodesWarning`).
+
+        Parameters
+        ----------
+        idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``, optional
             Points to label (default: all ``N``).
 
         Returns
         -------
-        LongTensor ``[len(idx)]``
+        LongTensor or int64 ndarray ``[len(idx)]``
+            A tensor on ``idx``'s device for a tensor ``idx``, a NumPy array for NumPy (or a list),
+            a tensor on the kernel's device for ``idx=None``.
         """
-        pred = argmax_of_labeled_classes(self.decision_function(idx), self.missing_classes_)
+        pred = argmax_of_labeled_classes(self._all_scores(idx), self.missing_classes_)
         pred[self.unreachable_] = -1
-        return pred
+        return output_like(pred, idx)
 
 
 class LabelPropagation(_GraphEstimator):
@@ -296,13 +396,13 @@ class LabelPropagation(_GraphEstimator):
     eta : float in (0, 1), default 0.99
         Propagation weight (Zhou et al.'s and PyG's ``alpha``).
     alpha : float, optional
-        PyG's spelling of ``eta`` (give one of them).
+        PyG's spelling of ``eta`` (give one of them; when given, it is the weight fitted).
     num_iter : int, optional
         Run exactly ``T = num_iter`` iterations ``Yhat <- eta S Yhat + [Y; 0]`` from ``Yhat = 0``
         (the paper's "number of iterations T"; ``solver="cg"`` runs ``T`` CG steps instead).
         ``None`` (default): solve Eq. 22 to the relative residual ``tol``.
     num_layers : int, optional
-        PyG's spelling of ``num_iter``.
+        PyG's spelling of ``num_iter`` (give one of them).
     solver : {"auto", "richardson", "cg", "gmres", "direct"}, default "auto"
         ``auto`` is CG (the system is symmetric positive definite); ``richardson`` is Zhou's
         iteration; ``direct`` a sparse LU. The route that ran, and why, is in ``history_``.
@@ -349,11 +449,14 @@ class LabelPropagation(_GraphEstimator):
     solver_ : str
         The route of the last solve.
     n_iter_, residuals_ : iterations and relative residuals of the last iterative solve.
+    eta_ : float
+        The propagation weight fitted (``eta``, or ``alpha`` when given).
     unreachable_ : BoolTensor
-        Set by each ``predict``: rows no label reaches (all-zero scores).
+        Set by each ``predict`` / ``decision_function`` / ``class_scores``, one entry per row of
+        its output: rows no label reaches (all-zero scores; ``predict`` labels them ``-1``).
     n_unreachable_ : int
-        Their number in the last ``predict`` (the warning is shown once per code line; this
-        count is always there).
+        Their number in the last call (the warning is shown once per code line; this count is
+        always there).
 
     Examples
     --------
@@ -361,42 +464,53 @@ class LabelPropagation(_GraphEstimator):
     >>> pred = lp.predict(data.test_mask)                             # doctest: +SKIP
     """
 
-    def __init__(self, eta: float | None = 0.99, *, alpha: float | None = None, num_iter: int | None = None,
+    _parameter_constraints: dict = {
+        **_common_constraints(),
+        "eta": [Interval(Real, 0, None, closed="neither"), None],
+        "alpha": [Interval(Real, 0, None, closed="neither"), None],
+        "num_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "num_layers": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(self, eta: float = 0.99, *, alpha: float | None = None, num_iter: int | None = None,
                  num_layers: int | None = None, solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6,
                  max_seconds: float | None = None, setting: str = "transductive", num_classes: int | None = None,
                  clean_edges: bool = False, dtype: torch.dtype = torch.float64, device=None):
-        eta = _resolve_alias("eta", eta, "alpha", alpha, 0.99)
-        self.eta = check_real("eta", eta)   # the upper bound 1/lambda_1 is checked by fit
-        self.alpha = None
-        self.num_iter = _resolve_alias("num_iter", num_iter, "num_layers", num_layers, None)
-        self.num_layers = None
+        self.eta, self.alpha, self.num_iter, self.num_layers = eta, alpha, num_iter, num_layers
         self.solver, self.max_iter, self.tol, self.max_seconds = solver, max_iter, tol, max_seconds
         self.setting, self.num_classes, self.clean_edges = setting, num_classes, clean_edges
         self.dtype, self.device = dtype, device
+
+    def _check_params(self):
+        eta = _resolve_alias("eta", self.eta, "alpha", self.alpha, 0.99)
+        check_real("eta", eta)   # the upper bound 1/lambda_1 is checked by fit
+        self._num_iter = _resolve_alias("num_iter", self.num_iter, "num_layers", self.num_layers, None)
         self._check_common()
 
-    def fit(self, X, train_idx=None, hidden_idx=None, *, y=None) -> "LabelPropagation":
+    def fit(self, data, train_idx=None, hidden_idx=None, *, y=None) -> "LabelPropagation":
         """Solve Eq. 22 for the labels ``y[train_idx]``.
 
         Parameters
         ----------
-        X : torch_geometric.data.Data or KernelOperator
+        data : torch_geometric.data.Data or KernelOperator
             A graph (``edge_index``, ``num_nodes``, ``y``, optional ``edge_weight``): its
             :class:`~graphstk.operators.GraphKernel` is built; or any square kernel operator over
             the points (an affinity ``W`` normalised as ``D^{-1/2} W D^{-1/2}``, a kNN graph, ...).
-        train_idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
-            The labeled points; default ``data.train_mask``.
-        hidden_idx : LongTensor or BoolTensor ``[N]``, optional
+        train_idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``
+            The labeled points; ``None`` reads ``data.train_mask``.
+        hidden_idx : node ids or a boolean mask ``[N]``, optional
             Points removed before fitting (``setting="inductive"`` only).
-        y : Tensor ``[N]``, optional
+        y : Tensor or ndarray ``[N]``, optional
             Class ids (only ``y[train_idx]`` is read); default ``data.y``. Required with an operator.
 
         Returns
         -------
         self
         """
-        prob = self._prepare(X, train_idx, hidden_idx, y)
-        filt = LabelPropagationFilter(self.eta)
+        self._validate_params()
+        self.eta_ = float(_resolve_alias("eta", self.eta, "alpha", self.alpha, 0.99))
+        prob = self._prepare(data, train_idx, hidden_idx, y)
+        filt = LabelPropagationFilter(self.eta_)
         filt.validate(prob.lambda_max)   # Zhou et al.'s fixed point (Eq. 22) needs eta < 1/lambda_1 on every route
         res = solve(prob, [filt], solver=self.solver, max_iter=int(self.max_iter),
                     tol=float(self.tol), budgets=self._budgets(), max_seconds=self.max_seconds)
@@ -405,7 +519,7 @@ class LabelPropagation(_GraphEstimator):
         return self
 
     def _scores(self, ids: Tensor) -> Tensor:
-        return lp_scores(self.problem_, self.yhat_, self.eta, ids)
+        return lp_scores(self.problem_, self.yhat_, self.eta_, ids)
 
 
 class STKR(_GraphEstimator):
@@ -417,12 +531,14 @@ class STKR(_GraphEstimator):
 
     Parameters
     ----------
-    transform : Polynomial | ReciprocalPolynomial | InverseLaplacian | TopD
+    transform : Polynomial | ReciprocalPolynomial | InverseLaplacian | TopD, default None
         ``Polynomial`` -> Algorithm 1 (or 3 with ``solver="direct"``);
         ``ReciprocalPolynomial``/``InverseLaplacian`` -> Algorithm 2 (Eq. 20);
         ``TopD`` -> kernel PCA features + ridge probe (Eqs. 8-9).
-    beta : float > 0
-        Ridge parameter ``beta_n`` (finite, positive).
+        ``None``: ``InverseLaplacian(eta=0.9)`` (the inverse Laplacian of Eq. 20, ``DEFAULT_ETA``);
+        the transform fitted is ``transform_``.
+    beta : float > 0, default 1e-2
+        Ridge parameter ``beta_n`` of Eq. 7 (finite, positive).
     setting : {"transductive", "inductive"}, default "transductive"
     step_size : "auto" | "paper" | float, default "auto"
         Richardson step ``gamma``; see :func:`graphstk.methods.propagation.reciprocal_step`. With
@@ -459,6 +575,8 @@ class STKR(_GraphEstimator):
     ----------
     h_ : Tensor ``[N_visible, C]``
         Scores of a node ``x`` are ``rows(x) @ h_`` (``rows(x) = K(x, visible) / (n+m)``).
+    transform_ : Transform
+        The transform fitted (``transform``, or the default).
     kernel_, num_classes_, classes_, missing_classes_, history_, solver_, n_iter_, residuals_,
     unreachable_, n_unreachable_ :
         As in :class:`LabelPropagation`.
@@ -469,55 +587,67 @@ class STKR(_GraphEstimator):
     >>> acc = (est.predict(data.test_mask) == data.y[data.test_mask]).float().mean()  # doctest: +SKIP
     """
 
-    def __init__(self, transform: Transform, beta: float, setting: str = "transductive",
+    _parameter_constraints: dict = {
+        **_common_constraints(),
+        "transform": [Polynomial, ReciprocalPolynomial, TopD, None],
+        "beta": [Interval(Real, 0, None, closed="neither")],
+        "step_size": [StrOptions({"auto", "paper"}), Interval(Real, 0, None, closed="neither")],
+        "num_iter": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(self, transform: Transform | None = None, beta: float = 1e-2, setting: str = "transductive",
                  step_size: str | float = "auto", *, num_iter: int | None = None, solver: str = "auto",
                  max_iter: int = 1000, tol: float = 1e-6, max_seconds: float | None = None,
                  num_classes: int | None = None, clean_edges: bool = False, dtype: torch.dtype = torch.float64,
                  device=None):
-        if not isinstance(transform, (Polynomial, ReciprocalPolynomial, TopD)):
-            raise TypeError(f"transform must be Polynomial, ReciprocalPolynomial/InverseLaplacian or TopD, "
-                            f"got {type(transform).__name__}")
-        self.transform = transform
-        self.beta = check_real("beta", beta)
-        if not (step_size in ("auto", "paper") or not isinstance(step_size, str)):
-            raise ValueError(f"step_size must be 'auto', 'paper' or a positive number, got {step_size!r}")
-        self.step_size = step_size if isinstance(step_size, str) else check_real("step_size", step_size)
-        self.setting, self.num_iter, self.solver = setting, num_iter, solver
+        self.transform, self.beta, self.setting, self.step_size = transform, beta, setting, step_size
+        self.num_iter, self.solver = num_iter, solver
         self.max_iter, self.tol, self.num_classes, self.max_seconds = max_iter, tol, num_classes, max_seconds
         self.clean_edges, self.dtype, self.device = clean_edges, dtype, device
+
+    def _check_params(self):
+        tr = self.transform
+        if tr is not None and not isinstance(tr, (Polynomial, ReciprocalPolynomial, TopD)):
+            raise TypeError(f"transform must be Polynomial, ReciprocalPolynomial/InverseLaplacian or TopD (or None: "
+                            f"InverseLaplacian(eta={DEFAULT_ETA})), got {type(tr).__name__}")
+        check_real("beta", self.beta)
+        check_step_size(self.step_size)
         self._check_common()
-        if self.num_iter is not None and isinstance(transform, ReciprocalPolynomial) and solver == "cg":
+        if self.num_iter is not None and isinstance(tr, ReciprocalPolynomial) and self.solver == "cg":
             raise ValueError("num_iter with a reciprocal transform needs solver 'richardson' (Algorithm 2) or 'auto'")
 
-    def fit(self, X, train_idx=None, hidden_idx=None, *, y=None) -> "STKR":
+    def fit(self, data, train_idx=None, hidden_idx=None, *, y=None) -> "STKR":
         """Solve Eq. 7 for the labels ``y[train_idx]``.
 
         Parameters
         ----------
-        X : torch_geometric.data.Data or KernelOperator
+        data : torch_geometric.data.Data or KernelOperator
             A graph (``edge_index``, ``num_nodes``, ``y``, optional ``edge_weight``): the base kernel
             of Eq. 23 is built; or any square kernel operator ``K`` over the points (a dense Gram
             matrix, a feature kernel, a kNN graph), used through ``G_K / (n+m)`` (Eq. 5) and its
             spectral bound.
-        train_idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
-            The labeled points; default ``data.train_mask``.
-        hidden_idx : LongTensor or BoolTensor ``[N]``, optional
+        train_idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``
+            The labeled points; ``None`` reads ``data.train_mask``.
+        hidden_idx : node ids or a boolean mask ``[N]``, optional
             ``setting="inductive"``: points (and their edges) never seen by ``fit``.
-        y : Tensor ``[N]``, optional
+        y : Tensor or ndarray ``[N]``, optional
             Class ids (only ``y[train_idx]`` is read); default ``data.y``. Required with an operator.
 
         Returns
         -------
         self
         """
-        if isinstance(self.transform, ReciprocalPolynomial) and not isinstance(X, KernelOperator):
-            self.transform.validate(1.0)   # a graph kernel's lambda_max: fail before any work
-        prob = self._prepare(X, train_idx, hidden_idx, y)
-        if isinstance(self.transform, ReciprocalPolynomial):
-            self.transform.validate(prob.lambda_max)
+        self._validate_params()
+        self.transform_ = InverseLaplacian(eta=DEFAULT_ETA) if self.transform is None else self.transform
+        if isinstance(self.transform_, ReciprocalPolynomial) and not isinstance(data, KernelOperator):
+            self.transform_.validate(1.0)   # a graph kernel's lambda_max: fail before any work
+        prob = self._prepare(data, train_idx, hidden_idx, y)
+        if isinstance(self.transform_, ReciprocalPolynomial):
+            self.transform_.validate(prob.lambda_max)
         budgets = self._budgets() if self.solver != "direct" else ()
-        res = solve(prob, [self.transform], [self.beta], budgets=budgets, solver=self.solver,
-                    max_iter=int(self.max_iter), tol=float(self.tol), step_size=self.step_size,
+        step = self.step_size if isinstance(self.step_size, str) else float(self.step_size)
+        res = solve(prob, [self.transform_], [float(self.beta)], budgets=budgets, solver=self.solver,
+                    max_iter=int(self.max_iter), tol=float(self.tol), step_size=step,
                     max_seconds=self.max_seconds)
         self._record(res)
         self.h_ = next(iter(res.h.values()))

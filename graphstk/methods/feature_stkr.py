@@ -25,9 +25,11 @@ grid costs a few sparse products and small dense solves.
 from __future__ import annotations
 
 import itertools
+from numbers import Integral, Real
 
 import torch
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 from torch import Tensor
 
@@ -35,7 +37,8 @@ from .._index import as_index
 from ..operators.composed import extended_adjacency, unit_rows
 from ..memory import check_allocation
 from ..operators.graph import GraphKernel, check_edge_index
-from .estimators import _check_graph_size, _default_classes, _label_tensor
+from .estimators import (SETTINGS, _check_graph_size, _default_classes, _label_tensor, binary_scores, flag_unreachable,
+                         output_like)
 from .problem import argmax_of_labeled_classes, training_labels
 
 __all__ = ["FeatureSTKR", "feature_stkr_scores", "balanced_targets", "preprocess_features", "FEATURES", "select_on_validation", "KERNELS", "MIXES", "DEFAULT_GRID"]
@@ -292,11 +295,34 @@ class FeatureSTKR(BaseEstimator):
     dtype : torch.dtype, default torch.float64
         Precision of the kernel and the solve.
 
+    Attributes
+    ----------
+    classes_ : LongTensor ``[C]``
+    num_classes_ : int
+    missing_classes_ : list of int
+        Classes without a labeled node (never predicted).
+    unreachable_ : BoolTensor, n_unreachable_ : int
+        Set by each ``predict`` / ``decision_function`` / ``class_scores``: rows with all-zero
+        scores, as in :class:`~graphstk.methods.STKR`.
+
     Examples
     --------
     >>> model = FeatureSTKR(depth=16).fit(data, data.train_mask)      # doctest: +SKIP
     >>> pred = model.predict(data.test_mask)                            # doctest: +SKIP
     """
+
+    _parameter_constraints: dict = {
+        "depth": [Interval(Integral, 0, None, closed="left")],
+        "a": [Interval(Real, 0, 1, closed="right")],
+        "mix": [StrOptions(set(MIXES))],
+        "kernel": [StrOptions(set(KERNELS))],
+        "sigma": [Interval(Real, 0, None, closed="neither")],
+        "beta": [Interval(Real, 0, None, closed="neither")],
+        "setting": [StrOptions(set(SETTINGS))],
+        "features": [StrOptions(set(FEATURES)), None],
+        "normalize_features": ["boolean"],
+        "dtype": [Options(torch.dtype, {torch.float32, torch.float64})],
+    }
 
     def __init__(self, depth: int = 16, a: float = 0.5, mix: str = "dyadic", kernel: str = "cosine-gaussian",
                  sigma: float = 0.7, beta: float = 1e-3, setting: str = "transductive",
@@ -311,27 +337,53 @@ class FeatureSTKR(BaseEstimator):
             p["features"] = self.features
         return p
 
-    def fit(self, data, train_idx=None, hidden_idx=None) -> "FeatureSTKR":
+    def _validate_params(self):
+        """The project's checks first (messages naming the parameter), then the declared constraints."""
+        _check_point(self._point())
+        if self.setting not in SETTINGS:
+            raise ValueError(f"setting must be 'transductive' or 'inductive', got {self.setting!r}")
+        if self.dtype not in (torch.float32, torch.float64):
+            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {self.dtype}")
+        super()._validate_params()
+
+    def fit(self, data, train_idx=None, hidden_idx=None, *, y=None) -> "FeatureSTKR":
         """Check and remember the graph, features and labels of ``train_idx`` (the solve runs per
         ``predict``: its rows ``K(x, labeled)`` are computed with the ridge system, one closed form).
 
-        ``data`` is a PyG ``Data`` with ``x``, ``edge_index``, ``y`` (and optionally ``edge_weight``);
-        the labels, node ids and memory are checked as :class:`~graphstk.methods.STKR` checks them, and
-        a class of ``y`` without a labeled node is named by a warning and never predicted."""
-        _check_point(self._point())
-        if self.setting not in ("transductive", "inductive"):
-            raise ValueError(f"setting must be 'transductive' or 'inductive', got {self.setting!r}")
+        Parameters
+        ----------
+        data : torch_geometric.data.Data
+            A graph with node features: ``x``, ``edge_index`` (optionally ``edge_weight``).
+        train_idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``
+            The labeled nodes; ``None`` reads ``data.train_mask``.
+        hidden_idx : node ids or a boolean mask ``[N]``, optional
+            ``setting="inductive"``: nodes (and their edges) unseen at fit time.
+        y : Tensor or ndarray ``[N]``, optional
+            Class ids (only ``y[train_idx]`` is read); default ``data.y``.
+
+        The labels, node ids and memory are checked as :class:`~graphstk.methods.STKR` checks them,
+        and a class of ``y`` without a labeled node is named by a warning and never predicted.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
         if self.setting == "transductive" and hidden_idx is not None:
             raise ValueError("setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
-        for attr in ("edge_index", "num_nodes", "x", "y"):
+        if y is None:
+            y = getattr(data, "y", None)
+            if y is None:
+                raise ValueError("data.y is missing: the estimator needs the labels of train_idx (or pass y=)")
+        for attr in ("edge_index", "num_nodes", "x"):
             if getattr(data, attr, None) is None:
-                raise TypeError(f"FeatureSTKR.fit takes a torch_geometric Data with node features and labels "
-                                f"(x, edge_index, y); got {type(data).__name__} without .{attr}")
+                raise TypeError(f"FeatureSTKR.fit takes a torch_geometric Data with node features (x, edge_index; "
+                                f"labels in data.y or y=); got {type(data).__name__} without .{attr}")
         if train_idx is None:
             train_idx = getattr(data, "train_mask", None)
         if train_idx is None:
             raise ValueError("train_idx is required (node ids or a boolean mask), or give data.train_mask")
-        n, y = int(data.num_nodes), _label_tensor(data.y)
+        n, y = int(data.num_nodes), _label_tensor(y)
         self.train_ = as_index(train_idx, n, name="train_idx", allow_none=False)
         if self.train_.numel() == 0:
             raise ValueError("no labeled nodes: train_idx is empty")
@@ -343,19 +395,37 @@ class FeatureSTKR(BaseEstimator):
         check_allocation(3.0 * n * d * item, f"the filtered features of {n} nodes x {d} features",
                          "use fewer features (e.g. a PCA of x), dtype=torch.float32, or a subgraph", data.x.device)
         _, self.num_classes_, self.missing_classes_ = training_labels(y[self.train_], _default_classes(y, None))
-        self.data_ = data
+        self.classes_ = torch.arange(self.num_classes_)
+        self.data_, self.y_ = data, y
         return self
 
-    def predict(self, idx) -> Tensor:
-        """Class labels ``[len(idx)]``: the argmax of :meth:`decision_function` over the classes that
-        have training labels."""
-        return argmax_of_labeled_classes(self.decision_function(idx), self.missing_classes_)
-
-    def decision_function(self, idx) -> Tensor:
-        """Scores ``[len(idx), C]`` (argmax is the class)."""
+    def _all_scores(self, idx) -> Tensor:
         check_is_fitted(self, "data_")
         d = self.data_
-        return feature_stkr_scores(d.edge_index, d.x, d.y, self.train_, idx, [self._point()],
-                                   hidden=self.hidden_, num_classes=self.num_classes_,
-                                   normalize_features=self.normalize_features, dtype=self.dtype,
-                                   edge_weight=getattr(d, "edge_weight", None))[0]
+        ids = as_index(idx, int(d.num_nodes), d.edge_index.device, name="idx")
+        scores = feature_stkr_scores(d.edge_index, d.x, self.y_, self.train_, ids, [self._point()],
+                                     hidden=self.hidden_, num_classes=self.num_classes_,
+                                     normalize_features=self.normalize_features, dtype=self.dtype,
+                                     edge_weight=getattr(d, "edge_weight", None))[0]
+        return flag_unreachable(self, scores)
+
+    def class_scores(self, idx=None):
+        """Scores ``[len(idx), C]``, one column per class of ``classes_`` (as
+        :meth:`STKR.class_scores <graphstk.methods.STKR.class_scores>`; ``idx=None``: every node, a
+        tensor on the graph's device)."""
+        return output_like(self._all_scores(idx), idx)
+
+    def decision_function(self, idx=None):
+        """Scores ``[len(idx)]`` for two classes (``classes_[1]`` minus ``classes_[0]``), else
+        ``[len(idx), C]``, in the caller's array type (as :meth:`STKR.decision_function
+        <graphstk.methods.STKR.decision_function>`)."""
+        return output_like(binary_scores(self._all_scores(idx)), idx)
+
+    def predict(self, idx=None):
+        """Class labels ``[len(idx)]`` from ``classes_``: the argmax of :meth:`class_scores` over the
+        classes that have training labels, ``-1`` for a node no label reaches (flagged in
+        ``unreachable_``); in the caller's array type (as :meth:`STKR.predict
+        <graphstk.methods.STKR.predict>`)."""
+        pred = argmax_of_labeled_classes(self._all_scores(idx), self.missing_classes_)
+        pred[self.unreachable_] = -1
+        return output_like(pred, idx)

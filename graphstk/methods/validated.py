@@ -11,19 +11,21 @@ experiment runner's protocols).
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import torch
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 from torch import Tensor
 
-from .._checks import check_int, check_real, user_stacklevel
+from .._checks import check_device, check_int, check_real, user_stacklevel
 from .._index import as_index
 from ..exceptions import NonFiniteScoresWarning
 from ..spectral.transforms import InverseLaplacian, LabelPropagationFilter, ReciprocalPolynomial, Transform
 from . import propagation as P
 from .engine import solve, transform_family
-from .estimators import SETTINGS, _GraphEstimator, _label_tensor
+from .estimators import SETTINGS, _common_constraints, _GraphEstimator, _label_tensor, check_step_size
 from .grid import lp_scores, scores_from, unreachable
 from .problem import argmax_of_labeled_classes
 
@@ -98,6 +100,15 @@ class STKRCV(_GraphEstimator):
     >>> acc = (cv.predict(data.test_mask) == data.y[data.test_mask]).float().mean()     # doctest: +SKIP
     """
 
+    _parameter_constraints: dict = {
+        **_common_constraints(),
+        "transforms": [Transform, list, tuple, None],
+        "betas": [Interval(Real, 0, None, closed="neither"), list, tuple, np.ndarray, None],
+        "step_size": [StrOptions({"auto", "paper"}), Interval(Real, 0, None, closed="neither")],
+        "num_iter": [Interval(Integral, 1, None, closed="left"), list, tuple, None],
+        "labels": [StrOptions({"onehot", "centered"})],
+    }
+
     def __init__(self, transforms=None, betas=None, setting: str = "transductive", step_size: str | float = "auto",
                  *, num_iter=None, labels: str = "onehot", solver: str = "auto", max_iter: int = 1000,
                  tol: float = 1e-6, max_seconds: float | None = None, num_classes: int | None = None,
@@ -108,6 +119,10 @@ class STKRCV(_GraphEstimator):
         self.dtype, self.device = dtype, device
 
     # -- parameters, checked at fit --------------------------------------------
+    def _check_params(self):
+        check_device(self.device)
+        self._grid()
+
     def _grid(self) -> tuple[list[Transform], type, list[float | None], list[int | None]]:
         """``(transforms, family, betas, budgets)`` checked; ``[None]`` for an axis the grid lacks."""
         P.check_solver_options(self.solver, self.max_iter, self.tol)
@@ -120,10 +135,7 @@ class STKRCV(_GraphEstimator):
         check_int("num_classes", self.num_classes, allow_none=True)
         if self.max_seconds is not None:
             check_real("max_seconds", self.max_seconds)
-        if not (self.step_size in ("auto", "paper") or not isinstance(self.step_size, str)):
-            raise ValueError(f"step_size must be 'auto', 'paper' or a positive number, got {self.step_size!r}")
-        if not isinstance(self.step_size, str):
-            check_real("step_size", self.step_size)
+        check_step_size(self.step_size)
         transforms = ([InverseLaplacian(e) for e in DEFAULT_ETAS] if self.transforms is None
                       else [self.transforms] if isinstance(self.transforms, Transform) else list(self.transforms))
         if not transforms:
@@ -143,7 +155,7 @@ class STKRCV(_GraphEstimator):
                 [self.betas] if isinstance(self.betas, (int, float)) else list(self.betas))
             if not raw:
                 raise ValueError("betas is empty: give at least one ridge parameter")
-            betas = [check_real("beta", b) for b in raw]
+            betas = [check_real("betas", b) for b in raw]
         if self.num_iter is None:
             budgets: list = [None]
         else:
@@ -171,6 +183,7 @@ class STKRCV(_GraphEstimator):
 
     # -- the one engine call ----------------------------------------------------
     def _solve_grid(self, X, train_idx, hidden_idx, y) -> None:
+        self._validate_params()
         transforms, family, betas, budgets = self._grid()
         if family is ReciprocalPolynomial and not hasattr(X, "normalized_gram"):
             for t in transforms:
@@ -184,7 +197,8 @@ class STKRCV(_GraphEstimator):
         # Richardson step exists (the proof is kept in the history), and validation chooses among them
         res = solve(prob, transforms, [b for b in betas if b is not None],
                     budgets=fixed, solver=self.solver,
-                    max_iter=int(self.max_iter), tol=float(self.tol), step_size=self.step_size,
+                    max_iter=int(self.max_iter), tol=float(self.tol),
+                    step_size=self.step_size if isinstance(self.step_size, str) else float(self.step_size),
                     max_seconds=self.max_seconds, unstable="run" if fixed else "raise")
         self.history_ = res.history
         last = res.history[-1] if res.history else None
@@ -244,28 +258,29 @@ class STKRCV(_GraphEstimator):
         _warn_non_finite(type(self.grid_[0]["transform"]).__name__, out)
         return out
 
-    def fit(self, X, train_idx=None, val_idx=None, hidden_idx=None, *, y=None) -> "STKRCV":
+    def fit(self, data, train_idx=None, val_idx=None, hidden_idx=None, *, y=None) -> "STKRCV":
         """Fit every grid point in one engine call and keep the one with the best accuracy on ``val_idx``.
 
         Parameters
         ----------
-        X : torch_geometric.data.Data or KernelOperator
+        data : torch_geometric.data.Data or KernelOperator
             As in :meth:`STKR.fit <graphstk.methods.STKR.fit>`.
-        train_idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
-            The labeled points; default ``data.train_mask``.
-        val_idx : LongTensor or BoolTensor ``[N]``, optional
-            The validation points (their labels are read only to score the grid); default
+        train_idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``
+            The labeled points; ``None`` reads ``data.train_mask``.
+        val_idx : node ids or a boolean mask ``[N]``
+            The validation points (their labels are read only to score the grid); ``None`` reads
             ``data.val_mask``.
-        hidden_idx : LongTensor or BoolTensor ``[N]``, optional
+        hidden_idx : node ids or a boolean mask ``[N]``, optional
             ``setting="inductive"``: points never seen by the fit (the paper's selection hides the
             validation points as well as the test points).
-        y : Tensor ``[N]``, optional
+        y : Tensor or ndarray ``[N]``, optional
             Class ids; default ``data.y``. Required with an operator.
 
         Returns
         -------
         self
         """
+        X = data
         if val_idx is None:
             val_idx = getattr(X, "val_mask", None)
             if val_idx is None:
@@ -297,11 +312,6 @@ class STKRCV(_GraphEstimator):
     def _scores(self, ids: Tensor) -> Tensor:
         check_is_fitted(self, "best_index_")
         return self._point_scores(ids, [self.best_index_])[0]
-
-    def decision_function(self, idx=None) -> Tensor:
-        """Scores ``[len(idx), C]`` of the chosen grid point (as ``STKR.decision_function``)."""
-        check_is_fitted(self, "best_index_")
-        return super().decision_function(idx)
 
 
 def _warn_non_finite(what: str, results: list[tuple[dict, Tensor]]) -> list[tuple[dict, Tensor]]:
