@@ -2,22 +2,29 @@
 kernel methods of the other source papers.
 
 The graph estimators take a PyG ``Data`` (or any square kernel operator) and node ids or a
-boolean mask; ``predict`` returns classes (``-1`` for a node no label reaches) and
-``decision_function`` the scores ``[len(idx), C]``. The feature-matrix estimators follow
-scikit-learn's contract (``fit(X, y)`` with ``y = -1`` for unlabeled points).
+boolean mask: ``fit(data, train_idx, hidden_idx=None, *, y=None)``; ``predict`` returns classes
+(``-1`` for a node no label reaches), ``decision_function`` the scores in scikit-learn's shape
+(``[len(idx)]`` for two classes, else ``[len(idx), C]``) and ``class_scores`` the ``[len(idx), C]``
+scores; NumPy ids in give NumPy out, a tensor gives tensors on its device. The feature-matrix
+estimators follow scikit-learn's contract (``fit(X, y)`` with ``y = -1`` for unlabeled points).
+Both are tabled in docs/estimators.md.
 
 Example
 -------
->>> import networkx as nx, torch, graphstk as gs
+>>> import networkx as nx, numpy as np, torch, graphstk as gs
 >>> karate = gs.load_dataset(nx.karate_club_graph(), label="club")     # 34 nodes, 2 classes
 >>> train = torch.tensor([0, 33])                                      # one label per class
 >>> stkr = gs.STKR(gs.InverseLaplacian(eta=0.9), beta=1e-2).fit(karate, train)
->>> stkr.decision_function(torch.tensor([1, 2, 3])).shape              # [len(idx), C]
+>>> stkr.decision_function(torch.tensor([1, 2, 3])).shape              # two classes: [len(idx)]
+torch.Size([3])
+>>> stkr.class_scores(torch.tensor([1, 2, 3])).shape                   # [len(idx), C]
 torch.Size([3, 2])
 >>> stkr.predict(torch.tensor([1, 2, 3]))
 tensor([0, 0, 0])
+>>> stkr.predict(np.array([1, 2, 3]))                                   # NumPy in, NumPy out
+array([0, 0, 0])
 >>> lp = gs.LabelPropagation(alpha=0.9).fit(karate, train)
->>> lp.decision_function().shape                                       # every node
+>>> lp.class_scores().shape                                            # every node
 torch.Size([34, 2])
 """
 from ..exceptions import ClassesWithoutLabelsWarning

@@ -218,7 +218,8 @@ def test_methods_users_call_have_docstrings_that_name_their_parameters():
 
 def test_readable_repr_with_hyperparameters():
     assert repr(STKR(InverseLaplacian(0.99), beta=1e-3)) == "STKR(beta=0.001, transform=InverseLaplacian(eta=0.99))"
-    assert repr(LabelPropagation(alpha=0.9, num_layers=4)) == "LabelPropagation(eta=0.9, num_iter=4)"
+    assert repr(LabelPropagation(alpha=0.9, num_layers=4)) == "LabelPropagation(alpha=0.9, num_layers=4)"
+    assert repr(STKR()) == "STKR()" and repr(LabelPropagation()) == "LabelPropagation()"
     assert "at 0x" not in repr(STKR(TopD(8), 0.1, setting="inductive"))
     from sklearn.base import clone
     est = STKR(TopD(8), 0.1, solver="direct")
@@ -282,7 +283,9 @@ def test_edgeless_graph_with_topd():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est = STKR(TopD(2, support=support), 1e-2).fit(data, [0, 1])
-            assert torch.equal(est.decision_function(), torch.zeros(6, 2, dtype=torch.float64))
+            assert torch.equal(est.class_scores(), torch.zeros(6, 2, dtype=torch.float64))
+            assert torch.equal(est.decision_function(), torch.zeros(6, dtype=torch.float64))   # two classes: 1-D
+            assert torch.equal(est.predict(), torch.full((6,), -1))
         assert est.n_unreachable_ == 6
 
 
@@ -293,12 +296,16 @@ def test_edgeless_graph_with_topd():
     (float("nan"), ValueError, "finite"),
 ])
 def test_beta_is_validated_at_the_boundary(beta, err, text):
+    data, train, mask = labeled_graph()
+    est = STKR(InverseLaplacian(0.9), beta)            # __init__ only stores; fit checks
+    assert est.beta is beta or est.beta == beta
     with pytest.raises(err, match=text):
-        STKR(InverseLaplacian(0.9), beta)
+        est.fit(data, train)
+    with pytest.raises(err, match=text):
+        STKR(InverseLaplacian(0.9)).set_params(beta=beta).fit(data, train)
     with pytest.raises(err, match=text):
         STKRPropagation(InverseLaplacian(0.9), beta)
-    data, train, mask = labeled_graph()
-    with pytest.raises(err, match=text):
+    with pytest.raises(err, match=text.replace("beta", "betas")):
         STKRCV([Polynomial.monomial(1)], [beta]).grid_scores(GraphKernel(data.edge_index, N), train, train, y=data.y)
 
 

@@ -52,10 +52,12 @@ def test_inverse_laplacian_on_a_feature_kernel_matches_eq7(hidden, as_blocks):
     ref = _reference(K, y, hidden, lambda S: S @ qinv(S), qinv, beta, eval_ids)
     est = STKR(InverseLaplacian(eta), beta, setting="inductive" if hidden else "transductive", tol=1e-12)
     est.fit(op, TRAIN, hidden_idx=hidden or None, y=y)
-    out = est.decision_function(eval_ids)
-    torch.testing.assert_close(out, ref, atol=1e-8 * float(ref.abs().max()), rtol=0)
+    out = est.decision_function(eval_ids)              # a list of ids: NumPy out, [len(idx), C] for C = 3
+    assert isinstance(out, np.ndarray)
+    torch.testing.assert_close(torch.from_numpy(out), ref, atol=1e-8 * float(ref.abs().max()), rtol=0)
     assert est.predict(eval_ids).shape == (len(eval_ids),)
-    assert torch.equal(est.predict(eval_ids), ref.argmax(1))
+    assert np.array_equal(est.predict(eval_ids), ref.argmax(1).numpy())
+    assert torch.equal(est.predict(torch.tensor(eval_ids)), ref.argmax(1))
 
 
 @pytest.mark.parametrize("solver", ["direct", "cg", "richardson"])

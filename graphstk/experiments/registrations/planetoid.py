@@ -81,7 +81,7 @@ def label_prop_fit_predict(problem: Problem, points: list[dict]) -> list[torch.T
         warnings.simplefilter("ignore")     # unreachable nodes: all-zero rows, scored as wrong
         for p in points:
             est = LabelPropagation(eta=float(p["eta"]), num_classes=problem.num_classes, clean_edges=True)
-            out.append(est.fit(problem.data, problem.labeled).decision_function(problem.eval))
+            out.append(est.fit(problem.data, problem.labeled).class_scores(problem.eval))
     return out
 
 
