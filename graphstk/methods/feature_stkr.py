@@ -382,7 +382,7 @@ class FeatureSTKR(BaseEstimator):
         if train_idx is None:
             train_idx = getattr(data, "train_mask", None)
         if train_idx is None:
-            raise ValueError("train_idx is required (node ids or a boolean mask), or give data.train_mask")
+            raise ValueError("train_idx is required (node ids or a boolean mask of length N), or give data.train_mask")
         n, y = int(data.num_nodes), _label_tensor(y)
         self.train_ = as_index(train_idx, n, name="train_idx", allow_none=False)
         if self.train_.numel() == 0:
