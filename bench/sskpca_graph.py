@@ -37,7 +37,7 @@ def main(argv=None) -> int:
 
     import graphstk as gs
     from graphstk.experiments.protocols.base import masked_labels
-    from graphstk.experiments.registry import Problem, get_method
+    from graphstk.experiments.registry import MethodInput, get_method
 
     entry = get_method("LS-KPCA (t)")
     points = entry.points()
@@ -52,7 +52,7 @@ def main(argv=None) -> int:
             rest = torch.ones(N, dtype=torch.bool)
             rest[split.train] = False
             ev = torch.cat([split.val, split.test])
-            prob = Problem(X=None, data=data, y=masked_labels(data.y, split.train), labeled=split.train,
+            prob = MethodInput(X=None, data=data, y=masked_labels(data.y, split.train), labeled=split.train,
                            unlabeled=rest.nonzero().flatten(), eval=ev, num_classes=int(data.y.max()) + 1, seed=seed)
             scores = entry.fit_predict(prob, points)
             nv = split.val.numel()

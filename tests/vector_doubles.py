@@ -1,5 +1,5 @@
 """Small data and test doubles shared by the protocol tests: a subset of scikit-learn's digits with
-supplied splits and parts, and registered methods that record the Problem they get."""
+supplied splits and parts, and registered methods that record the MethodInput they get."""
 from __future__ import annotations
 
 import json
@@ -16,7 +16,7 @@ from graphstk.experiments.config import ConfigError, parse_config
 from graphstk.experiments.pipeline import run_experiment
 from graphstk.experiments.protocols import (FixedSplits, LabeledPerClass, OneClass, ProtocolError, cv_folds,
                                             draw_labeled_per_class, get_protocol)
-from graphstk.experiments.registry import (MethodEntry, Problem, UnknownMethodError, get_method, register_method,
+from graphstk.experiments.registry import (MethodEntry, MethodInput, UnknownMethodError, get_method, register_method,
                                            registered_methods)
 
 
@@ -42,12 +42,12 @@ def _digits(n_per_class: int = 30, classes=(0, 1, 2), seed: int = 0) -> VectorDa
 
 
 class Spy:
-    """A registered classification method recording every Problem it gets (nearest class mean,
+    """A registered classification method recording every MethodInput it gets (nearest class mean,
     with a grid parameter that only rescales the scores of class 0)."""
     calls: list = []
 
     @staticmethod
-    def fit_predict(problem: Problem, grid: list[dict]) -> list[torch.Tensor]:
+    def fit_predict(problem: MethodInput, grid: list[dict]) -> list[torch.Tensor]:
         Spy.calls.append((problem, [dict(p) for p in grid]))
         X = torch.as_tensor(problem.X.toarray() if sp.issparse(problem.X) else problem.X)
         means = torch.zeros(problem.num_classes, X.shape[1], dtype=torch.float64)
@@ -63,7 +63,7 @@ class OneClassSpy:
     calls: list = []
 
     @staticmethod
-    def fit_predict(problem: Problem, grid: list[dict]) -> list[torch.Tensor]:
+    def fit_predict(problem: MethodInput, grid: list[dict]) -> list[torch.Tensor]:
         OneClassSpy.calls.append((problem, grid))
         X = torch.as_tensor(problem.X)
         K = torch.exp(-torch.cdist(X[problem.eval], X[problem.labeled]) ** 2 / (2 * grid[0]["width"] ** 2))

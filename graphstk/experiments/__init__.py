@@ -5,12 +5,12 @@
 * :mod:`.schema_doc` writes docs/experiments.md's reference part from the schema and the registrations
 * :mod:`.protocols` protocols as plug-ins of the pipeline: node-classification (App. D),
   fixed-splits, labeled-per-class, one-class
-* :mod:`.registry` methods by name (:class:`~.registry.Problem`, :class:`~.registry.MethodEntry`),
+* :mod:`.registry` methods by name (:class:`~.registry.MethodInput`, :class:`~.registry.MethodEntry`),
   their parameters (:class:`~.params.Param`), a config's method entries resolved against them
   (:class:`~.registry.MethodSpec`); :mod:`.registrations` registers them (``stkr``,
   ``baselines``, ``fredholm``, ``sskpca``, ``separating``)
 * :mod:`.metrics`  accuracy, error, AUC, the selection rule, mean and std
-* :mod:`.datasets` graph dataset entries (:class:`~.datasets.DatasetSpec`) and their loading
+* :mod:`.datasets` graph dataset entries (:class:`~.datasets.DatasetEntry`) and their loading
 * :mod:`.vector_data` vector dataset entries (part, balanced subsample) for the vector protocols
 * :mod:`.pipeline` the loop over tasks, datasets, levels, repetitions and methods, with the cache
 * :mod:`.cache`    the resumable, atomic per-seed result cache

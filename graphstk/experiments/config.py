@@ -17,13 +17,13 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from graphstk.exceptions import ConfigError
 
 from . import schema
-from .datasets import DatasetSpec
+from .datasets import DatasetEntry
 from .params import choice, type_name
 from .registry import MethodSpec, Sweep, grid_points, options_suffix
 from .overrides import thin_grid
 from .schema import DEVICE, PROTOCOL_MODELS, MultiTask, Task, TaskBase
 
-__all__ = ["ConfigError", "ExperimentConfig", "DatasetSpec", "MethodSpec", "Sweep", "load_config", "parse_config",
+__all__ = ["ConfigError", "ExperimentConfig", "DatasetEntry", "MethodSpec", "Sweep", "load_config", "parse_config",
            "with_overrides", "thin_grid", "grid_points", "options_suffix", "PROTOCOLS", "LEAVE_ONE_OUT"]
 
 #: the protocols a config may name (``protocol:``); node-classification is the default

@@ -1,4 +1,4 @@
-"""Turn a config's dataset entries into :class:`DatasetSpec` objects, and graph ones into PyG ``Data``.
+"""Turn a config's dataset entries into :class:`DatasetEntry` objects, and graph ones into PyG ``Data``.
 
 Named datasets and ``.npz`` paths go to :func:`graphstk.load_dataset`; generated graphs
 (``graph: karate_club`` / ``graph: {kind: sbm, ...}``) are built with networkx here and
@@ -15,11 +15,11 @@ import torch
 
 from .params import fail
 
-__all__ = ["DatasetSpec", "graph_dataset", "load_spec", "fingerprint", "split_fingerprint", "is_missing_error"]
+__all__ = ["DatasetEntry", "graph_dataset", "load_spec", "fingerprint", "split_fingerprint", "is_missing_error"]
 
 
 @dataclass(frozen=True)
-class DatasetSpec:
+class DatasetEntry:
     """One dataset: a name (what rows show) and where it comes from: ``source`` (a dataset name or
     an ``.npz`` path), ``graph`` (a generated networkx graph) or, for the vector protocols,
     ``vector`` ({part, n_per_class, subsample_seed, options, positive, negative, noise_std, ...})."""
@@ -49,12 +49,12 @@ def _known_graph(name: str, *at) -> None:
                    "ignored; or give a path to an .npz file)", *at) from None
 
 
-def graph_dataset(d, base_dir: str | None, *at) -> DatasetSpec:
-    """The :class:`DatasetSpec` of a graph dataset entry (at ``at``): a name, an ``.npz`` path (relative
+def graph_dataset(d, base_dir: str | None, *at) -> DatasetEntry:
+    """The :class:`DatasetEntry` of a graph dataset entry (at ``at``): a name, an ``.npz`` path (relative
     to the config's folder ``base_dir`` when the file is there) or a ``GraphDataset`` mapping."""
     src = d if isinstance(d, str) else d.path
     if src is None and d.graph is not None:
-        return DatasetSpec(name=d.name or d.graph.kind, graph=d.graph.resolved())
+        return DatasetEntry(name=d.name or d.graph.kind, graph=d.graph.resolved())
     if src is None and d.name is None:
         raise fail("a dataset mapping needs 'name', 'path' or 'graph'", *at)
     if src is None:
@@ -67,7 +67,7 @@ def graph_dataset(d, base_dir: str | None, *at) -> DatasetSpec:
             raise fail(wrong, *at)
         _known_graph(src, *at, *(() if isinstance(d, str) else ("name",)))
     if not isinstance(d, str) and d.path is None:
-        return DatasetSpec(name=d.name, source=d.name)
+        return DatasetEntry(name=d.name, source=d.name)
     if not isinstance(d, str) and d.graph is not None:
         raise fail("give either 'path' or 'graph', not both", *at)
     local = os.path.join(base_dir or "", src)
@@ -75,7 +75,7 @@ def graph_dataset(d, base_dir: str | None, *at) -> DatasetSpec:
             and os.path.exists(local):
         src = local
     name = os.path.splitext(os.path.basename(src))[0] if src.endswith(".npz") else src
-    return DatasetSpec(name=name if isinstance(d, str) else d.name or name, source=src)
+    return DatasetEntry(name=name if isinstance(d, str) else d.name or name, source=src)
 
 
 def _networkx_graph(g: dict):
@@ -118,7 +118,7 @@ def _default_split(data, train_per_class: int, val_per_class: int, seed: int = 0
     return data
 
 
-def load_spec(spec: DatasetSpec, root: str | None):
+def load_spec(spec: DatasetEntry, root: str | None):
     """Load one dataset; raises :class:`graphstk.data.DatasetNotFoundError` when it is absent."""
     from graphstk.data import load_dataset
 

@@ -12,7 +12,7 @@ for a method that does not distribute (top-``d`` kernel PCA); a single-process f
 
 A factory reaches the methods as an argument: ``run_experiment(cfg, out, kernel_factory=...)``
 wraps it in one :class:`KernelCache` for the run, which the protocols hand to every method in
-:attr:`graphstk.experiments.registry.Problem.kernels`. The cache belongs to that run and ends with
+:attr:`graphstk.experiments.registry.MethodInput.kernels`. The cache belongs to that run and ends with
 it; two runs never share kernels.
 """
 from __future__ import annotations
@@ -55,7 +55,7 @@ class KernelCache:
     """The last ``size`` kernels a run built, so the stages of one split share them.
 
     One cache belongs to one run (:func:`~graphstk.experiments.pipeline.run_experiment` makes it)
-    and is handed to the methods through :attr:`~graphstk.experiments.registry.Problem.kernels`.
+    and is handed to the methods through :attr:`~graphstk.experiments.registry.MethodInput.kernels`.
     A kernel is reused for the same graph object (by identity: the cache holds a reference to it,
     so a graph it knows cannot be replaced by another at the same address), the same hidden
     nodes, dtype, device and ``whole``.

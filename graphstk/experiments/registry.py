@@ -1,6 +1,6 @@
 """Methods by name: the one interface through which every protocol calls a method.
 
-A protocol hands a method a :class:`Problem` (features and/or graph, the labels of the
+A protocol hands a method a :class:`MethodInput` (features and/or graph, the labels of the
 labeled fit points only, the ids it may use unlabeled, the ids to score) and a list of
 grid points; the method returns one score tensor per grid point. The runner never knows
 a method's internals; a method never sees a validation or test label.
@@ -14,9 +14,9 @@ turns a config's method entry into a :class:`MethodSpec` (full grid, sweep, opti
 
 Example::
 
-    from graphstk.experiments.registry import MethodEntry, Problem, register_method
+    from graphstk.experiments.registry import MethodEntry, MethodInput, register_method
 
-    def _nearest_mean(problem: Problem, grid: list[dict]) -> list[torch.Tensor]:
+    def _nearest_mean(problem: MethodInput, grid: list[dict]) -> list[torch.Tensor]:
         ...                                  # one [len(problem.eval), C] tensor per grid point
 
     register_method(MethodEntry(name="NearestMean", needs=frozenset({"features"}),
@@ -38,7 +38,7 @@ from graphstk.exceptions import UnknownMethodError
 
 from .params import Param, distinct, fail, hint, type_name, unknown_key
 
-__all__ = ["Problem", "MethodEntry", "MethodSpec", "Sweep", "Param", "register_method", "get_method",
+__all__ = ["MethodInput", "MethodEntry", "MethodSpec", "Sweep", "Param", "register_method", "get_method",
            "registered_methods", "grid_points", "options_suffix", "UnknownMethodError", "NEEDS", "TASKS", "SETTINGS"]
 
 #: the inputs a method may need
@@ -50,7 +50,7 @@ SETTINGS = ("transductive", "inductive")
 
 
 @dataclass(frozen=True)
-class Problem:
+class MethodInput:
     """What a protocol hands a method; nothing else reaches it.
 
     Attributes

@@ -97,7 +97,7 @@ class GraphDataset(Strict):
         Field(None, description="a generated graph: karate_club, sbm or a mapping")
 
 
-class VectorDataset(Strict):
+class VectorDatasetModel(Strict):
     """A vector dataset of the vector protocols (``Digit1``, ``"MNIST 3vs8"`` for one-class)."""
     name: str = Field(description="row label; the dataset name unless 'source' is given")
     source: Optional[str] = Field(None, description="the loader's dataset name (default: name)")
@@ -277,7 +277,7 @@ class NodeClassificationTask(TaskBase):
 
 class VectorTask(TaskBase):
     """The keys of the protocols on vector datasets."""
-    datasets: list[Union[str, VectorDataset]] = Field(min_length=1, description="vector dataset names or mappings")
+    datasets: list[Union[str, VectorDatasetModel]] = Field(min_length=1, description="vector dataset names or mappings")
     paper: Optional[str] = Field(None, description="paper_numbers/<paper>.json to compare with")
     n_labeled: Union[PosInt, list[PosInt]] = Field(description="labeled points (per class or per split)")
 

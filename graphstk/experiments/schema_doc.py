@@ -100,7 +100,7 @@ def reference() -> str:
         out += _table(model, set(own) | {"datasets", "paper_table"} if proto == "node-classification" else own)
     for title, model in (("Graph dataset mappings (node-classification)", schema.GraphDataset),
                          ("Generated graphs (`graph:`)", schema.GraphSpec),
-                         ("Vector dataset mappings (every other protocol)", schema.VectorDataset),
+                         ("Vector dataset mappings (every other protocol)", schema.VectorDatasetModel),
                          ("Method mappings (`methods:` entries)", schema.MethodModel),
                          ("`sweep:`", schema.SweepModel), ("`solver:` (node-classification)", schema.SolverModel),
                          ("`plot:`", schema.PlotModel)):

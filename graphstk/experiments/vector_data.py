@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from .datasets import DatasetSpec
+from .datasets import DatasetEntry
 from .params import fail, hint
 
 __all__ = ["vector_dataset", "load_vector_spec", "subset", "balanced_subsample", "add_gaussian_noise",
@@ -37,8 +37,8 @@ __all__ = ["vector_dataset", "load_vector_spec", "subset", "balanced_subsample",
 _TASK_NAME = re.compile(r"^(?P<source>.*\S)\s+(?P<pos>[^\s]+?)\s*vs\s*(?P<neg>[^\s]+)$")
 
 
-def vector_dataset(d, protocol: str, *at) -> DatasetSpec:
-    """The :class:`DatasetSpec` of a vector dataset entry (at ``at``): a name or a ``VectorDataset`` mapping."""
+def vector_dataset(d, protocol: str, *at) -> DatasetEntry:
+    """The :class:`DatasetEntry` of a vector dataset entry (at ``at``): a name or a ``VectorDatasetModel`` mapping."""
     from graphstk.data.names import VECTOR_DATASET_NAMES, vector_dataset_name
 
     d = {"name": d} if isinstance(d, str) else d.model_dump(exclude_none=True)
@@ -69,7 +69,7 @@ def vector_dataset(d, protocol: str, *at) -> DatasetSpec:
                    f"{hint(source, list(VECTOR_DATASET_NAMES), 1, 0.5)} "
                    f"(allowed: {', '.join(VECTOR_DATASET_NAMES)}; case-insensitive)",
                    *at, *(("source",) if "source" in d else ()))
-    return DatasetSpec(name=d["name"], source=source, vector=vec)
+    return DatasetEntry(name=d["name"], source=source, vector=vec)
 
 
 def subset(ds, ids: torch.Tensor, name: str | None = None):
@@ -114,7 +114,7 @@ def balanced_subsample(y: torch.Tensor, n_per_class: int, seed: int, num_classes
     return torch.sort(torch.cat(out)).values
 
 
-def load_vector_spec(spec: DatasetSpec, root: str | None):
+def load_vector_spec(spec: DatasetEntry, root: str | None):
     """Load one vector dataset entry (see the module doc); the loaders' own errors pass through
     (unknown name: ``ValueError``; absent files: ``DatasetNotFoundError``)."""
     from graphstk.data.vector import load_vector_dataset

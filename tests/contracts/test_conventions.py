@@ -325,3 +325,27 @@ def test_duplicate_edges_and_self_loops_warn_once_with_the_option():
     torch.testing.assert_close(a, LabelPropagation(eta=0.5).fit(data, mask).yhat_)
 
 
+
+
+# ----------------------------------------------------------------------------- one meaning per name
+#: public class names defined in more than one module, each with the modules allowed to define it:
+#: the scikit-learn estimator and PyG's module of the same name, in two namespaces
+SHARED_CLASS_NAMES = {"LabelPropagation": {"graphstk/methods/estimators.py", "graphstk/nn/label_prop.py"}}
+
+
+def test_one_meaning_per_public_class_name():
+    import ast
+    from pathlib import Path
+
+    root = Path(gs.__file__).resolve().parent
+    where: dict[str, set[str]] = {}
+    for path in root.rglob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                where.setdefault(node.name, set()).add(path.relative_to(root.parent).as_posix())
+    twice = {name: files for name, files in where.items() if len(files) > 1}
+    assert twice == SHARED_CLASS_NAMES, f"public class names defined in several modules: {twice}"
+    import graphstk.methods as methods
+    import graphstk.nn as nn
+    assert methods.LabelPropagation is not nn.LabelPropagation
+    assert gs.LabelPropagation is methods.LabelPropagation      # the top-level name is the estimator's

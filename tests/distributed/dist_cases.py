@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 from torch_geometric.data import Data
 
-from graphstk.experiments.registry import Problem, get_method, grid_points
+from graphstk.experiments.registry import MethodInput, get_method, grid_points
 from graphstk.methods import propagation as P
 from graphstk.methods.grid import lp_scores
 from graphstk.spectral.transforms import InverseLaplacian, Polynomial
@@ -114,7 +114,7 @@ def run_grid(kernels, name: str, edge_index, y, train, hidden, num_nodes: int):
         seen = rest.clone()
         if hid is not None:
             seen[hid] = False
-        prob = Problem(X=None, data=data, y=y_in, labeled=train, unlabeled=seen.nonzero().flatten(),
+        prob = MethodInput(X=None, data=data, y=y_in, labeled=train, unlabeled=seen.nonzero().flatten(),
                        eval=rest.nonzero().flatten(), num_classes=C, options={"dtype": "float64"}, kernels=kernels)
         out[setting] = torch.stack(entry.fit_predict(prob, points))
     return out

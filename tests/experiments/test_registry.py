@@ -15,7 +15,7 @@ from graphstk.experiments.config import ConfigError, parse_config
 from graphstk.experiments.pipeline import run_experiment
 from graphstk.experiments.protocols import (FixedSplits, LabeledPerClass, OneClass, ProtocolError, cv_folds,
                                             draw_labeled_per_class, get_protocol)
-from graphstk.experiments.registry import (MethodEntry, Problem, UnknownMethodError, get_method, register_method,
+from graphstk.experiments.registry import (MethodEntry, MethodInput, UnknownMethodError, get_method, register_method,
                                            registered_methods)
 
 from vector_doubles import OneClassSpy, Spy, _cfg, _digits, _one_thread, _scramble, fake_loader, tiny  # noqa: F401

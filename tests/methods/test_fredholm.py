@@ -384,7 +384,7 @@ def test_gaussian_path_and_cross_equal_the_operator():
 def test_registered_methods_score_eval_points_with_validation_only_labels():
     """The registrations return one [len(eval), C] score tensor per grid point and never read
     the labels of unlabeled/eval points (scrambling them changes nothing)."""
-    from graphstk.experiments.registry import Problem, get_method
+    from graphstk.experiments.registry import MethodInput, get_method
 
     X, y = two_lines(300, 12, d=6, noise=0.1)
     L, rest = split(X, y, 5)
@@ -395,7 +395,7 @@ def test_registered_methods_score_eval_points_with_validation_only_labels():
         yy[L] = torch.from_numpy(y[L])
         if scramble:
             yy[U] = 1
-        prob = Problem(X=torch.from_numpy(X), data=None, y=yy, labeled=torch.from_numpy(L),
+        prob = MethodInput(X=torch.from_numpy(X), data=None, y=yy, labeled=torch.from_numpy(L),
                        unlabeled=torch.from_numpy(U), eval=torch.from_numpy(E), num_classes=2, seed=0)
         for name in ("FredLin1", "FredGauss(N)", "LapRLSC"):
             entry = get_method(name)

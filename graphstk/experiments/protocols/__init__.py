@@ -30,7 +30,7 @@ PROTOCOL_CLASSES = {c.name: c for c in (NodeClassification, FixedSplits, Labeled
 
 def get_protocol(cfg, kernels=None) -> Protocol:
     """The protocol object of a (single-task) config; ``kernels``: the run's
-    :class:`~graphstk.experiments.kernels.KernelCache`, handed to the methods in ``Problem.kernels``."""
+    :class:`~graphstk.experiments.kernels.KernelCache`, handed to the methods in ``MethodInput.kernels``."""
     try:
         cls = PROTOCOL_CLASSES[cfg.protocol]
     except KeyError:

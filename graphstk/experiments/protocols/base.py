@@ -18,7 +18,7 @@ import torch
 from ...exceptions import ProtocolError
 from ..metrics import mean_std
 from ..paper import vector_paper_cell
-from ..registry import MethodEntry, Problem, get_method
+from ..registry import MethodEntry, MethodInput, get_method
 from ..vector_data import ids_fingerprint, load_vector_spec, vector_fingerprint
 
 __all__ = ["Protocol", "ProtocolError", "VectorProtocol", "call_method", "masked_labels"]
@@ -31,7 +31,7 @@ def masked_labels(y: torch.Tensor, labeled: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def call_method(entry: MethodEntry, options: dict, problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def call_method(entry: MethodEntry, options: dict, problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """``entry.fit_predict(problem, [fixed | options | point, ...])``, its output checked.
 
     ``points`` hold the grid parameters only; the method's ``fixed`` keys and the config's
@@ -67,7 +67,7 @@ class Protocol:
 
     def __init__(self, cfg, kernels=None):
         self.cfg = cfg
-        self.kernels = kernels      # the run's KernelCache, handed to every method in Problem.kernels
+        self.kernels = kernels      # the run's KernelCache, handed to every method in MethodInput.kernels
         self.opts = dict(cfg.protocol_options)
         self.device = torch.device(getattr(cfg, "device", "cpu"))
         if self.device.type == "cuda" and not torch.cuda.is_available():
@@ -151,10 +151,10 @@ class VectorProtocol(Protocol):
                 "level": level, "rep": rep, "split": ids_fingerprint(*[ids[k] for k in sorted(ids)]),
                 "method": m.label, "grid": grid, "fixed": m.options, "device": str(self.device), "code": code}
 
-    def problem(self, data, y, labeled, unlabeled, eval, rep: int, num_classes: int | None = None) -> Problem:
-        """The :class:`Problem` of one fit: labels outside ``labeled`` masked, features on the device."""
+    def problem(self, data, y, labeled, unlabeled, eval, rep: int, num_classes: int | None = None) -> MethodInput:
+        """The :class:`MethodInput` of one fit: labels outside ``labeled`` masked, features on the device."""
         X = data.X.to(self.device) if isinstance(data.X, torch.Tensor) else data.X
-        return Problem(X=X, data=None, y=masked_labels(y, labeled), labeled=labeled, unlabeled=unlabeled, eval=eval,
+        return MethodInput(X=X, data=None, y=masked_labels(y, labeled), labeled=labeled, unlabeled=unlabeled, eval=eval,
                        num_classes=data.num_classes if num_classes is None else num_classes, seed=rep,
                        device=self.device, kernels=self.kernels)
 

@@ -28,7 +28,7 @@ import torch
 from ..datasets import fingerprint, load_spec, split_fingerprint
 from ..metrics import accuracies, mean_std, select
 from ..paper import paper_cell
-from ..registry import Problem, grid_points
+from ..registry import MethodInput, grid_points
 from .base import Protocol, ProtocolError, call_method, masked_labels
 
 __all__ = ["NodeClassification", "num_classes_of", "UNREACHABLE_TEXT"]
@@ -98,12 +98,12 @@ class NodeClassification(Protocol):
     def label(self, dataset: str, series: str, level, rep) -> str:
         return f"{dataset}_{series}_p{level:g}_s{rep}"
 
-    def _problem(self, data, split, hidden: list, evals: list, rep: int) -> Problem:
+    def _problem(self, data, split, hidden: list, evals: list, rep: int) -> MethodInput:
         y = data.y.long()
         rest = torch.ones(y.numel(), dtype=torch.bool)
         for ids in (split.train, *hidden):
             rest[ids] = False
-        return Problem(X=self._features(data), data=data, y=masked_labels(y, split.train), labeled=split.train,
+        return MethodInput(X=self._features(data), data=data, y=masked_labels(y, split.train), labeled=split.train,
                        unlabeled=torch.nonzero(rest).flatten(), eval=torch.cat(evals), num_classes=num_classes_of(data),
                        seed=rep, device=self.device, options=self.cfg.solver.model_dump(), kernels=self.kernels)
 

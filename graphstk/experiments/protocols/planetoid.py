@@ -19,7 +19,7 @@ One repetition, for a method and its grid:
    refits the chosen point on the train and validation labels together (the protocol of
    methods such as OGC) and reports its test accuracy.
 
-A method only ever sees ``Problem.y``, where every node outside ``labeled`` is ``-1``, and a
+A method only ever sees ``MethodInput.y``, where every node outside ``labeled`` is ``-1``, and a
 graph without labels; test labels are read only to score the chosen model.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ import torch
 from ..datasets import fingerprint, load_spec, split_fingerprint
 from ..metrics import mean_std, select
 from ..paper import vector_paper_cell
-from ..registry import Problem, get_method, grid_points
+from ..registry import MethodInput, get_method, grid_points
 from .base import Protocol, ProtocolError, call_method
 from .node_classification import num_classes_of
 
@@ -111,7 +111,7 @@ class Planetoid(Protocol):
     def label(self, dataset: str, series: str, level, rep) -> str:
         return f"{dataset}_{series}_{level.replace('+', '-')}_s{rep}"
 
-    def _problem(self, data, X, labeled, evaluate, hide, num_classes, rep) -> Problem:
+    def _problem(self, data, X, labeled, evaluate, hide, num_classes, rep) -> MethodInput:
         n = int(data.num_nodes)
         y_in = torch.full((n,), -1, dtype=torch.long)
         y_in[labeled] = data.y[labeled].long()
@@ -119,7 +119,7 @@ class Planetoid(Protocol):
         rest[labeled] = False
         if hide is not None:
             rest[hide] = False
-        return Problem(X=X, data=_graph_only(data, y_in), y=y_in, labeled=labeled,
+        return MethodInput(X=X, data=_graph_only(data, y_in), y=y_in, labeled=labeled,
                        unlabeled=rest.nonzero().flatten(), eval=evaluate, num_classes=num_classes, seed=rep,
                        kernels=self.kernels)
 

@@ -31,7 +31,7 @@ import torch
 from ...methods import KernelRidge
 from ...methods.semi_supervised import onevsrest_targets
 from ...operators.bandwidth import median_width
-from ..registry import MethodEntry, Problem, register_method
+from ..registry import MethodEntry, MethodInput, register_method
 from ..params import Param
 
 __all__ = ["rls_fit_predict", "linear_svm_fit_predict", "feature_rows", "group_points", "median_fit_distance",
@@ -82,7 +82,7 @@ def class_scores(classes, scores, num_classes: int) -> torch.Tensor:
     return out
 
 
-def semi_supervised_labels(problem: Problem) -> np.ndarray:
+def semi_supervised_labels(problem: MethodInput) -> np.ndarray:
     """Labels of ``problem.fit_points`` (labeled first) in the estimators' contract: the class id
     of each labeled point, ``-1`` for every unlabeled one (whose labels are never read)."""
     y = np.full(problem.fit_points.numel(), -1, dtype=np.int64)
@@ -90,7 +90,7 @@ def semi_supervised_labels(problem: Problem) -> np.ndarray:
     return y
 
 
-def _single_class(problem: Problem, n_points: int) -> list | None:
+def _single_class(problem: MethodInput, n_points: int) -> list | None:
     """Scores predicting the one labeled class everywhere (no classifier fits one class), else None."""
     present = np.unique(problem.labeled_targets().cpu().numpy())
     if present.size >= 2:
@@ -100,7 +100,7 @@ def _single_class(problem: Problem, n_points: int) -> list | None:
     return [S.clone() for _ in range(n_points)]
 
 
-def median_fit_distance(problem: Problem, max_points: int = 1000) -> float:
+def median_fit_distance(problem: MethodInput, max_points: int = 1000) -> float:
     """Median Euclidean distance between distinct fit points (labeled + unlabeled; at most
     ``max_points`` of them, drawn with ``problem.seed``): :func:`graphstk.operators.median_width`."""
     fit = problem.fit_points
@@ -109,7 +109,7 @@ def median_fit_distance(problem: Problem, max_points: int = 1000) -> float:
     return median_width(feature_rows(problem.X, fit, tensor=True), max_samples=None)
 
 
-def rls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def rls_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """(Kernel) RLS classification, one-vs-rest, for every grid point (see the module doc):
     :class:`graphstk.methods.KernelRidge` on the ``+-1`` targets of the labeled points.
 
@@ -145,7 +145,7 @@ def rls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
     return out
 
 
-def linear_svm_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def linear_svm_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Linear SVM (``sklearn.svm.LinearSVC``, one-vs-rest, squared hinge) per grid point ``C``.
 
     Scores are ``decision_function`` columns placed at their class ids; a class absent from

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 import torch
 
 from ...methods import FredholmRLSC, FredholmSVM, LapRLSC
-from ..registry import MethodEntry, Problem, register_method
+from ..registry import MethodEntry, MethodInput, register_method
 from ..params import Param
 from .baselines import (_single_class, class_scores, feature_rows, group_points, median_fit_distance,
                         semi_supervised_labels)
@@ -48,7 +48,7 @@ GAMMA_A_GRID = [1e-8, 1e-6, 1e-4, 1e-2]
 GAMMA_I_GRID = [1.0, 100.0, 1e4, 1e6]
 
 
-def _fit_data(problem: Problem, dense: bool = False):
+def _fit_data(problem: MethodInput, dense: bool = False):
     """``(X_fit, y_fit, X_eval)``: the fit points (labeled first) with ``-1`` for the unlabeled ones."""
     X, XE = feature_rows(problem.X, problem.fit_points), feature_rows(problem.X, problem.eval)
     if dense and sp.issparse(X):
@@ -56,7 +56,7 @@ def _fit_data(problem: Problem, dense: bool = False):
     return X, semi_supervised_labels(problem), XE
 
 
-def fredholm_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def fredholm_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Scores ``[len(eval), C]`` of a Fredholm instance for every grid point (module docstring):
     ``FredholmRLSC`` (``loss="square"``) or ``FredholmSVM`` (``"hinge"``, seeded with the
     problem's seed), ``lam_scale="trace"``, one fit per ``(instance, width, loss)``.
@@ -88,7 +88,7 @@ def fredholm_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Ten
     return out
 
 
-def laprls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def laprls_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """LapRLSC scores for every grid point: one :class:`~graphstk.methods.LapRLSC` fit per
     ``(kernel, sigma, n_neighbors, landmarks)`` (``gamma_scale="trace"``: ``gamma_A`` and
     ``gamma_I`` relative to the kernel's mean diagonal, 1 for a Gaussian), its

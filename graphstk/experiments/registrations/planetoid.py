@@ -17,20 +17,20 @@ from graphstk.methods.estimators import LabelPropagation
 from graphstk.methods.feature_stkr import DEFAULT_GRID, feature_stkr_scores, row_normalize
 from graphstk.methods.gnn import MODELS, train_gnn
 
-from ..registry import MethodEntry, Problem, register_method
+from ..registry import MethodEntry, MethodInput, register_method
 
 __all__ = ["feature_stkr_fit_predict", "sgc_ridge_fit_predict", "label_prop_fit_predict", "gnn_fit_predict"]
 
 _FEATURES_GRAPH = frozenset({"features", "graph"})
 
 
-def _hidden(problem: Problem) -> torch.Tensor:
+def _hidden(problem: MethodInput) -> torch.Tensor:
     seen = torch.zeros(problem.num_points, dtype=torch.bool)
     seen[problem.fit_points] = True
     return (~seen).nonzero().flatten()
 
 
-def _features(problem: Problem) -> torch.Tensor:
+def _features(problem: MethodInput) -> torch.Tensor:
     import scipy.sparse as sp
 
     X = problem.X
@@ -39,7 +39,7 @@ def _features(problem: Problem) -> torch.Tensor:
     return torch.from_numpy(X.toarray()) if sp.issparse(X) else torch.as_tensor(X)
 
 
-def feature_stkr_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def feature_stkr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Feature-aware STKR for every grid point; ``setting: inductive`` hides the nodes outside the fit points."""
     inductive = points[0].get("setting", "transductive") == "inductive"
     hidden = _hidden(problem) if inductive else None
@@ -49,7 +49,7 @@ def feature_stkr_fit_predict(problem: Problem, points: list[dict]) -> list[torch
                                num_classes=problem.num_classes)
 
 
-def sgc_ridge_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def sgc_ridge_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Ridge on SGC's filtered features ``S~^K X`` (linear kernel, ``alpha = (Z_L Z_L^T + n beta I)^{-1} Y``)."""
     from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
@@ -72,7 +72,7 @@ def sgc_ridge_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Te
     return out
 
 
-def label_prop_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def label_prop_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Label propagation (Eq. 22) solved to tolerance, one fit per ``eta``."""
     import warnings
 
@@ -85,7 +85,7 @@ def label_prop_fit_predict(problem: Problem, points: list[dict]) -> list[torch.T
     return out
 
 
-def gnn_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def gnn_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """A PyG GNN (``model`` fixed key) trained on the labeled nodes for each grid point."""
     X = _features(problem)
     return [train_gnn(p["model"], X, problem.data.edge_index, problem.y, problem.labeled, problem.eval,

@@ -28,14 +28,14 @@ import torch
 from ...methods.separating import (
     FILTERS, ParzenWindow, SpectralSupportEstimator, gaussian_one_class_svm, width_heuristic,
 )
-from ..registry import MethodEntry, Problem, register_method
+from ..registry import MethodEntry, MethodInput, register_method
 from ..params import Param
 from .baselines import feature_rows, group_points
 
 __all__ = ["spectral_fit_predict", "parzen_fit_predict", "one_class_svm_fit_predict"]
 
 
-def _rows(problem: Problem, idx: torch.Tensor) -> torch.Tensor:
+def _rows(problem: MethodInput, idx: torch.Tensor) -> torch.Tensor:
     """The feature rows ``idx`` of the problem as a dense float64 tensor."""
     if problem.X is None:
         raise ValueError("the separating-kernel methods need features (problem.X is None)")
@@ -51,7 +51,7 @@ def _lam(v):
     return None if v in (None, "auto") else float(v)
 
 
-def spectral_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def spectral_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """``F_n`` (Eq. 19) on ``problem.eval``; grid points differing only in ``lam`` share one fit
     (:meth:`SpectralSupportEstimator.score_samples` with a ``lam`` path)."""
     Xtr, Z = _rows(problem, problem.labeled), _rows(problem, problem.eval)
@@ -72,14 +72,14 @@ def spectral_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Ten
     return out
 
 
-def parzen_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def parzen_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Parzen window ``(1/n) sum_i K(x, x_i)``, the spectral estimator's kernel and width."""
     Xtr, Z = _rows(problem, problem.labeled), _rows(problem, problem.eval)
     return [ParzenWindow(kernel=p.get("kernel", "abel"), sigma=_sigma(p), n_neighbors=int(p.get("n_neighbors", 10)))
             .fit(Xtr).score_samples(Z) for p in points]
 
 
-def one_class_svm_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def one_class_svm_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """scikit-learn ``OneClassSVM`` (Gaussian kernel, the same width, ``nu``), ``decision_function`` scores."""
     Xtr, Z = _rows(problem, problem.labeled), _rows(problem, problem.eval)
     out = []

@@ -49,7 +49,7 @@ from graphstk.methods.sskpca import (
 )
 from graphstk.operators import GraphKernel, SpectralKernelOperator
 from graphstk.spectral.eigen import top_eigenpairs
-from ..registry import MethodEntry, Problem, register_method
+from ..registry import MethodEntry, MethodInput, register_method
 from ..params import Param
 from .baselines import feature_rows, group_points
 
@@ -78,7 +78,7 @@ class _Fold:
     """The fit points of one call (labeled + unlabeled, sorted), their labels (``-1`` unlabeled)
     and where the eval points are."""
 
-    def __init__(self, problem: Problem):
+    def __init__(self, problem: MethodInput):
         if problem.X is None:
             raise ValueError("semi-supervised KPCA needs features (problem.X is None)")
         self.problem = problem
@@ -136,7 +136,7 @@ class _Fold:
 
 def _path_fit_predict(cls, path_keys: tuple, fixed: dict | None = None):
     """``fit_predict`` of one estimator class: one ``fit_path`` per kernel over the grid points."""
-    def fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+    def fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
         fold = _Fold(problem)
         if fold.single:
             return [fold.constant() for _ in points]
@@ -211,7 +211,7 @@ register_method(MethodEntry(
 # ---------------------------------------------------------------------------
 # graphs (node classification): LS-KPCA on the STKR graph kernel
 # ---------------------------------------------------------------------------
-def _graph_eigenpairs(problem: Problem, rank: int, support: str):
+def _graph_eigenpairs(problem: MethodInput, rank: int, support: str):
     """Top-``rank`` eigenpairs of ``S = D^-1/2 W D^-1/2`` (the STKR graph's normalized adjacency,
     transductive: all nodes), restricted to the connected components holding a labeled node
     when ``support="labeled"`` (the other components have no label to fit: an eigenvalue 1 each,
@@ -268,7 +268,7 @@ def _graph_eigenpairs(problem: Problem, rank: int, support: str):
     return lam, U, nodes
 
 
-def graph_ls_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def graph_ls_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """LS-KPCA on a graph: :class:`~graphstk.methods.LSKPCA` with ``kernel="precomputed"`` on the
     :class:`~graphstk.operators.SpectralKernelOperator` ``exp(-tau (I - S))`` of the top-``rank``
     eigenpairs of the STKR normalized adjacency ``S`` (sparse Lanczos,

@@ -12,7 +12,7 @@ Eq. 8) and ``KRR (i)`` (``s(l) = l``). Each builds the transform objects of its 
 The kernel is the graph kernel of Eq. 23 over the points the problem lets the method see
 (``labeled`` and ``unlabeled`` are visible, every other node is hidden; the inductive setting
 predicts hidden nodes out of sample), taken from the run's
-:class:`~graphstk.experiments.kernels.KernelCache` (``Problem.kernels``), whose kernel factory the
+:class:`~graphstk.experiments.kernels.KernelCache` (``MethodInput.kernels``), whose kernel factory the
 runner was given (a :class:`~graphstk.operators.GraphKernel`, or a partitioned kernel in a
 distributed run). A kernel whose points are renumbered (a partitioned kernel: ``order`` /
 ``position``) gets node ids mapped through ``position``.
@@ -32,7 +32,7 @@ import torch
 from graphstk.spectral.transforms import InverseLaplacian, LabelPropagationFilter, Polynomial, TopD
 
 from ..params import Param
-from ..registry import MethodEntry, Problem, register_method
+from ..registry import MethodEntry, MethodInput, register_method
 
 __all__ = ["DEFAULT_GRID", "PARAMS", "FAMILIES", "Family", "STKR_METHODS", "stkr_fit_predict", "graph_kernel"]
 
@@ -97,7 +97,7 @@ STKR_METHODS = {
 _ENGINE_OPTIONS = ("solver", "max_iter", "tol", "step_size", "max_seconds")
 
 
-def graph_kernel(problem: Problem, dtype: torch.dtype = torch.float64, whole: bool = False):
+def graph_kernel(problem: MethodInput, dtype: torch.dtype = torch.float64, whole: bool = False):
     """The kernel of Eq. 23 over ``problem.labeled`` and ``problem.unlabeled`` (every other node
     hidden), on ``problem.device``, from the run's cache ``problem.kernels`` (a problem made outside
     a run: a cache of its own, single process). ``whole``: a kernel every process holds whole."""
@@ -115,7 +115,7 @@ def _family(label: str) -> Family:
     return STKR_METHODS[label][0]
 
 
-def stkr_fit_predict(problem: Problem, points: list[dict], family: Family) -> list[torch.Tensor]:
+def stkr_fit_predict(problem: MethodInput, points: list[dict], family: Family) -> list[torch.Tensor]:
     """Scores ``[len(eval), C]`` for every grid point: one :meth:`~graphstk.methods.STKRCV.grid_scores`
     call on the grid the points span (fixed keys ``support``, ``labels``; solver options and
     ``dtype`` from ``problem.options``)."""
@@ -167,7 +167,7 @@ def _entry(label: str) -> MethodEntry:
 
 
 def _fit_predict_of(family: Family):
-    def fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+    def fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
         return stkr_fit_predict(problem, points, family)
     fit_predict.__qualname__ = f"stkr_fit_predict[{family.name}]"
     fit_predict.__doc__ = f"``stkr_fit_predict`` with {family.name} transforms."

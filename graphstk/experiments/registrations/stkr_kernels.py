@@ -25,7 +25,7 @@ from graphstk.operators import DenseOperator
 from graphstk.spectral.transforms import InverseLaplacian, Polynomial
 
 from ..params import Param
-from ..registry import MethodEntry, Problem, register_method
+from ..registry import MethodEntry, MethodInput, register_method
 from .stkr import PARAMS
 from .baselines import feature_rows, group_points, median_fit_distance
 
@@ -41,7 +41,7 @@ K_GRID = [1, 2, 4]
 TRANSFORMS = {"STKR-Lap": ("eta", InverseLaplacian), "STKR-poly": ("k", lambda k: Polynomial.monomial(int(k)))}
 
 
-def stkr_kernel_fit_predict(problem: Problem, points: list[dict], method: str = "STKR-Lap") -> list[torch.Tensor]:
+def stkr_kernel_fit_predict(problem: MethodInput, points: list[dict], method: str = "STKR-Lap") -> list[torch.Tensor]:
     """Scores on ``problem.eval`` for every grid point of ``method`` (``"STKR-Lap"`` or ``"STKR-poly"``;
     see the module docstring)."""
     if problem.X is None:
@@ -78,12 +78,12 @@ _PARAMS = (Param("sigma", float, low=0, low_open=True, doc="Gaussian width, in u
            PARAMS["eta"], PARAMS["beta"], PARAMS["k"])
 
 
-def _stkr_lap(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def _stkr_lap(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """:func:`stkr_kernel_fit_predict` with the inverse-Laplacian transform."""
     return stkr_kernel_fit_predict(problem, points, "STKR-Lap")
 
 
-def _stkr_poly(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def _stkr_poly(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """:func:`stkr_kernel_fit_predict` with ``s(l) = l^k``."""
     return stkr_kernel_fit_predict(problem, points, "STKR-poly")
 

@@ -15,7 +15,7 @@ from graphstk.experiments.config import ConfigError, parse_config
 from graphstk.experiments.pipeline import run_experiment
 from graphstk.experiments.protocols import (FixedSplits, LabeledPerClass, OneClass, ProtocolError, cv_folds,
                                             draw_labeled_per_class, get_protocol)
-from graphstk.experiments.registry import (MethodEntry, Problem, UnknownMethodError, get_method, register_method,
+from graphstk.experiments.registry import (MethodEntry, MethodInput, UnknownMethodError, get_method, register_method,
                                            registered_methods)
 
 from vector_doubles import OneClassSpy, Spy, _cfg, _digits, _one_thread, _scramble, fake_loader, tiny  # noqa: F401
@@ -25,7 +25,7 @@ def _problem(X, y, labeled, eval_ids, C):
     ym = torch.full_like(y, -1)
     ym[labeled] = y[labeled]
     rest = torch.tensor(sorted(set(range(len(y))) - set(labeled.tolist())))
-    return Problem(X=X, data=None, y=ym, labeled=labeled, unlabeled=rest, eval=eval_ids, num_classes=C, seed=0)
+    return MethodInput(X=X, data=None, y=ym, labeled=labeled, unlabeled=rest, eval=eval_ids, num_classes=C, seed=0)
 
 
 def test_rlsc_and_krlsc_equal_an_independent_kernel_ridge():

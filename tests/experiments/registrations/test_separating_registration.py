@@ -7,7 +7,7 @@ import torch
 from sklearn.svm import OneClassSVM
 
 from graphstk.experiments.config import load_config
-from graphstk.experiments.registry import Problem, get_method
+from graphstk.experiments.registry import MethodInput, get_method
 from graphstk.methods import ParzenWindow, SpectralSupportEstimator
 from graphstk.methods.separating import FILTERS, width_heuristic
 
@@ -20,7 +20,7 @@ def _problem(seed=0):
     y = torch.full((60,), -1, dtype=torch.long)
     train = torch.arange(0, 30)
     y[train] = 0
-    return Problem(X=X, data=None, y=y, labeled=train, unlabeled=torch.empty(0, dtype=torch.long),
+    return MethodInput(X=X, data=None, y=y, labeled=train, unlabeled=torch.empty(0, dtype=torch.long),
                    eval=torch.arange(30, 60), num_classes=1, seed=seed)
 
 

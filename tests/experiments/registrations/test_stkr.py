@@ -5,7 +5,7 @@ import torch
 
 from graphstk.experiments.kernels import KernelCache
 from graphstk.experiments.registrations import stkr
-from graphstk.experiments.registry import Problem, get_method
+from graphstk.experiments.registry import MethodInput, get_method
 from graphstk.methods import STKRCV
 from graphstk.operators import GraphKernel
 from graphstk.spectral.transforms import InverseLaplacian, LabelPropagationFilter, TopD
@@ -38,7 +38,7 @@ def _split_problem(data, kernels=None, options=None, hide_val=True):
     y[train] = data.y[train]
     rest = torch.ones(60, dtype=torch.bool)
     rest[torch.cat([train, val, test] if hide_val else [train])] = False
-    return Problem(X=None, data=data, y=y, labeled=train, unlabeled=torch.nonzero(rest).flatten(), eval=val,
+    return MethodInput(X=None, data=data, y=y, labeled=train, unlabeled=torch.nonzero(rest).flatten(), eval=val,
                    num_classes=3, options=options or {"dtype": "float64", "solver": "auto"}, kernels=kernels)
 
 
