@@ -19,9 +19,9 @@ def cpu_build(monkeypatch):
 def test_cuda_on_a_cpu_build_is_a_clear_error_and_cpu_works(cpu_build):
     d = Data(edge_index=torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]]), y=torch.tensor([0, 1, 0]), num_nodes=3)
     with pytest.raises(ValueError, match=r"device='cuda': this torch build has no CUDA support .*pass device='cpu'"):
-        STKR(InverseLaplacian(0.9), 0.1, device="cuda")
+        STKR(InverseLaplacian(0.9), 0.1, device="cuda").fit(d, torch.tensor([0, 1]))   # checked at fit
     with pytest.raises(ValueError, match=r"device='cuda'"):
-        LabelPropagation(device="cuda")
+        LabelPropagation(device="cuda").fit(d, torch.tensor([0, 1]))
     est = STKR(InverseLaplacian(0.9), 0.1, device="cpu")          # the fix
     assert est.fit(d, torch.tensor([0, 1])).predict().shape == (3,)
     est.set_params(device="cuda")                                   # set_params skips __init__: fit checks again

@@ -371,14 +371,14 @@ class FeatureSTKR(BaseEstimator):
         self._validate_params()
         if self.setting == "transductive" and hidden_idx is not None:
             raise ValueError("setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
-        if y is None:
-            y = getattr(data, "y", None)
-            if y is None:
-                raise ValueError("data.y is missing: the estimator needs the labels of train_idx (or pass y=)")
         for attr in ("edge_index", "num_nodes", "x"):
             if getattr(data, attr, None) is None:
                 raise TypeError(f"FeatureSTKR.fit takes a torch_geometric Data with node features (x, edge_index; "
                                 f"labels in data.y or y=); got {type(data).__name__} without .{attr}")
+        if y is None:
+            y = getattr(data, "y", None)
+            if y is None:
+                raise ValueError("data.y is missing: the estimator needs the labels of train_idx (or pass y=)")
         if train_idx is None:
             train_idx = getattr(data, "train_mask", None)
         if train_idx is None:
