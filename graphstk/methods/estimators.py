@@ -298,7 +298,7 @@ class _GraphEstimator(BaseEstimator):
     def _divergence_advice(self) -> str:
         """What to change after a diverged fixed budget: never the setting already in use."""
         krylov = "solver='auto' or 'cg'"
-        tr = getattr(self, "transform_", None)
+        tr = getattr(self, "transform_", getattr(self, "transform", None))
         if isinstance(tr, ReciprocalPolynomial):
             krylov = "solver='gmres' (Algorithm 2's M is not symmetric) or 'direct'"
         elif isinstance(tr, Polynomial):

@@ -75,7 +75,7 @@ def test_algorithm2_general_family_equals_direct():
     for solver in ("direct", "gmres"):
         est = STKR(tr, 0.1, solver=solver, tol=1e-12, max_iter=5000).fit(
             Data(edge_index=c["ei"], edge_weight=c["w"], y=c["y"], num_nodes=N_NODES), TRAIN)
-        assert torch.allclose(est.decision_function(c["eval"]), ref, atol=1e-7 * ref.abs().max(), rtol=0)
+        assert torch.allclose(est.class_scores(torch.as_tensor(c["eval"])), ref, atol=1e-7 * ref.abs().max(), rtol=0)
 
 
 @pytest.mark.parametrize("hidden", [None, HIDDEN], ids=["transductive", "inductive"])
@@ -107,7 +107,7 @@ def test_label_propagation_matches_eq22(solver):
     ref = torch.linalg.solve(torch.eye(N, dtype=torch.float64) - eta * c["S"], Yt)
     est = LabelPropagation(eta, solver=solver, tol=1e-12, max_iter=5000).fit(
         Data(edge_index=c["ei"], y=c["y"], num_nodes=N_NODES), TRAIN)
-    assert torch.allclose(est.decision_function(range(N_NODES)), ref, atol=1e-9)
+    assert torch.allclose(est.class_scores(torch.arange(N_NODES)), ref, atol=1e-9)
 
 
 def test_fixed_budget_is_truncated_series():
@@ -195,7 +195,7 @@ def test_inductive_fit_does_not_leak():
         a = STKR(tr, 0.1, setting="inductive").fit(Data(edge_index=ei, y=y, num_nodes=N_NODES), TRAIN, HIDDEN)
         b = STKR(tr, 0.1, setting="inductive").fit(Data(edge_index=ei2, y=y2, num_nodes=N_NODES), TRAIN, HIDDEN)
         assert torch.equal(a.h_, b.h_)
-        assert torch.allclose(a.decision_function(range(30)), b.decision_function(range(30)))
+        assert torch.allclose(a.class_scores(torch.arange(30)), b.class_scores(torch.arange(30)))
 
 
 def test_isolated_nodes_are_flagged_not_class_zero():
@@ -207,7 +207,7 @@ def test_isolated_nodes_are_flagged_not_class_zero():
     for est in (LabelPropagation(0.9), STKR(InverseLaplacian(0.9), 0.1), STKR(Polynomial.monomial(2), 0.1)):
         est.fit(data, [0, 1, 2, 3])
         with pytest.warns(UnreachableNodesWarning):
-            scores = est.decision_function(range(20))
+            scores = est.class_scores(torch.arange(20))
         assert torch.isfinite(scores).all()
         assert est.unreachable_[-3:].all()
         assert (predict_labels(scores)[-3:] == -1).all()
@@ -219,11 +219,11 @@ def test_bad_inputs_fail_early():
     with pytest.raises(ValueError, match="eta < 1/lambda_1"):
         STKR(InverseLaplacian(1.0), 0.1).fit(data, TRAIN)
     with pytest.raises(ValueError, match="beta must be > 0"):
-        STKR(Polynomial([1.0]), 0.0)
+        STKR(Polynomial([1.0]), 0.0).fit(data, TRAIN)
     with pytest.raises(ValueError, match="0 < eta"):
         LabelPropagation(1.5).fit(data, TRAIN)
     with pytest.raises(ValueError, match="unknown solver"):
-        STKR(Polynomial([1.0]), 0.1, solver="magic")
+        STKR(Polynomial([1.0]), 0.1, solver="magic").fit(data, TRAIN)
     bad = Data(edge_index=c["ei"], y=c["y"].clone(), num_nodes=N_NODES)
     bad.y[0] = -1
     with pytest.raises(ValueError, match="training labels must"):
