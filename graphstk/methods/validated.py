@@ -227,13 +227,13 @@ class STKRCV(_GraphEstimator):
         S = scores_from(prob, H, ids)
         return [S[:, j * C:(j + 1) * C] for j in range(len(points))]
 
-    def grid_scores(self, X, train_idx=None, eval_idx=None, hidden_idx=None, *, y=None) -> list[tuple[dict, Tensor]]:
+    def grid_scores(self, data, train_idx=None, eval_idx=None, hidden_idx=None, *, y=None) -> list[tuple[dict, Tensor]]:
         """Fit every grid point (one engine call) and score ``eval_idx`` with each: what a caller that
         selects by itself needs (the experiment runner's protocols).
 
         Parameters
         ----------
-        X : torch_geometric.data.Data or KernelOperator
+        data : torch_geometric.data.Data or KernelOperator
             As in :meth:`STKR.fit <graphstk.methods.STKR.fit>`.
         train_idx : LongTensor of node ids or BoolTensor mask ``[N]``, optional
             The labeled points; default ``data.train_mask``.
@@ -252,7 +252,7 @@ class STKRCV(_GraphEstimator):
         """
         if eval_idx is None:
             raise ValueError("grid_scores needs eval_idx: the points to score")
-        self._solve_grid(X, train_idx, hidden_idx, y)
+        self._solve_grid(data, train_idx, hidden_idx, y)
         ids = as_index(eval_idx, self.problem_.num_points, self.kernel_.device, name="eval_idx", allow_none=False)
         out = list(zip([dict(p) for p in self.grid_], self._point_scores(ids)))
         _warn_non_finite(type(self.grid_[0]["transform"]).__name__, out)
