@@ -411,21 +411,19 @@ class FeatureSTKR(BaseEstimator):
 
     def class_scores(self, idx=None):
         """Scores ``[len(idx), C]``, one column per class of ``classes_`` (as
-        :meth:`STKR.class_scores <graphstk.methods.STKR.class_scores>`; ``idx=None``: every node, a
+        ``STKR.class_scores``; ``idx=None``: every node, a
         tensor on the graph's device)."""
         return output_like(self._all_scores(idx), idx)
 
     def decision_function(self, idx=None):
         """Scores ``[len(idx)]`` for two classes (``classes_[1]`` minus ``classes_[0]``), else
-        ``[len(idx), C]``, in the caller's array type (as :meth:`STKR.decision_function
-        <graphstk.methods.STKR.decision_function>`)."""
+        ``[len(idx), C]``, in the caller's array type (as ``STKR.decision_function``)."""
         return output_like(binary_scores(self._all_scores(idx)), idx)
 
     def predict(self, idx=None):
         """Class labels ``[len(idx)]`` from ``classes_``: the argmax of :meth:`class_scores` over the
         classes that have training labels, ``-1`` for a node no label reaches (flagged in
-        ``unreachable_``); in the caller's array type (as :meth:`STKR.predict
-        <graphstk.methods.STKR.predict>`)."""
+        ``unreachable_``); in the caller's array type (as ``STKR.predict``)."""
         pred = argmax_of_labeled_classes(self._all_scores(idx), self.missing_classes_)
         pred[self.unreachable_] = -1
         return output_like(pred, idx)
