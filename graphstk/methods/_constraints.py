@@ -12,13 +12,14 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..operators.kernels import _ALIASES, KERNELS, Kernel
+from ..operators.kernels import KERNEL_NAMES as _NAMES
+from ..operators.kernels import Kernel
 
 __all__ = ["KERNEL_NAMES", "kernel_names", "SIGMA", "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT",
            "OPTIONAL_POSITIVE_INT", "Kernel"]
 
 #: the names :func:`graphstk.operators.kernel_function` accepts (aliases included)
-KERNEL_NAMES = frozenset(KERNELS) | frozenset(_ALIASES)
+KERNEL_NAMES = frozenset(_NAMES)
 
 
 def kernel_names(*extra: str) -> StrOptions:

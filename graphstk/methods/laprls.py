@@ -41,8 +41,7 @@ from ..memory import check_allocation
 from ..operators.base import SparseOperator
 from ..operators.graph import symmetric_normalization
 from ..operators.feature import FeatureKernelOperator, Kernel, as_features, check_positive, knn_graph
-from ._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, Kernel as _KernelType
-from ._constraints import kernel_names
+from ._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, kernel_names
 from .semi_supervised import SemiSupervisedClassifier
 from .fredholm import kernel_from_sigma
 
@@ -166,7 +165,7 @@ class LapRLSC(SemiSupervisedClassifier):
     """
 
     _parameter_constraints: dict = {
-        "kernel": [kernel_names(), _KernelType], "sigma": SIGMA, "gamma_A": POSITIVE, "gamma_I": NON_NEGATIVE,
+        "kernel": [kernel_names(), Kernel], "sigma": SIGMA, "gamma_A": POSITIVE, "gamma_I": NON_NEGATIVE,
         "n_neighbors": POSITIVE_INT, "graph_weights": [StrOptions({"gaussian", "connectivity"})],
         "normalized_laplacian": ["boolean"], "landmarks": OPTIONAL_POSITIVE_INT, "random_state": ["random_state"],
         "gamma_scale": [StrOptions({"absolute", "trace"})],

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+import scipy.sparse as sp
 import torch
 from torch import Tensor
 
@@ -137,9 +139,6 @@ def median_sigma(X) -> float:
     -------
     float
     """
-    import numpy as np
-    import scipy.sparse as sp
-
     if sp.issparse(X):
         n = X.shape[0]
         if n > 2000:
