@@ -17,7 +17,8 @@ needed, with glibc's mmap threshold fixed at 64 KB (``MALLOC_MMAP_THRESHOLD_``; 
 freed ``[block, n]`` kernel tiles stay resident in fragmented heap arenas and the exact fit at
 ``n = 10k`` shows ~730 MB instead of ~165 MB; ``--glibc-default`` keeps glibc's behaviour) (the data: 70,000 x 784 float64 = 440 MB, and the interpreter are reported separately).
 Parameters: those validation chose on seed 0 of ``configs/fredholm_digits.yaml`` (MNIST10k):
-FredGauss width ``sigma = 0.25 m`` (the paper's ``r = sigma^2``; ``m`` the median pairwise distance of 2000 training images),
+FredGauss width ``sigma = 0.25 m`` (the paper's ``r = sigma^2``; ``m`` the median pairwise distance
+of 2000 training images),
 ``lam = 1e-6`` relative to the mean Fredholm diagonal (``lam_scale="trace"``); KRLSC
 ``sigma = m``, ``lam = 1e-5`` (Eq. 3 convention, ``KernelRidge(lam = l * 1e-5)``).
 
