@@ -137,8 +137,7 @@ def kernel_from_sigma(kernel, sigma=None, role: str = "kernel", X=None) -> Kerne
     param = "sigma" if role == "kernel" else f"{role}_sigma"
     if isinstance(kernel, Kernel):
         if sigma is not None:
-            raise TypeError(f"{param} must be None when {role if role != 'kernel' else 'kernel'} is a Kernel "
-                            "instance (it has its own parameters)")
+            raise TypeError(f"{param} must be None when {role} is a Kernel instance (it has its own parameters)")
         return kernel
     base = kernel_function(str(kernel).lower())
     name = base.name
