@@ -330,7 +330,8 @@ class RandomFeatureRidge(RegressorMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "features": [HasMethods(["fit", "transform"]), None], "kernel": [StrOptions({"gaussian", "laplacian", "cauchy"})],
+        "features": [HasMethods(["fit", "transform"]), None],
+        "kernel": [StrOptions({"gaussian", "laplacian", "cauchy"})],
         "sigma": POSITIVE, "n_features": POSITIVE_INT, "random_state": ["random_state"],
         "map": [StrOptions({"cos_sin", "phase"})], "lam": NON_NEGATIVE,
         "solver": [StrOptions({"auto", "primal", "direct", "dual", "cg"})], "tol": NON_NEGATIVE,

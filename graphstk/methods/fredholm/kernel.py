@@ -6,7 +6,6 @@ Points may be dense tensors / arrays ``[n, d]`` (on any device) or ``scipy.spars
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import scipy.sparse as sp
