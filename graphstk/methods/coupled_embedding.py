@@ -275,6 +275,7 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         given, ``-1`` unlabeled). ``transform`` (paired rows) is not available after it; use
         :meth:`transform_l`, :meth:`transform_h` and :meth:`distances`. Returns ``self``."""
         self._validate_params()
+        self.__dict__.pop("n_features_in_", None)
         XL = as_features(XL, dtype=torch.float64, name="XL")
         XH = as_features(XH, dtype=torch.float64, name="XH")
         self._fit(XL, XH, W, y)
@@ -318,6 +319,9 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         """``[f_L(x_L), g_H(x_H)]`` of paired rows ``X = [x_L | x_H]``: ``[n, 2 n_components]``
         (after :meth:`fit`; single modes: :meth:`transform_l`, :meth:`transform_h`)."""
         check_is_fitted(self, "coef_l_")
+        if not hasattr(self, "n_features_in_"):
+            raise ValueError("transform takes paired rows [x_L | x_H] after fit(X); after fit_modes(XL, XH) use "
+                             "transform_l(XL) and transform_h(XH)")
         Xt = validate_features(self, X, reset=False, dtype=torch.float64)
         XL, XH = self._split(Xt)
         return to_output(torch.cat([self._map(XL, "L"), self._map(XH, "H")], 1), X)

@@ -152,6 +152,8 @@ def test_coupled_embedding_bad_inputs():
     with pytest.raises(NotFittedError):
         CoupledKernelEmbedding().transform(L)
     m = CoupledKernelEmbedding().fit_modes(L, H)
+    with pytest.raises(ValueError, match="transform_l"):
+        m.transform(np.hstack([L, H]))
     with pytest.raises(ValueError, match="features"):
         m.transform_l(H)
     # unpaired data with an explicit rectangular W works
