@@ -414,6 +414,25 @@ def test_repr_and_sklearn_clone():
     assert sskpca.__doc__ and "Eq. 6" in MVKPCA.__doc__
 
 
+def test_sigma_is_the_gaussian_width_and_defaults_to_the_median():
+    """sigma is the width of exp(-||x - y||^2 / (2 sigma^2)): the paper's exp(-gamma ||x - y||^2) is
+    sigma = 1 / sqrt(2 gamma); sigma=None is the median pairwise distance of the fit points."""
+    from graphstk.operators import median_sigma
+
+    rng = np.random.default_rng(5)
+    X = np.r_[rng.normal(-2, 1, (15, 2)), rng.normal(2, 1, (15, 2))]
+    y = -np.ones(30, dtype=int)
+    y[[0, 1, 15, 16]] = [0, 0, 1, 1]
+    est = LSKPCA().fit(X, y)
+    assert est.sigma_ == pytest.approx(median_sigma(X))
+    gamma = 0.3
+    K = np.exp(-gamma * ((X[:, None] - X[None]) ** 2).sum(-1))
+    pre = LSKPCA(kernel="precomputed").fit(K, y)
+    feat = LSKPCA(sigma=1.0 / np.sqrt(2.0 * gamma)).fit(X, y)
+    np.testing.assert_allclose(np.abs(feat.embedding_), np.abs(pre.embedding_), rtol=1e-8, atol=1e-10)
+    assert not est.unreachable_.any() and est.n_unreachable_ == 0
+
+
 def test_closed_form_1d_hard_margin_equals_sklearn_svc():
     from sklearn.svm import SVC
     rng = np.random.default_rng(3)
