@@ -3,7 +3,7 @@
 Two cases, each one fit + one prediction, each against KRLSC (kernel RLS with the same
 Gaussian, on the same labeled points, scoring the same points):
 
-* ``exact``: FredGauss (Eq. 5, outer and inner Gaussian of width ``r``) on MNIST 10k (1000 per
+* ``exact``: FredGauss (Eq. 5, outer and inner Gaussian of width ``sigma``) on MNIST 10k (1000 per
   class from the training images, seed 0), 200 labeled (20 per class), the other 9,800
   unlabeled and scored. Target: within 5x the time of KRLSC.
 * ``rf``: FredGauss with the random-feature inner kernel (Sec. 5.3, corrected map) with all
@@ -17,7 +17,8 @@ needed, with glibc's mmap threshold fixed at 64 KB (``MALLOC_MMAP_THRESHOLD_``; 
 freed ``[block, n]`` kernel tiles stay resident in fragmented heap arenas and the exact fit at
 ``n = 10k`` shows ~730 MB instead of ~165 MB; ``--glibc-default`` keeps glibc's behaviour) (the data: 70,000 x 784 float64 = 440 MB, and the interpreter are reported separately).
 Parameters: those validation chose on seed 0 of ``configs/fredholm_digits.yaml`` (MNIST10k):
-FredGauss width ``r = (0.25 m)^2`` (``m`` the median pairwise distance of 2000 training images),
+FredGauss width ``sigma = 0.25 m`` (the paper's ``r = sigma^2``; ``m`` the median pairwise distance
+of 2000 training images),
 ``lam = 1e-6`` relative to the mean Fredholm diagonal (``lam_scale="trace"``); KRLSC
 ``sigma = m``, ``lam = 1e-5`` (Eq. 3 convention, ``KernelRidge(lam = l * 1e-5)``).
 
@@ -106,7 +107,7 @@ def _run(case: str, method: str, threads: int, components: int, q):
 
     torch.set_num_threads(threads)
     XL, yL, XU, XE, yE, m = _data(case)
-    r = (0.25 * m) ** 2
+    sigma = 0.25 * m
     import gc
 
     gc.collect()
@@ -122,12 +123,12 @@ def _run(case: str, method: str, threads: int, components: int, q):
     elif method == "FredGauss":
         from graphstk.methods import FredholmRLSC
 
-        est = FredholmRLSC.instance("FredGauss", r, lam=1e-6, lam_scale="trace").fit(*_semi_supervised(XL, yL, XU))
+        est = FredholmRLSC.instance("FredGauss", sigma, lam=1e-6, lam_scale="trace").fit(*_semi_supervised(XL, yL, XU))
         pred = est.predict(XE)
     else:
         from graphstk.methods import RandomFeatureFredholm
 
-        est = RandomFeatureFredholm.instance("FredGauss", r, lam=1e-6, lam_scale="trace",
+        est = RandomFeatureFredholm.instance("FredGauss", sigma, lam=1e-6, lam_scale="trace",
                                              n_components=components, random_state=0).fit(
             *_semi_supervised(XL, yL, XU))
         pred = est.predict(XE)

@@ -46,13 +46,16 @@ from __future__ import annotations
 
 import math
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.sparse as sp
 import torch
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
 from torch import Tensor
 
-from .._arrays import check_is_fitted, check_positive_int, is_torch, to_output, torch_generator, validate_features
+from .._arrays import check_is_fitted, is_torch, to_output, torch_generator, validate_features
 from ..memory import check_allocation, memory_limit
 from ..operators.feature import as_features, check_positive
 
@@ -201,6 +204,12 @@ class RandomFourierFeatures(_RandomFeatures):
     True
     """
 
+    _parameter_constraints: dict = {
+        "kernel": [StrOptions(set(_RFF_KERNELS))], "sigma": [Interval(Real, 0, None, closed="neither")],
+        "n_features": [Interval(Integral, 1, None, closed="left")], "random_state": ["random_state"],
+        "map": [StrOptions({"cos_sin", "phase"})],
+    }
+
     def __init__(self, kernel: str = "gaussian", sigma: float = 1.0, n_features: int = 100,
                  random_state=None, map: str = "cos_sin"):
         self.kernel = kernel
@@ -209,6 +218,7 @@ class RandomFourierFeatures(_RandomFeatures):
         self.random_state = random_state
         self.map = map
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Draw the frequencies (Eq. 2) for the dimension of ``X``.
 
@@ -223,12 +233,8 @@ class RandomFourierFeatures(_RandomFeatures):
         self
         """
         Xt = validate_features(self, X, reset=True)
-        if self.kernel not in _RFF_KERNELS:
-            raise ValueError(f"kernel must be one of {_RFF_KERNELS}, got {self.kernel!r}")
-        if self.map not in ("cos_sin", "phase"):
-            raise ValueError(f"map must be 'cos_sin' or 'phase', got {self.map!r}")
-        D = check_positive_int("n_features", self.n_features)
-        sigma = check_positive("sigma", self.sigma)
+        D = int(self.n_features)
+        sigma = float(self.sigma)
         d = int(Xt.shape[1])
         check_allocation(8.0 * d * D * (3 if self.kernel == "cauchy" else 2) + 8.0 * D,
                          f"the [{d}, {D}] frequencies of {type(self).__name__}(n_features={D})",
@@ -311,6 +317,12 @@ class RandomBinningFeatures(_RandomFeatures):
     n_bins_, n_output_features_, n_features_in_ : int
     """
 
+    _parameter_constraints: dict = {
+        "sigma": [Interval(Real, 0, None, closed="neither")], "n_grids": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"], "grid_chunk": [Interval(Integral, 1, None, closed="left"), None],
+        "sparse_output": ["boolean"],
+    }
+
     def __init__(self, sigma: float = 1.0, n_grids: int = 100, random_state=None, grid_chunk: int | None = None,
                  sparse_output: bool = False):
         self.sigma = sigma
@@ -319,6 +331,7 @@ class RandomBinningFeatures(_RandomFeatures):
         self.grid_chunk = grid_chunk
         self.sparse_output = sparse_output
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Draw the grids (Lemma 7) and record the bins the rows of ``X`` occupy.
 
@@ -332,10 +345,8 @@ class RandomBinningFeatures(_RandomFeatures):
         self
         """
         Xt = validate_features(self, X, reset=True).to(torch.float64)
-        sigma = check_positive("sigma", self.sigma)
-        P = check_positive_int("n_grids", self.n_grids)
-        if self.grid_chunk is not None:
-            check_positive_int("grid_chunk", self.grid_chunk)
+        sigma = float(self.sigma)
+        P = int(self.n_grids)
         d = Xt.shape[1]
         g = torch_generator(self.random_state)
         # Gamma(2, scale sigma) = sum of two Exp(scale sigma)

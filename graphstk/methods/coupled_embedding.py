@@ -43,17 +43,16 @@ maps exactly onto its in-sample embedding.
 """
 from __future__ import annotations
 
-import warnings
 from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
 import torch
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from torch import Tensor
 
 from .._arrays import check_is_fitted, semi_supervised_labels, to_output, validate_features
-
+from ._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE_INT, SIGMA, kernel_names
 from ..operators.base import KernelOperator
 from ..operators.feature import FeatureKernelOperator, as_features, gram, kernel_function, knn_graph, median_distance
 
@@ -163,8 +162,7 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     ``transform(X)`` returns ``[f_L(x_L), g_H(x_H)]`` (``2 n_components`` columns: both modes'
     positions in the common space). Unpaired modes, or an explicit affinity ``W``:
     :meth:`fit_modes`; single modes out of sample: :meth:`transform_l`, :meth:`transform_h`;
-    Eq. 24's distances: :meth:`distances`. ``fit(XL, XH)`` (two matrices) still works through
-    :meth:`fit_modes` with a ``FutureWarning``.
+    Eq. 24's distances: :meth:`distances`.
 
     Devices: the kernels and the out-of-sample maps run on the input's device; the
     eigendecomposition of Eq. 28 (SciPy ``eigh``) runs on the host, the kernel matrices moved
@@ -175,8 +173,11 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     n_components : int, default 2
         Dimension ``c`` of the common space.
     kernel_l, sigma_l, kernel_h, sigma_h : str / float or None, defaults "gaussian", None
-        The kernels of the two modes (:func:`graphstk.operators.kernel_function`; ``sigma=None`` =
-        median pairwise distance of that mode's training data).
+        The kernels of the two modes (:func:`graphstk.operators.kernel_function`; the Gaussian is
+        ``exp(-||x - y||^2 / (2 sigma^2))``, other kernels with a width take ``sigma`` as their scale,
+        e.g. ``"abel"``: ``exp(-||x - y|| / sigma)``). ``sigma=None``: the median heuristic, the
+        median pairwise distance of that mode's training data (a seeded subsample of at most 2000
+        rows).
     reg : float >= 0, default 1e-3
         Relative weight of the RKHS-norm penalty, ``eps = reg * s_max * mean(diag G)`` (module
         docstring); ``0`` is Eq. 28 as printed.
@@ -196,6 +197,12 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     ``W_`` (the affinity used), ``constant_residual_``, ``eps_``, ``n_features_in_`` (``fit``
     only), ``XL_fit_``, ``XH_fit_`` (tensors on the input's device).
     """
+
+    _parameter_constraints: dict = {
+        "n_components": POSITIVE_INT, "kernel_l": [kernel_names()], "sigma_l": SIGMA, "kernel_h": [kernel_names()],
+        "sigma_h": SIGMA, "reg": NON_NEGATIVE, "affinity_sigma": SIGMA, "n_neighbors": OPTIONAL_POSITIVE_INT,
+        "rcond": NON_NEGATIVE, "n_features_l": OPTIONAL_POSITIVE_INT,
+    }
 
     def __init__(self, n_components: int = 2, kernel_l: str = "gaussian", sigma_l: float | None = None,
                  kernel_h: str = "gaussian", sigma_h: float | None = None, reg: float = 1e-3,
@@ -250,25 +257,25 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
                              f"1 <= n_features_l < {d})")
         return X[:, :int(k)], X[:, int(k):]
 
-    def fit(self, X, y=None, W=None):
-        """Fit on paired rows ``X = [x_L | x_H]`` ``[n, d_L + d_H]``, labels ``y`` (``-1`` unlabeled; optional).
-
-        ``fit(XL, XH[, W])`` with two matrices is the deprecated form of :meth:`fit_modes`.
-        """
-        if isinstance(y, (np.ndarray, Tensor)) and y.ndim == 2 and y.shape[1] > 1:
-            warnings.warn("CoupledKernelEmbedding.fit(XL, XH) is deprecated: use fit_modes(XL, XH, W=..., y=...), "
-                          "or fit(np.hstack([XL, XH]), y) for paired rows", FutureWarning, stacklevel=2)
-            return self.fit_modes(X, y, W=W)
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit on paired rows ``X = [x_L | x_H]`` ``[n, d_L + d_H]`` with the default affinity
+        (:meth:`default_affinity`), labels ``y`` (``-1`` unlabeled; optional). Two matrices, or an
+        explicit affinity ``W``: :meth:`fit_modes`. Returns ``self``."""
         Xt = validate_features(self, X, reset=True, dtype=torch.float64, ensure_min_samples=2)
         XL, XH = self._split(Xt)
-        self._fit(XL, XH, W, y)
+        self._fit(XL, XH, None, y)
         self._n_features_out = 2 * int(self.n_components)
         return self
 
     def fit_modes(self, XL, XH, W=None, y=None):
-        """Fit on ``XL [n_L, d_L]`` and ``XH [n_H, d_H]``. ``W [n_L, n_H]`` (Eq. 25) is the affinity
-        between ``l_i`` and ``h_j``; if omitted the data must be paired (``n_L = n_H``) and
-        :meth:`default_affinity` is used (with labels ``y`` when given, ``-1`` unlabeled)."""
+        """Fit on two modes ``XL [n_L, d_L]`` and ``XH [n_H, d_H]`` (parameters checked as in :meth:`fit`).
+        ``W [n_L, n_H]`` (Eq. 25) is the affinity between ``l_i`` and ``h_j``; if omitted the data
+        must be paired (``n_L = n_H``) and :meth:`default_affinity` is used (with labels ``y`` when
+        given, ``-1`` unlabeled). ``transform`` (paired rows) is not available after it; use
+        :meth:`transform_l`, :meth:`transform_h` and :meth:`distances`. Returns ``self``."""
+        self._validate_params()
+        self.__dict__.pop("n_features_in_", None)
         XL = as_features(XL, dtype=torch.float64, name="XL")
         XH = as_features(XH, dtype=torch.float64, name="XH")
         self._fit(XL, XH, W, y)
@@ -276,9 +283,6 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         return self
 
     def _fit(self, XL: Tensor, XH: Tensor, W, y):
-        if isinstance(self.n_components, bool) or int(self.n_components) != self.n_components \
-                or self.n_components < 1:
-            raise ValueError(f"n_components must be an integer >= 1, got {self.n_components!r}")
         device = XL.device
         if W is None:
             if XL.shape[0] != XH.shape[0]:
@@ -311,19 +315,13 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         Xt = as_features(X, dtype=torch.float64)
         return to_output(self._map(Xt, mode), X)
 
-    def transform(self, X, mode: str | None = None):
-        """``[f_L(x_L), g_H(x_H)]`` of paired rows ``X = [x_L | x_H]``: ``[n, 2 n_components]``.
-
-        ``transform(X, "L")`` / ``transform(X, "H")`` is the deprecated form of
-        :meth:`transform_l` / :meth:`transform_h`.
-        """
+    def transform(self, X):
+        """``[f_L(x_L), g_H(x_H)]`` of paired rows ``X = [x_L | x_H]``: ``[n, 2 n_components]``
+        (after :meth:`fit`; single modes: :meth:`transform_l`, :meth:`transform_h`)."""
         check_is_fitted(self, "coef_l_")
-        if mode is not None:
-            if mode not in ("L", "H"):
-                raise ValueError(f"mode must be 'L' or 'H', got {mode!r}")
-            warnings.warn("transform(X, mode) is deprecated: use transform_l(X) or transform_h(X)", FutureWarning,
-                          stacklevel=2)
-            return self._mode(X, mode)
+        if not hasattr(self, "n_features_in_"):
+            raise ValueError("transform takes paired rows [x_L | x_H] after fit(X); after fit_modes(XL, XH) use "
+                             "transform_l(XL) and transform_h(XH)")
         Xt = validate_features(self, X, reset=False, dtype=torch.float64)
         XL, XH = self._split(Xt)
         return to_output(torch.cat([self._map(XL, "L"), self._map(XH, "H")], 1), X)

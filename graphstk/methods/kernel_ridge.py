@@ -32,15 +32,20 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 import torch
-from sklearn.base import BaseEstimator, RegressorMixin, clone
+from numbers import Real
+
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_array
 from torch import Tensor
 
 from .._arrays import check_is_fitted, to_output, validate_features
 from ..memory import check_allocation
 from ..features import RandomFourierFeatures
+from ..operators.bandwidth import median_sigma
 from ..operators.base import DenseOperator, KernelOperator
-from ..operators.feature import FeatureKernelOperator, kernel_function
+from ..operators.feature import FeatureKernelOperator, Kernel, kernel_function
+from ._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, kernel_names
 from ..spectral.solvers import cg
 
 __all__ = ["kernel_ridge_solve", "KernelRidge", "RandomFeatureRidge", "block_cg"]
@@ -151,17 +156,28 @@ class KernelRidge(RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    kernel, sigma, degree, c, normalize :
+    kernel, degree, c, normalize :
         the kernel (see :func:`graphstk.operators.kernel_function`; ``normalize`` uses
         ``K(x,y)/sqrt(K(x,x)K(y,y))`` for training and test points alike).
+    sigma : float > 0 or None, default None
+        Width of the Gaussian ``exp(-||x - y||^2 / (2 sigma^2))`` (the scale of other kernels with a
+        width, e.g. ``"abel"``: ``exp(-||x - y|| / sigma)``). ``None``: the median heuristic, the
+        median pairwise distance of the training points (a seeded subsample of at most 2000 rows).
     lam : float >= 0, the ridge parameter.
     solver : ``"direct"`` or ``"cg"`` (CG uses blockwise kernel products, no ``n x n`` matrix).
     block_size, tol, max_iter : forwarded to the operator / CG.
 
     Attributes after ``fit``: ``X_fit_`` ``[n, d]``, ``dual_coef_`` (``alpha``, shape of ``y``),
-    ``kernel_`` (the :class:`~graphstk.operators.Kernel`), ``n_features_in_``, ``n_iter_`` (CG
-    iterations; 1 for ``"direct"``).
+    ``kernel_`` (the :class:`~graphstk.operators.Kernel`), ``sigma_`` (the width used, ``None`` for
+    a kernel without one), ``n_features_in_``, ``n_iter_`` (CG iterations; 1 for ``"direct"``).
     """
+
+    _parameter_constraints: dict = {
+        "kernel": [kernel_names(), Kernel], "sigma": SIGMA, "lam": NON_NEGATIVE,
+        "degree": OPTIONAL_POSITIVE_INT, "c": [Interval(Real, 0, None, closed="left"), None],
+        "normalize": ["boolean"], "solver": [StrOptions({"direct", "cg"})], "block_size": OPTIONAL_POSITIVE_INT,
+        "tol": NON_NEGATIVE, "max_iter": OPTIONAL_POSITIVE_INT,
+    }
 
     def __init__(self, kernel: str = "gaussian", sigma: float | None = None, lam: float = 1.0,
                  degree: int | None = None, c: float | None = None, normalize: bool = False,
@@ -178,9 +194,16 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
 
-    def _kernel(self):
-        return kernel_function(self.kernel, sigma=self.sigma, degree=self.degree, c=self.c)
+    def _kernel(self, X):
+        if isinstance(self.kernel, Kernel):
+            return kernel_function(self.kernel, sigma=self.sigma, degree=self.degree, c=self.c)
+        base = kernel_function(self.kernel, degree=self.degree, c=self.c)
+        if "sigma" not in base.params:
+            return kernel_function(self.kernel, sigma=self.sigma, degree=self.degree, c=self.c)
+        sigma = self.sigma if self.sigma is not None else median_sigma(X)
+        return kernel_function(base.name, sigma=sigma)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Solve ``alpha = (K + lam I)^{-1} y`` (slides, Proposition 3) on the training points.
 
@@ -193,8 +216,10 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         -------
         self
         """
-        self.kernel_ = self._kernel()
-        X = validate_features(self, X, reset=True, accept_sparse=self.kernel_.name in _SPARSE_KERNELS)
+        name = self.kernel.name if isinstance(self.kernel, Kernel) else kernel_function(self.kernel).name
+        X = validate_features(self, X, reset=True, accept_sparse=name in _SPARSE_KERNELS)
+        self.kernel_ = self._kernel(X)
+        self.sigma_ = self.kernel_.sigma
         n = X.shape[0]
         if self.solver == "direct" or sp.issparse(X):
             check_allocation(2.0 * n * n * 8, f"the {n} x {n} kernel matrix (solver='direct')",
@@ -304,6 +329,15 @@ class RandomFeatureRidge(RegressorMixin, BaseEstimator):
     ``n_features_in_``, ``n_iter_`` (CG iterations; 1 for a direct solve).
     """
 
+    _parameter_constraints: dict = {
+        "features": [HasMethods(["fit", "transform"]), None],
+        "kernel": [StrOptions({"gaussian", "laplacian", "cauchy"})],
+        "sigma": POSITIVE, "n_features": POSITIVE_INT, "random_state": ["random_state"],
+        "map": [StrOptions({"cos_sin", "phase"})], "lam": NON_NEGATIVE,
+        "solver": [StrOptions({"auto", "primal", "direct", "dual", "cg"})], "tol": NON_NEGATIVE,
+        "max_iter": OPTIONAL_POSITIVE_INT,
+    }
+
     def __init__(self, features=None, kernel: str = "gaussian", sigma: float = 1.0, n_features: int = 100,
                  random_state=None, map: str = "cos_sin", lam: float = 1.0, solver: str = "auto",
                  tol: float = 1e-10, max_iter: int | None = None):
@@ -324,6 +358,7 @@ class RandomFeatureRidge(RegressorMixin, BaseEstimator):
         return RandomFourierFeatures(kernel=self.kernel, sigma=self.sigma, n_features=self.n_features,
                                      random_state=self.random_state, map=self.map)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the features on ``X``, then ``w = (Z^T Z + lam I)^{-1} Z^T y`` (or its dual / CG form).
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 
 import torch
+from sklearn.utils._param_validation import StrOptions
 from torch import Tensor
 
 from .._arrays import check_is_fitted, to_output, torch_generator, validate_features
@@ -40,8 +41,9 @@ from ..memory import check_allocation
 from ..operators.base import SparseOperator
 from ..operators.graph import symmetric_normalization
 from ..operators.feature import FeatureKernelOperator, Kernel, as_features, check_positive, knn_graph
+from ._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, kernel_names
 from .semi_supervised import SemiSupervisedClassifier
-from .fredholm import kernel_from_width
+from .fredholm import kernel_from_sigma
 
 __all__ = ["LapRLSC", "graph_laplacian", "kernel_factor", "laprls_path"]
 
@@ -120,10 +122,14 @@ class LapRLSC(SemiSupervisedClassifier):
     Parameters
     ----------
     kernel : str or Kernel, default "gaussian"
-        ``"gaussian"`` (``exp(-||x-z||^2 / (2 width))`` as in the Fredholm paper), ``"linear"``, or
-        any name / :class:`~graphstk.operators.Kernel` (``graphstk.methods.fredholm.kernel_from_width``).
-    width : float, optional
-        Gaussian width ``r`` (required for a Gaussian), or ``sigma`` of other bandwidth kernels.
+        ``"gaussian"`` (``exp(-||x-z||^2 / (2 sigma^2))``), ``"linear"``, or any name /
+        :class:`~graphstk.operators.Kernel` of :func:`graphstk.operators.kernel_function`
+        (:func:`graphstk.methods.fredholm.kernel_from_sigma`).
+    sigma : float > 0 or None, default None
+        Width of the Gaussian ``exp(-||x-z||^2 / (2 sigma^2))`` (the scale of other kernels with a
+        width, e.g. ``"abel"``: ``exp(-||x-z|| / sigma)``; ignored for ``"linear"``). ``None``: the
+        median heuristic, the median pairwise distance of the rows of ``X`` (a seeded subsample of
+        at most 2000 rows), as scikit-learn's ``gamma="scale"`` picks a width from the data.
     gamma_A : float > 0, default 1e-3
         Ambient (RKHS) regularisation.
     gamma_I : float >= 0, default 1.0
@@ -148,6 +154,9 @@ class LapRLSC(SemiSupervisedClassifier):
     Attributes
     ----------
     classes_, n_features_in_
+    sigma_ : float or None, the width used (``None`` for a kernel without one)
+    unreachable_ : bool array (a tensor for a tensor fit) ``[N]``, the fitted points whose scores are
+        all zero or not finite (``predict`` gives them ``-1``); ``n_unreachable_`` counts them
     coef_ : Tensor ``[m, C]`` (``beta``; one column for two classes)
     scale_ : float, the mean of ``diag(R R^T)`` (``gamma_scale="trace"``)
     landmarks_ : Tensor ``[m, d]`` or None (linear kernel)
@@ -155,12 +164,19 @@ class LapRLSC(SemiSupervisedClassifier):
     kernel_ : the :class:`~graphstk.operators.Kernel`
     """
 
-    def __init__(self, kernel="gaussian", width: float | None = None, gamma_A: float = 1e-3,
+    _parameter_constraints: dict = {
+        "kernel": [kernel_names(), Kernel], "sigma": SIGMA, "gamma_A": POSITIVE, "gamma_I": NON_NEGATIVE,
+        "n_neighbors": POSITIVE_INT, "graph_weights": [StrOptions({"gaussian", "connectivity"})],
+        "normalized_laplacian": ["boolean"], "landmarks": OPTIONAL_POSITIVE_INT, "random_state": ["random_state"],
+        "gamma_scale": [StrOptions({"absolute", "trace"})],
+    }
+
+    def __init__(self, kernel="gaussian", sigma: float | None = None, gamma_A: float = 1e-3,
                  gamma_I: float = 1.0, n_neighbors: int = 10, graph_weights: str = "gaussian",
                  normalized_laplacian: bool = False, landmarks: int | None = None, random_state=None,
                  gamma_scale: str = "absolute"):
         self.kernel = kernel
-        self.width = width
+        self.sigma = sigma
         self.gamma_A = gamma_A
         self.gamma_I = gamma_I
         self.n_neighbors = n_neighbors
@@ -174,8 +190,6 @@ class LapRLSC(SemiSupervisedClassifier):
         if self.landmarks is None:
             return None
         m = self.landmarks
-        if isinstance(m, bool) or int(m) != m or int(m) < 1:
-            raise ValueError(f"landmarks must be None or an integer >= 1, got {self.landmarks!r}")
         if int(m) >= n:
             return None
         return torch.randperm(n, generator=torch_generator(self.random_state))[:int(m)].to(device)
@@ -185,14 +199,13 @@ class LapRLSC(SemiSupervisedClassifier):
         gI = float(gamma_I)
         if not (gI >= 0 and math.isfinite(gI)):
             raise ValueError(f"gamma_I must be a finite number >= 0, got {gamma_I!r}")
-        if self.gamma_scale == "absolute":
-            return gA, gI
         if self.gamma_scale == "trace":
             return gA * self.scale_, gI * self.scale_
-        raise ValueError(f"gamma_scale must be 'absolute' or 'trace', got {self.gamma_scale!r}")
+        return gA, gI
 
     def _fit(self, X: Tensor, labeled: Tensor, Y: Tensor):
-        kern = kernel_from_width(self.kernel, self.width, "kernel")
+        kern = kernel_from_sigma(self.kernel, self.sigma, "kernel", X)
+        self.sigma_ = kern.sigma
         lm = None if kern.name == "linear" else self._landmark_ids(X.shape[0], X.device)
         R, P = kernel_factor(kern, X, lm)
         k = min(int(self.n_neighbors), X.shape[0] - 1)
@@ -213,6 +226,10 @@ class LapRLSC(SemiSupervisedClassifier):
     def _scores(self, X: Tensor) -> Tensor:
         R = self.features(X)
         return R @ self.coef_.to(device=R.device, dtype=R.dtype)
+
+    def _fit_scores(self) -> Tensor:
+        R = self._path_state[0]
+        return R @ self.coef_.to(R.dtype)
 
     def decision_path(self, X, gammas) -> list:
         """``decision_function(X)`` for every ``(gamma_A, gamma_I)`` in ``gammas`` (same

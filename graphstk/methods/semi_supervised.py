@@ -12,9 +12,15 @@ convention, read by :func:`graphstk._arrays.semi_supervised_labels`). A subclass
 
 and gets ``fit``, ``decision_function``, ``predict`` and ``score`` with scikit-learn's
 conventions: ``predict`` returns labels from ``classes_``, ``decision_function`` is 1-D for two
-classes, NumPy in gives NumPy out and a tensor in gives a tensor out on its device. The old
-call ``fit(X_labeled, y, X_unlabeled)`` is still read (stacked into the one form, with a
-``FutureWarning``).
+classes, NumPy in gives NumPy out and a tensor in gives a tensor out on its device.
+
+Parameters are declared once per subclass in ``_parameter_constraints`` (scikit-learn's
+parameter validation) and checked at the start of ``fit``, so a value set by ``set_params`` or a
+grid search is refused there with a message naming the parameter.
+
+``unreachable_`` flags the fitted points whose decision values are all zero or not finite (no
+kernel weight on any labeled point): ``predict`` gives them ``-1`` instead of a class, and does
+the same, with an :class:`UnreachableNodesWarning`, for any such point it is asked about.
 """
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 import torch
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from torch import Tensor
 
 from .._arrays import check_is_fitted, is_torch, semi_supervised_labels, to_output, validate_features
@@ -31,7 +37,7 @@ from .._checks import user_stacklevel
 from ..exceptions import UnreachableNodesWarning
 from .grid import unreachable
 
-__all__ = ["SemiSupervisedClassifier", "onevsrest_targets"]
+__all__ = ["SemiSupervisedClassifier", "UnreachableMixin", "onevsrest_targets"]
 
 
 def onevsrest_targets(codes: Tensor, n_classes: int, dtype=torch.float64, full: bool = False) -> Tensor:
@@ -43,35 +49,62 @@ def onevsrest_targets(codes: Tensor, n_classes: int, dtype=torch.float64, full: 
     return Y[:, 1:] if n_classes == 2 and not full else Y
 
 
-def _stack_unlabeled(X, y, X_unlabeled):
-    """``(X; X_unlabeled)`` and ``(y; -1 ...)`` for the deprecated three-argument ``fit``."""
-    if sp.issparse(X) or sp.issparse(X_unlabeled):
-        Xs = sp.vstack([sp.csr_matrix(X), sp.csr_matrix(X_unlabeled)], format="csr")
-    elif is_torch(X) or is_torch(X_unlabeled):
-        A = X if is_torch(X) else torch.as_tensor(np.asarray(X))
-        B = X_unlabeled if is_torch(X_unlabeled) else torch.as_tensor(np.asarray(X_unlabeled))
-        Xs = torch.cat([A, B.to(device=A.device, dtype=A.dtype)])
-    else:
-        Xs = np.vstack([np.asarray(X), np.asarray(X_unlabeled)])
-    n_u = int(X_unlabeled.shape[0])
-    if is_torch(y):
-        ys = torch.cat([y, torch.full((n_u,), -1, dtype=y.dtype, device=y.device)])
-    else:
-        yn = np.asarray(y)
-        fill = "-1" if yn.dtype.kind in "USO" else -1
-        ys = np.concatenate([yn.ravel(), np.full(n_u, fill, dtype=yn.dtype if yn.dtype.kind != "O" else object)])
-    return Xs, ys
+def labels_from_scores(classes: np.ndarray, S: Tensor, bad: Tensor, like):
+    """Labels ``classes[argmax]`` of scores ``S`` ``[n, C]`` (one column: ``classes[1]`` where it
+    is > 0), ``-1`` (``"-1"`` for string classes) on the rows flagged in ``bad``; a tensor on
+    ``like``'s device when ``like`` is a tensor and the classes are numbers, else NumPy."""
+    idx = (S[:, 0] > 0).long() if S.shape[1] == 1 else S.argmax(1)
+    bad = bad.to(idx.device)
+    flagged = bool(bad.any())
+    if is_torch(like) and classes.dtype.kind in "biuf":
+        out = torch.as_tensor(classes, device=idx.device)[idx]
+        return out.masked_fill(bad, -1) if flagged else out
+    out = classes[idx.cpu().numpy()]
+    if flagged:
+        out = np.where(bad.cpu().numpy(), np.asarray("-1" if out.dtype.kind in "USO" else -1), out)
+    return out
 
 
-class SemiSupervisedClassifier(ClassifierMixin, BaseEstimator):
+class UnreachableMixin:
+    """``unreachable_`` / ``n_unreachable_`` of a fitted classifier: over the fitted points, ``True``
+    where every decision value is zero or not finite (no label reaches the point; ``predict``
+    gives it ``-1``), all ``False`` where every point gets a score. A subclass supplies
+    ``_fit_scores()``, the scores ``[n, C]`` of its fitted points; they are computed on the first
+    access and kept."""
+
+    def _fit_scores(self) -> Tensor:
+        raise NotImplementedError
+
+    @property
+    def unreachable_(self):
+        """BoolTensor (NumPy for NumPy fits) ``[n_fitted]``: fitted points no label reaches."""
+        check_is_fitted(self)
+        if "_unreachable" not in self.__dict__:
+            S = self._fit_scores()
+            S = S if S.dim() == 2 else S.unsqueeze(1)
+            flags = unreachable(S)
+            self._unreachable = flags if getattr(self, "_fit_on_tensor", False) else flags.cpu().numpy()
+        return self._unreachable
+
+    @property
+    def n_unreachable_(self) -> int:
+        """The number of ``True`` entries of ``unreachable_``."""
+        return int(self.unreachable_.sum())
+
+
+class SemiSupervisedClassifier(UnreachableMixin, ClassifierMixin, BaseEstimator):
     """Base of the semi-supervised classifiers (module docstring: the one contract).
 
-    Subclasses set ``_accept_sparse = True`` when they work on ``scipy.sparse`` points.
+    Subclasses set ``_accept_sparse = True`` when they work on ``scipy.sparse`` points, declare
+    their parameters in ``_parameter_constraints`` and name their width parameters in
+    ``_width_params`` (for the message about degenerate kernels).
     """
 
     _accept_sparse = False
+    _width_params = "sigma"
 
-    def fit(self, X, y, X_unlabeled=None):
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
         """Fit on every point ``X`` ``[n, d]`` with labels ``y`` ``[n]``, ``-1`` marking the unlabeled rows.
 
         Parameters
@@ -81,19 +114,12 @@ class SemiSupervisedClassifier(ClassifierMixin, BaseEstimator):
         y : array-like or Tensor ``[n_samples]``
             Class labels (ints or strings); ``-1`` marks an unlabeled point (as
             :class:`sklearn.semi_supervised.LabelSpreading`). At least two classes must be labeled.
-        X_unlabeled : deprecated
-            The old ``fit(X_labeled, y, X_unlabeled)`` form: stacked into ``X`` with ``-1``
-            labels (a ``FutureWarning``); pass the one form instead.
 
         Returns
         -------
         self
         """
         name = type(self).__name__
-        if X_unlabeled is not None:
-            warnings.warn(f"{name}.fit(X_labeled, y, X_unlabeled) is deprecated: pass every point in X and "
-                          "y = -1 for the unlabeled ones, fit(X, y)", FutureWarning, stacklevel=2)
-            X, y = _stack_unlabeled(X, y, X_unlabeled)
         if y is None:
             raise ValueError(f"{name} requires y to be passed, but the target y is None")
         Xt = validate_features(self, X, reset=True, accept_sparse=self._accept_sparse)
@@ -105,6 +131,8 @@ class SemiSupervisedClassifier(ClassifierMixin, BaseEstimator):
         device = torch.device("cpu") if sp.issparse(Xt) else Xt.device
         idx = torch.from_numpy(np.flatnonzero(labeled)).to(device)
         Y = onevsrest_targets(torch.from_numpy(codes[labeled]).to(device), len(classes))
+        self.__dict__.pop("_unreachable", None)
+        self._fit_on_tensor = is_torch(X)
         self._fit(Xt, idx, Y)
         return self
 
@@ -120,21 +148,17 @@ class SemiSupervisedClassifier(ClassifierMixin, BaseEstimator):
     def _flag_degenerate(self, S: Tensor) -> Tensor:
         """Flag the rows of ``S`` whose decision values are all zero (or not finite): the kernel gives
         those points no weight on any labeled point, so no class is better than another there.
-        Warns (:class:`UnreachableNodesWarning`) and, from the first call that finds such rows on,
-        keeps the last call's flags in ``unreachable_`` / ``n_unreachable_``; returns the flags."""
+        Warns (:class:`UnreachableNodesWarning`) when there are such rows; returns the flags."""
         bad = unreachable(S)
         k = int(bad.sum())
-        if k or hasattr(self, "unreachable_"):   # set once a call finds such rows (a clean call changes nothing)
-            self.unreachable_, self.n_unreachable_ = bad, k
         if k:
             m = int(bad.numel())
             where = "on every point" if k == m else "there"
             warnings.warn(f"{type(self).__name__}: {k} of {m} points have all decision values zero or not finite: "
                           f"the kernel is degenerate {where} (no weight on any labeled point, e.g. a Gaussian width "
-                          "far below the distances between points); predict marks them -1 instead of a class, "
-                          "flagged in .unreachable_ and counted in .n_unreachable_. Widen the kernel (outer_width, "
-                          "inner_width, width) or check the data's scale", UnreachableNodesWarning,
-                          stacklevel=user_stacklevel())
+                          "far below the distances between points); predict marks them -1 instead of a class. "
+                          f"Widen the kernel ({self._width_params}, or None for the median heuristic) or check the "
+                          "data's scale", UnreachableNodesWarning, stacklevel=user_stacklevel())
         return bad
 
     def decision_function(self, X):
@@ -148,19 +172,10 @@ class SemiSupervisedClassifier(ClassifierMixin, BaseEstimator):
         """Labels ``classes_[argmax_c score]`` (two classes: ``classes_[1]`` where the score is > 0).
         A tensor of labels on ``X``'s device for tensor input and numeric classes, else NumPy.
         Points whose decision values are all zero (a degenerate kernel: no weight on any labeled
-        point) get ``-1`` (``"-1"`` for string classes), the unlabeled marker, instead of a class;
-        they are flagged in ``unreachable_`` with an :class:`UnreachableNodesWarning`."""
+        point) get ``-1`` (``"-1"`` for string classes), the unlabeled marker, instead of a class,
+        with an :class:`UnreachableNodesWarning`."""
         S, bad = self._flagged_decision(X)
-        idx = (S[:, 0] > 0).long() if S.shape[1] == 1 else S.argmax(1)
-        bad = bad.to(idx.device)
-        flagged = bool(bad.any())
-        if is_torch(X) and self.classes_.dtype.kind in "biuf":
-            out = torch.as_tensor(self.classes_, device=idx.device)[idx]
-            return out.masked_fill(bad, -1) if flagged else out
-        out = self.classes_[idx.cpu().numpy()]
-        if flagged:
-            out = np.where(bad.cpu().numpy(), np.asarray("-1" if out.dtype.kind in "USO" else -1), out)
-        return out
+        return labels_from_scores(self.classes_, S, bad, X)
 
     def score(self, X, y, sample_weight=None) -> float:
         """Accuracy of ``predict(X)`` on the labeled entries of ``y`` (entries ``-1`` are unlabeled

@@ -32,7 +32,7 @@ from .graph import (
 from .kernels import Kernel, kernel_function, pairwise_distances
 from .feature import FeatureKernelOperator, gram
 from .knn import knn_graph
-from .bandwidth import kth_neighbor_distance_median, median_distance, median_width
+from .bandwidth import kth_neighbor_distance_median, median_distance, median_sigma, median_width
 from .diffusion import (
     MixtureKernelOperator, SpectralKernelOperator, diffusion_kernel, gaussian_knn_graph, laplacian_eigenpairs,
 )
@@ -42,7 +42,7 @@ __all__ = [
     "GraphKernel", "EdgeListWarning", "check_edge_index", "clean_edge_list", "normalized_adjacency",
     "random_walk_kernel",
     "FeatureKernelOperator", "Kernel", "gram", "kernel_function", "knn_graph", "pairwise_distances",
-    "median_width", "kth_neighbor_distance_median", "median_distance",
+    "median_width", "median_sigma", "kth_neighbor_distance_median", "median_distance",
     "MixtureKernelOperator", "SpectralKernelOperator", "diffusion_kernel", "gaussian_knn_graph",
     "laplacian_eigenpairs",
 ]

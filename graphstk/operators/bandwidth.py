@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+import scipy.sparse as sp
 import torch
 from torch import Tensor
 
@@ -30,7 +32,7 @@ from .kernels import BLOCK_ELEMS, _distance_fn, _l2dist, as_features
 from .knn import nearest_neighbors
 from .medians import median_of
 
-__all__ = ["median_width", "median_of", "median_distance", "kth_neighbor_distance_median"]
+__all__ = ["median_width", "median_sigma", "median_of", "median_distance", "kth_neighbor_distance_median"]
 
 
 def median_width(X, Y=None, *, k: int | None = None, metric: str = "euclidean",
@@ -120,6 +122,30 @@ def median_width(X, Y=None, *, k: int | None = None, metric: str = "euclidean",
         pos += block.numel()
     what = "the pairwise distances" if Y is None else "the cross distances"
     return median_of(values, what, allow_zero=allow_zero)
+
+
+def median_sigma(X) -> float:
+    """The default kernel width ``sigma`` of the estimators (``sigma=None``): the median heuristic,
+    the median Euclidean distance over pairs of a seeded subsample of at most 2000 rows of ``X``
+    (the pairwise rule of :func:`median_width`; Gretton et al. 2012, Sec. 8), as scikit-learn's
+    ``gamma="scale"`` picks a width from the data. ``X`` may be dense or ``scipy.sparse`` (the
+    subsample is densified on the host). Raises ``ValueError`` for a zero median (duplicate points).
+
+    Parameters
+    ----------
+    X : Tensor, array or scipy.sparse matrix ``[n, d]``, ``n >= 2``
+
+    Returns
+    -------
+    float
+    """
+    if sp.issparse(X):
+        n = X.shape[0]
+        if n > 2000:
+            sel = np.sort(torch.randperm(n, generator=torch.Generator().manual_seed(0))[:2000].numpy())
+            X = X[sel]
+        X = torch.from_numpy(np.asarray(X.toarray(), dtype=np.float64))
+    return median_width(X)
 
 
 def _subsample(X: Tensor, max_samples: int | None, gen: torch.Generator) -> Tensor:

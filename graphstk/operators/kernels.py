@@ -33,7 +33,7 @@ from torch import Tensor
 from ..memory import check_allocation, format_bytes
 
 __all__ = [
-    "KERNELS", "SHIFT_INVARIANT", "Kernel", "kernel_function", "as_features", "check_positive",
+    "KERNELS", "KERNEL_NAMES", "SHIFT_INVARIANT", "Kernel", "kernel_function", "as_features", "check_positive",
     "pairwise_distances", "check_dense", "as_feature_pair", "BLOCK_ELEMS",
 ]
 
@@ -285,6 +285,8 @@ KERNELS: dict[str, tuple[Callable, Callable, dict, str]] = {
 # dense [a, b] buffers alive at the peak of each matrix evaluation (without autograd)
 _TEMPORARIES = {"gaussian": 1, "linear": 1, "laplacian": 2, "abel": 2, "polynomial": 2, "cauchy": 3}
 _ALIASES = {"rbf": "gaussian", "l1": "laplacian", "poly": "polynomial", "exponential": "abel"}
+#: every name :func:`kernel_function` accepts, aliases included
+KERNEL_NAMES = tuple(KERNELS) + tuple(_ALIASES)
 #: kernels of the form k(x - y) with a bandwidth ``sigma``
 SHIFT_INVARIANT = ("gaussian", "laplacian", "abel", "cauchy")
 

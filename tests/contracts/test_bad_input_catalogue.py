@@ -35,11 +35,11 @@ Y_REG = rng.normal(size=30)
 # (fit(X), outlier scores), "embedding" (fit(X), a kernel eigenproblem on the fit points), "map" (random
 # features: fit reads the dimension, transform maps rows)
 VECTOR = {
-    "FredholmRLSC": (lambda: M.FredholmRLSC(outer_width=1.0, inner_width=1.0), "semi"),
-    "FredholmSVM": (lambda: M.FredholmSVM(outer_width=1.0, inner_width=1.0, random_state=0), "semi"),
-    "RandomFeatureFredholm": (lambda: M.RandomFeatureFredholm(outer_width=1.0, inner_width=1.0, n_components=20,
+    "FredholmRLSC": (lambda: M.FredholmRLSC(outer_sigma=1.0, inner_sigma=1.0), "semi"),
+    "FredholmSVM": (lambda: M.FredholmSVM(outer_sigma=1.0, inner_sigma=1.0, random_state=0), "semi"),
+    "RandomFeatureFredholm": (lambda: M.RandomFeatureFredholm(outer_sigma=1.0, inner_sigma=1.0, n_components=20,
                                                               random_state=0), "semi"),
-    "LapRLSC": (lambda: M.LapRLSC(width=1.0, n_neighbors=5), "semi"),
+    "LapRLSC": (lambda: M.LapRLSC(sigma=1.0, n_neighbors=5), "semi"),
     "LSKPCA": (lambda: M.LSKPCA(), "semi"),
     "LRKPCA": (lambda: M.LRKPCA(), "semi"),
     "MVKPCA": (lambda: M.MVKPCA(), "semi"),

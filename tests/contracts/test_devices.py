@@ -93,12 +93,12 @@ def data():
 
 
 CLASSIFIERS = [
-    FredholmRLSC.instance("FredGauss(N)", 2.0, lam=1e-3, lam_scale="trace"),
-    FredholmRLSC.instance("FredLin1", 2.0, lam=1e-2),
-    FredholmSVM.instance("FredGauss", 2.0, lam=1e-2, lam_scale="trace", random_state=0),
-    RandomFeatureFredholm.instance("FredGauss(N)", 2.0, lam=1e-3, n_components=40, random_state=0),
-    LapRLSC(width=2.0, n_neighbors=5),
-    LapRLSC(width=2.0, n_neighbors=5, landmarks=20, random_state=0),
+    FredholmRLSC.instance("FredGauss(N)", 1.5, lam=1e-3, lam_scale="trace"),
+    FredholmRLSC.instance("FredLin1", 1.5, lam=1e-2),
+    FredholmSVM.instance("FredGauss", 1.5, lam=1e-2, lam_scale="trace", random_state=0),
+    RandomFeatureFredholm.instance("FredGauss(N)", 1.5, lam=1e-3, n_components=40, random_state=0),
+    LapRLSC(sigma=1.5, n_neighbors=5),
+    LapRLSC(sigma=1.5, n_neighbors=5, landmarks=20, random_state=0),
 ]
 
 
@@ -160,8 +160,8 @@ def test_functions(device, data):
     Xd, Td = torch.from_numpy(X).to(device), torch.from_numpy(T).to(device)
     same(fredholm_gram(Td, None, Xd, "gaussian", "gaussian", 2.0, 2.0, True),
          fredholm_gram(T, None, X, "gaussian", "gaussian", 2.0, 2.0, True), device)
-    op, ref = FredholmKernel(Td, Xd[:7], Xd, outer_width=2.0, inner_width=2.0), \
-        FredholmKernel(T, X[:7], X, outer_width=2.0, inner_width=2.0)
+    op, ref = FredholmKernel(Td, Xd[:7], Xd, outer_sigma=1.5, inner_sigma=1.5), \
+        FredholmKernel(T, X[:7], X, outer_sigma=1.5, inner_sigma=1.5)
     v = torch.ones(7, 2, dtype=torch.float64)
     same(op @ v.to(device), ref @ v, device)
     same(op.diagonal(), ref.diagonal(), device)
@@ -207,10 +207,10 @@ def _moons(n=80, seed=0):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("make", [lambda: LSKPCA(gamma=5.0), lambda: LRKPCA(gamma=5.0, max_iter=10),
-                                  lambda: MVKPCA(gamma=5.0), lambda: KernelPCAClassifier(gamma=5.0, n_components=4),
+@pytest.mark.parametrize("make", [lambda: LSKPCA(sigma=0.3), lambda: LRKPCA(sigma=0.3, max_iter=10),
+                                  lambda: MVKPCA(sigma=0.3), lambda: KernelPCAClassifier(sigma=0.3, n_components=4),
                                   lambda: LSKPCA(kernel="diffusion", n_neighbors=6, tau=3.0),
-                                  lambda: LSKPCA(kernel="mixture", gamma=5.0, n_neighbors=6, tau=3.0)],
+                                  lambda: LSKPCA(kernel="mixture", sigma=0.3, n_neighbors=6, tau=3.0)],
                          ids=["LSKPCA", "LRKPCA", "MVKPCA", "KernelPCAClassifier", "LSKPCA-diffusion", "LSKPCA-mixture"])
 def test_sskpca_estimators_on_device(make, device):
     X, y = _moons()

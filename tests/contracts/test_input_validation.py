@@ -74,17 +74,20 @@ def test_feature_catalogue(est):
 def test_bad_parameters_name_the_value():
     X = np.random.default_rng(3).normal(size=(20, 2))
     y = np.r_[[0, 1] * 3, [-1] * 14]
-    for est, msg in [(LSKPCA(c=-1.0), "c must be a finite number >= 0, got -1.0"),
-                     (LSKPCA(s=0.0), "s must be a finite number > 0"), (LSKPCA(gamma=-2.0), "gamma must be"),
-                     (KernelPCAClassifier(n_components=0), "n_components must be an integer >= 1, got 0"),
-                     (LSKPCA(rank=0), "rank must be a positive integer"),
-                     (LSKPCA(kernel="diffusion", tau=-1.0), "tau must be > 0")]:
+    for est, msg in [(LSKPCA(c=-1.0), r"The 'c' parameter of LSKPCA must be a float in the range \[0.0, inf\). "
+                                      r"Got -1.0 instead"),
+                     (LSKPCA(s=0.0), "The 's' parameter of LSKPCA must be a float in the range"),
+                     (LSKPCA(sigma=-2.0), "The 'sigma' parameter of LSKPCA must be a float in the range"),
+                     (KernelPCAClassifier(n_components=0), "The 'n_components' parameter of KernelPCAClassifier "
+                                                           r"must be an int in the range \[1, inf\). Got 0 instead"),
+                     (LSKPCA(rank=0), "The 'rank' parameter of LSKPCA must be"),
+                     (LSKPCA(kernel="diffusion", tau=-1.0), "The 'tau' parameter of LSKPCA must be")]:
         with pytest.raises(ValueError, match=msg):
             est.fit(X, y)
     with pytest.warns(UserWarning, match="n_components=50 exceeds the rank 20"):
         KernelPCAClassifier(n_components=50).fit(X, y)
-    with pytest.raises(ValueError, match="computation dtype"):
+    with pytest.raises(ValueError, match="The 'dtype' parameter of SpectralSupportEstimator must be"):
         SpectralSupportEstimator(dtype=torch.int64).fit(X)
-    with pytest.raises(ValueError, match="computation dtype"):
+    with pytest.raises(ValueError, match="The 'dtype' parameter of ParzenWindow must be"):
         ParzenWindow(dtype="int8").fit(X)
     assert SpectralSupportEstimator(dtype="float32").fit(X.astype(np.float32)).eigenvalues_.dtype == torch.float64

@@ -17,10 +17,10 @@ from graphstk.methods import (LRKPCA, LSKPCA, MVKPCA, CoupledKernelEmbedding, Fr
 from graphstk.methods.semi_supervised import SemiSupervisedClassifier
 
 ESTIMATORS = [
-    FredholmRLSC.instance("FredGauss(N)", 2.0, lam=1e-2, lam_scale="trace"),
-    FredholmSVM.instance("FredGauss(N)", 2.0, lam=1e-2, lam_scale="trace", tol=1e-4, max_iter=1000),
-    RandomFeatureFredholm.instance("FredGauss(N)", 2.0, lam=1e-2, lam_scale="trace", n_components=50),
-    LapRLSC(width=2.0, n_neighbors=5),
+    FredholmRLSC.instance("FredGauss(N)", 1.5, lam=1e-2, lam_scale="trace"),
+    FredholmSVM.instance("FredGauss(N)", 1.5, lam=1e-2, lam_scale="trace", tol=1e-4, max_iter=1000),
+    RandomFeatureFredholm.instance("FredGauss(N)", 1.5, lam=1e-2, lam_scale="trace", n_components=50),
+    LapRLSC(sigma=1.5, n_neighbors=5),
     KernelRidge(sigma=2.0, lam=0.1),
     RandomFeatureRidge(sigma=2.0, lam=0.1, n_features=100),
     RandomFeatureRidge(features=RandomBinningFeatures(sigma=2.0, n_grids=20, random_state=0), lam=0.1),

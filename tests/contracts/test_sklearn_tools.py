@@ -24,11 +24,11 @@ from graphstk.methods import LRKPCA, LSKPCA, MVKPCA, FredholmRLSC, FredholmSVM, 
 
 N = 450  # the first N digits keep the suite quick on two cores
 CLASSIFIERS = [
-    FredholmRLSC.instance("FredGauss(N)", 15.0, lam=1e-4, lam_scale="trace"),
-    FredholmSVM.instance("FredGauss(N)", 15.0, lam=1e-4, lam_scale="trace", random_state=0),
-    RandomFeatureFredholm.instance("FredGauss(N)", 15.0, lam=1e-4, lam_scale="trace", n_components=150,
+    FredholmRLSC.instance("FredGauss(N)", 15.0 ** 0.5, lam=1e-4, lam_scale="trace"),
+    FredholmSVM.instance("FredGauss(N)", 15.0 ** 0.5, lam=1e-4, lam_scale="trace", random_state=0),
+    RandomFeatureFredholm.instance("FredGauss(N)", 15.0 ** 0.5, lam=1e-4, lam_scale="trace", n_components=150,
                                    random_state=0),
-    LapRLSC(width=30.0, gamma_A=1e-4, gamma_I=1.0, gamma_scale="trace", landmarks=100, random_state=0),
+    LapRLSC(sigma=30.0 ** 0.5, gamma_A=1e-4, gamma_I=1.0, gamma_scale="trace", landmarks=100, random_state=0),
 ]
 GRIDS = {"FredholmRLSC": ("lam", 1e-2), "FredholmSVM": ("lam", 1e-2), "RandomFeatureFredholm": ("lam", 1e-2),
          "LapRLSC": ("gamma_I", 100.0)}

@@ -147,13 +147,13 @@ def test_coupled_embedding_bad_inputs():
         CoupledKernelEmbedding().fit_modes(L, H, W=np.zeros((10, 10)))
     with pytest.raises(ValueError, match="n_components"):
         CoupledKernelEmbedding(n_components=0).fit_modes(L, H)
-    with pytest.raises(ValueError, match="sigma"):
+    with pytest.raises(ValueError, match="The 'sigma_l' parameter of CoupledKernelEmbedding must be"):
         CoupledKernelEmbedding(sigma_l=-1.0).fit_modes(L, H)
     with pytest.raises(NotFittedError):
         CoupledKernelEmbedding().transform(L)
     m = CoupledKernelEmbedding().fit_modes(L, H)
-    with pytest.raises(ValueError, match="mode"):
-        m.transform(L, "X")
+    with pytest.raises(ValueError, match="transform_l"):
+        m.transform(np.hstack([L, H]))
     with pytest.raises(ValueError, match="features"):
         m.transform_l(H)
     # unpaired data with an explicit rectangular W works
@@ -161,8 +161,8 @@ def test_coupled_embedding_bad_inputs():
     assert m3.embedding_l_.shape == (10, 2) and m3.embedding_h_.shape == (7, 2)
 
 
-def test_paired_rows_contract_and_deprecated_two_matrix_call():
-    """fit(X, y) on paired rows [x_L | x_H] is fit_modes(XL, XH, y=y); fit(XL, XH) warns and routes there."""
+def test_paired_rows_contract_and_the_one_fit():
+    """fit(X, y) on paired rows [x_L | x_H] is fit_modes(XL, XH, y=y); two matrices go to fit_modes only."""
     rng = np.random.default_rng(6)
     L, H = paired(n=24, seed=6)
     y = np.repeat([0, 1, 2], 8)
@@ -181,9 +181,8 @@ def test_paired_rows_contract_and_deprecated_two_matrix_call():
     lab = y >= 0
     diff = (y[:, None] != y[None, :]) & lab[:, None] & lab[None, :]
     assert np.all(W[diff] == 0) and np.all(W[~diff] > 0)
-    with pytest.warns(FutureWarning, match="fit_modes"):
-        c = CoupledKernelEmbedding(n_components=3).fit(L, H)
-    torch.testing.assert_close(c.coef_l_, CoupledKernelEmbedding(n_components=3).fit_modes(L, H).coef_l_)
+    with pytest.raises(ValueError):   # a second matrix is not labels
+        CoupledKernelEmbedding(n_components=3).fit(L, H)
     with pytest.raises(ValueError, match=r"1 feature\(s\)"):
         CoupledKernelEmbedding().fit(X[:, :1])
     Zt = a.transform(torch.from_numpy(X))

@@ -165,3 +165,18 @@ def test_direct_solve_beyond_ulimit_is_refused_and_cg_fits(monkeypatch):
         KernelRidge(sigma=1.0, lam=1.0).fit(X, y)
     got = KernelRidge(sigma=1.0, lam=1.0, solver="cg", tol=1e-10).fit(X, y).predict(X[:50])
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_default_width_is_the_median_heuristic():
+    """sigma=None: the median pairwise distance of the training points (graphstk.operators.median_sigma),
+    the same fit as passing that width; a kernel without a width keeps sigma_ = None."""
+    from graphstk.operators import median_sigma
+
+    rng = np.random.default_rng(4)
+    X, T = rng.normal(size=(60, 3)), rng.normal(size=(9, 3))
+    y = np.sin(X[:, 0])
+    est = KernelRidge(lam=0.1).fit(X, y)
+    assert est.sigma_ == pytest.approx(median_sigma(X))
+    np.testing.assert_allclose(est.predict(T), KernelRidge(sigma=median_sigma(X), lam=0.1).fit(X, y).predict(T),
+                               rtol=1e-12)
+    assert KernelRidge(kernel="linear", lam=0.1).fit(X, y).sigma_ is None

@@ -269,9 +269,11 @@ def test_bad_inputs():
     X, Z = _data(n=20)
     with pytest.raises(ValueError, match="at least 2 training samples"):
         SpectralSupportEstimator(sigma=1.0).fit(X[:1])
-    for lam in (0.0, -1.0, [0.1, 0.0], float("nan")):
-        with pytest.raises(ValueError, match="lam must be"):
+    for lam in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="The 'lam' parameter of SpectralSupportEstimator must be"):
             SpectralSupportEstimator(lam=lam).fit(X)
+    with pytest.raises(ValueError, match="lam must be"):
+        SpectralSupportEstimator(lam=[0.1, 0.0]).fit(X)
     with pytest.raises(ValueError, match="lam must be"):
         SpectralSupportEstimator(lam=0.1).fit(X).score_samples(Z, lam=-0.1)
     for sigma in (0.0, -2.0):
@@ -292,9 +294,9 @@ def test_bad_inputs():
         SpectralSupportEstimator().fit(Xn)
     with pytest.raises(ValueError, match="NaN"):
         SpectralSupportEstimator().fit(X).score_samples(Xn)
-    with pytest.raises(ValueError, match="filter must be one of"):
+    with pytest.raises(ValueError, match="The 'filter' parameter of SpectralSupportEstimator must be"):
         SpectralSupportEstimator(filter="ridge-ish").fit(X)
-    with pytest.raises(ValueError, match="tau must be"):
+    with pytest.raises(ValueError, match="The 'tau' parameter of SpectralSupportEstimator must be"):
         SpectralSupportEstimator(tau=1.5).fit(X)
     with pytest.raises(ValueError, match="approx"):
         SpectralSupportEstimator(approx="svd").fit(X)

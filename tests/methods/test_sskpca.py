@@ -25,6 +25,10 @@ from graphstk.operators import (
 # ---------------------------------------------------------------------------
 # dense references in alpha coordinates
 # ---------------------------------------------------------------------------
+#: the width of the Gaussian exp(-10 ||x - y||^2) (gamma = 1 / (2 sigma^2) = 10)
+SIGMA_10 = 1.0 / np.sqrt(20.0)
+
+
 def random_problem(m=12, n_lab=5, seed=0, rank=None):
     rng = np.random.default_rng(seed)
     A = rng.standard_normal((m, rank or m))
@@ -253,9 +257,9 @@ def moons(n=120, seed=0):
     return X, y, yy
 
 
-@pytest.mark.parametrize("est", [LSKPCA(gamma=10, c=1, s=1), LRKPCA(gamma=10, c=10, s=1),
-                                 MVKPCA(gamma=10, c=1), MVKPCA(gamma=10, c=1, n_components=10),
-                                 KernelPCAClassifier(gamma=10)])
+@pytest.mark.parametrize("est", [LSKPCA(sigma=SIGMA_10, c=1, s=1), LRKPCA(sigma=SIGMA_10, c=10, s=1),
+                                 MVKPCA(sigma=SIGMA_10, c=1), MVKPCA(sigma=SIGMA_10, c=1, n_components=10),
+                                 KernelPCAClassifier(sigma=SIGMA_10)])
 def test_out_of_sample_equals_in_sample_on_fit_points(est):
     X, y, yy = moons()
     est.fit(X, yy)
@@ -267,30 +271,30 @@ def test_out_of_sample_equals_in_sample_on_fit_points(est):
 
 def test_ls_kpca_classifies_two_moons_from_eight_labels():
     X, y, yy = moons(200)
-    assert (LSKPCA(gamma=10, c=1, s=1).fit(X, yy).predict(X) == y).mean() > 0.95
-    assert (LRKPCA(gamma=10, c=10, s=1).fit(X, yy).predict(X) == y).mean() > 0.95
+    assert (LSKPCA(sigma=SIGMA_10, c=1, s=1).fit(X, yy).predict(X) == y).mean() > 0.95
+    assert (LRKPCA(sigma=SIGMA_10, c=10, s=1).fit(X, yy).predict(X) == y).mean() > 0.95
 
 
 def test_only_minus_one_marks_unlabeled_and_string_labels_work():
     from graphstk.exceptions import LabelError
     X, y, yy = moons()
-    a = LSKPCA(gamma=10).fit(X, yy)
+    a = LSKPCA(sigma=SIGMA_10).fit(X, yy)
     names = np.where(yy == -1, "-1", np.where(yy == 0, "left", "right"))
-    b = LSKPCA(gamma=10).fit(X, names)
+    b = LSKPCA(sigma=SIGMA_10).fit(X, names)
     assert np.allclose(a.embedding_, b.embedding_)
     assert set(b.predict(X)) <= {"left", "right"} and list(b.classes_) == ["left", "right"]
-    assert np.allclose(LSKPCA(gamma=10).fit(X, torch.as_tensor(yy)).embedding_, a.embedding_)
+    assert np.allclose(LSKPCA(sigma=SIGMA_10).fit(X, torch.as_tensor(yy)).embedding_, a.embedding_)
     for bad, where in [(-2, "negative labels other than -1"), (np.nan, "NaN")]:
         z = yy.astype(float)
         z[7] = bad
         with pytest.raises(LabelError, match=where) as err:
-            LSKPCA(gamma=10).fit(X, z)
+            LSKPCA(sigma=SIGMA_10).fit(X, z)
         assert "[7]" in str(err.value)
     mixed = np.array(list(yy[:-1]) + ["a"], dtype=object)
     with pytest.raises(LabelError, match="mixes strings"):
-        LSKPCA(gamma=10).fit(X, mixed)
+        LSKPCA(sigma=SIGMA_10).fit(X, mixed)
     with pytest.raises(ValueError, match="Complex data not supported"):
-        LSKPCA(gamma=10).fit(X + 1j, yy)
+        LSKPCA(sigma=SIGMA_10).fit(X + 1j, yy)
 
 
 def test_multiclass_one_vs_rest():
@@ -299,7 +303,7 @@ def test_multiclass_one_vs_rest():
     yy = -np.ones(90, dtype=int)
     for k in range(3):
         yy[np.flatnonzero(y == k)[:3]] = k
-    est = LSKPCA(gamma=0.5, c=1, s=1).fit(X, yy)
+    est = LSKPCA(sigma=1.0, c=1, s=1).fit(X, yy)
     assert est.decision_function(X).shape == (90, 3)
     assert (est.predict(X) == y).mean() > 0.9
 
@@ -384,9 +388,9 @@ def test_bad_inputs_give_clear_errors():
     with pytest.raises(ValueError, match="1 class"):
         fit_ls(K, one, 1.0, 1.0)
     for s in (0.0, -1.0):
-        with pytest.raises(ValueError, match="s must be a finite number > 0"):
+        with pytest.raises(ValueError, match="The 's' parameter of LSKPCA must be a float in the range"):
             fit_ls(K, y, 1.0, s)
-    with pytest.raises(ValueError, match="c must be"):
+    with pytest.raises(ValueError, match="The 'c' parameter of LSKPCA must be"):
         fit_ls(K, y, -1.0, 1.0)
     bad = K - 2.0 * np.eye(12) * np.linalg.eigvalsh(K).max()
     with pytest.raises(ValueError, match="not positive semi-definite"):
@@ -408,6 +412,25 @@ def test_repr_and_sklearn_clone():
     assert "LSKPCA(c=2.0, s=0.5)" == repr(est)
     assert clone(est).get_params() == est.get_params()
     assert sskpca.__doc__ and "Eq. 6" in MVKPCA.__doc__
+
+
+def test_sigma_is_the_gaussian_width_and_defaults_to_the_median():
+    """sigma is the width of exp(-||x - y||^2 / (2 sigma^2)): the paper's exp(-gamma ||x - y||^2) is
+    sigma = 1 / sqrt(2 gamma); sigma=None is the median pairwise distance of the fit points."""
+    from graphstk.operators import median_sigma
+
+    rng = np.random.default_rng(5)
+    X = np.r_[rng.normal(-2, 1, (15, 2)), rng.normal(2, 1, (15, 2))]
+    y = -np.ones(30, dtype=int)
+    y[[0, 1, 15, 16]] = [0, 0, 1, 1]
+    est = LSKPCA().fit(X, y)
+    assert est.sigma_ == pytest.approx(median_sigma(X))
+    gamma = 0.3
+    K = np.exp(-gamma * ((X[:, None] - X[None]) ** 2).sum(-1))
+    pre = LSKPCA(kernel="precomputed").fit(K, y)
+    feat = LSKPCA(sigma=1.0 / np.sqrt(2.0 * gamma)).fit(X, y)
+    np.testing.assert_allclose(np.abs(feat.embedding_), np.abs(pre.embedding_), rtol=1e-8, atol=1e-10)
+    assert not est.unreachable_.any() and est.n_unreachable_ == 0
 
 
 def test_closed_form_1d_hard_margin_equals_sklearn_svc():

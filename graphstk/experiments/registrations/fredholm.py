@@ -11,9 +11,9 @@
 
 Units of the grids (the same conventions as :mod:`.baselines`, so one grid fits every data set):
 
-* ``width``: the Gaussian width ``r`` of ``exp(-||x - z||^2 / (2 r))`` is ``(width * m)^2``,
-  ``m`` the median pairwise distance of the fit points (labeled + unlabeled; no label used);
-  for LapRLSC and KRLSC the same number is called ``sigma``.
+* ``width``: the Gaussian width ``sigma`` of ``exp(-||x - z||^2 / (2 sigma^2))`` is ``width * m``
+  (the paper's ``r = sigma^2``), ``m`` the median pairwise distance of the fit points (labeled +
+  unlabeled; no label used); for LapRLSC and KRLSC the same number is called ``sigma``.
 * ``lam``: Eq. 3's ``lambda`` (erratum convention: ``alpha = (K_F + l lam I)^{-1} Y``) relative
   to the mean of ``diag(K_F)`` over the labeled points (``lam_scale="trace"`` of the estimators):
   the Fredholm kernel carries ``1/n^2`` and products of kernel values, so an absolute grid
@@ -77,9 +77,9 @@ def fredholm_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch
     for (name, width, loss), idx in group_points(points, lambda p: (p["instance"], float(p["width"]),
                                                                p.get("loss", "square"))).items():
         if loss == "square":
-            est = FredholmRLSC.instance(name, (width * m) ** 2, lam_scale="trace")
+            est = FredholmRLSC.instance(name, width * m, lam_scale="trace")
         elif loss == "hinge":
-            est = FredholmSVM.instance(name, (width * m) ** 2, lam_scale="trace", random_state=int(problem.seed))
+            est = FredholmSVM.instance(name, width * m, lam_scale="trace", random_state=int(problem.seed))
         else:
             raise ValueError(f"loss must be 'square' or 'hinge', got {loss!r}")
         est.set_params(lam=float(points[idx[0]]["lam"])).fit(X, y)
@@ -107,8 +107,8 @@ def laprls_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.T
         width = None
         if kernel == "gaussian":
             m = median_fit_distance(problem) if m is None else m
-            width = (sigma * m) ** 2
-        est = LapRLSC(kernel=kernel, width=width, n_neighbors=k, landmarks=landmarks or None,
+            width = sigma * m
+        est = LapRLSC(kernel=kernel, sigma=width, n_neighbors=k, landmarks=landmarks or None,
                       random_state=int(problem.seed), gamma_scale="trace",
                       gamma_A=float(points[idx[0]]["gamma_A"]), gamma_I=float(points[idx[0]]["gamma_I"])).fit(X, y)
         gammas = [(float(points[i]["gamma_A"]), float(points[i]["gamma_I"])) for i in idx]

@@ -11,17 +11,20 @@ is kernel RLS with the data-dependent *Fredholm kernel* (Eq. 5)
 
 ``k`` the *outer* and ``kH`` the *inner* kernel, ``a(x) = k(x, U) / n`` and ``KH = kH(U, U)``.
 The normalised kernel (Eq. 6) replaces ``k(x, x_i)`` by ``k(x, x_i) / sum_m k(x, x_m)``; for a
-Gaussian outer kernel these weights are a softmax of ``-||x - x_i||^2 / (2 r)``, computed as one
+Gaussian outer kernel these weights are a softmax of ``-||x - x_i||^2 / (2 sigma^2)``, computed as one
 (stable for tiny widths). Eq. 6 is implemented as printed, with its ``1/n^2``: the discretised
 Eq. 9 would not have it; the constant factor only rescales ``lam``.
 
-Kernel conventions (the paper's, Sec. 5): Gaussians are ``exp(-||x - z||^2 / (2 r))`` with the
-*width* ``r`` (``r = sigma^2`` of :mod:`graphstk.operators.feature`); linear is ``x^T z``.
+Kernel conventions: Gaussians are ``exp(-||x - z||^2 / (2 sigma^2))`` with the width ``sigma``
+(graphstk's one convention, :mod:`graphstk.operators.kernels`; the paper's Sec. 5 writes
+``exp(-||x - z||^2 / (2 r))``, so its width is ``r = sigma^2``); linear is ``x^T z``. A width left
+at ``None`` is the median heuristic: the median pairwise distance of the fit points
+(:func:`graphstk.operators.median_sigma`).
 Any feature kernel of :func:`graphstk.operators.kernel_function` may be used as outer or inner
 kernel by passing a :class:`~graphstk.operators.Kernel` instead of a name.
 
 Instances (Sec. 5, l.274-288): ``FredLin1`` (outer linear, inner Gaussian), ``FredLin2`` (outer
-Gaussian, inner linear), ``FredGauss`` (both Gaussian, one width ``r``) and the normalised
+Gaussian, inner linear), ``FredGauss`` (both Gaussian, one width ``sigma``) and the normalised
 ``FredLin2(N)``, ``FredGauss(N)``; see :data:`FREDHOLM_INSTANCES` and :func:`fredholm_instance`.
 
 Lambda convention (erratum, "Scaling errata"): ``lam`` here is the ``lambda`` of **Eq. 3**, so
@@ -49,12 +52,12 @@ Modules: :mod:`.kernel` (the operator, the dense block, the Gaussian path over w
 """
 from .estimators import FredholmRLSC, FredholmSVM
 from .kernel import (FREDHOLM_INSTANCES, FredholmKernel, fredholm_gram, fredholm_instance, gaussian_fredholm_path,
-                     kernel_from_width)
+                     kernel_from_sigma, median_sigma)
 from .random_features import RandomFeatureFredholm, fredholm_random_features
 from .solvers import effective_lam, onevsrest_targets, solve_hinge, solve_square
 
 __all__ = [
-    "FREDHOLM_INSTANCES", "fredholm_instance", "kernel_from_width", "fredholm_gram", "FredholmKernel",
+    "FREDHOLM_INSTANCES", "fredholm_instance", "kernel_from_sigma", "median_sigma", "fredholm_gram", "FredholmKernel",
     "FredholmRLSC", "FredholmSVM", "RandomFeatureFredholm", "fredholm_random_features", "gaussian_fredholm_path",
     "solve_square", "solve_hinge", "effective_lam", "onevsrest_targets",
 ]

@@ -7,10 +7,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 import torch
+from sklearn.utils._param_validation import StrOptions
 from torch import Tensor
 
 from ..._arrays import check_is_fitted, to_output, validate_features
 from ...memory import check_allocation
+from .._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, Kernel, kernel_names
 from ..semi_supervised import SemiSupervisedClassifier
 from .kernel import FredholmKernel, _match, _n, _take, fredholm_instance
 from .solvers import effective_lam, solve_hinge, solve_square
@@ -22,9 +24,12 @@ _PARAMS = """    Parameters
     outer, inner : str or Kernel, default "gaussian"
         The outer kernel ``k`` and inner kernel ``kH`` of Eq. 5 (``"gaussian"``, ``"linear"``, or
         any name / :class:`~graphstk.operators.Kernel` of :func:`graphstk.operators.kernel_function`).
-    outer_width, inner_width : float, optional
-        Gaussian width ``r > 0`` of ``exp(-||x-z||^2 / (2r))`` (required for a Gaussian; the
-        ``sigma`` of other bandwidth kernels; ignored for ``"linear"``).
+    outer_sigma, inner_sigma : float > 0 or None, default None
+        Width ``sigma`` of the Gaussian ``exp(-||x-z||^2 / (2 sigma^2))`` (the paper's Sec. 5 width
+        is ``r = sigma^2``); the scale of other kernels with a width (e.g. ``"abel"``,
+        ``exp(-||x-z|| / sigma)``); ignored for ``"linear"``. ``None``: the median heuristic, the
+        median pairwise distance of the fit points ``X`` (a seeded subsample of at most 2000 rows),
+        as scikit-learn's ``gamma="scale"`` picks a width from the data.
     normalized : bool, default False
         Eq. 6: outer weights divided by their row sum (a softmax for the Gaussian).
     lam : float > 0, default 1e-3
@@ -38,26 +43,36 @@ _PARAMS = """    Parameters
 """
 
 
+_FREDHOLM_CONSTRAINTS = {
+    "outer": [kernel_names(), Kernel], "inner": [kernel_names(), Kernel],
+    "outer_sigma": SIGMA, "inner_sigma": SIGMA, "normalized": ["boolean"], "lam": POSITIVE,
+    "lam_scale": [StrOptions({"absolute", "trace"})], "block_size": OPTIONAL_POSITIVE_INT,
+}
+
+
 class _FredholmBase(SemiSupervisedClassifier):
     _loss = "square"
     _accept_sparse = True
+    _width_params = "outer_sigma, inner_sigma"
+    _parameter_constraints: dict = dict(_FREDHOLM_CONSTRAINTS)
 
-    def __init__(self, outer="gaussian", inner="gaussian", outer_width=None, inner_width=None,
+    def __init__(self, outer="gaussian", inner="gaussian", outer_sigma=None, inner_sigma=None,
                  normalized: bool = False, lam: float = 1e-3, lam_scale: str = "absolute",
                  block_size: int | None = None):
         self.outer = outer
         self.inner = inner
-        self.outer_width = outer_width
-        self.inner_width = inner_width
+        self.outer_sigma = outer_sigma
+        self.inner_sigma = inner_sigma
         self.normalized = normalized
         self.lam = lam
         self.lam_scale = lam_scale
         self.block_size = block_size
 
     @classmethod
-    def instance(cls, name: str, width: float, **kwargs):
-        """The Sec. 5 instance ``name`` (``FredLin1``, ..., ``FredGauss(N)``) with width ``r``."""
-        return cls(**fredholm_instance(name, width), **kwargs)
+    def instance(cls, name: str, sigma: float | None = None, **kwargs):
+        """The Sec. 5 instance ``name`` (``FredLin1``, ..., ``FredGauss(N)``) with Gaussian width
+        ``sigma`` (the paper's ``r = sigma^2``; ``None``: the median heuristic)."""
+        return cls(**fredholm_instance(name, sigma), **kwargs)
 
     def _solve(self, K_LL: Tensor, Y: Tensor, lam: float) -> tuple[Tensor, int | None]:
         """``(beta, iterations or None)``."""
@@ -69,8 +84,9 @@ class _FredholmBase(SemiSupervisedClassifier):
         device = torch.device("cpu") if sp.issparse(X) else X.device
         check_allocation(8.0 * n * (l + Y.shape[1]), f"the [{n}, {l}] Fredholm factor KH A_L^T",
                          "use RandomFeatureFredholm (memory linear in n) or fewer labeled points", device)
-        op = FredholmKernel(XL, None, X, outer=self.outer, inner=self.inner, outer_width=self.outer_width,
-                            inner_width=self.inner_width, normalized=self.normalized, block_size=self.block_size)
+        op = FredholmKernel(XL, None, X, outer=self.outer, inner=self.inner, outer_sigma=self.outer_sigma,
+                            inner_sigma=self.inner_sigma, normalized=self.normalized, block_size=self.block_size)
+        self.outer_sigma_, self.inner_sigma_ = op.outer.sigma, op.inner.sigma
         K_LL = op.to_dense()
         self.lam_ = effective_lam(self.lam, self.lam_scale, K_LL)
         beta, n_iter = self._solve(K_LL, Y, self.lam_)
@@ -90,6 +106,9 @@ class _FredholmBase(SemiSupervisedClassifier):
 
     def _scores(self, X) -> Tensor:
         return self.operator_._weights_matmul(_match(X, self.operator_.U, "X"), self.h_)
+
+    def _fit_scores(self) -> Tensor:
+        return self.operator_._weights_matmul(self.operator_.U, self.h_)
 
     def decision_path(self, X, lams) -> list:
         """``decision_function(X)`` of this fitted kernel for every ``lam`` in ``lams`` (same
@@ -120,12 +139,15 @@ class FredholmRLSC(_FredholmBase):
     (Eq. 6 when ``normalized``) over the labeled points and ``Y`` one-vs-rest ``+-1`` targets.
 
 """ + _PARAMS + """
-    Use :meth:`instance` for the paper's kernels: ``FredholmRLSC.instance("FredGauss(N)", r, lam=...)``,
+    Use :meth:`instance` for the paper's kernels: ``FredholmRLSC.instance("FredGauss(N)", sigma, lam=...)``,
     and :meth:`decision_path` for the scores of many ``lam`` from one fit.
 
     Attributes
     ----------
     classes_, n_features_in_, lam_
+    outer_sigma_, inner_sigma_ : float or None, the widths used (``None`` for a kernel without one)
+    unreachable_ : bool array (a tensor for a tensor fit) ``[n]``, the fitted points whose scores are
+        all zero or not finite (``predict`` gives them ``-1``); ``n_unreachable_`` counts them
     dual_coef_ : Tensor ``[l, C]`` (``alpha``; one column for two classes)
     gram_ : Tensor ``[l, l]``, ``K_F`` over the labeled points
     h_ : Tensor ``[n, C]``, ``KH A_L^T alpha`` (prediction needs only the outer weights of new points)
@@ -154,11 +176,13 @@ class FredholmSVM(_FredholmBase):
     """
 
     _loss = "hinge"
+    _parameter_constraints: dict = {**_FREDHOLM_CONSTRAINTS, "random_state": ["random_state"],
+                                    "tol": NON_NEGATIVE, "max_iter": POSITIVE_INT}
 
-    def __init__(self, outer="gaussian", inner="gaussian", outer_width=None, inner_width=None,
+    def __init__(self, outer="gaussian", inner="gaussian", outer_sigma=None, inner_sigma=None,
                  normalized: bool = False, lam: float = 1e-3, lam_scale: str = "absolute",
                  block_size: int | None = None, random_state=None, tol: float = 1e-8, max_iter: int = 100000):
-        super().__init__(outer=outer, inner=inner, outer_width=outer_width, inner_width=inner_width,
+        super().__init__(outer=outer, inner=inner, outer_sigma=outer_sigma, inner_sigma=inner_sigma,
                          normalized=normalized, lam=lam, lam_scale=lam_scale, block_size=block_size)
         self.random_state = random_state
         self.tol = tol

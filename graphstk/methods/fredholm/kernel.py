@@ -6,7 +6,6 @@ Points may be dense tensors / arrays ``[n, d]`` (on any device) or ``scipy.spars
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,14 +14,15 @@ from torch import Tensor
 
 from ...memory import tile_rows
 from ...operators.base import KernelOperator, as_index
+from ...operators.bandwidth import median_sigma
 from ...operators.feature import Kernel, as_features, check_positive, kernel_function
 
-__all__ = ["FREDHOLM_INSTANCES", "fredholm_instance", "kernel_from_width", "FredholmKernel", "fredholm_gram",
-           "gaussian_fredholm_path"]
+__all__ = ["FREDHOLM_INSTANCES", "fredholm_instance", "kernel_from_sigma", "median_sigma", "FredholmKernel",
+           "fredholm_gram", "gaussian_fredholm_path"]
 
 _BLOCK_ELEMS = 1 << 22  # entries of one temporary [rows, n] tile (32 MB in float64)
 
-#: name -> (outer, inner, normalized); one width r for every Gaussian in the instance
+#: name -> (outer, inner, normalized); one width sigma for every Gaussian in the instance
 FREDHOLM_INSTANCES: dict[str, tuple[str, str, bool]] = {
     "FredLin1": ("linear", "gaussian", False),
     "FredLin2": ("gaussian", "linear", False),
@@ -32,20 +32,21 @@ FREDHOLM_INSTANCES: dict[str, tuple[str, str, bool]] = {
 }
 
 
-def fredholm_instance(name: str, width: float) -> dict:
+def fredholm_instance(name: str, sigma: float | None = None) -> dict:
     """Keyword arguments of a Sec. 5 instance (``FredLin1``, ``FredLin2``, ``FredLin2(N)``,
-    ``FredGauss``, ``FredGauss(N)``) with Gaussian width ``r = width``, for
+    ``FredGauss``, ``FredGauss(N)``) with Gaussian width ``sigma`` (``exp(-||x-z||^2 / (2 sigma^2))``;
+    the paper's width is ``r = sigma^2``; ``None``: the median heuristic at fit time), for
     :class:`FredholmKernel`, :class:`FredholmRLSC`, :class:`FredholmSVM`.
 
     >>> fredholm_instance("FredGauss(N)", 2.0)
-    {'outer': 'gaussian', 'inner': 'gaussian', 'normalized': True, 'outer_width': 2.0, 'inner_width': 2.0}
+    {'outer': 'gaussian', 'inner': 'gaussian', 'normalized': True, 'outer_sigma': 2.0, 'inner_sigma': 2.0}
     """
     if name not in FREDHOLM_INSTANCES:
         raise ValueError(f"unknown Fredholm instance {name!r}; choose one of {list(FREDHOLM_INSTANCES)}")
     outer, inner, normalized = FREDHOLM_INSTANCES[name]
     return {"outer": outer, "inner": inner, "normalized": normalized,
-            "outer_width": width if outer == "gaussian" else None,
-            "inner_width": width if inner == "gaussian" else None}
+            "outer_sigma": sigma if outer == "gaussian" else None,
+            "inner_sigma": sigma if inner == "gaussian" else None}
 
 
 # ---------------------------------------------------------------------------
@@ -112,36 +113,44 @@ def _dtype(P) -> torch.dtype:
     return torch.float64 if sp.issparse(P) else P.dtype
 
 
-def kernel_from_width(kernel, width=None, role: str = "kernel") -> Kernel:
-    """A :class:`~graphstk.operators.Kernel` from a name and the Fredholm paper's width.
+def kernel_from_sigma(kernel, sigma=None, role: str = "kernel", X=None) -> Kernel:
+    """A :class:`~graphstk.operators.Kernel` from a name and its width ``sigma``.
 
     Parameters
     ----------
     kernel : str or Kernel
-        ``"gaussian"`` (alias ``"rbf"``): ``exp(-||x - z||^2 / (2 r))`` with the *width*
-        ``r = width`` (``r = sigma^2`` of :mod:`graphstk.operators.feature`; Sec. 5 of the paper);
-        ``"linear"``: ``x^T z`` (``width`` ignored); any other name of
-        :func:`graphstk.operators.kernel_function` takes ``width`` as its ``sigma``. A
-        :class:`~graphstk.operators.Kernel` is returned unchanged (``width`` must then be ``None``).
-    width : float, optional
-        Required for the Gaussian.
+        ``"gaussian"`` / ``"rbf"``: ``exp(-||x - z||^2 / (2 sigma^2))`` (the Fredholm paper's width
+        ``r`` of ``exp(-||x - z||^2 / (2 r))`` is ``sigma^2``); ``"linear"``: ``x^T z`` (``sigma``
+        ignored); any other name of :func:`graphstk.operators.kernel_function` takes ``sigma`` as its
+        scale (e.g. ``"abel"``: ``exp(-||x - z|| / sigma)``). A :class:`~graphstk.operators.Kernel`
+        is returned unchanged (``sigma`` must then be ``None``).
+    sigma : float, optional
+        ``None``: the median heuristic over the rows of ``X`` for a kernel
+        with a width (:func:`graphstk.operators.median_sigma`).
     role : str, default "kernel"
-        The parameter's prefix in error messages (``"outer"`` names ``outer_width``).
+        The parameter's prefix in error messages (``"outer"`` names ``outer_sigma``).
+    X : points, optional
+        The points the median heuristic runs over (required when ``sigma`` is ``None`` and the
+        kernel has a width).
     """
+    param = "sigma" if role == "kernel" else f"{role}_sigma"
     if isinstance(kernel, Kernel):
-        if width is not None:
-            raise TypeError(f"{role}_width must be None when {role} is a Kernel instance (it has its own parameters)")
+        if sigma is not None:
+            raise TypeError(f"{param} must be None when {role} is a Kernel instance (it has its own parameters)")
         return kernel
-    name = str(kernel).lower()
-    if name in ("gaussian", "rbf"):
-        if width is None:
-            raise ValueError(f"{role} kernel 'gaussian' needs {role}_width = r > 0 in exp(-||x-z||^2/(2r))")
-        return kernel_function("gaussian", sigma=math.sqrt(check_positive(f"{role}_width", width)))
+    base = kernel_function(str(kernel).lower())
+    name = base.name
     if name == "linear":
-        return kernel_function("linear")  # a width is meaningless for x^T z and ignored
-    if width is not None:
-        return kernel_function(name, sigma=check_positive(f"{role}_width", width))
-    return kernel_function(name)
+        return base  # a width is meaningless for x^T z and ignored
+    if "sigma" not in base.params:
+        if sigma is not None:
+            raise ValueError(f"kernel {name!r} has no width; leave {param}=None")
+        return base
+    if sigma is None:
+        if X is None:
+            raise ValueError(f"{param} = None (the median heuristic) needs the points; pass {param}=<float > 0>")
+        sigma = median_sigma(X)
+    return kernel_function(name, sigma=check_positive(param, sigma))
 
 
 def _kblock(kernel: Kernel, A, B, log: bool = False) -> Tensor:
@@ -198,8 +207,10 @@ class FredholmKernel(KernelOperator):
     U : ``[n, d]`` the points the integral runs over (labeled + unlabeled), ``n >= 1``.
     outer, inner : ``"gaussian"`` | ``"linear"`` (or any name / :class:`~graphstk.operators.Kernel` of
         :func:`graphstk.operators.kernel_function`); defaults ``"gaussian"``.
-    outer_width, inner_width : Gaussian width ``r > 0`` of ``exp(-||x-z||^2 / (2r))`` (for other
-        bandwidth kernels: their ``sigma``); ignored for ``linear``; must be ``None`` with a Kernel.
+    outer_sigma, inner_sigma : Gaussian width ``sigma > 0`` of ``exp(-||x-z||^2 / (2 sigma^2))`` (the
+        paper's ``r = sigma^2``; for other kernels with a width: their ``sigma``); ignored for
+        ``linear``; must be ``None`` with a Kernel; ``None``: the median heuristic over ``U``
+        (:func:`graphstk.operators.median_sigma`).
     normalized : bool, default False. Eq. 6: outer weights divided by their row sum
         (a softmax for the Gaussian); the row sums must be positive.
     block_size : rows per temporary ``[rows, n]`` tile (default ``2**22 // n``).
@@ -209,8 +220,8 @@ class FredholmKernel(KernelOperator):
     ``A_X`` in row blocks. ``T`` swaps rows and columns (``kF`` is symmetric when ``kH`` is).
     """
 
-    def __init__(self, X, Z=None, U=None, outer="gaussian", inner="gaussian", outer_width=None,
-                 inner_width=None, normalized: bool = False, block_size: int | None = None):
+    def __init__(self, X, Z=None, U=None, outer="gaussian", inner="gaussian", outer_sigma=None,
+                 inner_sigma=None, normalized: bool = False, block_size: int | None = None):
         if U is None:
             raise ValueError("U (the labeled + unlabeled points the integral runs over) is required")
         Up = _as_points(U, "U")
@@ -224,8 +235,8 @@ class FredholmKernel(KernelOperator):
         if block_size is not None and (int(block_size) != block_size or int(block_size) < 1):
             raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
         self.X, self.Z, self.U = Xp, Zp, Up
-        self.outer = kernel_from_width(outer, outer_width, "outer")
-        self.inner = kernel_from_width(inner, inner_width, "inner")
+        self.outer = kernel_from_sigma(outer, outer_sigma, "outer", Up)
+        self.inner = kernel_from_sigma(inner, inner_sigma, "inner", Up)
         self.normalized = bool(normalized)
         self.block_size = block_size
         self._right = None  # cached KH A_Z^T [n, b]
@@ -335,26 +346,28 @@ class FredholmKernel(KernelOperator):
                 f"inner={self.inner!r}, normalized={self.normalized})")
 
 
-def fredholm_gram(X, Z, U, outer="gaussian", inner="gaussian", outer_width=None, inner_width=None,
+def fredholm_gram(X, Z, U, outer="gaussian", inner="gaussian", outer_sigma=None, inner_sigma=None,
                   normalized: bool = False) -> Tensor:
     """The dense block ``kF(X, Z)`` ``[|X|, |Z|]`` over the points ``U`` (Eq. 5; Eq. 6 when
     ``normalized``).
 
-    ``outer``/``inner`` are ``"linear"`` or ``"gaussian"`` (``exp(-||x - z||^2 / (2 r))`` with
-    ``r`` the width, as in the paper), or any kernel of :func:`graphstk.operators.kernel_function`.
-    ``outer_width`` and ``inner_width`` are the widths ``r`` of the two kernels.
+    ``outer``/``inner`` are ``"linear"`` or ``"gaussian"`` (``exp(-||x - z||^2 / (2 sigma^2))``; the
+    paper's width is ``r = sigma^2``), or any kernel of :func:`graphstk.operators.kernel_function`.
+    ``outer_sigma`` and ``inner_sigma`` are the widths ``sigma`` of the two kernels (``None``: the
+    median heuristic over ``U``).
     ``Z=None`` means ``Z = X``. For small inputs and checks; the estimators never need it (it is
     ``FredholmKernel(X, Z, U, ...).to_dense()``, which holds ``[|Z|, n]`` and ``[rows, n]`` tiles).
     """
-    return FredholmKernel(X, Z, U, outer=outer, inner=inner, outer_width=outer_width,
-                          inner_width=inner_width, normalized=normalized).to_dense()
+    return FredholmKernel(X, Z, U, outer=outer, inner=inner, outer_sigma=outer_sigma,
+                          inner_sigma=inner_sigma, normalized=normalized).to_dense()
 
 
-def gaussian_fredholm_path(XL, XE, U, widths, normalized=(False, True),
+def gaussian_fredholm_path(XL, XE, U, sigmas, normalized=(False, True),
                            block_size: int | None = None) -> dict:
     """The blocks ``(K_F[L, L], K_F[E, L])`` of the FredGauss family (outer and inner Gaussian
-    of one width ``r``, Eq. 5 and/or Eq. 6) for every ``r`` in ``widths`` and every flag in
-    ``normalized``, from two passes over the points (what a grid search needs).
+    ``exp(-||x - z||^2 / (2 sigma^2))`` of one width ``sigma``, Eq. 5 and/or Eq. 6) for every
+    ``sigma`` in ``sigmas`` and every flag in ``normalized``, from two passes over the points
+    (what a grid search needs).
 
     Pass 1 evaluates ``||u - u'||^2`` in row blocks of ``U`` once and, per width and variant,
     accumulates ``R = KH A_L^T`` ``[n, l]``; pass 2 evaluates ``||x - u||^2`` in row blocks of
@@ -362,7 +375,7 @@ def gaussian_fredholm_path(XL, XE, U, widths, normalized=(False, True),
     cost is ``~2 n^2 d + 2 n^2 l |widths| |normalized|`` and the memory ``[block, n]`` tiles plus
     the ``[n, l]`` factors; never an ``n x n`` matrix. Dense points only.
 
-    Returns ``{(r, normalized): (K_LL [l, l], K_EL [|XE|, l])}``.
+    Returns ``{(sigma, normalized): (K_LL [l, l], K_EL [|XE|, l])}``.
     """
     U = as_features(U, name="U")
     XL = as_features(XL, dtype=U.dtype, name="XL")
@@ -372,7 +385,7 @@ def gaussian_fredholm_path(XL, XE, U, widths, normalized=(False, True),
             raise ValueError(f"dimension mismatch: {name} has {P.shape[1]} features, U has {U.shape[1]}")
     if U.shape[0] == 0:
         raise ValueError("U is empty: the Fredholm kernel needs at least one (unlabeled) point to integrate over")
-    rs = [check_positive("width", r) for r in widths]
+    sigmas = [check_positive("sigma", v) for v in sigmas]
     flags = [bool(v) for v in normalized]
     n = U.shape[0]
     sqU = _sqnorms(U)
@@ -380,26 +393,26 @@ def gaussian_fredholm_path(XL, XE, U, widths, normalized=(False, True),
     def sqdist(P):
         return torch.addmm(_sqnorms(P).unsqueeze(1) + sqU.unsqueeze(0), P, U.T, alpha=-2.0).clamp_(min=0.0)
 
-    def weights(D, r, norm):
-        logk = D * (-0.5 / r)
+    def weights(D, sig, norm):
+        logk = D * (-0.5 / sig ** 2)
         return (torch.softmax(logk, dim=1) if norm else logk.exp_()).div_(n)
 
     DL = sqdist(XL)
-    AL = {(r, v): weights(DL, r, v) for r in rs for v in flags}
+    AL = {(sig, v): weights(DL, sig, v) for sig in sigmas for v in flags}
     del DL
     R = {key: U.new_zeros(n, XL.shape[0]) for key in AL}
     bs = _rows_per_block(n, block_size)
     for s in range(0, n, bs):
         D = sqdist(U[s:s + bs])
-        for r in rs:
-            K = (D * (-0.5 / r)).exp_()
+        for sig in sigmas:
+            K = (D * (-0.5 / sig ** 2)).exp_()
             for v in flags:
-                R[(r, v)][s:s + bs] = K @ AL[(r, v)].T
+                R[(sig, v)][s:s + bs] = K @ AL[(sig, v)].T
     out = {key: (AL[key] @ R[key], U.new_zeros(XE.shape[0], XL.shape[0])) for key in AL}
     for s in range(0, XE.shape[0], bs):
         D = sqdist(XE[s:s + bs])
-        for r in rs:
+        for sig in sigmas:
             for v in flags:
-                out[(r, v)][1][s:s + bs] = weights(D, r, v) @ R[(r, v)]
+                out[(sig, v)][1][s:s + bs] = weights(D, sig, v) @ R[(sig, v)]
     return out
 

@@ -3,56 +3,59 @@ erratum): memory linear in the number of points (see :mod:`graphstk.methods.fred
 """
 from __future__ import annotations
 
-import math
 
 import scipy.sparse as sp
 import torch
+from sklearn.utils._param_validation import StrOptions
 from torch import Tensor
 
 from ..._arrays import check_positive_int
 from ...features import RandomFourierFeatures
 from ...memory import check_allocation, tile_rows
 from ...operators.feature import check_positive
+from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, Kernel
 from ..semi_supervised import SemiSupervisedClassifier
-from .kernel import _BLOCK_ELEMS, FredholmKernel, _n, _slice, _take, fredholm_instance
+from .kernel import _BLOCK_ELEMS, FredholmKernel, _n, _slice, _take, fredholm_instance, median_sigma
 from .solvers import effective_lam, solve_square
 
 __all__ = ["fredholm_random_features", "RandomFeatureFredholm"]
 
-def fredholm_random_features(X, U, outer="gaussian", outer_width=None, inner_width=None,
+def fredholm_random_features(X, U, outer="gaussian", outer_sigma=None, inner_sigma=None,
                              normalized: bool = False, n_components: int = 500, random_state=0,
                              features=None, block_size: int | None = None) -> Tensor:
     """``z_F(X) = A_X z(U)`` ``[|X|, F]`` with ``z_F(x)^T z_F(x') ~ kF(x, x')`` (Sec. 5.3).
 
     Corrected map (erratum): ``z`` are random Fourier features of the inner Gaussian
-    ``exp(-||u-v||^2/(2t))`` with ``omega ~ N(0, I/t)`` and ``z(u) = sqrt(1/D)[cos, sin]``
+    ``exp(-||u-v||^2/(2 sigma^2))`` with ``omega ~ N(0, I/sigma^2)`` and ``z(u) = sqrt(1/D)[cos, sin]``
     (:class:`graphstk.features.RandomFourierFeatures`, ``z(u)^T z(v) ~ kH(u, v)``; the paper's
     extra ``1/D`` is dropped). ``A_X`` are the Eq. 5 / Eq. 6 outer weights ``k(x, U)/n``.
     ``z(U)`` is never stored: it is accumulated in row blocks of ``U`` (memory
     ``O(|X| F + block n)``, linear in ``n``). ``features`` may be a pre-fitted map (then
-    ``inner_width``/``n_components``/``random_state`` are unused). ``outer_width``: width of the outer
-    Gaussian; ``normalized``: Eq. 6 outer weights; ``block_size``: rows of ``U`` per block;
+    ``inner_sigma``/``n_components``/``random_state`` are unused). ``outer_sigma``, ``inner_sigma``:
+    widths ``sigma`` of the outer and inner Gaussians (``None``: the median heuristic over ``U``,
+    :func:`~graphstk.methods.fredholm.kernel.median_sigma`); ``normalized``: Eq. 6 outer weights;
+    ``block_size``: rows of ``U`` per block;
     ``random_state`` seeds the frequencies. Dense points on any device; returns a tensor there.
     """
-    ctx = _RFContext(X, U, outer, outer_width, inner_width, normalized, n_components, random_state, features,
+    ctx = _RFContext(X, U, outer, outer_sigma, inner_sigma, normalized, n_components, random_state, features,
                      block_size)
     return ctx.features_of(ctx.X)
 
 
 class _RFContext:
-    def __init__(self, X, U, outer, outer_width, inner_width, normalized, n_components, random_state, features,
+    def __init__(self, X, U, outer, outer_sigma, inner_sigma, normalized, n_components, random_state, features,
                  block_size):
-        self.op = FredholmKernel(X, None, U, outer=outer, inner="linear", outer_width=outer_width,
+        self.op = FredholmKernel(X, None, U, outer=outer, inner="linear", outer_sigma=outer_sigma,
                                  normalized=normalized, block_size=block_size)
         if sp.issparse(self.op.U):
             raise TypeError("random Fredholm features need dense points (the Fourier map of sparse tf-idf is dense)")
         self.X, self.U, self.block_size = self.op.X, self.op.U, block_size
+        self.inner_sigma = None
         if features is None:
-            if inner_width is None:
-                raise ValueError("inner_width = t > 0 of the inner Gaussian exp(-||u-v||^2/(2t)) is required")
-            t = check_positive("inner_width", inner_width)
+            self.inner_sigma = (median_sigma(self.U) if inner_sigma is None
+                                else check_positive("inner_sigma", inner_sigma))
             n_components = check_positive_int("n_components", n_components)
-            features = RandomFourierFeatures("gaussian", sigma=math.sqrt(t), n_features=n_components,
+            features = RandomFourierFeatures("gaussian", sigma=self.inner_sigma, n_features=n_components,
                                              random_state=random_state).fit(self.U[:1])
         self.z = features
 
@@ -87,8 +90,8 @@ class _RFContext:
 class RandomFeatureFredholm(SemiSupervisedClassifier):
     """Square-loss Fredholm classifier (Eq. 3) on the random-feature approximation of Sec. 5.3
     (corrected map and density, erratum): ``kF(x, z) ~ z_F(x)^T z_F(z)``, see
-    :func:`fredholm_random_features`. The inner kernel is the Gaussian of width ``inner_width``;
-    the outer kernel is exact (``"gaussian"`` with ``outer_width``, or ``"linear"``).
+    :func:`fredholm_random_features`. The inner kernel is the Gaussian of width ``inner_sigma``;
+    the outer kernel is exact (``"gaussian"`` with ``outer_sigma``, or ``"linear"``).
 
     ``fit(X, y)``: ``X`` ``[n, d]`` every point (dense; NumPy or a tensor on any device), ``y``
     ``[n]`` class labels with ``-1`` marking the unlabeled points; ``predict`` returns labels from
@@ -103,10 +106,12 @@ class RandomFeatureFredholm(SemiSupervisedClassifier):
     Parameters
     ----------
     outer : {"gaussian", "linear"} or Kernel, default "gaussian"
-    outer_width : float, optional
-        Width ``r`` of the outer Gaussian ``exp(-||x-z||^2 / (2r))`` (required for it).
-    inner_width : float, optional
-        Width ``t`` of the inner Gaussian (required).
+    outer_sigma : float > 0 or None, default None
+        Width ``sigma`` of the outer Gaussian ``exp(-||x-z||^2 / (2 sigma^2))`` (the paper's
+        ``r = sigma^2``); ``None``: the median heuristic, the median pairwise distance of the fit
+        points (a seeded subsample of at most 2000 rows).
+    inner_sigma : float > 0 or None, default None
+        Width ``sigma`` of the inner Gaussian; ``None``: the median heuristic.
     normalized : bool, default False
         Eq. 6 outer weights.
     n_components : int, default 500
@@ -122,18 +127,28 @@ class RandomFeatureFredholm(SemiSupervisedClassifier):
     Attributes
     ----------
     classes_, n_features_in_, lam_
+    outer_sigma_, inner_sigma_ : float or None, the widths used
+    unreachable_ : bool array (a tensor for a tensor fit) ``[n]``, fitted points with all scores zero
     coef_ : Tensor ``[2D, C]`` (``w``)
     dual_coef_ : Tensor ``[l, C]``
     features_ : the fitted :class:`~graphstk.features.RandomFourierFeatures`
     h_ : Tensor ``[n, C]`` (``z(U) w``)
     """
 
-    def __init__(self, outer="gaussian", outer_width=None, inner_width=None, normalized: bool = False,
+    _width_params = "outer_sigma, inner_sigma"
+    _parameter_constraints: dict = {
+        "outer": [StrOptions({"gaussian", "rbf", "linear"}), Kernel], "outer_sigma": SIGMA, "inner_sigma": SIGMA,
+        "normalized": ["boolean"], "n_components": POSITIVE_INT, "lam": POSITIVE,
+        "lam_scale": [StrOptions({"absolute", "trace"})], "random_state": ["random_state"],
+        "block_size": OPTIONAL_POSITIVE_INT,
+    }
+
+    def __init__(self, outer="gaussian", outer_sigma=None, inner_sigma=None, normalized: bool = False,
                  n_components: int = 500, lam: float = 1e-3, lam_scale: str = "absolute", random_state=None,
                  block_size: int | None = None):
         self.outer = outer
-        self.outer_width = outer_width
-        self.inner_width = inner_width
+        self.outer_sigma = outer_sigma
+        self.inner_sigma = inner_sigma
         self.normalized = normalized
         self.n_components = n_components
         self.lam = lam
@@ -142,9 +157,10 @@ class RandomFeatureFredholm(SemiSupervisedClassifier):
         self.block_size = block_size
 
     @classmethod
-    def instance(cls, name: str, width: float, **kwargs):
-        """``FredGauss`` / ``FredGauss(N)`` with width ``r`` for both kernels."""
-        kw = fredholm_instance(name, width)
+    def instance(cls, name: str, sigma: float | None = None, **kwargs):
+        """``FredGauss`` / ``FredGauss(N)`` with width ``sigma`` for both kernels (``None``: the median
+        heuristic)."""
+        kw = fredholm_instance(name, sigma)
         if kw.pop("inner") != "gaussian":
             raise ValueError(f"random features approximate a Gaussian inner kernel; {name} has a linear one "
                              "(use FredholmRLSC: a linear inner kernel needs no n x n matrix)")
@@ -157,8 +173,9 @@ class RandomFeatureFredholm(SemiSupervisedClassifier):
                          f"the random-feature Fredholm fit on {n} points ([{n}, {Y.shape[1]}] scores, [{l}, {F}] "
                          "labeled features, row tiles)", "fit on a random subsample of the unlabeled points, or "
                          "lower n_components=", X.device)
-        ctx = _RFContext(XL, X, self.outer, self.outer_width, self.inner_width, self.normalized,
+        ctx = _RFContext(XL, X, self.outer, self.outer_sigma, self.inner_sigma, self.normalized,
                          self.n_components, self.random_state, None, self.block_size)
+        self.outer_sigma_, self.inner_sigma_ = ctx.op.outer.sigma, ctx.inner_sigma
         ZL = ctx.features_of(XL)
         K = ZL @ ZL.T
         self.lam_ = effective_lam(self.lam, self.lam_scale, K)
@@ -171,3 +188,6 @@ class RandomFeatureFredholm(SemiSupervisedClassifier):
 
     def _scores(self, X: Tensor) -> Tensor:
         return self.operator_._weights_matmul(X.to(device=self.h_.device, dtype=self.operator_.dtype), self.h_)
+
+    def _fit_scores(self) -> Tensor:
+        return self.operator_._weights_matmul(self.operator_.U, self.h_)

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from numbers import Real
+
 from sklearn.base import BaseEstimator, OutlierMixin
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from torch import Tensor
 
 from ..._arrays import check_is_fitted, to_output, validate_features
 from ...operators.feature import Kernel, median_width
 
-__all__ = ["width_heuristic", "unit_scale", "OneClassEstimator", "ROUND_TOL"]
+__all__ = ["width_heuristic", "unit_scale", "OneClassEstimator", "ROUND_TOL", "DTYPE_CONSTRAINT"]
 
 #: Rounding slack folded into ``offset_``: the training scores behind ``tau_n`` (Eq. 30) and the scores
 #: of the same points through ``score_samples`` come from different float operations, and the
@@ -24,6 +27,10 @@ __all__ = ["width_heuristic", "unit_scale", "OneClassEstimator", "ROUND_TOL"]
 ROUND_TOL = 1e-10
 
 _DTYPES = {"float64": torch.float64, "double": torch.float64, "float32": torch.float32, "float": torch.float32}
+#: the ``dtype`` parameter: a name of ``_DTYPES``, ``torch.float32`` / ``torch.float64``, or None (float64)
+DTYPE_CONSTRAINT = [StrOptions(set(_DTYPES)), Options(torch.dtype, {torch.float32, torch.float64}), None]
+#: a width ``sigma > 0``, or None for the k-th-neighbour heuristic of Sec. 7
+SIGMA_KNN = [Interval(Real, 0, None, closed="neither"), None]
 
 
 def unit_scale(diag: Tensor, what: str) -> Tensor:
@@ -60,12 +67,7 @@ class OneClassEstimator(OutlierMixin, BaseEstimator):
         d = self.dtype
         if d is None:
             return torch.float64
-        if isinstance(d, torch.dtype) and d in (torch.float32, torch.float64):
-            return d
-        if isinstance(d, str) and d.lower() in _DTYPES:
-            return _DTYPES[d.lower()]
-        raise ValueError(f"{type(self).__name__}: dtype is the computation dtype, 'float64' (default) or 'float32'; "
-                         f"got {d!r}. The dtype of X does not matter (it is converted)")
+        return d if isinstance(d, torch.dtype) else _DTYPES[d]
 
     def _points(self, X, reset: bool) -> Tensor:
         return validate_features(self, X, reset=reset, dtype=self._compute_dtype())

@@ -1,10 +1,14 @@
 """The baselines of the separating-kernel paper (Sec. 7): the Parzen window and the one-class SVM."""
 from __future__ import annotations
 
+from numbers import Real
+
 import torch
+from sklearn.base import _fit_context
 
 from ...operators.feature import FeatureKernelOperator, Kernel, check_positive, kernel_function
-from .base import OneClassEstimator, as_float_offset, width_heuristic
+from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE_INT, kernel_names
+from .base import DTYPE_CONSTRAINT, SIGMA_KNN, OneClassEstimator, as_float_offset, width_heuristic
 
 __all__ = ["ParzenWindow", "gaussian_one_class_svm"]
 
@@ -37,6 +41,11 @@ class ParzenWindow(OneClassEstimator):
     Fitted attributes: ``sigma_``, ``kernel_``, ``X_fit_``, ``threshold_``, ``offset_``, ``n_features_in_``.
     """
 
+    _parameter_constraints: dict = {
+        "kernel": [kernel_names(), Kernel], "sigma": SIGMA_KNN, "n_neighbors": POSITIVE_INT,
+        "threshold": [Real, None], "dtype": DTYPE_CONSTRAINT, "block_size": OPTIONAL_POSITIVE_INT,
+    }
+
     def __init__(self, kernel="abel", sigma=None, n_neighbors=10, threshold=None, dtype=None, block_size=None):
         self.kernel = kernel
         self.sigma = sigma
@@ -45,13 +54,14 @@ class ParzenWindow(OneClassEstimator):
         self.dtype = dtype
         self.block_size = block_size
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on samples ``X [n, d]`` of the set; returns ``self``."""
         X = self._points(X, reset=True)
         self._check_n(X.shape[0])
         base = kernel_function(self.kernel)
         if "sigma" in Kernel(base.name).params:
-            self.sigma_ = (check_positive("sigma", self.sigma) if self.sigma is not None
+            self.sigma_ = (float(self.sigma) if self.sigma is not None
                            else width_heuristic(X, self.n_neighbors, base))
             self.kernel_ = Kernel(base.name, **{**base.params, "sigma": self.sigma_})
         else:

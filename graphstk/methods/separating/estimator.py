@@ -24,23 +24,26 @@ feature is the projection of ``K_x`` onto the span of the landmark features, so
 from __future__ import annotations
 
 import inspect
+from numbers import Real
 
 import numpy as np
 import torch
+from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from torch import Tensor
 
 from ..._arrays import to_output
 from ...features import RandomFourierFeatures
 from ...memory import check_allocation
 from ...operators.base import KernelOperator, as_index
-from ...operators.feature import FeatureKernelOperator, Kernel, check_positive, kernel_function
-from .base import OneClassEstimator, as_float_offset, unit_scale, width_heuristic
+from ...operators.feature import FeatureKernelOperator, Kernel, kernel_function
+from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, kernel_names
+from .base import DTYPE_CONSTRAINT, SIGMA_KNN, OneClassEstimator, as_float_offset, unit_scale, width_heuristic
 from .filters import check_filter, check_lams, filter_g, filter_r, max_curvature_lambda
 
 __all__ = ["SpectralSupportEstimator"]
 
-_APPROX = (None, "nystroem", "rff")
 _FEATURE_CACHE_ELEMS = 1 << 27      # low-rank fit: keep the n x k training features up to 1 GiB (float64)
 
 
@@ -120,6 +123,17 @@ class SpectralSupportEstimator(OneClassEstimator):
         Number of training samples and of features.
     """
 
+    _parameter_constraints: dict = {
+        "kernel": [kernel_names(), Kernel, KernelOperator], "sigma": SIGMA_KNN,
+        "filter": [StrOptions({"tikhonov", "ridge", "cutoff", "spectral_cutoff", "spectral-cutoff", "tsvd",
+                               "landweber", "kpca", "kernel_pca", "kernelpca", "nu", "nu_method", "nu-method"})],
+        "lam": [Interval(Real, 0, None, closed="neither"), "array-like", None],
+        "tau": [Interval(Real, 0, 1, closed="both"), None], "nu": POSITIVE,
+        "approx": [StrOptions({"nystroem", "rff"}), None], "n_components": OPTIONAL_POSITIVE_INT,
+        "n_neighbors": POSITIVE_INT, "random_state": ["random_state"], "dtype": DTYPE_CONSTRAINT,
+        "block_size": OPTIONAL_POSITIVE_INT,
+    }
+
     def __init__(self, kernel="abel", sigma=None, filter="tikhonov", lam=None, tau=None, *, nu=1.0,
                  approx=None, n_components=None, n_neighbors=10, random_state=None, dtype=None, block_size=None):
         self.kernel = kernel
@@ -136,17 +150,12 @@ class SpectralSupportEstimator(OneClassEstimator):
         self.block_size = block_size
 
     # -- fitting ---------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on samples ``X`` of the set (``[n, d]`` features, or node ids for a ``KernelOperator``)."""
         self.filter_ = check_filter(self.filter)
-        if self.filter_ == "nu":
-            check_positive("nu", self.nu)
-        if self.approx not in _APPROX:
-            raise ValueError(f"approx must be one of {_APPROX}, got {self.approx!r}")
         if self.lam is not None:
             check_lams(self.lam)
-        if self.tau is not None and not (np.isscalar(self.tau) and 0.0 <= float(self.tau) <= 1.0):
-            raise ValueError(f"tau must be a float in [0, 1] (x is inside when F_n(x) >= 1 - tau), got {self.tau!r}")
         dtype = self._compute_dtype()
         self._graph = isinstance(self.kernel, KernelOperator)
         if self._graph:
@@ -198,7 +207,7 @@ class SpectralSupportEstimator(OneClassEstimator):
         base = self.kernel if isinstance(self.kernel, Kernel) else kernel_function(self.kernel)
         if "sigma" in Kernel(base.name).params:
             if self.sigma is not None:
-                sigma = check_positive("sigma", self.sigma)
+                sigma = float(self.sigma)
             elif isinstance(self.kernel, Kernel):
                 sigma = self.kernel.params["sigma"]       # a Kernel instance carries its own width
             else:
@@ -230,8 +239,6 @@ class SpectralSupportEstimator(OneClassEstimator):
     def _fit_lowrank(self, X: Tensor):
         n = X.shape[0]
         k = int(self.n_components) if self.n_components is not None else min(n, 2000)
-        if k < 1:
-            raise ValueError(f"n_components must be >= 1, got {self.n_components!r}")
         seed = _seed(self.random_state)
         if self.approx == "nystroem":
             k = min(k, n)

@@ -2,19 +2,24 @@
 from __future__ import annotations
 
 import copy
-import math
 import warnings
+from numbers import Real
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval
 from torch import Tensor
 
 from ..._arrays import check_is_fitted, is_torch, semi_supervised_labels, to_output, validate_features
 from ...memory import check_allocation
 from ...operators.base import KernelOperator
 from ...operators.diffusion import gaussian_knn_graph, laplacian_eigenpairs
+from ...exceptions import UnreachableNodesWarning
 from ...operators.feature import FeatureKernelOperator, Kernel, kernel_function, median_distance
+from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, kernel_names
+from ..grid import unreachable
+from ..semi_supervised import UnreachableMixin, labels_from_scores
 from .basis import BASIS_CACHE, DECOMPOSITIONS, array_key, basis_from_eigenpairs, kernel_basis
 from .heads import fit_linear_head
 from .secular import pencil, targets
@@ -25,14 +30,22 @@ _TRANSDUCTIVE = ("diffusion", "mixture")
 _DENSE_MAX = 6000       # fit points decomposed densely; above, rank= and Lanczos
 
 
-class SSKPCABase(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, BaseEstimator):
+_COMMON_CONSTRAINTS = {
+    "kernel": [kernel_names("diffusion", "mixture", "precomputed"), Kernel], "sigma": SIGMA, "centered": ["boolean"],
+    "rank": OPTIONAL_POSITIVE_INT, "standardize": ["boolean"], "n_neighbors": POSITIVE_INT, "tau": POSITIVE,
+    "w": [Interval(Real, 0, 1, closed="both")],
+}
+
+
+class SSKPCABase(UnreachableMixin, ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, BaseEstimator):
     """Shared fit/transform/predict of the semi-supervised KPCA estimators (module docstring).
 
     Fitted attributes: ``classes_``, ``n_features_in_``, ``basis_``
     (:class:`~graphstk.methods.sskpca.KernelBasis`), ``beta_ [r, k]``, ``dual_coef_ [m, k]``
     (``alpha``), ``embedding_ [m, k]`` (``f`` on the fit points), ``feature_scale_ [k]``,
-    ``head_`` (:class:`~graphstk.methods.sskpca.LinearHead`), ``kernel_``, ``gamma_`` (Gaussian
-    kernels), ``X_fit_`` (feature kernels); NumPy on the host except ``X_fit_``.
+    ``head_`` (:class:`~graphstk.methods.sskpca.LinearHead`), ``kernel_``, ``sigma_`` (the width
+    used, ``None`` for a kernel without one), ``X_fit_`` (feature kernels), ``unreachable_`` (fit
+    points whose scores are all zero or not finite); NumPy on the host except ``X_fit_``.
     """
 
     _paired = False          # LS-/LR-KPCA: one eigenfunction per one-vs-rest column
@@ -54,27 +67,25 @@ class SSKPCABase(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMi
 
     def _feature_kernel(self, X: Tensor) -> Kernel:
         if isinstance(self.kernel, Kernel):
+            if self.sigma is not None:
+                raise ValueError("sigma must be None when kernel is a Kernel instance (it has its own width)")
+            self.sigma_ = self.kernel.sigma
             return self.kernel
-        name = "gaussian" if self._kind() in _TRANSDUCTIVE else str(self.kernel).lower()
-        if name in ("gaussian", "rbf"):
-            gamma = self.gamma
-            if gamma is None:
-                med = median_distance(X) if X.shape[0] > 1 else 0.0
-                if not med > 0:
-                    raise ValueError("the fit points have median pairwise distance 0: the default Gaussian width "
-                                     "is undefined; pass gamma= explicitly")
-                gamma = 1.0 / (2.0 * med ** 2)
-            gamma = float(gamma)
-            if not gamma > 0 or not math.isfinite(gamma):
-                raise ValueError(f"gamma must be a finite number > 0 (k(x, y) = exp(-gamma ||x - y||^2)), got "
-                                 f"{self.gamma!r}")
-            self.gamma_ = gamma
-            return kernel_function("gaussian", sigma=1.0 / math.sqrt(2.0 * gamma))
-        return kernel_function(name)
-
-    def _check_common(self):
-        if self.rank is not None and (isinstance(self.rank, bool) or int(self.rank) != self.rank or self.rank < 1):
-            raise ValueError(f"rank must be a positive integer or None, got {self.rank!r}")
+        base = kernel_function("gaussian" if self._kind() in _TRANSDUCTIVE else str(self.kernel).lower())
+        if "sigma" not in base.params:
+            if self.sigma is not None:
+                raise ValueError(f"kernel {base.name!r} has no width; leave sigma=None")
+            self.sigma_ = None
+            return base
+        sigma = self.sigma
+        if sigma is None:
+            med = median_distance(X) if X.shape[0] > 1 else 0.0
+            if not med > 0:
+                raise ValueError("the fit points have median pairwise distance 0: the default width (the median "
+                                 "heuristic) is undefined; pass sigma= explicitly")
+            sigma = med
+        self.sigma_ = float(sigma)
+        return kernel_function(base.name, sigma=self.sigma_)
 
     # -- fit ------------------------------------------------------------------------
     def _validate(self, X):
@@ -120,8 +131,6 @@ class SSKPCABase(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMi
         self._row_index = {bytes(r): i for i, r in enumerate(Xt.detach().cpu().numpy())}
         k = int(self.n_neighbors)
         tau = float(self.tau)
-        if not tau > 0:
-            raise ValueError(f"tau must be > 0 (the diffusion time of exp(-tau L)), got {self.tau!r}")
 
         def lap():
             ei, wts = gaussian_knn_graph(Xt.cpu(), k)
@@ -135,8 +144,6 @@ class SSKPCABase(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMi
                                           lambda: basis_from_eigenpairs(np.exp(-tau * mu), U, rank, centered))
             return m
         w = float(self.w)
-        if not 0.0 <= w <= 1.0:
-            raise ValueError(f"the mixture weight w must lie in [0, 1], got {self.w!r}")
         kern = self.kernel_ = self._feature_kernel(Xt)
 
         def mix():
@@ -146,8 +153,6 @@ class SSKPCABase(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMi
         return m
 
     def _prepare(self, X, y):
-        self._check_common()
-        self._check_params()
         Xt = self._validate(X)
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None (labels, with "
@@ -155,12 +160,12 @@ class SSKPCABase(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMi
         labeled, classes, codes = semi_supervised_labels(y, int(Xt.shape[0]), min_classes=2)
         self._basis(Xt)
         self.classes_ = classes
+        self.__dict__.pop("_unreachable", None)
+        self._fit_on_tensor = isinstance(X, (Tensor, KernelOperator))
         lab = np.flatnonzero(labeled)
         return lab, codes[lab]
 
-    def _check_params(self):
-        """Estimator-specific parameter checks (before any work)."""
-
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit on ``X`` (``[m, d]`` features, or the ``[m, m]`` kernel with ``kernel="precomputed"``)
         and ``y [m]`` (class labels, ``-1`` for unlabeled points). Returns ``self``."""
@@ -176,17 +181,19 @@ class SSKPCABase(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMi
         ``n_components`` of one ``c`` reuse it). Keys of ``params`` may be those of
         ``_path_keys`` (e.g. ``c``, ``s``, ``n_components``, ``standardize``).
         """
-        lab, codes = self._prepare(X, y)
-        cache: dict = {}
-        out = []
         for p in params:
             bad = set(p) - set(self._path_keys)
             if bad:
                 raise ValueError(f"{type(self).__name__}.fit_path varies only {sorted(self._path_keys)}, got "
                                  f"{sorted(bad)}: fit separately for other parameters")
+            copy.copy(self).set_params(**p)._validate_params()
+        self._validate_params()
+        lab, codes = self._prepare(X, y)
+        cache: dict = {}
+        out = []
+        for p in params:
             est = copy.copy(self)
             est.set_params(**p)
-            est._check_params()
             est._solve(lab, codes, cache)
             out.append(est)
         return out
@@ -283,22 +290,36 @@ class SSKPCABase(ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMi
         return float(accuracy_score(yn[keep], pred, sample_weight=w))
 
     def predict(self, X):
-        """Class labels from ``classes_`` for ``X`` (``[n]``)."""
+        """Class labels from ``classes_`` for ``X`` (``[n]``): NumPy for NumPy input, a tensor on
+        ``X``'s device for a tensor (or a ``KernelOperator``) when the classes are numbers. A point
+        whose scores are all zero or not finite gets ``-1`` (``"-1"`` for string classes) instead
+        of a class, with an :class:`~graphstk.exceptions.UnreachableNodesWarning`."""
         s = self._scores(X)
-        idx = (s > 0).long() if s.dim() == 1 else s.argmax(1)
-        labels = self.classes_[idx.cpu().numpy()]
-        if (is_torch(X) or isinstance(X, KernelOperator)) and labels.dtype.kind in "biuf":
-            return torch.as_tensor(labels, device=s.device)
-        return labels
+        S = s.unsqueeze(1) if s.dim() == 1 else s
+        bad = unreachable(S)
+        k = int(bad.sum())
+        if k:
+            warnings.warn(f"{type(self).__name__}: {k} of {bad.numel()} points have all decision values zero or "
+                          "not finite; predict marks them -1 instead of a class", UnreachableNodesWarning,
+                          stacklevel=2)
+        like = X if not isinstance(X, KernelOperator) else torch.empty(0, device=X.device)
+        return labels_from_scores(self.classes_, S, bad, like)
+
+    def _fit_scores(self) -> Tensor:
+        s = torch.as_tensor(self.decision_function_fit())
+        return s.to(self._device) if self._fit_on_tensor else s
 
 
 COMMON_DOC = """
     kernel : str or Kernel, default "gaussian"
-        ``"gaussian"`` (``exp(-gamma ||x - y||^2)``), any name of
+        ``"gaussian"`` (``exp(-||x - y||^2 / (2 sigma^2))``), any name of
         :func:`~graphstk.operators.kernel_function` or a :class:`~graphstk.operators.Kernel`,
         ``"diffusion"``, ``"mixture"`` or ``"precomputed"`` (module docstring).
-    gamma : float or None, default None
-        Gaussian ``exp(-gamma ||x - y||^2)``; ``None``: ``1 / (2 median^2)`` over the fit points.
+    sigma : float > 0 or None, default None
+        Width of the Gaussian ``exp(-||x - y||^2 / (2 sigma^2))`` (the paper's
+        ``exp(-gamma ||x - y||^2)`` has ``gamma = 1 / (2 sigma^2)``; the scale of other kernels with
+        a width, e.g. ``"abel"``: ``exp(-||x - y|| / sigma)``). ``None``: the median heuristic, the
+        median pairwise distance of the fit points (a seeded subsample of at most 2000 rows).
     centered : bool, default True
         Centred ``VAR[f]`` (``P = K K - K E_m K``) or uncentred (``P = K K``), Sec. 2.
     rank : int or None, default None

@@ -253,7 +253,7 @@ def kernel_basis(K, rank: int | None = None, centered: bool = True, tol: float =
 
 def median_pairwise_distance(X) -> float:
     """The exact median Euclidean distance over the pairs ``i < j`` of the rows of ``X`` (the width unit
-    of the semi-supervised KPCA experiments: ``gamma = 1 / (2 (sigma * median)^2)``), cached by content.
+    of the semi-supervised KPCA experiments: the Gaussian width is ``sigma * median``), cached by content.
 
     The pairwise rule of :func:`graphstk.operators.median_width` on every row (no subsampling), in
     float64 on the host.

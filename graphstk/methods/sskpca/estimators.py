@@ -11,11 +11,12 @@ out on its device.
 
 Kernels (parameter ``kernel``):
 
-* a feature kernel (``"gaussian"`` default, ``exp(-gamma ||x - y||^2)``; any name of
+* a feature kernel (``"gaussian"`` default, ``exp(-||x - y||^2 / (2 sigma^2))``, the paper's
+  ``exp(-gamma ||x - y||^2)`` with ``gamma = 1 / (2 sigma^2)``; any name of
   :func:`~graphstk.operators.kernel_function` or a :class:`~graphstk.operators.Kernel`);
 * ``"diffusion"``: ``exp(-tau L)`` of the Gaussian-weighted ``n_neighbors``-NN graph of the fit
   points (Sec. 7.2, :func:`~graphstk.operators.gaussian_knn_graph`), transductive;
-* ``"mixture"``: ``w K_gamma + (1 - w) exp(-tau L)`` (Sec. 7.2), transductive;
+* ``"mixture"``: ``w K_sigma + (1 - w) exp(-tau L)`` (Sec. 7.2), transductive;
 * ``"precomputed"``: ``X`` is the ``[m, m]`` kernel of the fit points (array, tensor, or any
   square :class:`~graphstk.operators.KernelOperator`, e.g. a graph kernel or a
   :class:`~graphstk.operators.SpectralKernelOperator` whose eigenpairs are used as they are);
@@ -34,7 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import COMMON_DOC, SSKPCABase
+from .._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT
+from .base import _COMMON_CONSTRAINTS, COMMON_DOC, SSKPCABase
 from .irls import lr_kpca
 from .secular import check_c, check_s, kpca_components, secular_solve, targets, within_class_scatter
 
@@ -55,15 +57,12 @@ class KernelPCAClassifier(SSKPCABase):
     Fitted extra: ``eigenvalues_`` (``mu`` of Eq. 5).
     """
     _path_keys = ("n_components", "standardize")
+    _parameter_constraints: dict = {**_COMMON_CONSTRAINTS, "n_components": POSITIVE_INT}
 
-    def __init__(self, kernel="gaussian", gamma=None, n_components: int = 10, centered: bool = True,
+    def __init__(self, kernel="gaussian", sigma=None, n_components: int = 10, centered: bool = True,
                  rank=None, standardize: bool = False, n_neighbors: int = 10, tau: float = 1.0, w: float = 0.5):
-        self.kernel, self.gamma, self.n_components, self.centered, self.rank = kernel, gamma, n_components, centered, rank
+        self.kernel, self.sigma, self.n_components, self.centered, self.rank = kernel, sigma, n_components, centered, rank
         self.standardize, self.n_neighbors, self.tau, self.w = standardize, n_neighbors, tau, w
-
-    def _check_params(self):
-        if isinstance(self.n_components, bool) or int(self.n_components) != self.n_components or self.n_components < 1:
-            raise ValueError(f"n_components must be an integer >= 1, got {self.n_components!r}")
 
     def _solve(self, lab, codes, cache):
         self._warn_components(int(self.n_components))
@@ -90,17 +89,13 @@ class MVKPCA(SSKPCABase):
     Fitted extra: ``eigenvalues_``.
     """
     _path_keys = ("c", "n_components", "standardize")
+    _parameter_constraints: dict = {**_COMMON_CONSTRAINTS, "c": NON_NEGATIVE, "n_components": OPTIONAL_POSITIVE_INT}
 
-    def __init__(self, kernel="gaussian", gamma=None, c: float = 1.0, n_components=None, centered: bool = True,
+    def __init__(self, kernel="gaussian", sigma=None, c: float = 1.0, n_components=None, centered: bool = True,
                  rank=None, standardize: bool = False, n_neighbors: int = 10, tau: float = 1.0, w: float = 0.5):
-        self.kernel, self.gamma, self.c, self.n_components, self.centered, self.rank = \
-            kernel, gamma, c, n_components, centered, rank
+        self.kernel, self.sigma, self.c, self.n_components, self.centered, self.rank = \
+            kernel, sigma, c, n_components, centered, rank
         self.standardize, self.n_neighbors, self.tau, self.w = standardize, n_neighbors, tau, w
-
-    def _check_params(self):
-        check_c(self.c)
-        if self.n_components is not None:
-            KernelPCAClassifier._check_params(self)
 
     def _solve(self, lab, codes, cache):
         c = check_c(self.c)
@@ -131,15 +126,12 @@ class LSKPCA(SSKPCABase):
     """
     _paired = True
     _path_keys = ("c", "s", "standardize")
+    _parameter_constraints: dict = {**_COMMON_CONSTRAINTS, "c": NON_NEGATIVE, "s": POSITIVE}
 
-    def __init__(self, kernel="gaussian", gamma=None, c: float = 1.0, s: float = 1.0, centered: bool = True,
+    def __init__(self, kernel="gaussian", sigma=None, c: float = 1.0, s: float = 1.0, centered: bool = True,
                  rank=None, standardize: bool = False, n_neighbors: int = 10, tau: float = 1.0, w: float = 0.5):
-        self.kernel, self.gamma, self.c, self.s, self.centered, self.rank = kernel, gamma, c, s, centered, rank
+        self.kernel, self.sigma, self.c, self.s, self.centered, self.rank = kernel, sigma, c, s, centered, rank
         self.standardize, self.n_neighbors, self.tau, self.w = standardize, n_neighbors, tau, w
-
-    def _check_params(self):
-        check_c(self.c)
-        check_s(self.s)
 
     def _ls_start(self, lab, codes, cache, c, s2):
         basis = self.basis_
@@ -178,20 +170,15 @@ class LRKPCA(LSKPCA):
     ``converged_``, ``backoffs_``.
     """
     _path_keys = ("c", "s", "standardize", "max_iter", "tol")
+    _parameter_constraints: dict = {**_COMMON_CONSTRAINTS, "c": NON_NEGATIVE, "s": POSITIVE,
+                                    "max_iter": POSITIVE_INT, "tol": NON_NEGATIVE}
 
-    def __init__(self, kernel="gaussian", gamma=None, c: float = 1.0, s: float = 1.0, centered: bool = True,
+    def __init__(self, kernel="gaussian", sigma=None, c: float = 1.0, s: float = 1.0, centered: bool = True,
                  rank=None, max_iter: int = 50, tol: float = 1e-10, standardize: bool = False,
                  n_neighbors: int = 10, tau: float = 1.0, w: float = 0.5):
-        super().__init__(kernel=kernel, gamma=gamma, c=c, s=s, centered=centered, rank=rank,
+        super().__init__(kernel=kernel, sigma=sigma, c=c, s=s, centered=centered, rank=rank,
                          standardize=standardize, n_neighbors=n_neighbors, tau=tau, w=w)
         self.max_iter, self.tol = max_iter, tol
-
-    def _check_params(self):
-        super()._check_params()
-        if isinstance(self.max_iter, bool) or int(self.max_iter) != self.max_iter or self.max_iter < 1:
-            raise ValueError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
-        if not float(self.tol) >= 0:
-            raise ValueError(f"tol must be >= 0, got {self.tol!r}")
 
     def _solve(self, lab, codes, cache):
         c, s = check_c(self.c), check_s(self.s)

@@ -1,0 +1,35 @@
+"""Parameter constraints shared by the feature-matrix estimators (scikit-learn's
+``_parameter_constraints``, checked at the start of ``fit`` by :func:`sklearn.base._fit_context`).
+
+A value that fails its constraint is refused at ``fit`` with scikit-learn's
+:class:`~sklearn.utils._param_validation.InvalidParameterError` (a ``ValueError`` and a
+``TypeError``), whose message names the parameter as spelled and lists what it accepts:
+``The 'lam' parameter of FredholmRLSC must be a float in the range (0.0, inf). Got -1 instead.``
+"""
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..operators.kernels import KERNEL_NAMES as _NAMES
+from ..operators.kernels import Kernel
+
+__all__ = ["KERNEL_NAMES", "kernel_names", "SIGMA", "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT",
+           "OPTIONAL_POSITIVE_INT", "Kernel"]
+
+#: the names :func:`graphstk.operators.kernel_function` accepts (aliases included)
+KERNEL_NAMES = frozenset(_NAMES)
+
+
+def kernel_names(*extra: str) -> StrOptions:
+    """``StrOptions`` of every feature-kernel name, plus ``extra`` (e.g. ``"precomputed"``)."""
+    return StrOptions(set(KERNEL_NAMES) | set(extra))
+
+
+#: a kernel width ``sigma > 0``, or ``None`` for the median heuristic
+SIGMA = [Interval(Real, 0, None, closed="neither"), None]
+POSITIVE = [Interval(Real, 0, None, closed="neither")]
+NON_NEGATIVE = [Interval(Real, 0, None, closed="left")]
+POSITIVE_INT = [Interval(Integral, 1, None, closed="left")]
+OPTIONAL_POSITIVE_INT = [Interval(Integral, 1, None, closed="left"), None]
