@@ -236,3 +236,9 @@ def test_not_fitted_error_before_fit(cls):
     for method in ("predict", "decision_function", "class_scores"):
         with pytest.raises(NotFittedError):
             getattr(est, method)(EVAL)
+
+
+def test_every_graph_estimator_of_the_exports_is_held_here():
+    """The feature-matrix contract leaves exactly these names to this file."""
+    from tests.contracts.test_estimator_contract import GRAPH_ESTIMATORS
+    assert sorted(c.__name__ for c in ESTIMATORS) == sorted(GRAPH_ESTIMATORS)
