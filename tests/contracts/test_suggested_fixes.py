@@ -600,6 +600,302 @@ def _():
     return (lambda env: parse_bytes("8 gigs"), fix)
 
 
+
+# -------------------------------------------------------------------------------------- methods
+@case("coupled_split", "coupled_embedding.py:CoupledKernelEmbedding._split:pass 1 <= n_features_l <", ValueError,
+      r"X has 3 feature\(s\): .*\(n_features_l = 5; pass 1 <= n_features_l < 3\)")
+def _():
+    return (lambda env: M.CoupledKernelEmbedding(n_features_l=5).fit(X),
+            lambda env, msg: M.CoupledKernelEmbedding(n_features_l=1).fit(X).transform(X))
+
+
+@case("coupled_fit_two_matrices", "coupled_embedding.py:CoupledKernelEmbedding.fit:use fit_modes", FutureWarning,
+      r"CoupledKernelEmbedding\.fit\(XL, XH\) is deprecated: use fit_modes\(XL, XH, W=\.\.\., y=\.\.\.\), or "
+      r"fit\(np\.hstack\(\[XL, XH\]\), y\) for paired rows")
+def _():
+    XL, XH = X[:, :1], X[:, 1:]
+
+    def fix(env, msg):
+        a = M.CoupledKernelEmbedding().fit_modes(XL, XH).transform_l(XL)
+        b = M.CoupledKernelEmbedding(n_features_l=1).fit(np.hstack([XL, XH])).transform_l(XL)
+        np.testing.assert_allclose(np.abs(a), np.abs(b), atol=1e-8)
+    return (lambda env: M.CoupledKernelEmbedding().fit(XL, XH), fix)
+
+
+@case("coupled_transform_mode", "coupled_embedding.py:CoupledKernelEmbedding.transform:use transform_l(X)",
+      FutureWarning, r"transform\(X, mode\) is deprecated: use transform_l\(X\) or transform_h\(X\)")
+def _():
+    est = M.CoupledKernelEmbedding(n_features_l=1).fit(X)
+    return (lambda env: est.transform(X[:, :1], "L"),
+            lambda env, msg: (est.transform_l(X[:, :1]), est.transform_h(X[:, 1:])))
+
+
+@case("string_class_ids", "estimators.py:_label_tensor:map them to ids first", TypeError,
+      r"y must hold integer class ids 0\.\.C-1 \(a LongTensor\), got <U1 values such as \['a', 'b', 'c'\]; map them to "
+      r"ids first, e\.g\. classes, ids = np\.unique\(y, return_inverse=True\) and pass torch\.as_tensor\(ids\)")
+def _():
+    y = np.array(list("abc") * 4)
+
+    def fix(env, msg):
+        classes, ids = np.unique(y, return_inverse=True)
+        pred = stkr().fit(graph(y=None), TRAIN, y=torch.as_tensor(ids)).predict(torch.arange(N))
+        assert set(classes[pred.numpy()].tolist()) <= set("abc")
+    return (lambda env: stkr().fit(graph(y=None), TRAIN, y=y), fix)
+
+
+@case("hidden_in_transductive", "estimators.py:_GraphEstimator._prepare:pass hidden_idx only with", ValueError,
+      r"setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
+def _():
+    return (lambda env: stkr().fit(graph(), TRAIN, torch.tensor([9])),
+            lambda env, msg: stkr(setting="inductive").fit(graph(), TRAIN, torch.tensor([9])).predict(torch.tensor([9])))
+
+
+@case("labels_missing", "estimators.py:_GraphEstimator._prepare:(or pass y=)", ValueError,
+      r"data\.y is missing: the estimator needs the labels of train_idx \(or pass y=\)")
+def _():
+    return (lambda env: stkr().fit(graph(y=None), TRAIN), lambda env, msg: stkr().fit(graph(y=None), TRAIN, y=LABELS))
+
+
+@case("feature_stkr_without_features", "feature_stkr.py:_features:use graphstk.STKR", ValueError,
+      r"feature-aware STKR needs node features \(X is None\); for the graph alone use graphstk\.STKR")
+def _():
+    from graphstk.methods.feature_stkr import feature_stkr_scores
+    point = {k: getattr(M.FeatureSTKR(), k) for k in ("depth", "a", "mix", "kernel", "sigma", "beta")}
+    return (lambda env: feature_stkr_scores(EDGES, None, LABELS, TRAIN, torch.arange(N), [point]),
+            lambda env, msg: graphstk.STKR(InverseLaplacian(0.9), 1e-2).fit(graph(), TRAIN).predict(torch.arange(N)))
+
+
+@case("feature_stkr_hidden", "feature_stkr.py:FeatureSTKR.fit:pass hidden_idx only with", ValueError,
+      r"setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
+def _():
+    g = graph(x=torch.randn(N, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0)))
+    return (lambda env: M.FeatureSTKR().fit(g, TRAIN, torch.tensor([9])),
+            lambda env, msg: M.FeatureSTKR(setting="inductive").fit(g, TRAIN, torch.tensor([9])).predict(torch.tensor([9])))
+
+
+@case("fredholm_row_sum", "fredholm/kernel.py:FredholmKernel.weights:or normalized=False", ValueError,
+      r"an outer-kernel row sum sum_m k\(x, x_m\) is <= 0; use a positive outer kernel \(e\.g\. 'gaussian'\) or "
+      r"normalized=False")
+def _():
+    Xc = X - X.mean(0)                  # centred: linear row sums are 0
+    kw = dict(inner="gaussian", outer_width=1.0, inner_width=1.0)
+
+    def fix(env, msg):
+        M.FredholmRLSC(outer="gaussian", normalized=True, **kw).fit(Xc, Y_SEMI).predict(Xc)
+        M.FredholmRLSC(outer="linear", normalized=False, **kw).fit(Xc, Y_SEMI).predict(Xc)
+    return (lambda env: M.FredholmRLSC(outer="linear", normalized=True, **kw).fit(Xc, Y_SEMI), fix)
+
+
+@case("random_features_linear_inner", "fredholm/random_features.py:RandomFeatureFredholm.instance:use FredholmRLSC",
+      ValueError, r"random features approximate a Gaussian inner kernel; FredLin2 has a linear one \(use FredholmRLSC")
+def _():
+    from graphstk.methods.fredholm.kernel import fredholm_instance
+    return (lambda env: M.RandomFeatureFredholm.instance("FredLin2", 1.0),
+            lambda env, msg: M.FredholmRLSC(**fredholm_instance("FredLin2", 1.0)).fit(X, Y_SEMI).predict(X))
+
+
+@case("kernel_ridge_normalize_sparse", "kernel_ridge.py:KernelRidge._operator:pass X.toarray()", ValueError,
+      r"normalize=True needs dense X; pass X\.toarray\(\)")
+def _():
+    Xs, y = sp.csr_matrix(np.abs(X)), RNG.normal(size=20)
+    return (lambda env: M.KernelRidge(kernel="linear", normalize=True).fit(Xs, y),
+            lambda env, msg: M.KernelRidge(kernel="linear", normalize=True).fit(Xs.toarray(), y).predict(Xs.toarray()))
+
+
+@case("kernel_ridge_singular", "kernel_ridge.py:kernel_ridge_solve:use lam > 0", ValueError,
+      r"K \+ lam I is singular \(lam = 0\.0\); use lam > 0")
+def _():
+    from graphstk.methods.kernel_ridge import kernel_ridge_solve
+    K, y = torch.ones(4, 4, dtype=torch.float64), torch.arange(4.0, dtype=torch.float64)
+    return (lambda env: kernel_ridge_solve(K, y, 0.0),
+            lambda env, msg: torch.isfinite(kernel_ridge_solve(K, y, 1e-3)).all() or pytest.fail("not finite"))
+
+
+@case("unlabeled_training_node", "problem.py:training_labels:use -1 only for nodes outside train_idx", ValueError,
+      r"training labels must be class ids >= 0, found -1 \(use -1 only for nodes outside train_idx\)")
+def _():
+    y = torch.where(torch.arange(N) == 2, -1, LABELS)
+    return (lambda env: stkr().fit(graph(y=y), TRAIN),
+            lambda env, msg: stkr().fit(graph(y=y), TRAIN[TRAIN != 2]))
+
+
+@case("num_classes_too_small", "problem.py:training_labels:pass num_classes=", ValueError,
+      r"training labels must lie in \[0, 1\] for num_classes=2, found values in \[0, 2\]; pass num_classes=3 or fix "
+      r"the labels")
+def _():
+    return (lambda env: stkr(num_classes=2).fit(graph(), TRAIN),
+            lambda env, msg: stkr(num_classes=quoted(msg, "pass num_classes=")).fit(graph(), TRAIN))
+
+
+@case("stray_class_id", "problem.py:training_labels:relabel the classes", ValueError,
+      r"the training labels reach 250 but only 3 distinct values occur: that would make 251 classes: relabel the "
+      r"classes as 0\.\.K-1 or pass num_classes explicitly")
+def _():
+    y = torch.where(LABELS == 2, 250, LABELS)
+
+    def fix(env, msg):
+        stkr().fit(graph(y=torch.unique(y, return_inverse=True)[1]), TRAIN)
+        assert stkr(num_classes=251).fit(graph(y=y), TRAIN).decision_function(torch.arange(N)).shape == (N, 251)
+    return (lambda env: stkr().fit(graph(y=y), TRAIN), fix)
+
+
+@case("cg_on_reciprocal", "propagation.py:stkr_reciprocal:use solver='gmres' or 'auto'", ValueError,
+      r"solver='cg' with a reciprocal transform runs CG on Q .*; use solver='gmres' or 'auto'")
+def _():
+    from graphstk.methods import routes
+    from graphstk.spectral import ReciprocalPolynomial
+
+    def est(solver):
+        return M.STKR(ReciprocalPolynomial([1.0, 0.5, 0.2], 1), beta=1e-2, solver=solver)
+
+    def bad(env):
+        env.mp.setattr(routes, "DIRECT_MAX_ENTRIES", 0)        # as if N n were large
+        est("cg").fit(graph(), TRAIN)
+
+    def fix(env, msg):
+        env.mp.setattr(routes, "DIRECT_MAX_ENTRIES", 0)
+        est("gmres").fit(graph(), TRAIN).predict(torch.arange(N))
+        est("auto").fit(graph(), TRAIN).predict(torch.arange(N))
+    return bad, fix
+
+
+@case("direct_reciprocal_too_large", "propagation.py:_reciprocal_direct:use solver='gmres' or 'auto'", ValueError,
+      r"solver='direct' for a reciprocal polynomial of degree > 1 needs N <= 4; use solver='gmres' or 'auto'")
+def _():
+    from graphstk.methods import propagation
+    from graphstk.spectral import ReciprocalPolynomial
+
+    def est(solver):
+        return M.STKR(ReciprocalPolynomial([1.0, 0.5, 0.2], 1), beta=1e-2, solver=solver)
+
+    def bad(env):
+        env.mp.setattr(propagation, "DENSE_LIMIT", 4)
+        est("direct").fit(graph(), TRAIN)
+
+    def fix(env, msg):
+        env.mp.setattr(propagation, "DENSE_LIMIT", 4)
+        est("gmres").fit(graph(), TRAIN).predict(torch.arange(N))
+        est("auto").fit(graph(), TRAIN).predict(torch.arange(N))
+    return bad, fix
+
+
+@case("semi_supervised_three_arguments", "semi_supervised.py:SemiSupervisedClassifier.fit:pass every point in X",
+      FutureWarning, r"LapRLSC\.fit\(X_labeled, y, X_unlabeled\) is deprecated: pass every point in X and y = -1 for "
+      r"the unlabeled ones, fit\(X, y\)")
+def _():
+    lab = Y_SEMI >= 0
+    est = lambda: M.LapRLSC(width=1.0, n_neighbors=5)   # noqa: E731
+    return (lambda env: est().fit(X[lab], Y_SEMI[lab], X[~lab]),
+            lambda env, msg: est().fit(np.vstack([X[lab], X[~lab]]), np.r_[Y_SEMI[lab], -np.ones((~lab).sum())]))
+
+
+@case("degenerate_kernel", "semi_supervised.py:SemiSupervisedClassifier._flag_degenerate:Widen the kernel",
+      graphstk.exceptions.UnreachableNodesWarning,
+      r"FredholmRLSC: \d+ of 20 points have all decision values zero or not finite: the kernel is degenerate.*Widen "
+      r"the kernel \(outer_width, inner_width, width\)")
+def _():
+    far = X * 1e3
+    return (lambda env: M.FredholmRLSC(outer_width=1e-3, inner_width=1e-3).fit(far, Y_SEMI).predict(far),
+            lambda env, msg: M.FredholmRLSC(outer_width=1e6, inner_width=1e6).fit(far, Y_SEMI).predict(far))
+
+
+@case("support_zero_diagonal", "separating/base.py:unit_scale:use a kernel with a positive diagonal", ValueError,
+      r"K\(x, x\) <= 0 for 12 training nodes .*use a kernel with a positive diagonal \(e\.g\. kernel='abel', or a "
+      r"diffusion/regularised graph kernel instead of the adjacency\)")
+def _():
+    from graphstk.operators import GraphKernel, diffusion_kernel
+
+    def fix(env, msg):
+        M.SpectralSupportEstimator(kernel=diffusion_kernel(EDGES, N, 1.0)).fit(torch.arange(N)).score_samples(TRAIN)
+        M.SpectralSupportEstimator(kernel="abel").fit(X).score_samples(X)
+    return (lambda env: M.SpectralSupportEstimator(kernel=GraphKernel(EDGES, N)).fit(torch.arange(N)), fix)
+
+
+@case("support_rff_kernel", "separating/estimator.py:SpectralSupportEstimator._fit_lowrank:use approx='nystroem'",
+      ValueError, r"approx='rff' needs a shift-invariant kernel with a Fourier sampler .*got 'abel'; use "
+      r"approx='nystroem'")
+def _():
+    return (lambda env: M.SpectralSupportEstimator(kernel="abel", approx="rff", n_components=5, random_state=0).fit(X),
+            lambda env, msg: M.SpectralSupportEstimator(kernel="abel", approx=quoted(msg, "use approx="),
+                                                        n_components=5, random_state=0).fit(X).score_samples(X))
+
+
+@case("support_empty_lam", "separating/filters.py:check_lams:e.g. lam=[1e-3, 1e-2]", ValueError,
+      r"lam is an empty sequence; pass one value or a non-empty list, e\.g\. lam=\[1e-3, 1e-2\]")
+def _():
+    def fix(env, msg):
+        M.SpectralSupportEstimator(lam=1e-2).fit(X).score_samples(X)
+        M.SpectralSupportEstimator(lam=[1e-3, 1e-2]).fit(X).score_samples(X)
+    return (lambda env: M.SpectralSupportEstimator(lam=[]).fit(X), fix)
+
+
+@case("kpca_operator_input", "sskpca/base.py:SSKPCABase._validate:pass kernel='precomputed'", TypeError,
+      r"LSKPCA got a KernelOperator as X: pass kernel='precomputed'")
+def _():
+    from graphstk.operators import FeatureKernelOperator
+    K = FeatureKernelOperator(torch.as_tensor(X), kernel="gaussian", sigma=1.0)
+    return (lambda env: M.LSKPCA().fit(K, Y_SEMI),
+            lambda env, msg: M.LSKPCA(kernel="precomputed").fit(K, Y_SEMI).predict(K))
+
+
+@case("kpca_zero_median", "sskpca/base.py:SSKPCABase._feature_kernel:pass gamma= explicitly", ValueError,
+      r"the fit points have median pairwise distance 0: the default Gaussian width is undefined; pass gamma= explicitly")
+def _():
+    Xd = np.r_[np.zeros((15, 3)), X[:5]]
+    return (lambda env: M.LSKPCA().fit(Xd, Y_SEMI), lambda env, msg: M.LSKPCA(gamma=1.0).fit(Xd, Y_SEMI).predict(Xd))
+
+
+@case("kpca_precomputed_shape", "sskpca/base.py:SSKPCABase._values:kernel between", ValueError,
+      r'kernel="precomputed": pass the \[n, 20\] kernel between the new points and the fit points, got shape \(5, 5\)')
+def _():
+    from graphstk.operators import FeatureKernelOperator
+    Xt = torch.as_tensor(X)
+    est = M.LSKPCA(kernel="precomputed").fit(FeatureKernelOperator(Xt, kernel="gaussian", sigma=1.0), Y_SEMI)
+    return (lambda env: est.predict(FeatureKernelOperator(Xt[:5], kernel="gaussian", sigma=1.0)),
+            lambda env, msg: est.predict(FeatureKernelOperator(Xt[:5], Xt, kernel="gaussian", sigma=1.0)))
+
+
+@case("kpca_not_psd", "sskpca/basis.py:_check_psd:use a PSD kernel", ValueError,
+      r"the kernel matrix is not positive semi-definite: smallest eigenvalue .*; use a PSD kernel \(Gaussian, "
+      r"diffusion exp\(-tau L\)")
+def _():
+    D = torch.cdist(torch.as_tensor(X), torch.as_tensor(X))
+    return (lambda env: M.LSKPCA(kernel="precomputed").fit(-D, Y_SEMI),     # a distance matrix is no kernel
+            lambda env, msg: M.LSKPCA(kernel="precomputed").fit(torch.exp(-D ** 2 / 2), Y_SEMI))
+
+
+@case("kpca_dense_too_large", "sskpca/basis.py:kernel_basis:pass rank=r", ValueError,
+      r"a dense eigendecomposition of a 20 x 20 kernel is too large; pass rank=r to keep the top-r eigenpairs")
+def _():
+    from graphstk.methods.sskpca.basis import kernel_basis
+    from graphstk.operators import FeatureKernelOperator
+    K = FeatureKernelOperator(torch.as_tensor(X), kernel="gaussian", sigma=1.0)
+    return (lambda env: kernel_basis(K, dense_max=10),
+            lambda env, msg: kernel_basis(K, rank=5, dense_max=10))
+
+
+@case("grid_non_finite", "validated.py:_warn_non_finite:try dtype float64 or another solver",
+      graphstk.exceptions.NonFiniteScoresWarning,
+      r"non-finite scores at 1 of 1 grid point\(s\): .*those rows count as unreachable \(try dtype float64 or another "
+      r"solver\)")
+def _():
+    from graphstk.methods import propagation
+    from graphstk.spectral import Polynomial
+    real = propagation.stkr_polynomial
+
+    def overflowing_in_float32(*args, **kw):   # the solvers' own checks stop real overflow earlier; this is its effect
+        res = real(*args, **kw)
+        for key in res.h:
+            if res.h[key].dtype == torch.float32:
+                res.h[key][0] = float("inf")
+        return res
+
+    def run_grid(env, dtype):
+        env.mp.setattr(propagation, "stkr_polynomial", overflowing_in_float32)
+        return M.STKRCV([Polynomial.monomial(1)], [1.0], dtype=dtype).fit(graph(), TRAIN, torch.arange(6, 12))
+    return (lambda env: run_grid(env, torch.float32), lambda env, msg: run_grid(env, torch.float64))
+
+
 # ------------------------------------------------------------------------------------- the checks
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_suggested_fix_works(name, tmp_path, monkeypatch, request):
