@@ -896,6 +896,271 @@ def _():
     return (lambda env: run_grid(env, torch.float32), lambda env, msg: run_grid(env, torch.float64))
 
 
+
+# ------------------------------------------------------------------------------------------- nn
+def lp_module(**kw):
+    from graphstk.nn import LabelPropagation
+    return LabelPropagation(3, 0.9, **kw)
+
+
+MASK = torch.arange(N) < 6
+
+
+@case("nn_stray_class_id", "nn/_common.py:label_matrix:relabel the classes as 0..K-1 or pass num_classes", ValueError,
+      r"the labels reach 250 but only 3 distinct values occur, which would make 251 classes: relabel the classes as "
+      r"0\.\.K-1 or pass num_classes")
+def _():
+    y = torch.where(LABELS == 2, 250, LABELS)
+
+    def fix(env, msg):
+        assert lp_module()(torch.unique(y, return_inverse=True)[1], EDGES, MASK).shape == (N, 3)
+        assert lp_module(num_classes=251)(y, EDGES, MASK).shape == (N, 251)
+    return (lambda env: lp_module()(y, EDGES, MASK), fix)
+
+
+ADJ = torch.sparse_coo_tensor(EDGES, torch.ones(EDGES.shape[1]), (N, N)).coalesce()
+
+
+@case("nn_sparse_layout", "nn/adjacency.py:_edges:pass a COO or CSR adj_t", ValueError,
+      r"sparse layout torch\.sparse_csc is not supported: pass a COO or CSR adj_t, or an edge_index")
+def _():
+    def fix(env, msg):
+        want = lp_module()(LABELS, EDGES, MASK)
+        for adj in (ADJ, ADJ.to_sparse_csr()):
+            torch.testing.assert_close(lp_module()(LABELS, adj, MASK), want)
+    return (lambda env: lp_module()(LABELS, ADJ.to_sparse_csc(), MASK), fix)
+
+
+@case("nn_float_edge_index", "nn/adjacency.py:_edges:(or pass a torch.sparse / SparseTensor adj_t", ValueError,
+      r"edge_index must be an integer tensor of shape \[2, E\], got torch\.float32 of shape \(2, 24\) \(or pass a "
+      r"torch\.sparse / SparseTensor adj_t \[N, N\]\)")
+def _():
+    def fix(env, msg):
+        torch.testing.assert_close(lp_module()(LABELS, EDGES.float().long(), MASK), lp_module()(LABELS, ADJ, MASK))
+    return (lambda env: lp_module()(LABELS, EDGES.float(), MASK), fix)
+
+
+def stkr_module(transform=None, **kw):
+    from graphstk.nn import STKRPropagation
+    return STKRPropagation(transform or InverseLaplacian(0.9), 1e-2, **kw)
+
+
+@case("nn_nan_edge_weight", "nn/stkr_prop.py:_check_edge_weight:pass finite weights", ValueError,
+      r"STKRPropagation: edge_weight has 2 NaN or infinite entries \(e\.g\. edge 3: nan\); pass finite weights \(e\.g\. "
+      r"torch\.nan_to_num\(edge_weight, nan=0\.0\), or drop those edges\)")
+def _():
+    w = torch.ones(EDGES.shape[1], dtype=torch.float64)
+    w[[3, 15]] = float("nan")                      # both directions of one edge
+
+    def fix(env, msg):
+        assert torch.isfinite(stkr_module()(LABELS, EDGES, MASK, torch.nan_to_num(w, nan=0.0))).all()
+        keep = torch.isfinite(w)
+        assert torch.isfinite(stkr_module()(LABELS, EDGES[:, keep], MASK, w[keep])).all()
+    return (lambda env: stkr_module()(LABELS, EDGES, MASK, w), fix)
+
+
+@case("nn_negative_edge_weight", "nn/stkr_prop.py:_check_edge_weight:pass e.g. edge_weight.clamp(min=0)", ValueError,
+      r"edge_weight has 2 negative entries \(e\.g\. edge 3: -0\.5\); the graph kernel needs similarities >= 0: pass "
+      r"e\.g\. edge_weight\.clamp\(min=0\) or edge_weight\.abs\(\)")
+def _():
+    w = torch.ones(EDGES.shape[1], dtype=torch.float64)
+    w[[3, 15]] = -0.5
+
+    def fix(env, msg):
+        for ok in (w.clamp(min=0), w.abs(), torch.exp(-w ** 2 / 2)):
+            assert torch.isfinite(stkr_module()(LABELS, EDGES, MASK, ok)).all()
+    return (lambda env: stkr_module()(LABELS, EDGES, MASK, w), fix)
+
+
+@case("nn_topd", "nn/stkr_prop.py:STKRPropagation.__init__:use graphstk.methods.STKR", TypeError,
+      r"transform must be a Polynomial or a ReciprocalPolynomial/InverseLaplacian, got TopD .*use "
+      r"graphstk\.methods\.STKR\)")
+def _():
+    from graphstk.spectral import TopD
+    return (lambda env: stkr_module(TopD(2)),
+            lambda env, msg: M.STKR(TopD(2), 1e-2).fit(graph(), TRAIN).predict(torch.arange(N)))
+
+
+@case("nn_directed", "nn/stkr_prop.py:STKRPropagation.forward:use torch_geometric.utils.to_undirected", ValueError,
+      r"STKRPropagation needs an undirected graph .*: use torch_geometric\.utils\.to_undirected\(edge_index, edge_weight\)")
+def _():
+    from torch_geometric.utils import to_undirected
+    w = torch.ones(_RING.shape[1], dtype=torch.float64)
+    return (lambda env: stkr_module()(LABELS, _RING, MASK, w),
+            lambda env, msg: stkr_module()(LABELS, to_undirected(_RING, w)[0], MASK, to_undirected(_RING, w)[1]))
+
+
+# ------------------------------------------------------------------------------------ operators
+@case("kth_neighbour_two_samples", "bandwidth.py:median_width:pass Y=None", ValueError,
+      r"the k-th-neighbour rule takes one sample X; pass Y=None \(or k=None for cross pairs\)")
+def _():
+    from graphstk.operators import median_width
+    return (lambda env: median_width(X, X[:5], k=3),
+            lambda env, msg: (median_width(X, None, k=3), median_width(X, X[:5], k=None)))
+
+
+@case("kth_neighbour_capped", "bandwidth.py:median_width:pass", UserWarning,
+      r"k=30 neighbours requested, but there are only 20 points: capped at k=19 .*; pass k <= 19")
+def _():
+    from graphstk.operators import median_width
+    return (lambda env: median_width(X, k=30), lambda env, msg: median_width(X, k=quoted(msg, "pass k <=")))
+
+
+@case("laplacian_dense_too_large", "diffusion.py:laplacian_eigenpairs:pass rank=r", ValueError,
+      r"a dense eigendecomposition of a 12-node graph is too large; pass rank=r \(the top-r eigenpairs by Lanczos, "
+      r"e\.g\. rank=500\)")
+def _():
+    from graphstk.operators.diffusion import laplacian_eigenpairs
+    return (lambda env: laplacian_eigenpairs(EDGES, N, dense_max=4),
+            lambda env, msg: laplacian_eigenpairs(EDGES, N, dense_max=4, rank=4))
+
+
+@case("hidden_node_local", "graph.py:GraphKernel.local:use rows()", ValueError,
+      r"nodes \[1\] are hidden from this kernel \(inductive setting\); use rows\(\) for out-of-sample predictions")
+def _():
+    from graphstk.operators import GraphKernel
+    K = GraphKernel(EDGES, N, hidden=torch.tensor([1]))
+    return (lambda env: K.local(torch.tensor([1])), lambda env, msg: K.rows(torch.tensor([1])).to_dense())
+
+
+@case("duplicate_edges", "graph.py:GraphKernel.__init__:pass clean_edges=True", graphstk.exceptions.EdgeListWarning,
+      r"edge_index has 24 duplicate edges \(their weights are summed\): a weighted graph with loops\. For an unweighted "
+      r"graph pass clean_edges=True \(or clean it first with torch_geometric\.utils\.coalesce and remove_self_loops\)")
+def _():
+    from torch_geometric.utils import coalesce, remove_self_loops
+
+    from graphstk.operators import GraphKernel
+    twice = torch.cat([EDGES, EDGES], 1)
+
+    def fix(env, msg):
+        a = GraphKernel(twice, N, clean_edges=True).to_dense()
+        b = GraphKernel(remove_self_loops(coalesce(twice, num_nodes=N))[0], N).to_dense()
+        torch.testing.assert_close(a, b)
+        torch.testing.assert_close(a, GraphKernel(EDGES, N).to_dense())
+    return (lambda env: GraphKernel(twice, N), fix)
+
+
+def feature_operator(Z, **kw):
+    from graphstk.operators import FeatureKernelOperator
+    return FeatureKernelOperator(Z, kernel="gaussian", sigma=1.0, **kw).to_dense()
+
+
+@case("kernel_torch_sparse", "kernels.py:as_features:.to_dense()", TypeError,
+      r"X is a sparse torch\.sparse_coo tensor; the feature kernels need dense features: pass X\.to_dense\(\)")
+def _():
+    Xs = torch.as_tensor(X).to_sparse()
+    return (lambda env: feature_operator(Xs), lambda env, msg: feature_operator(Xs.to_dense()))
+
+
+@case("kernel_scipy_sparse", "kernels.py:as_features:.toarray()", TypeError,
+      r"X is a scipy\.sparse csr_matrix; the feature kernels need dense features: pass X\.toarray\(\)")
+def _():
+    Xs = sp.csr_matrix(X)
+    return (lambda env: feature_operator(Xs), lambda env, msg: feature_operator(Xs.toarray()))
+
+
+@case("kernel_complex", "kernels.py:as_features:.real (or stack", TypeError,
+      r"X is complex \(torch\.complex128\); the kernels are defined on real features: pass X\.real")
+def _():
+    Xc = torch.as_tensor(X) + 1j
+    return (lambda env: feature_operator(Xc), lambda env, msg: feature_operator(Xc.real))
+
+
+@case("kernel_one_dimensional", "kernels.py:as_features:(use X.reshape(-1, 1) for 1-D data)", ValueError,
+      r"X must be 2-D \[n_samples, n_features\], got shape \(20,\) \(use X\.reshape\(-1, 1\) for 1-D data\)")
+def _():
+    x1 = torch.as_tensor(X[:, 0])
+    return (lambda env: feature_operator(x1), lambda env, msg: feature_operator(x1.reshape(-1, 1)))
+
+
+@case("kernel_and_parameters", "kernels.py:kernel_function:pass either a Kernel instance", TypeError,
+      r"pass either a Kernel instance or a kernel name with parameters, not both")
+def _():
+    from graphstk.operators import Kernel, kernel_function
+    return (lambda env: kernel_function(Kernel("gaussian", sigma=1.0), sigma=2.0),
+            lambda env, msg: (kernel_function(Kernel("gaussian", sigma=2.0)), kernel_function("gaussian", sigma=2.0)))
+
+
+@case("knn_too_few_points", "knn.py:nearest_neighbors:pass k <=", ValueError,
+      r"k = 5 neighbours need at least k \+ 1 = 6 points, got 4; pass k <= 3")
+def _():
+    from graphstk.operators.knn import nearest_neighbors
+    Z = torch.as_tensor(X[:4])
+    return (lambda env: nearest_neighbors(Z, 5), lambda env, msg: nearest_neighbors(Z, quoted(msg, "pass k <=")))
+
+
+@case("width_from_duplicates", "medians.py:median_of:pass the width (sigma) explicitly", ValueError,
+      r"have median 0\.0 \(more than half of them are duplicate points\): a width from them is undefined; pass the "
+      r"width \(sigma\) explicitly, e\.g\. sigma=1\.0")
+def _():
+    from graphstk.operators import knn_graph
+    Xd = torch.as_tensor(np.r_[np.zeros((15, 3)), X[:5]])
+
+    def fix(env, msg):
+        M.SpectralSupportEstimator(kernel="gaussian", sigma=quoted(msg, "e.g. sigma=")).fit(Xd).score_samples(Xd)
+        assert torch.isfinite(knn_graph(Xd, 3, mode="gaussian", sigma=quoted(msg, "e.g. sigma="))[1]).all()
+    return (lambda env: M.SpectralSupportEstimator(kernel="gaussian").fit(Xd), fix)
+
+
+# ------------------------------------------------------------------------------------- spectral
+def spd(n=40, dtype=torch.float64):
+    A = torch.randn(n, n, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    return (A @ A.T / n + 0.05 * torch.eye(n, dtype=torch.float64)).to(dtype)
+
+
+@case("multishift_still_decreasing", "multishift.py:multishift_cg:increase max_iter", ConvergenceWarning,
+      r"multishift_cg stopped after 2 iterations with relative residual .* > tol=1\.0e-10; increase max_iter")
+def _():
+    from graphstk.spectral.multishift import multishift_cg
+    S = spd() / 10
+    b = torch.ones(40, 1, dtype=torch.float64)
+    return (lambda env: multishift_cg(lambda v: S @ v, b, [1.0, 2.0], max_iter=2),
+            lambda env, msg: multishift_cg(lambda v: S @ v, b, [1.0, 2.0], max_iter=1000))
+
+
+@case("richardson_overflow", "solvers.py:_check_finite:num_iter=None", FloatingPointError,
+      r"richardson diverged at iteration 80 \(non-finite residual\); the step size is too large or the system is "
+      r"indefinite: solve to a tolerance instead, num_iter=None with solver='gmres' or 'direct'")
+def _():
+    kw = dict(step_size=50.0, dtype=torch.float32)
+
+    def fix(env, msg):
+        for solver in ("gmres", "direct"):
+            stkr(num_iter=None, solver=solver, **kw).fit(graph(), TRAIN).predict(torch.arange(N))
+    return (lambda env: stkr(num_iter=80, **kw).fit(graph(), TRAIN), fix)
+
+
+@case("cg_indefinite", "solvers.py:cg:use solver='gmres'", FloatingPointError,
+      r"cg met non-positive curvature p\^T A p <= 0: the system is not positive definite \(e\.g\. an odd-power "
+      r"transform on a graph with negative eigenvalues\); use solver='gmres'")
+def _():
+    from graphstk.spectral import Polynomial
+    return (lambda env: M.STKR(Polynomial.monomial(3), 1e-3, solver="cg").fit(graph(), TRAIN),
+            lambda env, msg: M.STKR(Polynomial.monomial(3), 1e-3, solver=quoted(msg, "use solver=")).fit(graph(), TRAIN))
+
+
+@case("solve_still_decreasing", "solvers.py:_finish:increase max_iter", ConvergenceWarning,
+      r"cg did not reach tol=1\.0e-10: relative residual .* after 2 iterations, still decreasing: increase max_iter")
+def _():
+    from graphstk.spectral import cg
+    A, b = spd(), torch.ones(40, 1, dtype=torch.float64)
+    return (lambda env: cg(lambda v: A @ v, b, max_iter=2, tol=1e-10),
+            lambda env, msg: cg(lambda v: A @ v, b, max_iter=1000, tol=1e-10))
+
+
+@case("solve_float32_stall", "solvers.py:_finish:Pass float64 inputs", ConvergenceWarning,
+      r"cg did not reach tol=1\.0e-12: .* stalled at torch\.float32 rounding: .*Pass float64 inputs for tol=1\.0e-12, "
+      r"or a tol >= ")
+def _():
+    from graphstk.spectral import cg
+    A, b = spd(dtype=torch.float32), torch.ones(40, 1, dtype=torch.float32)
+
+    def fix(env, msg):
+        cg(lambda v: A.double() @ v, b.double(), max_iter=1000, tol=1e-12)
+        cg(lambda v: A @ v, b, max_iter=1000, tol=quoted(msg, "or a tol >="))
+    return (lambda env: cg(lambda v: A @ v, b, max_iter=1000, tol=1e-12), fix)
+
+
 # ------------------------------------------------------------------------------------- the checks
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_suggested_fix_works(name, tmp_path, monkeypatch, request):
