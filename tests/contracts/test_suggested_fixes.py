@@ -513,7 +513,7 @@ def _():
             lambda env, msg: check_protocol(config(**{**ONE_CLASS, "train_part": None, "test_part": None})))
 
 
-@case("one_class_balanced_pool", "one_class.py:OneClass._pools.reduce:set balanced: false",
+@case("one_class_balanced_pool", "one_class.py:OneClass._pools.reduce:a uniform draw from all points",
       graphstk.experiments.protocols.ProtocolError,
       r"a balanced train_pool of 1000 needs 100 points of class 4; only 97 are available \(set balanced: false; "
       r"without train_part/test_part the 1000 points are a uniform draw from all points")
@@ -522,7 +522,7 @@ def _():
             lambda env, msg: check_protocol(config(**{**ONE_CLASS, "train_pool": 1000, "balanced": False})))
 
 
-@case("one_class_balanced_part", "one_class.py:OneClass._pools.reduce:lower {key}, or set balanced", 
+@case("one_class_balanced_part", "one_class.py:OneClass._pools.reduce:, or set balanced: false", 
       graphstk.experiments.protocols.ProtocolError,
       r"a balanced train_pool of 60 needs 20 points of class 1; only 16 are available \(lower train_pool, or set "
       r"balanced: false\)")
@@ -918,7 +918,7 @@ def _():
     return (lambda env: lp_module()(y, EDGES, MASK), fix)
 
 
-ADJ = torch.sparse_coo_tensor(EDGES, torch.ones(EDGES.shape[1]), (N, N)).coalesce()
+ADJ = torch.sparse_coo_tensor(EDGES, torch.ones(EDGES.shape[1]), (N, N), check_invariants=True).coalesce()
 
 
 @case("nn_sparse_layout", "nn/adjacency.py:_edges:pass a COO or CSR adj_t", ValueError,
@@ -1161,6 +1161,18 @@ def _():
     return (lambda env: cg(lambda v: A @ v, b, max_iter=1000, tol=1e-12), fix)
 
 
+
+# ------------------------------------------------------------------------- sites that suggest nothing
+NOT_A_SUGGESTION = {   # site -> why its suggestion word is no suggestion
+    "splits.py:_planetoid:outside the default split": "'set' is the default test set (a noun); the count says why",
+    "splits.py:_planetoid:exceeds the default test set": "'set' is a noun; the warning says what was done",
+    "vector_dataset.py:check_partition:in neither set": "'set' is a noun; the message states the rule it broke",
+    "labeled_per_class.py:draw_labeled_per_class:stratified test set": "'set' is a noun; sklearn's reason follows",
+    "mmd.py:MeanEmbedding.inner:embeddings use different kernels": "'use' describes the two embeddings",
+    "nn/_common.py:warn_switch:this call returns": "'instead' says which route replaced the diverging one",
+}
+
+
 # ------------------------------------------------------------------------------------- the checks
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_suggested_fix_works(name, tmp_path, monkeypatch, request):
@@ -1178,3 +1190,86 @@ def test_the_suggested_fix_works(name, tmp_path, monkeypatch, request):
         with pytest.raises(c.expect, match=c.match) as err:
             c.bad(env)
         c.fix(env, str(err.value))
+
+
+
+def _message_text(call: ast.Call, function) -> str:
+    """The string constants of a raise / warn call, and of the assignments in its function to the
+    names the call reads (a message built in a variable first)."""
+    parts = [n.value for n in ast.walk(call) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    names = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)}
+    for node in ast.walk(function) if function is not None else ():
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id in names for t in targets):
+                parts += [n.value for n in ast.walk(node.value) if isinstance(n, ast.Constant)
+                          and isinstance(n.value, str)]
+    return " ".join(parts)
+
+
+def suggestion_sites() -> list[tuple[str, str, int, str]]:
+    """``(path, function, line, text)`` of every raise / warnings.warn in the package whose message
+    text holds a suggestion word; ``function`` is dotted (``Class.method``, ``outer.inner``)."""
+    sites = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        stack = []
+
+        def visit(node):
+            scope = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            if scope:
+                stack.append(node)
+            call = None
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+                call = node.exc
+            elif isinstance(node, ast.Call) and (getattr(node.func, "attr", None) == "warn"
+                                                 or getattr(node.func, "id", None) == "warn"):
+                call = node
+            if call is not None:
+                funcs = [s for s in stack if not isinstance(s, ast.ClassDef)]
+                text = _message_text(call, funcs[-1] if funcs else None)
+                if SUGGESTION.search(text):
+                    sites.append((path.relative_to(PACKAGE).as_posix(), ".".join(s.name for s in stack),
+                                  node.lineno, text))
+            for child in ast.iter_child_nodes(node):
+                visit(child)
+            if scope:
+                stack.pop()
+        visit(tree)
+    return sites
+
+
+def _claims(key: str, site) -> bool:
+    path, function, fragment = key.split(":", 2)
+    return (site[0] == path or site[0].endswith("/" + path)) and site[1] == function and fragment in site[2]
+
+
+def test_every_suggestion_has_a_case():
+    """A raise or warning whose message suggests something is claimed by a case here (or is listed
+    in NOT_A_SUGGESTION with the reason); every claim names a message that exists."""
+    sites = suggestion_sites()
+    keys = [c.site for c in CASES.values()] + list(NOT_A_SUGGESTION)
+    unclaimed = [f"{p}:{f} (line {line}): {text[:120]!r}" for p, f, line, text in sites
+                 if not any(_claims(k, (p, f, text)) for k in keys)]
+    assert not unclaimed, "messages that suggest a fix without a case in CASES:\n" + "\n".join(unclaimed)
+    stale = [k for k in keys if not any(_claims(k, (p, f, text)) for p, f, _, text in sites)]
+    assert not stale, f"claims that name no suggesting message (moved or reworded?): {stale}"
+
+
+def test_the_scan_finds_messages_built_in_a_variable_and_ignores_other_calls(tmp_path, monkeypatch):
+    """The scan reads a message assembled in a variable, a warning, and skips a raise without advice."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "m.py").write_text(
+        "import warnings\n"
+        "class A:\n"
+        "    def f(self, x):\n"
+        "        msg = f'x is {x}; pass x=1 instead'\n"
+        "        raise ValueError(msg)\n"
+        "def g():\n"
+        "    warnings.warn('try a smaller step')\n"
+        "def h():\n"
+        "    raise ValueError('x must be positive')\n")
+    monkeypatch.setitem(globals(), "PACKAGE", pkg)
+    found = {(p, f) for p, f, _, _ in suggestion_sites()}
+    assert found == {("m.py", "A.f"), ("m.py", "g")}
