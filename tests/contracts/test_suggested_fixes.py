@@ -34,7 +34,8 @@ from graphstk import InverseLaplacian
 from graphstk.exceptions import ConvergenceWarning
 
 PACKAGE = Path(graphstk.__file__).resolve().parent
-SUGGESTION = re.compile(r"\b(use|pass|set|increase|try|write|install|instead|did you mean)\b", re.IGNORECASE)
+SUGGESTION = re.compile(r"\b(use|pass|set|increase|try|write|install|instead|did you mean|give|lower|raise|leave|relabel|"
+                        r"refit|widen|reduce|remove|choose|convert|clean|impute|drop|put|reshape|start)\b", re.IGNORECASE)
 
 
 @dataclasses.dataclass
@@ -1162,6 +1163,429 @@ def _():
 
 
 
+# ------------------------------------------------------------------ more advice: give, lower, choose, ...
+def first_choice(msg):
+    """The first value a "choose one of (...)" / "choose a, b or c" message offers."""
+    m = re.search(r"choose (?:one of )?[\[(]?'?([\w-]+)", msg)
+    assert m, msg
+    return m.group(1)
+
+
+@case("generator_without_n", "generators.py:_check:give the number of points", TypeError,
+      r"make_two_lines: give the number of points, e\.g\. n=3200")
+def _():
+    from graphstk.data import make_two_lines
+    return (lambda env: make_two_lines(), lambda env, msg: make_two_lines(n=quoted(msg, "e.g. n=")))
+
+
+@case("split_size_twice", "splits.py:make_split:give the test size as p_test", ValueError,
+      r"give the test size as p_test \(a fraction\) or n_test \(a count\), not both")
+def _():
+    from graphstk.data import make_split
+    kw = dict(train_per_class=1, val_per_class=1)
+    return (lambda env: make_split(graph(), p_test=0.2, n_test=2, **kw),
+            lambda env, msg: (make_split(graph(), p_test=0.2, **kw), make_split(graph(), n_test=2, **kw)))
+
+
+@case("split_small_classes", "splits.py:_per_class:lower train_per_class/val_per_class", ValueError,
+      r"class\(es\) \[0, 1, 2\] have fewer than train_per_class \+ val_per_class = 10 nodes \(smallest class: 4\); lower "
+      r"train_per_class/val_per_class \(e\.g\. train_per_class=1, val_per_class=2\)")
+def _():
+    from graphstk.data import make_split
+    return (lambda env: make_split(graph(), n_test=2, train_per_class=5, val_per_class=5),
+            lambda env, msg: make_split(graph(), n_test=2, train_per_class=quoted(msg, "e.g. train_per_class="),
+                                        val_per_class=quoted(msg, "val_per_class=")))
+
+
+@case("split_no_room_for_test", "splits.py:_per_class:lower n_test/p_test", ValueError,
+      r"not enough nodes: 12 nodes hold 6 train \+ 3 val, leaving 3 for the 5 test nodes requested; lower n_test/p_test "
+      r"\(e\.g\. n_test=3\) or train_per_class/val_per_class")
+def _():
+    from graphstk.data import make_split
+
+    def fix(env, msg):
+        make_split(graph(), n_test=quoted(msg, "e.g. n_test="), train_per_class=2, val_per_class=1)
+        make_split(graph(), n_test=5, train_per_class=1, val_per_class=1)
+    return (lambda env: make_split(graph(), n_test=5, train_per_class=2, val_per_class=1), fix)
+
+
+@case("split_app_d", "splits.py:_random:draw fewer per class", ValueError,
+      r"not enough nodes: 12 nodes cannot hold 60 train \+ 60 val .*\(e\.g\. make_split\(data, n_test=2, "
+      r"train_per_class=\d+, val_per_class=\d+\)\) or lower p_test / n_test")
+def _():
+    from graphstk.data import make_split
+    return (lambda env: make_split(graph(), n_test=2),
+            lambda env, msg: make_split(graph(), n_test=quoted(msg, "make_split(data, n_test="),
+                                        train_per_class=quoted(msg, "train_per_class="),
+                                        val_per_class=quoted(msg, "val_per_class=")))
+
+
+@case("partial_split_indices", "validation.py:build_data:give all of train_index, val_index, test_index", ValueError,
+      r"give all of train_index, val_index, test_index or none of them \(got only \['train_index'\]\)")
+def _():
+    from graphstk.data import build_data
+    return (lambda env: build_data(EDGES, LABELS, train_index=[0, 1]),
+            lambda env, msg: (build_data(EDGES, LABELS, train_index=[0, 1], val_index=[2], test_index=[3]),
+                              build_data(EDGES, LABELS)))
+
+
+@case("vector_nan", "vector_dataset.py:_validate:clean or impute the features", ValueError,
+      r"custom: X has 1 NaN or infinite entries \(rows \[3\]\); clean or impute the features before loading")
+def _():
+    from sklearn.impute import SimpleImputer
+
+    from graphstk.data import VectorDataset
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    y = Y_SEMI % 2
+
+    def fix(env, msg):
+        VectorDataset.from_arrays(SimpleImputer().fit_transform(Xn), y)
+        keep = np.isfinite(Xn).all(1)
+        VectorDataset.from_arrays(Xn[keep], y[keep])
+    return (lambda env: VectorDataset.from_arrays(Xn, y), fix)
+
+
+@case("vector_nan_sparse", "vector_dataset.py:_validate:clean or impute", ValueError,
+      r"custom: X has 1 NaN or infinite entries \(rows \[3\]\); clean or impute the features before loading")
+def _():
+    from graphstk.data import VectorDataset
+    Xn = sp.csr_matrix(np.abs(X))
+    Xn[3, 1] = np.inf
+    y = Y_SEMI % 2
+
+    def fix(env, msg):
+        Xc = Xn.copy()
+        Xc.data[~np.isfinite(Xc.data)] = 0.0
+        VectorDataset.from_arrays(Xc, y)
+    return (lambda env: VectorDataset.from_arrays(Xn, y), fix)
+
+
+@case("vector_integer_tensor", "vector_dataset.py:_validate:convert it with X.double()", TypeError,
+      r"custom: X must be a floating tensor, got torch\.int64; convert it with X\.double\(\)")
+def _():
+    from graphstk.data import VectorDataset
+    Xi = torch.arange(60).view(20, 3)
+    y = torch.as_tensor(Y_SEMI % 2)
+    return (lambda env: VectorDataset(name="custom", X=Xi, y=y, classes=[0, 1]),
+            lambda env, msg: VectorDataset(name="custom", X=Xi.double(), y=y, classes=[0, 1]))
+
+
+@case("vector_text_features", "vector_dataset.py:_as_features:convert it first", TypeError,
+      r"X must hold numbers, got dtype <U32; convert it first \(e\.g\. X\.astype\(float\), or encode text with "
+      r"graphstk\.data\.text\.tfidf_features\)")
+def _():
+    from graphstk.data import VectorDataset
+    Xs = X.round(1).astype(str)
+    return (lambda env: VectorDataset.from_arrays(Xs, Y_SEMI % 2),
+            lambda env, msg: VectorDataset.from_arrays(Xs.astype(float), Y_SEMI % 2))
+
+
+@case("unknown_partitioner", "partition.py:partition_graph:choose one of", ValueError,
+      r"unknown partitioner 'spectral'; choose one of \('contiguous', 'rcm', 'metis'\)")
+def _():
+    from graphstk.distributed.partition import partition_graph
+    return (lambda env: partition_graph(EDGES[0], EDGES[1], N, 2, method="spectral"),
+            lambda env, msg: partition_graph(EDGES[0], EDGES[1], N, 2, method=first_choice(msg)))
+
+
+@case("config_unknown_graph", "experiments/datasets.py:_known_graph:or give a path to an .npz file",
+      graphstk.exceptions.ConfigError,
+      r"unknown graph dataset 'Coraa'; did you mean 'Cora'.*or give a path to an \.npz file")
+def _():
+    def fix(env, msg):
+        path = env.tmp / "g.npz"
+        np.savez(path, edge_index=EDGES.numpy(), y=LABELS.numpy())
+        config(datasets=[quoted(msg, "did you mean")])
+        config(datasets=[{"name": "G", "path": str(path)}])
+    return (lambda env: config(datasets=["Coraa"]), fix)
+
+
+@case("config_path_and_graph", "experiments/datasets.py:graph_dataset:give either 'path' or 'graph'",
+      graphstk.exceptions.ConfigError, r"give either 'path' or 'graph', not both")
+def _():
+    def fix(env, msg):
+        path = env.tmp / "g.npz"
+        np.savez(path, edge_index=EDGES.numpy(), y=LABELS.numpy())
+        config(datasets=[{"name": "G", "path": str(path)}])
+        check_protocol(config(datasets=[SBM]))
+
+    def bad(env):
+        path = env.tmp / "g.npz"
+        np.savez(path, edge_index=EDGES.numpy(), y=LABELS.numpy())
+        config(datasets=[{**SBM, "path": str(path)}])
+    return bad, fix
+
+
+@case("config_empty_list", "params.py:distinct:give at least one value", graphstk.exceptions.ConfigError,
+      r"grid\.eta: empty list \(give at least one value\)")
+def _():
+    return (lambda env: config(grid={"eta": []}), lambda env, msg: run(config(grid={"eta": [0.9]}), env.tmp / "a"))
+
+
+@case("cv_folds_word", "fixed_splits.py:cv_folds:'leave-one-out'", graphstk.experiments.protocols.ProtocolError,
+      r"n_folds must be an integer >= 2 or 'leave-one-out', got 'loo-cv'")
+def _():
+    from graphstk.experiments.protocols import cv_folds
+    y = torch.tensor([0, 1] * 4)
+    return (lambda env: cv_folds(y, "loo-cv", 0),
+            lambda env, msg: (cv_folds(y, "leave-one-out", 0), cv_folds(y, 2, 0)))
+
+
+@case("config_cv_folds_word", "schema.py:FixedSplitsTask._loo:'leave-one-out'", graphstk.exceptions.ConfigError,
+      r"cv_folds: expected an integer >= 2 or 'leave-one-out', got 'all'")
+def _():
+    kw = dict(name="v", protocol="fixed-splits", n_labeled=[10], splits=[0], datasets=["Digit1"], methods=["RLSC"])
+    return (lambda env: config(cv_folds="all", **kw),
+            lambda env, msg: (config(cv_folds="leave-one-out", **kw), config(cv_folds=2, **kw)))
+
+
+@case("one_class_grid", "one_class.py:OneClass.check:give one value per parameter", graphstk.experiments.protocols.ProtocolError,
+      r"Spectral: the one-class protocol has no labels to select a grid point; give one value per parameter \(grid .*\) or "
+      r"sweep it \(one row per value\)")
+def _():
+    def fix(env, msg):
+        check_protocol(config(**{**ONE_CLASS, "methods": [{"label": "Spectral", "grid": {"lam": [0.1]}}]}))
+        check_protocol(config(**{**ONE_CLASS, "methods": [{"label": "Spectral", "sweep": {"param": "lam",
+                                                                                             "values": [0.1, 1.0]}}]}))
+    return (lambda env: check_protocol(config(**{**ONE_CLASS, "methods": [{"label": "Spectral",
+                                                                            "grid": {"lam": [0.1, 1.0]}}]})), fix)
+
+
+@case("one_class_one_class_in_test", "one_class.py:OneClass._draw:(raise n_test)", graphstk.experiments.protocols.ProtocolError,
+      r"the test draw holds only one of the two classes; the AUC is undefined \(raise n_test\)")
+def _():
+    return (lambda env: check_protocol(config(**{**ONE_CLASS, "n_test": 1})),
+            lambda env, msg: check_protocol(config(**{**ONE_CLASS, "n_test": 12})))
+
+
+@case("method_name_taken", "registry.py:register_method:choose another name", ValueError,
+      r"a method named 'LP \(t\)' is already registered \(by graphstk\.experiments\.registrations\..*\); choose another "
+      r"name")
+def _():
+    from graphstk.experiments import registry
+
+    def entry(name):
+        return dataclasses.replace(registry.get_method("LP (t)"), name=name, fit_predict=lambda *a, **k: None)
+
+    def fix(env, msg):
+        env.mp.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))   # the test's registration is undone after it
+        registry.register_method(entry("LP (t) mine"))
+        assert registry.get_method("LP (t) mine").name == "LP (t) mine"
+    return (lambda env: registry.register_method(entry("LP (t)")), fix)
+
+
+@case("graph_split_half_given", "schema.py:GraphSpec._complete:give both train_per_class and val_per_class",
+      graphstk.exceptions.ConfigError, r"val_per_class: missing: give both train_per_class and val_per_class")
+def _():
+    half = {**SBM, "graph": {k: v for k, v in SBM["graph"].items() if k != "val_per_class"}}
+    return (lambda env: config(datasets=[half]), lambda env, msg: check_protocol(config(datasets=[SBM])))
+
+
+@case("dataset_name_twice", "schema.py:TaskBase._resolve:give each a distinct 'name'", graphstk.exceptions.ConfigError,
+      r"datasets\[1\]: duplicate dataset name 'SBM' \(give each a distinct 'name'\)")
+def _():
+    return (lambda env: config(datasets=[SBM, SBM]),
+            lambda env, msg: check_protocol(config(datasets=[SBM, {**SBM, "name": "SBM2"}])))
+
+
+@case("subsample_too_large", "vector_data.py:balanced_subsample:lower n_per_class to at most", ValueError,
+      r"class 0 has 178 points, fewer than n_per_class = 500; lower n_per_class to at most 174")
+def _():
+    kw = dict(name="v", protocol="labeled-per-class", seeds=1, n_labeled=[2], methods=["RLSC"])
+    return (lambda env: check_protocol(config(datasets=[{"name": "Half", "source": "Digits", "n_per_class": 500}], **kw)),
+            lambda env, msg: check_protocol(config(datasets=[{"name": "Half", "source": "Digits",
+                                                               "n_per_class": quoted(msg, "to at most")}], **kw)))
+
+
+@case("eta_and_alpha", "estimators.py:_resolve_alias:or its PyG spelling", TypeError,
+      r"give eta or its PyG spelling alpha, not both \(got eta=0\.5, alpha=0\.9\)")
+def _():
+    return (lambda env: M.LabelPropagation(eta=0.5, alpha=0.9),
+            lambda env, msg: (M.LabelPropagation(eta=0.5).fit(graph(), TRAIN),
+                              M.LabelPropagation(alpha=0.9).fit(graph(), TRAIN)))
+
+
+@case("train_idx_missing", "estimators.py:_GraphEstimator._prepare:or give data.train_mask", ValueError,
+      r"train_idx is required \(node ids or a boolean mask of length N\), or give data\.train_mask")
+def _():
+    return (lambda env: stkr().fit(graph()),
+            lambda env, msg: (stkr().fit(graph(), TRAIN), stkr().fit(graph(train_mask=torch.arange(N) < 6))))
+
+
+@case("feature_stkr_train_idx_missing", "feature_stkr.py:FeatureSTKR.fit:or give data.train_mask", ValueError,
+      r"train_idx is required \(node ids or a boolean mask\), or give data\.train_mask")
+def _():
+    x = torch.randn(N, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    return (lambda env: M.FeatureSTKR().fit(graph(x=x)),
+            lambda env, msg: (M.FeatureSTKR().fit(graph(x=x), TRAIN).predict(torch.arange(N)),
+                              M.FeatureSTKR().fit(graph(x=x, train_mask=torch.arange(N) < 6)).predict(torch.arange(N))))
+
+
+@case("fredholm_instance_name", "fredholm/kernel.py:fredholm_instance:choose one of", ValueError,
+      r"unknown Fredholm instance 'FredGaus'; choose one of \['FredLin1'")
+def _():
+    from graphstk.methods.fredholm.kernel import fredholm_instance
+    return (lambda env: fredholm_instance("FredGaus", 1.0),
+            lambda env, msg: M.FredholmRLSC(**fredholm_instance(first_choice(msg), 1.0)).fit(X, Y_SEMI))
+
+
+@case("classes_without_labels", "problem.py:warn_classes_without_labels:or lower num_classes",
+      graphstk.exceptions.ClassesWithoutLabelsWarning,
+      r"2 of 5 classes have no training node \(classes 3, 4\): .*add labeled nodes of these classes or lower num_classes")
+def _():
+    return (lambda env: stkr(num_classes=5).fit(graph(), TRAIN),
+            lambda env, msg: stkr(num_classes=3).fit(graph(), TRAIN))
+
+
+@case("unknown_solver", "problem.py:check_solver_options:choose one of", ValueError,
+      r"unknown solver 'minres'; choose one of \('auto', 'richardson', 'cg', 'gmres', 'direct'\)")
+def _():
+    return (lambda env: stkr(solver="minres").fit(graph(), TRAIN),
+            lambda env, msg: stkr(solver=first_choice(msg)).fit(graph(), TRAIN))
+
+
+@case("engine_unknown_solver", "propagation.py:_iterate:choose one of", ValueError,
+      r"unknown solver 'minres'; choose one of \('auto', 'richardson', 'cg', 'gmres', 'direct'\)")
+def _():
+    from graphstk.methods.problem import make_problem
+    from graphstk.methods.propagation import label_propagation
+    from graphstk.operators import GraphKernel
+
+    def solve(solver):
+        return label_propagation(make_problem(GraphKernel(EDGES, N), LABELS, TRAIN), [0.9], solver=solver)
+    return (lambda env: solve("minres"), lambda env, msg: solve(first_choice(msg)))
+
+
+@case("targets_rows", "problem.py:_problem_from_targets:give one per point", ValueError,
+      r"targets has 5 rows: give one per point \(12\) or one per labeled point \(6\)")
+def _():
+    from graphstk.methods.problem import make_problem
+    from graphstk.operators import GraphKernel
+    K = GraphKernel(EDGES, N)
+    T = torch.nn.functional.one_hot(LABELS, 3).double()
+    return (lambda env: make_problem(K, None, TRAIN, targets=T[:5]),
+            lambda env, msg: (make_problem(K, None, TRAIN, targets=T), make_problem(K, None, TRAIN, targets=T[TRAIN])))
+
+
+@case("support_width_of_widthless_kernel", "separating/estimator.py:SpectralSupportEstimator._fit_features:leave sigma=None",
+      ValueError, r"kernel 'linear' has no width; leave sigma=None")
+def _():
+    return (lambda env: M.SpectralSupportEstimator(kernel="linear", sigma=1.0).fit(X),
+            lambda env, msg: M.SpectralSupportEstimator(kernel="linear", sigma=None).fit(X).score_samples(X))
+
+
+@case("kpca_transductive_new_points", "sskpca/base.py:SSKPCABase._values:refit with the new points", ValueError,
+      r"kernel='.*' is transductive: transform/predict take rows of the fit data only; refit with the new points as "
+      r"unlabeled points \(y = -1\)")
+def _():
+    from graphstk.methods.sskpca.base import _TRANSDUCTIVE
+    kernel = sorted(_TRANSDUCTIVE)[0]
+    new = RNG.normal(size=(3, 3))
+
+    def fix(env, msg):
+        est = M.LSKPCA(kernel=kernel).fit(np.vstack([X, new]), np.r_[Y_SEMI, [-1] * 3])
+        assert len(est.predict(new)) == 3
+    return (lambda env: M.LSKPCA(kernel=kernel).fit(X, Y_SEMI).predict(new), fix)
+
+
+@case("lr_kpca_max_iter", "sskpca/irls.py:lr_kpca:raise max_iter", ConvergenceWarning,
+      r"LR-KPCA did not converge in 1 iterations .*; raise max_iter")
+def _():
+    return (lambda env: M.LRKPCA(max_iter=1).fit(X, Y_SEMI), lambda env, msg: M.LRKPCA(max_iter=200).fit(X, Y_SEMI))
+
+
+@case("grid_empty_transforms", "validated.py:STKRCV._grid:give at least one transform", ValueError,
+      r"transforms is empty: give at least one transform")
+def _():
+    return (lambda env: M.STKRCV([], [1.0]).fit(graph(), TRAIN, torch.arange(6, 12)),
+            lambda env, msg: M.STKRCV([InverseLaplacian(0.9)], [1.0]).fit(graph(), TRAIN, torch.arange(6, 12)))
+
+
+@case("grid_empty_betas", "validated.py:STKRCV._grid:give at least one ridge parameter", ValueError,
+      r"betas is empty: give at least one ridge parameter")
+def _():
+    return (lambda env: M.STKRCV([InverseLaplacian(0.9)], []).fit(graph(), TRAIN, torch.arange(6, 12)),
+            lambda env, msg: M.STKRCV([InverseLaplacian(0.9)], [1.0]).fit(graph(), TRAIN, torch.arange(6, 12)))
+
+
+@case("grid_empty_budgets", "validated.py:STKRCV._grid:give budgets, or None", ValueError,
+      r"num_iter is empty: give budgets, or None to solve to tol")
+def _():
+    def est(num_iter):
+        return M.STKRCV([InverseLaplacian(0.5)], [1.0], num_iter=num_iter)
+    return (lambda env: est([]).fit(graph(), TRAIN, torch.arange(6, 12)),
+            lambda env, msg: (est([4]).fit(graph(), TRAIN, torch.arange(6, 12)),
+                              est(None).fit(graph(), TRAIN, torch.arange(6, 12))))
+
+
+@case("grid_without_validation", "validated.py:STKRCV.fit:or give data.val_mask", ValueError,
+      r"fit needs val_idx \(the validation points\), or give data\.val_mask")
+def _():
+    est = lambda: M.STKRCV([InverseLaplacian(0.9)], [1.0])   # noqa: E731
+    return (lambda env: est().fit(graph(), TRAIN),
+            lambda env, msg: (est().fit(graph(), TRAIN, torch.arange(6, 12)),
+                              est().fit(graph(val_mask=torch.arange(N) >= 6), TRAIN)))
+
+
+@case("knn_graph_duplicates", "diffusion.py:gaussian_knn_graph:remove duplicates first", ValueError,
+      r"all neighbour distances are 0 \(duplicate points\): .*remove duplicates first")
+def _():
+    from graphstk.operators.diffusion import gaussian_knn_graph
+    Xd = torch.as_tensor(np.repeat(X[:4], 5, axis=0))
+    return (lambda env: gaussian_knn_graph(Xd, 3),
+            lambda env, msg: gaussian_knn_graph(torch.as_tensor(np.unique(Xd.numpy(), axis=0)), 3))
+
+
+@case("mixture_weights", "diffusion.py:MixtureKernelOperator.__init__:give one weight per operator", ValueError,
+      r"give one weight per operator \(and at least one operator\)")
+def _():
+    from graphstk.operators import GraphKernel
+    from graphstk.operators.diffusion import MixtureKernelOperator, diffusion_kernel
+    ops = [diffusion_kernel(EDGES, N, 1.0), diffusion_kernel(EDGES, N, 2.0)]
+    return (lambda env: MixtureKernelOperator(ops, [1.0]),
+            lambda env, msg: MixtureKernelOperator(ops, [0.5, 0.5]).to_dense())
+
+
+@case("kernel_nan_rows", "kernels.py:as_features:remove those rows or impute", ValueError,
+      r"X contains NaN or infinite values in 1 of 20 rows \(first rows \[3\]\): remove those rows or impute the values "
+      r"\(e\.g\. sklearn\.impute\.SimpleImputer\)")
+def _():
+    from sklearn.impute import SimpleImputer
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+
+    def fix(env, msg):
+        feature_operator(torch.as_tensor(Xn[np.isfinite(Xn).all(1)]))
+        feature_operator(torch.as_tensor(SimpleImputer().fit_transform(Xn)))
+    return (lambda env: feature_operator(torch.as_tensor(Xn)), fix)
+
+
+@case("unknown_metric", "kernels.py:_distance_fn:choose euclidean, manhattan or cosine", ValueError,
+      r"unknown metric 'chebyshev'; choose euclidean, manhattan or cosine")
+def _():
+    from graphstk.operators import pairwise_distances
+    Z = torch.as_tensor(X)
+    return (lambda env: pairwise_distances(Z, metric="chebyshev"),
+            lambda env, msg: pairwise_distances(Z, metric=first_choice(msg)))
+
+
+@case("unknown_kernel", "kernels.py:Kernel.__init__:choose one of", ValueError,
+      r"unknown kernel 'gausian'; choose one of \[?'")
+def _():
+    from graphstk.operators import Kernel
+    return (lambda env: Kernel("gausian"), lambda env, msg: Kernel(first_choice(msg)))
+
+
+@case("solve_time_budget", "solvers.py:_finish:Raise max_seconds (or leave it unset)", ConvergenceWarning,
+      r"gmres stopped after \d+ iterations: .*Raise max_seconds \(or leave it unset\) for a solve to tolerance")
+def _():
+    # a budget that has run out before the first iteration ends
+    return (lambda env: stkr(solver="gmres", max_seconds=1e-9).fit(graph(), TRAIN),
+            lambda env, msg: stkr(solver="gmres", max_seconds=None).fit(graph(), TRAIN))
+
+
+
 # ------------------------------------------------------------------------- sites that suggest nothing
 NOT_A_SUGGESTION = {   # site -> why its suggestion word is no suggestion
     "splits.py:_planetoid:outside the default split": "'set' is the default test set (a noun); the count says why",
@@ -1170,6 +1594,7 @@ NOT_A_SUGGESTION = {   # site -> why its suggestion word is no suggestion
     "labeled_per_class.py:draw_labeled_per_class:stratified test set": "'set' is a noun; sklearn's reason follows",
     "mmd.py:MeanEmbedding.inner:embeddings use different kernels": "'use' describes the two embeddings",
     "nn/_common.py:warn_switch:this call returns": "'instead' says which route replaced the diverging one",
+    "propagation.py:stkr_reciprocal:unstable must be 'raise' or 'run'": "'raise' is one of the two valid values",
 }
 
 
