@@ -6,8 +6,9 @@ from the message), and checks that the error or warning is gone and the call suc
 
 ``test_every_suggestion_has_a_case`` scans the package's source: every ``raise`` and
 ``warnings.warn`` whose message text contains a suggestion word (``SUGGESTION``: use, pass,
-set, increase, try, write, install, instead, did you mean) must be claimed by a case (its
-``site``) or by ``NOT_A_SUGGESTION`` (the word is used in another sense there, with the reason).
+set, increase, try, write, install, instead, did you mean, give, lower, raise, choose, ...) must
+be claimed by a case (its ``site``) or by ``NOT_A_SUGGESTION`` (the word is used in another sense
+there, with the reason).
 A site is named ``"path:function:fragment"``, the fragment being text of that message, so a new
 message that suggests something fails until it has a case here.
 """
