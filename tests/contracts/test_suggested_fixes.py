@@ -1587,6 +1587,228 @@ def _():
 
 
 
+# ------------------------------------------------------------------------ memory refusals and their hints
+# Small inputs against a small GRAPHSTK_MAX_MEMORY: the refusal and the fix see the same ceiling.
+MEMORY = graphstk.exceptions.MemoryLimitError
+
+
+def cap(env, size):
+    """The process may use ``size`` (``GRAPHSTK_MAX_MEMORY``), for the refusal and for the fix alike."""
+    env.mp.setenv("GRAPHSTK_MAX_MEMORY", size)
+
+
+def big(n, d=3, seed=1):
+    return np.random.default_rng(seed).normal(size=(n, d))
+
+
+@case("memory_kernel_ridge_direct", "kernel_ridge.py:KernelRidge.fit:pass solver='cg'", MEMORY,
+      r"the 600 x 600 kernel matrix \(solver='direct'\) needs 5\.8 MB, more than the 3\.0 MB of GRAPHSTK_MAX_MEMORY; "
+      r"pass solver='cg'")
+def _():
+    Xb, y = big(600), big(600, 1)[:, 0]
+
+    def go(env, **kw):
+        cap(env, "3MB")
+        return M.KernelRidge(sigma=1.0, **kw).fit(Xb, y).predict(Xb[:5])
+    return (lambda env: go(env), lambda env, msg: go(env, solver="cg"))
+
+
+@case("memory_rff_frequencies", "random_features.py:RandomFourierFeatures.fit:lower n_features=", MEMORY,
+      r"the \[3, 1000000\] frequencies of RandomFourierFeatures\(n_features=1000000\) needs .* lower n_features=")
+def _():
+    import graphstk.features as F
+
+    def go(env, n_features):
+        cap(env, "10MB")
+        return F.RandomFourierFeatures(n_features=n_features, random_state=0).fit(X).transform(X)
+    return (lambda env: go(env, 10 ** 6), lambda env, msg: go(env, 1000))
+
+
+@case("memory_rff_transform", "random_features.py:_RandomFeatures._check_map_size:X in row blocks of at most", MEMORY,
+      r"RandomFourierFeatures\.transform of 2000 rows into 200 features needs .*; transform X in row blocks of at most "
+      r"\d+ rows \(e\.g\. a loop over X\[i:i \+ \d+\]\), or lower n_features=")
+def _():
+    import graphstk.features as F
+    Xb = big(2000)
+
+    def fit(env, n_features=100):
+        cap(env, "1MB")
+        return F.RandomFourierFeatures(n_features=n_features, random_state=0).fit(Xb[:10])
+
+    def fix(env, msg):
+        rows = quoted(msg, "at most")
+        est = fit(env)
+        Z = np.vstack([est.transform(Xb[i:i + rows]) for i in range(0, len(Xb), rows)])
+        assert Z.shape == (2000, 200)
+        assert fit(env, 10).transform(Xb).shape == (2000, 20)
+    return (lambda env: fit(env).transform(Xb), fix)
+
+
+@case("memory_rff_gram", "random_features.py:_RandomFeatures.kernel_approximation:pass fewer rows", MEMORY,
+      r"the approximated Gram matrix z\(X\) z\(Y\)\^T needs .*; pass fewer rows of X \(and Y\)")
+def _():
+    import graphstk.features as F
+    Xb = big(500)
+
+    def go(env, rows):
+        cap(env, "1MB")
+        return F.RandomFourierFeatures(n_features=10, random_state=0).fit(Xb).kernel_approximation(Xb[:rows])
+    return (lambda env: go(env, 500), lambda env, msg: go(env, 100))
+
+
+@case("memory_kpca_fit_kernel", "sskpca/base.py:SSKPCABase._basis.make:pass rank=r", MEMORY,
+      r"the 300 x 300 fit kernel matrix and its eigendecomposition needs 2\.2 MB, more than the 1\.5 MB of "
+      r"GRAPHSTK_MAX_MEMORY; pass rank=r")
+def _():
+    Xb, y = big(300), np.r_[[0, 1] * 10, [-1] * 280]
+
+    def go(env, **kw):
+        cap(env, "1.5MB")
+        return M.LSKPCA(gamma=1.0, **kw).fit(Xb, y).predict(Xb[:5])
+    return (lambda env: go(env), lambda env, msg: go(env, rank=20))
+
+
+@case("memory_basis_dense", "sskpca/basis.py:kernel_basis:pass rank=r (e.g. rank=500)", MEMORY,
+      r"the dense eigendecomposition of the 300 x 300 kernel matrix needs 2\.2 MB, .*; pass rank=r")
+def _():
+    from graphstk.methods.sskpca.basis import kernel_basis
+    from graphstk.operators import FeatureKernelOperator
+    K = FeatureKernelOperator(torch.as_tensor(big(300)), kernel="gaussian", sigma=1.0)
+
+    def go(env, **kw):
+        cap(env, "1.5MB")
+        return kernel_basis(K, **kw)
+    return (lambda env: go(env), lambda env, msg: go(env, rank=20))
+
+
+@case("memory_basis_rank", "sskpca/basis.py:kernel_basis:pass a smaller rank=", MEMORY,
+      r"the top-290 eigenvectors of the 300 x 300 kernel needs .*; pass a smaller rank=")
+def _():
+    from graphstk.methods.sskpca.basis import kernel_basis
+    from graphstk.operators import FeatureKernelOperator
+    K = FeatureKernelOperator(torch.as_tensor(big(300)), kernel="gaussian", sigma=1.0)
+
+    def go(env, rank):
+        cap(env, "1.5MB")
+        return kernel_basis(K, rank=rank)
+    return (lambda env: go(env, 290), lambda env, msg: go(env, 5))
+
+
+@case("memory_feature_stkr", "feature_stkr.py:FeatureSTKR.fit:use fewer features", MEMORY,
+      r"the filtered features of 12 nodes x 20000 features needs .*; use fewer features \(e\.g\. a PCA of x\), "
+      r"dtype=torch\.float32, or a subgraph")
+def _():
+    from sklearn.decomposition import PCA
+    x = torch.randn(N, 20000, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+
+    def go(env, data, **kw):
+        cap(env, "4MB")
+        return M.FeatureSTKR(**kw).fit(data, TRAIN).predict(torch.arange(N))
+
+    def fix(env, msg):
+        go(env, graph(x=torch.as_tensor(PCA(4).fit_transform(x.numpy()))))
+        go(env, graph(x=x.float()), dtype=torch.float32)
+    return (lambda env: go(env, graph(x=x)), fix)
+
+
+
+@case("memory_laprls_landmarks", "laprls.py:kernel_factor:pass landmarks=m", MEMORY,
+      r"the 400 x 400 landmark kernel matrix and its eigenvectors needs 2\.6 MB, more than the 2\.0 MB of "
+      r"GRAPHSTK_MAX_MEMORY; pass landmarks=m")
+def _():
+    Xb, y = big(400), np.r_[[0, 1] * 10, [-1] * 380]
+
+    def go(env, **kw):
+        cap(env, "2MB")
+        return M.LapRLSC(width=1.0, n_neighbors=5, **kw).fit(Xb, y).predict(Xb[:5])
+    return (lambda env: go(env), lambda env, msg: go(env, landmarks=40))
+
+
+@case("memory_distance_matrix", "kernels.py:pairwise_distances:use graphstk.operators.knn_graph", MEMORY,
+      r"the distance matrix, 600 x 600 float64 \(and 1 temporary of its size\), needs 5\.8 MB, .*; use graphstk\.operators\.knn_graph for nearest "
+      r"neighbours \(row blocks\), or subsample")
+def _():
+    from graphstk.operators import knn_graph, pairwise_distances
+    Z = torch.as_tensor(big(600))
+
+    def fix(env, msg):
+        cap(env, "1MB")
+        assert knn_graph(Z, 5)[0].shape[0] == 2
+        assert pairwise_distances(Z[:200]).shape == (200, 200)
+
+    def bad(env):
+        cap(env, "1MB")
+        pairwise_distances(Z)
+    return bad, fix
+
+
+@case("memory_knn_result", "knn.py:nearest_neighbors:lower k or subsample the points", MEMORY,
+      r"the kNN indices and distances of 5000 points x 20 neighbours needs 2\.4 MB, .*; lower k or subsample the points")
+def _():
+    from graphstk.operators.knn import nearest_neighbors
+    Z = torch.as_tensor(big(5000))
+
+    def go(env, Z, k):
+        cap(env, "1MB")
+        return nearest_neighbors(Z, k)
+    return (lambda env: go(env, Z, 20), lambda env, msg: (go(env, Z, 5), go(env, Z[:1000], 20)))
+
+
+@case("memory_support_exact", "separating/estimator.py:SpectralSupportEstimator._check_exact_memory:pass approx='nystroem'",
+      MEMORY, r"the exact spectral support estimate on 400 points .* needs 3\.8 MB, more than the 3\.0 MB of "
+      r"GRAPHSTK_MAX_MEMORY; pass approx='nystroem' or approx='rff' with n_components=k < n")
+def _():
+    Xb = big(400)
+
+    def go(env, **kw):
+        cap(env, "3MB")
+        return M.SpectralSupportEstimator(kernel="gaussian", random_state=0, **kw).fit(Xb).score_samples(Xb[:5])
+    return (lambda env: go(env), lambda env, msg: (go(env, approx="nystroem", n_components=50),
+                                                   go(env, approx="rff", n_components=50)))
+
+
+@case("memory_graph_estimator", "estimators.py:_check_graph_size:dtype=torch.float32", MEMORY,
+      r"the graph kernel and the solve on 30000 nodes, \d+ edges and 2 classes needs .*; use a subgraph \(fewer "
+      r"nodes\), dtype=torch\.float32, or split the graph over processes")
+def _():
+    from torch_geometric.utils import subgraph
+
+    from graphstk.memory import parse_bytes
+    n = 30_000
+    ei = torch.randint(0, n, (2, 2000), generator=torch.Generator().manual_seed(0))
+    data = Data(edge_index=torch.cat([ei, ei.flip(0)], 1), num_nodes=n, y=torch.arange(n) % 2)
+
+    def go(env, data, limit, **kw):
+        cap(env, limit)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # isolated nodes are reported as unreachable
+            return M.LabelPropagation(eta=0.9, **kw).fit(data, torch.arange(100))
+
+    def fix(env, msg):
+        need = parse_bytes(re.search(r"needs ([0-9.]+ [KMGT]?B)", msg).group(1).replace(" ", ""))
+        limit = str(int(0.75 * need))                    # the float64 working set does not fit, the float32 one does
+        with pytest.raises(MEMORY):
+            go(env, data, limit)
+        go(env, data, limit, dtype=torch.float32)
+        keep = torch.arange(n // 2)                      # a subgraph: half the nodes
+        go(env, Data(edge_index=subgraph(keep, data.edge_index, num_nodes=n)[0], num_nodes=n // 2, y=data.y[keep]),
+           limit)
+    return (lambda env: go(env, data, "1MB"), fix)
+
+
+NOT_YET_CASED = {   # memory refusals whose hint has no case yet, and why
+    "fredholm/estimators.py:_FredholmBase._fit:use RandomFeatureFredholm":
+        "the random-feature fit holds a 32 MB tile, so the fix fits only at tens of thousands of points",
+    "fredholm/random_features.py:RandomFeatureFredholm._fit:fit on a random subsample":
+        "the same 32 MB tile: a case needs tens of thousands of points",
+    "random_features.py:RandomBinningFeatures._output:pass sparse_output=True":
+        "the same bytes are refused first by the output-size check of transform (row blocks or fewer grids)",
+    "spectral/eigen.py:_operator_top:ask for fewer components (d)":
+        "reached through TopD on a dense kernel operator; no small public call found yet",
+}
+
+
+
 # ------------------------------------------------------------------------- sites that suggest nothing
 NOT_A_SUGGESTION = {   # site -> why its suggestion word is no suggestion
     "splits.py:_planetoid:outside the default split": "'set' is the default test set (a noun); the count says why",
@@ -1633,6 +1855,11 @@ def _message_text(call: ast.Call, function) -> str:
     return " ".join(parts)
 
 
+#: calls that warn, or refuse an allocation with a hint of what to do (graphstk.memory.check_allocation,
+#: tile_rows, graphstk.operators.kernels.check_dense and the kernels' check_dense method)
+REFUSING = {"warn", "check_allocation", "tile_rows", "check_dense"}
+
+
 def suggestion_sites() -> list[tuple[str, str, int, str]]:
     """``(path, function, line, text)`` of every raise / warnings.warn in the package whose message
     text holds a suggestion word; ``function`` is dotted (``Class.method``, ``outer.inner``)."""
@@ -1648,9 +1875,9 @@ def suggestion_sites() -> list[tuple[str, str, int, str]]:
             call = None
             if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
                 call = node.exc
-            elif isinstance(node, ast.Call) and (getattr(node.func, "attr", None) == "warn"
-                                                 or getattr(node.func, "id", None) == "warn"):
-                call = node
+            elif isinstance(node, ast.Call) and (getattr(node.func, "attr", None) in REFUSING
+                                                 or getattr(node.func, "id", None) in REFUSING):
+                call = node                    # a warning, or a memory refusal with its hint
             if call is not None:
                 funcs = [s for s in stack if not isinstance(s, ast.ClassDef)]
                 text = _message_text(call, funcs[-1] if funcs else None)
@@ -1674,7 +1901,7 @@ def test_every_suggestion_has_a_case():
     """A raise or warning whose message suggests something is claimed by a case here (or is listed
     in NOT_A_SUGGESTION with the reason); every claim names a message that exists."""
     sites = suggestion_sites()
-    keys = [c.site for c in CASES.values()] + list(NOT_A_SUGGESTION)
+    keys = [c.site for c in CASES.values()] + list(NOT_A_SUGGESTION) + list(NOT_YET_CASED)
     unclaimed = [f"{p}:{f} (line {line}): {text[:120]!r}" for p, f, line, text in sites
                  if not any(_claims(k, (p, f, text)) for k in keys)]
     assert not unclaimed, "messages that suggest a fix without a case in CASES:\n" + "\n".join(unclaimed)
