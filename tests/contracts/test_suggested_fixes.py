@@ -1602,13 +1602,13 @@ def big(n, d=3, seed=1):
 
 
 @case("memory_kernel_ridge_direct", "kernel_ridge.py:KernelRidge.fit:pass solver='cg'", MEMORY,
-      r"the 600 x 600 kernel matrix \(solver='direct'\) needs 5\.8 MB, more than the 3\.0 MB of GRAPHSTK_MAX_MEMORY; "
+      r"the 1000 x 1000 kernel matrix \(solver='direct'\) needs 16\.0 MB, more than the 12\.0 MB of GRAPHSTK_MAX_MEMORY; "
       r"pass solver='cg'")
 def _():
-    Xb, y = big(600), big(600, 1)[:, 0]
+    Xb, y = big(1000), big(1000, 1)[:, 0]
 
     def go(env, **kw):
-        cap(env, "3MB")
+        cap(env, "12MB")
         return M.KernelRidge(sigma=1.0, **kw).fit(Xb, y).predict(Xb[:5])
     return (lambda env: go(env), lambda env, msg: go(env, solver="cg"))
 
