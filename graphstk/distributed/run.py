@@ -4,10 +4,11 @@ over the processes.
 Every process runs the same pipeline on the same data (splits and grids are deterministic);
 the runner is given a :class:`PartitionedKernelFactory` (``run_experiment(..., kernel_factory=)``),
 so the kernels of its STKR / Label-Prop methods are :class:`PartitionedGraphKernel` s whose
-products and reductions the processes share; process 0 holds the output folder's run lock (the single-process run's
-:func:`~graphstk.experiments.cache.run_lock`), writes the results and prints the table. The runner's resume cache is not used (each process would need
-the same cache hits, or the collectives would fall out of step). The runner builds its kernels
-on the CPU, so the processes talk through gloo.
+products and reductions the processes share; process 0 holds the output folder's run lock (the
+single-process run's :func:`~graphstk.experiments.cache.run_lock`), writes the results and prints
+the table. The runner's resume cache is not used (each process would need the same cache hits, or
+the collectives would fall out of step). The runner builds its kernels on the CPU, so the
+processes talk through gloo.
 """
 from __future__ import annotations
 
@@ -60,6 +61,11 @@ def run_distributed(cfg, out_dir: str, data_root: str | None = None, progress: b
     Returns
     -------
     The results dict on process 0, ``None`` on the others.
+
+    Raises
+    ------
+    RunError
+        On every process, before anything runs, when another run holds ``out_dir``'s run lock.
     """
     from graphstk.experiments.pipeline import run_experiment
     from graphstk.experiments.report import write_all

@@ -138,10 +138,11 @@ class ResultCache:
 def run_lock(out_dir: str):
     """Hold ``out_dir/.graphstk-run.lock`` for the length of a run; a second run on the same output
     folder is refused at once (:class:`~graphstk.exceptions.RunError` naming the folder and the
-    process that holds it) instead of doing all the work again beside the first and racing on its
-    results files. ``run.py --distributed`` takes the same lock on process 0 and shares its decision
-    with the other processes (:func:`graphstk.distributed.run.run_distributed`). The lock is an ``fcntl`` lock: it goes with the process, so a killed run never
-    leaves a stale lock behind. Without ``fcntl`` (Windows) nothing is locked."""
+    process that holds it, its pid and host) instead of doing all the work again beside the first
+    and racing on its results files. ``run.py --distributed`` takes the same lock on process 0 and
+    shares its decision with the other processes (:func:`graphstk.distributed.run.run_distributed`).
+    The lock is an ``fcntl`` lock: it goes with the process, so a killed run never leaves a stale
+    lock behind. Without ``fcntl`` (Windows) nothing is locked."""
     from ..exceptions import RunError
 
     try:
