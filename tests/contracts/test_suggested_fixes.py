@@ -1796,6 +1796,20 @@ def _():
     return (lambda env: go(env, data, "1MB"), fix)
 
 
+@case("memory_dense_eigenpairs", "spectral/eigen.py:_operator_top:ask for fewer components (d, with 2 d < n)", MEMORY,
+      r"the dense 300 x 300 eigendecomposition of the kernel needs 1\.4 MB, more than the 1\.0 MB of GRAPHSTK_MAX_MEMORY; "
+      r"ask for fewer components \(d, with 2 d < n\) so that ARPACK runs on products")
+def _():
+    from graphstk.operators import FeatureKernelOperator
+    from graphstk.spectral import top_eigenpairs
+    K = FeatureKernelOperator(torch.as_tensor(big(300)), kernel="gaussian", sigma=1.0)
+
+    def go(env, d):
+        cap(env, "1MB")
+        return top_eigenpairs(K, d)
+    return (lambda env: go(env, 200), lambda env, msg: go(env, 5))
+
+
 NOT_YET_CASED = {   # memory refusals whose hint has no case yet, and why
     "fredholm/estimators.py:_FredholmBase._fit:use RandomFeatureFredholm":
         "the random-feature fit holds a 32 MB tile, so the fix fits only at tens of thousands of points",
@@ -1803,8 +1817,6 @@ NOT_YET_CASED = {   # memory refusals whose hint has no case yet, and why
         "the same 32 MB tile: a case needs tens of thousands of points",
     "random_features.py:RandomBinningFeatures._output:pass sparse_output=True":
         "the same bytes are refused first by the output-size check of transform (row blocks or fewer grids)",
-    "spectral/eigen.py:_operator_top:ask for fewer components (d)":
-        "reached through TopD on a dense kernel operator; no small public call found yet",
 }
 
 
