@@ -354,9 +354,12 @@ def _per_class(y: Tensor, n: int, k_train: int, k_val: int, n_test: int, g: torc
     small = [c for c in present if int(counts[c]) < k_train + k_val]
     if small:
         fit = min(int(counts[c]) for c in present)
+        per = min(fit, (n - n_test) // len(present))   # per class, leaving room for the test nodes
+        fix = (f"lower train_per_class/val_per_class (e.g. train_per_class={max(1, per // 2)}, "
+               f"val_per_class={per - max(1, per // 2)})" if per >= 2 else
+               "lower train_per_class/val_per_class and n_test/p_test")
         raise ValueError(f"class(es) {small[:10]} have fewer than train_per_class + val_per_class = {k_train + k_val} "
-                         f"nodes (smallest class: {fit}); lower train_per_class/val_per_class "
-                         f"(e.g. train_per_class={max(1, fit // 2)}, val_per_class={fit - max(1, fit // 2)})")
+                         f"nodes (smallest class: {fit}); {fix}")
     train, val = [], []
     for c in present:
         pool, _ = _take((y == c).nonzero().flatten(), int(counts[c]), g)
@@ -366,8 +369,9 @@ def _per_class(y: Tensor, n: int, k_train: int, k_val: int, n_test: int, g: torc
     rest = _complement(n, train, val)
     if n_test > rest.numel():
         raise ValueError(f"not enough nodes: {n} nodes hold {train.numel()} train + {val.numel()} val, leaving "
-                         f"{rest.numel()} for the {n_test} test nodes requested; lower n_test/p_test "
-                         f"(e.g. n_test={rest.numel()}) or train_per_class/val_per_class")
+                         f"{rest.numel()} for the {n_test} test nodes requested; "
+                         + (f"lower n_test/p_test (e.g. n_test={rest.numel()}) or " if rest.numel() else "lower ")
+                         + "train_per_class/val_per_class")
     test, _ = _take(rest, n_test, g)
     return train, val, test
 

@@ -4,12 +4,15 @@ over the processes.
 Every process runs the same pipeline on the same data (splits and grids are deterministic);
 the runner is given a :class:`PartitionedKernelFactory` (``run_experiment(..., kernel_factory=)``),
 so the kernels of its STKR / Label-Prop methods are :class:`PartitionedGraphKernel` s whose
-products and reductions the processes share; process 0 writes the results and prints the table. The runner's resume cache is not used (each process would need
-the same cache hits, or the collectives would fall out of step). The runner builds its kernels
-on the CPU, so the processes talk through gloo.
+products and reductions the processes share; process 0 holds the output folder's run lock (the
+single-process run's :func:`~graphstk.experiments.cache.run_lock`), writes the results and prints
+the table. The runner's resume cache is not used (each process would need the same cache hits, or
+the collectives would fall out of step). The runner builds its kernels on the CPU, so the
+processes talk through gloo.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 
@@ -58,25 +61,51 @@ def run_distributed(cfg, out_dir: str, data_root: str | None = None, progress: b
     Returns
     -------
     The results dict on process 0, ``None`` on the others.
+
+    Raises
+    ------
+    RunError
+        On every process, before anything runs, when another run holds ``out_dir``'s run lock.
     """
     from graphstk.experiments.pipeline import run_experiment
     from graphstk.experiments.report import write_all
 
     init_from_env("gloo")   # the runner builds its kernels on the CPU
     rank = dist.get_rank()
-    local = int(os.environ.get("LOCAL_WORLD_SIZE", dist.get_world_size()))
-    torch.set_num_threads(threads or max(1, (os.cpu_count() or 1) // local))
-    if rank == 0:
-        _preload(cfg, data_root)
-    dist.barrier()
-    with tempfile.TemporaryDirectory(prefix=f"graphstk-rank{rank}-") as tmp:
-        results = run_experiment(cfg, tmp, data_root, progress=progress and rank == 0,
-                                 log=None if rank == 0 else (lambda msg: None), write=False,
-                                 kernel_factory=kernel_factory or PartitionedKernelFactory(partition))
-    results["distributed"] = {"processes": dist.get_world_size(), "backend": dist.get_backend(),
-                              "partition": partition or default_partitioner()}
-    if rank == 0:
-        write_all(out_dir, results)
-    dist.barrier()
+    with contextlib.ExitStack() as held:
+        _lock_out_dir(held, out_dir, rank)
+        local = int(os.environ.get("LOCAL_WORLD_SIZE", dist.get_world_size()))
+        torch.set_num_threads(threads or max(1, (os.cpu_count() or 1) // local))
+        if rank == 0:
+            _preload(cfg, data_root)
+        dist.barrier()
+        with tempfile.TemporaryDirectory(prefix=f"graphstk-rank{rank}-") as tmp:
+            results = run_experiment(cfg, tmp, data_root, progress=progress and rank == 0,
+                                     log=None if rank == 0 else (lambda msg: None), write=False,
+                                     kernel_factory=kernel_factory or PartitionedKernelFactory(partition))
+        results["distributed"] = {"processes": dist.get_world_size(), "backend": dist.get_backend(),
+                                  "partition": partition or default_partitioner()}
+        if rank == 0:
+            write_all(out_dir, results)
+        dist.barrier()
     dist.destroy_process_group()
     return results if rank == 0 else None
+
+
+def _lock_out_dir(held: contextlib.ExitStack, out_dir: str, rank: int) -> None:
+    """Process 0 takes ``out_dir``'s run lock (held until ``held`` closes: the end of the run, or an
+    error); every process learns its outcome from process 0, so all of them start or all of them
+    raise the same :class:`~graphstk.exceptions.RunError`, naming the folder and the holder."""
+    from graphstk.exceptions import RunError
+    from graphstk.experiments.cache import run_lock
+
+    refusal = [None]
+    if rank == 0:
+        try:
+            held.enter_context(run_lock(out_dir))
+        except RunError as err:
+            refusal = [str(err)]
+    dist.broadcast_object_list(refusal, src=0)
+    if refusal[0] is not None:
+        dist.destroy_process_group()
+        raise RunError(refusal[0])

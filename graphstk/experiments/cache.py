@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import socket
 import tempfile
 
 __all__ = ["ResultCache", "atomic_write_text", "cache_key", "code_fingerprint", "run_lock", "umask_mode"]
@@ -137,9 +138,11 @@ class ResultCache:
 def run_lock(out_dir: str):
     """Hold ``out_dir/.graphstk-run.lock`` for the length of a run; a second run on the same output
     folder is refused at once (:class:`~graphstk.exceptions.RunError` naming the folder and the
-    process that holds it) instead of doing all the work again beside the first and racing on its
-    results files. The lock is an ``fcntl`` lock: it goes with the process, so a killed run never
-    leaves a stale lock behind. Without ``fcntl`` (Windows) nothing is locked."""
+    process that holds it, its pid and host) instead of doing all the work again beside the first
+    and racing on its results files. ``run.py --distributed`` takes the same lock on process 0 and
+    shares its decision with the other processes (:func:`graphstk.distributed.run.run_distributed`).
+    The lock is an ``fcntl`` lock: it goes with the process, so a killed run never leaves a stale
+    lock behind. Without ``fcntl`` (Windows) nothing is locked."""
     from ..exceptions import RunError
 
     try:
@@ -161,7 +164,7 @@ def run_lock(out_dir: str):
                            "from the cache), or pass a different --out") from None
         fh.seek(0)
         fh.truncate()
-        fh.write(f"pid {os.getpid()}\n")
+        fh.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
         fh.flush()
         try:
             yield

@@ -104,12 +104,13 @@ def balanced_subsample(y: torch.Tensor, n_per_class: int, seed: int, num_classes
                        what: str = "dataset") -> torch.Tensor:
     """Sorted ids of ``n_per_class`` points of every class, drawn at random with ``seed``."""
     g = torch.Generator().manual_seed(int(seed))
+    smallest = min(int((y == c).sum()) for c in range(num_classes))   # the bound that holds for every class
     out = []
     for c in range(num_classes):
         pool = torch.nonzero(y == c).flatten()
         if pool.numel() < n_per_class:
             raise ValueError(f"{what}: class {c} has {pool.numel()} points, fewer than n_per_class = {n_per_class}; "
-                             f"lower n_per_class to at most {pool.numel()}")
+                             f"lower n_per_class to at most {smallest}")
         out.append(pool[torch.randperm(pool.numel(), generator=g)[:n_per_class]])
     return torch.sort(torch.cat(out)).values
 

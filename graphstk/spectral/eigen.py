@@ -30,7 +30,7 @@ import scipy.sparse.linalg as spla
 from scipy.sparse.linalg import eigsh
 from torch import Tensor
 
-from ..memory import check_allocation
+from ..memory import check_allocation, memory_limit
 from ..operators.base import KernelOperator, SparseOperator
 
 
@@ -86,12 +86,14 @@ def _operator_top(op: KernelOperator, k: int, seed: int) -> tuple[Tensor, Tensor
     """Top-``k`` eigenpairs of an operator without a sparsity pattern: a dense ``eigh`` on the
     operator's device up to ``DENSE_OPERATOR_EIG`` points or when ``2 k >= n``; above, ARPACK's
     ``eigsh`` (SciPy, on the host) through products with ``op`` (one device transfer of a vector
-    per product). Eigenvalues descending, vectors orthonormal, on the operator's device."""
+    per product), also up to ``DENSE_OPERATOR_EIG`` points when the dense matrix does not fit the
+    process. Eigenvalues descending, vectors orthonormal, on the operator's device."""
     n = op.shape[0]
-    if n <= DENSE_OPERATOR_EIG or 2 * k >= n:
+    dense_fits = 2 * n * n * 8 <= memory_limit(op.device)[0]
+    if 2 * k >= n or (n <= DENSE_OPERATOR_EIG and dense_fits):
         check_allocation(2 * n * n * 8, f"the dense {n} x {n} eigendecomposition of the kernel",
-                         "ask for fewer components (d) so that ARPACK runs on products, or use a sparse kernel",
-                         op.device)
+                         "ask for fewer components (d, with 2 d < n) so that ARPACK runs on products, or use a "
+                         "sparse kernel", op.device)
         a = op.to_dense().double()
         w, v = torch.linalg.eigh((a + a.T) / 2)
         return w.flip(0)[:k].to(op.dtype), v.flip(1)[:, :k].to(op.dtype)

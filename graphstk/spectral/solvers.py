@@ -186,7 +186,7 @@ def _check_finite(r: Tensor, name: str, it: int) -> None:
     if not torch.isfinite(r).all():
         raise FloatingPointError(
             f"{name} diverged at iteration {it} (non-finite residual); the step size is too large "
-            "or the system is indefinite: use solver='gmres' or 'direct'"
+            "or the system is indefinite: solve to a tolerance instead, num_iter=None with solver='gmres' or 'direct'"
         )
 
 

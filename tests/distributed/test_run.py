@@ -40,3 +40,67 @@ def test_distributed_run_writes_the_single_process_table(tmp_path):
     want = run_experiment(parse_config(CONFIG), str(tmp_path / "single"), progress=False, log=lambda m: None,
                           write=False)
     assert [{k: r[k] for k in KEYS} for r in got["rows"]] == [{k: r[k] for k in KEYS} for r in want["rows"]]
+
+
+SMALL = {**CONFIG, "seeds": 1, "methods": ["LP (t)"], "grid": {"eta": [0.9]}}
+
+
+def test_distributed_run_takes_the_run_lock_of_its_output_folder(tmp_path):
+    """Process 0 takes the single-process run's lock on ``--out``: while another run holds the
+    folder, every process is refused with the folder and the holder's pid and host, and nothing is
+    written; once the holder ends the same command runs, and the lock is released at its end."""
+    import socket
+    import subprocess
+
+    from graphstk.experiments.cache import run_lock
+
+    out = str(tmp_path / "run")
+    job = os.path.join(tmp_path, "job.pt")
+    torch.save({"config": SMALL, "partition": "contiguous"}, job)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys; from graphstk.experiments.cache import run_lock\n"
+        f"with run_lock({out!r}):\n print('held', flush=True); sys.stdin.readline()")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        codes = launch(2, job, str(tmp_path), TIMEOUT_S)
+    finally:
+        holder.communicate("\n", timeout=60)
+    for rank, (code, err) in enumerate(codes):
+        assert code not in (0, None), f"process {rank} ended with {code}:\n{err[-3000:]}"
+        assert f"RunError: another run is using the output folder {out} " in err, err[-3000:]
+        assert f"held by pid {holder.pid} on {socket.gethostname()}" in err, err[-3000:]
+    assert not os.path.exists(os.path.join(out, "results.json"))
+
+    codes = launch(2, job, str(tmp_path), TIMEOUT_S)   # the holder ended: the same command runs
+    for rank, (code, err) in enumerate(codes):
+        assert code == 0, f"process {rank} ended with {code}:\n{err[-3000:]}"
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["rows"]
+    with run_lock(out):                                 # and it released the folder at its end
+        pass
+
+
+def test_a_failed_distributed_run_releases_the_output_folder(tmp_path, monkeypatch):
+    """A run that raises part-way (here its kernel factory) leaves ``--out`` free for the next run."""
+    import pytest
+    import torch.distributed as dist
+
+    from graphstk.distributed import free_port
+    from graphstk.distributed.run import run_distributed
+    from graphstk.experiments.cache import run_lock
+
+    def broken_factory(*args, **kwargs):
+        raise RuntimeError("the kernel factory failed")
+
+    for key, value in {"RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1",
+                       "MASTER_PORT": str(free_port())}.items():
+        monkeypatch.setenv(key, value)
+    out = str(tmp_path / "run")
+    try:
+        with pytest.raises(Exception, match="the kernel factory failed"):
+            run_distributed(parse_config(SMALL), out, progress=False, threads=1, kernel_factory=broken_factory)
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+    with run_lock(out):          # refused (RunError) if the failed run still held the folder
+        pass

@@ -74,7 +74,8 @@ class OneClass(VectorProtocol):
             return data.parts[name]
 
         tr, te = part(o["train_part"]), part(o["test_part"])
-        if tr is None and te is None:
+        drawn = tr is None and te is None   # the pools are themselves a random split of all points
+        if drawn:
             perm = torch.randperm(n, generator=g)
             a = o["train_pool"] if o["train_pool"] is not None else n // 2
             tr, te = perm[:a], perm[a:]
@@ -97,9 +98,11 @@ class OneClass(VectorProtocol):
             for c in range(data.num_classes):
                 pool = ids[data.y[ids] == c]
                 if pool.numel() < per:
+                    fix = (f"set balanced: false; without train_part/test_part the {size} points are a uniform "
+                           "draw from all points, balanced only by chance" if drawn else
+                           f"lower {key}, or set balanced: false")
                     raise ProtocolError(f"{what}: a balanced {key} of {size} needs {per} points of class "
-                                        f"{data.classes[c]!r}; only {pool.numel()} are available (lower {key}, "
-                                        "or set balanced: false)")
+                                        f"{data.classes[c]!r}; only {pool.numel()} are available ({fix})")
                 out.append(pool[torch.randperm(pool.numel(), generator=g)[:per]])
             return torch.sort(torch.cat(out)).values
 

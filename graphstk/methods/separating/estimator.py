@@ -178,8 +178,8 @@ class SpectralSupportEstimator(OneClassEstimator):
     def _check_exact_memory(self, n: int, device):
         check_allocation(3.0 * n * n * 8, f"the exact spectral support estimate on {n} points (an {n} x {n} kernel "
                          "matrix and its eigendecomposition)",
-                         "pass approx='nystroem' (n_components landmarks, default min(n, 2000): O(n k) memory) "
-                         "or approx='rff'", device=device)
+                         "pass approx='nystroem' or approx='rff' with n_components=k < n (O(n k) memory; the "
+                         "default k is min(n, 2000))", device=device)
 
     def _fit_operator(self, idx):
         K = self.kernel

@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval
 from torch import Tensor
 
 from ..._arrays import check_is_fitted, is_torch, semi_supervised_labels, to_output, validate_features
-from ...memory import check_allocation
+from ...memory import check_allocation, memory_limit
 from ...operators.base import KernelOperator
 from ...operators.diffusion import gaussian_knn_graph, laplacian_eigenpairs
 from ...exceptions import UnreachableNodesWarning
@@ -119,7 +119,9 @@ class SSKPCABase(UnreachableMixin, ClassNamePrefixFeaturesOutMixin, ClassifierMi
 
             def make():
                 op = FeatureKernelOperator(Xt, kernel=kern)
-                if m > _DENSE_MAX:      # Lanczos on the lazy kernel (rank= required), never m x m in memory
+                # Lanczos on the lazy kernel (rank= required), never m x m in memory: above _DENSE_MAX, or
+                # where rank= is given and the dense decomposition does not fit the process
+                if m > _DENSE_MAX or (rank is not None and 3.0 * m * m * 8 > memory_limit(Xt.device)[0]):
                     return kernel_basis(op, rank=rank, centered=centered, dense_max=_DENSE_MAX)
                 check_allocation(3.0 * m * m * 8, f"the {m} x {m} fit kernel matrix and its eigendecomposition",
                                  "pass rank=r (e.g. rank=500: the top-r eigenpairs by Lanczos, no m x m matrix)",

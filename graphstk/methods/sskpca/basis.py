@@ -25,7 +25,7 @@ import scipy.sparse.linalg
 import torch
 from torch import Tensor
 
-from ...memory import check_allocation
+from ...memory import check_allocation, memory_limit
 from ...operators.bandwidth import median_width
 from ...operators.base import KernelOperator, SparseOperator
 from ...operators.diffusion import SpectralKernelOperator
@@ -216,7 +216,8 @@ def kernel_basis(K, rank: int | None = None, centered: bool = True, tol: float =
         _check_psd(lam, psd_tol)
         return basis_from_eigenpairs(lam, U, rank, centered, tol)
     m = int(K.shape[0])
-    if m <= dense_max:
+    # with rank= given, a dense decomposition that does not fit the process gives way to Lanczos
+    if m <= dense_max and (rank is None or 3.0 * m * m * 8 <= memory_limit()[0]):
         check_allocation(3.0 * m * m * 8, f"the dense eigendecomposition of the {m} x {m} kernel matrix",
                          "pass rank=r (e.g. rank=500) to keep the top-r eigenpairs by Lanczos")
         A = _as_numpy_square(K)
