@@ -137,7 +137,8 @@ def _():
 
 @case("not_a_device", "_checks.py:check_device:pass e.g. 'cpu'", ValueError, r"device='gpu0' is not a torch device.*pass e\.g\. 'cpu'")
 def _():
-    return (lambda env: stkr(device="gpu0"), lambda env, msg: stkr(device="cpu").fit(graph(), TRAIN))
+    return (lambda env: stkr(device="gpu0").fit(graph(), TRAIN),
+            lambda env, msg: stkr(device="cpu").fit(graph(), TRAIN))
 
 
 @case("cuda_without_cuda", "_checks.py:check_device:or leave", ValueError, r"pass device='cpu', or leave device=None")
@@ -145,7 +146,7 @@ def _():
     def bad(env):
         if torch.cuda.is_available():
             pytest.skip("CUDA is available here: device='cuda' is valid")
-        stkr(device="cuda")
+        stkr(device="cuda").fit(graph(), TRAIN)
 
     def fix(env, msg):
         stkr(device="cpu").fit(graph(), TRAIN)
@@ -611,25 +612,16 @@ def _():
             lambda env, msg: M.CoupledKernelEmbedding(n_features_l=1).fit(X).transform(X))
 
 
-@case("coupled_fit_two_matrices", "coupled_embedding.py:CoupledKernelEmbedding.fit:use fit_modes", FutureWarning,
-      r"CoupledKernelEmbedding\.fit\(XL, XH\) is deprecated: use fit_modes\(XL, XH, W=\.\.\., y=\.\.\.\), or "
-      r"fit\(np\.hstack\(\[XL, XH\]\), y\) for paired rows")
+@case("coupled_transform_after_fit_modes", "coupled_embedding.py:CoupledKernelEmbedding.transform:use transform_l(XL)",
+      ValueError, r"transform takes paired rows \[x_L \| x_H\] after fit\(X\); after fit_modes\(XL, XH\) use "
+      r"transform_l\(XL\) and transform_h\(XH\)")
 def _():
     XL, XH = X[:, :1], X[:, 1:]
+    est = M.CoupledKernelEmbedding().fit_modes(XL, XH)
 
     def fix(env, msg):
-        a = M.CoupledKernelEmbedding().fit_modes(XL, XH).transform_l(XL)
-        b = M.CoupledKernelEmbedding(n_features_l=1).fit(np.hstack([XL, XH])).transform_l(XL)
-        np.testing.assert_allclose(np.abs(a), np.abs(b), atol=1e-8)
-    return (lambda env: M.CoupledKernelEmbedding().fit(XL, XH), fix)
-
-
-@case("coupled_transform_mode", "coupled_embedding.py:CoupledKernelEmbedding.transform:use transform_l(X)",
-      FutureWarning, r"transform\(X, mode\) is deprecated: use transform_l\(X\) or transform_h\(X\)")
-def _():
-    est = M.CoupledKernelEmbedding(n_features_l=1).fit(X)
-    return (lambda env: est.transform(X[:, :1], "L"),
-            lambda env, msg: (est.transform_l(X[:, :1]), est.transform_h(X[:, 1:])))
+        assert est.transform_l(XL).shape[0] == est.transform_h(XH).shape[0] == len(X)
+    return (lambda env: est.transform(X), fix)
 
 
 @case("string_class_ids", "estimators.py:_label_tensor:map them to ids first", TypeError,
@@ -667,6 +659,14 @@ def _():
             lambda env, msg: graphstk.STKR(InverseLaplacian(0.9), 1e-2).fit(graph(), TRAIN).predict(torch.arange(N)))
 
 
+@case("feature_stkr_labels_missing", "feature_stkr.py:FeatureSTKR.fit:(or pass y=)", ValueError,
+      r"data\.y is missing: the estimator needs the labels of train_idx \(or pass y=\)")
+def _():
+    g = graph(y=None, x=torch.randn(N, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0)))
+    return (lambda env: M.FeatureSTKR().fit(g, TRAIN),
+            lambda env, msg: M.FeatureSTKR().fit(g, TRAIN, y=LABELS).predict(torch.arange(N)))
+
+
 @case("feature_stkr_hidden", "feature_stkr.py:FeatureSTKR.fit:pass hidden_idx only with", ValueError,
       r"setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
 def _():
@@ -680,7 +680,7 @@ def _():
       r"normalized=False")
 def _():
     Xc = X - X.mean(0)                  # centred: linear row sums are 0
-    kw = dict(inner="gaussian", outer_width=1.0, inner_width=1.0)
+    kw = dict(inner="gaussian", outer_sigma=1.0, inner_sigma=1.0)
 
     def fix(env, msg):
         M.FredholmRLSC(outer="gaussian", normalized=True, **kw).fit(Xc, Y_SEMI).predict(Xc)
@@ -781,24 +781,18 @@ def _():
     return bad, fix
 
 
-@case("semi_supervised_three_arguments", "semi_supervised.py:SemiSupervisedClassifier.fit:pass every point in X",
-      FutureWarning, r"LapRLSC\.fit\(X_labeled, y, X_unlabeled\) is deprecated: pass every point in X and y = -1 for "
-      r"the unlabeled ones, fit\(X, y\)")
-def _():
-    lab = Y_SEMI >= 0
-    est = lambda: M.LapRLSC(width=1.0, n_neighbors=5)   # noqa: E731
-    return (lambda env: est().fit(X[lab], Y_SEMI[lab], X[~lab]),
-            lambda env, msg: est().fit(np.vstack([X[lab], X[~lab]]), np.r_[Y_SEMI[lab], -np.ones((~lab).sum())]))
-
-
 @case("degenerate_kernel", "semi_supervised.py:SemiSupervisedClassifier._flag_degenerate:Widen the kernel",
       graphstk.exceptions.UnreachableNodesWarning,
       r"FredholmRLSC: \d+ of 20 points have all decision values zero or not finite: the kernel is degenerate.*Widen "
-      r"the kernel \(outer_width, inner_width, width\)")
+      r"the kernel \(outer_sigma, inner_sigma, or None for the median heuristic\)")
 def _():
     far = X * 1e3
-    return (lambda env: M.FredholmRLSC(outer_width=1e-3, inner_width=1e-3).fit(far, Y_SEMI).predict(far),
-            lambda env, msg: M.FredholmRLSC(outer_width=1e6, inner_width=1e6).fit(far, Y_SEMI).predict(far))
+    narrow, wide = np.sqrt(1e-3), np.sqrt(1e6)        # the Gaussian widths r = 1e-3 and 1e6 as sigma = sqrt(r)
+
+    def fix(env, msg):
+        M.FredholmRLSC(outer_sigma=wide, inner_sigma=wide).fit(far, Y_SEMI).predict(far)
+        M.FredholmRLSC(outer_sigma=None, inner_sigma=None).fit(far, Y_SEMI).predict(far)
+    return (lambda env: M.FredholmRLSC(outer_sigma=narrow, inner_sigma=narrow).fit(far, Y_SEMI).predict(far), fix)
 
 
 @case("support_zero_diagonal", "separating/base.py:unit_scale:use a kernel with a positive diagonal", ValueError,
@@ -840,11 +834,40 @@ def _():
             lambda env, msg: M.LSKPCA(kernel="precomputed").fit(K, Y_SEMI).predict(K))
 
 
-@case("kpca_zero_median", "sskpca/base.py:SSKPCABase._feature_kernel:pass gamma= explicitly", ValueError,
-      r"the fit points have median pairwise distance 0: the default Gaussian width is undefined; pass gamma= explicitly")
+@case("kpca_zero_median", "sskpca/base.py:SSKPCABase._feature_kernel:pass sigma= explicitly", ValueError,
+      r"the fit points have median pairwise distance 0: the default width \(the median heuristic\) is undefined; pass "
+      r"sigma= explicitly")
 def _():
     Xd = np.r_[np.zeros((15, 3)), X[:5]]
-    return (lambda env: M.LSKPCA().fit(Xd, Y_SEMI), lambda env, msg: M.LSKPCA(gamma=1.0).fit(Xd, Y_SEMI).predict(Xd))
+    return (lambda env: M.LSKPCA().fit(Xd, Y_SEMI), lambda env, msg: M.LSKPCA(sigma=1.0).fit(Xd, Y_SEMI).predict(Xd))
+
+
+@case("kpca_widthless_kernel", "sskpca/base.py:SSKPCABase._feature_kernel:leave sigma=None", ValueError,
+      r"kernel 'polynomial' has no width; leave sigma=None")
+def _():
+    return (lambda env: M.LSKPCA(kernel="polynomial", sigma=1.0).fit(X, Y_SEMI),
+            lambda env, msg: M.LSKPCA(kernel="polynomial", sigma=None).fit(X, Y_SEMI).predict(X))
+
+
+@case("fredholm_widthless_kernel", "fredholm/kernel.py:kernel_from_sigma:has no width; leave", ValueError,
+      r"kernel 'polynomial' has no width; leave outer_sigma=None")
+def _():
+    def fix(env, msg):
+        M.FredholmRLSC(outer="polynomial", outer_sigma=None).fit(X, Y_SEMI).predict(X)
+        M.LapRLSC(kernel="polynomial", sigma=None, n_neighbors=5).fit(X, Y_SEMI).predict(X)
+    return (lambda env: M.FredholmRLSC(outer="polynomial", outer_sigma=1.0).fit(X, Y_SEMI), fix)
+
+
+@case("kernel_from_sigma_without_points", "fredholm/kernel.py:kernel_from_sigma:pass X=, or a", ValueError,
+      r"outer_sigma=None \(the median heuristic\) needs the points it runs over: pass X=, or a width sigma=<float > 0>")
+def _():
+    from graphstk.methods.fredholm import kernel_from_sigma
+    from graphstk.operators import median_sigma
+
+    def fix(env, msg):
+        assert kernel_from_sigma("gaussian", None, "outer", X=X).sigma == pytest.approx(median_sigma(X))
+        assert kernel_from_sigma("gaussian", 1.0, "outer").sigma == 1.0
+    return (lambda env: kernel_from_sigma("gaussian", None, "outer"), fix)
 
 
 @case("kpca_precomputed_shape", "sskpca/base.py:SSKPCABase._values:kernel between", ValueError,
@@ -1402,7 +1425,7 @@ def _():
 @case("eta_and_alpha", "estimators.py:_resolve_alias:or its PyG spelling", TypeError,
       r"give eta or its PyG spelling alpha, not both \(got eta=0\.5, alpha=0\.9\)")
 def _():
-    return (lambda env: M.LabelPropagation(eta=0.5, alpha=0.9),
+    return (lambda env: M.LabelPropagation(eta=0.5, alpha=0.9).fit(graph(), TRAIN),
             lambda env, msg: (M.LabelPropagation(eta=0.5).fit(graph(), TRAIN),
                               M.LabelPropagation(alpha=0.9).fit(graph(), TRAIN)))
 
@@ -1415,7 +1438,7 @@ def _():
 
 
 @case("feature_stkr_train_idx_missing", "feature_stkr.py:FeatureSTKR.fit:or give data.train_mask", ValueError,
-      r"train_idx is required \(node ids or a boolean mask\), or give data\.train_mask")
+      r"train_idx is required \(node ids or a boolean mask of length N\), or give data\.train_mask")
 def _():
     x = torch.randn(N, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     return (lambda env: M.FeatureSTKR().fit(graph(x=x)),
@@ -1664,7 +1687,7 @@ def _():
 
     def go(env, **kw):
         cap(env, "1.5MB")
-        return M.LSKPCA(gamma=1.0, **kw).fit(Xb, y).predict(Xb[:5])
+        return M.LSKPCA(sigma=np.sqrt(0.5), **kw).fit(Xb, y).predict(Xb[:5])     # gamma = 1 as 1 / sqrt(2 gamma)
     return (lambda env: go(env), lambda env, msg: go(env, rank=20))
 
 
@@ -1720,7 +1743,7 @@ def _():
 
     def go(env, **kw):
         cap(env, "2MB")
-        return M.LapRLSC(width=1.0, n_neighbors=5, **kw).fit(Xb, y).predict(Xb[:5])
+        return M.LapRLSC(sigma=1.0, n_neighbors=5, **kw).fit(Xb, y).predict(Xb[:5])
     return (lambda env: go(env), lambda env, msg: go(env, landmarks=40))
 
 
@@ -1830,6 +1853,8 @@ NOT_A_SUGGESTION = {   # site -> why its suggestion word is no suggestion
     "mmd.py:MeanEmbedding.inner:embeddings use different kernels": "'use' describes the two embeddings",
     "nn/_common.py:warn_switch:this call returns": "'instead' says which route replaced the diverging one",
     "propagation.py:stkr_reciprocal:unstable must be 'raise' or 'run'": "'raise' is one of the two valid values",
+    "sskpca/base.py:SSKPCABase.predict:predict marks them -1 instead of a class":
+        "'instead' says what predict does with points that have no class; it suggests nothing",
 }
 
 

@@ -148,7 +148,8 @@ def kernel_from_sigma(kernel, sigma=None, role: str = "kernel", X=None) -> Kerne
         return base
     if sigma is None:
         if X is None:
-            raise ValueError(f"{param} = None (the median heuristic) needs the points; pass {param}=<float > 0>")
+            raise ValueError(f"{param}=None (the median heuristic) needs the points it runs over: pass X=, or a "
+                             "width sigma=<float > 0>")
         sigma = median_sigma(X)
     return kernel_function(name, sigma=check_positive(param, sigma))
 
