@@ -393,7 +393,8 @@ class FeatureSTKR(BaseEstimator):
         item = torch.finfo(self.dtype).bits // 8
         d = int(data.x.shape[1]) if data.x.dim() == 2 else 1
         check_allocation(3.0 * n * d * item, f"the filtered features of {n} nodes x {d} features",
-                         "use fewer features (e.g. a PCA of x), dtype=torch.float32, or a subgraph", data.x.device)
+                         "use fewer features (e.g. a PCA of x, with features='raw': its columns have signs), "
+                         "dtype=torch.float32, or a subgraph", data.x.device)
         _, self.num_classes_, self.missing_classes_ = training_labels(y[self.train_], _default_classes(y, None))
         self.classes_ = torch.arange(self.num_classes_)
         self.data_, self.y_ = data, y
