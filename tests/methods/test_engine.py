@@ -14,18 +14,15 @@ from graphstk.operators import GraphKernel
 from graphstk.operators.base import SparseOperator
 from graphstk.spectral.transforms import (InverseLaplacian, LabelPropagationFilter, Polynomial,
                                           ReciprocalPolynomial, TopD)
+from tests.nn.nn_graphs import random_graph
 
 N = 30
 
 
 def graph(seed: int = 0):
-    g = torch.Generator().manual_seed(seed)
-    ring = torch.stack([torch.arange(N), (torch.arange(N) + 1) % N])
-    extra = torch.randint(0, N, (2, 2 * N), generator=g)
-    extra = extra[:, extra[0] != extra[1]]
-    ei = torch.cat([ring, extra], 1)
-    w = torch.rand(ei.shape[1], generator=g, dtype=torch.float64) + 0.5
-    return torch.cat([ei, ei.flip(0)], 1), torch.cat([w, w])
+    """A connected weighted ring with random chords (``tests/nn/nn_graphs.random_graph``)."""
+    ei, w, _ = random_graph(seed, N)
+    return ei, w
 
 
 def problem(seed: int = 0):
