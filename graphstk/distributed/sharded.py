@@ -1,0 +1,362 @@
+"""Sharded vectors: the operator and kernel of a graph loaded from its partitioned form, whose
+``[N, K]`` blocks exist only as each process's own rows.
+
+Process ``p`` holds the points ``lo .. hi - 1`` (:func:`~graphstk.distributed.store.load_part`).
+Every vector block the engines build on a :class:`ShardedGraphKernel` is ``[hi - lo, K]``: a
+product ``S @ x`` takes this process's rows of ``x``, fetches its halo rows from the processes that
+own them (:class:`~graphstk.distributed.exchange.HaloExchange`, overlapped with the interior
+product) and returns this process's rows of ``S x``. Small blocks are gathered or reduced
+explicitly: the labeled rows and the ``n x n`` systems (:class:`SummedRows`, one ``all_reduce``),
+the solvers' inner products (:class:`RowShardSpace`, one ``all_reduce`` of ``K`` numbers). No
+process holds the edge list or a whole-length vector; the index vectors ``order`` / ``position``
+(``N`` integers) and the labels are the same on every process.
+
+The engines (:func:`graphstk.methods.engine.solve`) run on it unchanged: the problem
+(:func:`~graphstk.methods.problem.make_problem`) reads the operator's :attr:`ShardedOperator.local_range`
+and scatters and gathers the labeled rows through it. Label-Prop (Eq. 22) and Algorithm 2
+(inverse Laplacian: Richardson, CG, GMRES) run on sharded vectors; so does Algorithm 1, whose
+``n x K`` coefficients are the same on every process. Routes that factor ``S`` take CG instead.
+"""
+from __future__ import annotations
+
+import torch
+import torch.distributed as dist
+from torch import Tensor
+
+from .._spaces import VectorSpace
+from ..operators.base import KernelOperator, SparseOperator, as_index
+from ..operators.graph import inv_sqrt_degree
+from .exchange import HaloExchange, all_gather_rows, all_reduce
+from .operator import SummedRows, _select
+
+__all__ = ["RowShardSpace", "ShardedOperator", "ShardedGraphKernel", "ShardedKernelFactory"]
+
+
+class RowShardSpace(VectorSpace):
+    """Reductions over blocks of which every process holds its own rows (and nothing else): each
+    column's partial sum over the local rows, added over the group (``all_reduce`` of ``K`` numbers).
+
+    Every block handed to this space is such a block; results stay sharded (:meth:`settle` is the
+    identity). :meth:`reduce_sum` adds a small block over the processes (the labeled rows each
+    process contributes).
+    """
+
+    sharded = True
+
+    def __init__(self, group=None):
+        self.group = group
+
+    def col_dot(self, x: Tensor, y: Tensor) -> Tensor:
+        return all_reduce((x * y).sum(0), self.group, "a solver's inner product")
+
+    def col_norm(self, x: Tensor) -> Tensor:
+        return torch.sqrt(self.col_dot(x, x))
+
+    def reduce_sum(self, t: Tensor) -> Tensor:
+        return all_reduce(t.clone(), self.group, "the sum of the processes' labeled rows")
+
+    def __repr__(self) -> str:
+        return f"RowShardSpace(rank={dist.get_rank(self.group)} of {dist.get_world_size(self.group)})"
+
+
+class _LocalRows(KernelOperator):
+    """``S[:, cols]`` of a sharded operator: ``[N, len(cols)]``, replicated input, this process's rows out."""
+
+    def __init__(self, local: SparseOperator, N: int):
+        self.local, self.N = local, N
+
+    shape = property(lambda self: (self.N, self.local.shape[1]))
+    dtype = property(lambda self: self.local.dtype)
+    device = property(lambda self: self.local.device)
+
+    def _matmul(self, x: Tensor) -> Tensor:
+        return self.local @ x
+
+    def block(self, rows=None, cols=None) -> KernelOperator:
+        if rows is not None:
+            raise NotImplementedError("rows of a column block of a sharded operator")
+        return _LocalRows(self.local.block(None, cols), self.N)
+
+
+class ShardedOperator(KernelOperator):
+    """A symmetric ``N x N`` sparse matrix whose rows ``lo .. hi - 1`` live on this process and whose
+    vectors are this process's rows only: ``S @ x`` maps ``[hi - lo, K]`` to ``[hi - lo, K]``.
+
+    Built collectively (every process of ``group``, its own rows).
+
+    Parameters
+    ----------
+    row : LongTensor ``[nnz_p]``
+        Local row offsets (``0 .. hi - lo - 1``).
+    col : LongTensor ``[nnz_p]``
+        Global column ids (points).
+    value : Tensor ``[nnz_p]``
+    num_rows : int
+        ``N``.
+    bounds : list of int (``P + 1``)
+    group : process group, optional
+    exchange : "auto" | "all_to_all" | "p2p"
+    """
+
+    def __init__(self, row: Tensor, col: Tensor, value: Tensor, num_rows: int, bounds: list[int], group=None,
+                 exchange: str = "auto"):
+        self.group, self.N, self.bounds = group, int(num_rows), [int(b) for b in bounds]
+        P = dist.get_world_size(group)
+        if len(self.bounds) != P + 1:
+            raise ValueError(f"the partition has {len(self.bounds) - 1} parts but the process group has {P} "
+                             "processes: launch as many processes as parts, or partition again")
+        self.rank = dist.get_rank(group)
+        self.lo, self.hi = self.bounds[self.rank], self.bounds[self.rank + 1]
+        n_own = self.hi - self.lo
+        inner = (col >= self.lo) & (col < self.hi)
+        self.interior = SparseOperator(row[inner], col[inner] - self.lo, value[inner], (n_own, n_own))
+        halo_ids, pos = torch.unique(col[~inner], sorted=True, return_inverse=True)
+        self.halo_ids = halo_ids
+        self.boundary = SparseOperator(row[~inner], pos, value[~inner], (n_own, halo_ids.numel()))
+        self.exchange = HaloExchange(halo_ids, self.bounds, group, exchange)
+        self._nnz = int(all_reduce(torch.tensor([row.numel()], dtype=torch.long, device=row.device), group,
+                                   "counting a sharded operator's entries"))
+        self._value_dtype = value.dtype
+
+    shape = property(lambda self: (self.N, self.N))
+    dtype = property(lambda self: self._value_dtype)
+    device = property(lambda self: self.interior.device)
+    nnz = property(lambda self: self._nnz)
+
+    @property
+    def local_range(self) -> tuple[int, int]:
+        """``(lo, hi)``: the points whose rows this process holds (of the operator and of every vector)."""
+        return self.lo, self.hi
+
+    @property
+    def vector_space(self) -> RowShardSpace:
+        """The solvers' reductions over the processes' rows (:class:`RowShardSpace`)."""
+        return RowShardSpace(self.group)
+
+    def matmul(self, x: Tensor) -> Tensor:
+        if not isinstance(x, Tensor):
+            raise TypeError(f"expected a torch.Tensor, got {type(x).__name__}")
+        n_own = self.hi - self.lo
+        if x.dim() not in (1, 2) or x.shape[0] != n_own:
+            raise ValueError(f"a sharded operator multiplies this process's rows: process {self.rank} holds rows "
+                             f"{self.lo}..{self.hi - 1}, so x must have {n_own} rows, got shape {tuple(x.shape)}")
+        vec = x.dim() == 1
+        out = self._matmul(x.unsqueeze(1) if vec else x)
+        return out.squeeze(1) if vec else out
+
+    def _matmul(self, x: Tensor) -> Tensor:
+        x = x.to(self.dtype)
+        pending = self.exchange.start(x)
+        y = self.interior @ x                        # overlaps the exchange in flight
+        halo = pending.wait()
+        if halo.shape[0]:
+            y = y.add_(self.boundary @ halo)
+        return y
+
+    def local_coo(self) -> tuple[Tensor, Tensor, Tensor]:
+        """This process's entries ``(local row, global column, value)``."""
+        ri, ci, vi = self.interior.coo()
+        rb, cb, vb = self.boundary.coo()
+        return torch.cat([ri, rb]), torch.cat([ci + self.lo, self.halo_ids[cb]]), torch.cat([vi, vb])
+
+    def block(self, rows=None, cols=None) -> KernelOperator:
+        """``S[rows][:, cols]``: ``rows=None``: this process's rows out of a replicated input;
+        given ``rows`` and no ``cols``: the rows ``rows`` of ``S`` against a sharded input, the same
+        ``[len(rows), K]`` on every process (:class:`SummedRows`); both given: a replicated block."""
+        if rows is None and cols is None:
+            return self
+        r = None if rows is None else as_index(rows, self.N, self.device, name="rows")
+        c = None if cols is None else as_index(cols, self.N, self.device, name="cols")
+        row, col, val = self.local_coo()
+        n_own = self.hi - self.lo
+        if r is None:
+            row, col, val = _select(row, col, val, None, c, n_own, self.N)
+            return _LocalRows(SparseOperator(row, col, val, (n_own, c.numel())), self.N)
+        if c is None:   # S[r, own] = S[own, r]^T (symmetric): the entries of the own rows in columns r
+            row, col, val = _select(row, col, val, None, r, n_own, self.N)
+            return SummedRows(SparseOperator(col, row, val, (r.numel(), n_own)), self.group)
+        row, col, val = _select(row + self.lo, col, val, r, c, self.N, self.N)
+        return SummedRows(SparseOperator(row, col, val, (r.numel(), c.numel())), self.group)
+
+    def diagonal(self) -> Tensor:
+        """This process's rows of the diagonal (``[hi - lo]``)."""
+        return self.interior.diagonal()
+
+    def to_dense(self) -> Tensor:
+        raise NotImplementedError("a sharded operator is never made dense: no process holds all of it")
+
+    @property
+    def T(self) -> "ShardedOperator":
+        return self
+
+    def to(self, device=None, dtype=None) -> "ShardedOperator":
+        row, col, val = self.local_coo()
+        return ShardedOperator(row.to(device), col.to(device), val.to(device=device, dtype=dtype), self.N,
+                               self.bounds, self.group, self.exchange.mode)
+
+    def __repr__(self) -> str:
+        return (f"ShardedOperator(shape={self.shape}, rows={self.lo}..{self.hi - 1} of process {self.rank}, "
+                f"nnz={self.nnz}, halo={self.exchange.halo_rows}, dtype={self.dtype})")
+
+
+class ShardedGraphKernel(KernelOperator):
+    """The STKR base kernel (Eq. 23) of a graph loaded from its partitioned form, one part per process.
+
+    Built collectively from this process's :class:`~graphstk.distributed.store.GraphPart`: the
+    degrees of its rows are its rows' sums, those of its halo come by one halo exchange, and
+    ``S = D^{-1/2} W D^{-1/2}`` is formed entry by entry as :class:`~graphstk.operators.GraphKernel`
+    forms it. Its points are the nodes in partition order (``order[i]``: the node of point ``i``;
+    ``position[v]``: the point of node ``v``), every node visible (the transductive setting).
+
+    Parameters
+    ----------
+    part : GraphPart
+    dtype : torch.dtype, default float64
+    group : process group, optional
+    exchange : "auto" | "all_to_all" | "p2p"
+    """
+
+    def __init__(self, part, dtype: torch.dtype = torch.float64, group=None, exchange: str = "auto"):
+        P = dist.get_world_size(group)
+        if part.parts != P or part.part != dist.get_rank(group):
+            raise ValueError(f"part {part.part} of {part.parts} loaded on process {dist.get_rank(group)} of {P}: "
+                             "each process loads the part of its rank, and there are as many processes as parts")
+        self.part, self.group = part, group
+        N, lo, hi = part.num_nodes, part.lo, part.hi
+        row, col, w = part.coo(dtype)
+        row = row - lo
+        deg = torch.zeros(hi - lo, dtype=dtype).index_add_(0, row, w)
+        dis_own = inv_sqrt_degree(deg)
+        plan = HaloExchange(part.halo, part.bounds, group)
+        dis_halo = plan.start(dis_own.unsqueeze(1)).wait().squeeze(1)
+        inner = (col >= lo) & (col < hi)
+        dis_col = torch.empty_like(w)
+        dis_col[inner] = dis_own[col[inner] - lo]
+        dis_col[~inner] = dis_halo[torch.searchsorted(part.halo, col[~inner])]
+        values = dis_own[row] * w * dis_col
+        self.S = ShardedOperator(row, col, values, N, part.bounds, group, exchange)
+        self.degree, self.isolated = deg, deg <= 0
+        edges = all_reduce(torch.tensor([float((deg > 0).any())]), group, "counting edges")
+        self.lambda_max = 1.0 if float(edges) > 0 else 0.0
+        self.num_nodes, self._dtype = N, dtype
+        self.order = all_gather_rows(part.nodes, group)
+        self.position = torch.empty_like(self.order)
+        self.position[self.order] = torch.arange(N)
+        self.hidden_mask = torch.zeros(N, dtype=torch.bool)
+
+    shape = property(lambda self: (self.num_nodes, self.num_nodes))
+    dtype = property(lambda self: self._dtype)
+    device = property(lambda self: self.S.device)
+    num_visible = property(lambda self: self.num_nodes)
+    local_range = property(lambda self: self.S.local_range)
+
+    @property
+    def vector_space(self) -> RowShardSpace:
+        return self.S.vector_space
+
+    def matmul(self, x: Tensor) -> Tensor:
+        """``K x = N S x`` on this process's rows (Eq. 23; every node visible)."""
+        return self.S.matmul(x) * float(self.num_nodes)
+
+    def _matmul(self, x: Tensor) -> Tensor:
+        return self.S._matmul(x) * float(self.num_nodes)
+
+    def spectral_bound(self) -> float:
+        return float(self.num_nodes) * self.lambda_max
+
+    def _check_visible(self, visible: Tensor) -> None:
+        N = self.num_nodes
+        if visible.numel() != N:
+            raise ValueError(f"a graph loaded from its partitioned form is transductive: all {N} nodes are visible, "
+                             f"but {N - visible.numel()} were hidden; score held-out nodes as unlabeled nodes, or build "
+                             "an inductive kernel with PartitionedGraphKernel(edge_index, num_nodes, hidden=...)")
+
+    def normalized_gram(self, visible: Tensor) -> tuple[ShardedOperator, float]:
+        """``(S, lambda_max)`` (Eq. 23), sharded."""
+        self._check_visible(visible)
+        return self.S, self.lambda_max
+
+    def normalized_rows(self, rows: Tensor, visible: Tensor) -> SummedRows:
+        self._check_visible(visible)
+        return self.rows(rows)
+
+    def rows(self, idx) -> SummedRows:
+        """``K(x, visible) / N`` for points ``idx``: ``[len(idx), N]`` against a sharded block, the
+        same ``[len(idx), K]`` result on every process."""
+        g = as_index(idx, self.num_nodes, self.device, name="idx")
+        if torch.unique(g).numel() != g.numel():
+            raise ValueError("rows() of a sharded kernel takes point ids without repeats")
+        return self.S.block(g, None)
+
+    def block(self, rows=None, cols=None) -> KernelOperator:
+        raise NotImplementedError("blocks of a sharded kernel: use rows(points) or normalized_gram(...)[0].block()")
+
+    def diagonal(self) -> Tensor:
+        raise NotImplementedError("the diagonal of a sharded kernel over all nodes: use kernel.S.diagonal() "
+                                  "(this process's rows)")
+
+    def to_dense(self) -> Tensor:
+        raise NotImplementedError("a sharded kernel is never made dense: no process holds all of it")
+
+    def to(self, device=None, dtype=None):
+        raise NotImplementedError("load the sharded kernel in its dtype: ShardedGraphKernel(part, dtype=...)")
+
+    def gather(self, h: Tensor, dst: int | None = None) -> Tensor:
+        """The whole ``[N, K]`` block from every process's rows ``h`` (small graphs, tests): on
+        every process (``dst=None``) or on ``dst`` only (the others get ``h`` back)."""
+        whole = all_gather_rows(h, self.group)
+        return whole if dst is None or dist.get_rank(self.group) == dst else h
+
+    def __repr__(self) -> str:
+        return (f"ShardedGraphKernel(N={self.num_nodes}, nnz={self.S.nnz}, rows={self.S.lo}..{self.S.hi - 1}, "
+                f"halo={self.S.exchange.halo_rows}, dtype={self.dtype})")
+
+
+class ShardedKernelFactory:
+    """A kernel factory (:mod:`graphstk.experiments.kernels`) that loads this process's part of a
+    partitioned graph (:func:`~graphstk.distributed.store.load_part`) and builds its
+    :class:`ShardedGraphKernel`; the graph object the runner passes carries the labels (the split
+    protocol's input) and the directory, never the edges (:func:`graphstk.distributed.store.partitioned_data`).
+
+    Parameters
+    ----------
+    directory : path, optional
+        The partitioned form; default: ``data.partitioned`` of the graph the runner passes.
+    group : process group, optional
+    exchange : "auto" | "all_to_all" | "p2p"
+    """
+
+    def __init__(self, directory=None, group=None, exchange: str = "auto"):
+        self.directory, self.group, self.exchange = directory, group, exchange
+        self._parts: dict = {}
+
+    def __call__(self, data, hidden: Tensor | None, *, dtype: torch.dtype = torch.float64, device=None,
+                 whole: bool = False):
+        from .store import load_part
+
+        directory = self.directory or getattr(data, "partitioned", None)
+        if directory is None:
+            raise ValueError("ShardedKernelFactory needs the partitioned form: ShardedKernelFactory(directory) or a "
+                             "graph loaded with graphstk.distributed.partitioned_data(directory)")
+        if whole:
+            raise NotImplementedError(f"a method that needs the whole kernel on every process (top-d kernel PCA) "
+                                      f"does not run on a graph loaded from its partitioned form ({directory}): no "
+                                      "process holds the whole graph; leave SP-topd out of the config")
+        if hidden is not None and bool(hidden.any()):
+            raise NotImplementedError(f"the inductive setting ({int(hidden.sum())} hidden nodes) on a graph loaded "
+                                      f"from its partitioned form ({directory}): its degrees are those of the whole "
+                                      "graph; use a transductive method, e.g. LP (t) and SP-Lap (t)")
+        if device is not None and torch.device(device).type != "cpu":
+            raise NotImplementedError("the runner's sharded kernels are built on the CPU (gloo); on GPUs use the "
+                                      "Python API with the part's tensors on each process's GPU (NCCL)")
+        key = str(directory)
+        if key not in self._parts:
+            self._parts[key] = load_part(directory, dist.get_rank(self.group), dist.get_world_size(self.group))
+        part = self._parts[key]
+        if int(data.num_nodes) != part.num_nodes:
+            raise ValueError(f"the graph has {int(data.num_nodes)} nodes but its partitioned form {directory} has "
+                             f"{part.num_nodes}: partition this graph again")
+        return ShardedGraphKernel(part, dtype=dtype, group=self.group, exchange=self.exchange)
+
+    def __repr__(self) -> str:
+        return f"ShardedKernelFactory(directory={self.directory!r}, exchange={self.exchange!r})"
