@@ -214,35 +214,43 @@ class ShardedGraphKernel(KernelOperator):
     dtype : torch.dtype, default float64
     group : process group, optional
     exchange : "auto" | "all_to_all" | "p2p"
+    device : torch.device, optional
+        Where the rows live: default this process's GPU under NCCL (one GPU per process,
+        :func:`~graphstk.distributed.init_from_env`), else the CPU.
     """
 
-    def __init__(self, part, dtype: torch.dtype = torch.float64, group=None, exchange: str = "auto"):
+    def __init__(self, part, dtype: torch.dtype = torch.float64, group=None, exchange: str = "auto", device=None):
         P = dist.get_world_size(group)
+        if device is None:
+            device = (torch.device("cuda", torch.cuda.current_device()) if dist.get_backend(group) == "nccl"
+                      else torch.device("cpu"))
+        device = torch.device(device)
         if part.parts != P or part.part != dist.get_rank(group):
             raise ValueError(f"part {part.part} of {part.parts} loaded on process {dist.get_rank(group)} of {P}: "
                              "each process loads the part of its rank, and there are as many processes as parts")
         self.part, self.group = part, group
         N, lo, hi = part.num_nodes, part.lo, part.hi
-        row, col, w = part.coo(dtype)
+        row, col, w = (t.to(device) for t in part.coo(dtype))
+        halo = part.halo.to(device)
         row = row - lo
-        deg = torch.zeros(hi - lo, dtype=dtype).index_add_(0, row, w)
+        deg = torch.zeros(hi - lo, dtype=dtype, device=device).index_add_(0, row, w)
         dis_own = inv_sqrt_degree(deg)
-        plan = HaloExchange(part.halo, part.bounds, group)
+        plan = HaloExchange(halo, part.bounds, group)
         dis_halo = plan.start(dis_own.unsqueeze(1)).wait().squeeze(1)
         inner = (col >= lo) & (col < hi)
         dis_col = torch.empty_like(w)
         dis_col[inner] = dis_own[col[inner] - lo]
-        dis_col[~inner] = dis_halo[torch.searchsorted(part.halo, col[~inner])]
+        dis_col[~inner] = dis_halo[torch.searchsorted(halo, col[~inner])]
         values = dis_own[row] * w * dis_col
         self.S = ShardedOperator(row, col, values, N, part.bounds, group, exchange)
         self.degree, self.isolated = deg, deg <= 0
-        edges = all_reduce(torch.tensor([float((deg > 0).any())]), group, "counting edges")
+        edges = all_reduce(torch.tensor([float((deg > 0).any())], device=device), group, "counting edges")
         self.lambda_max = 1.0 if float(edges) > 0 else 0.0
         self.num_nodes, self._dtype = N, dtype
-        self.order = all_gather_rows(part.nodes, group)
+        self.order = all_gather_rows(part.nodes.to(device), group)
         self.position = torch.empty_like(self.order)
-        self.position[self.order] = torch.arange(N)
-        self.hidden_mask = torch.zeros(N, dtype=torch.bool)
+        self.position[self.order] = torch.arange(N, device=device)
+        self.hidden_mask = torch.zeros(N, dtype=torch.bool, device=device)
 
     shape = property(lambda self: (self.num_nodes, self.num_nodes))
     dtype = property(lambda self: self._dtype)
@@ -346,9 +354,10 @@ class ShardedKernelFactory:
             raise NotImplementedError(f"the inductive setting ({int(hidden.sum())} hidden nodes) on a graph loaded "
                                       f"from its partitioned form ({directory}): its degrees are those of the whole "
                                       "graph; use a transductive method, e.g. LP (t) and SP-Lap (t)")
-        if device is not None and torch.device(device).type != "cpu":
-            raise NotImplementedError("the runner's sharded kernels are built on the CPU (gloo); on GPUs use the "
-                                      "Python API with the part's tensors on each process's GPU (NCCL)")
+        if device is not None and torch.device(device).type != "cpu" and dist.get_backend(self.group) != "nccl":
+            raise ValueError(f"a sharded kernel on {device} needs the NCCL backend (one GPU per process); this "
+                             f"process group uses {dist.get_backend(self.group)}: start it with "
+                             "init_from_env('nccl'), or run on the CPU")
         key = str(directory)
         if key not in self._parts:
             self._parts[key] = load_part(directory, dist.get_rank(self.group), dist.get_world_size(self.group))
@@ -356,7 +365,7 @@ class ShardedKernelFactory:
         if int(data.num_nodes) != part.num_nodes:
             raise ValueError(f"the graph has {int(data.num_nodes)} nodes but its partitioned form {directory} has "
                              f"{part.num_nodes}: partition this graph again")
-        return ShardedGraphKernel(part, dtype=dtype, group=self.group, exchange=self.exchange)
+        return ShardedGraphKernel(part, dtype=dtype, group=self.group, exchange=self.exchange, device=device)
 
     def __repr__(self) -> str:
         return f"ShardedKernelFactory(directory={self.directory!r}, exchange={self.exchange!r})"

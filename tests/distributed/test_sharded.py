@@ -144,3 +144,37 @@ def test_partition_command_line(tmp_path, capsys):
     assert man["parts"] == 2 and man["num_nodes"] == 500 and man["num_classes"] == 3
     assert "halo rows" in capsys.readouterr().out
     assert main(["partition", "dcsbm:nodes=500", "--parts", "2", "--out", str(tmp_path / "x")]) == 1
+
+
+# ------------------------------------------------------------------ NCCL: one GPU per process
+NCCL_ENGINES = ("lp-T", "lp-cg", "lap-T", "lap-gmres", "lap-auto", "poly-T")
+
+
+def _gpus() -> int:
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def _nccl(P: int):
+    import torch.distributed as dist
+
+    reason = (f"NCCL runs one process per GPU: {P} process(es) need {P} GPU(s), this machine has {_gpus()}"
+              if _gpus() < P else "this torch was built without NCCL")
+    return pytest.param(P, marks=pytest.mark.skipif(_gpus() < P or not dist.is_nccl_available(), reason=reason))
+
+
+@pytest.mark.parametrize("P", [_nccl(1), _nccl(2)])
+def test_sharded_engines_on_nccl_equal_one_process(P, serial, tmp_path):
+    data, train = _graph()
+    store = tmp_path / "graph"
+    write_partition(data, P, store, "rcm")
+    job = os.path.join(tmp_path, "job.pt")
+    torch.save({"sharded": str(store), "train": train, "engines": NCCL_ENGINES, "backend": "nccl"}, job)
+    codes = launch(P, job, str(tmp_path), TIMEOUT_S)
+    for rank, (code, err) in enumerate(codes):
+        assert code == 0, f"process {rank} of {P} ended with {code}:\n{err[-3000:]}"
+    for rank in range(P):
+        scores = torch.load(os.path.join(tmp_path, f"scores-{rank}.pt"))
+        for name in NCCL_ENGINES:
+            ref = serial[("torch.float64", name)]
+            got = scores[("torch.float64", name)]
+            assert float((got - ref).abs().max()) <= 1e-9 * max(1.0, float(ref.abs().max())), (rank, name)
