@@ -121,7 +121,7 @@ class ShardedOperator(KernelOperator):
     shape = property(lambda self: (self.N, self.N))
     dtype = property(lambda self: self._value_dtype)
     device = property(lambda self: self.interior.device)
-    nnz = property(lambda self: self._nnz)
+    nnz = property(lambda self: self._nnz, doc="Stored entries of the whole matrix (all processes).")
 
     @property
     def local_range(self) -> tuple[int, int]:
@@ -255,8 +255,9 @@ class ShardedGraphKernel(KernelOperator):
     shape = property(lambda self: (self.num_nodes, self.num_nodes))
     dtype = property(lambda self: self._dtype)
     device = property(lambda self: self.S.device)
-    num_visible = property(lambda self: self.num_nodes)
-    local_range = property(lambda self: self.S.local_range)
+    num_visible = property(lambda self: self.num_nodes, doc="``N``: every node is visible (transductive).")
+    local_range = property(lambda self: self.S.local_range,
+                           doc="``(lo, hi)``: the points whose rows this process holds (:attr:`ShardedOperator.local_range`).")
 
     @property
     def vector_space(self) -> RowShardSpace:

@@ -210,8 +210,8 @@ class GraphPart:
     manifest: dict
     directory: Path
 
-    lo = property(lambda self: self.bounds[self.part])
-    hi = property(lambda self: self.bounds[self.part + 1])
+    lo = property(lambda self: self.bounds[self.part], doc="The first point of this part.")
+    hi = property(lambda self: self.bounds[self.part + 1], doc="One past the last point of this part.")
 
     def coo(self, dtype: torch.dtype = torch.float64) -> tuple[Tensor, Tensor, Tensor]:
         """Its entries ``(row, col, weight)``: global points, ``weight`` in ``dtype``."""
