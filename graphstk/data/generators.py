@@ -164,7 +164,12 @@ def dcsbm_edges(num_nodes: int, num_edges: int, num_classes: int = 10, homophily
 
     Work and memory are ``O(num_nodes + num_edges)``: every edge is two draws by inverse-CDF search
     (:func:`numpy.searchsorted`) in the cumulative degree weights of the nodes sorted by class; no
-    pair of nodes is enumerated. The parameters are those of :func:`make_dcsbm`.
+    pair of nodes is enumerated.
+
+    Parameters
+    ----------
+    num_nodes, num_edges, num_classes, homophily, exponent, max_weight, seed
+        As in :func:`make_dcsbm`.
     """
     _check_dcsbm(num_nodes, num_edges, num_classes, homophily, exponent, max_weight, 0, seed)
     N, E, C = int(num_nodes), int(num_edges), int(num_classes)
