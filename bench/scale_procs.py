@@ -16,7 +16,7 @@ and measures:
   Richardson), ``--iters`` iterations through :func:`graphstk.methods.engine.solve`, time per
   iteration, and its ratio to the raw CSR product;
 * ``fit s``: load the part, build the kernel and the problem, both solves, the scores;
-* ``peak GB``: the process's peak resident memory (``ru_maxrss``).
+* ``peak GB``: the process's peak resident memory (``VmHWM``), and after each phase.
 
 The scores of ``--score-nodes`` fixed nodes are compared with those of the first ``P``.
 Targets (printed PASS / FAIL): for the largest ``P``, each process's peak memory is at most 0.6 x
@@ -41,6 +41,15 @@ sys.path.insert(0, str(REPO))
 
 
 def _peak_gb() -> float:
+    """This process's peak resident memory: ``VmHWM`` of ``/proc/self/status`` (its own address
+    space; ``ru_maxrss`` would also count the parent's memory that was resident at the fork)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 2 ** 20
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
 
 
@@ -63,27 +72,33 @@ def worker(args) -> None:
     t0 = time.perf_counter()
     init_from_env("gloo", timeout_s=600)
     rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
+    phases = {"start": _peak_gb()}
     part = load_part(args.store)
-    kernel = ShardedGraphKernel(part, dtype=torch.float32)
+    phases["load"] = _peak_gb()
     y = part.labels()
-    g = torch.Generator().manual_seed(args.seed)
-    N = part.num_nodes
-    perm = torch.randperm(N, generator=g)
+    C = int(y.max()) + 1
+    perm = torch.randperm(part.num_nodes, generator=torch.Generator().manual_seed(args.seed))   # the same labels for every P
+    g = torch.Generator().manual_seed(args.seed + 1)
+    # the raw product of the same rows: its CSR over [own | halo] columns (values do not change the
+    # time), one torch.sparse.mm, no exchange
+    lo, hi, c = part.lo, part.hi, part.indices
+    inner = (c >= lo) & (c < hi)
+    cc = torch.where(inner, c - lo, (hi - lo) + torch.searchsorted(part.halo, c))
+    raw = torch.sparse_csr_tensor(part.indptr, cc, torch.ones(c.numel()), (hi - lo, hi - lo + part.halo.numel()),
+                                  check_invariants=False)
+    xh = torch.randn(hi - lo + part.halo.numel(), C, generator=g)
+    t_raw = _timed(lambda: torch.sparse.mm(raw, xh), args.reps)
+    del raw, xh, cc, inner, c
+    phases["raw"] = _peak_gb()
+    kernel = ShardedGraphKernel(part, dtype=torch.float32)
+    nnz_here = int(part.indices.numel())
+    del part                                  # the kernel keeps its rows; the part's arrays go
+    phases["kernel"] = _peak_gb()
+    N = kernel.num_nodes
     train, probe = perm[: int(args.labeled * N)], perm[-args.score_nodes:]
     prob = P.make_problem(kernel, y[kernel.order], kernel.position[train])
-    C = prob.C
     S = kernel.S
     x = torch.randn(S.hi - S.lo, C, generator=g)
-    # the raw product of the same rows: CSR of its rows over [own | halo] columns, no exchange
-    r, c, v = S.local_coo()
-    inner = (c >= S.lo) & (c < S.hi)
-    cc = torch.where(inner, c - S.lo, (S.hi - S.lo) + torch.searchsorted(S.halo_ids, c))
-    raw = torch.sparse_coo_tensor(torch.stack([r, cc]), v, (S.hi - S.lo, S.hi - S.lo + S.halo_ids.numel()),
-                                  check_invariants=False)
-    raw = raw.coalesce().to_sparse_csr()
-    xh = torch.randn(S.hi - S.lo + S.halo_ids.numel(), C, generator=g)
-    t_raw = _timed(lambda: torch.sparse.mm(raw, xh), args.reps)
-    del raw, xh, r, c, v, cc, inner
     sent0 = S.exchange.bytes_sent
     t_prod = _timed(lambda: S @ x, args.reps)
     bytes_per = (S.exchange.bytes_sent - sent0) / (args.reps + 1)
@@ -91,16 +106,18 @@ def worker(args) -> None:
     t = time.perf_counter()
     lp = solve(prob, [LabelPropagationFilter(args.eta)], budgets=[T], solver="richardson")
     t_lp = (time.perf_counter() - t) / T
+    phases["lp"] = _peak_gb()
     t = time.perf_counter()
     lap = solve(prob, [InverseLaplacian(args.eta)], [args.beta], budgets=[T], solver="richardson", unstable="run")
     t_lap = (time.perf_counter() - t) / T
+    phases["lap"] = _peak_gb()
     pp = kernel.position[probe]
     scores = {"lp": prob.pick(lp.h[(0, T)], pp).tolist(), "lap": (prob.rows(pp) @ lap.h[(0, T)]).tolist()}
     fit = time.perf_counter() - t0
     out = {"rank": rank, "world": world, "threads": args.threads, "rows": S.hi - S.lo, "halo": S.exchange.halo_rows,
-           "nnz_here": int(part.indices.numel()), "raw_ms": 1e3 * t_raw, "product_ms": 1e3 * t_prod,
+           "nnz_here": nnz_here, "raw_ms": 1e3 * t_raw, "product_ms": 1e3 * t_prod,
            "bytes_per_product": bytes_per, "lp_ms": 1e3 * t_lp, "lap_ms": 1e3 * t_lap, "fit_s": fit,
-           "peak_gb": _peak_gb(), "scores": scores if rank == 0 else None}
+           "peak_gb": _peak_gb(), "phases": phases, "scores": scores if rank == 0 else None}
     with open(os.path.join(args.out, f"rank-{rank}.json"), "w") as fh:
         json.dump(out, fh)
     torch.distributed.destroy_process_group()
@@ -182,6 +199,9 @@ def run(args) -> int:
                          f"{r['product_ms']:.2f} | {r['bytes_per_product']:.3g} | {r['lp_ms']:.2f} | "
                          f"{r['lp_ms'] / r['raw_ms']:.2f} | {r['lap_ms']:.2f} | {r['lap_ms'] / r['raw_ms']:.2f} | "
                          f"{r['fit_s']:.1f} | {r['peak_gb']:.3f} |")
+    lines += ["", "Peak resident memory (GB) after each phase, per process: "
+              + "; ".join(f"P = {P} rank {r['rank']}: " + ", ".join(f"{k} {v:.3f}" for k, v in r["phases"].items())
+                          for P, rs in rows.items() for r in rs)]
     one, many = rows[args.procs[0]], rows[args.procs[-1]]
     Pm = args.procs[-1]
     peak1, peakm = max(r["peak_gb"] for r in one), max(r["peak_gb"] for r in many)

@@ -24,10 +24,11 @@ import torch.distributed as dist
 from torch import Tensor
 
 from .._spaces import VectorSpace
-from ..operators.base import KernelOperator, SparseOperator, as_index
+from ..operators.base import KernelOperator, SparseOperator, as_index, is_injective as _is_injective, \
+    position_map as _position_map
 from ..operators.graph import inv_sqrt_degree
 from .exchange import HaloExchange, all_gather_rows, all_reduce
-from .operator import SummedRows, _select
+from .operator import SummedRows
 
 __all__ = ["RowShardSpace", "ShardedOperator", "ShardedGraphKernel", "ShardedKernelFactory"]
 
@@ -78,6 +79,61 @@ class _LocalRows(KernelOperator):
         return _LocalRows(self.local.block(None, cols), self.N)
 
 
+class _CSRRows(KernelOperator):
+    """A CSR matrix that only multiplies (``torch.sparse.mm``) and lists its entries: the interior
+    and boundary blocks of a :class:`ShardedOperator`, stored once (``12`` bytes an entry in
+    float32, not a COO copy beside the CSR)."""
+
+    def __init__(self, crow: Tensor, col: Tensor, val: Tensor, shape: tuple[int, int]):
+        self.t = torch.sparse_csr_tensor(crow, col, val, shape, check_invariants=False)
+
+    shape = property(lambda self: tuple(self.t.shape))
+    dtype = property(lambda self: self.t.dtype)
+    device = property(lambda self: self.t.device)
+
+    def _matmul(self, x: Tensor) -> Tensor:
+        if self.t.shape[0] == 0 or self.t.shape[1] == 0:
+            return torch.zeros(self.t.shape[0], x.shape[1], dtype=self.dtype, device=x.device)
+        return torch.sparse.mm(self.t, x.to(self.dtype))
+
+    def coo(self) -> tuple[Tensor, Tensor, Tensor]:
+        crow = self.t.crow_indices()
+        row = torch.repeat_interleave(torch.arange(self.t.shape[0], device=self.device), crow[1:] - crow[:-1])
+        return row, self.t.col_indices(), self.t.values()
+
+    def in_columns(self, col_map: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """The entries whose column ``j`` has ``col_map[j] >= 0``: ``(row, col_map[j], value)``,
+        without listing the other entries' rows."""
+        mapped = col_map[self.t.col_indices()]
+        at = (mapped >= 0).nonzero().flatten()
+        row = torch.searchsorted(self.t.crow_indices(), at, right=True) - 1
+        return row, mapped[at], self.t.values()[at]
+
+    def diagonal(self) -> Tensor:
+        row, col, val = self.coo()
+        out = torch.zeros(min(self.t.shape), dtype=self.dtype, device=self.device)
+        on = row == col
+        return out.index_add_(0, row[on], val[on])
+
+
+def _split_csr(crow: Tensor, col: Tensor, val: Tensor, lo: int, hi: int):
+    """The interior (columns ``lo .. hi - 1``) and boundary (other columns) parts of CSR rows:
+    ``(interior, boundary, halo_ids)``, the boundary's columns numbered by their place in the
+    sorted ``halo_ids``. Row order and column order within a row are kept."""
+    n = crow.numel() - 1
+    inner = (col >= lo) & (col < hi)
+    ends = torch.zeros(col.numel() + 1, dtype=torch.long, device=col.device)
+    torch.cumsum(inner, 0, out=ends[1:])
+    crow_in = ends[crow]
+    crow_out = crow - crow_in
+    del ends
+    outer_cols = col[~inner]
+    halo_ids = torch.unique(outer_cols, sorted=True)
+    interior = _CSRRows(crow_in, col[inner] - lo, val[inner], (n, hi - lo))
+    boundary = _CSRRows(crow_out, torch.searchsorted(halo_ids, outer_cols), val[~inner], (n, halo_ids.numel()))
+    return interior, boundary, halo_ids
+
+
 class ShardedOperator(KernelOperator):
     """A symmetric ``N x N`` sparse matrix whose rows ``lo .. hi - 1`` live on this process and whose
     vectors are this process's rows only: ``S @ x`` maps ``[hi - lo, K]`` to ``[hi - lo, K]``.
@@ -100,6 +156,27 @@ class ShardedOperator(KernelOperator):
 
     def __init__(self, row: Tensor, col: Tensor, value: Tensor, num_rows: int, bounds: list[int], group=None,
                  exchange: str = "auto"):
+        self._place(num_rows, bounds, group)
+        n_own = self.hi - self.lo
+        if row.numel() and (int(row.min()) < 0 or int(row.max()) >= n_own):
+            raise ValueError(f"process {self.rank} holds {n_own} rows but was given entries in local rows "
+                             f"{int(row.min())}..{int(row.max())}")
+        order = torch.argsort(row * max(self.N, 1) + col)
+        crow = torch.zeros(n_own + 1, dtype=torch.long, device=row.device)
+        torch.cumsum(torch.bincount(row, minlength=n_own), 0, out=crow[1:])
+        self._build(crow, col[order], value[order], exchange)
+
+    @classmethod
+    def from_csr(cls, crow: Tensor, col: Tensor, value: Tensor, num_rows: int, bounds: list[int], group=None,
+                 exchange: str = "auto") -> "ShardedOperator":
+        """This process's rows as CSR (``crow`` ``[rows + 1]``, global column ids ``col``, sorted
+        within each row): no COO copy is made (collective)."""
+        self = cls.__new__(cls)
+        self._place(num_rows, bounds, group)
+        self._build(crow, col, value, exchange)
+        return self
+
+    def _place(self, num_rows: int, bounds: list[int], group) -> None:
         self.group, self.N, self.bounds = group, int(num_rows), [int(b) for b in bounds]
         P = dist.get_world_size(group)
         if len(self.bounds) != P + 1:
@@ -107,14 +184,11 @@ class ShardedOperator(KernelOperator):
                              "processes: launch as many processes as parts, or partition again")
         self.rank = dist.get_rank(group)
         self.lo, self.hi = self.bounds[self.rank], self.bounds[self.rank + 1]
-        n_own = self.hi - self.lo
-        inner = (col >= self.lo) & (col < self.hi)
-        self.interior = SparseOperator(row[inner], col[inner] - self.lo, value[inner], (n_own, n_own))
-        halo_ids, pos = torch.unique(col[~inner], sorted=True, return_inverse=True)
-        self.halo_ids = halo_ids
-        self.boundary = SparseOperator(row[~inner], pos, value[~inner], (n_own, halo_ids.numel()))
-        self.exchange = HaloExchange(halo_ids, self.bounds, group, exchange)
-        self._nnz = int(all_reduce(torch.tensor([row.numel()], dtype=torch.long, device=row.device), group,
+
+    def _build(self, crow: Tensor, col: Tensor, value: Tensor, exchange: str) -> None:
+        self.interior, self.boundary, self.halo_ids = _split_csr(crow, col, value, self.lo, self.hi)
+        self.exchange = HaloExchange(self.halo_ids, self.bounds, self.group, exchange)
+        self._nnz = int(all_reduce(torch.tensor([col.numel()], dtype=torch.long, device=col.device), self.group,
                                    "counting a sharded operator's entries"))
         self._value_dtype = value.dtype
 
@@ -167,16 +241,25 @@ class ShardedOperator(KernelOperator):
             return self
         r = None if rows is None else as_index(rows, self.N, self.device, name="rows")
         c = None if cols is None else as_index(cols, self.N, self.device, name="cols")
-        row, col, val = self.local_coo()
+        for ids in (r, c):
+            if ids is not None and not _is_injective(ids):
+                raise ValueError("a block of a sharded operator takes row and column ids without repeats")
         n_own = self.hi - self.lo
+        row, col, val = self._in_columns(c if r is None else (r if c is None else c))
         if r is None:
-            row, col, val = _select(row, col, val, None, c, n_own, self.N)
             return _LocalRows(SparseOperator(row, col, val, (n_own, c.numel())), self.N)
         if c is None:   # S[r, own] = S[own, r]^T (symmetric): the entries of the own rows in columns r
-            row, col, val = _select(row, col, val, None, r, n_own, self.N)
             return SummedRows(SparseOperator(col, row, val, (r.numel(), n_own)), self.group)
-        row, col, val = _select(row + self.lo, col, val, r, c, self.N, self.N)
-        return SummedRows(SparseOperator(row, col, val, (r.numel(), c.numel())), self.group)
+        rmap = _position_map(r, self.N)[row + self.lo]
+        keep = rmap >= 0
+        return SummedRows(SparseOperator(rmap[keep], col[keep], val[keep], (r.numel(), c.numel())), self.group)
+
+    def _in_columns(self, ids: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """This process's entries in the columns ``ids``: ``(local row, position in ids, value)``."""
+        pmap = _position_map(ids, self.N)
+        ri, ci, vi = self.interior.in_columns(pmap[self.lo:self.hi])
+        rb, cb, vb = self.boundary.in_columns(pmap[self.halo_ids])
+        return torch.cat([ri, rb]), torch.cat([ci, cb]), torch.cat([vi, vb])
 
     def diagonal(self) -> Tensor:
         """This process's rows of the diagonal (``[hi - lo]``)."""
@@ -228,21 +311,34 @@ class ShardedGraphKernel(KernelOperator):
         if part.parts != P or part.part != dist.get_rank(group):
             raise ValueError(f"part {part.part} of {part.parts} loaded on process {dist.get_rank(group)} of {P}: "
                              "each process loads the part of its rank, and there are as many processes as parts")
-        self.part, self.group = part, group
+        self.group, self.manifest = group, part.manifest   # the part's arrays are not kept: S holds its rows
         N, lo, hi = part.num_nodes, part.lo, part.hi
-        row, col, w = (t.to(device) for t in part.coo(dtype))
+        crow, col = part.indptr.to(device), part.indices.to(device)
+        counts = crow[1:] - crow[:-1]
         halo = part.halo.to(device)
-        row = row - lo
-        deg = torch.zeros(hi - lo, dtype=dtype, device=device).index_add_(0, row, w)
+        if part.weight is None:   # unweighted: the degree is the row's count, every w is 1
+            w = None
+            deg = counts.to(dtype)
+        else:
+            w = part.weight.to(device=device, dtype=dtype)
+            row = torch.repeat_interleave(torch.arange(hi - lo, device=device), counts)
+            deg = torch.zeros(hi - lo, dtype=dtype, device=device).index_add_(0, row, w)
+            del row
         dis_own = inv_sqrt_degree(deg)
         plan = HaloExchange(halo, part.bounds, group)
         dis_halo = plan.start(dis_own.unsqueeze(1)).wait().squeeze(1)
+        del plan
+        # S = D^-1/2 W D^-1/2 entry by entry, as symmetric_normalization forms it: dis[row] * w * dis[col]
+        values = torch.repeat_interleave(dis_own, counts)
+        if w is not None:
+            values.mul_(w)
+            del w
         inner = (col >= lo) & (col < hi)
-        dis_col = torch.empty_like(w)
-        dis_col[inner] = dis_own[col[inner] - lo]
-        dis_col[~inner] = dis_halo[torch.searchsorted(halo, col[~inner])]
-        values = dis_own[row] * w * dis_col
-        self.S = ShardedOperator(row, col, values, N, part.bounds, group, exchange)
+        values[inner] *= dis_own[col[inner] - lo]
+        outer = ~inner
+        values[outer] *= dis_halo[torch.searchsorted(halo, col[outer])]
+        del inner, outer
+        self.S = ShardedOperator.from_csr(crow, col, values, N, part.bounds, group, exchange)
         self.degree, self.isolated = deg, deg <= 0
         edges = all_reduce(torch.tensor([float((deg > 0).any())], device=device), group, "counting edges")
         self.lambda_max = 1.0 if float(edges) > 0 else 0.0
@@ -337,7 +433,6 @@ class ShardedKernelFactory:
 
     def __init__(self, directory=None, group=None, exchange: str = "auto"):
         self.directory, self.group, self.exchange = directory, group, exchange
-        self._parts: dict = {}
 
     def __call__(self, data, hidden: Tensor | None, *, dtype: torch.dtype = torch.float64, device=None,
                  whole: bool = False):
@@ -359,10 +454,7 @@ class ShardedKernelFactory:
             raise ValueError(f"a sharded kernel on {device} needs the NCCL backend (one GPU per process); this "
                              f"process group uses {dist.get_backend(self.group)}: start it with "
                              "init_from_env('nccl'), or run on the CPU")
-        key = str(directory)
-        if key not in self._parts:
-            self._parts[key] = load_part(directory, dist.get_rank(self.group), dist.get_world_size(self.group))
-        part = self._parts[key]
+        part = load_part(directory, dist.get_rank(self.group), dist.get_world_size(self.group))
         if int(data.num_nodes) != part.num_nodes:
             raise ValueError(f"the graph has {int(data.num_nodes)} nodes but its partitioned form {directory} has "
                              f"{part.num_nodes}: partition this graph again")

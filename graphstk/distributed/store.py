@@ -64,6 +64,18 @@ def _symmetric_csr(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | Non
     return W
 
 
+def _even_bounds(row_entries: np.ndarray, parts: int) -> list[int]:
+    """Cuts of an order into ``parts`` ranges of about equal work: each row costs its entries plus
+    one (its row of every vector block), so the processes hold about equal shares of ``S``."""
+    cum = np.cumsum(row_entries.astype(np.int64) + 1)
+    total = int(cum[-1]) if cum.size else 0
+    cuts = [int(np.searchsorted(cum, total * p / parts, side="right")) for p in range(1, parts)]
+    bounds = [0] + cuts + [int(row_entries.size)]
+    for p in range(1, parts + 1):                     # non-decreasing, whatever the rounding
+        bounds[p] = max(bounds[p], bounds[p - 1])
+    return bounds
+
+
 def write_partition(data, parts: int, out: str | os.PathLike, method: str | Partition | None = None,
                     seed: int = 0, source: str = "") -> dict:
     """Write the partitioned form of a labelled graph into ``out`` (see the module docstring).
@@ -77,7 +89,9 @@ def write_partition(data, parts: int, out: str | os.PathLike, method: str | Part
     out : path
         A directory (created; part files of an earlier run there are replaced).
     method : "contiguous" | "rcm" | "metis" | Partition | None
-        ``None``: METIS where ``pymetis`` is installed, else RCM.
+        ``None``: METIS where ``pymetis`` is installed, else RCM. The order of ``contiguous`` and
+        ``rcm`` is cut where every part holds about the same entries plus rows (METIS balances
+        the nodes); a :class:`Partition` is taken as it is.
     seed : int, default 0
         METIS's seed.
     source : str
@@ -103,6 +117,9 @@ def write_partition(data, parts: int, out: str | os.PathLike, method: str | Part
         partition = method
     else:
         partition = partition_graph(row, col, N, int(parts), method or default_partitioner(), seed=seed)
+        if partition.method in ("contiguous", "rcm") and parts > 1:   # an order: cut it where the work is even
+            partition = Partition(partition.order, _even_bounds(np.diff(W.indptr)[partition.order.numpy()], parts),
+                                  partition.method)
     if partition.parts != parts or partition.num_nodes != N:
         raise ValueError(f"the partition has {partition.parts} parts over {partition.num_nodes} nodes; the graph "
                          f"needs {parts} parts over its {N} nodes")
