@@ -178,6 +178,7 @@ def run(args) -> int:
                             source=f"dcsbm:{N},{E},{args.classes},{args.homophily},{args.seed}")
             t_part += time.perf_counter() - t
     del data
+    parent_peak = _peak_gb()
     with tempfile.TemporaryDirectory(prefix="graphstk-scale-run-") as tmp:
         for P in args.procs:
             out = os.path.join(tmp, f"P{P}")
@@ -221,7 +222,8 @@ def run(args) -> int:
               f"{it1[1]:.2f} ms",
               f"- {ok(diff <= 1e-5 * max(1.0, scale))}: scores of {args.score_nodes} nodes at P = {Pm} equal P = "
               f"{args.procs[0]}: largest difference {diff:.2e} (target 1e-5, float32)",
-              "", f"Generation {t_gen:.1f} s, partition written in {t_part:.1f} s (0 where a stored form was reused)."]
+              "", f"Generation {t_gen:.1f} s, partitioned forms written in {t_part:.1f} s (0 where a stored form was "
+                  f"reused); peak memory of the process that generated and wrote them: {parent_peak:.3f} GB."]
     text = "\n".join(lines)
     print(text)
     if args.write:
