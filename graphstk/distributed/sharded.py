@@ -19,6 +19,8 @@ and scatters and gathers the labeled rows through it. Label-Prop (Eq. 22) and Al
 """
 from __future__ import annotations
 
+import warnings
+
 import torch
 import torch.distributed as dist
 from torch import Tensor
@@ -85,7 +87,9 @@ class _CSRRows(KernelOperator):
     float32, not a COO copy beside the CSR)."""
 
     def __init__(self, crow: Tensor, col: Tensor, val: Tensor, shape: tuple[int, int]):
-        self.t = torch.sparse_csr_tensor(crow, col, val, shape, check_invariants=False)
+        with warnings.catch_warnings():   # torch flags every CSR tensor as "beta"; its products are stable
+            warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state")
+            self.t = torch.sparse_csr_tensor(crow, col, val, shape, check_invariants=False)
 
     shape = property(lambda self: tuple(self.t.shape))
     dtype = property(lambda self: self.t.dtype)
