@@ -159,8 +159,11 @@ def run(args) -> int:
     from graphstk.data import make_dcsbm
     from graphstk.distributed import read_manifest, write_partition
 
+    from graphstk.experiments.datasets import dcsbm_source
+
     store_root = args.store or tempfile.mkdtemp(prefix="graphstk-scale-")
     N, E = int(args.nodes), int(args.edges)
+    source = dcsbm_source(N, E // 2, seed=args.seed, num_classes=args.classes, homophily=args.homophily)
     data = None
     rows = {}
     t_gen = t_part = 0.0
@@ -168,7 +171,7 @@ def run(args) -> int:
         store = os.path.join(store_root, f"P{P}")
         try:
             man = read_manifest(store)
-            fresh = man["num_nodes"] == N and man["source"] == f"dcsbm:{N},{E},{args.classes},{args.homophily},{args.seed}"
+            fresh = man["num_nodes"] == N and man["source"] == source
         except (FileNotFoundError, ValueError):
             fresh = False
         if not fresh:
@@ -177,8 +180,7 @@ def run(args) -> int:
                 data = make_dcsbm(N, E // 2, args.classes, args.homophily, seed=args.seed)   # E entries of edge_index
                 t_gen = time.perf_counter() - t
             t = time.perf_counter()
-            write_partition(data, P, store, args.method,
-                            source=f"dcsbm:{N},{E},{args.classes},{args.homophily},{args.seed}")
+            write_partition(data, P, store, args.method, source=source)   # a config's dcsbm graph can load it
             t_part += time.perf_counter() - t
     del data
     parent_peak = _peak_gb()
