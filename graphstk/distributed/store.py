@@ -65,9 +65,12 @@ def _symmetric_csr(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | Non
 
 
 def _even_bounds(row_entries: np.ndarray, parts: int) -> list[int]:
-    """Cuts of an order into ``parts`` ranges of about equal work: each row costs its entries plus
-    one (its row of every vector block), so the processes hold about equal shares of ``S``."""
-    cum = np.cumsum(row_entries.astype(np.int64) + 1)
+    """Cuts of an order into ``parts`` ranges of about equal memory: a row costs its entries (its
+    share of ``S``) plus the mean entries per row (its rows of the vector blocks, which weigh about
+    as much as an average row of ``S`` for a few dozen columns), so rows and entries are both
+    split about evenly when the degrees are skewed along the order."""
+    mean = max(1, int(round(float(row_entries.sum()) / max(1, row_entries.size))))
+    cum = np.cumsum(row_entries.astype(np.int64) + mean)
     total = int(cum[-1]) if cum.size else 0
     cuts = [int(np.searchsorted(cum, total * p / parts, side="right")) for p in range(1, parts)]
     bounds = [0] + cuts + [int(row_entries.size)]
@@ -90,8 +93,8 @@ def write_partition(data, parts: int, out: str | os.PathLike, method: str | Part
         A directory (created; part files of an earlier run there are replaced).
     method : "contiguous" | "rcm" | "metis" | Partition | None
         ``None``: METIS where ``pymetis`` is installed, else RCM. The order of ``contiguous`` and
-        ``rcm`` is cut where every part holds about the same entries plus rows (METIS balances
-        the nodes); a :class:`Partition` is taken as it is.
+        ``rcm`` is cut where every part holds about the same share of entries and rows (METIS
+        balances the nodes); a :class:`Partition` is taken as it is.
     seed : int, default 0
         METIS's seed.
     source : str
