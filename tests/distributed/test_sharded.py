@@ -178,3 +178,16 @@ def test_sharded_engines_on_nccl_equal_one_process(P, serial, tmp_path):
             ref = serial[("torch.float64", name)]
             got = scores[("torch.float64", name)]
             assert float((got - ref).abs().max()) <= 1e-9 * max(1.0, float(ref.abs().max())), (rank, name)
+
+
+def test_an_order_is_cut_where_rows_and_entries_are_even():
+    from graphstk.distributed.store import _even_bounds
+    import numpy as np
+
+    entries = np.array([1] * 90 + [100] * 10)          # light rows first, heavy rows last (as RCM may order them)
+    b = _even_bounds(entries, 2)
+    assert b[0] == 0 and b[-1] == 100 and b[0] <= b[1] <= b[2]
+    cost = entries + 10                                 # entries plus the mean entries per row
+    halves = [int(cost[b[0]:b[1]].sum()), int(cost[b[1]:b[2]].sum())]
+    assert abs(halves[0] - halves[1]) <= int(cost.max())
+    assert _even_bounds(np.zeros(0, dtype=np.int64), 3) == [0, 0, 0, 0]
