@@ -83,10 +83,12 @@ class _LocalRows(KernelOperator):
 
 class _CSRRows(KernelOperator):
     """A CSR matrix that only multiplies (``torch.sparse.mm``) and lists its entries: the interior
-    and boundary blocks of a :class:`ShardedOperator`, stored once (``12`` bytes an entry in
-    float32, not a COO copy beside the CSR)."""
+    and boundary blocks of a :class:`ShardedOperator`, stored once (int32 indices where they fit:
+    8 bytes an entry in float32, no COO copy beside the CSR)."""
 
     def __init__(self, crow: Tensor, col: Tensor, val: Tensor, shape: tuple[int, int]):
+        small = max(int(shape[1]), int(col.numel())) < 2 ** 31 - 1
+        crow, col = (crow.to(torch.int32), col.to(torch.int32)) if small else (crow.long(), col.long())
         with warnings.catch_warnings():   # torch flags every CSR tensor as "beta"; its products are stable
             warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state")
             self.t = torch.sparse_csr_tensor(crow, col, val, shape, check_invariants=False)
@@ -101,16 +103,16 @@ class _CSRRows(KernelOperator):
         return torch.sparse.mm(self.t, x.to(self.dtype))
 
     def coo(self) -> tuple[Tensor, Tensor, Tensor]:
-        crow = self.t.crow_indices()
+        crow = self.t.crow_indices().long()
         row = torch.repeat_interleave(torch.arange(self.t.shape[0], device=self.device), crow[1:] - crow[:-1])
-        return row, self.t.col_indices(), self.t.values()
+        return row, self.t.col_indices().long(), self.t.values()
 
     def in_columns(self, col_map: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """The entries whose column ``j`` has ``col_map[j] >= 0``: ``(row, col_map[j], value)``,
         without listing the other entries' rows."""
         mapped = col_map[self.t.col_indices()]
         at = (mapped >= 0).nonzero().flatten()
-        row = torch.searchsorted(self.t.crow_indices(), at, right=True) - 1
+        row = torch.searchsorted(self.t.crow_indices().long(), at, right=True) - 1
         return row, mapped[at], self.t.values()[at]
 
     def diagonal(self) -> Tensor:
