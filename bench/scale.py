@@ -4,6 +4,11 @@ Run from the repository root::
 
     python bench/scale.py                        # 10^7 nodes, 10^8 directed edges (checks free memory first)
     python bench/scale.py --nodes 1e5 --edges 1e6   # a quick check of the script
+    python bench/scale.py --procs 1 2 --nodes 1e6 --edges 2e7   # 1 process vs 2 on the labelled graph
+
+With ``--procs``, the graph is the labelled :func:`graphstk.data.make_dcsbm` (``--edges`` entries of
+its ``edge_index``, i.e. half as many undirected edges), partitioned once per process count, and
+one process (all ``--threads``) is compared with ``P`` processes sharing them (``bench/scale_procs.py``).
 
 It builds a random undirected graph with ``--nodes`` nodes and ``--edges`` entries of its
 ``edge_index`` (``edges / 2`` random pairs, each stored in both directions), generated in
@@ -189,12 +194,20 @@ def main(argv=None) -> int:
     ap.add_argument("--eta", type=float, default=0.99)
     ap.add_argument("--beta", type=float, default=1e-2)
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch threads (default 1; with --procs: in all, split over the processes, default max(procs))")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--min-free-gb", type=float, default=18.0)
     ap.add_argument("--skip", nargs="*", default=[], choices=["lp", "lap", "poly"])
     ap.add_argument("--out", default=None, help="also write the table here")
+    from scale_procs import add_arguments, run as run_procs
+
+    add_arguments(ap)
     args = ap.parse_args(argv)
+    if args.procs:   # one process against P on the labelled generator, partitioned (bench/scale_procs.py)
+        args.threads = args.threads or max(args.procs)
+        return run_procs(args)
+    args.threads = args.threads or 1
     n, n_edges, chunk = int(args.nodes), int(args.edges), int(args.chunk)
     free = mem_available_gb()
     if free < args.min_free_gb:

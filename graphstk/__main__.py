@@ -18,6 +18,7 @@ examples:
   python run.py configs/quick.yaml --data-root /tmp/data --seeds 2
   python run.py configs/table1.yaml --device cuda  # kernels and estimators on the GPU
   torchrun --nproc-per-node 2 run.py configs/quick.yaml --distributed   # kernels split over 2 processes
+  python -m graphstk partition dcsbm:nodes=1e6,edges=1e7 --parts 2 --out /tmp/g   # a partitioned graph, once
 data root: --data-root > $GRAPHSTK_DATA > ./datasets
 outputs:   DIR/results.json, DIR/results.csv, DIR/results.md (+ the config's plot); DIR/cache/ makes
            a rerun of the same config resume where it stopped.
@@ -70,6 +71,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     """Run the command line; returns the exit code (heavy imports only after parsing, so
     ``--help`` and config errors are instant)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["partition"]:   # python -m graphstk partition GRAPH --parts P --out DIR
+        from graphstk.distributed.store import partition_main
+
+        return partition_main(argv[1:], prog=f"{prog or _prog()} partition")
     parser = build_parser(prog)
     args = parser.parse_args(argv)
     from graphstk.experiments.config import ConfigError, load_config

@@ -37,6 +37,14 @@ class VectorSpace:
         """A solver's result as its caller receives it (here: ``x`` itself)."""
         return x
 
+    #: whether the blocks of this space are this process's rows only (a sharded vector), so that
+    #: row indexing goes through the problem's local rows (:attr:`graphstk.methods.problem.Problem.train_rows`)
+    sharded = False
+
+    def reduce_sum(self, t: Tensor) -> Tensor:
+        """``t`` summed over the processes that share the vectors (here: ``t`` itself)."""
+        return t
+
 
 #: the space of one process holding whole tensors (the solvers' default)
 LOCAL = VectorSpace()

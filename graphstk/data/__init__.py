@@ -29,12 +29,13 @@ from .splits import SETTINGS, Split, make_split
 from .statistics import dataset_statistics
 from .validation import build_data, validate_data
 from .vector import VECTOR_DATASETS, VectorDataset, load_vector_dataset, vector_dataset_files
-from .generators import make_circle, make_two_lines
+from .generators import dcsbm_edges, make_circle, make_dcsbm, make_two_lines
 
 __all__ = [
     "DATASETS", "DataFileError", "DatasetNotFoundError", "FeaturesUnavailableWarning", "SETTINGS", "Split",
     "build_data", "dataset_key", "dataset_statistics", "from_networkx", "get_spec", "known_datasets",
     "load_dataset", "load_npz", "make_split", "match_datasets", "resolve_data_root", "validate_data",
-    "VECTOR_DATASETS", "VectorDataset", "load_vector_dataset", "make_circle", "make_two_lines",
+    "VECTOR_DATASETS", "VectorDataset", "dcsbm_edges", "load_vector_dataset", "make_circle", "make_dcsbm",
+    "make_two_lines",
     "vector_dataset_files",
 ]

@@ -17,6 +17,11 @@ the two lines, 0.1 for the circle) on every coordinate except ``x1`` of the two 
 Randomness comes from one :func:`numpy.random.default_rng` seeded with ``seed``: the same
 arguments give the same data on every machine. The paper draws labeled, 2000 unlabeled and
 held-out test points from one distribution; draw ``n`` = their total and split with a protocol.
+
+:func:`make_dcsbm` draws a labelled graph of any size (a degree-corrected stochastic block model
+with power-law degrees, a homophily parameter and optional class-correlated features) in
+``O(nodes + edges)`` work and memory: the large graphs of ``bench/scale.py`` and of
+``python -m graphstk partition``.
 """
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ import torch
 
 from .vector_dataset import VectorDataset
 
-__all__ = ["make_circle", "make_two_lines"]
+__all__ = ["dcsbm_edges", "make_circle", "make_dcsbm", "make_two_lines"]
 
 
 def _check(n, noise, dim, seed, fn: str) -> None:
@@ -119,3 +124,151 @@ def make_circle(n: int | None = None, noise: float = 0.1, dim: int = 100, seed: 
             f"first two coordinates; n = {n}, dim = {dim}, seed = {seed} (numpy default_rng). One connected "
             "manifold carrying both labels (no cluster structure). Generated, not the paper's draw.")
     return VectorDataset("Circle", torch.from_numpy(X), torch.from_numpy(y), [0, 1], {}, {}, desc)
+
+
+# ---------------------------------------------------------------------------
+# A labelled large graph: the degree-corrected stochastic block model
+# ---------------------------------------------------------------------------
+#: edges drawn per batch by :func:`dcsbm_edges`: a constant, so the graph of a seed never depends on
+#: the machine (the batches consume the generator's stream in the same order everywhere)
+DCSBM_BATCH = 1 << 22
+
+
+def _check_dcsbm(num_nodes, num_edges, num_classes, homophily, exponent, max_weight, num_features, seed) -> None:
+    def integer(v, name, lo):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
+            raise ValueError(f"make_dcsbm: {name} must be an integer >= {lo}, got {v!r}")
+
+    integer(num_nodes, "num_nodes", 2)
+    integer(num_edges, "num_edges", 0)
+    integer(num_classes, "num_classes", 1)
+    integer(num_features, "num_features", 0)
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise ValueError(f"make_dcsbm: seed must be an integer, got {seed!r}")
+    if not isinstance(homophily, numbers.Real) or not 0.0 <= homophily <= 1.0:
+        raise ValueError(f"make_dcsbm: homophily is the fraction of edges inside a class, in [0, 1]; got {homophily!r}")
+    if num_classes == 1 and homophily != 1.0:
+        raise ValueError("make_dcsbm: with one class every edge is inside it: pass homophily=1.0 or num_classes >= 2")
+    if not isinstance(exponent, numbers.Real) or not exponent > 1.0:
+        raise ValueError(f"make_dcsbm: exponent (of the power-law degree tail) must be > 1, got {exponent!r}")
+    if max_weight is not None and (not isinstance(max_weight, numbers.Real) or not max_weight >= 1.0):
+        raise ValueError(f"make_dcsbm: max_weight must be >= 1 (or None: sqrt(num_nodes)), got {max_weight!r}")
+
+
+def dcsbm_edges(num_nodes: int, num_edges: int, num_classes: int = 10, homophily: float = 0.8,
+                exponent: float = 2.5, max_weight: float | None = None, seed: int = 0
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The classes and undirected edges of :func:`make_dcsbm` as NumPy arrays (no PyG, no copies in
+    both directions): ``(y, u, v)`` with ``y`` int64 ``[num_nodes]`` and ``u < v`` int64 ``[E]``,
+    sorted by ``(u, v)``, without self-loops or repeats (``E <= num_edges``).
+
+    Work and memory are ``O(num_nodes + num_edges)``: every edge is two draws by inverse-CDF search
+    (:func:`numpy.searchsorted`) in the cumulative degree weights of the nodes sorted by class; no
+    pair of nodes is enumerated.
+
+    Parameters
+    ----------
+    num_nodes, num_edges, num_classes, homophily, exponent, max_weight, seed
+        As in :func:`make_dcsbm`.
+    """
+    _check_dcsbm(num_nodes, num_edges, num_classes, homophily, exponent, max_weight, 0, seed)
+    N, E, C = int(num_nodes), int(num_edges), int(num_classes)
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, C, size=N, dtype=np.int64)
+    cap = float(np.sqrt(N)) if max_weight is None else float(max_weight)
+    # Pareto propensities: P(theta >= t) = t^-(exponent - 1), t >= 1; expected degrees are proportional
+    theta = np.minimum((1.0 - rng.random(N)) ** (-1.0 / (float(exponent) - 1.0)), cap)
+    order = np.argsort(y, kind="stable")                  # node ids sorted by class
+    cum = np.cumsum(theta[order])
+    total = float(cum[-1])
+    ends = np.searchsorted(y[order], np.arange(C), side="right")          # one past each class's last slot
+    starts = np.concatenate([[0], ends[:-1]])
+    before = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0.0)    # weight of the classes before c
+    weight = np.where(ends > starts, cum[np.maximum(ends - 1, 0)] - before, 0.0)
+    ys = y[order]
+    keys = []
+    for lo in range(0, E, DCSBM_BATCH):
+        m = min(DCSBM_BATCH, E - lo)
+        src = np.minimum(np.searchsorted(cum, rng.random(m) * total, side="right"), N - 1)
+        cs = ys[src]
+        ct = cs if C == 1 else np.where(rng.random(m) < homophily, cs, (cs + rng.integers(1, C, size=m)) % C)
+        dst = np.searchsorted(cum, before[ct] + rng.random(m) * weight[ct], side="right")
+        dst = np.clip(dst, starts[ct], ends[ct] - 1)      # rounding at a class's last slot
+        a, b = order[src], order[dst]
+        keep = a != b
+        a, b = a[keep], b[keep]
+        keys.append(np.minimum(a, b) * N + np.maximum(a, b))
+        del src, cs, ct, dst, a, b, keep
+    key = np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64)
+    del keys
+    key.sort()                                            # in place: repeats become neighbours
+    if key.size:
+        key = key[np.concatenate([[True], key[1:] != key[:-1]])]
+    u, v = np.divmod(key, N)
+    return y, u, v
+
+
+def make_dcsbm(num_nodes: int, num_edges: int, num_classes: int = 10, homophily: float = 0.8,
+               exponent: float = 2.5, max_weight: float | None = None, num_features: int = 0,
+               feature_signal: float = 1.0, seed: int = 0):
+    """A labelled graph of any size: the degree-corrected stochastic block model (Karrer & Newman, 2011).
+
+    Every node gets a class ``y ~ U{0 .. num_classes - 1}`` and a degree propensity ``theta >= 1``
+    drawn from a Pareto law with tail ``P(theta >= t) = t^-(exponent - 1)`` (capped at
+    ``max_weight``). Each of ``num_edges`` edges picks its first end with probability proportional
+    to ``theta``; with probability ``homophily`` its second end is in the same class, else in
+    another class chosen uniformly; within the chosen class the second end is again drawn
+    proportionally to ``theta``. So expected degrees follow ``theta`` (a heavy, power-law tail)
+    and the fraction of edges inside a class (the edge homophily) is ``homophily`` up to the
+    dropped self-loops and repeats. Work and memory are ``O(num_nodes + num_edges)``
+    (:func:`dcsbm_edges`); the same arguments give the same graph on every machine.
+
+    Parameters
+    ----------
+    num_nodes : int
+        ``N >= 2``.
+    num_edges : int
+        Undirected edges drawn; self-loops and repeated pairs are dropped, so the graph has at most
+        this many (``edge_index`` stores each in both directions: up to ``2 num_edges`` columns).
+    num_classes : int, default 10
+    homophily : float in [0, 1], default 0.8
+        The fraction of edges whose ends share a class (``1 / num_classes``: no class signal).
+    exponent : float > 1, default 2.5
+        Tail exponent of the degree propensities (smaller: heavier tail).
+    max_weight : float, optional
+        Cap of the propensities (default ``sqrt(num_nodes)``, which keeps the largest expected
+        degree below about ``sqrt(N)`` times the mean).
+    num_features : int, default 0
+        Node features ``x`` ``[N, num_features]`` float32: a class mean (``feature_signal`` times a
+        standard normal vector per class) plus standard normal noise; 0: no ``x``.
+    feature_signal : float, default 1.0
+    seed : int, default 0
+        Seed of the :func:`numpy.random.default_rng` that draws everything.
+
+    Returns
+    -------
+    torch_geometric.data.Data
+        ``edge_index`` int64 ``[2, 2E]`` (the edges ``(u, v)``, ``u < v``, sorted, then the same
+        edges reversed), ``y`` int64 ``[N]``,
+        ``x`` (when ``num_features > 0``), ``num_nodes``.
+    """
+    from torch_geometric.data import Data
+
+    _check_dcsbm(num_nodes, num_edges, num_classes, homophily, exponent, max_weight, num_features, seed)
+    if not isinstance(feature_signal, numbers.Real) or not np.isfinite(feature_signal):
+        raise ValueError(f"make_dcsbm: feature_signal must be a finite number, got {feature_signal!r}")
+    y, u, v = dcsbm_edges(num_nodes, num_edges, num_classes, homophily, exponent, max_weight, seed)
+    E = u.size
+    ei = torch.empty(2, 2 * E, dtype=torch.long)          # each edge (u, v), u < v, then (v, u)
+    ei[0, :E], ei[1, E:] = torch.from_numpy(u), torch.from_numpy(u)
+    del u
+    ei[1, :E], ei[0, E:] = torch.from_numpy(v), torch.from_numpy(v)
+    del v
+    data = Data(edge_index=ei, y=torch.from_numpy(y), num_nodes=int(num_nodes))
+    if num_features:
+        frng = np.random.default_rng([int(seed), 1])      # a stream of its own: x does not change the graph
+        centers = (float(feature_signal) * frng.standard_normal((int(num_classes), int(num_features)))).astype(np.float32)
+        x = frng.standard_normal((int(num_nodes), int(num_features)), dtype=np.float32)
+        x += centers[y]
+        data.x = torch.from_numpy(x)
+    return data

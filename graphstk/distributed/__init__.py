@@ -7,6 +7,11 @@
 * :class:`PartitionedGraphKernel`: the STKR base kernel (Eq. 23) on it; the engines of
   :mod:`graphstk.methods.propagation` run on it unchanged (its ``vector_space``, a
   :class:`ShardedSpace`, goes to every solver with the problem);
+* :func:`write_partition` / ``python -m graphstk partition``: the partitioned on-disk form, written
+  once; :func:`load_part`: one process's part;
+* :class:`ShardedGraphKernel` / :class:`ShardedOperator`: the kernel of a loaded part, whose vectors
+  are each process's own rows (:class:`RowShardSpace`); :class:`ShardedKernelFactory` loads it for
+  the runner;
 * :class:`PartitionedKernelFactory`: the kernel factory that ``run.py CONFIG --distributed`` passes
   to the runner (``run_experiment(..., kernel_factory=)``).
 """
@@ -15,7 +20,11 @@ from .factory import PartitionedKernelFactory
 from .kernel import PartitionedGraphKernel
 from .operator import OwnedRows, PartitionedOperator, SummedRows
 from .partition import Partition, default_partitioner, halo_report, halo_sizes, partition_graph
+from .sharded import RowShardSpace, ShardedGraphKernel, ShardedKernelFactory, ShardedOperator
+from .store import GraphPart, load_part, partitioned_data, read_manifest, write_partition
 
 __all__ = ["HaloExchange", "PeerFailure", "ShardedSpace", "all_gather_rows", "free_port", "gather_rows",
            "init_from_env", "PartitionedKernelFactory", "PartitionedGraphKernel", "OwnedRows", "PartitionedOperator",
-           "SummedRows", "Partition", "default_partitioner", "halo_report", "halo_sizes", "partition_graph"]
+           "SummedRows", "Partition", "default_partitioner", "halo_report", "halo_sizes", "partition_graph",
+           "RowShardSpace", "ShardedGraphKernel", "ShardedKernelFactory", "ShardedOperator", "GraphPart", "load_part",
+           "partitioned_data", "read_manifest", "write_partition"]

@@ -7,7 +7,10 @@ same data), then split by rows (:class:`PartitionedGraphKernel`). Its points are
 partition order; the methods map node ids through its ``position`` and the problem's operator
 brings the reductions over the partition to every solver (its ``vector_space``). A method that
 does not distribute (top-``d`` kernel PCA, an eigensolver on ``S_UU``) asks for ``whole=True`` and
-gets the single-process :class:`~graphstk.operators.GraphKernel`.
+gets the single-process :class:`~graphstk.operators.GraphKernel`. A graph loaded from its
+partitioned form (:func:`~graphstk.distributed.store.partitioned_data`: labels and the directory,
+no edges) gets each process's :class:`~graphstk.distributed.ShardedGraphKernel`, loaded from its
+part alone (:class:`~graphstk.distributed.ShardedKernelFactory`), with sharded vectors.
 """
 from __future__ import annotations
 
@@ -36,9 +39,16 @@ class PartitionedKernelFactory:
     def __init__(self, partition: str | None = None, group=None, exchange: str = "auto"):
         self.partition, self.group, self.exchange = partition, group, exchange
         self._whole = GraphKernelFactory()
+        self._sharded = None
 
     def __call__(self, data, hidden: torch.Tensor | None, *, dtype: torch.dtype = torch.float64, device=None,
                  whole: bool = False):
+        if getattr(data, "partitioned", None) is not None:   # a graph loaded from its partitioned form
+            if self._sharded is None:
+                from .sharded import ShardedKernelFactory
+
+                self._sharded = ShardedKernelFactory(group=self.group, exchange=self.exchange)
+            return self._sharded(data, hidden, dtype=dtype, device=device, whole=whole)
         serial = self._whole(data, hidden, dtype=dtype, device=device)
         if whole:
             return serial

@@ -2,7 +2,8 @@
 
 Named datasets and ``.npz`` paths go to :func:`graphstk.load_dataset`; generated graphs
 (``graph: karate_club`` / ``graph: {kind: sbm, ...}``) are built with networkx here and
-handed to the same loader, so every dataset reaches the runner the same way. Vector entries
+handed to the same loader, so every dataset reaches the runner the same way; ``graph: {kind:
+dcsbm, ...}`` is :func:`graphstk.data.make_dcsbm`, or its partitioned form under ``--distributed``. Vector entries
 are resolved and loaded by :mod:`graphstk.experiments.vector_data`.
 """
 from __future__ import annotations
@@ -78,6 +79,43 @@ def graph_dataset(d, base_dir: str | None, *at) -> DatasetEntry:
     return DatasetEntry(name=name if isinstance(d, str) else d.name or name, source=src)
 
 
+def _dcsbm_graph(spec: DatasetSpec):
+    """A ``graph: {kind: dcsbm, ...}`` entry: generated whole (:func:`graphstk.data.make_dcsbm`), or,
+    with ``partitioned: DIR`` inside a ``torch.distributed`` run, only its labels and that directory
+    (:func:`graphstk.distributed.partitioned_data`): every process then loads its own part of the
+    graph through the run's kernel factory and no process holds the edges."""
+    g = spec.graph
+    kw = dict(num_nodes=g["nodes"], num_edges=g["edges"], seed=g.get("seed", 0),
+              **{k: g[c] for k, c in (("num_classes", "classes"), ("homophily", "homophily"),
+                                      ("exponent", "exponent")) if c in g})
+    directory = g.get("partitioned")
+    if directory is not None and torch.distributed.is_available() and torch.distributed.is_initialized():
+        from graphstk.distributed import partitioned_data, read_manifest
+
+        man = read_manifest(directory)
+        want = dcsbm_source(**kw)
+        if man["source"] != want or man["num_nodes"] != kw["num_nodes"]:
+            raise ValueError(f"{directory} holds the partitioned form of {man['source']!r}, not of this config's "
+                             f"graph {want!r}: write it with python -m graphstk partition '{want}' --parts "
+                             f"{torch.distributed.get_world_size()} --out {directory}")
+        data = partitioned_data(directory)
+    else:
+        from graphstk.data import make_dcsbm
+
+        data = make_dcsbm(**kw)
+    data.name = spec.name
+    return data
+
+
+def dcsbm_source(num_nodes: int, num_edges: int, seed: int = 0, num_classes: int | None = None,
+                 homophily: float | None = None, exponent: float | None = None) -> str:
+    """The ``GRAPH`` argument of ``python -m graphstk partition`` for these generator keywords."""
+    parts = [f"nodes={num_nodes}", f"edges={num_edges}"]
+    parts += [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+              for k, v in (("classes", num_classes), ("homophily", homophily), ("exponent", exponent)) if v is not None]
+    return "dcsbm:" + ",".join(parts + [f"seed={seed}"])
+
+
 def _networkx_graph(g: dict):
     import networkx as nx
 
@@ -122,6 +160,8 @@ def load_spec(spec: DatasetEntry, root: str | None):
     """Load one dataset; raises :class:`graphstk.data.DatasetNotFoundError` when it is absent."""
     from graphstk.data import load_dataset
 
+    if spec.graph is not None and spec.graph["kind"] == "dcsbm":
+        return _dcsbm_graph(spec)
     if spec.graph is not None:
         graph, label = _networkx_graph(spec.graph)
         data = load_dataset(graph, label=label)

@@ -26,6 +26,8 @@ def thin_grid(values: list, keep: int = 3) -> list:
 
 #: ``--quick``: a vector dataset drawn per class (``n_per_class``) keeps at most this many per class
 QUICK_MAX_PER_CLASS = 100
+#: ``--quick``: the node count of a generated ``dcsbm`` graph (the same model, generated whole)
+QUICK_DCSBM_NODES = 3000
 
 
 def _quick_levels(task) -> dict:
@@ -52,10 +54,16 @@ def _quick_values(key: str, values: list) -> list:
 
 def _quick_dataset(spec):
     """``--quick``: a vector dataset drawn per class (``n_per_class``) is drawn with at most
-    ``QUICK_MAX_PER_CLASS`` per class; every other dataset is kept whole."""
+    ``QUICK_MAX_PER_CLASS`` per class; a generated ``dcsbm`` graph has at most ``QUICK_DCSBM_NODES``
+    nodes (its edges scaled alike, generated whole); every other dataset is kept whole."""
     vec = spec.vector or {}
     if vec.get("n_per_class", 0) > QUICK_MAX_PER_CLASS:
         return replace(spec, vector={**vec, "n_per_class": QUICK_MAX_PER_CLASS})
+    g = spec.graph or {}
+    if g.get("kind") == "dcsbm" and g["nodes"] > QUICK_DCSBM_NODES:   # the same graph model, smaller, generated whole
+        small = {k: v for k, v in g.items() if k != "partitioned"}
+        small.update(nodes=QUICK_DCSBM_NODES, edges=max(1, g["edges"] * QUICK_DCSBM_NODES // g["nodes"]))
+        return replace(spec, graph=small)
     return spec
 
 

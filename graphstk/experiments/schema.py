@@ -63,13 +63,26 @@ class Strict(BaseModel):
 
 
 # ------------------------------------------------------------------------------------------ parts
+_SBM_KEYS = ("sizes", "p_in", "p_out")
+_DCSBM_KEYS = ("nodes", "edges", "classes", "homophily", "exponent", "partitioned")
+
+
 class GraphSpec(Strict):
-    """A generated graph (networkx): ``karate_club`` or a stochastic block model ``sbm``."""
-    kind: Literal["karate_club", "sbm"] = Field(description="karate_club | sbm")
+    """A generated graph: ``karate_club`` or a stochastic block model ``sbm`` (networkx), or the
+    degree-corrected block model ``dcsbm`` (:func:`graphstk.data.make_dcsbm`, any size)."""
+    kind: Literal["karate_club", "sbm", "dcsbm"] = Field(description="karate_club | sbm | dcsbm")
     sizes: list[Annotated[int, Field(ge=2)]] = Field([100, 100, 100], description="sbm block sizes")
     p_in: Annotated[float, Field(ge=0, le=1)] = Field(0.1, description="sbm: in-block edge probability")
     p_out: Annotated[float, Field(ge=0, le=1)] = Field(0.01, description="sbm: between-block probability")
-    seed: Seed = Field(0, description="sbm: generator seed")
+    seed: Seed = Field(0, description="sbm / dcsbm: generator seed")
+    nodes: Optional[Annotated[int, Field(ge=2)]] = Field(None, description="dcsbm: number of nodes")
+    edges: Optional[Annotated[int, Field(ge=0)]] = Field(None, description="dcsbm: undirected edges drawn")
+    classes: Optional[PosInt] = Field(None, description="dcsbm: number of classes (default 10)")
+    homophily: Optional[Annotated[float, Field(ge=0, le=1)]] = \
+        Field(None, description="dcsbm: fraction of edges inside a class (default 0.8)")
+    exponent: Optional[Annotated[float, Field(gt=1)]] = Field(None, description="dcsbm: degree tail exponent (2.5)")
+    partitioned: Optional[str] = Field(None, description="dcsbm: its partitioned form (python -m graphstk partition), "
+                                                         "loaded part by part under --distributed")
     train_per_class: Optional[PosInt] = Field(None, description="own train/val split: train nodes per class")
     val_per_class: Optional[PosInt] = Field(None, description="own train/val split: val nodes per class")
 
@@ -78,15 +91,20 @@ class GraphSpec(Strict):
         if (self.train_per_class is None) != (self.val_per_class is None):
             raise fail("missing: give both train_per_class and val_per_class",
                        "val_per_class" if self.val_per_class is None else "train_per_class")
-        sbm = [k for k in ("sizes", "p_in", "p_out", "seed") if k in self.model_fields_set]
-        if self.kind == "karate_club" and sbm:
-            raise unknown_key(sbm[0], {"kind", "train_per_class", "val_per_class"})
+        given = self.model_fields_set
+        own = {"karate_club": (), "sbm": (*_SBM_KEYS, "seed"), "dcsbm": (*_DCSBM_KEYS, "seed")}[self.kind]
+        other = [k for k in (*_SBM_KEYS, *_DCSBM_KEYS, "seed") if k in given and k not in own]
+        if other:
+            raise unknown_key(other[0], {"kind", "train_per_class", "val_per_class", *own})
+        if self.kind == "dcsbm" and (self.nodes is None or self.edges is None):
+            raise fail("missing: a dcsbm graph needs nodes and edges", "nodes" if self.nodes is None else "edges")
         return self
 
     def resolved(self) -> dict:
         """The generator's keywords (``kind`` included)."""
-        sbm = {"sizes", "p_in", "p_out", "seed"}
-        return self.model_dump(exclude_none=True, exclude=sbm if self.kind == "karate_club" else None)
+        own = {"karate_club": (), "sbm": (*_SBM_KEYS, "seed"), "dcsbm": (*_DCSBM_KEYS, "seed")}[self.kind]
+        drop = {k for k in (*_SBM_KEYS, *_DCSBM_KEYS, "seed") if k not in own}
+        return self.model_dump(exclude_none=True, exclude=drop)
 
 
 class GraphDataset(Strict):
@@ -94,7 +112,7 @@ class GraphDataset(Strict):
     name: Optional[str] = Field(None, description="row label (default: the dataset name / file stem / graph kind)")
     path: Optional[str] = Field(None, description="an .npz graph file (relative to the config's folder)")
     graph: Optional[Annotated[GraphSpec, BeforeValidator(lambda v: v if isinstance(v, dict) else {"kind": v})]] = \
-        Field(None, description="a generated graph: karate_club, sbm or a mapping")
+        Field(None, description="a generated graph: karate_club, sbm, dcsbm or a mapping")
 
 
 class VectorDatasetModel(Strict):

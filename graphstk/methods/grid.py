@@ -29,7 +29,7 @@ def lp_scores(prob: Problem, yhat: Tensor, eta: float, idx: Tensor) -> Tensor:
     hidden = loc < 0
     out = torch.empty(idx.numel(), yhat.shape[1], dtype=yhat.dtype, device=yhat.device)
     if bool((~hidden).any()):
-        out[~hidden] = yhat[loc[~hidden]]
+        out[~hidden] = prob.pick(yhat, loc[~hidden])
     if bool(hidden.any()):
         out[hidden] = eta * (prob.rows(idx[hidden]) @ yhat)
     return out

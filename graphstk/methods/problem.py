@@ -147,7 +147,7 @@ class Problem:
         adjoint of a propagation on a non-symmetric operator). Blocks built from ``S`` are kept
         unless ``S`` changes."""
         if rhs is not None and Y is None:
-            Y = rhs[self.train]
+            Y = self.labeled(rhs)
         op = self.op.T if transpose else self.op
         return Problem(op, self.lambda_max, self.train, self.Y if Y is None else Y, kernel=self.kernel,
                        visible=self.visible, rhs=rhs, _blocks={} if transpose else self._blocks)
@@ -188,6 +188,55 @@ class Problem:
     def S(self, x: Tensor) -> Tensor:
         return self.op @ x
 
+    # -- rows of the vector blocks --------------------------------------------
+    @property
+    def local_range(self) -> tuple[int, int] | None:
+        """``(lo, hi)`` when the vector blocks hold only rows ``lo .. hi - 1`` of the ``N`` (an
+        operator with sharded vectors, :class:`graphstk.distributed.ShardedOperator`); ``None``:
+        blocks have all ``N`` rows."""
+        return getattr(self.op, "local_range", None) if getattr(self.space, "sharded", False) else None
+
+    @property
+    def rows_here(self) -> int:
+        """Rows of every ``[., K]`` vector block on this process (``N`` unless sharded)."""
+        r = self.local_range
+        return self.N if r is None else r[1] - r[0]
+
+    def _labeled_rows(self) -> tuple[Tensor, Tensor]:
+        if "train_rows" not in self._blocks:
+            r = self.local_range
+            if r is None:
+                self._blocks["train_rows"] = (self.train, None)
+            else:
+                here = ((self.train >= r[0]) & (self.train < r[1])).nonzero().flatten()
+                self._blocks["train_rows"] = (self.train[here] - r[0], here)
+        return self._blocks["train_rows"]
+
+    @property
+    def train_rows(self) -> Tensor:
+        """The rows of this process's vector blocks that are labeled points (``train`` unless sharded)."""
+        return self._labeled_rows()[0]
+
+    def labeled(self, x: Tensor) -> Tensor:
+        """``E^T x``: the ``[n, K]`` labeled rows of a vector block, the same on every process."""
+        rows, here = self._labeled_rows()
+        if here is None:
+            return x[rows]
+        out = torch.zeros(self.n, *x.shape[1:], dtype=x.dtype, device=x.device)
+        out[here] = x[rows]
+        return self.space.reduce_sum(out)
+
+    def pick(self, x: Tensor, ids: Tensor) -> Tensor:
+        """``x[ids]`` for visible ids ``ids`` of a vector block, the same on every process (with
+        sharded vectors each process contributes its rows and the sum is reduced)."""
+        r = self.local_range
+        if r is None:
+            return x[ids]
+        mine = (ids >= r[0]) & (ids < r[1])
+        out = torch.zeros(ids.numel(), *x.shape[1:], dtype=x.dtype, device=x.device)
+        out[mine] = x[ids[mine] - r[0]]
+        return self.space.reduce_sum(out)
+
     def S_cols(self) -> KernelOperator:
         """``S E``: the ``N x n`` labeled columns of ``S`` as an operator (built once)."""
         if "cols" not in self._blocks:
@@ -201,9 +250,11 @@ class Problem:
         return self._blocks["rows"]
 
     def scatter(self, a: Tensor) -> Tensor:
-        """``E a``: put ``[n, K]`` values at the labeled positions of an ``[N, K]`` block."""
-        out = torch.zeros(self.N, a.shape[1], dtype=a.dtype, device=a.device)
-        out[self.train] = a
+        """``E a``: put ``[n, K]`` values at the labeled positions of an ``[N, K]`` block (this
+        process's rows of it when the vectors are sharded)."""
+        rows, here = self._labeled_rows()
+        out = torch.zeros(self.rows_here, a.shape[1], dtype=a.dtype, device=a.device)
+        out[rows] = a if here is None else a[here]
         return out
 
     # -- points of the whole operator (global ids) ---------------------------

@@ -75,10 +75,11 @@ def label_propagation(prob: Problem, etas: Sequence[float], solver: str = "auto"
     def apply(x):
         return torch.addcmul(x, eta_col, prob.S(x), value=-1.0)
 
-    b_train = b[prob.train]
+    train_rows = prob.train_rows      # the labeled rows of this process's blocks (all of them on one process)
+    b_train = b[train_rows]
 
     def step(x):  # Zhou et al.'s update x <- eta S x + [Y; 0] (Eq. 22) in one pass (b lives on the labeled rows)
-        return prob.S(x).mul_(eta_col).index_add_(0, prob.train, b_train)
+        return prob.S(x).mul_(eta_col).index_add_(0, train_rows, b_train)
 
     if prob.rhs is not None:   # a right-hand side on every row
         def step(x):  # noqa: F811
@@ -159,7 +160,7 @@ def _spd_solve(prob: Problem, rhs: Tensor, eta: float, route: str) -> tuple[Tens
     residual of 1e-12 (the matrix is SPD with ``kappa <= (1 + eta)/(1 - eta)``).
     """
     N = prob.N
-    if route == "cg":
+    if route == "cg" or prob.space.sharded:   # sharded vectors: no process holds S to factor
         def apply(v):
             return torch.addcmul(v, torch.tensor(eta, dtype=v.dtype, device=v.device), prob.S(v), value=-1.0)
         res = cg(apply, rhs, max_iter=max(4 * cg_iterations(eta), 100), tol=1e-12, space=prob.space)
@@ -224,7 +225,7 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
             out.h[(g, None)], out.x[(g, None)] = N * (hp_E @ a), a
         return out
     G = len(betas)
-    b = _tile(prob.Y, G)
+    b = _tile(prob.Y, G)      # alpha is n x K, the same on every process: its solver reduces locally (LOCAL)
     beta_col = _per_col(betas, C, b)
 
     def apply(alpha):  # lines 3-5 of Algorithm 1, q - 2 full products (see _gram_apply)
@@ -239,9 +240,9 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
     if budgets:
         solver = "richardson" if solver == "auto" else solver
         if solver == "richardson":
-            res = richardson(apply, b, gamma, max(budgets), 0.0, snapshots=budgets, callback=callback, space=prob.space)
+            res = richardson(apply, b, gamma, max(budgets), 0.0, snapshots=budgets, callback=callback, space=LOCAL)
         elif solver == "cg":
-            res = cg(apply, b, max(budgets), 0.0, snapshots=budgets, callback=callback, space=prob.space)
+            res = cg(apply, b, max(budgets), 0.0, snapshots=budgets, callback=callback, space=LOCAL)
         else:
             raise ValueError(f"a fixed iteration budget T needs solver 'richardson' or 'cg', got {solver!r}")
         out.history.append(res)
@@ -262,7 +263,7 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
                   + ("s >= 0 on [-lambda_1, lambda_1], so the system is SPD" if s_lo >= 0 else
                      "s < 0 somewhere on [-lambda_1, lambda_1], so the system is indefinite") + f"; {cost}")
     res = _iterate(solver, apply, b, max_iter, tol, gamma, callback=callback,
-                   fix=AUTO_FIX if reason.startswith("auto") else None, space=prob.space)
+                   fix=AUTO_FIX if reason.startswith("auto") else None, space=LOCAL)
     res.reason = reason
     out.history.append(res)
     h = N * _horner(prob, coeffs, prob.scatter(res.x))
@@ -384,8 +385,8 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     xi = torch.tensor([[tr.xi[p] if p < len(tr.xi) else 0.0 for tr, _ in pairs] for p in range(q)],
                       dtype=prob.Y.dtype, device=prob.Y.device).repeat_interleave(C, dim=1)  # [q, K]
     beta_col = _per_col([bt for _, bt in pairs], C, prob.Y)
-    train_mask = torch.zeros(N, 1, dtype=prob.Y.dtype, device=prob.Y.device)
-    train_mask[prob.train] = 1.0
+    train_mask = prob.scatter(torch.ones(n, 1, dtype=prob.Y.dtype, device=prob.Y.device))
+    train_rows = prob.train_rows
     b = _tile(prob.b(), len(pairs))
     npow = max(r, q - 1)
 
@@ -423,13 +424,13 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
         g = torch.as_tensor(gamma, dtype=prob.Y.dtype, device=prob.Y.device).expand(beta_col.shape)
         keep = 1.0 - g * coef_0
         neg_c = -g * n * beta_col * xi_1
-        gb_train = (g * b)[prob.train]
+        gb_train = (g * b)[train_rows]
         gN = g * N
 
         def step(theta):
             s_theta = prob.S(theta)
-            lab = torch.addcmul(gb_train, gN, s_theta[prob.train], value=-1.0)
-            return s_theta.mul_(neg_c).addcmul_(theta, keep).index_add_(0, prob.train, lab)
+            lab = torch.addcmul(gb_train, gN, s_theta[train_rows], value=-1.0)
+            return s_theta.mul_(neg_c).addcmul_(theta, keep).index_add_(0, train_rows, lab)
         if prob.rhs is not None:   # the fused step assumes b lives on the labeled rows
             step = None
     else:
@@ -773,18 +774,19 @@ def direct_other_rhs(prob: Problem, tr: ReciprocalPolynomial, X: Tensor, Z: Tens
     if adjoint:
         W, _ = _reciprocal_direct(prob, tr, R, route)
         SZ = prob.S(Z)
-        mus = _sym_solve_path(B, float(N), [n * bt for bt in betas], W[prob.train],
+        mus = _sym_solve_path(B, float(N), [n * bt for bt in betas], prob.labeled(W),
                               "STKR (Algorithm 2, direct adjoint)")
         return [(W - N * (SZ @ mu)) / (n * bt) for bt, mu in zip(betas, mus)]
     free = R.clone()
-    free[prob.train] = 0
-    if not bool(free.any()):
-        return [X @ a for a in _sym_solve_path(B, float(N), [n * bt for bt in betas], R[prob.train],
+    free[prob.train_rows] = 0
+    R_n = prob.labeled(R)
+    if not bool(prob.space.reduce_sum((free != 0).sum().reshape(1).double()) > 0):   # the same on every process
+        return [X @ a for a in _sym_solve_path(B, float(N), [n * bt for bt in betas], R_n,
                                                "STKR (Algorithm 2, direct)")]
     free = _reciprocal_direct(prob, tr, free, route)[0]
-    lab = _powers(prob, free, r)[prob.train]
+    lab = prob.labeled(_powers(prob, free, r))
     out = []
     for bt in betas:
-        u = _sym_solve_path(B, float(N), [n * bt], R[prob.train] - N * lab / (n * bt), "STKR (Algorithm 2, direct)")[0]
+        u = _sym_solve_path(B, float(N), [n * bt], R_n - N * lab / (n * bt), "STKR (Algorithm 2, direct)")[0]
         out.append(X @ u + free / (n * bt))
     return out

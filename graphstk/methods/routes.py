@@ -79,6 +79,9 @@ def direct_route(prob: Problem, eta: float, n_rhs: int) -> tuple[str, str]:
     tiny ``eta^k`` terms (visible for ``eta <= 0.1``): the LU is preferred whenever it is bounded.
     """
     N, nnz = prob.N, prob.nnz
+    if prob.space.sharded:
+        return "cg", (f"the vectors are sharded over processes (N = {N}): no process holds S to factor; CG on "
+                      f"I - eta S (SPD), at most {cg_iterations(eta)} products")
     if N <= LU_MAX_NODES:
         return "lu", f"N = {N} <= {LU_MAX_NODES}: the sparse LU of I - eta S is cheap even if it fills in"
     if prob.sparse is None:

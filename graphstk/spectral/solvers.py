@@ -481,7 +481,7 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
             e1[:, 0, 0] = beta
             hj = h[:, : j + 2, : j + 1]
             y = _lstsq(hj, e1)
-            rel = float((space.col_norm((e1 - hj @ y).squeeze(-1).T) / bn).max())
+            rel = float((LOCAL.col_norm((e1 - hj @ y).squeeze(-1).T) / bn).max())   # a small block, the same everywhere
             res.residuals.append(rel)
             stop = _ask(res, callback, total, rel)
             if not torch.isfinite(torch.tensor(rel)):

@@ -97,13 +97,14 @@ GRIDS = {   # the runner's STKR methods by name, with and without a budget T
 }
 
 
-def run_grid(kernels, name: str, edge_index, y, train, hidden, num_nodes: int):
+def run_grid(kernels, name: str, edge_index, y, train, hidden, num_nodes: int, data=None,
+             settings=("transductive", "inductive")):
     """Scores of every grid point stacked (``[points, len(eval), C]``), transductive and inductive,
     from the runner's registered method with its kernels from ``kernels`` (a KernelCache: the
     single-process factory, or the partitioned one of ``run.py --distributed``)."""
     label, grid = GRIDS[name]
     entry = get_method(label)
-    data = Data(edge_index=edge_index, num_nodes=num_nodes)
+    data = Data(edge_index=edge_index, num_nodes=num_nodes) if data is None else data
     points = [{**entry.fixed, **p} for p in grid_points(grid)]
     out = {}
     rest = torch.ones(num_nodes, dtype=torch.bool)
@@ -111,6 +112,8 @@ def run_grid(kernels, name: str, edge_index, y, train, hidden, num_nodes: int):
     y_in = torch.full((num_nodes,), -1, dtype=torch.long)
     y_in[train] = y[train]
     for setting, hid in (("transductive", None), ("inductive", hidden)):
+        if setting not in settings:
+            continue
         seen = rest.clone()
         if hid is not None:
             seen[hid] = False

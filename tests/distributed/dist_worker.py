@@ -26,8 +26,31 @@ def main(job_path: str, out: str) -> None:
         run_distributed(parse_config(job["config"]), os.path.join(out, "run"), progress=False, threads=1,
                         partition=job.get("partition"))
         return
-    init_from_env("gloo", timeout_s=job.get("timeout_s", 60))
+    init_from_env(job.get("backend", "gloo"), timeout_s=job.get("timeout_s", 60))
     rank = int(os.environ["RANK"])
+    if job.get("sharded") is not None:         # each process loads its part of a partitioned graph
+        from graphstk.distributed import ShardedGraphKernel, load_part
+
+        part = load_part(job["sharded"])
+        y, train = part.labels(), job["train"]
+        scores = {}
+        for dtype, names in ((torch.float64, job["engines"]), (torch.float32, job.get("engines32", ()))):
+            kernel = ShardedGraphKernel(part, dtype=dtype)    # this process's GPU under NCCL
+            yd, td = y.to(kernel.device), train.to(kernel.device)
+            for name in names:
+                scores[(str(dtype), name)] = run_engine(kernel, name, yd, td, int(y.max()) + 1).cpu()
+        if job.get("grids"):
+            from graphstk.distributed import partitioned_data
+
+            kernels = KernelCache(PartitionedKernelFactory())
+            data = partitioned_data(job["sharded"])
+            for name in job["grids"]:
+                scores[("grid", name)] = run_grid(kernels, name, data.edge_index, y, train, None, data.num_nodes,
+                                                  data=data, settings=("transductive",))
+        scores["local_rows"] = (part.lo, part.hi, int(part.indices.numel()))
+        torch.save(scores, os.path.join(out, f"scores-{rank}.pt"))
+        torch.distributed.destroy_process_group()
+        return
     if job.get("one_graph") is not None:       # one graph, the engines named in job["engines"]
         ei, n, y, train = job["one_graph"]
         kernel = PartitionedGraphKernel(ei, n, partition=job["partition"])

@@ -104,3 +104,29 @@ def test_a_failed_distributed_run_releases_the_output_folder(tmp_path, monkeypat
             dist.destroy_process_group()
     with run_lock(out):          # refused (RunError) if the failed run still held the folder
         pass
+
+
+def test_distributed_run_from_the_partitioned_form(tmp_path):
+    """A ``dcsbm`` graph with ``partitioned: DIR``: each process loads its part (sharded vectors);
+    the table equals the single-process run on the graph generated whole."""
+    from graphstk.distributed import write_partition
+    from graphstk.experiments.datasets import dcsbm_source
+    from graphstk.data import make_dcsbm
+
+    gen = dict(num_nodes=600, num_edges=2400, num_classes=3, homophily=0.8, seed=2)
+    store = tmp_path / "parts"
+    write_partition(make_dcsbm(**gen), 2, store, "rcm", source=dcsbm_source(**gen))
+    graph = {"kind": "dcsbm", "nodes": 600, "edges": 2400, "classes": 3, "homophily": 0.8, "seed": 2}
+    config = {"name": "dist-sharded", "seeds": 2, "p_test": 0.2, "paper_table": None,
+              "datasets": [{"name": "DCSBM", "graph": {**graph, "partitioned": str(store)}}],
+              "grid": {"T": [2, 8], "eta": [0.5, 0.9], "beta": [1.0, 1e-3], "k": [2]},
+              "methods": ["LP (t)", "SP-Lap (t)", "SP-poly (t)"]}
+    job = os.path.join(tmp_path, "job.pt")
+    torch.save({"config": config}, job)
+    codes = launch(2, job, str(tmp_path), TIMEOUT_S)
+    for rank, (code, err) in enumerate(codes):
+        assert code == 0, f"process {rank} ended with {code}:\n{err[-3000:]}"
+    got = json.loads((tmp_path / "run" / "results.json").read_text())
+    want = run_experiment(parse_config(config), str(tmp_path / "single"), progress=False, log=lambda m: None,
+                          write=False)
+    assert [{k: r[k] for k in KEYS} for r in got["rows"]] == [{k: r[k] for k in KEYS} for r in want["rows"]]

@@ -56,3 +56,36 @@ def test_nan_features_are_refused_by_the_loader_object():
     X[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN or infinite"):
         VectorDataset.from_arrays(X, [0, 1] * 3)
+
+
+# ------------------------------------------------------------------ generated dcsbm graphs
+def _dcsbm_cfg(**graph):
+    return {"name": "g", "seeds": 1, "p_test": 0.1, "methods": ["LP (t)"], "grid": {"eta": [0.9], "T": [4]},
+            "datasets": [{"name": "G", "graph": {"kind": "dcsbm", **graph}}]}
+
+
+def test_dcsbm_graph_entries_are_checked():
+    (spec,) = parse_config(_dcsbm_cfg(nodes=400, edges=1600, classes=3, seed=1)).all_tasks()[0].datasets
+    assert spec.graph == {"kind": "dcsbm", "nodes": 400, "edges": 1600, "classes": 3, "seed": 1}
+    with pytest.raises(ConfigError, match="edges"):
+        parse_config(_dcsbm_cfg(nodes=400))
+    with pytest.raises(ConfigError, match="p_in"):
+        parse_config(_dcsbm_cfg(nodes=400, edges=1600, p_in=0.1))
+    with pytest.raises(ConfigError, match="nodes"):
+        parse_config({**_dcsbm_cfg(), "datasets": [{"name": "G", "graph": {"kind": "sbm", "nodes": 5}}]})
+
+
+def test_dcsbm_graph_runs_and_quick_shrinks_it(tmp_path):
+    from graphstk.experiments.datasets import load_spec
+    from graphstk.experiments.overrides import QUICK_DCSBM_NODES
+
+    cfg = parse_config(_dcsbm_cfg(nodes=QUICK_DCSBM_NODES * 4, edges=QUICK_DCSBM_NODES * 16, classes=3,
+                                  partitioned=str(tmp_path / "nowhere")))
+    quick = cfg.with_overrides(quick=True)
+    (spec,) = quick.all_tasks()[0].datasets
+    assert spec.graph["nodes"] == QUICK_DCSBM_NODES and spec.graph["edges"] == QUICK_DCSBM_NODES * 4
+    assert "partitioned" not in spec.graph          # the stored form is the large graph's
+    data = load_spec(spec, None)                     # one process: generated whole
+    assert int(data.num_nodes) == QUICK_DCSBM_NODES and int(data.y.max()) == 2
+    res = run_experiment(quick, str(tmp_path / "run"), progress=False, log=lambda m: None, write=False)
+    assert [r["method"] for r in res["rows"]] == ["LP (t)"]
