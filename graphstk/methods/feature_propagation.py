@@ -209,7 +209,12 @@ def reuse_scores(F: Tensor, Y: Tensor, train: Tensor, graph, points: list[dict],
     from .engine import solve
     from .problem import make_problem
 
-    out = [F[i] for i in range(F.shape[0])]
+    # each point's scores on the scale of its targets (the norm of Y over the norm of F's labeled rows),
+    # so that the correction and the clamped labeled rows weigh as much as the read-out
+    tiny = torch.finfo(F.dtype).tiny
+    out = [F[i] * (Y.norm() / F[i][train].norm().clamp_min(tiny))
+           if float(p.get("reuse_eta", 0.0)) > 0 or float(p.get("smooth_eta", 0.0)) > 0 else F[i]
+           for i, p in enumerate(points)]
     N = F.shape[1]
     ev = torch.arange(N, device=F.device)
     base = make_problem(graph, None, train, targets=Y)
