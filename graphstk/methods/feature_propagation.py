@@ -175,13 +175,17 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
         extra["projection"] = _projection(graph, _product(S_csr))
     filt = filter_of(group, max(max(depths), 1), k_neg)[0]
     pos = [k for k in depths if k > 0]
+    # the heat kernel in k steps is SGC's filter on the lazy matrix (1 - t/k) I + (t/k) S_hat: one product a step
+    heat = {k: _product(_lazy_matrix(S_csr, group[1] / k)) for k in pos} if group[0] == "dgc" else None
     G = {k: torch.zeros(rows.numel(), n, dtype=dtype, device=device) for k in depths}
     nr = {k: torch.zeros(rows.numel(), dtype=dtype, device=device) for k in depths}
     width = max(1, min(d, BLOCK_BYTES // (8 * max(N, 1))))
     for c0 in range(0, d, width):
         Z = torch.from_numpy(Xf[:, c0:c0 + width].toarray()).to(device=device, dtype=dtype)
         outs = [(0, Z)] if 0 in depths else []
-        if pos:
+        if heat is not None:
+            outs = [*outs, *((k, SGCFilter(k).apply(heat[k], Z)) for k in pos)]
+        elif pos:
             outs = [*outs, *filt.iter_depths(mm, Z, pos, **extra)]
         for k, Zk in outs:
             A = Zk[rows]
