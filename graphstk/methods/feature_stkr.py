@@ -50,7 +50,8 @@ MIXES = ("last", "dyadic")
 FEATURES = ("sum", "tfidf", "raw")
 #: the grid of :func:`select_on_validation` (and of the registered ``FeatureSTKR`` method)
 DEFAULT_GRID = {"features": ["sum", "tfidf"], "depth": [4, 8, 16], "a": [0.5, 0.8], "mix": ["last", "dyadic"],
-                "kernel": ["cosine-gaussian"], "sigma": [1.0, 0.7, 0.5], "beta": [1e-2, 1e-3, 1e-4]}
+                "kernel": ["cosine-gaussian"], "sigma": [1.0, 0.7, 0.5],
+                "beta": [1.0, 0.3, 0.1, 1e-2, 1e-3, 1e-4]}
 
 
 def _depths(depth: int, mix: str) -> list[int]:

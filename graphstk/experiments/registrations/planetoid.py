@@ -143,6 +143,23 @@ register_method(MethodEntry(
     grid={k: list(v) for k, v in DEFAULT_GRID.items()}, fit_predict=feature_stkr_fit_predict,
     fixed={"setting": "inductive"},
     description="feature-aware STKR, inductive: test nodes and their edges hidden, out-of-sample rows (Eq. 23)"))
+_BASE = {k: list(v) for k, v in DEFAULT_GRID.items() if k not in ("depth", "a", "mix")}
+register_method(MethodEntry(
+    name="FeatureSTKR (S2GC filter)", needs=_FEATURES_GRAPH, task="classification",
+    grid={"depth": [8, 16, 32], "alpha": [0.05, 0.15], **_BASE}, fit_predict=feature_stkr_fit_predict,
+    fixed={"filter": "s2gc", "setting": "transductive"},
+    description="feature-aware STKR with S2GC's filter alpha + (1 - alpha) mean_k l^k on STKR's base kernel"))
+register_method(MethodEntry(
+    name="FeatureSTKR (GGCM filter)", needs=_FEATURES_GRAPH, task="classification",
+    grid={"depth": [8, 16], "decline_neg": [0.5, 1.0], **_BASE}, fit_predict=feature_stkr_fit_predict,
+    fixed={"filter": "ggcm", "alpha": 0.15, "setting": "transductive"},
+    description="feature-aware STKR with GGCM's filter (its negative graph replaced by its mean) on STKR's base kernel"))
+register_method(MethodEntry(
+    name="FeatureSTKR + C&S", needs=_FEATURES_GRAPH, task="classification",
+    grid={**{k: list(v) for k, v in DEFAULT_GRID.items()}, "reuse_eta": [0.0, 0.9], "smooth_eta": [0.0, 0.8]},
+    fit_predict=feature_stkr_fit_predict, fixed={"reuse_beta": 1e-2, "setting": "transductive"},
+    description="feature-aware STKR, then its training residuals regressed by STKR (inverse Laplacian, Algorithm 2) "
+                "and the scores smoothed by label propagation (Eq. 22), training labels only"))
 register_method(MethodEntry(
     name="KRR (features)", needs=frozenset({"features"}), task="classification",
     grid={"sigma": [1.0, 0.7, 0.5], "beta": [1e-1, 1e-2, 1e-3, 1e-4]}, fit_predict=feature_stkr_fit_predict,
