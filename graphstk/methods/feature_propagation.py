@@ -1,5 +1,5 @@
-"""The computations behind :func:`graphstk.methods.feature_stkr.feature_stkr_scores`: sparse
-features, the graph filters of :mod:`graphstk.spectral.filters` applied in column blocks, the
+"""The computations behind ``graphstk.methods.feature_stkr.feature_stkr_scores``: sparse
+features, the graph filters of ``graphstk.spectral.filters`` applied in column blocks, the
 cosine blocks of the filtered rows, and the label-reuse step.
 
 Memory is linear in the graph. The filtered features ``phi = s(S_hat) X~`` are never held whole:
@@ -7,12 +7,12 @@ the preprocessed ``X~`` stays a scipy CSR matrix, and its columns are filtered a
 (``s(S_hat)`` acts on each column separately), each block adding its share to the inner products
 ``phi[rows] phi[labeled]^T`` and to the squared row norms, from which the cosine blocks
 ``[len(rows), n]`` follow. The working set is one ``[N, w]`` block per filter state (``w`` chosen
-from sizes: :data:`BLOCK_BYTES`) plus the ``[len(rows), n]`` blocks, never an ``N x N`` or an
+from sizes: ``BLOCK_BYTES``) plus the ``[len(rows), n]`` blocks, never an ``N x N`` or an
 ``N x d`` dense matrix.
 
-Label reuse (:func:`reuse_scores`) is a correct-and-smooth step written with STKR: the residuals of
+Label reuse (``reuse_scores``) is a correct-and-smooth step written with STKR: the residuals of
 the kernel read-out on the labeled nodes are regressed by STKR with the inverse Laplacian
-(Algorithm 2 of Zhai et al., through :func:`graphstk.methods.engine.solve`), the correction is added
+(Algorithm 2 of Zhai et al., through ``graphstk.methods.engine.solve``), the correction is added
 to the scores, the labeled rows are set to their labels, and the result is smoothed by label
 propagation (Eq. 22, the same door). Closed form; only the labels of the labeled nodes are read.
 """
@@ -78,7 +78,7 @@ def _scale_rows(X: sp.csr_matrix, s: np.ndarray) -> sp.csr_matrix:
 
 
 def preprocess_sparse(X: sp.csr_matrix, kind: str, visible: Tensor | None = None) -> sp.csr_matrix:
-    """:func:`graphstk.methods.feature_stkr.preprocess_features` on a sparse matrix (the same
+    """``graphstk.methods.feature_stkr.preprocess_features`` on a sparse matrix (the same
     formulas: ``"sum"`` rows scaled to sum 1, ``"tfidf"`` presence times ``max(0, log(n_V / (1 + df)))``
     on unit rows with ``df`` counted over visible nodes, ``"raw"`` as given)."""
     if kind == "raw":
@@ -113,7 +113,7 @@ def filter_group(p: dict) -> tuple:
 
 
 def filter_of(group: tuple, depth: int, k_neg: int = 2):
-    """``(filter, uses_lazy_matrix)``: the :mod:`graphstk.spectral.filters` object of a group and depth;
+    """``(filter, uses_lazy_matrix)``: the ``graphstk.spectral.filters`` object of a group and depth;
     ``uses_lazy_matrix``: the SGC filter applied with ``(1 - a) I + a S_hat`` (the lazy walk)."""
     f = group[0]
     if f == "lazy":
@@ -208,7 +208,7 @@ def reuse_scores(F: Tensor, Y: Tensor, train: Tensor, graph, points: list[dict],
     the labeled rows are set to ``Y`` and the result ``B`` is smoothed, ``(I - smooth_eta S)^{-1} B``
     on the visible nodes (Eq. 22 with a right-hand side on every row); a hidden node ``x`` gets
     ``B(x) + smooth_eta r(x) Yhat_V`` (the same equation's out-of-sample row). Both solves go through
-    :func:`graphstk.methods.engine.solve`, one batched solve per ``(eta, beta)`` value.
+    ``graphstk.methods.engine.solve``, one batched solve per ``(eta, beta)`` value.
     """
     from .engine import solve
     from .problem import make_problem
@@ -256,6 +256,6 @@ def reuse_scores(F: Tensor, Y: Tensor, train: Tensor, graph, points: list[dict],
 
 
 def k_negative(graph) -> int:
-    """GGCM's negative-graph degree for the visible graph (:func:`negative_degree`, rate 20)."""
+    """GGCM's negative-graph degree for the visible graph (``negative_degree``, rate 20)."""
     r, c, _ = graph.S.coo()
     return negative_degree(torch.stack([r, c]), int(graph.visible.numel()), NEGATIVE_RATE)

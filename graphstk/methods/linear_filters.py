@@ -4,9 +4,9 @@ SGC (Wu et al. 2019), S2GC (Zhu & Koniusz 2021), DGC (Wang et al. 2021) and GGCM
 filter the features once, ``Z = s(S~) X`` with GCN's renormalised adjacency
 ``S~ = D~^{-1/2} (A + I) D~^{-1/2}`` and ``X`` with rows scaled to sum 1 (the papers' preprocessing),
 and train a multinomial logistic regression ``softmax(Z W + b)`` on the labeled nodes. The filters
-are those of :mod:`graphstk.spectral.filters`, applied with one sparse product per step to the
+are those of ``graphstk.spectral.filters``, applied with one sparse product per step to the
 whole feature block; GGCM draws its negative graphs from ``seed``
-(:func:`~graphstk.spectral.filters.random_negative_graph`).
+(``graphstk.spectral.filters.random_negative_graph``).
 
 The read-out here is solved to convergence by L-BFGS from zero weights, the minimiser of
 ``mean cross-entropy + (weight_decay / 2) ||W||^2`` (a convex problem: one answer, whatever the
@@ -58,7 +58,7 @@ def filtered_features(edge_index: Tensor, X: Tensor, filt: Filter, seed: int = 0
 
 
 def ggcm_filter(edge_index: Tensor, num_nodes: int, **kw) -> GGCMFilter:
-    """:class:`GGCMFilter` with the negative degree of the paper: 20 times the graph's mean degree."""
+    """``GGCMFilter`` with the negative degree of the paper: 20 times the graph's mean degree."""
     return GGCMFilter(k_neg=negative_degree(edge_index, num_nodes, 20.0), **kw)
 
 

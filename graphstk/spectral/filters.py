@@ -1,7 +1,7 @@
 """Non-neural graph filters as spectral transforms: SGC, S2GC, DGC (heat kernel) and GGCM.
 
 Each filter is a transform ``s(lambda)`` of a normalised adjacency ``S`` (eigenvalues in
-``[-1, 1]``), with the interface of :class:`~graphstk.spectral.transforms.Polynomial`:
+``[-1, 1]``), with the interface of ``graphstk.spectral.transforms.Polynomial``:
 
 * ``f(lam)``: ``s`` on eigenvalues (``f(lam)`` for a tensor of eigenvalues);
 * ``f.apply(matmul, X)``: ``s(S) X`` for a block ``X [N, d]`` (multi-right-hand-side), given the
@@ -11,16 +11,16 @@ Each filter is a transform ``s(lambda)`` of a normalised adjacency ``S`` (eigenv
   from ONE propagation, yielded in increasing ``K`` (a grid over depths costs its deepest member);
 * ``f.coefficients()``: ``(pi_0, ..., pi_q)`` of ``s(l) = sum_p pi_p l^p`` (the polynomial
   filters), so that ``s(S)`` is a graph kernel operator
-  (:class:`~graphstk.operators.composed.GraphFilter`, :meth:`Filter.kernel`).
+  (``graphstk.operators.composed.GraphFilter``, ``Filter.kernel``).
 
-Unlike STKR's :class:`~graphstk.spectral.transforms.Polynomial` (``p >= 1``), these filters have a
+Unlike STKR's ``graphstk.spectral.transforms.Polynomial`` (``p >= 1``), these filters have a
 ``p = 0`` term (the identity, a node's own features).
 
-* :class:`SGCFilter`: ``s(l) = l^K`` (Wu et al. 2019, Eq. 8);
-* :class:`S2GCFilter`: ``s(l) = alpha + (1 - alpha) / K sum_{k=1}^K l^k`` (Zhu & Koniusz 2021, Sec. 4);
-* :class:`HeatKernelFilter`: DGC's ``s(l) = (1 - (t/K)(1 - l))^K``, the heat kernel ``exp(-t (1 - l))``
+* ``SGCFilter``: ``s(l) = l^K`` (Wu et al. 2019, Eq. 8);
+* ``S2GCFilter``: ``s(l) = alpha + (1 - alpha) / K sum_{k=1}^K l^k`` (Zhu & Koniusz 2021, Sec. 4);
+* ``HeatKernelFilter``: DGC's ``s(l) = (1 - (t/K)(1 - l))^K``, the heat kernel ``exp(-t (1 - l))``
   in ``K`` Euler steps (Wang et al. 2021, Sec. 3-4);
-* :class:`GGCMFilter`: lazy steps, each averaged with an inverse step on a negative graph, plus a
+* ``GGCMFilter``: lazy steps, each averaged with an inverse step on a negative graph, plus a
   residual ``alpha X`` (Wang et al. 2023, the section introducing GGCM).
 
 The papers apply their filter to ``S~ = D~^{-1/2} (A + I) D~^{-1/2}`` (GCN's renormalisation);
@@ -89,8 +89,8 @@ class Filter(Transform):
 
     def kernel(self, graph):
         """``s(S_hat)`` as a kernel operator over all nodes
-        (:class:`~graphstk.operators.composed.GraphFilter`; out-of-sample rows for hidden nodes of
-        a :class:`~graphstk.operators.GraphKernel`, Eq. 5 and 23 of Zhai et al.)."""
+        (``graphstk.operators.composed.GraphFilter``; out-of-sample rows for hidden nodes of
+        a ``graphstk.operators.GraphKernel``, Eq. 5 and 23 of Zhai et al.)."""
         from ..operators.composed import GraphFilter
 
         return GraphFilter(graph, self.coefficients())
@@ -253,7 +253,7 @@ def degree_projection(degree: Tensor) -> MatMul:
     """``Z -> u (u^T Z)`` with ``u = sqrt(d) / ||sqrt(d)||``: the top eigenvector of
     ``S = D^{-1/2} W D^{-1/2}`` on a connected graph (``S u = u``), and the normalised adjacency of
     a negative graph whose edges join nodes in proportion to their degrees (``E[A_neg] ~ d d^T / vol``):
-    the mean of GGCM's negative graph that commutes with ``S`` (:class:`GGCMFilter`, ``negative=None``)."""
+    the mean of GGCM's negative graph that commutes with ``S`` (``GGCMFilter``, ``negative=None``)."""
     u = degree.clamp_min(0).sqrt()
     u = u / u.norm().clamp_min(torch.finfo(u.dtype).tiny)
     return lambda Z: u[:, None] * (u.to(Z.dtype) @ Z)[None, :] if Z.dim() == 2 else u * (u @ Z)
@@ -274,8 +274,8 @@ class GGCMFilter(Filter):
     with its re-normalisation).
 
     ``apply(matmul, X, negative=...)``: ``negative(k, Z)`` returns ``A_neg^(k) Z`` for step ``k``
-    (:func:`random_negative_graph`). Without it (``negative=None``) the negative graph is its mean,
-    the projection ``P = u u^T`` on the top eigenvector of ``S`` (:func:`degree_projection`, given as
+    (``random_negative_graph``). Without it (``negative=None``) the negative graph is its mean,
+    the projection ``P = u u^T`` on the top eigenvector of ``S`` (``degree_projection``, given as
     ``projection``): deterministic, and a function of ``S`` on a connected graph, where
 
         nu(l) = (2 - k_neg [l = 1]) / (k_neg + 2),
@@ -289,7 +289,7 @@ class GGCMFilter(Filter):
     alpha : float in [0, 1], default 0.15
         Weight of the features (the paper's 0.15 on Cora and CiteSeer).
     k_neg : int, even, >= 2, default 80
-        Degree of the negative graph (:func:`negative_degree`: the paper draws ``20`` times the mean
+        Degree of the negative graph (``negative_degree``: the paper draws ``20`` times the mean
         degree of the graph).
     beta, decline : floats, default 1.0, 1.0
         Lazy weight of the first positive step and its decay per step (``b_k``).
