@@ -338,7 +338,12 @@ TABLES = {
     "sep-lambda": t_separating_lambda,
     "bench-configs": t_config_times,
     # feature-aware STKR and the non-neural filters, Planetoid public split (docs/feature_stkr.md)
-    "planetoid-features": lambda: (_stkr("planetoid_features"), load("planetoid_features")),
+    "planetoid-features": lambda: (long_table(pick(load("planetoid_features"), mean=lambda v: v is not None),
+                                              val=True, level="n_labeled")
+                                   + ["", "Rows without a score: " + "; ".join(sorted({f"{r['dataset']}: {r.get('note') or 'no score'}"
+                                                                         for r in load("planetoid_features")
+                                                                         if r["mean"] is None})) + "."],
+                                   load("planetoid_features")),
     "sep-laplacian": lambda: (pivot([r for r in load("separating_repro") if (r.get("options") or {}).get("kernel")],
                                     lambda r: (r["method"],), lambda r: r["dataset"], ["method (l1-Laplacian kernel)"],
                                     value=lambda r: fmt(r["mean"], 3)), load("separating_repro")),
