@@ -20,7 +20,10 @@ Fit (Eq. 6-7 with ``Khat_s`` replaced by this kernel): one-hot labels ``Y`` of t
 labeled nodes with class ``c``'s column scaled by ``n / (C n_c)`` (:func:`balanced_targets`),
 ``alpha = (G_{K,n} + n beta I_n)^{-1} Y`` and scores ``f(x) = K(x, labeled) alpha``.
 Every grid point shares the filtered features of its depths and the cosine blocks, so a whole
-grid costs a few sparse products and small dense solves.
+grid costs a few sparse products and small dense solves. The features stay sparse and are filtered
+a block of columns at a time (``graphstk.methods.feature_propagation``): memory linear in the
+graph. The filter may be any of :mod:`graphstk.spectral.filters` (grid key ``filter``), and an
+STKR correct-and-smooth step may follow (``reuse_eta``, ``smooth_eta``).
 """
 from __future__ import annotations
 
@@ -161,7 +164,11 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
         ``"sum"``, or ``"raw"`` with ``normalize_features=False``), ``depth`` (``K >= 0``), ``a``
         (default 0.5), ``mix`` (``"last"`` |
         ``"dyadic"``, default ``"last"``), ``kernel`` (``"cosine"`` | ``"cosine-gaussian"``, default
-        the latter), ``sigma`` (default 1.0) and ``beta`` (the ridge of Eq. 7).
+        the latter), ``sigma`` (default 1.0) and ``beta`` (the ridge of Eq. 7). The graph filter:
+        ``filter`` (``"lazy"`` (default), ``"sgc"``, ``"s2gc"``, ``"dgc"``, ``"ggcm"``: the filters of
+        :mod:`graphstk.spectral.filters`, ``depth`` their ``K``), ``alpha`` (S2GC's and GGCM's feature
+        weight), ``t`` (DGC's end time), ``decline_neg`` (GGCM). Label reuse: ``reuse_eta``,
+        ``reuse_beta`` and ``smooth_eta`` (0: skipped; ``graphstk.methods.feature_propagation.reuse_scores``).
     hidden : node ids or mask, optional
         Inductive setting: these nodes and their edges are not seen at fit time; their filtered
         features come from Eq. 23's out-of-sample rows (:func:`extended_adjacency`).
