@@ -22,7 +22,7 @@ labeled nodes with class ``c``'s column scaled by ``n / (C n_c)`` (:func:`balanc
 Every grid point shares the filtered features of its depths and the cosine blocks, so a whole
 grid costs a few sparse products and small dense solves. The features stay sparse and are filtered
 a block of columns at a time (``graphstk.methods.feature_propagation``): memory linear in the
-graph. The filter may be any of :mod:`graphstk.spectral.filters` (grid key ``filter``), and an
+graph. The filter may be any of ``graphstk.spectral.filters`` (grid key ``filter``), and an
 STKR correct-and-smooth step may follow (``reuse_eta``, ``smooth_eta``).
 """
 from __future__ import annotations
@@ -166,7 +166,7 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
         ``"dyadic"``, default ``"last"``), ``kernel`` (``"cosine"`` | ``"cosine-gaussian"``, default
         the latter), ``sigma`` (default 1.0) and ``beta`` (the ridge of Eq. 7). The graph filter:
         ``filter`` (``"lazy"`` (default), ``"sgc"``, ``"s2gc"``, ``"dgc"``, ``"ggcm"``: the filters of
-        :mod:`graphstk.spectral.filters`, ``depth`` their ``K``), ``alpha`` (S2GC's and GGCM's feature
+        ``graphstk.spectral.filters``, ``depth`` their ``K``), ``alpha`` (S2GC's and GGCM's feature
         weight), ``t`` (DGC's end time), ``decline_neg`` (GGCM). Label reuse: ``reuse_eta``,
         ``reuse_beta`` and ``smooth_eta`` (0: skipped; ``graphstk.methods.feature_propagation.reuse_scores``).
     hidden : node ids or mask, optional
