@@ -1,11 +1,19 @@
-"""Time of feature-aware STKR on a Planetoid graph: the whole registered grid scored on the
-validation nodes (``select_on_validation``), then a fit and predict of the chosen point on the test
-nodes, measured with ``time.perf_counter`` after the dataset is loaded (docs/feature_stkr.md, "Timing").
+"""Time and memory of feature-aware STKR: the whole registered grid scored on the validation nodes
+(``select_on_validation``), then a fit and predict of the chosen point on the test nodes, measured
+with ``time.perf_counter`` after the dataset is loaded (docs/feature_stkr.md, "Timing" and "Memory").
 
     python bench/feature_stkr_timing.py                         # Cora, torch's default threads
     python bench/feature_stkr_timing.py --threads 1 --repeat 5
+    python bench/feature_stkr_timing.py --memory                # Coauthor CS and Physics, peak memory
 
 Prints one line per repeat and the median, with the thread count and the load average at start.
+
+``--memory`` runs each of Coauthor CS (18,333 nodes, 6,805 features) and Coauthor Physics (34,493
+nodes, 8,415 features) in a process of its own: the dataset loaded, its features turned into a
+sparse matrix (the dense copy freed), a split of 20 labeled nodes per class, 500 validation and
+1000 test nodes (seed 0), then the whole registered grid. It prints the peak resident memory of the
+process (``resource.getrusage``, ``ru_maxrss``), the resident memory after loading, and each target
+with PASS/FAIL: CS under 2 GB, Physics under 4 GB.
 """
 from __future__ import annotations
 
@@ -23,14 +31,81 @@ import graphstk as gs  # noqa: E402
 from graphstk.methods.feature_stkr import FeatureSTKR, select_on_validation  # noqa: E402
 
 
+#: peak resident memory targets of the whole registered grid, in GiB
+MEMORY_TARGETS = {"CS": 2.0, "Physics": 4.0}
+
+
+def _rss_gib() -> float:
+    """The current resident memory of this process (``/proc/self/statm``; 0 where absent)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 30
+    except OSError:
+        return 0.0
+
+
+def _peak_gib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20      # kilobytes on Linux
+
+
+def memory_one(name: str) -> None:
+    """The whole registered grid on ``name`` (this process only); prints one result line."""
+    import gc
+
+    import scipy.sparse as sp
+
+    from graphstk.methods.feature_stkr import DEFAULT_GRID
+
+    data = gs.load_dataset(name)
+    X = sp.csr_matrix(data.x.numpy())
+    data.x = None
+    gc.collect()
+    y, C = data.y, int(data.y.max()) + 1
+    g = torch.Generator().manual_seed(0)
+    perm = torch.randperm(y.numel(), generator=g)
+    train = torch.cat([perm[y[perm] == c][:20] for c in range(C)])
+    rest = perm[~torch.isin(perm, train)]
+    val, test = rest[:500], rest[500:1500]
+    after_load = _rss_gib()
+    t = time.perf_counter()
+    best, accs = select_on_validation(data.edge_index, X, y, train, val)
+    from graphstk.methods.feature_stkr import feature_stkr_scores
+    s = feature_stkr_scores(data.edge_index, X, y, train, test, [best])[0]
+    acc = 100 * float((s.argmax(1) == y[test]).double().mean())
+    peak, target = _peak_gib(), MEMORY_TARGETS[name]
+    npts = len(accs)
+    print(f"{name}: {y.numel()} nodes, {X.shape[1]} features ({X.nnz} non-zeros), {npts} grid points "
+          f"({', '.join(f'{k}={len(v)}' for k, v in DEFAULT_GRID.items())}), {time.perf_counter() - t:.1f} s; "
+          f"resident after loading {after_load:.2f} GiB, peak {peak:.2f} GiB; target < {target:g} GiB: "
+          f"{'PASS' if peak < target else 'FAIL'} (validation {max(accs):.1f}, test {acc:.1f})", flush=True)
+
+
+def memory(names) -> None:
+    """Each dataset of ``names`` in a process of its own (:func:`memory_one`), so that peaks do not mix."""
+    import subprocess
+
+    for name in names:
+        cmd = [sys.executable, os.path.abspath(__file__), "--memory-one", name, "--threads", str(torch.get_num_threads())]
+        subprocess.run(cmd, check=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default="Cora")
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--memory", nargs="*", default=None, metavar="NAME",
+                    help="peak memory of the whole grid on Coauthor CS and Physics (or the datasets named)")
+    ap.add_argument("--memory-one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.threads is not None:
         torch.set_num_threads(args.threads)
+    if args.memory_one is not None:
+        return memory_one(args.memory_one)
+    if args.memory is not None:
+        return memory(args.memory or list(MEMORY_TARGETS))
     data = gs.load_dataset(args.dataset)
     load = os.getloadavg()[0]
     times = []

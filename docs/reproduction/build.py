@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Regenerate every table of ``docs/reproduction/*.md`` and ``docs/benchmarks.md`` from ``docs/results/``.
+"""Regenerate every table of ``docs/reproduction/*.md``, ``docs/benchmarks.md`` and ``docs/feature_stkr.md`` from ``docs/results/``.
 
 A table sits between ``<!-- table: NAME -->`` and ``<!-- /table -->`` in a page; this script
 replaces what is between the two markers with the table that ``TABLES[NAME]`` renders from the
@@ -75,6 +75,8 @@ RUNS = {
                                              "once and the discrete-curvature lambda rule",
                                              "python run.py configs/separating_table2.yaml"),
     "separating_repro": ("configs/separating_repro.yaml", "python run.py configs/separating_repro.yaml"),
+    "planetoid_features": ("configs/planetoid_features.yaml",
+                           "python run.py configs/planetoid_features.yaml --seeds 1 --threads 1"),
 }
 
 HIDDEN_OPTIONS = {"labels": "onehot"}   # defaults a label does not repeat
@@ -335,6 +337,13 @@ TABLES = {
     "sep-readings": t_separating_readings,
     "sep-lambda": t_separating_lambda,
     "bench-configs": t_config_times,
+    # feature-aware STKR and the non-neural filters, Planetoid public split (docs/feature_stkr.md)
+    "planetoid-features": lambda: (long_table(pick(load("planetoid_features"), mean=lambda v: v is not None),
+                                              val=True, level="n_labeled")
+                                   + ["", "Rows without a score: " + "; ".join(sorted({f"{r['dataset']}: {r.get('note') or 'no score'}"
+                                                                         for r in load("planetoid_features")
+                                                                         if r["mean"] is None})) + "."],
+                                   load("planetoid_features")),
     "sep-laplacian": lambda: (pivot([r for r in load("separating_repro") if (r.get("options") or {}).get("kernel")],
                                     lambda r: (r["method"],), lambda r: r["dataset"], ["method (l1-Laplacian kernel)"],
                                     value=lambda r: fmt(r["mean"], 3)), load("separating_repro")),
@@ -385,7 +394,7 @@ def main(argv=None) -> int:
     global PAGE_DIR
     stale = []
     pages = [os.path.join(HERE, fn) for fn in sorted(os.listdir(HERE)) if fn.endswith(".md")]
-    for path in pages + [os.path.join(ROOT, "docs", "benchmarks.md")]:
+    for path in pages + [os.path.join(ROOT, "docs", "benchmarks.md"), os.path.join(ROOT, "docs", "feature_stkr.md")]:
         fn = os.path.relpath(path, ROOT)
         PAGE_DIR = os.path.dirname(path)
         with open(path) as f:

@@ -20,7 +20,10 @@ Fit (Eq. 6-7 with ``Khat_s`` replaced by this kernel): one-hot labels ``Y`` of t
 labeled nodes with class ``c``'s column scaled by ``n / (C n_c)`` (:func:`balanced_targets`),
 ``alpha = (G_{K,n} + n beta I_n)^{-1} Y`` and scores ``f(x) = K(x, labeled) alpha``.
 Every grid point shares the filtered features of its depths and the cosine blocks, so a whole
-grid costs a few sparse products and small dense solves.
+grid costs a few sparse products and small dense solves. The features stay sparse and are filtered
+a block of columns at a time (``graphstk.methods.feature_propagation``): memory linear in the
+graph. The filter may be any of ``graphstk.spectral.filters`` (grid key ``filter``), and an
+STKR correct-and-smooth step may follow (``reuse_eta``, ``smooth_eta``).
 """
 from __future__ import annotations
 
@@ -39,6 +42,8 @@ from ..memory import check_allocation
 from ..operators.graph import GraphKernel, check_edge_index
 from .estimators import (SETTINGS, _check_graph_size, _default_classes, _label_tensor, binary_scores, flag_unreachable,
                          output_like)
+from .feature_propagation import (check_filter_point, cosine_blocks, filter_group, k_negative, preprocess_sparse,
+                                  reuse_scores, sparse_features)
 from .problem import argmax_of_labeled_classes, training_labels
 
 __all__ = ["FeatureSTKR", "feature_stkr_scores", "balanced_targets", "preprocess_features", "FEATURES", "select_on_validation", "KERNELS", "MIXES", "DEFAULT_GRID"]
@@ -51,7 +56,8 @@ MIXES = ("last", "dyadic")
 FEATURES = ("sum", "tfidf", "raw")
 #: the grid of :func:`select_on_validation` (and of the registered ``FeatureSTKR`` method)
 DEFAULT_GRID = {"features": ["sum", "tfidf"], "depth": [4, 8, 16], "a": [0.5, 0.8], "mix": ["last", "dyadic"],
-                "kernel": ["cosine-gaussian"], "sigma": [1.0, 0.7, 0.5], "beta": [1e-2, 1e-3, 1e-4]}
+                "kernel": ["cosine-gaussian"], "sigma": [1.0, 0.7, 0.5],
+                "beta": [1.0, 0.3, 0.1, 1e-2, 1e-3, 1e-4]}
 
 
 def _depths(depth: int, mix: str) -> list[int]:
@@ -141,25 +147,6 @@ def _features(X, dtype, device) -> Tensor:
     return X.to(device=device, dtype=dtype)
 
 
-def _lazy_walk(S_csr: Tensor, a: float):
-    """The map ``Z -> ((1 - a) I + a S_hat) Z`` as one sparse product with the matrix
-    ``(1 - a) I + a S_hat`` (built once); on the CPU through scipy's CSR product, several times
-    faster than torch's for a dense right-hand side."""
-    N = S_csr.shape[0]
-    if S_csr.device.type == "cpu":
-        import scipy.sparse as sp
-
-        S = sp.csr_matrix((S_csr.values().numpy(), S_csr.col_indices().numpy(), S_csr.crow_indices().numpy()),
-                          shape=(N, N))
-        M = (a * S + (1.0 - a) * sp.identity(N, dtype=S.dtype, format="csr")).tocsr()
-        return lambda Z: torch.from_numpy(M @ Z.numpy())
-    diag = torch.arange(N, device=S_csr.device).expand(2, N)
-    eye = torch.sparse_coo_tensor(diag, torch.full((N,), 1.0 - a, dtype=S_csr.dtype, device=S_csr.device), (N, N),
-                                  check_invariants=False)
-    M = (S_csr.to_sparse_coo() * a + eye).coalesce().to_sparse_csr()
-    return lambda Z: torch.sparse.mm(M, Z)
-
-
 def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, points: list[dict], *,
                         hidden=None, num_classes: int | None = None, normalize_features: bool = True,
                         dtype: torch.dtype = torch.float64, device=None, edge_weight=None) -> list[Tensor]:
@@ -180,7 +167,11 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
         ``"sum"``, or ``"raw"`` with ``normalize_features=False``), ``depth`` (``K >= 0``), ``a``
         (default 0.5), ``mix`` (``"last"`` |
         ``"dyadic"``, default ``"last"``), ``kernel`` (``"cosine"`` | ``"cosine-gaussian"``, default
-        the latter), ``sigma`` (default 1.0) and ``beta`` (the ridge of Eq. 7).
+        the latter), ``sigma`` (default 1.0) and ``beta`` (the ridge of Eq. 7). The graph filter:
+        ``filter`` (``"lazy"`` (default), ``"sgc"``, ``"s2gc"``, ``"dgc"``, ``"ggcm"``: the filters of
+        ``graphstk.spectral.filters``, ``depth`` their ``K``), ``alpha`` (S2GC's and GGCM's feature
+        weight), ``t`` (DGC's end time), ``decline_neg`` (GGCM). Label reuse: ``reuse_eta``,
+        ``reuse_beta`` and ``smooth_eta`` (0: skipped; ``graphstk.methods.feature_propagation.reuse_scores``).
     hidden : node ids or mask, optional
         Inductive setting: these nodes and their edges are not seen at fit time; their filtered
         features come from Eq. 23's out-of-sample rows (:func:`extended_adjacency`).
@@ -194,14 +185,15 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
         Non-negative edge weights (``W`` of Eq. 23); default 1.
     """
     device = torch.device(device) if device is not None else edge_index.device
-    X = _features(X, dtype, device)
-    N = X.shape[0]
+    Xs = sparse_features(X)
+    N = Xs.shape[0]
     train = as_index(train, N, device, name="train", allow_none=False)
     ev = as_index(eval_idx, N, device, name="eval_idx", allow_none=False)
     if train.numel() == 0:
         raise ValueError("train is empty: feature-aware STKR needs labeled nodes")
     for p in points:
         _check_point(p)
+        check_filter_point(p)
     default_features = "sum" if normalize_features else "raw"
     yl = y.to(device)[train].long()
     C = int(num_classes) if num_classes is not None else int(yl.max()) + 1
@@ -213,42 +205,42 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
     if hidden is not None and bool(graph.hidden_mask[train].any()):
         raise ValueError("train and hidden overlap: a labeled node cannot be hidden from fit")
     S_csr = extended_adjacency(graph).csr
-    rows = torch.cat([train, ev])
+    reuse = any(float(p.get("reuse_eta", 0.0)) > 0 or float(p.get("smooth_eta", 0.0)) > 0 for p in points)
+    scored = torch.arange(N, device=device) if reuse else ev      # label reuse smooths over every node
+    rows = torch.cat([train, scored])
     n = train.numel()
     visible = None if hidden is None else ~graph.hidden_mask
-    cos: dict[tuple, Tensor] = {}               # (features, a, depth) -> cosine block [n + |eval|, n]
-    steps: dict[float, object] = {}
-    for (f, a), group in itertools.groupby(sorted({(p.get("features", default_features), float(p.get("a", 0.5)), k)
-                                                   for p in points
-                                                   for k in _depths(int(p["depth"]), p.get("mix", "last"))}),
-                                           key=lambda t: t[:2]):
-        wanted = {k for *_, k in group}
-        if a not in steps and max(wanted) > 0:
-            steps[a] = _lazy_walk(S_csr, a)     # Z -> ((1 - a) I + a S_hat) Z, one sparse product
-        Z = preprocess_features(X, f, visible)
-        for k in range(max(wanted) + 1):
-            if k:
-                Z = steps[a](Z)
-            if k in wanted:
-                U = unit_rows(Z[rows])
-                cos[(f, a, k)] = U @ U[:n].T
-    out = []
+    k_neg = k_negative(graph) if any(p.get("filter") == "ggcm" for p in points) else 2
+    groups: dict[tuple, list[int]] = {}       # (features, filter group) -> the points sharing one propagation
+    for i, p in enumerate(points):
+        groups.setdefault((p.get("features", default_features), filter_group(p)), []).append(i)
     eye = torch.eye(n, dtype=dtype, device=device)
-    blocks: dict[tuple, Tensor] = {}           # (features, a, depth, sigma or None) -> kernel block
-    kernels: dict[tuple, Tensor] = {}          # (features, a, depths, sigma or None) -> mean kernel block
-    for p in points:
-        f, a, mix = p.get("features", default_features), float(p.get("a", 0.5)), p.get("mix", "last")
-        ks = tuple(_depths(int(p["depth"]), mix))
-        sig = None if p.get("kernel", "cosine-gaussian") == "cosine" else float(p.get("sigma", 1.0))
-        if (f, a, ks, sig) not in kernels:
-            for k in ks:
-                if (f, a, k, sig) not in blocks:
-                    c = cos[(f, a, k)]
-                    blocks[(f, a, k, sig)] = c if sig is None else torch.exp((c - 1.0) / sig ** 2)
-            kernels[(f, a, ks, sig)] = sum(blocks[(f, a, k, sig)] for k in ks) / len(ks)
-        G = kernels[(f, a, ks, sig)]
-        alpha = torch.linalg.solve(G[:n] + n * float(p["beta"]) * eye, Y)
-        out.append(G[n:] @ alpha)
+    out: list[Tensor | None] = [None] * len(points)
+    prepared: dict[str, object] = {}
+    for (f, group), idx in sorted(groups.items(), key=lambda kv: repr(kv[0])):
+        if f not in prepared:
+            prepared[f] = preprocess_sparse(Xs, f, visible)
+        depths = sorted({k for i in idx for k in _depths(int(points[i]["depth"]), points[i].get("mix", "last"))})
+        cos = cosine_blocks(S_csr, graph, prepared[f], group, depths, rows, n, dtype, k_neg)
+        blocks: dict[tuple, Tensor] = {}       # (depth, sigma or None) -> kernel block
+        kernels: dict[tuple, Tensor] = {}      # (depths, sigma or None) -> mean kernel block
+        for i in idx:
+            p = points[i]
+            ks = tuple(_depths(int(p["depth"]), p.get("mix", "last")))
+            sig = None if p.get("kernel", "cosine-gaussian") == "cosine" else float(p.get("sigma", 1.0))
+            if (ks, sig) not in kernels:
+                for k in ks:
+                    if (k, sig) not in blocks:
+                        blocks[(k, sig)] = cos[k] if sig is None else torch.exp((cos[k] - 1.0) / sig ** 2)
+                kernels[(ks, sig)] = sum(blocks[(k, sig)] for k in ks) / len(ks)
+            G = kernels[(ks, sig)]
+            alpha = torch.linalg.solve(G[:n] + n * float(p["beta"]) * eye, Y)
+            out[i] = G[n:] @ alpha
+        del cos, blocks, kernels
+        if reuse:
+            F = torch.stack([out[i] for i in idx])
+            for i, s in zip(idx, reuse_scores(F, Y, train, graph, [points[i] for i in idx], C)):
+                out[i] = s[ev]
     return out
 
 

@@ -12,6 +12,10 @@ A transform maps the eigenvalues :math:`\lambda_i` of the base kernel
 * :class:`TopD` :math:`s(\lambda_i) = \lambda_i` for the top :math:`d` eigenvalues, else 0
   (kernel PCA, Sec. 4).
 
+The non-neural graph filters of :mod:`graphstk.spectral.filters` are transforms of the same kind,
+applied to node features as ``s(S) X``: :class:`SGCFilter`, :class:`S2GCFilter`,
+:class:`HeatKernelFilter` (DGC) and :class:`GGCMFilter`.
+
 The solvers (:func:`richardson`, :func:`cg`, :func:`gmres`) take a callable ``X -> A X`` on blocks ``[n, C]`` and return a :class:`SolveResult`.
 
 Example
@@ -29,8 +33,9 @@ True
 """
 from .eigen import power_iteration, spectral_radius, top_eigenpairs
 from .solvers import ConvergenceError, ConvergenceWarning, SolveResult, cg, gmres, richardson
+from .filters import GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter
 from .transforms import InverseLaplacian, LabelPropagationFilter, Polynomial, ReciprocalPolynomial, TopD, Transform
 
-__all__ = ["Transform", "Polynomial", "ReciprocalPolynomial", "InverseLaplacian", "TopD", "LabelPropagationFilter",
+__all__ = ["Transform", "SGCFilter", "S2GCFilter", "HeatKernelFilter", "GGCMFilter", "Polynomial", "ReciprocalPolynomial", "InverseLaplacian", "TopD", "LabelPropagationFilter",
            "richardson", "cg", "gmres", "SolveResult", "ConvergenceWarning", "ConvergenceError",
            "power_iteration", "spectral_radius", "top_eigenpairs"]

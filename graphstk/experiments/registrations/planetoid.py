@@ -8,6 +8,11 @@
   ``S~ = D~^{-1/2} (A + I) D~^{-1/2}`` (PyG's ``gcn_norm``), linear kernel.
 * ``Label-Prop``: :class:`graphstk.LabelPropagation` (Zhou et al.; STKR Eq. 22), graph only.
 * ``GCN``, ``GAT``, ``APPNP``, ``SGC``, ``MLP+C&S``: :func:`graphstk.methods.gnn.train_gnn` (PyG layers).
+* ``S2GC``, ``DGC``, ``GGCM``: the non-neural filters of :mod:`graphstk.spectral.filters` on
+  ``S~ = D~^{-1/2} (A + I) D~^{-1/2}`` with their published read-out, logistic regression on the
+  labeled nodes (:mod:`graphstk.methods.linear_filters`), the weight decay chosen on validation.
+  S2GC and DGC are deterministic (a convex read-out solved from zero weights) and run once; GGCM
+  draws its negative graphs from the seed.
 """
 from __future__ import annotations
 
@@ -16,10 +21,13 @@ import torch
 from graphstk.methods.estimators import LabelPropagation
 from graphstk.methods.feature_stkr import DEFAULT_GRID, feature_stkr_scores, row_normalize
 from graphstk.methods.gnn import MODELS, train_gnn
+from graphstk.methods.linear_filters import filtered_features, ggcm_filter, logistic_regression
+from graphstk.spectral.filters import HeatKernelFilter, S2GCFilter
 
 from ..registry import MethodEntry, MethodInput, register_method
 
-__all__ = ["feature_stkr_fit_predict", "sgc_ridge_fit_predict", "label_prop_fit_predict", "gnn_fit_predict"]
+__all__ = ["feature_stkr_fit_predict", "sgc_ridge_fit_predict", "label_prop_fit_predict", "gnn_fit_predict",
+           "filter_lr_fit_predict", "ggcm_lr_fit_predict"]
 
 _FEATURES_GRAPH = frozenset({"features", "graph"})
 
@@ -43,7 +51,8 @@ def feature_stkr_fit_predict(problem: MethodInput, points: list[dict]) -> list[t
     """Feature-aware STKR for every grid point; ``setting: inductive`` hides the nodes outside the fit points."""
     inductive = points[0].get("setting", "transductive") == "inductive"
     hidden = _hidden(problem) if inductive else None
-    keys = ("features", "depth", "a", "mix", "kernel", "sigma", "beta")
+    keys = ("features", "depth", "a", "mix", "kernel", "sigma", "beta", "filter", "alpha", "t", "decline_neg",
+            "reuse_eta", "reuse_beta", "smooth_eta")
     return feature_stkr_scores(problem.data.edge_index, _features(problem), problem.y, problem.labeled, problem.eval,
                                [{k: p[k] for k in keys if k in p} for p in points], hidden=hidden,
                                num_classes=problem.num_classes)
@@ -93,8 +102,36 @@ def gnn_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tens
             for p in points]
 
 
+def _filter_of(problem: Problem, p: dict):
+    if p["filter"] == "s2gc":
+        return S2GCFilter(int(p["K"]), float(p["alpha"]))
+    if p["filter"] == "dgc":
+        return HeatKernelFilter(float(p["t"]), int(p["K"]))
+    if p["filter"] == "ggcm":
+        return ggcm_filter(problem.data.edge_index, problem.num_points, K=int(p["K"]), alpha=float(p["alpha"]),
+                           decline_neg=float(p["decline_neg"]))
+    raise ValueError(f"unknown filter {p['filter']!r}")
+
+
+def filter_lr_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+    """Logistic regression (weight decay ``weight_decay``) on ``s(S~) X`` for the filter of each point;
+    the filtered features of each distinct filter computed once."""
+    X, feats, out = _features(problem), {}, []
+    for p in points:
+        f = _filter_of(problem, p)
+        if f not in feats:
+            feats[f] = filtered_features(problem.data.edge_index, X, f, seed=problem.seed)
+        out.append(logistic_regression(feats[f], problem.y, problem.labeled, problem.eval, float(p["weight_decay"])))
+    return out
+
+
+def ggcm_lr_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+    """GGCM: :func:`filter_lr_fit_predict` with negative graphs drawn from the problem's seed."""
+    return filter_lr_fit_predict(problem, points)
+
+
 # closed forms: the same numbers for every seed, so the planetoid protocol runs them once
-for _fn in (feature_stkr_fit_predict, sgc_ridge_fit_predict, label_prop_fit_predict):
+for _fn in (feature_stkr_fit_predict, sgc_ridge_fit_predict, label_prop_fit_predict, filter_lr_fit_predict):
     _fn.deterministic = True
 
 register_method(MethodEntry(
@@ -106,6 +143,23 @@ register_method(MethodEntry(
     grid={k: list(v) for k, v in DEFAULT_GRID.items()}, fit_predict=feature_stkr_fit_predict,
     fixed={"setting": "inductive"},
     description="feature-aware STKR, inductive: test nodes and their edges hidden, out-of-sample rows (Eq. 23)"))
+_BASE = {k: list(v) for k, v in DEFAULT_GRID.items() if k not in ("depth", "a", "mix")}
+register_method(MethodEntry(
+    name="FeatureSTKR (S2GC filter)", needs=_FEATURES_GRAPH, task="classification",
+    grid={"depth": [8, 16, 32], "alpha": [0.05, 0.15], **_BASE}, fit_predict=feature_stkr_fit_predict,
+    fixed={"filter": "s2gc", "setting": "transductive"},
+    description="feature-aware STKR with S2GC's filter alpha + (1 - alpha) mean_k l^k on STKR's base kernel"))
+register_method(MethodEntry(
+    name="FeatureSTKR (GGCM filter)", needs=_FEATURES_GRAPH, task="classification",
+    grid={"depth": [8, 16], "decline_neg": [0.5, 1.0], **_BASE}, fit_predict=feature_stkr_fit_predict,
+    fixed={"filter": "ggcm", "alpha": 0.15, "setting": "transductive"},
+    description="feature-aware STKR with GGCM's filter (its negative graph replaced by its mean) on STKR's base kernel"))
+register_method(MethodEntry(
+    name="FeatureSTKR + C&S", needs=_FEATURES_GRAPH, task="classification",
+    grid={**{k: list(v) for k, v in DEFAULT_GRID.items()}, "reuse_eta": [0.0, 0.9], "smooth_eta": [0.0, 0.8]},
+    fit_predict=feature_stkr_fit_predict, fixed={"reuse_beta": 1e-2, "setting": "transductive"},
+    description="feature-aware STKR, then its training residuals regressed by STKR (inverse Laplacian, Algorithm 2) "
+                "and the scores smoothed by label propagation (Eq. 22), training labels only"))
 register_method(MethodEntry(
     name="KRR (features)", needs=frozenset({"features"}), task="classification",
     grid={"sigma": [1.0, 0.7, 0.5], "beta": [1e-1, 1e-2, 1e-3, 1e-4]}, fit_predict=feature_stkr_fit_predict,
@@ -127,3 +181,19 @@ register_method(MethodEntry(
     name="SGC", needs=_FEATURES_GRAPH, task="classification", grid={"weight_decay": [5e-6, 5e-5, 5e-4]},
     fit_predict=gnn_fit_predict, fixed={"model": "SGC"},
     description="SGC (PyG SGConv, K=2): logistic regression on S~^2 X, weight decay chosen on validation"))
+_LR_DECAY = [1e-6, 1e-5, 1e-4]
+register_method(MethodEntry(
+    name="S2GC", needs=_FEATURES_GRAPH, task="classification", grid={"weight_decay": _LR_DECAY},
+    fit_predict=filter_lr_fit_predict, fixed={"filter": "s2gc", "K": 16, "alpha": 0.05},
+    description="S2GC (Zhu & Koniusz 2021): logistic regression on alpha X + (1 - alpha) mean_k S~^k X, K=16"))
+register_method(MethodEntry(
+    name="DGC", needs=_FEATURES_GRAPH, task="classification", grid={"t": [5.27, 3.78], "weight_decay": _LR_DECAY},
+    fit_predict=filter_lr_fit_predict, fixed={"filter": "dgc", "K": 250},
+    description="DGC (Wang et al. 2021): logistic regression on the heat kernel (I - (T/K)(I - S~))^K X, "
+                "K=250, T among the published Cora / CiteSeer values"))
+register_method(MethodEntry(
+    name="GGCM", needs=_FEATURES_GRAPH, task="classification",
+    grid={"decline_neg": [0.5, 1.0], "weight_decay": _LR_DECAY}, fit_predict=ggcm_lr_fit_predict,
+    fixed={"filter": "ggcm", "K": 16, "alpha": 0.15},
+    description="GGCM (Wang et al. 2023): logistic regression on lazy and negative-graph inverse steps, "
+                "0.15 X + 0.85 mean over 16 steps; decline_neg among the published Cora / CiteSeer values"))

@@ -98,13 +98,54 @@ def test_selection_ignores_test_labels(tmp_path, method):
     assert first["test"] != second["test"]
 
 
+TINY = {"FeatureSTKR": {"depth": [1, 4], "beta": [1e-1, 1e-3]},
+        "FeatureSTKR (i)": {"depth": [1, 4], "beta": [1e-1, 1e-3]},
+        "FeatureSTKR (S2GC filter)": {"depth": [4], "alpha": [0.05], "beta": [1e-1, 1e-3]},
+        "FeatureSTKR (GGCM filter)": {"depth": [4], "decline_neg": [0.5], "beta": [1e-1, 1e-3]},
+        "FeatureSTKR + C&S": {"depth": [4], "beta": [1e-1], "reuse_eta": [0.0, 0.9], "smooth_eta": [0.0, 0.8]},
+        "S2GC": {"weight_decay": [1e-5, 1e-3]}, "DGC": {"t": [5.27], "weight_decay": [1e-5, 1e-3]},
+        "GGCM": {"decline_neg": [0.5], "weight_decay": [1e-5, 1e-3]}}
+
+
+@pytest.mark.parametrize("method", list(TINY))
+def test_train_only_fit_reads_no_validation_or_test_label(tmp_path, method):
+    """Every validation and test label permuted and shifted: the train-only fit gives the same scores at every
+    grid point (the labels reach a method only through Problem.y, -1 outside the labeled nodes)."""
+    from graphstk.experiments.protocols.base import call_method
+    from graphstk.experiments.registry import get_method, grid_points
+
+    path = toy_npz(tmp_path / "toy.npz")
+    cfg = toy_config(path, [{"label": method, "grid": TINY[method]}], fit_labels=["train"], seeds=1)
+    proto = Planetoid(cfg)
+    data = proto.load(cfg.datasets[0], None)
+    unit = proto.prepare(cfg.datasets[0], data, "train", 0)
+    m = cfg.methods[0]
+    entry = get_method(m.label)
+    tr, va, te = unit["train"], unit["val"], unit["test"]
+    hide = te if {**entry.fixed, **m.options}.get("setting") == "inductive" else None
+    other = torch.cat([va, te])
+    permuted = data.clone()
+    permuted.y = data.y.clone()
+    permuted.y[other] = (data.y[other][torch.randperm(other.numel(), generator=torch.Generator().manual_seed(0))]
+                         + 1) % 3
+    assert not torch.equal(permuted.y, data.y)
+    scores = []
+    for d in (data, permuted):
+        prob = proto._problem(d, d.x.double(), tr, other, hide, 3, 0)
+        scores.append(call_method(entry, m.options, prob, grid_points(m.grid)))
+    assert len(scores[0]) == len(grid_points(m.grid)) > 1
+    for a, b in zip(*scores):
+        assert torch.equal(a, b)
+
+
 def test_end_to_end_config_small(tmp_path, dataset_root, monkeypatch):
     monkeypatch.setenv("GRAPHSTK_DATA", str(dataset_root("Cora")))
     cfg = with_overrides(load_config(str(REPO / "configs" / "planetoid_features.yaml")), seeds=1, datasets=["Cora"])
     tiny = {"FeatureSTKR": {"depth": [8], "a": [0.5], "mix": ["last"], "sigma": [0.7], "beta": [1e-3]},
             "FeatureSTKR (i)": {"depth": [8], "a": [0.5], "mix": ["last"], "sigma": [0.7], "beta": [1e-3]},
             "KRR (features)": {"sigma": [0.7], "beta": [1e-3]}, "SGC (ridge)": {"K": [2], "beta": [1e-3]},
-            "Label-Prop": {"eta": [0.9]}, "SGC": {"weight_decay": [5e-5]}}
+            "Label-Prop": {"eta": [0.9]}, "SGC": {"weight_decay": [5e-5]},
+            **{k: v for k, v in TINY.items() if k not in ("FeatureSTKR", "FeatureSTKR (i)")}}
     methods = [dataclasses.replace(m, grid={**m.grid, **tiny.get(m.label, {"epochs": [2]})}) for m in cfg.methods]
     cfg = cfg.model_copy(update={"methods": methods})
     out = tmp_path / "out"

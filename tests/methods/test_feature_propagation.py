@@ -1,0 +1,142 @@
+"""Feature-aware STKR with the filters of graphstk.spectral.filters, its column blocks and its
+label-reuse step, against dense computations written from the formulas; and no label outside the
+training nodes reaches a score."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import graphstk.methods.feature_propagation as fp
+from graphstk.methods.feature_stkr import feature_stkr_scores
+from graphstk.spectral.filters import GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter
+from tests.methods.test_feature_stkr import problem
+from tests.operators.test_composed_kernels import dense_filter, dense_pieces
+
+TRAIN, EVAL = [0, 1, 2, 5, 9, 14], [3, 4, 6, 7, 8, 10, 11, 12, 13, 15, 16, 17, 18, 19, 20, 21, 22, 23]
+POINTS = [{"filter": "sgc", "depth": 3, "sigma": 0.7, "beta": 1e-2},
+          {"filter": "s2gc", "depth": 4, "alpha": 0.1, "sigma": 1.0, "beta": 1e-3},
+          {"filter": "dgc", "depth": 6, "t": 2.0, "sigma": 0.7, "beta": 1e-2},
+          {"filter": "s2gc", "depth": 4, "alpha": 0.1, "mix": "dyadic", "kernel": "cosine", "beta": 1e-2}]
+
+
+def dense_matrix(W, hidden, p):
+    f = {"sgc": SGCFilter(p["depth"]), "s2gc": S2GCFilter(p["depth"], p.get("alpha", 0.05)),
+         "dgc": HeatKernelFilter(p.get("t", 5.27), p["depth"])}[p["filter"]]
+    return dense_filter(W, list(hidden), f.coefficients())
+
+
+def dense_ggcm(W, p):
+    """GGCM with its mean negative graph u u^T (transductive), the loop of its docstring with dense matrices."""
+    deg = W.sum(1)
+    S = dense_pieces(W, [])[1]
+    u = deg.sqrt() / deg.sqrt().norm()
+    I, Pm = torch.eye(W.shape[0], dtype=W.dtype), torch.outer(u, u)
+    k_neg = p["k_neg"]
+    U, total = I.clone(), torch.zeros_like(I)
+    for k in range(1, p["depth"] + 1):
+        c = p.get("decline_neg", 1.0) ** (k - 1)
+        V = ((1 - c) * I + c * (2 * I - k_neg * Pm) / (k_neg + 2)) @ U
+        U = S @ U
+        total += (U + V) / 2
+    return p["alpha"] * I + (1 - p["alpha"]) * total / p["depth"]
+
+
+def dense_scores(P_of, X, y, train, ev, p):
+    X = X / X.sum(1, keepdim=True)
+    depths = [p["depth"]] if p.get("mix", "last") == "last" else [k for k in (1, 2, 4, 8) if k < p["depth"]] + [p["depth"]]
+    G = 0
+    for k in depths:
+        phi = P_of(dict(p, depth=k)) @ X
+        phi = phi / phi.norm(dim=1, keepdim=True).clamp_min(1e-300)      # an isolated node: a zero row
+        cos = phi @ phi.T
+        G = G + (cos if p.get("kernel", "cosine-gaussian") == "cosine" else torch.exp((cos - 1) / p["sigma"] ** 2))
+    G = G / len(depths)
+    n = len(train)
+    Y = torch.nn.functional.one_hot(y[train], int(y[train].max()) + 1).double()
+    Y = Y * (n / (Y.shape[1] * Y.sum(0)))
+    alpha = torch.linalg.solve(G[train][:, train] + n * p["beta"] * torch.eye(n, dtype=torch.float64), Y)
+    return G[ev][:, train] @ alpha, G, Y
+
+
+@pytest.mark.parametrize("hidden", [(), (7, 12, 20)], ids=["transductive", "inductive"])
+def test_polynomial_filters_match_a_dense_ridge(hidden):
+    W, ei, X, y = problem()
+    ev = [i for i in EVAL if i not in hidden] + list(hidden)
+    got = feature_stkr_scores(ei, X, y, TRAIN, ev, POINTS, hidden=list(hidden) or None)
+    for p, s in zip(POINTS, got):
+        ref, _, _ = dense_scores(lambda q: dense_matrix(W, hidden, q), X, y, TRAIN, ev, p)
+        torch.testing.assert_close(s, ref)
+
+
+def test_ggcm_filter_matches_a_dense_ridge():
+    W, ei, X, y = problem()
+    k_neg = fp.k_negative(__import__("graphstk").operators.GraphKernel(ei, X.shape[0], clean_edges=True))
+    p = {"filter": "ggcm", "depth": 5, "alpha": 0.15, "decline_neg": 0.5, "sigma": 0.7, "beta": 1e-2}
+    got = feature_stkr_scores(ei, X, y, TRAIN, EVAL, [p])[0]
+    ref, _, _ = dense_scores(lambda q: dense_ggcm(W, dict(q, k_neg=k_neg)), X, y, TRAIN, EVAL, p)
+    torch.testing.assert_close(got, ref)
+    assert k_neg % 2 == 0 and k_neg >= 2
+
+
+def test_column_blocks_give_the_same_scores(monkeypatch):
+    W, ei, X, y = problem()
+    pts = POINTS + [{"filter": "ggcm", "depth": 4, "alpha": 0.15, "sigma": 0.7, "beta": 1e-2},
+                    {"filter": "lazy", "depth": 4, "a": 0.5, "features": "tfidf", "sigma": 0.7, "beta": 1e-2}]
+    whole = feature_stkr_scores(ei, X, y, TRAIN, EVAL, pts)
+    monkeypatch.setattr(fp, "BLOCK_BYTES", 8 * X.shape[0] * 2)        # two columns per block: three blocks
+    blocks = feature_stkr_scores(ei, X, y, TRAIN, EVAL, pts)
+    for a, b in zip(whole, blocks):
+        torch.testing.assert_close(a, b)
+    import scipy.sparse as sp
+
+    sparse = feature_stkr_scores(ei, sp.csr_matrix(X.numpy()), y, TRAIN, EVAL, pts)
+    for a, b in zip(whole, sparse):
+        torch.testing.assert_close(a, b)
+
+
+def test_label_reuse_matches_a_dense_correct_and_smooth():
+    """Correction: STKR with s(l) = l / (1 - eta l) on the residuals (Eq. 7: alpha = (N s(S)_LL + n beta I)^{-1} R,
+    scores N s(S)_{.L} alpha); smoothing: (I - eta' S)^{-1} B with B's labeled rows set to Y."""
+    W, ei, X, y = problem()
+    p = {"filter": "sgc", "depth": 3, "sigma": 0.7, "beta": 1e-2}
+    q = dict(p, reuse_eta=0.8, reuse_beta=1e-2, smooth_eta=0.6)
+    N, n = X.shape[0], len(TRAIN)
+    base, reused = feature_stkr_scores(ei, X, y, TRAIN, list(range(N)), [p, q])
+    _, G, Y = dense_scores(lambda r: dense_matrix(W, (), r), X, y, TRAIN, list(range(N)), p)
+    torch.testing.assert_close(base, G[:, TRAIN] @ torch.linalg.solve(G[TRAIN][:, TRAIN] + n * 1e-2 * torch.eye(n, dtype=torch.float64), Y))
+    _, S, _ = dense_pieces(W, [])
+    I = torch.eye(N, dtype=torch.float64)
+    F = base * (Y.norm() / base[TRAIN].norm())
+    sS = S @ torch.linalg.inv(I - 0.8 * S)
+    R = Y - F[TRAIN]
+    alpha = torch.linalg.solve(N * sS[TRAIN][:, TRAIN] + n * 1e-2 * torch.eye(n, dtype=torch.float64), R)
+    B = F + N * sS[:, TRAIN] @ alpha
+    B[TRAIN] = Y
+    ref = torch.linalg.solve(I - 0.6 * S, B)
+    torch.testing.assert_close(reused, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_no_label_outside_the_training_nodes_is_read():
+    """The train-only fit: every label outside TRAIN permuted (and set to another class) gives the same
+    scores, for every filter and with label reuse."""
+    W, ei, X, y = problem()
+    pts = POINTS + [{"filter": "ggcm", "depth": 4, "alpha": 0.15, "sigma": 0.7, "beta": 1e-2},
+                    dict(POINTS[0], reuse_eta=0.9, smooth_eta=0.5)]
+    ref = feature_stkr_scores(ei, X, y, TRAIN, EVAL, pts)
+    others = torch.tensor([i for i in range(X.shape[0]) if i not in TRAIN])
+    for seed in range(3):
+        y2 = y.clone()
+        perm = torch.randperm(others.numel(), generator=torch.Generator().manual_seed(seed))
+        y2[others] = (y[others][perm] + seed) % 3
+        assert not torch.equal(y2, y)
+        for a, b in zip(ref, feature_stkr_scores(ei, X, y2, TRAIN, EVAL, pts)):
+            assert torch.equal(a, b)
+
+
+def test_bad_filter_points():
+    W, ei, X, y = problem()
+    for bad, match in (({"filter": "gcn"}, "filter"), ({"filter": "s2gc", "alpha": 2.0}, "alpha"),
+                       ({"filter": "dgc", "t": 0.0}, "t must"), ({"reuse_eta": 1.0}, "reuse_eta"),
+                       ({"smooth_eta": -0.1}, "smooth_eta"), ({"reuse_beta": 0.0}, "reuse_beta")):
+        with pytest.raises(ValueError, match=match):
+            feature_stkr_scores(ei, X, y, TRAIN, EVAL, [{"depth": 2, "beta": 1e-2, **bad}])

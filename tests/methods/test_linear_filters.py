@@ -1,0 +1,63 @@
+"""graphstk.methods.linear_filters: the filters on S~ = D~^{-1/2} (A + I) D~^{-1/2} against dense matrices,
+and the logistic regression at its minimiser."""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from graphstk.methods.linear_filters import filtered_features, logistic_regression, renormalized_adjacency
+from graphstk.spectral.filters import GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter
+from tests.dense_reference import random_graph
+
+W, EI, _ = random_graph(20, 0.3, seed=1)
+g = torch.Generator().manual_seed(0)
+X = torch.rand(20, 5, generator=g, dtype=torch.float64)
+
+
+def dense_S():
+    A = W + torch.eye(20, dtype=torch.float64)
+    d = A.sum(1)
+    return A / d.sqrt()[:, None] / d.sqrt()[None, :]
+
+
+def test_renormalized_adjacency():
+    torch.testing.assert_close(renormalized_adjacency(EI, 20).to_dense(), dense_S())
+
+
+def test_filtered_features_against_dense_powers():
+    S, P = dense_S(), torch.linalg.matrix_power
+    Xn = X / X.sum(1, keepdim=True)
+    I = torch.eye(20, dtype=torch.float64)
+    torch.testing.assert_close(filtered_features(EI, X, SGCFilter(2)), P(S, 2) @ Xn)
+    torch.testing.assert_close(filtered_features(EI, X, S2GCFilter(4, 0.05)),
+                               sum(0.95 * P(S, k) @ Xn + 0.05 * Xn for k in range(1, 5)) / 4)
+    torch.testing.assert_close(filtered_features(EI, X, HeatKernelFilter(2.0, 10)), P(I - 0.2 * (I - S), 10) @ Xn)
+
+
+def test_ggcm_negative_graphs_come_from_the_seed():
+    f = GGCMFilter(3, 0.15, 4)
+    a, b, c = (filtered_features(EI, X, f, seed=s) for s in (0, 0, 1))
+    torch.testing.assert_close(a, b)
+    assert not torch.allclose(a, c)
+
+
+def test_logistic_regression_reaches_the_regularised_minimum():
+    y = torch.randint(0, 3, (20,), generator=g)
+    y[:3] = torch.arange(3)
+    train = torch.arange(12)
+    out = logistic_regression(X, y, train, torch.arange(20), weight_decay=1e-2)
+    assert out.shape == (20, 3)
+    torch.testing.assert_close(out.exp().sum(1), torch.ones(20, dtype=torch.float64))
+    # the same loss, mean CE + (wd/2)||W||^2, minimised independently to a tighter tolerance
+    W0 = torch.zeros(5, 3, dtype=torch.float64, requires_grad=True)
+    b0 = torch.zeros(3, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.LBFGS([W0, b0], max_iter=500, tolerance_grad=1e-12, tolerance_change=1e-14,
+                            line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = F.cross_entropy(X[train] @ W0 + b0, y[train]) + 0.005 * (W0 * W0).sum()
+        loss.backward()
+        return loss
+    opt.step(closure)
+    torch.testing.assert_close(out, F.log_softmax(X @ W0 + b0, 1).detach(), rtol=1e-4, atol=1e-5)

@@ -1,0 +1,131 @@
+"""graphstk.spectral.filters: SGC, S2GC, DGC and GGCM against a dense eigendecomposition and the
+papers' formulas written with dense matrices."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from graphstk.operators.base import SparseOperator
+from graphstk.spectral.filters import (GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter, degree_projection,
+                                       negative_degree, random_negative_graph)
+
+g = torch.Generator().manual_seed(0)
+N = 12
+W = (torch.rand(N, N, generator=g, dtype=torch.float64) < 0.35).double()
+W = torch.triu(W, 1)
+W = W + W.T
+W[torch.arange(N - 1), torch.arange(1, N)] = 1.0            # a path through every node: connected
+W[torch.arange(1, N), torch.arange(N - 1)] = 1.0
+deg = W.sum(1)
+S = W / deg.sqrt()[:, None] / deg.sqrt()[None, :]
+LAM, PSI = torch.linalg.eigh(S)
+X = torch.rand(N, 3, generator=g, dtype=torch.float64)
+I = torch.eye(N, dtype=torch.float64)
+
+
+def spectral(values) -> torch.Tensor:
+    return PSI @ torch.diag(values) @ PSI.T
+
+
+def mm(Z):
+    return S @ Z
+
+
+FILTERS = [SGCFilter(3), S2GCFilter(5, 0.1), HeatKernelFilter(2.5, 40)]
+
+
+def paper_dense(f) -> torch.Tensor:
+    """Each paper's filter with dense matrix powers (no eigendecomposition, no code under test)."""
+    P = torch.linalg.matrix_power
+    if isinstance(f, SGCFilter):
+        return P(S, f.K)
+    if isinstance(f, S2GCFilter):
+        return sum((1 - f.alpha) * P(S, k) + f.alpha * I for k in range(1, f.K + 1)) / f.K
+    if isinstance(f, HeatKernelFilter):
+        return P(I - (f.t / f.K) * (I - S), f.K)
+    raise TypeError(f)
+
+
+@pytest.mark.parametrize("f", FILTERS, ids=lambda f: type(f).__name__)
+def test_filter_equals_its_spectral_function_and_the_papers_formula(f):
+    dense = spectral(f(LAM))
+    torch.testing.assert_close(f.apply(mm, X), dense @ X)
+    torch.testing.assert_close(paper_dense(f), dense)
+    coeffs = f.coefficients()
+    torch.testing.assert_close(sum(c * torch.linalg.matrix_power(S, p) for p, c in enumerate(coeffs)), dense)
+
+
+@pytest.mark.parametrize("f", FILTERS, ids=lambda f: type(f).__name__)
+def test_one_propagation_gives_every_depth(f):
+    depths = [1, 2, f.K]
+    out = dict(f.iter_depths(mm, X, depths))
+    assert sorted(out) == sorted(set(depths))
+    for k, Z in out.items():
+        torch.testing.assert_close(Z, spectral(f.with_depth(k)(LAM)) @ X)
+
+
+@pytest.mark.parametrize("f", FILTERS, ids=lambda f: type(f).__name__)
+def test_filter_as_a_graph_kernel(f):
+    op = f.kernel(SparseOperator.from_dense(S))
+    torch.testing.assert_close(op.to_dense(), spectral(f(LAM)))
+
+
+def test_heat_kernel_tends_to_the_exponential():
+    exact = spectral(torch.exp(-2.0 * (1 - LAM)))
+    err = [float((spectral(HeatKernelFilter(2.0, K)(LAM)) - exact).abs().max()) for K in (4, 40, 400)]
+    assert err[0] > err[1] > err[2] and err[2] < 1e-3
+
+
+def ggcm_dense(f: GGCMFilter, negs) -> torch.Tensor:
+    """GGCM's loop (the class docstring's formula) with dense matrices."""
+    U, total = X.clone(), torch.zeros_like(X)
+    for k in range(1, f.K + 1):
+        b, c = f.beta * f.decline ** (k - 1), f.beta_neg * f.decline_neg ** (k - 1)
+        inv = (2 * I - f.k_neg * negs[k - 1]) / (f.k_neg + 2)
+        V = ((1 - c) * I + c * inv) @ U
+        U = ((1 - b) * I + b * S) @ U
+        total += (U + V) / 2
+    return f.alpha * X + (1 - f.alpha) * total / f.K
+
+
+@pytest.mark.parametrize("f", [GGCMFilter(4, 0.15, 4), GGCMFilter(5, 0.3, 6, 0.9, 0.8, 0.7, 0.5)],
+                         ids=["published", "lazy"])
+def test_ggcm_with_random_negative_graphs(f):
+    gen = torch.Generator().manual_seed(1)
+    negs = [random_negative_graph(N, f.k_neg, gen).to_dense() for _ in range(f.K)]
+    got = f.apply(mm, X, negative=lambda k, Z: negs[k - 1] @ Z)
+    torch.testing.assert_close(got, ggcm_dense(f, negs))
+
+
+@pytest.mark.parametrize("f", [GGCMFilter(4, 0.15, 4), GGCMFilter(5, 0.3, 6, 0.9, 0.8, 0.7, 0.5)],
+                         ids=["published", "lazy"])
+def test_ggcm_mean_negative_graph_is_its_spectral_function(f):
+    u = deg.sqrt() / deg.sqrt().norm()
+    P = torch.outer(u, u)
+    torch.testing.assert_close(S @ u, u)                      # the top eigenvector of S
+    dense = spectral(f(LAM))
+    torch.testing.assert_close(ggcm_dense(f, [P] * f.K), dense @ X)
+    torch.testing.assert_close(f.apply(mm, X, projection=degree_projection(deg)), dense @ X)
+    out = dict(f.iter_depths(mm, X, [2, f.K], projection=degree_projection(deg)))
+    torch.testing.assert_close(out[2], spectral(f.with_depth(2)(LAM)) @ X)
+
+
+def test_random_negative_graph_is_regular_and_symmetric():
+    A = random_negative_graph(50, 6, torch.Generator().manual_seed(3)).to_dense()
+    torch.testing.assert_close(A, A.T)
+    torch.testing.assert_close(A.sum(1), torch.ones(50, dtype=torch.float64))
+    assert negative_degree(torch.tensor([[0, 1, 1, 2, 0], [1, 0, 2, 1, 0]]), 3, rate=3.0) == 2
+    ei = torch.randint(0, 100, (2, 400), generator=g)
+    k = negative_degree(ei, 100, rate=20.0)
+    assert k % 2 == 0 and k <= 98
+
+
+def test_bad_parameters_are_refused():
+    for bad in (lambda: SGCFilter(0), lambda: S2GCFilter(4, 1.5), lambda: HeatKernelFilter(-1.0, 2),
+                lambda: GGCMFilter(4, 0.1, 3), lambda: GGCMFilter(4, 0.1, 4, decline=1.5)):
+        with pytest.raises(ValueError):
+            bad()
+    with pytest.raises(ValueError, match="negative"):
+        GGCMFilter(2, 0.1, 4).apply(mm, X)
+    with pytest.raises(TypeError):
+        GGCMFilter(2, 0.1, 4).coefficients()
