@@ -20,7 +20,7 @@ N = 30
 
 
 def graph(seed: int = 0):
-    """A connected weighted ring with random chords (``tests/nn/nn_graphs.random_graph``)."""
+    """A connected weighted ring with random chords (``random_graph`` of ``tests/nn/nn_graphs.py``)."""
     ei, w, _ = random_graph(seed, N)
     return ei, w
 
