@@ -1835,6 +1835,209 @@ def _():
     return (lambda env: go(env, 200), lambda env, msg: go(env, 5))
 
 
+# ------------------------------------------------ large graphs: the generator, the partitioned form
+DCSBM = dict(num_nodes=300, num_edges=1200, num_classes=3, seed=0)
+
+
+def partitioned(directory, parts=1, **kw):
+    """A small DC-SBM graph written in its partitioned form into ``directory``; the graph."""
+    from graphstk.data import make_dcsbm
+    from graphstk.distributed import write_partition
+    data = make_dcsbm(**{**DCSBM, **kw})
+    write_partition(data, parts, directory, "contiguous", source="test")
+    return data
+
+
+def partition_command(msg, **placeholders):
+    """The ``python -m graphstk partition ...`` command a message prints, run in-process (its
+    placeholders, e.g. ``GRAPH``, replaced by the values given)."""
+    import shlex
+
+    from graphstk.__main__ import main
+    m = re.search(r"python -m graphstk partition (.*?)(?:\)|$)", msg)
+    assert m, msg
+    argv = [placeholders.get(a, a) for a in shlex.split(m.group(1))]
+    assert main(["partition", *argv]) == 0
+    return argv
+
+
+@case("dcsbm_one_class", "generators.py:_check_dcsbm:pass homophily=1.0 or num_classes >= 2", ValueError,
+      r"make_dcsbm: with one class every edge is inside it: pass homophily=1\.0 or num_classes >= 2")
+def _():
+    from graphstk.data import make_dcsbm
+    kw = dict(num_nodes=300, num_edges=1200, num_classes=1, homophily=0.8)
+
+    def fix(env, msg):
+        assert make_dcsbm(**{**kw, "homophily": quoted(msg, "pass homophily=")}).num_nodes == 300
+        assert int(make_dcsbm(**{**kw, "num_classes": quoted(msg, "num_classes >=")}).y.max()) == 1
+    return (lambda env: make_dcsbm(**kw), fix)
+
+
+@case("no_manifest", "distributed/store.py:read_manifest:write one with python -m graphstk partition",
+      FileNotFoundError, r"no manifest\.json, so not a partitioned graph; write one with python -m graphstk partition "
+                         r"GRAPH --parts P --out ")
+def _():
+    from graphstk.distributed import read_manifest
+
+    def fix(env, msg):
+        partition_command(msg, GRAPH="dcsbm:nodes=300,edges=1200,classes=3", P="1")
+        man = read_manifest(env.tmp / "graph")
+        assert man["parts"] == 1 and man["num_nodes"] == 300
+    return (lambda env: read_manifest(env.tmp / "graph"), fix)
+
+
+@case("load_part_without_group", "distributed/store.py:load_part:give part= and parts=", RuntimeError,
+      r"load_part: give part= and parts=, or start the process group first \(graphstk\.distributed\.init_from_env "
+      r"under torchrun\)")
+def _():
+    import torch.distributed as dist
+
+    from graphstk.distributed import free_port, init_from_env, load_part
+
+    def bad(env):
+        partitioned(env.tmp / "graph", parts=2)
+        load_part(env.tmp / "graph")
+
+    def fix(env, msg):
+        parts = [load_part(env.tmp / "graph", part=p, parts=2) for p in range(2)]
+        assert [(q.lo, q.hi) for q in parts] == [(0, parts[0].hi), (parts[0].hi, 300)]
+        partitioned(env.tmp / "one", parts=1)      # the process group: one process, as torchrun starts it
+        for key, value in zip(TORCHRUN_ENV, ("0", "1", "127.0.0.1", str(free_port()))):
+            env.mp.setenv(key, value)
+        init_from_env("gloo")
+        try:
+            assert load_part(env.tmp / "one").num_nodes == 300
+        finally:
+            dist.destroy_process_group()
+    return bad, fix
+
+
+@case("dcsbm_spec_without_size", "distributed/store.py:graph_from_spec:give at least nodes= and edges=", ValueError,
+      r"'dcsbm:nodes=300': give at least nodes= and edges=, e\.g\. dcsbm:nodes=1e6,edges=1e7")
+def _():
+    from graphstk.distributed.store import graph_from_spec
+
+    def fix(env, msg):
+        data = graph_from_spec("dcsbm:nodes=300,edges=1200")
+        assert data.num_nodes == 300 and data.edge_index.shape[1] > 0
+    return (lambda env: graph_from_spec("dcsbm:nodes=300"), fix)
+
+
+@case("partitioned_other_graph", "experiments/datasets.py:_dcsbm_graph:write it with python -m graphstk partition",
+      ValueError, r"holds the partitioned form of 'dcsbm:nodes=300,edges=1200,classes=3,seed=1', not of this config's "
+                  r"graph 'dcsbm:nodes=300,edges=1200,classes=3,seed=0': write it with python -m graphstk partition "
+                  r"'dcsbm:nodes=300,edges=1200,classes=3,seed=0' --parts 1 --out ", needs=("process_group",))
+def _():
+    from types import SimpleNamespace
+
+    from graphstk.experiments.datasets import dcsbm_source, load_spec
+
+    def load(env):
+        g = {"kind": "dcsbm", "nodes": 300, "edges": 1200, "classes": 3, "seed": 0, "partitioned": str(env.tmp / "g")}
+        return load_spec(SimpleNamespace(name="G", graph=g, source=None), None)
+
+    def bad(env):
+        from graphstk.data import make_dcsbm
+        from graphstk.distributed import write_partition
+        write_partition(make_dcsbm(**{**DCSBM, "seed": 1}), 1, env.tmp / "g", "contiguous",
+                        source=dcsbm_source(300, 1200, seed=1, num_classes=3))
+        load(env)
+
+    def fix(env, msg):
+        partition_command(msg)
+        data = load(env)
+        assert data.partitioned == str(env.tmp / "g") and data.num_nodes == 300 and data.edge_index.numel() == 0
+    return bad, fix
+
+
+@case("feature_propagation_without_features", "methods/feature_propagation.py:sparse_features:use graphstk.STKR",
+      ValueError, r"feature-aware STKR needs node features \(X is None\); for the graph alone use graphstk\.STKR")
+def _():
+    from graphstk.methods.feature_propagation import sparse_features
+    return (lambda env: sparse_features(None),
+            lambda env, msg: graphstk.STKR(InverseLaplacian(0.9), 1e-2).fit(graph(), TRAIN).predict(torch.arange(N)))
+
+
+def sharded_kernel(env):
+    """The one-process :class:`ShardedGraphKernel` of a small partitioned graph (needs ``process_group``)."""
+    from graphstk.distributed import ShardedGraphKernel, load_part
+    partitioned(env.tmp / "sharded")
+    return ShardedGraphKernel(load_part(env.tmp / "sharded", 0, 1))
+
+
+@case("sharded_block", "distributed/sharded.py:ShardedGraphKernel.block:use rows(points)", NotImplementedError,
+      r"blocks of a sharded kernel: use rows\(points\) or normalized_gram\(\.\.\.\)\[0\]\.block\(\)",
+      needs=("process_group",))
+def _():
+    points = torch.arange(5)
+
+    def fix(env, msg):
+        K = sharded_kernel(env)
+        assert K.rows(points).shape == (5, 300)
+        S, _ = K.normalized_gram(torch.arange(300))
+        assert S.block(points, points).shape == (5, 5)
+    return (lambda env: sharded_kernel(env).block(points, points), fix)
+
+
+@case("sharded_diagonal", "distributed/sharded.py:ShardedGraphKernel.diagonal:use kernel.S.diagonal()",
+      NotImplementedError, r"the diagonal of a sharded kernel over all nodes: use kernel\.S\.diagonal\(\) "
+                           r"\(this process's rows\)", needs=("process_group",))
+def _():
+    def fix(env, msg):
+        kernel = sharded_kernel(env)
+        lo, hi = kernel.local_range
+        assert kernel.S.diagonal().shape == (hi - lo,)
+    return (lambda env: sharded_kernel(env).diagonal(), fix)
+
+
+def sharded_factory_input(env):
+    from graphstk.distributed import partitioned_data
+    partitioned(env.tmp / "sharded")
+    return partitioned_data(env.tmp / "sharded")
+
+
+@case("sharded_whole_kernel", "distributed/sharded.py:ShardedKernelFactory.__call__:leave SP-topd out of the config",
+      NotImplementedError, r"a method that needs the whole kernel on every process \(top-d kernel PCA\) does not run "
+                           r"on a graph loaded from its partitioned form .*leave SP-topd out of the config",
+      needs=("process_group",))
+def _():
+    from graphstk.distributed import ShardedGraphKernel, ShardedKernelFactory
+
+    def fix(env, msg):   # a method without the whole kernel: the factory's default, whole=False
+        assert isinstance(ShardedKernelFactory()(sharded_factory_input(env), None), ShardedGraphKernel)
+    return (lambda env: ShardedKernelFactory()(sharded_factory_input(env), None, whole=True), fix)
+
+
+@case("sharded_inductive", "distributed/sharded.py:ShardedKernelFactory.__call__:use a transductive method",
+      NotImplementedError, r"the inductive setting \(2 hidden nodes\) on a graph loaded from its partitioned form .*"
+                           r"use a transductive method, e\.g\. LP \(t\) and SP-Lap \(t\)", needs=("process_group",))
+def _():
+    from graphstk.distributed import ShardedGraphKernel, ShardedKernelFactory
+
+    def bad(env):
+        hidden = torch.zeros(300, dtype=torch.bool)
+        hidden[[3, 7]] = True
+        ShardedKernelFactory()(sharded_factory_input(env), hidden)
+
+    def fix(env, msg):   # transductive: nothing hidden
+        K = ShardedKernelFactory()(sharded_factory_input(env), torch.zeros(300, dtype=torch.bool))
+        assert isinstance(K, ShardedGraphKernel) and K.num_visible == 300
+    return bad, fix
+
+
+@case("sharded_cuda_on_gloo", "distributed/sharded.py:ShardedKernelFactory.__call__:or run on the CPU", ValueError,
+      r"a sharded kernel on cuda needs the NCCL backend \(one GPU per process\); this process group uses gloo: start "
+      r"it with init_from_env\('nccl'\), or run on the CPU", needs=("process_group",))
+def _():
+    from graphstk.distributed import ShardedKernelFactory
+
+    def fix(env, msg):   # the CPU (init_from_env('nccl') needs a GPU per process: tests/distributed/test_sharded.py)
+        K = ShardedKernelFactory()(sharded_factory_input(env), None, device="cpu")
+        assert K.device == torch.device("cpu")
+    return (lambda env: ShardedKernelFactory()(sharded_factory_input(env), None, device="cuda"), fix)
+
+
+
 NOT_YET_CASED = {   # memory refusals whose hint has no case yet, and why
     "fredholm/estimators.py:_FredholmBase._fit:use RandomFeatureFredholm":
         "the random-feature fit holds a 32 MB tile, so the fix fits only at tens of thousands of points",
