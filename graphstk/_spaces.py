@@ -3,7 +3,7 @@ its subclasses (:class:`graphstk.distributed.ShardedSpace`: rows spread over pro
 re-exported by :mod:`graphstk.spectral.solvers`.
 
 A space is an argument, never ambient state: every solver of :mod:`graphstk.spectral.solvers` and
-:mod:`graphstk.spectral.multishift` takes ``space=`` (default :data:`LOCAL`), an operator names its
+:mod:`graphstk.spectral.multishift` takes ``space=`` (default ``LOCAL``), an operator names its
 own in :attr:`graphstk.operators.KernelOperator.vector_space`, and the engines pass the problem's.
 """
 from __future__ import annotations
@@ -17,9 +17,9 @@ __all__ = ["VectorSpace", "LOCAL"]
 class VectorSpace:
     """Where the solvers' column reductions run: on this process's whole tensor (this class).
 
-    The solvers reduce over rows only through :meth:`col_dot` and :meth:`col_norm` of the space
-    they are given (their ``space=`` argument; ``None`` is :data:`LOCAL`) and hand their results
-    out through :meth:`settle`; a subclass makes the reductions global when the rows of an
+    The solvers reduce over rows only through ``col_dot`` and ``col_norm`` of the space
+    they are given (their ``space=`` argument; ``None`` is ``LOCAL``) and hand their results
+    out through ``settle``; a subclass makes the reductions global when the rows of an
     ``[N, K]`` block are spread over processes (:class:`graphstk.distributed.ShardedSpace`). An
     operator names its space in :attr:`~graphstk.operators.KernelOperator.vector_space`, and the
     engines pass the problem's space to every solver they call.
@@ -38,7 +38,7 @@ class VectorSpace:
         return x
 
     #: whether the blocks of this space are this process's rows only (a sharded vector), so that
-    #: row indexing goes through the problem's local rows (:attr:`graphstk.methods.problem.Problem.train_rows`)
+    #: row indexing goes through the problem's local rows (``Problem.train_rows``)
     sharded = False
 
     def reduce_sum(self, t: Tensor) -> Tensor:

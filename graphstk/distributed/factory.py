@@ -8,7 +8,7 @@ partition order; the methods map node ids through its ``position`` and the probl
 brings the reductions over the partition to every solver (its ``vector_space``). A method that
 does not distribute (top-``d`` kernel PCA, an eigensolver on ``S_UU``) asks for ``whole=True`` and
 gets the single-process :class:`~graphstk.operators.GraphKernel`. A graph loaded from its
-partitioned form (:func:`~graphstk.distributed.store.partitioned_data`: labels and the directory,
+partitioned form (:func:`~graphstk.distributed.partitioned_data`: labels and the directory,
 no edges) gets each process's :class:`~graphstk.distributed.ShardedGraphKernel`, loaded from its
 part alone (:class:`~graphstk.distributed.ShardedKernelFactory`), with sharded vectors.
 """

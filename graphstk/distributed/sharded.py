@@ -1,7 +1,7 @@
 """Sharded vectors: the operator and kernel of a graph loaded from its partitioned form, whose
 ``[N, K]`` blocks exist only as each process's own rows.
 
-Process ``p`` holds the points ``lo .. hi - 1`` (:func:`~graphstk.distributed.store.load_part`).
+Process ``p`` holds the points ``lo .. hi - 1`` (:func:`~graphstk.distributed.load_part`).
 Every vector block the engines build on a :class:`ShardedGraphKernel` is ``[hi - lo, K]``: a
 product ``S @ x`` takes this process's rows of ``x``, fetches its halo rows from the processes that
 own them (:class:`~graphstk.distributed.exchange.HaloExchange`, overlapped with the interior
@@ -39,7 +39,7 @@ class RowShardSpace(VectorSpace):
     """Reductions over blocks of which every process holds its own rows (and nothing else): each
     column's partial sum over the local rows, added over the group (``all_reduce`` of ``K`` numbers).
 
-    Every block handed to this space is such a block; results stay sharded (:meth:`settle` is the
+    Every block handed to this space is such a block; results stay sharded (``settle`` is the
     identity). :meth:`reduce_sum` adds a small block over the processes (the labeled rows each
     process contributes).
     """
@@ -425,9 +425,9 @@ class ShardedGraphKernel(KernelOperator):
 
 class ShardedKernelFactory:
     """A kernel factory (:mod:`graphstk.experiments.kernels`) that loads this process's part of a
-    partitioned graph (:func:`~graphstk.distributed.store.load_part`) and builds its
+    partitioned graph (:func:`~graphstk.distributed.load_part`) and builds its
     :class:`ShardedGraphKernel`; the graph object the runner passes carries the labels (the split
-    protocol's input) and the directory, never the edges (:func:`graphstk.distributed.store.partitioned_data`).
+    protocol's input) and the directory, never the edges (:func:`~graphstk.distributed.partitioned_data`).
 
     Parameters
     ----------

@@ -103,7 +103,7 @@ def write_partition(data, parts: int, out: str | os.PathLike, method: str | Part
     Returns
     -------
     dict
-        The manifest, plus ``halo`` (:func:`~graphstk.distributed.partition.halo_report` of the partition).
+        The manifest, plus ``halo`` (``graphstk.distributed.partition.halo_report`` of the partition).
     """
     if isinstance(parts, bool) or int(parts) != parts or parts < 1:
         raise ValueError(f"parts must be an integer >= 1, got {parts!r}")

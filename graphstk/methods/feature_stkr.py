@@ -293,9 +293,11 @@ class FeatureSTKR(BaseEstimator):
     num_classes_ : int
     missing_classes_ : list of int
         Classes without a labeled node (never predicted).
-    unreachable_ : BoolTensor, n_unreachable_ : int
+    unreachable_ : BoolTensor
         Set by each ``predict`` / ``decision_function`` / ``class_scores``: rows with all-zero
         scores, as in :class:`~graphstk.methods.STKR`.
+    n_unreachable_ : int
+        How many rows of the last call are unreachable.
 
     Examples
     --------

@@ -124,7 +124,7 @@ class LapRLSC(SemiSupervisedClassifier):
     kernel : str or Kernel, default "gaussian"
         ``"gaussian"`` (``exp(-||x-z||^2 / (2 sigma^2))``), ``"linear"``, or any name /
         :class:`~graphstk.operators.Kernel` of :func:`graphstk.operators.kernel_function`
-        (:func:`graphstk.methods.fredholm.kernel_from_sigma`).
+        (``graphstk.methods.fredholm.kernel_from_sigma``).
     sigma : float > 0 or None, default None
         Width of the Gaussian ``exp(-||x-z||^2 / (2 sigma^2))`` (the scale of other kernels with a
         width, e.g. ``"abel"``: ``exp(-||x-z|| / sigma)``; ignored for ``"linear"``). ``None``: the

@@ -87,7 +87,7 @@ class STKRCV(_GraphEstimator):
     best_score_ : float
         Its validation accuracy.
     h_ : Tensor ``[N_visible, C]``
-        The chosen point's solution (Label-Prop: ``Yhat``); :meth:`decision_function` and
+        The chosen point's solution (Label-Prop: ``Yhat``); ``decision_function`` and
         ``predict`` use it.
     kernel_, problem_, num_classes_, classes_, missing_classes_, history_, unreachable_,
     n_unreachable_ :

@@ -33,7 +33,7 @@ def fredholm_random_features(X, U, outer="gaussian", outer_sigma=None, inner_sig
     ``O(|X| F + block n)``, linear in ``n``). ``features`` may be a pre-fitted map (then
     ``inner_sigma``/``n_components``/``random_state`` are unused). ``outer_sigma``, ``inner_sigma``:
     widths ``sigma`` of the outer and inner Gaussians (``None``: the median heuristic over ``U``,
-    :func:`~graphstk.methods.fredholm.kernel.median_sigma`); ``normalized``: Eq. 6 outer weights;
+    :func:`~graphstk.operators.median_sigma`); ``normalized``: Eq. 6 outer weights;
     ``block_size``: rows of ``U`` per block;
     ``random_state`` seeds the frequencies. Dense points on any device; returns a tensor there.
     """
