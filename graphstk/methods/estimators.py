@@ -184,6 +184,22 @@ def binary_scores(scores: Tensor) -> Tensor:
     return scores[:, 1] - scores[:, 0] if scores.dim() == 2 and scores.shape[1] == 2 else scores
 
 
+def graph_fit_inputs(data, train_idx, y, needs: tuple, takes: str):
+    """``(N, y, train_idx)`` of ``fit(data, train_idx, *, y=None)`` on a PyG ``Data``, shared by the graph
+    estimators: ``data.y`` and ``data.train_mask`` stand in for ``y`` and ``train_idx`` left out, and a
+    missing attribute among ``needs`` is refused with ``takes`` (what the estimator takes)."""
+    for attr in needs:
+        if getattr(data, attr, None) is None:
+            raise TypeError(f"{takes}; got {type(data).__name__} without .{attr}")
+    if y is None:
+        y = getattr(data, "y", None)
+        if y is None:
+            raise ValueError("data.y is missing: the estimator needs the labels of train_idx (or pass y=)")
+    if train_idx is None:
+        train_idx = getattr(data, "train_mask", None)
+    return int(data.num_nodes), y, train_idx
+
+
 class _GraphEstimator(BaseEstimator):
     """Shared checks and fit/predict plumbing (not public: use STKR or LabelPropagation).
 
@@ -245,17 +261,8 @@ class _GraphEstimator(BaseEstimator):
                                  "operator K")
             n = int(X.shape[0])
         else:
-            for attr in ("edge_index", "num_nodes"):
-                if getattr(X, attr, None) is None:
-                    raise TypeError(f"fit takes a torch_geometric Data (a graph) or a square KernelOperator; got "
-                                    f"{type(X).__name__} without .{attr}")
-            if y is None:
-                y = getattr(X, "y", None)
-                if y is None:
-                    raise ValueError("data.y is missing: the estimator needs the labels of train_idx (or pass y=)")
-            n = int(X.num_nodes)
-            if train_idx is None:
-                train_idx = getattr(X, "train_mask", None)
+            n, y, train_idx = graph_fit_inputs(X, train_idx, y, ("edge_index", "num_nodes"),
+                                               "fit takes a torch_geometric Data (a graph) or a square KernelOperator")
         if train_idx is None:
             raise ValueError("train_idx is required (node ids or a boolean mask of length N), or give "
                              "data.train_mask")

@@ -41,7 +41,7 @@ from ..operators.composed import extended_adjacency, unit_rows
 from ..memory import check_allocation
 from ..operators.graph import GraphKernel, check_edge_index
 from .estimators import (SETTINGS, _check_graph_size, _default_classes, _label_tensor, binary_scores, flag_unreachable,
-                         output_like)
+                         graph_fit_inputs, output_like)
 from .feature_propagation import (check_filter_point, cosine_blocks, filter_group, k_negative, preprocess_sparse,
                                   reuse_scores, sparse_features)
 from .problem import argmax_of_labeled_classes, training_labels
@@ -365,19 +365,12 @@ class FeatureSTKR(BaseEstimator):
         self._validate_params()
         if self.setting == "transductive" and hidden_idx is not None:
             raise ValueError("setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
-        for attr in ("edge_index", "num_nodes", "x"):
-            if getattr(data, attr, None) is None:
-                raise TypeError(f"FeatureSTKR.fit takes a torch_geometric Data with node features (x, edge_index; "
-                                f"labels in data.y or y=); got {type(data).__name__} without .{attr}")
-        if y is None:
-            y = getattr(data, "y", None)
-            if y is None:
-                raise ValueError("data.y is missing: the estimator needs the labels of train_idx (or pass y=)")
-        if train_idx is None:
-            train_idx = getattr(data, "train_mask", None)
+        n, y, train_idx = graph_fit_inputs(data, train_idx, y, ("edge_index", "num_nodes", "x"),
+                                           "FeatureSTKR.fit takes a torch_geometric Data with node features (x, "
+                                           "edge_index; labels in data.y or y=)")
         if train_idx is None:
             raise ValueError("train_idx is required (node ids or a boolean mask of length N), or give data.train_mask")
-        n, y = int(data.num_nodes), _label_tensor(y)
+        y = _label_tensor(y)
         self.train_ = as_index(train_idx, n, name="train_idx", allow_none=False)
         if self.train_.numel() == 0:
             raise ValueError("no labeled nodes: train_idx is empty")

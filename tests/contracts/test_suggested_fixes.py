@@ -644,7 +644,7 @@ def _():
             lambda env, msg: stkr(setting="inductive").fit(graph(), TRAIN, torch.tensor([9])).predict(torch.tensor([9])))
 
 
-@case("labels_missing", "estimators.py:_GraphEstimator._prepare:(or pass y=)", ValueError,
+@case("labels_missing", "estimators.py:graph_fit_inputs:(or pass y=)", ValueError,
       r"data\.y is missing: the estimator needs the labels of train_idx \(or pass y=\)")
 def _():
     return (lambda env: stkr().fit(graph(y=None), TRAIN), lambda env, msg: stkr().fit(graph(y=None), TRAIN, y=LABELS))
@@ -659,7 +659,7 @@ def _():
             lambda env, msg: graphstk.STKR(InverseLaplacian(0.9), 1e-2).fit(graph(), TRAIN).predict(torch.arange(N)))
 
 
-@case("feature_stkr_labels_missing", "feature_stkr.py:FeatureSTKR.fit:(or pass y=)", ValueError,
+@case("feature_stkr_labels_missing", "estimators.py:graph_fit_inputs:(or pass y=)", ValueError,
       r"data\.y is missing: the estimator needs the labels of train_idx \(or pass y=\)")
 def _():
     g = graph(y=None, x=torch.randn(N, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0)))
