@@ -23,7 +23,9 @@ shrinks the logits towards zero and costs some 25 points on Cora.
 
 Every model trains for a fixed number of epochs (``epochs``; published runs stop early on
 the validation loss, which a method here never sees: the protocol alone reads validation
-labels, to choose among grid points). Seeded by ``seed`` (initialisation and dropout).
+labels, to choose among grid points). Seeded by ``seed`` (initialisation and dropout). The
+dropout on the input features draws only for their nonzero entries (:func:`input_dropout`), the
+same distribution as ``F.dropout`` at a fraction of its cost on sparse bag-of-words features.
 """
 from __future__ import annotations
 
@@ -31,7 +33,32 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-__all__ = ["MODELS", "param_groups", "train_gnn"]
+__all__ = ["MODELS", "input_dropout", "param_groups", "train_gnn"]
+
+
+def input_dropout(x: Tensor, p: float, training: bool = True) -> Tensor:
+    """``F.dropout(x, p, training)`` for mostly-zero inputs such as bag-of-words features.
+
+    A zero entry is zero whatever its mask, so drawing a mask only for the nonzero entries gives
+    an output with exactly ``F.dropout``'s distribution (each nonzero kept with probability
+    ``1 - p`` and scaled by ``1 / (1 - p)``) for one uniform per nonzero instead of one
+    Bernoulli draw per entry: on Cora's 2708 x 1433 features (1.3% nonzero) the draw is most of
+    a GCN epoch's time on a CPU. Inputs with more than a quarter of their entries nonzero go to
+    ``F.dropout`` unchanged.
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x
+    flat = x.reshape(-1)
+    nz = flat.nonzero().squeeze(1)
+    if 4 * nz.numel() > flat.numel():
+        return F.dropout(x, p, True)
+    out = torch.zeros_like(flat)
+    if p < 1.0:
+        keep = nz[torch.rand(nz.numel(), device=x.device) >= p]
+        out.index_put_((keep,), flat[keep] / (1.0 - p))
+    return out.view_as(x)
 
 
 class _GCN(nn.Module):
@@ -42,7 +69,7 @@ class _GCN(nn.Module):
         self.c1, self.c2 = GCNConv(d, 16, cached=True), GCNConv(16, C, cached=True)
 
     def forward(self, x, ei):
-        x = F.dropout(F.relu(self.c1(F.dropout(x, 0.5, self.training), ei)), 0.5, self.training)
+        x = F.dropout(F.relu(self.c1(input_dropout(x, 0.5, self.training), ei)), 0.5, self.training)
         return self.c2(x, ei)
 
 
@@ -55,7 +82,7 @@ class _GAT(nn.Module):
         self.c2 = GATConv(64, C, heads=1, concat=False, dropout=0.6)
 
     def forward(self, x, ei):
-        x = F.dropout(F.elu(self.c1(F.dropout(x, 0.6, self.training), ei)), 0.6, self.training)
+        x = F.dropout(F.elu(self.c1(input_dropout(x, 0.6, self.training), ei)), 0.6, self.training)
         return self.c2(x, ei)
 
 
@@ -65,7 +92,7 @@ class _MLP(nn.Module):
         self.l1, self.l2 = nn.Linear(d, hidden), nn.Linear(hidden, C)
 
     def forward(self, x, ei=None):
-        x = F.dropout(F.relu(self.l1(F.dropout(x, 0.5, self.training))), 0.5, self.training)
+        x = F.dropout(F.relu(self.l1(input_dropout(x, 0.5, self.training))), 0.5, self.training)
         return self.l2(x)
 
 
