@@ -93,6 +93,19 @@ def row_normalize(X: Tensor) -> Tensor:
     return X / X.sum(dim=1, keepdim=True).clamp_min(torch.finfo(X.dtype).tiny)
 
 
+def check_features_kind(X: Tensor, kind: str) -> None:
+    """Refuse ``kind="sum"`` for features with negative entries: their rows can sum to zero or
+    change sign, and scaling them to sum 1 gives rows that say nothing about the node."""
+    if kind != "sum":
+        return
+    values = X.coalesce().values() if X.layout == torch.sparse_coo else (
+        X.values() if X.layout == torch.sparse_csr else X)
+    if values.numel() and bool((values < 0).any()):
+        raise ValueError("features='sum' scales each row of x to sum 1, which needs non-negative features, "
+                         f"and x has {int((values < 0).sum())} negative entries; use features='raw' (x as given, "
+                         "e.g. standardized or PCA features) or features='tfidf' (from which entries are non-zero)")
+
+
 def preprocess_features(X: Tensor, kind: str = "sum", visible: Tensor | None = None) -> Tensor:
     """Node features before the graph filter.
 
@@ -108,6 +121,7 @@ def preprocess_features(X: Tensor, kind: str = "sum", visible: Tensor | None = N
     if kind == "raw":
         return X
     if kind == "sum":
+        check_features_kind(X, kind)
         return row_normalize(X)
     if kind != "tfidf":
         raise ValueError(f"features must be one of {FEATURES}, got {kind!r}")
@@ -377,6 +391,7 @@ class FeatureSTKR(BaseEstimator):
         self.hidden_ = None if hidden_idx is None else as_index(hidden_idx, n, name="hidden_idx", allow_none=False)
         check_edge_index(data.edge_index, n, getattr(data, "edge_weight", None))
         _check_graph_size(data, n, y, self.dtype)
+        check_features_kind(data.x, self.features or ("sum" if self.normalize_features else "raw"))
         item = torch.finfo(self.dtype).bits // 8
         d = int(data.x.shape[1]) if data.x.dim() == 2 else 1
         check_allocation(3.0 * n * d * item, f"the filtered features of {n} nodes x {d} features",

@@ -206,7 +206,7 @@ TRAIN = torch.arange(6)
 
 
 def _graph(**kw):
-    fields = dict(edge_index=EDGES, num_nodes=N, y=LABELS, x=torch.randn(N, 4, dtype=torch.float64,
+    fields = dict(edge_index=EDGES, num_nodes=N, y=LABELS, x=torch.rand(N, 4, dtype=torch.float64,
                                                                         generator=torch.Generator().manual_seed(0)))
     fields.update(kw)
     return Data(**fields)

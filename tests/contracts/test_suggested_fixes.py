@@ -662,15 +662,24 @@ def _():
 @case("feature_stkr_labels_missing", "estimators.py:graph_fit_inputs:(or pass y=)", ValueError,
       r"data\.y is missing: the estimator needs the labels of train_idx \(or pass y=\)")
 def _():
-    g = graph(y=None, x=torch.randn(N, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0)))
+    g = graph(y=None, x=torch.rand(N, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0)))
     return (lambda env: M.FeatureSTKR().fit(g, TRAIN),
             lambda env, msg: M.FeatureSTKR().fit(g, TRAIN, y=LABELS).predict(torch.arange(N)))
+
+
+@case("feature_stkr_signed_sum", "feature_stkr.py:check_features_kind:use features='raw'", ValueError,
+      r"features='sum' scales each row of x to sum 1, which needs non-negative features, and x has \d+ negative "
+      r"entries; use features='raw'")
+def _():
+    g = graph(x=torch.randn(N, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0)))
+    return (lambda env: M.FeatureSTKR().fit(g, TRAIN),
+            lambda env, msg: M.FeatureSTKR(features="raw").fit(g, TRAIN).predict(torch.arange(N)))
 
 
 @case("feature_stkr_hidden", "feature_stkr.py:FeatureSTKR.fit:pass hidden_idx only with", ValueError,
       r"setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
 def _():
-    g = graph(x=torch.randn(N, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0)))
+    g = graph(x=torch.rand(N, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0)))
     return (lambda env: M.FeatureSTKR().fit(g, TRAIN, torch.tensor([9])),
             lambda env, msg: M.FeatureSTKR(setting="inductive").fit(g, TRAIN, torch.tensor([9])).predict(torch.tensor([9])))
 
@@ -1440,7 +1449,7 @@ def _():
 @case("feature_stkr_train_idx_missing", "feature_stkr.py:FeatureSTKR.fit:or give data.train_mask", ValueError,
       r"train_idx is required \(node ids or a boolean mask of length N\), or give data\.train_mask")
 def _():
-    x = torch.randn(N, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    x = torch.rand(N, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     return (lambda env: M.FeatureSTKR().fit(graph(x=x)),
             lambda env, msg: (M.FeatureSTKR().fit(graph(x=x), TRAIN).predict(torch.arange(N)),
                               M.FeatureSTKR().fit(graph(x=x, train_mask=torch.arange(N) < 6)).predict(torch.arange(N))))
