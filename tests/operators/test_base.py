@@ -166,3 +166,29 @@ def test_blocked_sparse_product_equals_the_dense_product(monkeypatch):
     # every entry is a sum of at most 30 products of numbers below 10: a lost or repeated block
     # changes entries by O(1), a different summation order by a few units of 1e-16
     torch.testing.assert_close(blocked, whole, rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("shape", [(7, 5), (5, 7), (1, 1)])
+def test_csr_from_triplets_sums_duplicates_like_the_dense_matrix(shape):
+    """The CSR form (one key sort, duplicates summed) against the dense matrix accumulated entry
+    by entry; its triplets back in row-major order; gradients in the values by gradcheck."""
+    from torch.autograd import gradcheck
+
+    from graphstk.operators.base import csr_from_triplets
+    g = torch.Generator().manual_seed(0)
+    m = 4 * shape[0] * shape[1]
+    r, c = torch.randint(0, shape[0], (m,), generator=g), torch.randint(0, shape[1], (m,), generator=g)
+    v = torch.rand(m, dtype=torch.float64, generator=g)
+    dense = torch.zeros(shape, dtype=torch.float64).index_put_((r, c), v, accumulate=True)
+    csr = csr_from_triplets(r, c, v, shape)
+    assert torch.equal(csr.crow_indices(), torch.cat([torch.zeros(1, dtype=torch.long),
+                                                      (dense != 0).sum(1).cumsum(0)]))
+    assert torch.allclose(csr.to_dense(), dense)
+    op = SparseOperator(r, c, v, shape)
+    rr, cc, vv = op.coo()
+    assert torch.equal(rr * shape[1] + cc, (dense != 0).flatten().nonzero().flatten())   # row-major, unique
+    assert torch.allclose(vv, dense[rr, cc])
+    x = torch.rand(shape[1], 3, dtype=torch.float64, generator=g)
+    assert gradcheck(lambda val: torch.sparse.mm(csr_from_triplets(r, c, val, shape), x), (v.clone().requires_grad_(),))
+    empty = csr_from_triplets(r[:0], c[:0], v[:0], shape)
+    assert torch.equal(empty.to_dense(), torch.zeros(shape, dtype=torch.float64))

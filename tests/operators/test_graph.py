@@ -83,6 +83,32 @@ def test_asymmetric_input_is_symmetrized_with_warning():
     assert torch.allclose(S, S.T)
 
 
+@pytest.mark.parametrize("chunk", [3, 1 << 22])
+def test_symmetry_probe_agrees_with_the_dense_matrix(chunk):
+    """``_symmetric`` (two seeded probes, chunked index-adds) against ``W == W^T`` formed densely:
+    structural and weight-only asymmetry, duplicates that cancel an asymmetry, an empty graph."""
+    from graphstk.operators import graph as G
+
+    def dense_symmetric(r, c, w, n):
+        W = torch.zeros(n, n, dtype=torch.float64).index_put_((r, c), w.double(), accumulate=True)
+        return bool(torch.allclose(W, W.T, rtol=0, atol=1e-12))
+
+    gen = torch.Generator().manual_seed(0)
+    e = torch.randint(0, 30, (2, 80), generator=gen)
+    sym_r, sym_c = torch.cat([e[0], e[1]]), torch.cat([e[1], e[0]])
+    sym_w = torch.rand(80, generator=gen, dtype=torch.float64).repeat(2)
+    cases = [
+        (sym_r, sym_c, sym_w),                                          # symmetric, weighted
+        (sym_r[:-1], sym_c[:-1], sym_w[:-1]),                           # one reverse edge missing
+        (sym_r, sym_c, torch.cat([sym_w[:80], sym_w[80:] * 1.001])),    # same edges, other weights
+        (torch.tensor([0, 1, 1]), torch.tensor([1, 0, 0]), torch.tensor([2.0, 1.0, 1.0])),  # duplicates summed: symmetric
+        (torch.tensor([0, 1]), torch.tensor([1, 2]), torch.ones(2)),   # a path one way
+        (torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long), torch.zeros(0)),
+    ]
+    got = [G._symmetric(r, c, w, 30, chunk=chunk) for r, c, w in cases]
+    assert got == [dense_symmetric(r, c, w, 30) for r, c, w in cases] == [True, False, False, True, False, True]
+
+
 
 
 def test_symmetric_normalization_is_the_one_normalisation():
