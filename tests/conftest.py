@@ -149,3 +149,26 @@ def cora(load_shared):
 @pytest.fixture(scope="session")
 def dblp(load_shared):
     return load_shared("DBLP")
+
+
+@pytest.fixture
+def lock_holder():
+    """``lock_holder(folder)``: a context manager that runs another process holding
+    ``run_lock(folder)`` (the lock of a run writing there) and yields that process; on exit the
+    process releases the lock and ends."""
+    import contextlib
+    import subprocess
+    import sys
+
+    @contextlib.contextmanager
+    def hold(folder: str):
+        proc = subprocess.Popen([sys.executable, "-c", (
+            "import sys; from graphstk.experiments.cache import run_lock\n"
+            f"with run_lock({folder!r}):\n print('held', flush=True); sys.stdin.readline()")],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout.readline().strip() == "held"
+            yield proc
+        finally:
+            proc.communicate("\n", timeout=60)
+    return hold

@@ -45,27 +45,19 @@ def test_distributed_run_writes_the_single_process_table(tmp_path):
 SMALL = {**CONFIG, "seeds": 1, "methods": ["LP (t)"], "grid": {"eta": [0.9]}}
 
 
-def test_distributed_run_takes_the_run_lock_of_its_output_folder(tmp_path):
+def test_distributed_run_takes_the_run_lock_of_its_output_folder(tmp_path, lock_holder):
     """Process 0 takes the single-process run's lock on ``--out``: while another run holds the
     folder, every process is refused with the folder and the holder's pid and host, and nothing is
     written; once the holder ends the same command runs, and the lock is released at its end."""
     import socket
-    import subprocess
 
     from graphstk.experiments.cache import run_lock
 
     out = str(tmp_path / "run")
     job = os.path.join(tmp_path, "job.pt")
     torch.save({"config": SMALL, "partition": "contiguous"}, job)
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys; from graphstk.experiments.cache import run_lock\n"
-        f"with run_lock({out!r}):\n print('held', flush=True); sys.stdin.readline()")],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with lock_holder(out) as holder:
         codes = launch(2, job, str(tmp_path), TIMEOUT_S)
-    finally:
-        holder.communicate("\n", timeout=60)
     for rank, (code, err) in enumerate(codes):
         assert code not in (0, None), f"process {rank} ended with {code}:\n{err[-3000:]}"
         assert f"RunError: another run is using the output folder {out} " in err, err[-3000:]

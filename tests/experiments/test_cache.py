@@ -16,32 +16,22 @@ def test_files_follow_the_umask(tmp_path):
     assert set(modes.values()) == {0o644}, modes
 
 
-def test_a_second_run_on_the_same_output_folder_is_refused(tmp_path):
+def test_a_second_run_on_the_same_output_folder_is_refused(tmp_path, lock_holder):
     """While one process holds DIR/.graphstk-run.lock, a second run on DIR is refused at once,
     naming the folder, the holder and the fix (another --out); once the first ends, the same
     command runs."""
-    import subprocess
-    import sys
-
     import pytest
 
     from graphstk.exceptions import RunError
     from graphstk.experiments.cache import run_lock
 
     out = str(tmp_path / "out")
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from graphstk.experiments.cache import run_lock\n"
-        f"with run_lock({out!r}):\n print('held', flush=True); sys.stdin.readline()")],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "held"
+    with lock_holder(out) as holder:
         with pytest.raises(RunError, match=rf"another run is using the output folder {out} .*held by pid "
                                            rf"{holder.pid}.*pass a different --out"):
             with run_lock(out):
                 pass
         with run_lock(str(tmp_path / "other")):          # the fix: a different --out
             pass
-    finally:
-        holder.communicate("\n", timeout=60)
     with run_lock(out):                                   # the first run ended: the folder is free again
         pass
