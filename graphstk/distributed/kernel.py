@@ -19,13 +19,13 @@ import torch.distributed as dist
 from torch import Tensor
 
 from .._index import as_index
-from ..operators.base import KernelOperator, SparseOperator
-from ..operators.graph import GraphKernel, inv_sqrt_degree as _inv_sqrt
+from ..operators.base import SparseOperator
+from ..operators.graph import GraphKernel, NormalizedGraphKernel, inv_sqrt_degree as _inv_sqrt
 from .operator import PartitionedOperator, SummedRows
 from .partition import Partition, default_partitioner, halo_report, partition_graph
 
 
-class PartitionedGraphKernel(KernelOperator):
+class PartitionedGraphKernel(NormalizedGraphKernel):
     """The Eq. 23 kernel over all nodes, in partition order, with ``S`` a :class:`PartitionedOperator`.
 
     Degrees (and so ``S = D^{-1/2} W D^{-1/2}`` over the visible nodes, Eq. 23) are computed over
@@ -144,16 +144,6 @@ class PartitionedGraphKernel(KernelOperator):
             raise ValueError("the visible points differ from those this partitioned kernel was built with (points "
                              f"0 .. {N - 1}); build it with hidden= the nodes to hide and pass hidden points as "
                              "kernel.position[nodes]")
-
-    def normalized_gram(self, visible: Tensor) -> tuple[PartitionedOperator, float]:
-        """``(S, lambda_max)`` over the visible points (Eq. 23), partitioned."""
-        self._check_visible(visible)
-        return self.S, self.lambda_max
-
-    def normalized_rows(self, rows: Tensor, visible: Tensor) -> SummedRows:
-        """``K(x, visible) / (n+m)`` for points ``rows`` (:meth:`rows`)."""
-        self._check_visible(visible)
-        return self.rows(rows)
 
     @property
     def num_visible(self) -> int:

@@ -28,7 +28,7 @@ from torch import Tensor
 from .._spaces import VectorSpace
 from ..operators.base import KernelOperator, SparseOperator, as_index, is_injective as _is_injective, \
     position_map as _position_map
-from ..operators.graph import inv_sqrt_degree
+from ..operators.graph import NormalizedGraphKernel, inv_sqrt_degree
 from .exchange import HaloExchange, all_gather_rows, all_reduce
 from .operator import SummedRows
 
@@ -288,7 +288,7 @@ class ShardedOperator(KernelOperator):
                 f"nnz={self.nnz}, halo={self.exchange.halo_rows}, dtype={self.dtype})")
 
 
-class ShardedGraphKernel(KernelOperator):
+class ShardedGraphKernel(NormalizedGraphKernel):
     """The STKR base kernel (Eq. 23) of a graph loaded from its partitioned form, one part per process.
 
     Built collectively from this process's :class:`~graphstk.distributed.store.GraphPart`: the
@@ -381,15 +381,6 @@ class ShardedGraphKernel(KernelOperator):
             raise ValueError(f"a graph loaded from its partitioned form is transductive: all {N} nodes are visible, "
                              f"but {N - visible.numel()} were hidden; score held-out nodes as unlabeled nodes, or build "
                              "an inductive kernel with PartitionedGraphKernel(edge_index, num_nodes, hidden=...)")
-
-    def normalized_gram(self, visible: Tensor) -> tuple[ShardedOperator, float]:
-        """``(S, lambda_max)`` (Eq. 23), sharded."""
-        self._check_visible(visible)
-        return self.S, self.lambda_max
-
-    def normalized_rows(self, rows: Tensor, visible: Tensor) -> SummedRows:
-        self._check_visible(visible)
-        return self.rows(rows)
 
     def rows(self, idx) -> SummedRows:
         """``K(x, visible) / N`` for points ``idx``: ``[len(idx), N]`` against a sharded block, the

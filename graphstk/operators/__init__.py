@@ -27,7 +27,7 @@ tensor([[0.],
 """
 from .base import DenseOperator, KernelOperator, SparseOperator, as_index
 from .graph import (
-    EdgeListWarning, GraphKernel, check_edge_index, clean_edge_list, normalized_adjacency, random_walk_kernel,
+    EdgeListWarning, GraphKernel, NormalizedGraphKernel, check_edge_index, clean_edge_list, normalized_adjacency, random_walk_kernel,
 )
 from .kernels import Kernel, kernel_function, pairwise_distances
 from .feature import FeatureKernelOperator, gram
@@ -39,7 +39,7 @@ from .diffusion import (
 
 __all__ = [
     "KernelOperator", "DenseOperator", "SparseOperator", "as_index",
-    "GraphKernel", "EdgeListWarning", "check_edge_index", "clean_edge_list", "normalized_adjacency",
+    "GraphKernel", "NormalizedGraphKernel", "EdgeListWarning", "check_edge_index", "clean_edge_list", "normalized_adjacency",
     "random_walk_kernel",
     "FeatureKernelOperator", "Kernel", "gram", "kernel_function", "knn_graph", "pairwise_distances",
     "median_width", "median_sigma", "kth_neighbor_distance_median", "median_distance",

@@ -195,7 +195,38 @@ def random_walk_kernel(edge_index: Tensor, num_nodes: int, edge_weight: Tensor |
     return SparseOperator(row, col, deg.sum() * inv[row] * w * inv[col], (num_nodes, num_nodes))
 
 
-class GraphKernel(KernelOperator):
+class NormalizedGraphKernel(KernelOperator):
+    """A graph kernel that holds its normalized adjacency: ``S = D^{-1/2} W D^{-1/2}`` over the
+    visible nodes (Eq. 23) as ``self.S``, its top eigenvalue as ``self.lambda_max``, and the
+    out-of-sample rows as :meth:`rows`.
+
+    :meth:`normalized_gram` and :meth:`normalized_rows` hand these to the engines after
+    ``_check_visible`` confirms that the learner's visible nodes are those the kernel was built
+    with; each subclass says in that check what "visible" means for it (node ids, partition
+    points, or every node of a graph loaded by parts).
+    """
+
+    S: KernelOperator
+    lambda_max: float
+
+    def _check_visible(self, visible: Tensor) -> None:
+        raise NotImplementedError
+
+    def rows(self, idx) -> KernelOperator:
+        raise NotImplementedError
+
+    def normalized_gram(self, visible: Tensor) -> tuple[KernelOperator, float]:
+        """``(S, lambda_max)``: ``G_K / (n+m) = D^{-1/2} W D^{-1/2}`` over the visible nodes (Eq. 23)."""
+        self._check_visible(visible)
+        return self.S, self.lambda_max
+
+    def normalized_rows(self, rows: Tensor, visible: Tensor) -> KernelOperator:
+        """``K(x, visible) / (n+m)`` for nodes ``rows`` (:meth:`rows`)."""
+        self._check_visible(visible)
+        return self.rows(rows)
+
+
+class GraphKernel(NormalizedGraphKernel):
     """The STKR base kernel (Eq. 23) of a graph, as a ``[num_nodes, num_nodes]`` kernel operator.
 
     Its entries are Eq. 23's ``K(x, x') = (n+m) W(x, x') / sqrt(D(x) D(x'))`` between visible
@@ -343,16 +374,6 @@ class GraphKernel(KernelOperator):
         if visible.numel() != self.num_visible or not torch.equal(visible.to(self.device), self.visible):
             raise ValueError("the visible nodes differ from those this GraphKernel was built with; build it with "
                              "hidden= the nodes to hide (Eq. 23 counts degrees over visible nodes only, App. D.1)")
-
-    def normalized_gram(self, visible: Tensor) -> tuple[SparseOperator, float]:
-        """``(S, lambda_max)``: ``G_K / (n+m) = D^{-1/2} W D^{-1/2}`` over the visible nodes (Eq. 23)."""
-        self._check_visible(visible)
-        return self.S, self.lambda_max
-
-    def normalized_rows(self, rows: Tensor, visible: Tensor) -> SparseOperator:
-        """``K(x, visible) / (n+m)`` for nodes ``rows`` (:meth:`rows`)."""
-        self._check_visible(visible)
-        return self.rows(rows)
 
     # -- graph-specific ---------------------------------------------------------
     @property
