@@ -213,6 +213,8 @@ class NormalizedGraphKernel(KernelOperator):
         raise NotImplementedError
 
     def rows(self, idx) -> KernelOperator:
+        """``K(x, visible) / (n+m)`` for the nodes ``idx``: their rows of ``S``, and for hidden
+        nodes their out-of-sample rows (Eq. 23). Defined by each subclass."""
         raise NotImplementedError
 
     def normalized_gram(self, visible: Tensor) -> tuple[KernelOperator, float]:
