@@ -10,6 +10,14 @@ freed blocks stay in the heap and the next tensor of that size reuses them: the 
 out-of-place ``addcmul`` takes 2.6 ms instead of 13.6 ms. The price is that the process keeps
 its peak heap until it exits, which suits a benchmark run.
 
+Only blocks up to ``THRESHOLD`` (128 MiB) come from the heap. Larger ones (the ``[N, K]`` blocks
+of a graph of millions of nodes) are mapped and unmapped as glibc does by default: a heap that
+holds them grows with every pattern of sizes it cannot fit into its freed holes, and keeps that
+peak. On ``configs/dcsbm_10m.yaml`` (10^7 nodes, blocks of 0.25 to 0.8 GB) a 1 GiB threshold left
+the processes of ``torchrun --nproc-per-node 2 ... --distributed`` at 12.3 and 8.3 GB where their
+live blocks need a fraction of that (``docs/distributed.md``). At that size zero-filling a fresh
+block costs little beside the sparse product that writes it.
+
 The runner (``run.py``, ``python -m graphstk``) and ``bench/suite.py`` call
 :func:`reuse_freed_memory` at start; library code never does (it changes the whole process).
 Set ``GRAPHSTK_MALLOC=default`` to keep glibc's defaults.
@@ -23,7 +31,7 @@ import sys
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
-THRESHOLD = 1 << 30   # blocks up to 1 GiB come from the heap; freed memory is trimmed above 1 GiB
+THRESHOLD = 128 << 20   # blocks up to 128 MiB come from the heap; freed memory is trimmed above 128 MiB
 
 
 def reuse_freed_memory() -> bool:
@@ -40,5 +48,5 @@ def reuse_freed_memory() -> bool:
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     # ``man mallopt`` caps M_MMAP_THRESHOLD at 32 MiB on 64-bit; glibc 2.36 (this project's machines)
-    # accepts 1 GiB and then serves a 100 MiB block from the heap. Where it is refused, nothing changes.
+    # accepts 128 MiB and then serves a 100 MiB block from the heap. Where it is refused, nothing changes.
     return bool(mallopt(M_MMAP_THRESHOLD, THRESHOLD)) and bool(mallopt(M_TRIM_THRESHOLD, THRESHOLD))

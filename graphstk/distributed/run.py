@@ -6,9 +6,11 @@ the runner is given a :class:`PartitionedKernelFactory` (``run_experiment(..., k
 so the kernels of its STKR / Label-Prop methods are :class:`PartitionedGraphKernel` s whose
 products and reductions the processes share; process 0 holds the output folder's run lock (the
 single-process run's :func:`~graphstk.experiments.cache.run_lock`), writes the results and prints
-the table. The runner's resume cache is not used (each process would need the same cache hits, or
-the collectives would fall out of step). The runner builds its kernels on the CPU, so the
-processes talk through gloo.
+the table. ``results.json`` records every process's peak resident memory
+(``distributed.peak_rss_gb``, process 0 first; ``peak_rss_gb`` is their largest), as a
+single-process run records its own (``peak_rss_gb``). The runner's resume cache is not used
+(each process would need the same cache hits, or the collectives would fall out of step). The
+runner builds its kernels on the CPU, so the processes talk through gloo.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import tempfile
 import torch
 import torch.distributed as dist
 
+from .._rss import peak_rss_gb
 from .exchange import init_from_env
 from .factory import PartitionedKernelFactory
 from .partition import default_partitioner
@@ -83,8 +86,11 @@ def run_distributed(cfg, out_dir: str, data_root: str | None = None, progress: b
             results = run_experiment(cfg, tmp, data_root, progress=progress and rank == 0,
                                      log=None if rank == 0 else (lambda msg: None), write=False,
                                      kernel_factory=kernel_factory or PartitionedKernelFactory(partition))
+        peaks = [None] * dist.get_world_size()
+        dist.all_gather_object(peaks, peak_rss_gb())     # every process's peak, up to its last row
         results["distributed"] = {"processes": dist.get_world_size(), "backend": dist.get_backend(),
-                                  "partition": partition or default_partitioner()}
+                                  "partition": partition or default_partitioner(), "peak_rss_gb": peaks}
+        results["peak_rss_gb"] = max(peaks)
         if rank == 0:
             write_all(out_dir, results)
         dist.barrier()

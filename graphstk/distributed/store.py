@@ -132,7 +132,7 @@ def write_partition(data, parts: int, out: str | os.PathLike, method: str | Part
     inv = np.empty(N, dtype=np.int64)
     inv[order] = np.arange(N)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out.resolve().mkdir(parents=True, exist_ok=True)    # resolved: a link to a folder not made yet is followed
     for old in out.glob("part-*.pt"):
         old.unlink()
     x = getattr(data, "x", None)

@@ -18,6 +18,7 @@ from typing import Callable
 
 from tqdm.auto import tqdm
 
+from .._rss import peak_rss_gb
 from ..exceptions import DatasetMissingError, RunError
 from .cache import CODE_MODULES, CODE_PACKAGES, ResultCache, code_fingerprint, run_lock
 from .config import ExperimentConfig
@@ -175,6 +176,7 @@ def _run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None =
         "config": cfg.to_dict(),
         "rows": rows,
         "wall_time_s": time.perf_counter() - t0,
+        "peak_rss_gb": peak_rss_gb(),
         "skipped": skipped,
         "started": started,
         "data_root": root,

@@ -194,6 +194,8 @@ def to_markdown(results: dict) -> str:
     described = results.get("protocol") or {}
     out += [f"- wall time: {results['wall_time_s']:.1f} s (cache: {results['cache']['reused']} reused, "
             f"{results['cache']['computed']} computed)" + ("; **quick mode**" if cfg.get("quick") else "")]
+    if results.get("peak_rss_gb") is not None:
+        out += [peak_memory_line(results)]
     if len(tasks) > 1:
         out += [f"- tasks: {', '.join(t.get('task') or t['name'] for t in tasks)} (one section each)", ""]
     for t in tasks:
@@ -212,6 +214,15 @@ def to_markdown(results: dict) -> str:
         out += [f"- {s['dataset']}: {s['reason'].splitlines()[0]}" for s in results["skipped"]]
         out.append("")
     return "\n".join(out)
+
+
+def peak_memory_line(results: dict) -> str:
+    """The results' peak resident memory: the process's, or every process's of a distributed run."""
+    per = (results.get("distributed") or {}).get("peak_rss_gb")
+    if per:
+        return (f"- peak resident memory per process: {', '.join(f'{g:.3f}' for g in per)} GB "
+                f"({len(per)} processes; process 0 first)")
+    return f"- peak resident memory: {results['peak_rss_gb']:.3f} GB (one process)"
 
 
 def _table_lines(rows: list[dict]) -> list[str]:

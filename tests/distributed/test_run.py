@@ -37,6 +37,9 @@ def test_distributed_run_writes_the_single_process_table(tmp_path):
         assert code == 0, f"process {rank} ended with {code}:\n{err[-3000:]}"
     got = json.loads((tmp_path / "run" / "results.json").read_text())
     assert got["distributed"]["processes"] == 2 and got["distributed"]["partition"] == "contiguous"
+    peaks = got["distributed"]["peak_rss_gb"]      # each process's own peak resident memory
+    assert len(peaks) == 2 and all(0.05 < g < 64 for g in peaks) and got["peak_rss_gb"] == max(peaks)
+    assert "- peak resident memory per process: " in (tmp_path / "run" / "results.md").read_text()
     want = run_experiment(parse_config(CONFIG), str(tmp_path / "single"), progress=False, log=lambda m: None,
                           write=False)
     assert [{k: r[k] for k in KEYS} for r in got["rows"]] == [{k: r[k] for k in KEYS} for r in want["rows"]]

@@ -117,6 +117,16 @@ def test_partitioned_form_round_trip(tmp_path):
     assert torch.equal(got, want)
 
 
+def test_partition_written_through_a_link_to_a_folder_not_made_yet(tmp_path):
+    """``--out runs/parts`` where ``runs/parts`` links to a larger disk whose folder does not exist yet."""
+    data, _ = _graph()
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "parts").symlink_to(tmp_path / "big" / "parts")
+    write_partition(data, 2, tmp_path / "runs" / "parts", "contiguous")
+    assert (tmp_path / "big" / "parts" / "manifest.json").is_file()
+    assert load_part(tmp_path / "runs" / "parts", 1, 2).hi == 600
+
+
 def test_loading_names_what_is_wrong(tmp_path):
     data, _ = _graph()
     write_partition(data, 2, tmp_path, "contiguous")
