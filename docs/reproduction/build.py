@@ -76,7 +76,7 @@ RUNS = {
                                              "python run.py configs/separating_table2.yaml"),
     "separating_repro": ("configs/separating_repro.yaml", "python run.py configs/separating_repro.yaml"),
     "planetoid_features": ("configs/planetoid_features.yaml",
-                           "python run.py configs/planetoid_features.yaml --seeds 1 --threads 1"),
+                           "python run.py configs/planetoid_features.yaml --threads 1"),
 }
 
 HIDDEN_OPTIONS = {"labels": "onehot"}   # defaults a label does not repeat
