@@ -156,9 +156,11 @@ def _symmetric(row: Tensor, col: Tensor, w: Tensor, n: int, chunk: int = SYMMETR
     for s in range(0, row.numel(), chunk):
         r, c = row[s:s + chunk], col[s:s + chunk]
         ww = w[s:s + chunk].detach().to(dt)[:, None]
-        fw.index_add_(0, r, ww * v[c])
-        bw.index_add_(0, c, ww * v[r])
-        scale.index_add_(0, r, ww.abs() * v[c].abs()).index_add_(0, c, ww.abs() * v[r].abs())
+        vc, vr = v[c], v[r]
+        fw.index_add_(0, r, ww * vc)
+        bw.index_add_(0, c, ww * vr)
+        wa = ww.abs()
+        scale.index_add_(0, r, wa * vc.abs()).index_add_(0, c, wa * vr.abs())
     rel = 1e-10 if dt == torch.float64 else 1e-5
     return bool(((fw - bw).abs() <= rel * scale + torch.finfo(dt).tiny).all())
 
