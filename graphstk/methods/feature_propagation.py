@@ -1,6 +1,7 @@
 """The computations behind ``graphstk.methods.feature_stkr.feature_stkr_scores``: sparse
-features, the graph filters of ``graphstk.spectral.filters`` applied in column blocks, the
-cosine blocks of the filtered rows, and the label-reuse step.
+features, the graph with feature-neighbour edges (``feature_neighbor_graph``), the graph filters
+of ``graphstk.spectral.filters`` applied in column blocks, the cosine blocks of the filtered
+rows, and the label-reuse step.
 
 Memory is linear in the graph. The filtered features ``phi = s(S_hat) X~`` are never held whole:
 the preprocessed ``X~`` stays a scipy CSR matrix, and its columns are filtered a block at a time
@@ -23,11 +24,13 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
+from ..operators.graph import clean_edge_list
+from ..operators.knn import cosine_neighbors
 from ..spectral.filters import GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter, negative_degree
 from ..spectral.transforms import InverseLaplacian, LabelPropagationFilter
 
 __all__ = ["FILTERS", "BLOCK_BYTES", "sparse_features", "preprocess_sparse", "filter_of", "filter_group",
-           "cosine_blocks", "reuse_scores", "check_filter_point"]
+           "cosine_blocks", "reuse_scores", "check_filter_point", "feature_neighbor_graph"]
 
 #: the graph filters of a grid point's ``filter`` key
 FILTERS = ("lazy", "sgc", "s2gc", "dgc", "ggcm")
@@ -53,6 +56,47 @@ def check_filter_point(p: dict) -> None:
             raise ValueError(f"{key} must lie in [0, 1) (0: no step; eta < 1/lambda_1 = 1), got {p[key]!r}")
     if "reuse_beta" in p and not float(p["reuse_beta"]) > 0:
         raise ValueError(f"reuse_beta must be > 0 (the ridge of the correction), got {p['reuse_beta']!r}")
+    knn = p.get("knn", 0)
+    if isinstance(knn, bool) or int(knn) != knn or knn < 0:
+        raise ValueError(f"knn must be an integer >= 0 (feature neighbours per node; 0: the graph alone), got {knn!r}")
+    if "knn_weight" in p and not float(p["knn_weight"]) > 0:
+        raise ValueError(f"knn_weight must be > 0 (the weight of a feature-neighbour edge), got {p['knn_weight']!r}")
+
+
+def feature_neighbor_graph(edge_index: Tensor, num_nodes: int, X: sp.csr_matrix, k: int, weight: float,
+                           edge_weight: Tensor | None = None, hidden_mask: Tensor | None = None
+                           ) -> tuple[Tensor, Tensor]:
+    """The graph ``W + weight * N_k``: the edges of ``edge_index`` (self-loops dropped, one copy of
+    each pair, weight ``edge_weight`` or 1) plus an edge of weight ``weight`` between each node and
+    each of its ``k`` visible nodes of largest cosine similarity of the rows of ``X`` (the
+    symmetric union; a pair in both lists is added once, a pair with similarity ``<= 0`` never).
+
+    ``W`` is Eq. 23's weight matrix of the base kernel. ``N_k`` joins nodes whose features are
+    alike, so that nodes with few or no edges, and in the inductive setting a hidden node whose
+    neighbours are hidden too, still reach visible nodes. Only visible nodes (``~hidden_mask``) are
+    candidates, and a hidden node's neighbours are found from its own row of ``X`` alone: it adds
+    edges to visible nodes only (an out-of-sample row of Eq. 23), and the visible graph does not
+    depend on the hidden nodes' features.
+
+    Returns ``(edge_index [2, E'], edge_weight [E'])``, both directions of every edge, float64
+    weights, sorted by (row, col).
+    """
+    N = int(num_nodes)
+    ei, w = clean_edge_list(edge_index, N, edge_weight)
+    ei = ei.long().cpu()
+    w = torch.ones(ei.shape[1], dtype=torch.float64) if w is None else w.detach().double().cpu()
+    candidates = None if hidden_mask is None else (~hidden_mask.cpu()).nonzero().flatten()
+    nbr, _ = cosine_neighbors(X, int(k), candidates)
+    src = torch.arange(N).repeat_interleave(nbr.shape[1])
+    dst = nbr.flatten()
+    keep = dst >= 0
+    src, dst = src[keep], dst[keep]
+    pairs = torch.unique(torch.cat([src * N + dst, dst * N + src]))       # the symmetric union
+    keys = torch.cat([ei[0] * N + ei[1], pairs])
+    vals = torch.cat([w, torch.full((pairs.numel(),), float(weight), dtype=torch.float64)])
+    key, inv = torch.unique(keys, sorted=True, return_inverse=True)
+    total = torch.zeros(key.numel(), dtype=torch.float64).index_add_(0, inv, vals)
+    return torch.stack([key // N, key % N]).to(edge_index.device), total.to(edge_index.device)
 
 
 def sparse_features(X) -> sp.csr_matrix:

@@ -42,8 +42,8 @@ from ..memory import check_allocation
 from ..operators.graph import GraphKernel, check_edge_index
 from .estimators import (SETTINGS, _check_graph_size, _default_classes, _label_tensor, binary_scores, flag_unreachable,
                          graph_fit_inputs, output_like)
-from .feature_propagation import (check_filter_point, cosine_blocks, filter_group, k_negative, preprocess_sparse,
-                                  reuse_scores, sparse_features)
+from .feature_propagation import (check_filter_point, cosine_blocks, feature_neighbor_graph, filter_group, k_negative,
+                                  preprocess_sparse, reuse_scores, sparse_features)
 from .problem import argmax_of_labeled_classes, training_labels
 
 __all__ = ["FeatureSTKR", "feature_stkr_scores", "balanced_targets", "preprocess_features", "FEATURES", "select_on_validation", "KERNELS", "MIXES", "DEFAULT_GRID"]
@@ -186,6 +186,10 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
         ``graphstk.spectral.filters``, ``depth`` their ``K``), ``alpha`` (S2GC's and GGCM's feature
         weight), ``t`` (DGC's end time), ``decline_neg`` (GGCM). Label reuse: ``reuse_eta``,
         ``reuse_beta`` and ``smooth_eta`` (0: skipped; ``graphstk.methods.feature_propagation.reuse_scores``).
+        Feature neighbours: ``knn`` (default 0: the graph alone) and ``knn_weight`` (default 0.1): the
+        graph gains an edge of that weight from each node to its ``knn`` visible nodes of largest
+        TF-IDF cosine (``graphstk.methods.feature_propagation.feature_neighbor_graph``); the points of
+        one ``(knn, knn_weight)`` share one graph.
     hidden : node ids or mask, optional
         Inductive setting: these nodes and their edges are not seen at fit time; their filtered
         features come from Eq. 23's out-of-sample rows (:func:`extended_adjacency`).
@@ -201,6 +205,7 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
     device = torch.device(device) if device is not None else edge_index.device
     Xs = sparse_features(X)
     N = Xs.shape[0]
+    check_edge_index(edge_index, N, edge_weight)
     train = as_index(train, N, device, name="train", allow_none=False)
     ev = as_index(eval_idx, N, device, name="eval_idx", allow_none=False)
     if train.numel() == 0:
@@ -214,28 +219,53 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
     Y = torch.zeros(train.numel(), C, dtype=dtype, device=device)
     Y[torch.arange(train.numel(), device=device), yl] = 1.0
     Y = balanced_targets(Y)
-    graph = GraphKernel(edge_index, N, hidden=hidden, edge_weight=edge_weight, dtype=dtype, device=device,
-                        clean_edges=True)
-    if hidden is not None and bool(graph.hidden_mask[train].any()):
-        raise ValueError("train and hidden overlap: a labeled node cannot be hidden from fit")
+    hidden_mask = None
+    if hidden is not None:
+        hidden_mask = torch.zeros(N, dtype=torch.bool, device=device)
+        hidden_mask[as_index(hidden, N, device, name="hidden")] = True
+        if bool(hidden_mask[train].any()):
+            raise ValueError("train and hidden overlap: a labeled node cannot be hidden from fit")
+    visible = None if hidden_mask is None else ~hidden_mask
+    prepared: dict[str, object] = {}
+
+    def features(kind: str):
+        if kind not in prepared:
+            prepared[kind] = preprocess_sparse(Xs, kind, visible)
+        return prepared[kind]
+
+    graphs: dict[tuple, list[int]] = {}      # (knn, knn_weight) -> the points sharing one graph
+    for i, p in enumerate(points):
+        k = int(p.get("knn", 0))
+        graphs.setdefault((k, float(p.get("knn_weight", 0.1)) if k else 0.0), []).append(i)
+    out: list[Tensor | None] = [None] * len(points)
+    for (k, w), idx in sorted(graphs.items()):
+        ei, ew = edge_index, edge_weight
+        if k:       # neighbours by the cosine of TF-IDF rows (df over the visible nodes)
+            ei, ew = feature_neighbor_graph(edge_index, N, features("tfidf"), k, w, edge_weight, hidden_mask)
+        graph = GraphKernel(ei, N, hidden=hidden, edge_weight=ew, dtype=dtype, device=device, clean_edges=True)
+        for i, s in zip(idx, _scores_on_graph(graph, features, [points[i] for i in idx], train, ev, Y,
+                                              default_features, dtype, device)):
+            out[i] = s
+    return out
+
+
+def _scores_on_graph(graph: GraphKernel, features, points: list[dict], train: Tensor, ev: Tensor, Y: Tensor,
+                     default_features: str, dtype: torch.dtype, device) -> list[Tensor]:
+    """:func:`feature_stkr_scores` for the points of one graph (``features(kind)``: the preprocessed ``X``)."""
+    N, (n, C) = graph.num_nodes, Y.shape
     S_csr = extended_adjacency(graph).csr
     reuse = any(float(p.get("reuse_eta", 0.0)) > 0 or float(p.get("smooth_eta", 0.0)) > 0 for p in points)
     scored = torch.arange(N, device=device) if reuse else ev      # label reuse smooths over every node
     rows = torch.cat([train, scored])
-    n = train.numel()
-    visible = None if hidden is None else ~graph.hidden_mask
     k_neg = k_negative(graph) if any(p.get("filter") == "ggcm" for p in points) else 2
     groups: dict[tuple, list[int]] = {}       # (features, filter group) -> the points sharing one propagation
     for i, p in enumerate(points):
         groups.setdefault((p.get("features", default_features), filter_group(p)), []).append(i)
     eye = torch.eye(n, dtype=dtype, device=device)
     out: list[Tensor | None] = [None] * len(points)
-    prepared: dict[str, object] = {}
     for (f, group), idx in sorted(groups.items(), key=lambda kv: repr(kv[0])):
-        if f not in prepared:
-            prepared[f] = preprocess_sparse(Xs, f, visible)
         depths = sorted({k for i in idx for k in _depths(int(points[i]["depth"]), points[i].get("mix", "last"))})
-        cos = cosine_blocks(S_csr, graph, prepared[f], group, depths, rows, n, dtype, k_neg)
+        cos = cosine_blocks(S_csr, graph, features(f), group, depths, rows, n, dtype, k_neg)
         blocks: dict[tuple, Tensor] = {}       # (depth, sigma or None) -> kernel block
         kernels: dict[tuple, Tensor] = {}      # (depths, sigma or None) -> mean kernel block
         for i in idx:
@@ -298,6 +328,12 @@ class FeatureSTKR(BaseEstimator):
         Preprocessing of ``data.x`` before the filter (``preprocess_features``).
     normalize_features : bool, default True
         With ``features=None``: ``"sum"`` if True, ``"raw"`` if False.
+    knn : int, default 0
+        Feature neighbours per node added to the graph (``0``: the graph alone): each node is joined
+        to its ``knn`` visible nodes of largest TF-IDF cosine, with weight ``knn_weight``
+        (:func:`~graphstk.methods.feature_propagation.feature_neighbor_graph`).
+    knn_weight : float, default 0.1
+        Weight of a feature-neighbour edge, against 1 for an edge of the graph.
     dtype : torch.dtype, default torch.float64
         Precision of the kernel and the solve.
 
@@ -329,18 +365,21 @@ class FeatureSTKR(BaseEstimator):
         "setting": [StrOptions(set(SETTINGS))],
         "features": [StrOptions(set(FEATURES)), None],
         "normalize_features": ["boolean"],
+        "knn": [Interval(Integral, 0, None, closed="left")],
+        "knn_weight": [Interval(Real, 0, None, closed="neither")],
         "dtype": [Options(torch.dtype, {torch.float32, torch.float64})],
     }
 
     def __init__(self, depth: int = 16, a: float = 0.5, mix: str = "dyadic", kernel: str = "cosine-gaussian",
                  sigma: float = 0.7, beta: float = 1e-3, setting: str = "transductive",
-                 features: str | None = "sum", normalize_features: bool = True, dtype: torch.dtype = torch.float64):
+                 features: str | None = "sum", normalize_features: bool = True, knn: int = 0,
+                 knn_weight: float = 0.1, dtype: torch.dtype = torch.float64):
         self.depth, self.a, self.mix, self.kernel, self.sigma, self.beta = depth, a, mix, kernel, sigma, beta
-        self.features = features
+        self.features, self.knn, self.knn_weight = features, knn, knn_weight
         self.setting, self.normalize_features, self.dtype = setting, normalize_features, dtype
 
     def _point(self) -> dict:
-        p = {k: getattr(self, k) for k in ("depth", "a", "mix", "kernel", "sigma", "beta")}
+        p = {k: getattr(self, k) for k in ("depth", "a", "mix", "kernel", "sigma", "beta", "knn", "knn_weight")}
         if self.features is not None:
             p["features"] = self.features
         return p
@@ -348,6 +387,7 @@ class FeatureSTKR(BaseEstimator):
     def _validate_params(self):
         """The project's checks first (messages naming the parameter), then the declared constraints."""
         _check_point(self._point())
+        check_filter_point(self._point())
         if self.setting not in SETTINGS:
             raise ValueError(f"setting must be 'transductive' or 'inductive', got {self.setting!r}")
         if self.dtype not in (torch.float32, torch.float64):

@@ -31,7 +31,7 @@ from .graph import (
 )
 from .kernels import Kernel, kernel_function, pairwise_distances
 from .feature import FeatureKernelOperator, gram
-from .knn import knn_graph
+from .knn import cosine_neighbors, knn_graph
 from .bandwidth import kth_neighbor_distance_median, median_distance, median_sigma, median_width
 from .diffusion import (
     MixtureKernelOperator, SpectralKernelOperator, diffusion_kernel, gaussian_knn_graph, laplacian_eigenpairs,
@@ -41,7 +41,7 @@ __all__ = [
     "KernelOperator", "DenseOperator", "SparseOperator", "as_index",
     "GraphKernel", "NormalizedGraphKernel", "EdgeListWarning", "check_edge_index", "clean_edge_list", "normalized_adjacency",
     "random_walk_kernel",
-    "FeatureKernelOperator", "Kernel", "gram", "kernel_function", "knn_graph", "pairwise_distances",
+    "FeatureKernelOperator", "Kernel", "gram", "kernel_function", "knn_graph", "cosine_neighbors", "pairwise_distances",
     "median_width", "median_sigma", "kth_neighbor_distance_median", "median_distance",
     "MixtureKernelOperator", "SpectralKernelOperator", "diffusion_kernel", "gaussian_knn_graph",
     "laplacian_eigenpairs",

@@ -2,7 +2,8 @@
 
 :func:`knn_graph` returns PyG's ``(edge_index, edge_weight)``; the neighbour search
 (:func:`nearest_neighbors`) is shared with the bandwidth heuristics of
-:mod:`graphstk.operators.bandwidth`. Every temporary is a ``block_size x n`` distance tile or
+:mod:`graphstk.operators.bandwidth`. :func:`cosine_neighbors` is the search for sparse rows
+(bag-of-words features kept as a scipy CSR matrix), restricted to a set of candidate rows. Every temporary is a ``block_size x n`` distance tile or
 a block of the selected pairs. The ``O(n k)`` outputs are checked against the process's memory
 ceiling (``graphstk.memory.check_allocation``) before they are allocated; the tile shrinks to
 the memory free at the time (``graphstk.memory.tile_rows``) and is never refused for it.
@@ -16,7 +17,7 @@ from ..memory import check_allocation, tile_rows
 from .kernels import BLOCK_ELEMS, _distance_fn, _sqdist, as_features, check_positive
 from .medians import median_of
 
-__all__ = ["knn_graph", "nearest_neighbors"]
+__all__ = ["knn_graph", "nearest_neighbors", "cosine_neighbors"]
 
 _EUCLIDEAN = ("euclidean", "l2")
 _MANHATTAN = ("manhattan", "l1", "cityblock")
@@ -153,3 +154,62 @@ def knn_graph(X, k: int, metric: str = "euclidean", mode: str = "connectivity",
     w_u = torch.full((key.numel(),), float("-inf"), dtype=w.dtype, device=w.device)
     w_u = w_u.scatter_reduce(0, inv, torch.cat([w, w]), reduce="amax")
     return torch.stack([key // n, key % n]), w_u
+
+
+def cosine_neighbors(X, k: int, candidates: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """The ``k`` candidate rows of largest cosine similarity to each row of a sparse matrix.
+
+    Parameters
+    ----------
+    X : scipy.sparse matrix or array ``[n, d]``
+        Rows to compare; kept sparse (each tile is one sparse product ``X[block] X[candidates]^T``,
+        a ``[block, len(candidates)]`` dense tile of at most ``2**22`` entries).
+    k : int
+        Neighbours per row, ``>= 1``; at most the number of candidates (minus one for a row that
+        is itself a candidate).
+    candidates : LongTensor or boolean mask, optional
+        The rows that may be neighbours (default every row). A row is never its own neighbour.
+
+    Returns
+    -------
+    (index, similarity) : LongTensor and float64 Tensor ``[n, k]``
+        Row ids of the neighbours (ids of ``X``) in decreasing similarity (ties: the lower
+        candidate position first), and the cosine similarities. A pair with similarity ``<= 0``
+        (an all-zero row, or no shared feature) has index ``-1``: no neighbour.
+    """
+    import numpy as np
+    import scipy.sparse as sp
+
+    A = sp.csr_matrix(X, dtype=np.float64)
+    n = A.shape[0]
+    if isinstance(k, bool) or int(k) != k or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    k = int(k)
+    if candidates is None:
+        cand = np.arange(n)
+    else:
+        c = torch.as_tensor(candidates)
+        cand = (c.nonzero().flatten() if c.dtype == torch.bool else c.long()).cpu().numpy()
+    if k > cand.size - 1:
+        raise ValueError(f"k = {k} neighbours need at least k + 1 = {k + 1} candidate rows, got {cand.size}; "
+                         f"pass k <= {max(cand.size - 1, 0)}")
+    norms = np.sqrt(np.asarray(A.multiply(A).sum(1)).ravel())
+    A = sp.diags(np.where(norms > 0, 1.0 / np.maximum(norms, np.finfo(np.float64).tiny), 0.0)) @ A
+    Ct = A[cand].T.tocsc()
+    pos = np.full(n, -1)
+    pos[cand] = np.arange(cand.size)
+    idx = np.empty((n, k), dtype=np.int64)
+    sim = np.empty((n, k))
+    step = max(1, BLOCK_ELEMS // max(1, cand.size))
+    for s in range(0, n, step):
+        e = min(n, s + step)
+        T = torch.from_numpy(np.asarray((A[s:e] @ Ct).todense()))
+        own = pos[s:e]
+        hit = np.nonzero(own >= 0)[0]
+        T[hit, own[hit]] = float("-inf")
+        # topk is not order-stable on ties: a stable descending sort names the neighbours
+        order = torch.sort(T, dim=1, descending=True, stable=True).indices[:, :k]
+        sim[s:e] = T.gather(1, order).numpy()
+        idx[s:e] = cand[order.numpy()]
+    idx[~(sim > 0)] = -1
+    return torch.from_numpy(idx), torch.from_numpy(np.where(sim > 0, sim, 0.0))

@@ -1123,6 +1123,15 @@ def _():
     return (lambda env: nearest_neighbors(Z, 5), lambda env, msg: nearest_neighbors(Z, quoted(msg, "pass k <=")))
 
 
+@case("cosine_neighbors_too_few_candidates", "knn.py:cosine_neighbors:pass k <=", ValueError,
+      r"k = 4 neighbours need at least k \+ 1 = 5 candidate rows, got 3; pass k <= 2")
+def _():
+    from graphstk.operators import cosine_neighbors
+    Z, cand = np.abs(X[:6]), torch.tensor([0, 2, 4])
+    return (lambda env: cosine_neighbors(Z, 4, cand),
+            lambda env, msg: cosine_neighbors(Z, quoted(msg, "pass k <="), cand))
+
+
 @case("width_from_duplicates", "medians.py:median_of:pass the width (sigma) explicitly", ValueError,
       r"have median 0\.0 \(more than half of them are duplicate points\): a width from them is undefined; pass the "
       r"width \(sigma\) explicitly, e\.g\. sigma=1\.0")

@@ -140,3 +140,70 @@ def test_bad_filter_points():
                        ({"smooth_eta": -0.1}, "smooth_eta"), ({"reuse_beta": 0.0}, "reuse_beta")):
         with pytest.raises(ValueError, match=match):
             feature_stkr_scores(ei, X, y, TRAIN, EVAL, [{"depth": 2, "beta": 1e-2, **bad}])
+
+
+def dense_neighbor_graph(W, X, k, weight, hidden=()):
+    """W + weight * N_k from the definition: N_k(i, j) = 1 when j is among the k visible nodes of largest TF-IDF
+    cosine to i (positive cosine), or i among j's; TF-IDF with df over the visible nodes, as the estimator's."""
+    n = W.shape[0]
+    vis = [i for i in range(n) if i not in hidden]
+    B = (X != 0).double()
+    idf = torch.log(len(vis) / (1.0 + B[vis].sum(0))).clamp_min(0.0)
+    T = B * idf
+    T = T / T.norm(dim=1, keepdim=True).clamp_min(1e-300)
+    C = T @ T.T
+    Nk = torch.zeros(n, n, dtype=torch.float64)
+    for i in range(n):
+        cand = [j for j in vis if j != i]
+        for j in sorted(cand, key=lambda j: (-float(C[i, j]), j))[:k]:
+            if C[i, j] > 0:
+                Nk[i, j] = Nk[j, i] = 1.0
+    return W + weight * Nk
+
+
+@pytest.mark.parametrize("hidden", [(), (7, 12, 20)], ids=["transductive", "inductive"])
+def test_feature_neighbor_graph_is_the_weighted_union(hidden):
+    W, ei, X, y = problem()
+    mask = torch.zeros(X.shape[0], dtype=torch.bool)
+    mask[list(hidden)] = True
+    Xt = fp.preprocess_sparse(fp.sparse_features(X), "tfidf", ~mask)
+    ei2, w2 = fp.feature_neighbor_graph(ei, X.shape[0], Xt, 3, 0.25, hidden_mask=mask if hidden else None)
+    got = torch.zeros(X.shape[0], X.shape[0], dtype=torch.float64)
+    got[ei2[0], ei2[1]] = w2
+    torch.testing.assert_close(got, dense_neighbor_graph(W, X, 3, 0.25, hidden))
+    for x in hidden:               # a hidden node gains edges to visible nodes only
+        assert not (got - W)[x, list(hidden)].any() and (got - W)[x].any()
+
+
+@pytest.mark.parametrize("hidden", [(), (7, 12, 20)], ids=["transductive", "inductive"])
+def test_feature_neighbours_match_a_dense_ridge(hidden):
+    W, ei, X, y = problem()
+    ev = [i for i in EVAL if i not in hidden] + list(hidden)
+    pts = [dict(POINTS[0], knn=3, knn_weight=0.25), dict(POINTS[1], knn=2, knn_weight=0.5), POINTS[2]]
+    got = feature_stkr_scores(ei, X, y, TRAIN, ev, pts, hidden=list(hidden) or None)
+    for p, s in zip(pts, got):
+        W2 = dense_neighbor_graph(W, X, p["knn"], p["knn_weight"], hidden) if "knn" in p else W
+        ref, _, _ = dense_scores(lambda q: dense_matrix(W2, hidden, q), X, y, TRAIN, ev, p)
+        torch.testing.assert_close(s, ref)
+
+
+def test_feature_neighbours_keep_a_hidden_node_to_itself():
+    """Inductive with feature neighbours: a hidden node's features move its own score and no other."""
+    W, ei, X, y = problem()
+    hidden, ev = [7, 12, 20], list(range(X.shape[0]))
+    ev = [i for i in ev if i not in TRAIN]
+    p = dict(POINTS[0], knn=3, knn_weight=0.5)
+    ref = feature_stkr_scores(ei, X, y, TRAIN, ev, [p], hidden=hidden)[0]
+    X2 = X.clone()
+    X2[12] = X[3] + X[5]                 # new neighbours for node 12
+    got = feature_stkr_scores(ei, X2, y, TRAIN, ev, [p], hidden=hidden)[0]
+    moved = [ev[i] for i in range(len(ev)) if not torch.allclose(ref[i], got[i])]
+    assert moved == [12]
+
+
+def test_bad_feature_neighbour_points():
+    W, ei, X, y = problem()
+    for bad, match in (({"knn": -1}, "knn must"), ({"knn": 2.5}, "knn must"), ({"knn": 2, "knn_weight": 0.0},
+                                                                                "knn_weight")):
+        with pytest.raises(ValueError, match=match):
+            feature_stkr_scores(ei, X, y, TRAIN, EVAL, [{"depth": 2, "beta": 1e-2, **bad}])

@@ -110,6 +110,23 @@ def test_estimator_and_selection():
     assert select_on_validation(ei, X, y_other, train, val, grid) == (best, accs)
 
 
+def test_estimator_with_feature_neighbours():
+    from torch_geometric.data import Data
+
+    W, ei, X, y = problem(seed=2)
+    data = Data(x=X, edge_index=ei, y=y, num_nodes=24)
+    train, rest = torch.tensor([0, 1, 2, 5, 9]), torch.arange(24)
+    p = dict(POINTS[1], knn=3, knn_weight=0.3)
+    est = FeatureSTKR(**{k: p[k] for k in ("depth", "a", "mix", "kernel", "sigma", "beta", "knn", "knn_weight")})
+    got = est.fit(data, train).decision_function(rest)
+    torch.testing.assert_close(got, feature_stkr_scores(ei, X, y, train, rest, [p])[0])
+    assert not torch.allclose(got, FeatureSTKR(**{k: p[k] for k in ("depth", "a", "mix", "kernel", "sigma", "beta")})
+                              .fit(data, train).decision_function(rest))
+    for bad, match in (({"knn": -2}, "knn must"), ({"knn": 2, "knn_weight": 0.0}, "knn_weight")):
+        with pytest.raises(ValueError, match=match):
+            FeatureSTKR(**bad).fit(data, train)
+
+
 def test_bad_input():
     W, ei, X, y = problem()
     with pytest.raises(ValueError, match="depth"):

@@ -104,3 +104,52 @@ def test_distance_tile_shrinks_to_free_memory_instead_of_refusing(monkeypatch):
     monkeypatch.setenv("GRAPHSTK_MAX_MEMORY", "10KB")     # the n k outputs cannot fit the ceiling
     with pytest.raises(MemoryLimitError, match=r"kNN indices and distances of 1000 points.*GRAPHSTK_MAX_MEMORY"):
         knn_graph(X, 3)
+
+
+def _brute_cosine_neighbors(X, k, candidates):
+    """Cosine of every pair, candidates only, self excluded, decreasing similarity (ties: candidate order)."""
+    nrm = np.linalg.norm(X, axis=1)
+    C = (X @ X.T) / np.maximum(np.outer(nrm, nrm), 1e-300)
+    idx = np.full((X.shape[0], k), -1)
+    sim = np.zeros((X.shape[0], k))
+    for i in range(X.shape[0]):
+        cand = [j for j in candidates if j != i]
+        order = sorted(range(len(cand)), key=lambda t: (-C[i, cand[t]], t))[:k]
+        for s, t in enumerate(order):
+            if C[i, cand[t]] > 0:
+                idx[i, s], sim[i, s] = cand[t], C[i, cand[t]]
+    return idx, sim
+
+
+@pytest.mark.parametrize("restricted", [False, True], ids=["all rows", "candidates"])
+def test_cosine_neighbors_matches_brute_force(restricted):
+    import scipy.sparse as sp
+
+    from graphstk.operators import cosine_neighbors
+
+    rng = np.random.default_rng(3)
+    X = (rng.random((30, 12)) < 0.3) * rng.random((30, 12))
+    X[4] = 0.0                          # an all-zero row: no neighbour, and nobody's neighbour
+    X[9] = X[8]                         # equal rows, equal cosines: ties broken by candidate order
+    X[11] = X[8]
+    cand = [j for j in range(30) if j % 3 != 1] if restricted else list(range(30))
+    k = 5
+    ref_idx, ref_sim = _brute_cosine_neighbors(X, k, cand)
+    mask = torch.zeros(30, dtype=torch.bool)
+    mask[cand] = True
+    for candidates in ((mask, torch.tensor(cand)) if restricted else (None,)):
+        idx, sim = cosine_neighbors(sp.csr_matrix(X), k, candidates)
+        np.testing.assert_array_equal(idx.numpy(), ref_idx)
+        np.testing.assert_allclose(sim.numpy(), ref_sim, rtol=1e-12, atol=1e-12)
+    assert (idx[4] == -1).all() and not (idx == 4).any()
+
+
+def test_cosine_neighbors_bad_k():
+    from graphstk.operators import cosine_neighbors
+
+    X = np.eye(4)
+    for k in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="k must be a positive integer"):
+            cosine_neighbors(X, k)
+    with pytest.raises(ValueError, match="pass k <= 1"):
+        cosine_neighbors(X, 2, torch.tensor([0, 1]))

@@ -3,6 +3,9 @@
 * ``FeatureSTKR`` / ``FeatureSTKR (i)``: :func:`graphstk.methods.feature_stkr.feature_stkr_scores`,
   transductive / inductive (the nodes outside ``labeled`` and ``unlabeled``, i.e. the test
   nodes, hidden with their edges at fit time).
+* ``FeatureSTKR (feature kNN)`` / ``FeatureSTKR (i, feature kNN)``: the same on the graph plus
+  feature-neighbour edges (grid keys ``knn``, ``knn_weight``;
+  :func:`graphstk.methods.feature_propagation.feature_neighbor_graph`).
 * ``KRR (features)``: the same ridge with depth 0: the cosine-Gaussian kernel on the features alone.
 * ``SGC (ridge)``: ridge (dual, Eq. 7's ``n beta`` scaling) on ``S~^K X`` with SGC's
   ``S~ = D~^{-1/2} (A + I) D~^{-1/2}`` (PyG's ``gcn_norm``), linear kernel.
@@ -52,7 +55,7 @@ def feature_stkr_fit_predict(problem: MethodInput, points: list[dict]) -> list[t
     inductive = points[0].get("setting", "transductive") == "inductive"
     hidden = _hidden(problem) if inductive else None
     keys = ("features", "depth", "a", "mix", "kernel", "sigma", "beta", "filter", "alpha", "t", "decline_neg",
-            "reuse_eta", "reuse_beta", "smooth_eta")
+            "reuse_eta", "reuse_beta", "smooth_eta", "knn", "knn_weight")
     return feature_stkr_scores(problem.data.edge_index, _features(problem), problem.y, problem.labeled, problem.eval,
                                [{k: p[k] for k in keys if k in p} for p in points], hidden=hidden,
                                num_classes=problem.num_classes)
@@ -143,6 +146,19 @@ register_method(MethodEntry(
     grid={k: list(v) for k, v in DEFAULT_GRID.items()}, fit_predict=feature_stkr_fit_predict,
     fixed={"setting": "inductive"},
     description="feature-aware STKR, inductive: test nodes and their edges hidden, out-of-sample rows (Eq. 23)"))
+#: feature neighbours per node and their edge weight (``feature_neighbor_graph``), beside the registered grid
+FEATURE_KNN_GRID = {"knn": [5, 10, 20], "knn_weight": [0.1, 0.3]}
+register_method(MethodEntry(
+    name="FeatureSTKR (feature kNN)", needs=_FEATURES_GRAPH, task="classification",
+    grid={**{k: list(v) for k, v in DEFAULT_GRID.items()}, **FEATURE_KNN_GRID}, fit_predict=feature_stkr_fit_predict,
+    fixed={"setting": "transductive"},
+    description="feature-aware STKR on the graph plus feature-neighbour edges (TF-IDF cosine), transductive"))
+register_method(MethodEntry(
+    name="FeatureSTKR (i, feature kNN)", needs=_FEATURES_GRAPH, task="classification",
+    grid={**{k: list(v) for k, v in DEFAULT_GRID.items()}, **FEATURE_KNN_GRID}, fit_predict=feature_stkr_fit_predict,
+    fixed={"setting": "inductive"},
+    description="feature-aware STKR, inductive, on the graph plus feature-neighbour edges: a hidden node is joined "
+                "to its most similar visible nodes by its own features"))
 _BASE = {k: list(v) for k, v in DEFAULT_GRID.items() if k not in ("depth", "a", "mix")}
 register_method(MethodEntry(
     name="FeatureSTKR (S2GC filter)", needs=_FEATURES_GRAPH, task="classification",

@@ -103,6 +103,8 @@ TINY = {"FeatureSTKR": {"depth": [1, 4], "beta": [1e-1, 1e-3]},
         "FeatureSTKR (S2GC filter)": {"depth": [4], "alpha": [0.05], "beta": [1e-1, 1e-3]},
         "FeatureSTKR (GGCM filter)": {"depth": [4], "decline_neg": [0.5], "beta": [1e-1, 1e-3]},
         "FeatureSTKR + C&S": {"depth": [4], "beta": [1e-1], "reuse_eta": [0.0, 0.9], "smooth_eta": [0.0, 0.8]},
+        "FeatureSTKR (feature kNN)": {"depth": [4], "beta": [1e-1], "knn": [2], "knn_weight": [0.1, 0.3]},
+        "FeatureSTKR (i, feature kNN)": {"depth": [4], "beta": [1e-1], "knn": [2], "knn_weight": [0.1, 0.3]},
         "S2GC": {"weight_decay": [1e-5, 1e-3]}, "DGC": {"t": [5.27], "weight_decay": [1e-5, 1e-3]},
         "GGCM": {"decline_neg": [0.5], "weight_decay": [1e-5, 1e-3]}}
 
