@@ -77,6 +77,8 @@ RUNS = {
     "separating_repro": ("configs/separating_repro.yaml", "python run.py configs/separating_repro.yaml"),
     "planetoid_features": ("configs/planetoid_features.yaml",
                            "python run.py configs/planetoid_features.yaml --threads 1"),
+    "device_h200/table1_cuda": ("configs/table1.yaml",
+                                "python run.py configs/table1.yaml --device cuda (one NVIDIA H200)"),
     "planetoid_feature_neighbors": ("configs/planetoid_feature_neighbors.yaml",
                                     "python run.py configs/planetoid_feature_neighbors.yaml --threads 1"),
 }
@@ -242,6 +244,22 @@ def t_planetoid_targets():
     return md_table(head, body), rows
 
 
+def t_table1_times(folder: str):
+    """Seconds per method and dataset of one Table 1 run (all seeds), the run's wall time, and the
+    share of the top-d rows."""
+    rows = load(folder)
+    data = json.load(open(os.path.join(RESULTS, folder, "results.json")))
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    methods = list(dict.fromkeys(label(r) for r in rows))
+    t = {(label(r), r["dataset"]): r["wall_time_s"] for r in rows}
+    body = [[m] + [fmt(t.get((m, d)), 1) for d in datasets] + [fmt(sum(t.get((m, d), 0.0) for d in datasets), 1)]
+            for m in methods]
+    topd = sum(v for (m, _), v in t.items() if m.startswith("SP-topd"))
+    return (md_table(["method (seconds, all seeds)"] + datasets + ["total"], body)
+            + ["", f"Wall time {data['wall_time_s']:.1f} s; the SP-topd rows {topd:.1f} s of it "
+                   f"({100 * topd / data['wall_time_s']:.0f}%)."], rows)
+
+
 def pivot(rows: list[dict], row_of, col_of, row_head: list[str], value=cell, cols=None) -> list[str]:
     """Rows keyed by ``row_of(r)`` (a tuple), columns by ``col_of(r)``; ``value(r)`` fills a cell."""
     cols = cols or list(dict.fromkeys(col_of(r) for r in rows))
@@ -385,6 +403,7 @@ TABLES = {
     "planetoid-feature-neighbors": lambda: (long_table(load("planetoid_feature_neighbors"), val=True,
                                                        level="n_labeled"), load("planetoid_feature_neighbors")),
     "planetoid-targets": t_planetoid_targets,
+    "table1-times-h200": lambda: t_table1_times("device_h200/table1_cuda"),
     "sep-laplacian": lambda: (pivot([r for r in load("separating_repro") if (r.get("options") or {}).get("kernel")],
                                     lambda r: (r["method"],), lambda r: r["dataset"], ["method (l1-Laplacian kernel)"],
                                     value=lambda r: fmt(r["mean"], 3)), load("separating_repro")),

@@ -2,7 +2,7 @@
 available) give results on that device, equal to the NumPy / CPU result within ``RTOL`` (float64;
 the devices sum in different orders, so equality is up to rounding, never bitwise).
 
-Covered: the graph estimators (Label-Prop, STKR), the Fredholm, LapRLSC, kernel-ridge,
+Covered: the graph estimators (Label-Prop, STKR, FeatureSTKR), the Fredholm, LapRLSC, kernel-ridge,
 random-feature and MMD modules, semi-supervised KPCA, the coupled kernel embedding and the
 separating-kernel estimators.
 """
@@ -66,6 +66,28 @@ def test_graph_estimators_on_device_equal_cpu(device, name, setting):
     assert scores.device.type == device
     torch.testing.assert_close(scores.cpu(), ref.decision_function(), rtol=1e-8, atol=1e-10)
     assert torch.equal(est.predict().cpu(), ref.predict())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("setting", ["transductive", "inductive"])
+@pytest.mark.parametrize("knn", [0, 3], ids=["graph", "feature neighbours"])
+def test_feature_stkr_on_device_equals_cpu(device, setting, knn):
+    from graphstk.methods import FeatureSTKR
+
+    def data(dev):
+        d = _graph(dev)
+        g = torch.Generator().manual_seed(3)
+        x = torch.rand(40, 8, generator=g, dtype=torch.float64)
+        d.x = (x * (torch.rand(40, 8, generator=g) < 0.5)).to(dev)
+        return d
+    hidden = [35, 36, 37, 38, 39] if setting == "inductive" else None
+    make = lambda: FeatureSTKR(depth=4, features="tfidf", setting=setting, knn=knn, knn_weight=0.3)  # noqa: E731
+    train = torch.arange(10)
+    ref = make().fit(data("cpu"), train, hidden_idx=hidden)
+    est = make().fit(data(device), train.to(device), hidden_idx=hidden)
+    scores = est.decision_function()
+    assert scores.device.type == device
+    torch.testing.assert_close(scores.cpu(), ref.decision_function(), rtol=1e-8, atol=1e-10)
 
 
 @pytest.mark.parametrize("device", DEVICES)
