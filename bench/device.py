@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -45,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from graphstk.methods import propagation as P  # noqa: E402
+from graphstk.memory import peak_rss_gb  # noqa: E402
 from graphstk.operators import GraphKernel  # noqa: E402
 from graphstk.transforms import InverseLaplacian, Polynomial  # noqa: E402
 
@@ -73,7 +73,7 @@ def timed(fn, device) -> float:
 def peak_gib(device: torch.device) -> float:
     if device.type == "cuda":
         return torch.cuda.max_memory_allocated(device) / 2 ** 30
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
+    return peak_rss_gb()
 
 
 def per_iteration(N: int, epn: int, C: int, T: int, repeats: int, dtype, device) -> dict:

@@ -12,7 +12,7 @@ Prints one line per repeat and the median, with the thread count and the load av
 nodes, 8,415 features) in a process of its own: the dataset loaded, its features turned into a
 sparse matrix (the dense copy freed), a split of 20 labeled nodes per class, 500 validation and
 1000 test nodes (seed 0), then the whole registered grid. It prints the peak resident memory of the
-process (``resource.getrusage``, ``ru_maxrss``), the resident memory after loading, and each target
+process (``graphstk.memory.peak_rss_gb``), the resident memory after loading, and each target
 with PASS/FAIL: CS under 2 GB, Physics under 4 GB.
 """
 from __future__ import annotations
@@ -29,6 +29,7 @@ import torch  # noqa: E402
 
 import graphstk as gs  # noqa: E402
 from graphstk.methods.feature_stkr import FeatureSTKR, select_on_validation  # noqa: E402
+from graphstk.memory import peak_rss_gb  # noqa: E402
 
 
 #: peak resident memory targets of the whole registered grid, in GiB
@@ -44,10 +45,6 @@ def _rss_gib() -> float:
         return 0.0
 
 
-def _peak_gib() -> float:
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20      # kilobytes on Linux
 
 
 def memory_one(name: str) -> None:
@@ -74,7 +71,7 @@ def memory_one(name: str) -> None:
     from graphstk.methods.feature_stkr import feature_stkr_scores
     s = feature_stkr_scores(data.edge_index, X, y, train, test, [best])[0]
     acc = 100 * float((s.argmax(1) == y[test]).double().mean())
-    peak, target = _peak_gib(), MEMORY_TARGETS[name]
+    peak, target = peak_rss_gb(), MEMORY_TARGETS[name]
     npts = len(accs)
     print(f"{name}: {y.numel()} nodes, {X.shape[1]} features ({X.nnz} non-zeros), {npts} grid points "
           f"({', '.join(f'{k}={len(v)}' for k, v in DEFAULT_GRID.items())}), {time.perf_counter() - t:.1f} s; "

@@ -46,7 +46,6 @@ import argparse
 import gc
 import os
 import platform
-import resource
 import statistics
 import sys
 import time
@@ -59,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from graphstk._malloc import reuse_freed_memory  # noqa: E402
 from graphstk.methods import propagation as P  # noqa: E402
+from graphstk.memory import peak_rss_gb  # noqa: E402
 from graphstk.operators.graph import GraphKernel  # noqa: E402
 from graphstk.spectral.solvers import ConvergenceError, ConvergenceWarning  # noqa: E402
 from graphstk.spectral.transforms import InverseLaplacian, Polynomial  # noqa: E402
@@ -92,11 +92,6 @@ def psd_weights(edge_index: torch.Tensor, N: int) -> tuple[torch.Tensor, torch.T
     ei = torch.cat([edge_index, torch.stack([loops, loops])], 1)
     w = torch.cat([torch.ones(edge_index.shape[1], dtype=torch.float64), deg + 1.0])
     return ei, w
-
-
-def rss_gib() -> float:
-    """Peak resident set size of this process so far (GiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
 
 
 CLOCK = time.perf_counter
@@ -329,7 +324,7 @@ def main(argv=None) -> int:
             gc.collect()
         del edge_index
         gc.collect()
-        print(f"{'':>8} (graph {gen_s:.1f} s, GraphKernel {rows[-1]['build_s']:.1f} s, peak RSS {rss_gib():.1f} GiB)")
+        print(f"{'':>8} (graph {gen_s:.1f} s, GraphKernel {rows[-1]['build_s']:.1f} s, peak RSS {peak_rss_gb():.1f} GiB)")
 
     if tol_sizes:
         print(f"\niterations to relative residual {args.tol:g} (float64, eta={args.eta}, beta={args.beta}; "

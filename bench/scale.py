@@ -29,7 +29,7 @@ of :mod:`graphstk.methods.propagation` unchanged (they only need ``S @ X``):
 
 It prints, per method, the time per iteration, its ratio to one raw ``torch.sparse.mm(S, X)``
 with ``X`` ``[N, C]`` timed in the same process, and the peak resident memory of the process
-(``ru_maxrss``). Target: it completes and the peak stays under 16 GB.
+(``graphstk.memory.peak_rss_gb``). Target: it completes and the peak stays under 16 GB.
 
 The machine may be shared: the script refuses to start (exit status 3, with a message) when
 ``MemAvailable`` in ``/proc/meminfo`` is below ``--min-free-gb`` (default 18).
@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
 import time
 from pathlib import Path
@@ -51,6 +50,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from graphstk.methods import propagation as P  # noqa: E402
+from graphstk.memory import peak_rss_gb  # noqa: E402
 from graphstk.operators.base import KernelOperator  # noqa: E402
 from graphstk.spectral.transforms import InverseLaplacian, Polynomial  # noqa: E402
 
@@ -61,10 +61,6 @@ def mem_available_gb() -> float:
             if line.startswith("MemAvailable:"):
                 return int(line.split()[1]) / 2 ** 20
     return float("nan")
-
-
-def peak_rss_gb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20  # KiB on Linux
 
 
 class CSROperator(KernelOperator):

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -41,18 +40,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-
-def _peak_gb() -> float:
-    """This process's peak resident memory: ``VmHWM`` of ``/proc/self/status`` (its own address
-    space; ``ru_maxrss`` would also count the parent's memory that was resident at the fork)."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 2 ** 20
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
+from graphstk.memory import peak_rss_gb  # noqa: E402
 
 
 def _timed(fn, reps: int) -> float:
@@ -74,9 +62,9 @@ def worker(args) -> None:
     t0 = time.perf_counter()
     init_from_env("gloo", timeout_s=600)
     rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
-    phases = {"start": _peak_gb()}
+    phases = {"start": peak_rss_gb()}
     part = load_part(args.store)
-    phases["load"] = _peak_gb()
+    phases["load"] = peak_rss_gb()
     y = part.labels()
     C = int(y.max()) + 1
     perm = torch.randperm(part.num_nodes, generator=torch.Generator().manual_seed(args.seed))   # the same labels for every P
@@ -84,7 +72,7 @@ def worker(args) -> None:
     kernel = ShardedGraphKernel(part, dtype=torch.float32)
     nnz_here = int(part.indices.numel())
     del part                                  # the kernel keeps its rows; the part's arrays go
-    phases["kernel"] = _peak_gb()
+    phases["kernel"] = peak_rss_gb()
     N = kernel.num_nodes
     train, probe = perm[: int(args.labeled * N)], perm[-args.score_nodes:]
     prob = P.make_problem(kernel, y[kernel.order], kernel.position[train])
@@ -97,15 +85,15 @@ def worker(args) -> None:
     t = time.perf_counter()
     lp = solve(prob, [LabelPropagationFilter(args.eta)], budgets=[T], solver="richardson")
     t_lp = (time.perf_counter() - t) / T
-    phases["lp"] = _peak_gb()
+    phases["lp"] = peak_rss_gb()
     t = time.perf_counter()
     lap = solve(prob, [InverseLaplacian(args.eta)], [args.beta], budgets=[T], solver="richardson", unstable="run")
     t_lap = (time.perf_counter() - t) / T
-    phases["lap"] = _peak_gb()
+    phases["lap"] = peak_rss_gb()
     pp = kernel.position[probe]
     scores = {"lp": prob.pick(lp.h[(0, T)], pp).tolist(), "lap": (prob.rows(pp) @ lap.h[(0, T)]).tolist()}
     fit = time.perf_counter() - t0
-    phases["scores"] = peak = _peak_gb()
+    phases["scores"] = peak = peak_rss_gb()
     # last, so that its memory is not counted in the peak: the raw product of the same rows, its CSR
     # (int32 indices, as the operator's) over [own | halo] columns (values do not change the time),
     # one torch.sparse.mm, no exchange
@@ -187,7 +175,7 @@ def run(args) -> int:
             write_partition(data, P, store, args.method, source=source)   # a config's dcsbm graph can load it
             t_part += time.perf_counter() - t
     del data
-    parent_peak = _peak_gb()
+    parent_peak = peak_rss_gb()
     with tempfile.TemporaryDirectory(prefix="graphstk-scale-run-") as tmp:
         for P in args.procs:
             out = os.path.join(tmp, f"P{P}")

@@ -10,7 +10,7 @@ Data: MNIST (``graphstk.data.load_vector_dataset("MNIST")``, pixels in [0, 1]); 
 first ``n`` of the training part, test points the first ``--n-test`` of the test part. Abel kernel,
 ``sigma`` = median 10th-neighbour distance (on at most 5000 training points), Tikhonov filter.
 
-Each case runs in a fresh process (so that ``ru_maxrss``, the peak resident memory, is that case's
+Each case runs in a fresh process (so that the peak resident memory, ``graphstk.memory.peak_rss_gb``, is that case's
 alone) and reports, with ``time.process_time`` (this process's CPU time, robust on a shared machine):
 
 * ``fit``: ``SpectralSupportEstimator.fit`` (kernel matrix + one eigendecomposition + ``tau_n``);
@@ -30,11 +30,12 @@ import argparse
 import json
 import multiprocessing as mp
 import os
-import resource
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from graphstk.memory import peak_rss_gb  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -51,7 +52,7 @@ def _case(args: dict, queue) -> None:
     Z = d.X[d.parts["test"][:args["n_test"]]].contiguous()
     del d
     sigma = kth_neighbor_distance_median(Xtr[:5000], 10)
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0   # data loaded: MiB (Linux KiB)
+    base = 1024.0 * peak_rss_gb()                                        # data loaded: MiB
     lowrank = args["n"] > args["exact_max"]
     kw = dict(approx="nystroem", n_components=args["landmarks"]) if lowrank else {}
     lams = np.logspace(-6, 0, 50)
@@ -65,7 +66,7 @@ def _case(args: dict, queue) -> None:
     t = clock()
     F50 = est.score_samples(Z, lam=lams)
     t_path = clock() - t
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0   # KiB -> MiB (Linux)
+    peak = 1024.0 * peak_rss_gb()                                        # MiB
     queue.put({"n": args["n"], "mode": f"nystroem k={args['landmarks']}" if lowrank else "exact",
                "fit": t_fit, "score1": t_one, "score50": t_path,
                "path_x": (t_fit + t_path) / (t_fit + t_one), "score_x": t_path / t_one, "peak_mib": peak, "data_mib": base,

@@ -26,6 +26,12 @@ One rule, two numbers (the same inputs give the same outcome on an idle or a bus
   and never refuses on it. A tile's size changes the speed of a product, never its result;
   a run never dies because another program briefly held the memory.
 
+* :func:`peak_rss_gb` is what a run records afterwards: this process's peak resident memory
+  (``VmHWM`` of ``/proc/self/status``, the high-water mark of its own resident set; where
+  ``/proc`` is absent, ``ru_maxrss`` of :func:`resource.getrusage`, which can also count pages a
+  forked child shared with its parent at the fork). The runner writes it to ``results.json`` and
+  the benchmarks print it; nothing decides from it.
+
 Every check costs microseconds (a few small files read); nothing is allocated before it. The
 readers of ``/proc/meminfo``, ``/proc/self/status``, ``resource.getrlimit`` and the cgroup files
 are small module functions, so tests replace them to simulate a limit.
@@ -34,12 +40,15 @@ from __future__ import annotations
 
 import os
 import re
+import resource
+import sys
 
 import torch
 
 from .exceptions import MemoryLimitError
 
-__all__ = ["check_allocation", "memory_limit", "memory_available", "tile_rows", "format_bytes", "parse_bytes"]
+__all__ = ["check_allocation", "memory_limit", "memory_available", "tile_rows", "format_bytes", "parse_bytes",
+           "peak_rss_gb"]
 
 _UNITS = {"": 1, "B": 1, "KB": 10 ** 3, "MB": 10 ** 6, "GB": 10 ** 9, "TB": 10 ** 12,
           "KIB": 2 ** 10, "MIB": 2 ** 20, "GIB": 2 ** 30, "TIB": 2 ** 40}
@@ -303,3 +312,17 @@ def tile_rows(rows: int, bytes_per_row: float, *, what: str, hint: str, min_rows
     free, _ = memory_available(device)
     fit = int((TILE_SHARE * free - fixed_bytes) // max(bytes_per_row, 1.0))
     return max(min_rows, min(rows, fit))
+
+
+def peak_rss_gb() -> float:
+    """This process's peak resident memory so far, in GiB (``2**30`` bytes): ``VmHWM`` of
+    ``/proc/self/status``, else ``ru_maxrss``."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 2 ** 20          # kB
+    except OSError:
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss      # KiB on Linux, bytes on macOS
+    return peak / 2 ** 30 if sys.platform == "darwin" else peak / 2 ** 20

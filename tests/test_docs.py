@@ -205,3 +205,14 @@ def test_api_reference_has_a_page_per_public_package():
     assert sorted(pages) == sorted(PUBLIC_PACKAGES)
     index = (REPO / "docs" / "api" / "index.rst").read_text(encoding="utf-8")
     assert not [p for p in PUBLIC_PACKAGES if f"   {p}\n" not in index], "docs/api/index.rst lists every page"
+
+
+def test_rendered_tables_are_what_the_recorded_results_give():
+    """Every table between ``<!-- table -->`` / ``<!-- include -->`` markers of the docs is what
+    ``docs/reproduction/build.py`` renders from ``docs/results/`` now: no number was typed over."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, str(REPO / "docs" / "reproduction" / "build.py"), "--check"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr

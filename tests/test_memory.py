@@ -1,8 +1,10 @@
-"""graphstk.memory: the ceiling a working set is refused against, the free memory a tile is sized to."""
+"""graphstk.memory: the ceiling a working set is refused against, the free memory a tile is sized to, and the
+peak resident memory a run records."""
 import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 from graphstk import memory
@@ -118,3 +120,14 @@ def test_small_tiles_are_used_as_asked_without_reading_limits(machine, monkeypat
     machine["MemAvailable"] = 0
     monkeypatch.setattr(memory, "_read_meminfo", lambda: pytest.fail("read inside a product loop"))
     assert memory.tile_rows(100, 1000.0, what="t", hint="h") == 100            # 100 kB <= SMALL_TILE
+
+
+def test_peak_rss_is_this_process_high_water_mark():
+    before = memory.peak_rss_gb()
+    assert 0.01 < before < 1024
+    block = np.ones(300 * 2 ** 20 // 8)          # 300 MiB, every page touched
+    after = memory.peak_rss_gb()
+    del block
+    assert after >= before and after >= 0.25     # it holds at least the block
+    assert memory.peak_rss_gb() > after - 0.05   # a high-water mark: freeing does not lower it (the kernel's
+    #                                              counters lag by a few pages)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Regenerate every table of ``docs/reproduction/*.md``, ``docs/benchmarks.md`` and ``docs/feature_stkr.md`` from ``docs/results/``.
+"""Regenerate every table of ``docs/reproduction/*.md``, ``docs/benchmarks.md``, ``docs/feature_stkr.md`` and ``docs/distributed.md`` from ``docs/results/``.
 
 A table sits between ``<!-- table: NAME -->`` and ``<!-- /table -->`` in a page; this script
 replaces what is between the two markers with the table that ``TABLES[NAME]`` renders from the
@@ -79,6 +79,11 @@ RUNS = {
                            "python run.py configs/planetoid_features.yaml --threads 1"),
     "device_h200/table1_cuda": ("configs/table1.yaml",
                                 "python run.py configs/table1.yaml --device cuda (one NVIDIA H200)"),
+    "dcsbm_10m": ("configs/dcsbm_10m.yaml", "python run.py configs/dcsbm_10m.yaml"),
+    "dcsbm_10m_distributed": ("configs/dcsbm_10m.yaml",
+                              "torchrun --nproc-per-node 2 run.py configs/dcsbm_10m.yaml --distributed"),
+    "dcsbm_10m_distributed_rcm": ("configs/dcsbm_10m.yaml",
+                                  "torchrun --nproc-per-node 2 run.py configs/dcsbm_10m.yaml --distributed"),
     "planetoid_feature_neighbors": ("configs/planetoid_feature_neighbors.yaml",
                                     "python run.py configs/planetoid_feature_neighbors.yaml --threads 1"),
 }
@@ -260,6 +265,24 @@ def t_table1_times(folder: str):
                    f"({100 * topd / data['wall_time_s']:.0f}%)."], rows)
 
 
+def t_processes(folders: dict[str, str]):
+    """One row per run of one config (``folders``: results folder -> what differs, e.g. the
+    partitioner): its command, wall time, each process's peak resident memory, the largest against
+    the first run's (one process), and the test accuracy of each method."""
+    runs = [(f, json.load(open(os.path.join(RESULTS, f, "results.json")))) for f in folders]
+    methods = list(dict.fromkeys(r["method"] for _, d in runs for r in d["rows"]))
+    single = runs[0][1]["peak_rss_gb"]
+    body = []
+    for f, d in runs:
+        peaks = (d.get("distributed") or {}).get("peak_rss_gb") or [d["peak_rss_gb"]]
+        acc = {r["method"]: r["mean"] for r in d["rows"]}
+        body.append([f"`{RUNS[f][1]}`", folders[f], fmt(d["wall_time_s"], 1), ", ".join(f"{p:.3f}" for p in peaks),
+                     f"{max(peaks) / single:.2f}"] + [fmt(acc.get(m)) for m in methods])
+    head = ["command", "parts", "run (s)", "peak per process (GB)", "largest / one process"] + methods
+    return md_table(head, body), [dict(r, _src=f, _version=d.get("graphstk_version", "unknown"))
+                                  for f, d in runs for r in d["rows"]]
+
+
 def pivot(rows: list[dict], row_of, col_of, row_head: list[str], value=cell, cols=None) -> list[str]:
     """Rows keyed by ``row_of(r)`` (a tuple), columns by ``col_of(r)``; ``value(r)`` fills a cell."""
     cols = cols or list(dict.fromkeys(col_of(r) for r in rows))
@@ -403,6 +426,9 @@ TABLES = {
     "planetoid-feature-neighbors": lambda: (long_table(load("planetoid_feature_neighbors"), val=True,
                                                        level="n_labeled"), load("planetoid_feature_neighbors")),
     "planetoid-targets": t_planetoid_targets,
+    "dcsbm-10m-processes": lambda: t_processes({"dcsbm_10m": "-",
+                                                                  "dcsbm_10m_distributed": "contiguous",
+                                                                  "dcsbm_10m_distributed_rcm": "rcm"}),
     "table1-times-h200": lambda: t_table1_times("device_h200/table1_cuda"),
     "sep-laplacian": lambda: (pivot([r for r in load("separating_repro") if (r.get("options") or {}).get("kernel")],
                                     lambda r: (r["method"],), lambda r: r["dataset"], ["method (l1-Laplacian kernel)"],
@@ -411,13 +437,16 @@ TABLES = {
 
 
 def include(spec: str) -> str:
-    """``PATH [N] | COMMAND``: the N-th markdown table of a file a benchmark script wrote (the whole
-    file as a code block when N is left out), then the line naming the script that writes it."""
+    """``PATH [N | markdown] | COMMAND``: the N-th markdown table of a file a benchmark script wrote
+    (the whole file as a code block when N is left out, as markdown with ``markdown``), then the
+    line naming the script that writes it."""
     what, command = (x.strip() for x in spec.split("|", 1))
     path, *nth = what.split()
     with open(os.path.join(ROOT, path)) as f:
         text = f.read()
-    if nth:
+    if nth == ["markdown"]:     # a markdown report a script wrote: its text as it is
+        body = text.strip("\n").splitlines()
+    elif nth:
         tables, cur = [], []
         for ln in text.splitlines() + [""]:
             if ln.startswith("|"):
@@ -454,7 +483,8 @@ def main(argv=None) -> int:
     global PAGE_DIR
     stale = []
     pages = [os.path.join(HERE, fn) for fn in sorted(os.listdir(HERE)) if fn.endswith(".md")]
-    for path in pages + [os.path.join(ROOT, "docs", "benchmarks.md"), os.path.join(ROOT, "docs", "feature_stkr.md")]:
+    for path in pages + [os.path.join(ROOT, "docs", name) for name in ("benchmarks.md", "feature_stkr.md",
+                                                                        "distributed.md")]:
         fn = os.path.relpath(path, ROOT)
         PAGE_DIR = os.path.dirname(path)
         with open(path) as f:

@@ -21,7 +21,7 @@ import tempfile
 import torch
 import torch.distributed as dist
 
-from .._rss import peak_rss_gb
+from ..memory import peak_rss_gb
 from .exchange import init_from_env
 from .factory import PartitionedKernelFactory
 from .partition import default_partitioner

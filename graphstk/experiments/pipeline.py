@@ -18,7 +18,7 @@ from typing import Callable
 
 from tqdm.auto import tqdm
 
-from .._rss import peak_rss_gb
+from ..memory import peak_rss_gb
 from ..exceptions import DatasetMissingError, RunError
 from .cache import CODE_MODULES, CODE_PACKAGES, ResultCache, code_fingerprint, run_lock
 from .config import ExperimentConfig

@@ -98,11 +98,15 @@ def check_features_kind(X: Tensor, kind: str) -> None:
     change sign, and scaling them to sum 1 gives rows that say nothing about the node."""
     if kind != "sum":
         return
-    values = X.coalesce().values() if X.layout == torch.sparse_coo else (
-        X.values() if X.layout == torch.sparse_csr else X)
-    if values.numel() and bool((values < 0).any()):
+    if hasattr(X, "tocsr"):          # scipy.sparse: its stored entries
+        negative = int((X.tocsr().data < 0).sum())
+    else:
+        values = X.coalesce().values() if X.layout == torch.sparse_coo else (
+            X.values() if X.layout == torch.sparse_csr else X)
+        negative = int((values < 0).sum()) if values.numel() else 0
+    if negative:
         raise ValueError("features='sum' scales each row of x to sum 1, which needs non-negative features, "
-                         f"and x has {int((values < 0).sum())} negative entries; use features='raw' (x as given, "
+                         f"and x has {negative} negative entries; use features='raw' (x as given, "
                          "e.g. standardized or PCA features) or features='tfidf' (from which entries are non-zero)")
 
 
@@ -214,6 +218,8 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
         _check_point(p)
         check_filter_point(p)
     default_features = "sum" if normalize_features else "raw"
+    if any(p.get("features", default_features) == "sum" for p in points):
+        check_features_kind(Xs, "sum")
     yl = y.to(device)[train].long()
     C = int(num_classes) if num_classes is not None else int(yl.max()) + 1
     Y = torch.zeros(train.numel(), C, dtype=dtype, device=device)
@@ -331,7 +337,7 @@ class FeatureSTKR(BaseEstimator):
     knn : int, default 0
         Feature neighbours per node added to the graph (``0``: the graph alone): each node is joined
         to its ``knn`` visible nodes of largest TF-IDF cosine, with weight ``knn_weight``
-        (:func:`~graphstk.methods.feature_propagation.feature_neighbor_graph`).
+        (``graphstk.methods.feature_propagation.feature_neighbor_graph``).
     knn_weight : float, default 0.1
         Weight of a feature-neighbour edge, against 1 for an edge of the graph.
     dtype : torch.dtype, default torch.float64

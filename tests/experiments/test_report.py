@@ -15,3 +15,11 @@ def test_degenerate_row_note_has_its_own_column_in_every_table():
     assert head[-1] == "note"
     assert all(len(b) == len(head) for b in body)
     assert body[0][-1] == row_note(degenerate) and body[1][-1] == ""
+
+
+def test_results_md_names_the_peak_of_one_process_or_of_each():
+    from graphstk.experiments.report import peak_memory_line
+
+    assert peak_memory_line({"peak_rss_gb": 5.25}) == "- peak resident memory: 5.250 GB (one process)"
+    two = {"peak_rss_gb": 2.5, "distributed": {"processes": 2, "peak_rss_gb": [2.5, 2.25]}}
+    assert peak_memory_line(two) == "- peak resident memory per process: 2.500, 2.250 GB (2 processes; process 0 first)"

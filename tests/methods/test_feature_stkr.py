@@ -137,6 +137,13 @@ def test_bad_input():
         feature_stkr_scores(ei, None, y, [0, 1], [2], [{"depth": 1, "beta": 1.0}])
     with pytest.raises(ValueError, match="hidden"):
         feature_stkr_scores(ei, X, y, [0, 1], [2], [{"depth": 1, "beta": 1.0}], hidden=[1])
+    import scipy.sparse as sp
+
+    signed = X - 0.3
+    for given in (signed, sp.csr_matrix(signed.numpy())):       # refused before any propagation
+        with pytest.raises(ValueError, match="features='sum' .* negative entries"):
+            feature_stkr_scores(ei, given, y, [0, 1], [2], [{"depth": 1, "beta": 1.0, "features": "sum"}])
+        feature_stkr_scores(ei, given, y, [0, 1], [2], [{"depth": 1, "beta": 1.0, "features": "raw"}])
 
 
 def test_unbalanced_labels_do_not_favour_the_largest_class():
