@@ -28,7 +28,7 @@ One rule, two numbers (the same inputs give the same outcome on an idle or a bus
 
 * :func:`peak_rss_gb` is what a run records afterwards: this process's peak resident memory
   (``VmHWM`` of ``/proc/self/status``, the high-water mark of its own resident set; where
-  ``/proc`` is absent, ``ru_maxrss`` of :func:`resource.getrusage`, which can also count pages a
+  ``/proc`` is absent, ``ru_maxrss`` of ``resource.getrusage``, which can also count pages a
   forked child shared with its parent at the fork). The runner writes it to ``results.json`` and
   the benchmarks print it; nothing decides from it.
 

@@ -3,13 +3,16 @@
 :func:`knn_graph` returns PyG's ``(edge_index, edge_weight)``; the neighbour search
 (:func:`nearest_neighbors`) is shared with the bandwidth heuristics of
 :mod:`graphstk.operators.bandwidth`. :func:`cosine_neighbors` is the search for sparse rows
-(bag-of-words features kept as a scipy CSR matrix), restricted to a set of candidate rows. Every temporary is a ``block_size x n`` distance tile or
-a block of the selected pairs. The ``O(n k)`` outputs are checked against the process's memory
+(bag-of-words features kept as a scipy CSR matrix) among a set of candidate rows. Every temporary
+is a ``block_size x n`` distance tile (``block_size x candidates`` for the sparse search) or a
+block of the selected pairs. The ``O(n k)`` outputs are checked against the process's memory
 ceiling (``graphstk.memory.check_allocation``) before they are allocated; the tile shrinks to
 the memory free at the time (``graphstk.memory.tile_rows``) and is never refused for it.
 """
 from __future__ import annotations
 
+import numpy as np
+import scipy.sparse as sp
 import torch
 from torch import Tensor
 
@@ -177,9 +180,6 @@ def cosine_neighbors(X, k: int, candidates: Tensor | None = None) -> tuple[Tenso
         candidate position first), and the cosine similarities. A pair with similarity ``<= 0``
         (an all-zero row, or no shared feature) has index ``-1``: no neighbour.
     """
-    import numpy as np
-    import scipy.sparse as sp
-
     A = sp.csr_matrix(X, dtype=np.float64)
     n = A.shape[0]
     if isinstance(k, bool) or int(k) != k or k < 1:
@@ -193,6 +193,8 @@ def cosine_neighbors(X, k: int, candidates: Tensor | None = None) -> tuple[Tenso
     if k > cand.size - 1:
         raise ValueError(f"k = {k} neighbours need at least k + 1 = {k + 1} candidate rows, got {cand.size}; "
                          f"pass k <= {max(cand.size - 1, 0)}")
+    check_allocation(n * k * 16.0, f"the indices and similarities of {n} rows x {k} neighbours",
+                     "lower k", "cpu")
     norms = np.sqrt(np.asarray(A.multiply(A).sum(1)).ravel())
     A = sp.diags(np.where(norms > 0, 1.0 / np.maximum(norms, np.finfo(np.float64).tiny), 0.0)) @ A
     Ct = A[cand].T.tocsc()

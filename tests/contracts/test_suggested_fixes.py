@@ -1797,6 +1797,18 @@ def _():
     return (lambda env: go(env, Z, 20), lambda env, msg: (go(env, Z, 5), go(env, Z[:1000], 20)))
 
 
+@case("memory_cosine_neighbors_result", "knn.py:cosine_neighbors:lower k", MEMORY,
+      r"the indices and similarities of 5000 rows x 20 neighbours needs 1\.6 MB, .*; lower k")
+def _():
+    from graphstk.operators import cosine_neighbors
+    Z = np.abs(big(5000))
+
+    def go(env, k):
+        cap(env, "1MB")
+        return cosine_neighbors(Z, k)
+    return (lambda env: go(env, 20), lambda env, msg: go(env, 5))
+
+
 @case("memory_support_exact", "separating/estimator.py:SpectralSupportEstimator._check_exact_memory:pass approx='nystroem'",
       MEMORY, r"the exact spectral support estimate on 400 points .* needs 3\.8 MB, more than the 3\.0 MB of "
       r"GRAPHSTK_MAX_MEMORY; pass approx='nystroem' or approx='rff' with n_components=k < n")
