@@ -45,8 +45,6 @@ def _rss_gib() -> float:
         return 0.0
 
 
-
-
 def memory_one(name: str) -> None:
     """The whole registered grid on ``name`` (this process only); prints one result line."""
     import gc

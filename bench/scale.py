@@ -50,17 +50,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from graphstk.methods import propagation as P  # noqa: E402
-from graphstk.memory import peak_rss_gb  # noqa: E402
+from graphstk.memory import memory_available, peak_rss_gb  # noqa: E402
 from graphstk.operators.base import KernelOperator  # noqa: E402
 from graphstk.spectral.transforms import InverseLaplacian, Polynomial  # noqa: E402
-
-
-def mem_available_gb() -> float:
-    with open("/proc/meminfo") as fh:
-        for line in fh:
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) / 2 ** 20
-    return float("nan")
 
 
 class CSROperator(KernelOperator):
@@ -205,9 +197,9 @@ def main(argv=None) -> int:
         return run_procs(args)
     args.threads = args.threads or 1
     n, n_edges, chunk = int(args.nodes), int(args.edges), int(args.chunk)
-    free = mem_available_gb()
+    free = memory_available()[0] / 2 ** 30
     if free < args.min_free_gb:
-        print(f"scale.py: only {free:.1f} GB available (MemAvailable), below --min-free-gb={args.min_free_gb:g}; "
+        print(f"scale.py: only {free:.1f} GB available (graphstk.memory.memory_available), below --min-free-gb={args.min_free_gb:g}; "
               "not started (the machine is shared: run it when more memory is free)", file=sys.stderr)
         return 3
     torch.set_num_threads(args.threads)

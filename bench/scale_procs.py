@@ -183,10 +183,12 @@ def run(args) -> int:
             rows[P] = _launch(P, max(1, args.threads // P), os.path.join(store_root, f"P{P}"), out, args,
                               args.timeout)
     man = read_manifest(os.path.join(store_root, f"P{args.procs[-1]}"))
+    # glibc's allocator settings change peak memory: the command names them where they are set
+    malloc_env = "".join(f"{k}={v} " for k, v in sorted(os.environ.items()) if k.startswith("MALLOC_"))
     lines = [f"Machine: {os.uname().machine}, {os.cpu_count()} cores, torch {torch.__version__}, gloo on localhost, "
              f"float32, {args.threads} torch thread(s) in all. Graph: make_dcsbm({N}, {E // 2}, num_classes={args.classes}, "
              f"homophily={args.homophily}, seed={args.seed}): {man['nnz']} stored entries; partitioner "
-             f"{man['partitioner']}; {args.iters} iterations, {int(args.labeled * N)} labels. Command: `python "
+             f"{man['partitioner']}; {args.iters} iterations, {int(args.labeled * N)} labels. Command: `{malloc_env}python "
              f"bench/scale.py {' '.join(sys.argv[1:])}`", "",
              "| P | threads / process | rank | rows | halo rows | raw CSR ms | product ms | bytes per product | "
              "LP ms/it | LP / raw | Lap ms/it | Lap / raw | fit s | peak GB |",

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import os
 import re
-import resource
 import sys
 
 import torch
@@ -324,5 +323,9 @@ def peak_rss_gb() -> float:
                     return int(line.split()[1]) / 2 ** 20          # kB
     except OSError:
         pass
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows: neither /proc nor getrusage
+        return float("nan")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss      # KiB on Linux, bytes on macOS
     return peak / 2 ** 30 if sys.platform == "darwin" else peak / 2 ** 20

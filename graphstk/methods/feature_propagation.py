@@ -66,10 +66,11 @@ def check_filter_point(p: dict) -> None:
 def feature_neighbor_graph(edge_index: Tensor, num_nodes: int, X: sp.csr_matrix, k: int, weight: float,
                            edge_weight: Tensor | None = None, hidden_mask: Tensor | None = None
                            ) -> tuple[Tensor, Tensor]:
-    """The graph ``W + weight * N_k``: the edges of ``edge_index`` (self-loops dropped, one copy of
-    each pair, weight ``edge_weight`` or 1) plus an edge of weight ``weight`` between each node and
-    each of its ``k`` visible nodes of largest cosine similarity of the rows of ``X`` (the
-    symmetric union; a pair in both lists is added once, a pair with similarity ``<= 0`` never).
+    """The graph ``W + weight * N_k``: the edges of ``edge_index`` as given (self-loops dropped, one
+    copy of each ``(row, col)`` pair, weight ``edge_weight`` or 1; both directions for an
+    undirected graph, PyG's convention) plus an edge of weight ``weight`` in both directions between
+    each node and each of its ``k`` visible nodes of largest cosine similarity of the rows of ``X``
+    (the symmetric union: a pair in both lists is added once; a pair with similarity ``<= 0`` never).
 
     ``W`` is Eq. 23's weight matrix of the base kernel. ``N_k`` joins nodes whose features are
     alike, so that nodes with few or no edges, and in the inductive setting a hidden node whose
@@ -78,25 +79,36 @@ def feature_neighbor_graph(edge_index: Tensor, num_nodes: int, X: sp.csr_matrix,
     edges to visible nodes only (an out-of-sample row of Eq. 23), and the visible graph does not
     depend on the hidden nodes' features.
 
-    Returns ``(edge_index [2, E'], edge_weight [E'])``, both directions of every edge, float64
-    weights, sorted by (row, col).
+    ``X`` are the rows the cosine compares (``feature_stkr_scores`` passes the TF-IDF rows): a
+    ``ValueError`` is raised before the search when more than half of the visible rows are zero, as
+    TF-IDF rows of dense features are (every feature present at every node has weight 0).
+
+    Returns ``(edge_index [2, E'], edge_weight [E'])``, float64 weights, sorted by (row, col).
     """
+    from torch_geometric.utils import coalesce
+
     N = int(num_nodes)
+    visible = np.ones(N, dtype=bool) if hidden_mask is None else ~hidden_mask.cpu().numpy()
+    empty = int((np.diff(sp.csr_matrix(X)[visible].indptr) == 0).sum())
+    if 2 * empty > int(visible.sum()):
+        raise ValueError(f"knn={k}: feature neighbours are found by the cosine of TF-IDF rows of x's non-zero "
+                         f"pattern, and {empty} of {int(visible.sum())} visible rows have none (a feature present "
+                         "at every node has weight 0, so dense features give empty rows); use knn=0 for dense "
+                         "features")
     ei, w = clean_edge_list(edge_index, N, edge_weight)
     ei = ei.long().cpu()
     w = torch.ones(ei.shape[1], dtype=torch.float64) if w is None else w.detach().double().cpu()
-    candidates = None if hidden_mask is None else (~hidden_mask.cpu()).nonzero().flatten()
+    candidates = None if hidden_mask is None else torch.from_numpy(visible)
     nbr, _ = cosine_neighbors(X, int(k), candidates)
     src = torch.arange(N).repeat_interleave(nbr.shape[1])
     dst = nbr.flatten()
     keep = dst >= 0
-    src, dst = src[keep], dst[keep]
-    pairs = torch.unique(torch.cat([src * N + dst, dst * N + src]))       # the symmetric union
-    keys = torch.cat([ei[0] * N + ei[1], pairs])
-    vals = torch.cat([w, torch.full((pairs.numel(),), float(weight), dtype=torch.float64)])
-    key, inv = torch.unique(keys, sorted=True, return_inverse=True)
-    total = torch.zeros(key.numel(), dtype=torch.float64).index_add_(0, inv, vals)
-    return torch.stack([key // N, key % N]).to(edge_index.device), total.to(edge_index.device)
+    pairs = torch.stack([torch.cat([src[keep], dst[keep]]), torch.cat([dst[keep], src[keep]])])
+    pairs = coalesce(pairs, num_nodes=N)                              # the symmetric union, each pair once
+    both = torch.cat([ei, pairs], 1)
+    vals = torch.cat([w, torch.full((pairs.shape[1],), float(weight), dtype=torch.float64)])
+    out, total = coalesce(both, vals, N, reduce="sum")                # W + weight * N_k
+    return out.to(edge_index.device), total.to(edge_index.device)
 
 
 def sparse_features(X) -> sp.csr_matrix:

@@ -4,8 +4,8 @@
 (:func:`nearest_neighbors`) is shared with the bandwidth heuristics of
 :mod:`graphstk.operators.bandwidth`. :func:`cosine_neighbors` is the search for sparse rows
 (bag-of-words features kept as a scipy CSR matrix) among a set of candidate rows. Every temporary
-is a ``block_size x n`` distance tile (``block_size x candidates`` for the sparse search) or a
-block of the selected pairs. The ``O(n k)`` outputs are checked against the process's memory
+is a ``block_size x n`` distance tile or a block of the selected pairs (the sparse search:
+tiles of ``2**22`` entries, or one row where a row has more candidates). The ``O(n k)`` outputs are checked against the process's memory
 ceiling (``graphstk.memory.check_allocation``) before they are allocated; the tile shrinks to
 the memory free at the time (``graphstk.memory.tile_rows``) and is never refused for it.
 """
@@ -16,6 +16,7 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
+from .._index import as_index
 from ..memory import check_allocation, tile_rows
 from .kernels import BLOCK_ELEMS, _distance_fn, _sqdist, as_features, check_positive
 from .medians import median_of
@@ -166,11 +167,11 @@ def cosine_neighbors(X, k: int, candidates: Tensor | None = None) -> tuple[Tenso
     ----------
     X : scipy.sparse matrix or array ``[n, d]``
         Rows to compare; kept sparse (each tile is one sparse product ``X[block] X[candidates]^T``,
-        a ``[block, len(candidates)]`` dense tile of at most ``2**22`` entries).
+        a ``[block, len(candidates)]`` dense tile of at most ``2**22`` entries, or one row).
     k : int
         Neighbours per row, ``>= 1``; at most the number of candidates (minus one for a row that
         is itself a candidate).
-    candidates : LongTensor or boolean mask, optional
+    candidates : LongTensor of distinct row ids, or a boolean mask ``[n]``, optional
         The rows that may be neighbours (default every row). A row is never its own neighbour.
 
     Returns
@@ -188,8 +189,10 @@ def cosine_neighbors(X, k: int, candidates: Tensor | None = None) -> tuple[Tenso
     if candidates is None:
         cand = np.arange(n)
     else:
-        c = torch.as_tensor(candidates)
-        cand = (c.nonzero().flatten() if c.dtype == torch.bool else c.long()).cpu().numpy()
+        cand = as_index(candidates, n, "cpu", name="candidates", allow_none=False).numpy()
+        if np.unique(cand).size != cand.size:
+            raise ValueError(f"candidates has {cand.size - np.unique(cand).size} repeated row ids; pass each "
+                             "candidate row once (e.g. candidates.unique())")
     if k > cand.size - 1:
         raise ValueError(f"k = {k} neighbours need at least k + 1 = {k + 1} candidate rows, got {cand.size}; "
                          f"pass k <= {max(cand.size - 1, 0)}")

@@ -1132,6 +1132,24 @@ def _():
             lambda env, msg: cosine_neighbors(Z, quoted(msg, "pass k <="), cand))
 
 
+@case("cosine_neighbors_repeated_candidates", "knn.py:cosine_neighbors:pass each candidate row once", ValueError,
+      r"candidates has 1 repeated row ids; pass each candidate row once \(e\.g\. candidates\.unique\(\)\)")
+def _():
+    from graphstk.operators import cosine_neighbors
+    Z, cand = np.abs(X[:6]), torch.tensor([0, 2, 2, 4])
+    return (lambda env: cosine_neighbors(Z, 1, cand), lambda env, msg: cosine_neighbors(Z, 1, cand.unique()))
+
+
+@case("feature_neighbours_on_dense_features", "feature_propagation.py:feature_neighbor_graph:use knn=0",
+      ValueError, r"knn=3: .* 12 of 12 visible rows have none .*; use knn=0 for dense features")
+def _():
+    from graphstk.methods.feature_stkr import feature_stkr_scores
+    dense = torch.rand(N, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64) + 1.0
+    point = {"depth": 2, "beta": 1e-2, "knn": 3}
+    return (lambda env: feature_stkr_scores(EDGES, dense, LABELS, TRAIN, [7, 8], [point]),
+            lambda env, msg: feature_stkr_scores(EDGES, dense, LABELS, TRAIN, [7, 8], [dict(point, knn=0)]))
+
+
 @case("width_from_duplicates", "medians.py:median_of:pass the width (sigma) explicitly", ValueError,
       r"have median 0\.0 \(more than half of them are duplicate points\): a width from them is undefined; pass the "
       r"width \(sigma\) explicitly, e\.g\. sigma=1\.0")

@@ -201,6 +201,15 @@ def test_feature_neighbours_keep_a_hidden_node_to_itself():
     assert moved == [12]
 
 
+def test_feature_neighbours_refuse_dense_features():
+    """TF-IDF of a non-zero pattern weighs a feature present at every node 0: dense features give empty rows."""
+    W, ei, X, y = problem()
+    dense = X + 1.0
+    with pytest.raises(ValueError, match="use knn=0 for dense features"):
+        feature_stkr_scores(ei, dense, y, TRAIN, EVAL, [{"depth": 2, "beta": 1e-2, "knn": 3}])
+    feature_stkr_scores(ei, dense, y, TRAIN, EVAL, [{"depth": 2, "beta": 1e-2}])
+
+
 def test_bad_feature_neighbour_points():
     W, ei, X, y = problem()
     for bad, match in (({"knn": -1}, "knn must"), ({"knn": 2.5}, "knn must"), ({"knn": 2, "knn_weight": 0.0},

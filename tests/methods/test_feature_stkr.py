@@ -110,7 +110,7 @@ def test_estimator_and_selection():
     assert select_on_validation(ei, X, y_other, train, val, grid) == (best, accs)
 
 
-def test_estimator_with_feature_neighbours():
+def test_estimator_passes_feature_neighbours_through():
     from torch_geometric.data import Data
 
     W, ei, X, y = problem(seed=2)

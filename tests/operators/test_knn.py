@@ -132,16 +132,21 @@ def test_cosine_neighbors_matches_brute_force(restricted):
     X[4] = 0.0                          # an all-zero row: no neighbour, and nobody's neighbour
     X[9] = X[8]                         # equal rows, equal cosines: ties broken by candidate order
     X[11] = X[8]
-    cand = [j for j in range(30) if j % 3 != 1] if restricted else list(range(30))
+    cand = [j for j in range(30) if j % 3 != 2][::-1] if restricted else list(range(30))   # unsorted, with row 4
     k = 5
     ref_idx, ref_sim = _brute_cosine_neighbors(X, k, cand)
     mask = torch.zeros(30, dtype=torch.bool)
     mask[cand] = True
-    for candidates in ((mask, torch.tensor(cand)) if restricted else (None,)):
+    if restricted:       # a mask lists the candidates in increasing order: ties break the other way
+        runs = [(mask, _brute_cosine_neighbors(X, k, sorted(cand))), (torch.tensor(cand), (ref_idx, ref_sim))]
+    else:
+        runs = [(None, (ref_idx, ref_sim))]
+    for candidates, (want_idx, want_sim) in runs:
         idx, sim = cosine_neighbors(sp.csr_matrix(X), k, candidates)
-        np.testing.assert_array_equal(idx.numpy(), ref_idx)
-        np.testing.assert_allclose(sim.numpy(), ref_sim, rtol=1e-12, atol=1e-12)
-    assert (idx[4] == -1).all() and not (idx == 4).any()
+        np.testing.assert_array_equal(idx.numpy(), want_idx)
+        np.testing.assert_allclose(sim.numpy(), want_sim, rtol=1e-12, atol=1e-12)
+        assert (idx[4] == -1).all() and not (idx == 4).any()      # the zero row: no neighbour, nobody's
+        assert not (idx == torch.arange(30)[:, None]).any()
 
 
 def test_cosine_neighbors_bad_k():
@@ -153,3 +158,9 @@ def test_cosine_neighbors_bad_k():
             cosine_neighbors(X, k)
     with pytest.raises(ValueError, match="pass k <= 1"):
         cosine_neighbors(X, 2, torch.tensor([0, 1]))
+    with pytest.raises(ValueError, match="repeated row ids"):
+        cosine_neighbors(X, 1, torch.tensor([0, 0, 2]))
+    with pytest.raises(IndexError):
+        cosine_neighbors(X, 1, torch.tensor([-1, 2]))
+    with pytest.raises(ValueError, match="length 4"):
+        cosine_neighbors(X, 1, torch.tensor([True, False, True]))
