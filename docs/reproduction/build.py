@@ -85,7 +85,7 @@ RUNS = {
     "dcsbm_10m_distributed_rcm": ("configs/dcsbm_10m.yaml",
                                   "torchrun --nproc-per-node 2 run.py configs/dcsbm_10m.yaml --distributed"),
     "planetoid_feature_neighbors": ("configs/planetoid_feature_neighbors.yaml",
-                                    "python run.py configs/planetoid_feature_neighbors.yaml --threads 1"),
+                                    "python run.py configs/planetoid_feature_neighbors.yaml --threads 2"),
 }
 
 HIDDEN_OPTIONS = {"labels": "onehot"}   # defaults a label does not repeat

@@ -147,7 +147,7 @@ register_method(MethodEntry(
     fixed={"setting": "inductive"},
     description="feature-aware STKR, inductive: test nodes and their edges hidden, out-of-sample rows (Eq. 23)"))
 #: feature neighbours per node and their edge weight (``feature_neighbor_graph``), beside the registered grid
-FEATURE_KNN_GRID = {"knn": [5, 10, 20, 40], "knn_weight": [0.03, 0.1, 0.3]}
+FEATURE_KNN_GRID = {"knn": [10, 20, 40, 80], "knn_weight": [0.01, 0.03, 0.1]}
 register_method(MethodEntry(
     name="FeatureSTKR (feature kNN)", needs=_FEATURES_GRAPH, task="classification",
     grid={**{k: list(v) for k, v in DEFAULT_GRID.items()}, **FEATURE_KNN_GRID}, fit_predict=feature_stkr_fit_predict,
