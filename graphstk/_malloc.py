@@ -14,9 +14,9 @@ Only blocks up to ``THRESHOLD`` (128 MiB) come from the heap. Larger ones (the `
 of a graph of millions of nodes) are mapped and unmapped as glibc does by default: a heap that
 holds them grows with every pattern of sizes it cannot fit into its freed holes, and keeps that
 peak. On ``configs/dcsbm_10m.yaml`` (10^7 nodes, blocks of 0.25 to 0.8 GB) a 1 GiB threshold left
-the processes of ``torchrun --nproc-per-node 2 ... --distributed`` at 12.3 and 8.3 GB where their
-live blocks need a fraction of that (``docs/distributed.md``). At that size zero-filling a fresh
-block costs little beside the sparse product that writes it.
+the processes of ``torchrun --nproc-per-node 2 ... --distributed`` well above what their live
+blocks need; the peaks measured with this threshold are in ``docs/results/dcsbm_10m_distributed/``.
+At that size zero-filling a fresh block costs little beside the sparse product that writes it.
 
 The runner (``run.py``, ``python -m graphstk``) and ``bench/suite.py`` call
 :func:`reuse_freed_memory` at start; library code never does (it changes the whole process).

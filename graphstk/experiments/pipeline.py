@@ -18,8 +18,8 @@ from typing import Callable
 
 from tqdm.auto import tqdm
 
-from ..memory import peak_rss_gb
 from ..exceptions import DatasetMissingError, RunError
+from ..memory import peak_rss_gb
 from .cache import CODE_MODULES, CODE_PACKAGES, ResultCache, code_fingerprint, run_lock
 from .config import ExperimentConfig
 from .datasets import is_missing_error

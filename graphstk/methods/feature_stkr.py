@@ -54,6 +54,8 @@ KERNELS = ("cosine", "cosine-gaussian")
 MIXES = ("last", "dyadic")
 #: feature preprocessing before the filter: rows scaled to sum 1, TF-IDF weights on unit rows, or X as given
 FEATURES = ("sum", "tfidf", "raw")
+#: the weight of a feature-neighbour edge where a point or the estimator does not give ``knn_weight``
+KNN_WEIGHT = 0.1
 #: the grid of :func:`select_on_validation` (and of the registered ``FeatureSTKR`` method)
 DEFAULT_GRID = {"features": ["sum", "tfidf"], "depth": [4, 8, 16], "a": [0.5, 0.8], "mix": ["last", "dyadic"],
                 "kernel": ["cosine-gaussian"], "sigma": [1.0, 0.7, 0.5],
@@ -242,13 +244,13 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
     graphs: dict[tuple, list[int]] = {}      # (knn, knn_weight) -> the points sharing one graph
     for i, p in enumerate(points):
         k = int(p.get("knn", 0))
-        graphs.setdefault((k, float(p.get("knn_weight", 0.1)) if k else 0.0), []).append(i)
+        graphs.setdefault((k, float(p.get("knn_weight", KNN_WEIGHT)) if k else 0.0), []).append(i)
     out: list[Tensor | None] = [None] * len(points)
     for (k, w), idx in sorted(graphs.items()):
         ei, ew = edge_index, edge_weight
         if k:       # neighbours by the cosine of TF-IDF rows (df over the visible nodes)
             ei, ew = feature_neighbor_graph(edge_index, N, features("tfidf"), k, w, edge_weight, hidden_mask)
-        graph = GraphKernel(ei, N, hidden=hidden, edge_weight=ew, dtype=dtype, device=device, clean_edges=True)
+        graph = GraphKernel(ei, N, hidden=hidden_mask, edge_weight=ew, dtype=dtype, device=device, clean_edges=True)
         for i, s in zip(idx, _scores_on_graph(graph, features, [points[i] for i in idx], train, ev, Y,
                                               default_features, dtype, device)):
             out[i] = s
@@ -379,7 +381,7 @@ class FeatureSTKR(BaseEstimator):
     def __init__(self, depth: int = 16, a: float = 0.5, mix: str = "dyadic", kernel: str = "cosine-gaussian",
                  sigma: float = 0.7, beta: float = 1e-3, setting: str = "transductive",
                  features: str | None = "sum", normalize_features: bool = True, knn: int = 0,
-                 knn_weight: float = 0.1, dtype: torch.dtype = torch.float64):
+                 knn_weight: float = KNN_WEIGHT, dtype: torch.dtype = torch.float64):
         self.depth, self.a, self.mix, self.kernel, self.sigma, self.beta = depth, a, mix, kernel, sigma, beta
         self.features, self.knn, self.knn_weight = features, knn, knn_weight
         self.setting, self.normalize_features, self.dtype = setting, normalize_features, dtype
