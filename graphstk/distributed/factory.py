@@ -25,7 +25,7 @@ __all__ = ["PartitionedKernelFactory"]
 class PartitionedKernelFactory:
     """A kernel factory (:mod:`graphstk.experiments.kernels`) building :class:`PartitionedGraphKernel` s.
 
-    ``factory(data, hidden, *, dtype, device, whole=False)`` is called collectively (every process
+    ``factory(data, hidden, *, dtype, device, whole=False, normalization="symmetric")`` is called collectively (every process
     of ``group``, the same arguments, in the same order).
 
     Parameters
@@ -42,14 +42,14 @@ class PartitionedKernelFactory:
         self._sharded = None
 
     def __call__(self, data, hidden: torch.Tensor | None, *, dtype: torch.dtype = torch.float64, device=None,
-                 whole: bool = False):
+                 whole: bool = False, normalization: str = "symmetric"):
         if getattr(data, "partitioned", None) is not None:   # a graph loaded from its partitioned form
             if self._sharded is None:
                 from .sharded import ShardedKernelFactory
 
                 self._sharded = ShardedKernelFactory(group=self.group, exchange=self.exchange)
-            return self._sharded(data, hidden, dtype=dtype, device=device, whole=whole)
-        serial = self._whole(data, hidden, dtype=dtype, device=device)
+            return self._sharded(data, hidden, dtype=dtype, device=device, whole=whole, normalization=normalization)
+        serial = self._whole(data, hidden, dtype=dtype, device=device, normalization=normalization)
         if whole:
             return serial
         return PartitionedGraphKernel.from_kernel(serial, self.partition, self.group, self.exchange)

@@ -42,6 +42,8 @@ class PartitionedGraphKernel(NormalizedGraphKernel):
         a :class:`Partition` of the visible nodes (local ids of the unpartitioned kernel) is used as given.
     group : process group, optional (default: the world)
     exchange : "auto" | "all_to_all" | "p2p", default "auto"
+    normalization : {"symmetric", "lazy"}, default "symmetric"
+        The graph kernel (:class:`~graphstk.operators.GraphKernel`'s ``normalization``).
     keep_serial : bool, default False
         Keep the whole single-process kernel as ``serial`` (for methods that do not distribute).
 
@@ -62,9 +64,9 @@ class PartitionedGraphKernel(NormalizedGraphKernel):
     def __init__(self, edge_index: Tensor, num_nodes: int, hidden=None, edge_weight: Tensor | None = None,
                  dtype: torch.dtype = torch.float64, device=None, clean_edges: bool = False,
                  partition: str | Partition | None = None, group=None, exchange: str = "auto",
-                 keep_serial: bool = False):
+                 keep_serial: bool = False, normalization: str = "symmetric"):
         serial = GraphKernel(edge_index, num_nodes, hidden=hidden, edge_weight=edge_weight, dtype=dtype,
-                             device=device, clean_edges=clean_edges)
+                             device=device, clean_edges=clean_edges, normalization=normalization)
         self._build(serial, partition, group, exchange, keep_serial)
 
     @classmethod
@@ -99,13 +101,15 @@ class PartitionedGraphKernel(NormalizedGraphKernel):
         self.position[self.order] = torch.arange(self.order.numel(), device=self.order.device)
         self.num_nodes, self._dtype, self._device = serial.num_nodes, serial.dtype, serial.device
         self.lambda_max = serial.lambda_max
+        self.normalization = serial.normalization
+        self.positive_semidefinite = serial.positive_semidefinite
         self.hidden_mask = torch.zeros(self.num_nodes, dtype=torch.bool, device=self._device)
         self.hidden_mask[N:] = True
         self.degree, self.isolated = serial.degree[partition.order], serial.isolated[partition.order]
         # out-of-sample rows (Eq. 23): W(x, v) / sqrt(D(x) D(v)), D(x) over all of x's visible neighbours
         cr, cc, cw = serial._cross
         dx = torch.zeros(self.num_nodes, dtype=self.dtype, device=self.device).index_add_(0, cr, cw)
-        cv = _inv_sqrt(dx)[cr] * cw * serial._dis[cc]
+        cv = _inv_sqrt(dx)[cr] * cw * serial._dis[cc] * serial._half   # the lazy kernel halves them
         cr, cc = self.position[cr], new[cc]
         keep = (cc >= lo) & (cc < hi)
         self._cross = (cr[keep], cc[keep], cv[keep])

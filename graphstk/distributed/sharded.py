@@ -432,7 +432,7 @@ class ShardedKernelFactory:
         self.directory, self.group, self.exchange = directory, group, exchange
 
     def __call__(self, data, hidden: Tensor | None, *, dtype: torch.dtype = torch.float64, device=None,
-                 whole: bool = False):
+                 whole: bool = False, normalization: str = "symmetric"):
         from .store import load_part
 
         directory = self.directory or getattr(data, "partitioned", None)
@@ -443,6 +443,10 @@ class ShardedKernelFactory:
             raise NotImplementedError(f"a method that needs the whole kernel on every process (top-d kernel PCA) "
                                       f"does not run on a graph loaded from its partitioned form ({directory}): no "
                                       "process holds the whole graph; leave SP-topd out of the config")
+        if normalization != "symmetric":
+            raise NotImplementedError(f"the {normalization!r} graph kernel on a graph loaded from its partitioned form "
+                                      f"({directory}): its parts store Eq. 23's D^-1/2 W D^-1/2; give the methods "
+                                      "normalization: symmetric in the config")
         if hidden is not None and bool(hidden.any()):
             raise NotImplementedError(f"the inductive setting ({int(hidden.sum())} hidden nodes) on a graph loaded "
                                       f"from its partitioned form ({directory}): its degrees are those of the whole "

@@ -1,10 +1,13 @@
 """The kernels of one run: the factory that builds a graph method's kernel, and the cache that keeps them.
 
-A *kernel factory* is a callable ``factory(data, hidden, *, dtype, device, whole=False)`` returning
-a square :class:`~graphstk.operators.KernelOperator` over every node of ``data`` (a PyG graph),
-with the nodes of the boolean mask ``hidden`` hidden from the fit (the inductive setting: degrees
-over the visible nodes, Eq. 23). ``whole=True`` asks for a kernel that every process holds whole,
-for a method that does not distribute (top-``d`` kernel PCA); a single-process factory ignores it.
+A *kernel factory* is a callable ``factory(data, hidden, *, dtype, device, whole=False,
+normalization="symmetric")`` returning a square :class:`~graphstk.operators.KernelOperator` over
+every node of ``data`` (a PyG graph), with the nodes of the boolean mask ``hidden`` hidden from the
+fit (the inductive setting: degrees over the visible nodes, Eq. 23). ``whole=True`` asks for a
+kernel that every process holds whole, for a method that does not distribute (top-``d`` kernel
+PCA); a single-process factory ignores it. ``normalization`` names the graph kernel
+(:class:`~graphstk.operators.GraphKernel`: Eq. 23's ``"symmetric"`` or the positive semidefinite
+``"lazy"``).
 
 * :class:`GraphKernelFactory` (the default) builds a :class:`~graphstk.operators.GraphKernel`;
 * :class:`graphstk.distributed.PartitionedKernelFactory` builds the row-partitioned kernel of a
@@ -29,23 +32,25 @@ KernelFactory = Callable[..., object]
 
 
 class GraphKernelFactory:
-    """The single-process kernel factory: the :class:`~graphstk.operators.GraphKernel` of Eq. 23.
+    """The single-process kernel factory: the :class:`~graphstk.operators.GraphKernel` of Eq. 23, or its lazy form.
 
-    ``factory(data, hidden, *, dtype, device, whole=False)``: the kernel over ``data.num_nodes``
-    nodes from ``data.edge_index`` (and ``data.edge_weight`` when present), with the nodes of the
-    BoolTensor ``hidden`` ``[num_nodes]`` hidden (``None`` or all False: transductive), in
-    ``dtype`` on ``device``. ``whole`` is accepted and ignored (one process holds everything).
+    ``factory(data, hidden, *, dtype, device, whole=False, normalization="symmetric")``: the kernel
+    over ``data.num_nodes`` nodes from ``data.edge_index`` (and ``data.edge_weight`` when present),
+    with the nodes of the BoolTensor ``hidden`` ``[num_nodes]`` hidden (``None`` or all False:
+    transductive), in ``dtype`` on ``device``, normalised as ``normalization`` says. ``whole`` is
+    accepted and ignored (one process holds everything).
     """
 
     def __call__(self, data, hidden: torch.Tensor | None, *, dtype: torch.dtype = torch.float64, device=None,
-                 whole: bool = False):
+                 whole: bool = False, normalization: str = "symmetric"):
         from graphstk.operators import GraphKernel
 
         device = torch.device(device) if device is not None else torch.device("cpu")
         hide = None if hidden is None or not bool(hidden.any()) else hidden.to(device)
         weight = getattr(data, "edge_weight", None)
         return GraphKernel(data.edge_index.to(device), int(data.num_nodes), hidden=hide,
-                           edge_weight=None if weight is None else weight.to(device), dtype=dtype, device=device)
+                           edge_weight=None if weight is None else weight.to(device), dtype=dtype, device=device,
+                           normalization=normalization)
 
     def __repr__(self) -> str:
         return "GraphKernelFactory()"
@@ -89,21 +94,22 @@ class KernelCache:
         self.reused = 0
 
     def kernel(self, data, hidden: torch.Tensor | None = None, *, dtype: torch.dtype = torch.float64, device=None,
-               whole: bool = False):
-        """The kernel of ``data`` with ``hidden`` (BoolTensor ``[num_nodes]`` or ``None``) hidden: from the
-        cache, or built by the factory (and kept, dropping the oldest beyond ``size``)."""
+               whole: bool = False, normalization: str = "symmetric"):
+        """The kernel of ``data`` with ``hidden`` (BoolTensor ``[num_nodes]`` or ``None``) hidden and the
+        graph normalisation ``normalization``: from the cache, or built by the factory (and kept, dropping
+        the oldest beyond ``size``)."""
         n = int(data.num_nodes)
         mask = torch.zeros(n, dtype=torch.bool) if hidden is None else hidden.detach().to("cpu", torch.bool)
         if mask.numel() != n:
             raise ValueError(f"hidden must be a boolean mask of the {n} nodes, got {mask.numel()} entries")
         device = torch.device(device) if device is not None else torch.device("cpu")
-        key = (hashlib.sha256(mask.numpy().tobytes()).hexdigest(), dtype, str(device), bool(whole))
+        key = (hashlib.sha256(mask.numpy().tobytes()).hexdigest(), dtype, str(device), bool(whole), normalization)
         for i, (graph, k, kern) in enumerate(self._entries):
             if graph is data and k == key:
                 self._entries.append(self._entries.pop(i))
                 self.reused += 1
                 return kern
-        kern = self.factory(data, mask, dtype=dtype, device=device, whole=bool(whole))
+        kern = self.factory(data, mask, dtype=dtype, device=device, whole=bool(whole), normalization=normalization)
         self.built += 1
         self._entries = (self._entries + [(data, key, kern)])[-self.size:]
         return kern

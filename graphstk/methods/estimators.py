@@ -44,7 +44,7 @@ from .._checks import check_device, check_int, check_real, user_stacklevel
 from .._index import as_index
 from ..exceptions import ConvergenceError, UnreachableNodesWarning  # noqa: F401  (re-exported)
 from ..operators.base import KernelOperator
-from ..operators.graph import GraphKernel
+from ..operators.graph import NORMALIZATIONS, GraphKernel, check_normalization
 from ..spectral.transforms import (InverseLaplacian, LabelPropagationFilter, Polynomial, ReciprocalPolynomial,
                                   TopD, Transform)
 from . import propagation as P
@@ -164,6 +164,7 @@ def _common_constraints() -> dict:
         "clean_edges": ["boolean"],
         "dtype": [Options(torch.dtype, {torch.float32, torch.float64})],
         "device": [str, torch.device, None],
+        "normalization": [StrOptions(set(NORMALIZATIONS)), None],
     }
 
 
@@ -250,7 +251,17 @@ class _GraphEstimator(BaseEstimator):
             return X.to(device=self.device) if self.device is not None else X
         device = self.device if self.device is not None else X.edge_index.device
         return GraphKernel(X.edge_index, n, hidden=hidden, edge_weight=getattr(X, "edge_weight", None),
-                           dtype=self.dtype, device=device, clean_edges=self.clean_edges)
+                           dtype=self.dtype, device=device, clean_edges=self.clean_edges,
+                           normalization=self._normalization())
+
+    def _normalization(self) -> str:
+        """The graph kernel a PyG ``Data`` becomes (:class:`~graphstk.operators.GraphKernel`'s
+        ``normalization``): the estimator's ``normalization``, or its family's default."""
+        return check_normalization(self.normalization if self.normalization is not None
+                                   else self._default_normalization())
+
+    def _default_normalization(self) -> str:
+        return "lazy"
 
     def _prepare(self, X, train_idx, hidden_idx, y):
         if isinstance(X, KernelOperator):
@@ -295,33 +306,13 @@ class _GraphEstimator(BaseEstimator):
         self.solver_ = last.solver if last is not None else ""
         self.residuals_ = last.residuals if last is not None else []
         self.n_iter_ = last.n_iter if last is not None else 0
-        final = self.residuals_[-1] if len(self.residuals_) else 0.0
-        if self._budgets() and not final <= DIVERGED_RESIDUAL:
-            raise ConvergenceError(
-                f"{type(self).__name__}: the fixed budget of {self.n_iter_} iterations ended at relative residual "
-                f"{final:.3g} > {DIVERGED_RESIDUAL:g}: the iteration diverges and its scores are meaningless. "
-                + self._divergence_advice(), result=last)
+        if self._budgets():
+            check_budget_residual(self, last)
 
     def _divergence_advice(self) -> str:
-        """What to change after a diverged fixed budget: never the setting already in use."""
-        krylov = "solver='auto' or 'cg'"
-        tr = getattr(self, "transform_", getattr(self, "transform", None))
-        if isinstance(tr, ReciprocalPolynomial):
-            krylov = "solver='gmres' (Algorithm 2's M is not symmetric) or 'direct'"
-        elif isinstance(tr, Polynomial):
-            krylov = "solver='auto' (CG when s >= 0, else GMRES) or 'direct'"
-        fix = f"Solve to a tolerance instead: num_iter=None, tol > 0 (e.g. 1e-6), {krylov}"
-        step = getattr(self, "step_size", None)
-        if step is None:
-            return fix
-        if step != "auto":
-            return (fix + f"; or step_size='auto' instead of {step!r} (a step bounded by the spectrum of the "
-                    "system, and for Algorithm 2 a check before iterating that refuses where no step converges)")
-        if isinstance(tr, Polynomial):
-            return (fix + "; step_size='auto' is already in use: where s < 0 on the spectrum, Algorithm 1's "
-                    "A = N [s(S)]_nn + n beta I can have eigenvalues <= 0 and then no step converges")
-        return (fix + "; step_size='auto' is already in use and found no proof before iterating that no step "
-                "converges (graphstk.methods.propagation.reciprocal_step), so no other step is offered")
+        return divergence_advice(getattr(self, "transform_", getattr(self, "transform", None)),
+                                 getattr(self, "step_size", None))
+
 
     def _predict_index(self, idx) -> Tensor:
         check_is_fitted(self, "problem_")
@@ -392,6 +383,39 @@ class _GraphEstimator(BaseEstimator):
         return output_like(pred, idx)
 
 
+
+def check_budget_residual(est, last) -> None:
+    """Refuse the result of a fixed budget whose final relative residual exceeds ``DIVERGED_RESIDUAL``:
+    the iteration diverged and its scores are meaningless (:class:`STKR`, and :class:`STKRCV` for a
+    grid of one point: one configuration, one outcome)."""
+    final = last.residuals[-1] if last is not None and len(last.residuals) else 0.0
+    if not final <= DIVERGED_RESIDUAL:
+        raise ConvergenceError(
+            f"{type(est).__name__}: the fixed budget of {last.n_iter} iterations ended at relative residual "
+            f"{final:.3g} > {DIVERGED_RESIDUAL:g}: the iteration diverges and its scores are meaningless. "
+            + est._divergence_advice(), result=last)
+
+
+def divergence_advice(tr, step) -> str:
+    """What to change after a diverged fixed budget: never the setting already in use."""
+    krylov = "solver='auto' or 'cg'"
+    if isinstance(tr, ReciprocalPolynomial):
+        krylov = ("solver='direct' or 'auto'; or the positive semidefinite lazy kernel (normalization='lazy'), "
+                  "on which the automatic step is provably stable and CG solves Algorithm 2's symmetric form")
+    elif isinstance(tr, Polynomial):
+        krylov = "solver='auto' (CG when s >= 0, else GMRES) or 'direct'"
+    fix = f"Solve to a tolerance instead: num_iter=None, tol > 0 (e.g. 1e-6), {krylov}"
+    if step is None:
+        return fix
+    if step != "auto":
+        return (fix + f"; or step_size='auto' instead of {step!r} (a step bounded by the spectrum of the "
+                "system, and for Algorithm 2 a check before iterating that refuses where no step converges)")
+    if isinstance(tr, Polynomial):
+        return (fix + "; step_size='auto' is already in use: where s < 0 on the spectrum, Algorithm 1's "
+                "A = N [s(S)]_nn + n beta I can have eigenvalues <= 0 and then no step converges")
+    return fix + "; step_size='auto' is already in use, so no other step is offered"
+
+
 class LabelPropagation(_GraphEstimator):
     """Label propagation of Zhou et al. (2003): solve ``(I - eta S) Yhat = [Y; 0]`` (STKR Eq. 22).
 
@@ -435,6 +459,11 @@ class LabelPropagation(_GraphEstimator):
     clean_edges : bool, default False
         Drop self-loops and duplicate edges of ``data.edge_index`` (otherwise they are kept,
         duplicates summed, with an :class:`~graphstk.operators.EdgeListWarning`).
+    normalization : {"symmetric", "lazy"}, optional
+        The graph kernel a PyG ``Data`` becomes (:class:`~graphstk.operators.GraphKernel`).
+        ``None`` (default): ``"symmetric"``, Zhou et al.'s and PyG's ``S = D^{-1/2} W D^{-1/2}``
+        (Eq. 22): ``I - eta S`` is symmetric positive definite for ``0 < eta < 1`` whatever the sign
+        of ``S``'s eigenvalues, so Label-Prop needs no positive semidefinite kernel.
     dtype : torch.dtype, default torch.float64
     device : torch.device, optional
         Where the kernel lives (default: that of ``data.edge_index``).
@@ -482,11 +511,15 @@ class LabelPropagation(_GraphEstimator):
     def __init__(self, eta: float = 0.99, *, alpha: float | None = None, num_iter: int | None = None,
                  num_layers: int | None = None, solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6,
                  max_seconds: float | None = None, setting: str = "transductive", num_classes: int | None = None,
-                 clean_edges: bool = False, dtype: torch.dtype = torch.float64, device=None):
+                 clean_edges: bool = False, dtype: torch.dtype = torch.float64, device=None,
+                 normalization: str | None = None):
         self.eta, self.alpha, self.num_iter, self.num_layers = eta, alpha, num_iter, num_layers
         self.solver, self.max_iter, self.tol, self.max_seconds = solver, max_iter, tol, max_seconds
         self.setting, self.num_classes, self.clean_edges = setting, num_classes, clean_edges
-        self.dtype, self.device = dtype, device
+        self.dtype, self.device, self.normalization = dtype, device, normalization
+
+    def _default_normalization(self) -> str:
+        return "symmetric"
 
     def _check_params(self):
         eta = _resolve_alias("eta", self.eta, "alpha", self.alpha, 0.99)
@@ -575,6 +608,13 @@ class STKR(_GraphEstimator):
         Default ``max(y) + 1`` over the entries ``>= 0``; see :class:`LabelPropagation`.
     clean_edges : bool, default False
         See :class:`LabelPropagation`.
+    normalization : {"lazy", "symmetric"}, optional
+        The graph kernel a PyG ``Data`` becomes (:class:`~graphstk.operators.GraphKernel`).
+        ``None`` (default): ``"lazy"``, ``(I + S) / 2``, positive semidefinite by construction as
+        STKR's transforms and Prop. 10 assume: Algorithm 2 then solves its symmetric form by CG and
+        Richardson's automatic step is provably stable. ``"symmetric"`` is Eq. 23 as written
+        (``S = D^{-1/2} W D^{-1/2}``, spectrum down to ``-1``): the paper's configurations, with
+        their fixed budgets, use it. A kernel operator passed to ``fit`` is used as it is.
     dtype : torch.dtype, default torch.float64
     device : torch.device, optional
 
@@ -606,11 +646,11 @@ class STKR(_GraphEstimator):
                  step_size: str | float = "auto", *, num_iter: int | None = None, solver: str = "auto",
                  max_iter: int = 1000, tol: float = 1e-6, max_seconds: float | None = None,
                  num_classes: int | None = None, clean_edges: bool = False, dtype: torch.dtype = torch.float64,
-                 device=None):
+                 device=None, normalization: str | None = None):
         self.transform, self.beta, self.setting, self.step_size = transform, beta, setting, step_size
         self.num_iter, self.solver = num_iter, solver
         self.max_iter, self.tol, self.num_classes, self.max_seconds = max_iter, tol, num_classes, max_seconds
-        self.clean_edges, self.dtype, self.device = clean_edges, dtype, device
+        self.clean_edges, self.dtype, self.device, self.normalization = clean_edges, dtype, device, normalization
 
     def _check_params(self):
         tr = self.transform
@@ -653,9 +693,11 @@ class STKR(_GraphEstimator):
             self.transform_.validate(prob.lambda_max)
         budgets = self._budgets() if self.solver != "direct" else ()
         step = self.step_size if isinstance(self.step_size, str) else float(self.step_size)
+        # a fixed budget is the paper's truncated iteration, run as STKRCV runs it (one configuration, one
+        # outcome); the divergence guard of ``_record`` still refuses a budget that blew up
         res = solve(prob, [self.transform_], [float(self.beta)], budgets=budgets, solver=self.solver,
                     max_iter=int(self.max_iter), tol=float(self.tol), step_size=step,
-                    max_seconds=self.max_seconds)
+                    max_seconds=self.max_seconds, unstable="run" if budgets else "raise")
         self._record(res)
         self.h_ = next(iter(res.h.values()))
         return self

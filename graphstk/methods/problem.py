@@ -126,6 +126,11 @@ class Problem:
         when it is not ``[Y; 0]`` (:meth:`b`): a block on every visible point, e.g. the scores a
         :mod:`graphstk.nn` module propagates, or the cotangent of an adjoint solve. Algorithm 1's
         ``n x n`` system reads ``Y`` only (its right-hand side lives on the labeled points).
+    psd : bool, default False
+        Whether ``S`` is positive semidefinite by construction (the kernel's
+        :attr:`~graphstk.operators.KernelOperator.positive_semidefinite`: the lazy graph kernel, a
+        Gram matrix). The engines then take the spectrum in ``[0, lambda_max]``: symmetric solves
+        for Algorithm 2 and the provably stable Richardson step; otherwise ``[-lambda_max, lambda_max]``.
     """
 
     op: KernelOperator
@@ -135,7 +140,14 @@ class Problem:
     kernel: KernelOperator | None = None
     visible: Tensor | None = None
     rhs: Tensor | None = None
+    psd: bool = False
     _blocks: dict = field(default_factory=dict, repr=False)   # S E and E^T S, built on first use
+
+    @property
+    def lambda_min(self) -> float:
+        """A lower bound on the spectrum of ``S``: ``0`` for a positive semidefinite ``S``
+        (:attr:`psd`), else ``-lambda_max``."""
+        return 0.0 if self.psd else -self.lambda_max
 
     def b(self) -> Tensor:
         """The right-hand side ``[N, C]`` of the ``N x N`` systems: :attr:`rhs`, or ``[Y; 0]``."""
@@ -150,7 +162,7 @@ class Problem:
             Y = self.labeled(rhs)
         op = self.op.T if transpose else self.op
         return Problem(op, self.lambda_max, self.train, self.Y if Y is None else Y, kernel=self.kernel,
-                       visible=self.visible, rhs=rhs, _blocks={} if transpose else self._blocks)
+                       visible=self.visible, rhs=rhs, psd=self.psd, _blocks={} if transpose else self._blocks)
 
     @property
     def N(self) -> int:
@@ -382,7 +394,8 @@ def _assemble(K, S, lam, visible, gidx, Y, labels) -> Problem:
         Y = Y - Y.mean(dim=0, keepdim=True)
     g2l = torch.full((K.shape[0],), -1, dtype=torch.long, device=K.device)
     g2l[visible] = torch.arange(visible.numel(), device=K.device)
-    return Problem(S, float(lam), g2l[gidx], Y, kernel=K, visible=visible)
+    return Problem(S, float(lam), g2l[gidx], Y, kernel=K, visible=visible,
+                   psd=bool(getattr(K, "positive_semidefinite", False)))
 
 
 def _problem_from_targets(K: KernelOperator, targets: Tensor, train_idx, labels: str, hidden) -> Problem:

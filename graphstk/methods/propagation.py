@@ -38,15 +38,15 @@ from ..exceptions import ClassesWithoutLabelsWarning, ConvergenceError  # noqa: 
 from .._spaces import LOCAL
 from ..operators.base import SparseOperator
 from ..spectral.multishift import solve_shifted_laplacians
-from ..spectral.solvers import SolveResult, cg, gmres, richardson, time_budget
+from ..spectral.solvers import SolveResult, cg, gmres, metric_cg, richardson, time_budget
 from ..spectral.transforms import Polynomial, ReciprocalPolynomial, horner
 from .problem import (SOLVERS, EngineResult, Problem, _per_col, _record, _split, _sym_solve_path, _tile,  # noqa: F401
                       check_solver_options, make_problem, warn_classes_without_labels)
 from .topd import labeled_components, stkr_topd  # noqa: F401  (Eqs. 8-9, re-exported)
 from .routes import (DENSE_LIMIT, DIRECT_MAX_ENTRIES, DIRECT_MAX_LABELED, LU_MAX_ENVELOPE, LU_MAX_NODES,  # noqa: F401
                      MULTISHIFT_MIN_NNZ, MULTISHIFT_MIN_SHIFTS, MULTISHIFT_TOL, SINGLE_SHIFT_MIN_NNZ,
-                     auto_is_direct, cg_iterations, cg_work, describe_work, direct_route, gmres_work, lu_envelope,
-                     use_multishift)
+                     auto_is_direct, cg_iterations, cg_work, describe_work, direct_route, gmres_work,
+                     krylov_iterations, lu_envelope, reciprocal_route, spectrum_grid, use_multishift)
 
 
 # ---------------------------------------------------------------------------
@@ -232,11 +232,8 @@ def stkr_polynomial(prob: Problem, transform: Polynomial, betas: Sequence[float]
         return N * _gram_apply(prob, coeffs, alpha) + n * beta_col * alpha
 
     lam = prob.lambda_max
-    s_lo, s_hi = transform.value_range(-lam, lam)
-    if step_size == "auto" or step_size == "paper":
-        gamma = 1.0 / (N * max(s_hi, abs(s_lo), 1e-300) + n * beta_col)
-    else:
-        gamma = float(step_size)
+    s_lo, s_hi = transform.value_range(prob.lambda_min, lam)
+    gamma = richardson_step("polynomial", step_size, coeffs, beta_col, N, n, prob.lambda_min, lam)
     if budgets:
         solver = "richardson" if solver == "auto" else solver
         if solver == "richardson":
@@ -322,14 +319,17 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     if solver == "cg" and budgets:
         raise ValueError("a fixed iteration budget T for Algorithm 2 needs solver 'richardson': CG needs a "
                          "symmetric positive definite system and Algorithm 2's M (Eq. 20) is not symmetric")
+    route, route_why = reciprocal_route(prob, transforms, betas, solver, budgets, adjoint, max_iter, tol)
+    if route == "symmetric":
+        return _reciprocal_symmetric(prob, transforms, betas, max_iter, tol, callback, route_why,
+                                     AUTO_FIX if solver == "auto" else None)
     if solver == "cg" and not auto_is_direct(prob):
-        raise ValueError(f"solver='cg' with a reciprocal transform runs CG on Q = sum_p xi_p S^p for each of the "
-                         f"n = {n} labeled columns (Algorithm 2's M itself is not symmetric), which needs "
-                         f"N n = {N * n} > {DIRECT_MAX_ENTRIES} entries here; use solver='gmres' or 'auto'")
-    dense_ok = all(len(tr.xi) <= 2 for tr in transforms) or N <= DENSE_LIMIT
-    direct = solver in ("direct", "cg") or (solver == "auto" and not budgets and auto_is_direct(prob)
-                                           and dense_ok)
-    if direct:
+        raise ValueError(f"solver='cg' with a reciprocal transform on a kernel that is not positive semidefinite runs "
+                         f"CG on Q = sum_p xi_p S^p for each of the n = {n} labeled columns (Algorithm 2's M itself is "
+                         f"not symmetric), which needs N n = {N * n} > {DIRECT_MAX_ENTRIES} entries here; use the "
+                         "positive semidefinite lazy kernel (normalization='lazy'), on which CG solves Algorithm 2's "
+                         "symmetric form")
+    if route == "direct":
         E = prob.scatter(torch.eye(n, dtype=prob.Y.dtype, device=prob.Y.device))
         routes = []
         for tr in transforms:
@@ -339,8 +339,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
                 route, why = ("lu" if len(tr.xi) <= 2 else "dense"), "requested"
             elif len(tr.xi) <= 2:
                 route, why = direct_route(prob, -tr.xi[1] / tr.xi[0] if len(tr.xi) == 2 else 0.0, n)
-                why = (f"auto: n = {n} <= {DIRECT_MAX_LABELED} labels and N n = {N * n} <= {DIRECT_MAX_ENTRIES}, so "
-                       f"the n x n system; Q^-1 E by {route}: {why}")
+                why = f"{route_why}; Q^-1 E by {route}: {why}"
             else:
                 route, why = "dense", f"auto: N = {N} <= {DENSE_LIMIT}, dense solve with Q"
             routes.append((route, why))
@@ -392,7 +391,7 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
 
     if unstable not in ("raise", "run"):
         raise ValueError(f"unstable must be 'raise' or 'run', got {unstable!r}")
-    iterates = solver == "richardson" or (solver == "auto" and bool(budgets))
+    iterates = route in ("richardson", "budget")
     gamma, certs = reciprocal_step(prob, transforms, betas, step_size, certify=iterates)
     proofs = [c for c in certs if c is not None]
     T_safe = _guard_safe_budget(prob, transforms, betas, gamma) if proofs and budgets else 0
@@ -400,11 +399,12 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
         raise ConvergenceError(
             f"STKR Algorithm 2 (Richardson, step_size='auto'): no stable step exists, checked before iterating: "
             f"{proofs[0]}" + (f" (and {len(proofs) - 1} more grid points)" if len(proofs) > 1 else "") +
-            ". Solve Eq. 20 to a tolerance with a Krylov solver, which needs no step: solver='gmres' with tol > 0 "
-            "(e.g. tol=1e-6, max_iter=1000) and no fixed budget (num_iter=None), or solver='direct' / 'auto'"
+            f". {_converging_route(prob)}"
             + (f"; or a fixed budget num_iter <= {T_safe}, whose residual provably stays below "
                f"{DIVERGED_RESIDUAL:g} (the paper's truncated iteration, a filter that solves no equation)"
                if budgets and T_safe > 0 else "") + ".")
+    if route == "richardson" and prob.psd and step_size == "auto":
+        _check_richardson_budget(prob, transforms, betas, max_iter, tol)
 
     step = None
     if adjoint:   # M^T theta = N S^r (I_n~ theta) + n beta Q theta (S symmetric)
@@ -459,13 +459,8 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
             for g, (blk, th) in enumerate(zip(_split(predict_block(res.snapshots[t]), C), _split(res.snapshots[t], C))):
                 out.h[(g, t)], out.x[(g, t)] = blk, th
         return out
-    reason = "requested"
-    if solver == "auto":
-        solver = "gmres"
-        cost = describe_work("GMRES", len(pairs) * C, gmres_work(max_iter))
-        reason = (f"auto: too large for the direct solve (n = {n}, N n = {N * n}"
-                  + (f", or a degree-{q - 1} Q with N = {N} > {DENSE_LIMIT}" if not dense_ok else "")
-                  + f"); Algorithm 2's M is not symmetric; {cost}")
+    reason = route_why
+    solver = route
     res = _iterate(solver, apply, b, max_iter, tol, gamma, callback=callback, step=step,
                    fix=AUTO_FIX if reason.startswith("auto") else None, space=prob.space)
     res.reason = reason
@@ -473,6 +468,126 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     for g, (blk, th) in enumerate(zip(_split(predict_block(res.x), C), _split(res.x, C))):
         out.h[(g, None)], out.x[(g, None)] = blk, th
     return out
+
+
+def _converging_route(prob: Problem) -> str:
+    """The advice of a refused Algorithm 2 solve on a kernel that is not positive semidefinite: a route
+    that converges for this problem (the direct ``n x n`` solve where it fits, by sizes only), and the
+    positive semidefinite lazy kernel."""
+    lazy = ("the positive semidefinite lazy graph kernel (normalization='lazy'), on which the automatic step is "
+            "provably stable and CG solves Algorithm 2's symmetric form")
+    if auto_is_direct(prob):
+        return (f"Solve Eq. 20 exactly with solver='direct' (the n x n system: n = {prob.n} <= {DIRECT_MAX_LABELED} "
+                f"labels and N n = {prob.N * prob.n} <= {DIRECT_MAX_ENTRIES} entries), or use {lazy}")
+    return f"Use {lazy}"
+
+
+def _reciprocal_symmetric(prob: Problem, transforms: Sequence[ReciprocalPolynomial], betas: Sequence[float],
+                          max_iter: int, tol: float, callback, reason: str, fix: str | None) -> EngineResult:
+    """Algorithm 2 (Eq. 20) on a positive semidefinite ``S`` with ``r = 1``, by CG on its symmetric form.
+
+    **The symmetric form.** With ``P = I~_n`` (the labeled rows) and ``Q = rho(S) = sum_p xi_p S^p``,
+    Eq. 20 reads ``M theta = R``, ``M = N P S + n beta Q`` (``R = [Y; 0]``, or any right-hand side
+    ``Problem.rhs``). ``M`` is not symmetric, but ``S M = N S P S + n beta S Q`` is (``S`` and ``Q``
+    commute), and for a positive semidefinite ``S`` it is positive semidefinite: ``M`` is self-adjoint
+    and positive in the inner product ``<u, v>_S = u^T S v``. On the range of ``S`` its eigenvalues are
+    those of the symmetric ``R_M = N S^{1/2} P S^{1/2} + n beta Q`` (``S^{1/2} M = R_M S^{1/2}``, Prop. 10's
+    proof), which lie in ``[n beta rho_min, N lambda_1 + n beta rho_max]`` with ``rho`` on ``[0, lambda_1]``
+    (:func:`~graphstk.methods.routes.reciprocal_condition`). CG in that inner product
+    (:func:`~graphstk.spectral.solvers.metric_cg`: CG on ``(S M) theta = S R`` preconditioned by ``S^{-1}``,
+    which is never applied) converges at the rate of that condition number, with one product of ``S``
+    per iteration for the inverse Laplacian (``q - 1`` for a ``Q`` of degree ``q - 1``).
+
+    **The solution.** The iteration determines ``w = S theta`` (the null space of ``S`` is invisible to
+    ``<., .>_S``; every solution of ``S M theta = S R`` has the same ``S theta``, since ``M z = n beta xi_0 z``
+    for ``S z = 0``). ``theta`` follows from ``w`` exactly, without another solve: Eq. 20 gives
+    ``n beta Q theta = R - N P w``, i.e.
+    ``theta = ((R - N P w) / (n beta) - sum_{p >= 1} xi_p S^{p-1} w) / xi_0``.
+    The predictions are the formula after Algorithm 2 with ``r = 1``: ``f(x) = N v_K(x)^T theta``
+    (``h = N theta``; on visible nodes ``f = N w``). The history records the relative residual of Eq. 20
+    itself for the recovered ``theta``.
+
+    When every point is labeled (``n = N``, a GNN layer) ``P = I`` and ``M = N S + n beta Q`` is itself
+    symmetric; the same iteration solves it, and the adjoint ``M^T = M``.
+    """
+    N, n, C = prob.N, prob.n, prob.C
+    pairs = [(tr, bt) for tr in transforms for bt in betas]
+    q = max(len(tr.xi) for tr in transforms)
+    dtype, device = prob.Y.dtype, prob.Y.device
+    xi = torch.tensor([[tr.xi[p] if p < len(tr.xi) else 0.0 for tr, _ in pairs] for p in range(q)],
+                      dtype=dtype, device=device).repeat_interleave(C, dim=1)    # [q, K]
+    nb = n * _per_col([bt for _, bt in pairs], C, prob.Y)                         # [1, K]
+    mask = prob.scatter(torch.ones(n, 1, dtype=dtype, device=device))            # P as a column
+    R = _tile(prob.b(), len(pairs))
+
+    def apply(p, sp):   # (M p, S M p) from p and S p: q - 1 products of S
+        us = [sp]
+        for _ in range(q - 1):
+            us.append(prob.S(us[-1]))                  # us[k] = S^{k+1} p
+        qp, sqp = xi[0] * p, xi[0] * sp
+        for k in range(1, q):
+            qp = qp + xi[k] * us[k - 1]
+            sqp = sqp + xi[k] * us[k]
+        mp = N * mask * sp + nb * qp
+        smp = N * (prob.S_cols() @ prob.labeled(sp)) + nb * sqp
+        return mp, smp
+
+    SR = _tile(prob.S_cols() @ prob.Y, len(pairs)) if prob.rhs is None else prob.S(R)
+    res = metric_cg(apply, R, SR, max_iter, tol, callback=callback, fix=fix, space=prob.space)
+    w = res.image
+    theta = (R - N * mask * w) / nb
+    sw = w
+    for k in range(1, q):                              # minus sum_{p >= 1} xi_p S^{p-1} w
+        theta = theta - xi[k] * sw
+        if k + 1 < q:
+            sw = prob.S(sw)
+    theta = theta / xi[0]
+    check, _ = apply(theta, prob.S(theta))             # Eq. 20's residual of the recovered theta (one product)
+    rel = float((prob.space.col_norm(R - check) / _safe_col_norm(R, prob.space)).max()) if R.numel() else 0.0
+    res.x, res.image = theta, None
+    res.solver = "cg (Algorithm 2, symmetric form)"
+    res.reason = f"{reason}; Eq. 20's relative residual of the recovered theta {rel:.2e}"
+    out = EngineResult({}, history=[res])
+    for g, blk in enumerate(_split(theta, C)):
+        out.h[(g, None)], out.x[(g, None)] = N * blk, blk
+    return out
+
+
+def _safe_col_norm(x: Tensor, space) -> Tensor:
+    nrm = space.col_norm(x)
+    return torch.where(nrm > 0, nrm, torch.ones_like(nrm))
+
+
+def _check_richardson_budget(prob: Problem, transforms: Sequence[ReciprocalPolynomial], betas: Sequence[float],
+                             max_iter: int, tol: float) -> None:
+    """Refuse, before iterating, Richardson with the automatic step on a positive semidefinite ``S``
+    when its proven contraction cannot reach ``tol`` within ``max_iter`` iterations.
+
+    On a PSD ``S`` the eigenvalues of ``M`` are real, in ``[a, b] = [n beta rho_min, N lambda^r + n beta
+    rho_max]`` (:func:`reciprocal_step`), and the automatic step ``1 / b`` contracts the error by
+    ``1 - a / b`` per iteration: ``ln(tol) / ln(1 - a / b)`` iterations, counted before any work. CG on
+    the symmetric form needs about ``sqrt(b / a)`` of them (``r = 1``)."""
+    grid = spectrum_grid(prob)
+    worst, need = 1.0, 0
+    for tr in transforms:
+        rho = tr.rho(grid)
+        for bt in betas:
+            a = prob.n * bt * float(rho.min())
+            b = prob.N * prob.lambda_max ** tr.r + prob.n * bt * float(rho.max())
+            worst = max(worst, b / max(a, 1e-300))
+    contraction = 1.0 - 1.0 / worst
+    need = int(np.ceil(np.log(max(tol, 1e-300)) / np.log(contraction))) if contraction > 0 else 1
+    if need <= max_iter:
+        return
+    cg_need = krylov_iterations(worst, tol)
+    alt = (f"solver='cg' (CG on Algorithm 2's symmetric form, at most about {cg_need} iterations) or solver='auto'"
+           if all(tr.r == 1 for tr in transforms) else "solver='gmres' or solver='auto'")
+    raise ConvergenceError(
+        f"STKR Algorithm 2 (Richardson, step_size='auto'): the step is stable on this positive semidefinite kernel, "
+        f"but its error contracts only by 1 - 1/kappa = {contraction:.6g} per iteration (M's eigenvalues lie in "
+        f"[n beta rho_min, N lambda^r + n beta rho_max], kappa = {worst:.3g}), so tol={tol:g} needs about {need} "
+        f"iterations > max_iter={max_iter}; checked before iterating. Use {alt}, or a fixed budget num_iter=T "
+        "(the paper's truncated iteration)")
 
 
 # ---------------------------------------------------------------------------
@@ -489,6 +604,41 @@ STEP_CERT_ITERS = 64
 STEP_CERT_SHIFTS = 8
 #: a certificate's quotient must fall this far below its threshold (rounding of float32 operators)
 STEP_CERT_MARGIN = 1e-7
+
+
+def richardson_step(family: str, step_size, coeffs, beta, N: int, n: int, lam_min: float, lam_max: float,
+                    r: int = 1):
+    """Richardson's step for Algorithms 1 and 2: the one formula the engine and the
+    :mod:`graphstk.nn` modules use.
+
+    ``step_size="auto"``:
+
+    * ``family="polynomial"``, ``s(l) = sum_p pi_p l^(p+1)`` (``coeffs = pi``): Algorithm 1's
+      ``A = N [s(S)]_nn + n beta I`` has ``||A|| <= N max |s| + n beta``, so
+      ``gamma = 1 / (N max_l |s(l)| + n beta)`` (``"paper"`` is the same);
+    * ``family="reciprocal"``, ``rho(l) = sum_p xi_p l^p`` (``coeffs = xi``): Algorithm 2's
+      ``gamma = 1 / (N lambda_max^r + n beta max_l rho(l))`` (:func:`reciprocal_step`), stable on a
+      positive semidefinite ``S``; ``"paper"``: Prop. 10's ``1 / (n lambda_max^r)``.
+
+    A number is that step.
+
+    The extremes are taken on ``SPECTRUM_POINTS`` points of ``[lam_min, lam_max]`` (``lam_min = 0``
+    for a positive semidefinite ``S``). ``coeffs`` and ``beta`` may be tensors that require grad:
+    the step is then differentiable in them (an unrolled fixed budget's gradient includes the
+    step's dependence on its parameters). Returns ``gamma`` shaped like ``beta``.
+    """
+    from .routes import SPECTRUM_POINTS
+
+    if not isinstance(step_size, str):
+        return float(step_size)
+    if step_size == "paper" and family == "reciprocal":
+        return 1.0 / (n * lam_max ** r)
+    c = coeffs if isinstance(coeffs, Tensor) else torch.tensor([float(v) for v in coeffs], dtype=torch.float64)
+    grid = torch.linspace(lam_min, lam_max, SPECTRUM_POINTS, dtype=c.dtype, device=c.device)
+    vals = horner(c, lambda v: v * grid, torch.ones_like(grid))            # sum_p c_p l^p
+    if family == "polynomial":
+        return 1.0 / (N * (vals * grid).abs().max().clamp_min(1e-300) + n * beta)
+    return 1.0 / (N * lam_max ** r + n * beta * vals.max().clamp_min(1e-300))
 
 
 def reciprocal_step(prob: Problem, transforms: Sequence[ReciprocalPolynomial], betas: Sequence[float],
@@ -568,17 +718,12 @@ def reciprocal_step(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     N, n, C = prob.N, prob.n, prob.C
     pairs = [(tr, bt) for tr in transforms for bt in betas]
     beta_col = _per_col([bt for _, bt in pairs], C, prob.Y)
-    grid = torch.linspace(-lam, lam, 2049, dtype=torch.float64)
-    rho_max = torch.tensor([max(tr.rho(grid).max().item(), 1e-300) for tr, _ in pairs],
-                           dtype=prob.Y.dtype, device=prob.Y.device).repeat_interleave(C)
-    if step_size == "auto":
-        gamma = 1.0 / (N * lam ** max(tr.r for tr in transforms) + n * beta_col * rho_max)
-    elif step_size == "paper":
-        gamma = torch.full_like(beta_col, 1.0 / (n * lam ** max(tr.r for tr in transforms)))
-    else:
-        gamma = torch.full_like(beta_col, float(step_size))
+    grid = spectrum_grid(prob)
+    gamma = torch.tensor([float(richardson_step("reciprocal", step_size, tr.xi, bt, N, n, prob.lambda_min, lam,
+                                                r=tr.r)) for tr, bt in pairs],
+                         dtype=prob.Y.dtype, device=prob.Y.device).repeat_interleave(C)
     certs: list[str | None] = [None] * len(pairs)
-    for t, tr in enumerate(transforms if certify else ()):
+    for t, tr in enumerate(transforms if certify and not prob.psd else ()):   # on a PSD S the step is stable
         if tr.r == 1 and len(tr.xi) == 2:
             for b_i, msg in enumerate(_negative_eigenvalue_certificates(prob, tr, betas)):
                 certs[t * len(betas) + b_i] = msg
@@ -594,7 +739,7 @@ def _guard_safe_budget(prob: Problem, transforms: Sequence[ReciprocalPolynomial]
     So ``T <= log(DIVERGED_RESIDUAL) / log(that bound)`` never trips the divergence guard (about 9 with
     the automatic step, whose bound is just below 2)."""
     lam, N, n, C = prob.lambda_max, prob.N, prob.n, prob.C
-    grid = torch.linspace(-lam, lam, 2049, dtype=torch.float64)
+    grid = spectrum_grid(prob)
     g = torch.as_tensor(gamma, dtype=torch.float64).cpu().reshape(-1)
     worst = 1.0
     for t, tr in enumerate(transforms):

@@ -193,3 +193,97 @@ def describe_work(route: str, columns: int, work: Work) -> str:
     the same route) on an idle or a busy machine. Nothing is refused here: a time limit is the
     caller's choice (``max_seconds=``), and long solves report progress through their callback."""
     return f"{route} on {columns} columns, {work.describe()}"
+
+
+#: points of the grid on which a transform's extremes over the spectrum are taken (steps, bounds)
+SPECTRUM_POINTS = 2049
+
+
+def spectrum_grid(prob: Problem, num: int = SPECTRUM_POINTS):
+    """Points sampling the interval that holds the spectrum of ``S``: ``[0, lambda_max]`` for a
+    positive semidefinite ``S`` (:attr:`Problem.psd`), else ``[-lambda_max, lambda_max]`` (float64)."""
+    import torch
+
+    return torch.linspace(prob.lambda_min, prob.lambda_max, num, dtype=torch.float64)
+
+
+def reciprocal_condition(prob: Problem, transforms, betas) -> float:
+    """The largest condition number, over the ``(transform, beta)`` pairs, of Algorithm 2's ``M``
+    (Eq. 20) on a positive semidefinite ``S`` with ``r = 1``: ``M`` is self-adjoint in the inner
+    product of ``S`` and its eigenvalues there are those of ``R = N S^{1/2} I~ S^{1/2} + n beta Q``,
+    in ``[n beta rho_min, N lambda_max + n beta rho_max]`` (``rho = Q`` on ``[0, lambda_max]``)."""
+    grid = spectrum_grid(prob)
+    worst = 1.0
+    for tr in transforms:
+        rho = tr.rho(grid)
+        lo, hi = float(rho.min()), float(rho.max())
+        for bt in betas:
+            nb = prob.n * float(bt)
+            worst = max(worst, (prob.N * prob.lambda_max + nb * hi) / max(nb * lo, 1e-300))
+    return worst
+
+
+def krylov_iterations(kappa: float, tol: float) -> int:
+    """The CG bound ``ceil(sqrt(kappa) / 2 * ln(2 / tol))`` for a condition number ``kappa``."""
+    return int(np.ceil(np.sqrt(max(kappa, 1.0)) / 2 * np.log(2 / max(tol, 1e-300))))
+
+
+def symmetric_reciprocal_ok(prob: Problem, transforms, adjoint: bool) -> bool:
+    """Whether Algorithm 2 can take its symmetric form (:func:`~graphstk.methods.propagation.stkr_reciprocal`):
+    ``S`` positive semidefinite by construction, ``r = 1``, and for an adjoint solve every point labeled
+    (``n = N``, where ``M`` itself is symmetric)."""
+    return prob.psd and all(tr.r == 1 for tr in transforms) and (not adjoint or prob.n == prob.N)
+
+
+def reciprocal_route(prob: Problem, transforms, betas, solver: str, budgets, adjoint: bool, max_iter: int,
+                     tol: float) -> tuple[str, str]:
+    """How Algorithm 2 runs: ``("budget" | "direct" | "symmetric" | "gmres" | "richardson", reason)``.
+
+    ``"symmetric"`` is CG on Algorithm 2's symmetric form (a positive semidefinite ``S``, ``r = 1``):
+    its iterations are bounded by :func:`reciprocal_condition`. ``solver="auto"`` takes the direct
+    ``n x n`` route when it fits (:func:`auto_is_direct`) and costs fewer column solves, ``n``, than
+    the symmetric route's column products (``columns x`` its iteration bound); every point labeled
+    (``n = N``, a GNN layer) therefore takes one CG solve. On a kernel that is not positive
+    semidefinite no iterative route is guaranteed to converge (``M`` can have eigenvalues with
+    non-positive real part): ``"auto"`` takes the direct route where it fits and otherwise refuses
+    before any work (:class:`~graphstk.exceptions.ConvergenceError`), naming the routes that converge.
+    """
+    from ..exceptions import ConvergenceError
+
+    N, n = prob.N, prob.n
+    if budgets:
+        return "budget", f"fixed budget T={max(budgets)}: Algorithm 2's truncated iteration"
+    symmetric = symmetric_reciprocal_ok(prob, transforms, adjoint)
+    if solver == "direct":
+        return "direct", "requested"
+    if solver == "cg":
+        return ("symmetric", "requested: CG on Algorithm 2's symmetric form (S positive semidefinite)") if symmetric \
+            else ("direct", "requested (CG on the SPD Q; Algorithm 2's M is not symmetric)")
+    if solver in ("gmres", "richardson"):
+        return solver, "requested"
+    dense_ok = all(len(tr.xi) <= 2 for tr in transforms) or N <= DENSE_LIMIT
+    fits = auto_is_direct(prob) and dense_ok
+    if symmetric:
+        columns = len(transforms) * len(betas) * prob.C
+        its = min(int(max_iter), krylov_iterations(reciprocal_condition(prob, transforms, betas), tol))
+        if fits and n <= columns * its:
+            return "direct", (f"auto: n = {n} <= {DIRECT_MAX_LABELED} labels and N n = {N * n} <= {DIRECT_MAX_ENTRIES}, "
+                              f"and its n = {n} column solves cost less than CG's {columns} columns x {its} "
+                              f"iterations: the n x n system")
+        return "symmetric", (f"auto: S is positive semidefinite, so Algorithm 2's M is self-adjoint and positive in "
+                             f"the inner product of S: CG on its symmetric form; "
+                             + describe_work("CG", columns, cg_work(its)))
+    if fits:
+        return "direct", (f"auto: n = {n} <= {DIRECT_MAX_LABELED} labels and N n = {N * n} <= {DIRECT_MAX_ENTRIES}: "
+                          f"the n x n system")
+    if prob.psd:
+        return "gmres", ("auto: S is positive semidefinite, so M's eigenvalues are real and positive (M is similar to "
+                         "the symmetric R of Prop. 10), but the symmetric form needs r = 1 and, for an adjoint solve, "
+                         "n = N; " + describe_work("GMRES", len(transforms) * len(betas) * prob.C, gmres_work(max_iter)))
+    raise ConvergenceError(
+        f"STKR Algorithm 2 to a tolerance on a kernel that is not positive semidefinite (N = {N}, n = {n}): the "
+        f"direct n x n route does not fit (n <= {DIRECT_MAX_LABELED} and N n = {N * n} <= {DIRECT_MAX_ENTRIES} "
+        "needed), and no iterative route is guaranteed to converge: Eq. 20's M can have eigenvalues with "
+        "non-positive real part (GMRES stalls, no Richardson step converges). Use the positive semidefinite lazy "
+        "graph kernel (normalization='lazy', or GraphKernel(..., normalization='lazy')), on which CG converges; "
+        "or a fixed budget num_iter=T (the paper's truncated iteration); or solver='gmres' to try anyway")

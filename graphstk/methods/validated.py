@@ -25,7 +25,8 @@ from ..exceptions import NonFiniteScoresWarning
 from ..spectral.transforms import InverseLaplacian, LabelPropagationFilter, ReciprocalPolynomial, Transform
 from . import propagation as P
 from .engine import solve, transform_family
-from .estimators import SETTINGS, _common_constraints, _GraphEstimator, _label_tensor, check_step_size
+from .estimators import (SETTINGS, _common_constraints, _GraphEstimator, _label_tensor, check_budget_residual,
+                         check_step_size, divergence_advice)
 from .grid import lp_scores, scores_from, unreachable
 from .problem import argmax_of_labeled_classes
 
@@ -71,6 +72,10 @@ class STKRCV(_GraphEstimator):
         The label matrix (:func:`~graphstk.methods.propagation.make_problem`).
     solver, max_iter, tol, max_seconds, num_classes, clean_edges, dtype, device :
         As in :class:`~graphstk.methods.STKR` (``max_seconds`` bounds each iterative solve).
+    normalization : {"lazy", "symmetric"}, optional
+        The graph kernel a PyG ``Data`` becomes. ``None`` (default): the family's, as its
+        estimator's: ``"symmetric"`` for Label-Prop (:class:`~graphstk.methods.LabelPropagation`),
+        ``"lazy"`` for every STKR transform (:class:`~graphstk.methods.STKR`).
 
     Attributes
     ----------
@@ -112,11 +117,18 @@ class STKRCV(_GraphEstimator):
     def __init__(self, transforms=None, betas=None, setting: str = "transductive", step_size: str | float = "auto",
                  *, num_iter=None, labels: str = "onehot", solver: str = "auto", max_iter: int = 1000,
                  tol: float = 1e-6, max_seconds: float | None = None, num_classes: int | None = None,
-                 clean_edges: bool = False, dtype: torch.dtype = torch.float64, device=None):
+                 clean_edges: bool = False, dtype: torch.dtype = torch.float64, device=None,
+                 normalization: str | None = None):
         self.transforms, self.betas, self.setting, self.step_size = transforms, betas, setting, step_size
         self.num_iter, self.labels, self.solver, self.max_iter, self.tol = num_iter, labels, solver, max_iter, tol
         self.max_seconds, self.num_classes, self.clean_edges = max_seconds, num_classes, clean_edges
-        self.dtype, self.device = dtype, device
+        self.dtype, self.device, self.normalization = dtype, device, normalization
+
+    def _default_normalization(self) -> str:
+        return "symmetric" if self._grid()[1] is LabelPropagationFilter else "lazy"
+
+    def _divergence_advice(self) -> str:
+        return divergence_advice(self._grid()[0][0], self.step_size)
 
     # -- parameters, checked at fit --------------------------------------------
     def _check_params(self):
@@ -205,6 +217,8 @@ class STKRCV(_GraphEstimator):
         self.solver_ = last.solver if last is not None else ""
         self.n_iter_ = last.n_iter if last is not None else 0
         self.residuals_ = last.residuals if last is not None else []
+        if fixed and len(transforms) * len(betas) * len(budgets) == 1:   # one configuration: STKR's outcome
+            check_budget_residual(self, last)
         nb = len(betas)
         grid, hs = [], []
         for t_i, t in enumerate(transforms):

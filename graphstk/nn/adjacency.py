@@ -164,16 +164,30 @@ class AdjacencyKernel(KernelOperator):
     :mod:`graphstk.nn.autograd`; the gradient comes from the adjoint solve). The spectral bound is
     ``1`` for a ``gcn_norm``-ed symmetric ``P`` with non-negative weights (``lambda_1 = 1``, Eq. 23),
     else ``min(max row sum, max column sum)`` of ``|D P|``, an upper bound on its spectral radius.
+
+    ``lazy=True`` gives the lazy kernel ``S = (I + P) / 2`` of a ``gcn_norm``-ed undirected ``P``
+    (:class:`~graphstk.operators.GraphKernel`'s ``normalization="lazy"``): positive semidefinite by
+    construction (:attr:`positive_semidefinite`), spectral bound ``1``.
     """
 
-    def __init__(self, op: Operator, row_scale: Tensor | None = None):
-        self.op, self.row_scale = op, row_scale
+    def __init__(self, op: Operator, row_scale: Tensor | None = None, lazy: bool = False):
+        self.op, self.row_scale, self.lazy = op, row_scale, bool(lazy)
+        if self.lazy and (row_scale is not None or not (op.normalized and op.is_symmetric())):
+            raise ValueError("lazy=True needs a gcn_norm-ed undirected propagation matrix without a row scaling")
+        self.positive_semidefinite = self.lazy
 
     shape = property(lambda self: self.op.shape)
     dtype = property(lambda self: self.op.dtype)
     device = property(lambda self: self.op.device)
 
     def _S(self) -> SparseOperator:
+        if self.lazy:     # (I + P) / 2: the edges halved, 1/2 on the diagonal
+            N = self.shape[0]
+            diag = torch.arange(N, device=self.op.tgt.device)
+            v = self.op.value.detach()
+            return SparseOperator(torch.cat([self.op.tgt, diag]), torch.cat([self.op.src, diag]),
+                                  torch.cat([0.5 * v, torch.full((N,), 0.5, dtype=v.dtype, device=v.device)]),
+                                  self.shape)
         if self.row_scale is None:
             return self.op.sparse()
         v = self.op.value.detach() * self.row_scale.view(-1)[self.op.tgt].to(self.op.dtype)
@@ -192,6 +206,8 @@ class AdjacencyKernel(KernelOperator):
     def normalized_gram(self, visible: Tensor) -> tuple[SparseOperator, float]:
         self._check(visible)
         S = self._S()
+        if self.lazy:
+            return S, (1.0 if self.op.tgt.numel() else 0.5)
         if self.op.normalized and self.op.is_symmetric():
             return S, (1.0 if S.nnz else 0.0)
         a = torch.zeros(self.shape[0], dtype=S.dtype, device=S.device)

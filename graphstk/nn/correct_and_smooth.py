@@ -82,8 +82,12 @@ class CorrectAndSmooth(torch.nn.Module):
         if self.autoscale:
             smoothed = self.prop1(error, edge_index, edge_weight=edge_weight, post_step=lambda x: x.clamp(-1.0, 1.0))
             sigma = error[mask].abs().sum() / numel
-            scale = sigma / smoothed.abs().sum(dim=1, keepdim=True)
-            scale = torch.where(scale.isinf() | (scale > 1000), torch.ones_like(scale), scale)
+            mass = smoothed.abs().sum(dim=1, keepdim=True)
+            # a row without error mass gets scale 1 (PyG: sigma / 0 = inf -> 1); dividing by a safe mass
+            # keeps the inf out of the backward pass too, where torch.where alone would turn 0 * inf into NaN
+            none = mass == 0
+            scale = sigma / torch.where(none, torch.ones_like(mass), mass)
+            scale = torch.where(none | scale.isinf() | (scale > 1000), torch.ones_like(scale), scale)
             return y_soft + scale * smoothed
         ids, err = _ids(mask), error[mask]
 

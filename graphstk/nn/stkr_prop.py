@@ -1,9 +1,16 @@
 r"""STKR-Prop (Zhai et al., ICLR 2024) as a differentiable module with PyG's input conventions.
 
-Transductive STKR (Eq. 7) on the graph of ``edge_index_or_adj``: with ``S = D^{-1/2} W D^{-1/2}``
-(``gcn_norm``, no self-loops; Eq. 23 with every node visible), ``N`` nodes and ``n`` labeled ones,
+Transductive STKR (Eq. 7) on the graph of ``edge_index_or_adj``: with the lazy kernel
+``S = (I + D^{-1/2} W D^{-1/2}) / 2`` (the default, positive semidefinite; ``normalization="symmetric"``
+gives Eq. 23's ``D^{-1/2} W D^{-1/2}``, ``gcn_norm`` without self-loops, with every node visible),
+``N`` nodes and ``n`` labeled ones,
 
 ``f = N s(S) E alpha``,  ``(N [s(S)]_{nn} + n beta I) alpha = Y_L``   (``E``: the labeled columns).
+
+With every node a target (``mask=None``, a GNN layer) this is the filter
+``f = s(S) (s(S) + beta I)^{-1} Y``. On the lazy kernel ``0 <= g(lambda) = s / (s + beta) < 1`` on the
+whole spectrum: a low-pass filter. On Eq. 23's kernel the inverse Laplacian's ``s`` is negative on
+``[-1, 0)`` and ``g`` has a pole at ``lambda = -beta / (1 - beta eta)``, inside the spectrum.
 
 A solve to tolerance is the engine's, ``graphstk.methods.engine.solve``, on the
 :class:`~graphstk.methods.problem.Problem` of the graph's :class:`~graphstk.nn.adjacency.AdjacencyKernel`
@@ -16,11 +23,14 @@ iteration count. ``route_`` names the route the engine took:
 * ``Polynomial`` ``s(l) = sum_p pi_p l^p``: Algorithm 3 (direct) or Algorithm 1's system by CG
   (``s >= 0`` on ``[-1, 1]``) or GMRES.
 * ``ReciprocalPolynomial`` / ``InverseLaplacian`` ``1/s(l) = sum_p xi_p l^(p-r)``: the direct route
-  (``Q^{-1} E``, then the ``n x n`` system) or GMRES / Richardson on Algorithm 2's
+  (``Q^{-1} E``, then the ``n x n`` system) or, on the lazy kernel, CG on Algorithm 2's symmetric
+  form (:func:`graphstk.methods.propagation.stkr_reciprocal`; with every node a target, one CG solve of
+  the symmetric ``N S + n beta Q``), else GMRES / Richardson on Algorithm 2's
   ``M theta = [Y_L; 0]``, ``M = N I_n S^r + n beta Q`` (Eq. 20), ``f = N S^r theta``.
 
 A fixed budget ``num_iter=T`` runs the ``T`` Richardson steps of Algorithm 1 or 2 (the same
-iterates as the engine's budget ``T``, the step as in the engine) as differentiable torch
+iterates as the engine's budget ``T``, the engine's step,
+:func:`graphstk.methods.propagation.richardson_step`) as differentiable torch
 operations: a truncated iteration is not a solve, so it has no adjoint system, and its exact
 gradient (including the step size's dependence on ``beta`` and the coefficients) is autograd through
 the ``T`` steps (memory grows with ``T``). Every fixed budget watches its residual: a residual more
@@ -37,6 +47,9 @@ from .._index import as_index
 from ..methods.estimators import flag_unreachable as _flag
 from ..methods.problem import SOLVERS as _SOLVERS
 from ..methods.problem import make_problem
+from ..methods.propagation import richardson_step
+from ..operators.graph import check_normalization
+from ..methods.estimators import DEFAULT_ETA
 from ..spectral.transforms import InverseLaplacian, Polynomial, ReciprocalPolynomial, horner
 from ._common import diverging, label_matrix, warn_switch
 from .adjacency import AdjacencyKernel, OperatorCache
@@ -71,10 +84,11 @@ class STKRPropagation(torch.nn.Module):
 
     Parameters
     ----------
-    transform : Polynomial | ReciprocalPolynomial | InverseLaplacian
-        ``s(lambda)`` (STKR Sec. 3, Eq. 20, Example 1). ``TopD`` is refused: kernel PCA is not one
+    transform : Polynomial | ReciprocalPolynomial | InverseLaplacian, optional
+        ``s(lambda)`` (STKR Sec. 3, Eq. 20, Example 1). ``None`` (default): ``InverseLaplacian(0.9)``,
+        as :class:`graphstk.methods.STKR`. ``TopD`` is refused: kernel PCA is not one
         linear solve, so the engine has no adjoint for it (``graphstk.methods.STKR`` runs it).
-    beta : float or Tensor > 0
+    beta : float or Tensor > 0, default 1e-2
         Ridge parameter ``beta_n``.
     max_iter : int, default 1000
         Iteration cap of a solve to tolerance.
@@ -104,6 +118,10 @@ class STKRPropagation(torch.nn.Module):
         require grad can also be assigned to these attributes directly.
     flag_unreachable : bool, default True
         Record all-zero rows in ``unreachable_`` and warn.
+    normalization : {"lazy", "symmetric"}, default "lazy"
+        The graph kernel: the lazy ``(I + S) / 2`` (positive semidefinite, as STKR assumes; its
+        solves converge in a few dozen products) or Eq. 23's ``S = D^{-1/2} W D^{-1/2}``
+        (:class:`~graphstk.operators.GraphKernel`'s ``normalization``).
 
     Attributes
     ----------
@@ -111,10 +129,13 @@ class STKRPropagation(torch.nn.Module):
     unreachable_, n_unreachable_ : rows no label reaches (with ``flag_unreachable``).
     """
 
-    def __init__(self, transform, beta, max_iter: int = 1000, tol: float = 1e-6, solver: str = "auto",
+    def __init__(self, transform=None, beta=1e-2, max_iter: int = 1000, tol: float = 1e-6, solver: str = "auto",
                  step_size: str | float = "auto", dtype: torch.dtype | None = None, num_classes: int | None = None,
-                 *, num_iter: int | None = None, learnable: bool = False, flag_unreachable: bool = True):
+                 *, num_iter: int | None = None, learnable: bool = False, flag_unreachable: bool = True,
+                 normalization: str = "lazy"):
         super().__init__()
+        self.normalization = check_normalization(normalization)
+        transform = InverseLaplacian(DEFAULT_ETA) if transform is None else transform
         if not isinstance(transform, (Polynomial, ReciprocalPolynomial)):
             raise TypeError("transform must be a Polynomial or a ReciprocalPolynomial/InverseLaplacian, got "
                             f"{type(transform).__name__} (TopD, kernel PCA plus a ridge probe, is not one linear "
@@ -170,16 +191,11 @@ class STKRPropagation(torch.nn.Module):
         return self.xi.to(dtype=dtype, device=device), beta
 
     def _gamma(self, c: Tensor, beta: Tensor, N: int, n: int):
-        """Richardson's step as the engine takes it (``lambda_1 = 1``), as a function of the parameters
-        (so that the gradient of a fixed budget includes the step's dependence on ``beta`` and the
-        coefficients)."""
-        if self.step_size == "paper" and self.kind != "poly":
-            return 1.0 / n
-        grid = torch.linspace(-1.0, 1.0, 2049, dtype=c.dtype, device=c.device)
-        vals = horner(c, lambda v: v * grid, torch.ones_like(grid))   # sum_p c_p l^p
-        if self.kind == "poly":
-            return 1.0 / (N * (vals * grid).abs().max().clamp_min(1e-300) + n * beta)
-        return 1.0 / (N + n * beta * vals.max().clamp_min(1e-300))
+        """The engine's Richardson step (:func:`~graphstk.methods.propagation.richardson_step`,
+        ``lambda_1 = 1``) in the parameters' tensors, so that the gradient of a fixed budget includes
+        the step's dependence on ``beta`` and the coefficients."""
+        return richardson_step("polynomial" if self.kind == "poly" else "reciprocal", self.step_size, c, beta, N, n,
+                               0.0 if self.normalization == "lazy" else -1.0, 1.0, r=self.r)
 
     def _transform(self, c: Tensor):
         """The engine's (float-valued) transform for the current parameters."""
@@ -218,7 +234,7 @@ class STKRPropagation(torch.nn.Module):
             raise ValueError("STKRPropagation needs an undirected graph (each edge in both directions, same weight): "
                              "use torch_geometric.utils.to_undirected(edge_index, edge_weight)")
         c, beta = self._params(dtype, Y.device)
-        ctx = _Context(op, train, c, beta)
+        ctx = _Context(op, train, c, beta, lazy=self.normalization == "lazy")
         f = self._budget(ctx, Y) if self.tol == 0 else self._to_tol(ctx, Y, self.solver)
         f = f.to(out_dtype)
         return _flag(self, f) if self.flag_unreachable else f
@@ -249,7 +265,7 @@ class STKRPropagation(torch.nn.Module):
 
     # -- a solve to tolerance: the engine inside the implicit-gradient function ----------------------------
     def _to_tol(self, ctx: "_Context", Y: Tensor, solver: str) -> Tensor:
-        problem = make_problem(AdjacencyKernel(ctx.op), None, ctx.train, targets=Y.detach())
+        problem = make_problem(AdjacencyKernel(ctx.op, lazy=ctx.lazy), None, ctx.train, targets=Y.detach())
         system = engine_system(problem, [self._transform(ctx.c)], [float(ctx.beta.detach())], self._apply(ctx),
                                labeled_rhs=self.kind == "poly", solver=solver, tol=self.tol, max_iter=self.max_iter,
                                step_size=self.step_size)
@@ -294,19 +310,23 @@ class STKRPropagation(torch.nn.Module):
               "invlap": lambda: f"InverseLaplacian(eta={float(self.eta.detach()):g})",
               "recip": lambda: f"ReciprocalPolynomial({self.xi.tolist()}, r={self.r})"}[self.kind]()
         budget = f"num_iter={self.max_iter}" if self.tol == 0 else f"tol={self.tol:g}"
-        return f"{type(self).__name__}({tr}, beta={float(self.beta.detach()):g}, {budget}, solver={self.solver!r})"
+        return (f"{type(self).__name__}({tr}, beta={float(self.beta.detach()):g}, {budget}, solver={self.solver!r}, "
+                f"normalization={self.normalization!r})")
 
 
 class _Context:
     """One call's graph and parameters: the operator, its (differentiable) values, the labeled ids,
     the transform's coefficients (``pi`` or ``xi``) and ``beta``."""
 
-    def __init__(self, op, train: Tensor, c: Tensor, beta: Tensor):
-        self.op, self.v, self.train, self.c, self.beta = op, op.value, train, c, beta
+    def __init__(self, op, train: Tensor, c: Tensor, beta: Tensor, lazy: bool = False):
+        self.op, self.v, self.train, self.c, self.beta, self.lazy = op, op.value, train, c, beta, lazy
         self.N, self.n = op.num_nodes, int(train.numel())
 
     def S(self, v: Tensor):
-        """``x -> S x`` with values ``v`` (differentiable in both)."""
+        """``x -> S x`` with values ``v`` (differentiable in both): ``P x``, or ``(x + P x) / 2`` for the
+        lazy kernel."""
+        if self.lazy:
+            return lambda x: 0.5 * (x + spmm(self.op, x, v))
         return lambda x: spmm(self.op, x, v)
 
     def embed(self, a: Tensor) -> Tensor:

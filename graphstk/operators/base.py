@@ -155,6 +155,13 @@ class KernelOperator(abc.ABC):
     #: where the solvers reduce over rows of the blocks it multiplies (a partitioned operator's spans its processes)
     vector_space: VectorSpace = LOCAL
 
+    #: whether the operator is positive semidefinite *by construction* (a Gram matrix of a positive
+    #: definite kernel, the lazy graph kernel ``(I + S) / 2``). ``False`` means "not known to be":
+    #: the engines then assume a spectrum in ``[-lambda, lambda]`` (Eq. 23's ``D^-1/2 W D^-1/2``
+    #: reaches ``-1``). STKR's transforms and Prop. 10 assume a PSD kernel; the engines use this
+    #: flag to take symmetric solves (CG) and the provably stable Richardson step.
+    positive_semidefinite: bool = False
+
     # -- shared behaviour ----------------------------------------------------
     def matmul(self, x: Tensor) -> Tensor:
         """``K @ x`` for ``x`` of shape ``[n_cols]`` or ``[n_cols, C]``."""

@@ -1,13 +1,16 @@
 """Sparse graph kernels built from a PyG ``edge_index``.
 
-Three normalisations from the STKR paper (Zhai et al., ICLR 2024):
+Three normalisations from the STKR paper (Zhai et al., ICLR 2024), and one positive
+semidefinite construction on top of them:
 
 * :func:`normalized_adjacency`: ``S = D^{-1/2} W D^{-1/2}`` (the ``S`` of Eq. 22);
 * :class:`GraphKernel`: the STKR base kernel of Eq. 23,
   ``K(x, x') = (n+m) W(x, x') / sqrt(D(x) D(x'))`` on the *visible* nodes, with
   degrees counted over visible nodes only (the inductive setting of App. D.1), so
   that ``G_K / (n+m) = S_visible``; plus the out-of-sample rows ``K(x, visible)`` of
-  hidden nodes through their edges to visible nodes;
+  hidden nodes through their edges to visible nodes. ``normalization="lazy"`` gives the
+  *lazy* kernel ``(I + S) / 2`` instead (see :class:`GraphKernel`): positive semidefinite by
+  construction, which STKR's transforms and convergence results assume and Eq. 23 is not;
 * :func:`random_walk_kernel`: ``Tr(D) D^{-1} W D^{-1}`` (Proposition 5).
 
 Isolated nodes (degree 0, or no visible neighbour) get an all-zero row and column
@@ -230,8 +233,21 @@ class NormalizedGraphKernel(KernelOperator):
         return self.rows(rows)
 
 
+#: the graph kernels :class:`GraphKernel` builds: Eq. 23's ``D^-1/2 W D^-1/2`` and the lazy ``(I + S) / 2``
+NORMALIZATIONS = ("lazy", "symmetric")
+
+
+def check_normalization(normalization: str) -> str:
+    """``normalization`` if it names a graph kernel of :data:`NORMALIZATIONS`, else a ``ValueError``."""
+    if normalization not in NORMALIZATIONS:
+        raise ValueError(f"normalization must be 'lazy' (the positive semidefinite (I + S) / 2) or 'symmetric' "
+                         f"(Eq. 23's D^-1/2 W D^-1/2, whose spectrum reaches -1), got {normalization!r}")
+    return normalization
+
+
 class GraphKernel(NormalizedGraphKernel):
-    """The STKR base kernel (Eq. 23) of a graph, as a ``[num_nodes, num_nodes]`` kernel operator.
+    """The STKR base kernel (Eq. 23) of a graph, or its lazy form, as a ``[num_nodes, num_nodes]``
+    kernel operator.
 
     Its entries are Eq. 23's ``K(x, x') = (n+m) W(x, x') / sqrt(D(x) D(x'))`` between visible
     nodes (degrees over visible nodes only), the out-of-sample rows ``K(x, visible)`` of hidden
@@ -261,12 +277,27 @@ class GraphKernel(NormalizedGraphKernel):
         (a legitimate weighted graph with loops), with one :class:`EdgeListWarning` saying so.
         ``True`` drops self-loops and keeps one copy of each edge, silently (the usual reading
         of an unweighted benchmark graph).
+    normalization : {"symmetric", "lazy"}, default "symmetric"
+        ``"symmetric"``: Eq. 23 as written, ``S = D^{-1/2} W D^{-1/2}``. Its eigenvalues lie in
+        ``[-1, 1]`` and reach ``-1`` on every bipartite component; about half of them are
+        negative on citation graphs (``tr S = 0``), so ``K`` is **not** positive semidefinite.
+        ``"lazy"``: ``S_lazy = (I + S) / 2``, the kernel of the lazy random walk, i.e.
+        ``K_lazy(x, x') = (K(x, x') + (n+m) delta(x, x')) / 2``. Its eigenvalues are
+        ``(1 + lambda) / 2`` in ``[0, 1]``: positive semidefinite by construction, because
+        ``D + W = B B^T`` for the signless incidence matrix ``B`` (one column
+        ``sqrt(w_e) (e_i + e_j)`` per edge), so ``S_lazy = L L^T`` with
+        ``L = D^{-1/2} B / sqrt(2)`` (an isolated node keeps ``1/2`` on the diagonal). It has the
+        same eigenvectors as ``S`` (every spectral transform ``s`` of it is ``s((1 + lambda) / 2)``
+        of Eq. 23's), ``lambda_1 = 1`` with the same top eigenvector, and the same degrees over
+        visible nodes; a hidden node's out-of-sample row is half its Eq. 23 row (``delta(x, x') =
+        0`` for ``x`` hidden). STKR's transforms and Prop. 10 assume a PSD kernel, so the
+        estimators and :mod:`graphstk.nn` build this one by default.
 
     Attributes
     ----------
     S : SparseOperator ``[N, N]``
-        ``G_K / (n+m) = D^{-1/2} W D^{-1/2}`` over visible nodes in *local* numbering,
-        ``N = n + m`` = number of visible nodes.
+        ``G_K / (n+m)`` over visible nodes in *local* numbering: ``D^{-1/2} W D^{-1/2}``, or
+        ``(I + D^{-1/2} W D^{-1/2}) / 2`` for the lazy kernel; ``N = n + m`` = number of visible nodes.
     visible : LongTensor ``[N]``
         Global ids of the visible nodes; local id ``i`` is global node ``visible[i]``.
     isolated : BoolTensor ``[N]``
@@ -274,11 +305,17 @@ class GraphKernel(NormalizedGraphKernel):
     lambda_max : float
         Largest eigenvalue of ``S``: exactly 1 when ``S`` has an edge (``S D^{1/2} 1 =
         D^{1/2} 1`` on every non-isolated component, and ``D^{-1} W`` is stochastic),
-        0 for an edgeless graph. No estimate is needed.
+        0 for an edgeless graph (``1/2`` for the lazy kernel of an edgeless graph). No estimate
+        is needed.
+    positive_semidefinite : bool
+        ``True`` for the lazy kernel, ``False`` for Eq. 23's.
     """
 
     def __init__(self, edge_index: Tensor, num_nodes: int, hidden=None, edge_weight: Tensor | None = None,
-                 dtype: torch.dtype = torch.float64, device=None, clean_edges: bool = False):
+                 dtype: torch.dtype = torch.float64, device=None, clean_edges: bool = False,
+                 normalization: str = "symmetric"):
+        self.normalization = check_normalization(normalization)
+        self.positive_semidefinite = normalization == "lazy"
         device = torch.device(device) if device is not None else edge_index.device
         check_edge_index(edge_index, num_nodes, edge_weight)
         if dtype not in (torch.float32, torch.float64):
@@ -317,9 +354,15 @@ class GraphKernel(NormalizedGraphKernel):
                           "symmetric", stacklevel=2)
             r, c, wv = torch.cat([r, c]), torch.cat([c, r]), torch.cat([wv, wv]) / 2
         values, self.degree, self._dis = symmetric_normalization(r, c, wv, n_vis)
-        self.S = SparseOperator(r, c, values, (n_vis, n_vis))
         self.isolated = self.degree <= 0
         self.lambda_max = 1.0 if bool((self.degree > 0).any()) else 0.0
+        self._half = 0.5 if self.positive_semidefinite else 1.0   # the lazy kernel halves every edge entry
+        if self.positive_semidefinite:       # (I + S) / 2: the edges halved, 1/2 on the diagonal
+            diag = torch.arange(n_vis, device=device)
+            r, c = torch.cat([r, diag]), torch.cat([c, diag])
+            values = torch.cat([values * 0.5, torch.full((n_vis,), 0.5, dtype=values.dtype, device=device)])
+            self.lambda_max = 1.0 if self.lambda_max else (0.5 if n_vis else 0.0)
+        self.S = SparseOperator(r, c, values, (n_vis, n_vis))
         # Edges from hidden nodes to visible ones: used only for out-of-sample rows.
         if hidden is None:
             self._cross = (row[:0], col[:0], w[:0])
@@ -368,7 +411,8 @@ class GraphKernel(NormalizedGraphKernel):
             warnings.simplefilter("ignore", EdgeListWarning)
             return GraphKernel(edge_index, self.num_nodes, hidden=self.hidden_mask.to(edge_index.device),
                                edge_weight=edge_weight, dtype=dtype or self.dtype,
-                               device=device if device is not None else self.device)
+                               device=device if device is not None else self.device,
+                               normalization=self.normalization)
 
     def spectral_bound(self) -> float:
         """``(n+m) lambda_max``: the spectral bound of the visible block ``G_K`` (Eq. 23)."""
@@ -430,7 +474,7 @@ class GraphKernel(NormalizedGraphKernel):
             cr, cc, cw = pos[cr[keep]], cc[keep], cw[keep]
             dx = torch.zeros(g.numel(), dtype=self.dtype, device=self.device).index_add_(0, cr, cw)
             out_rows.append(cr); out_cols.append(cc)
-            out_vals.append(inv_sqrt_degree(dx)[cr] * cw * self._dis[cc])
+            out_vals.append(inv_sqrt_degree(dx)[cr] * cw * self._dis[cc] * self._half)
         if not out_rows:
             e = torch.zeros(0, dtype=torch.long, device=self.device)
             return SparseOperator(e, e, torch.zeros(0, dtype=self.dtype, device=self.device),
@@ -440,4 +484,5 @@ class GraphKernel(NormalizedGraphKernel):
 
     def __repr__(self) -> str:
         return (f"GraphKernel(visible={self.num_visible}/{self.num_nodes}, nnz={self.S.nnz}, "
+                f"normalization={self.normalization!r}, "
                 f"isolated={int(self.isolated.sum())}, dtype={self.dtype}, device={self.device})")

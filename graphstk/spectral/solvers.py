@@ -11,6 +11,9 @@ result is exactly that of ``K`` separate solves.
   paper's fixed iteration budget. ``snapshots`` records ``x_T`` for several ``T``
   in one run.
 * :func:`cg`: conjugate gradient for symmetric positive definite ``A``.
+* :func:`metric_cg`: conjugate gradient for an ``A`` that is self-adjoint and positive in the
+  inner product of a positive semidefinite ``G`` (``G A`` symmetric), e.g. Algorithm 2's ``M`` on
+  a positive semidefinite kernel with ``G = S``.
 * :func:`gmres`: restarted GMRES for general (non-symmetric or indefinite) ``A``,
   e.g. the ``M`` of Algorithm 2 (STKR Eq. 20).
 
@@ -59,6 +62,7 @@ class SolveResult:
     solver: str = ""
     reason: str = ""
     stopped: str = ""
+    image: Tensor | None = None
 
 
 def time_budget(callback: Callable[[int, float], object] | None, max_seconds: float | None
@@ -178,6 +182,8 @@ def _settle(res: SolveResult, space: VectorSpace) -> None:
         return
     done = {id(res.x): space.settle(res.x)}
     res.x = done[id(res.x)]
+    if res.image is not None:
+        res.image = space.settle(res.image)
     for t, v in res.snapshots.items():
         res.snapshots[t] = done[id(v)] if id(v) in done else done.setdefault(id(v), space.settle(v))
 
@@ -396,6 +402,78 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
     res.x = x
     for t in snaps:
         res.snapshots.setdefault(t, x)
+    return _finish(res, tol, "cg", warn, fix, space)
+
+
+def metric_cg(apply: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]], b: Tensor, gb: Tensor, max_iter: int,
+              tol: float = 1e-6, callback: Callable[[int, float], None] | None = None, warn: bool = True,
+              fix: str | None = None, space: VectorSpace | None = None) -> SolveResult:
+    """Conjugate gradient for ``A x = b`` where ``A`` is self-adjoint and positive definite in the
+    inner product ``<u, v>_G = u^T G v`` of a symmetric positive semidefinite ``G`` (``G A`` is
+    symmetric), one independent CG per column.
+
+    This is CG on the symmetric system ``(G A) x = G b`` preconditioned by ``G^{-1}``: the
+    preconditioned residual is ``A``'s own residual ``r = b - A x``, so ``G^{-1}`` is never applied.
+    Its convergence is governed by the spectrum of ``A`` on the range of ``G`` (not by that of
+    ``G A``). The iteration keeps ``G``-images of its vectors (``G x``, ``G r``, ``G p``) by the
+    same recurrences as the vectors themselves, so one iteration costs one call of ``apply``.
+
+    Parameters
+    ----------
+    apply : callable ``(p, G p) -> (A p, G A p)``
+        Given a direction and its ``G``-image (the caller can use ``G p`` to save products).
+    b : Tensor ``[N, K]``
+    gb : Tensor ``[N, K]``, ``G b``.
+    max_iter : int
+    tol : float, default 1e-6
+        Relative residual per column in the ``G``-norm, ``sqrt(r^T G r / b^T G b)``.
+    callback, warn, fix, space : as in :func:`richardson`.
+
+    Returns
+    -------
+    SolveResult
+        ``x`` and ``image = G x``. Components of ``x`` in the null space of ``G`` are not controlled
+        by the iteration (they are invisible in ``<., .>_G``): a caller whose answer depends on them
+        recovers them from ``G x`` (Algorithm 2's does, exactly).
+    """
+    space = _space(space)
+    x, gx = torch.zeros_like(b), torch.zeros_like(b)
+    r, gr = b.clone(), gb.clone()
+    p, gp = r.clone(), gr.clone()
+    rs = space.col_dot(r, gr).clamp_min(0)
+    bn = torch.sqrt(rs)
+    bn = torch.where(bn > 0, bn, torch.ones_like(bn))
+    res = SolveResult(x)
+    tiny = torch.finfo(b.dtype).eps
+    if tol > 0 and bool((torch.sqrt(rs) / bn < tol).all()):
+        res.converged, res.image = True, gx
+        return _finish(res, tol, "cg", warn, fix, space)
+    for t in range(1, max_iter + 1):
+        ap, gap = apply(p, gp)
+        pap = space.col_dot(p, gap)
+        active = rs > (tiny * bn) ** 2
+        if bool((pap[active] <= 0).any()):
+            raise FloatingPointError("cg met non-positive curvature p^T G A p <= 0: A is not positive definite in the "
+                                     "inner product of G (the kernel is not positive semidefinite)")
+        alpha = torch.where(active, rs / torch.where(active, pap, torch.ones_like(pap)), torch.zeros_like(rs))
+        x.add_(alpha * p)
+        gx.add_(alpha * gp)
+        r.sub_(alpha * ap)
+        gr.sub_(alpha * gap)
+        rs_new = space.col_dot(r, gr).clamp_min(0)
+        rel = float((torch.sqrt(rs_new) / bn).max()) if rs_new.numel() else 0.0
+        res.residuals.append(rel)
+        stop = _ask(res, callback, t, rel)
+        if (tol > 0 and rel < tol) or stop:
+            res.converged, res.n_iter = tol > 0 and rel < tol, t
+            break
+        beta = torch.where(rs > 0, rs_new / torch.where(rs > 0, rs, torch.ones_like(rs)), torch.zeros_like(rs))
+        p = r + beta * p
+        gp = gr + beta * gp
+        rs = rs_new
+    else:
+        res.n_iter = max_iter
+    res.x, res.image = x, gx
     return _finish(res, tol, "cg", warn, fix, space)
 
 

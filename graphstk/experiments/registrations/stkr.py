@@ -9,13 +9,18 @@ Eq. 8) and ``KRR (i)`` (``s(l) = l``). Each builds the transform objects of its 
 ``beta`` and ``eta``, snapshots of one run for every budget ``T``, one eigendecomposition for every
 ``d`` and ``beta``); the protocol selects on the validation nodes itself.
 
-The kernel is the graph kernel of Eq. 23 over the points the problem lets the method see
+The kernel is the graph kernel over the points the problem lets the method see
 (``labeled`` and ``unlabeled`` are visible, every other node is hidden; the inductive setting
 predicts hidden nodes out of sample), taken from the run's
 :class:`~graphstk.experiments.kernels.KernelCache` (``MethodInput.kernels``), whose kernel factory the
 runner was given (a :class:`~graphstk.operators.GraphKernel`, or a partitioned kernel in a
 distributed run). A kernel whose points are renumbered (a partitioned kernel: ``order`` /
 ``position``) gets node ids mapped through ``position``.
+
+Every method takes the option ``normalization``: ``"lazy"`` (the positive semidefinite ``(I + S) / 2``,
+the default of the STKR methods, whose transforms and convergence assume a PSD kernel) or
+``"symmetric"`` (Eq. 23 as written, the default of ``LP (t)``; the paper's configurations pin it on
+every method).
 
 Default grids are Appendix D's (l.989-1005); ``k`` defaults to ``[8]``: Tables 1, 4 and 5 use
 ``s(l) = l^8`` (their captions), Appendix D's ``k`` grid ``[1, 2, 4, 6, 8]`` is what Figure 2
@@ -57,6 +62,8 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
           doc="node set of SP-topd's kernel PCA: components holding a label, or every node (Eq. 8)"),
     Param("labels", str, choices=("onehot", "centered"),
           doc="label matrix: one-hot (App. D), or one-hot minus the training class frequencies"),
+    Param("normalization", str, choices=("lazy", "symmetric"),
+          doc="graph kernel: the positive semidefinite lazy (I + S) / 2, or Eq. 23's D^-1/2 W D^-1/2"),
 )}
 
 @dataclasses.dataclass(frozen=True)
@@ -97,10 +104,12 @@ STKR_METHODS = {
 _ENGINE_OPTIONS = ("solver", "max_iter", "tol", "step_size", "max_seconds")
 
 
-def graph_kernel(problem: MethodInput, dtype: torch.dtype = torch.float64, whole: bool = False):
-    """The kernel of Eq. 23 over ``problem.labeled`` and ``problem.unlabeled`` (every other node
-    hidden), on ``problem.device``, from the run's cache ``problem.kernels`` (a problem made outside
-    a run: a cache of its own, single process). ``whole``: a kernel every process holds whole."""
+def graph_kernel(problem: MethodInput, dtype: torch.dtype = torch.float64, whole: bool = False,
+                 normalization: str = "symmetric"):
+    """The graph kernel (Eq. 23's, or its lazy form: ``normalization``) over ``problem.labeled`` and
+    ``problem.unlabeled`` (every other node hidden), on ``problem.device``, from the run's cache
+    ``problem.kernels`` (a problem made outside a run: a cache of its own, single process).
+    ``whole``: a kernel every process holds whole."""
     from ..kernels import KernelCache
 
     data = problem.data
@@ -108,7 +117,7 @@ def graph_kernel(problem: MethodInput, dtype: torch.dtype = torch.float64, whole
     hidden[problem.fit_points.cpu()] = False
     kernels = problem.kernels if problem.kernels is not None else KernelCache()
     device = torch.device(problem.device) if problem.device is not None else torch.device("cpu")
-    return kernels.kernel(data, hidden, dtype=dtype, device=device, whole=whole)
+    return kernels.kernel(data, hidden, dtype=dtype, device=device, whole=whole, normalization=normalization)
 
 
 def _family(label: str) -> Family:
@@ -123,14 +132,15 @@ def stkr_fit_predict(problem: MethodInput, points: list[dict], family: Family) -
 
     if problem.data is None:
         raise ValueError("the STKR methods need a graph (problem.data is None)")
-    fixed = ("support", "labels")
+    fixed = ("support", "labels", "normalization")
     options = {k: points[0][k] for k in fixed if k in points[0]}
     keys = [k for k in points[0] if k not in fixed]
     grid = {k: list(dict.fromkeys(p[k] for p in points)) for k in keys}
     transforms = family.transforms(grid, options)
     opts = problem.options
     dtype = getattr(torch, opts.get("dtype", "float64"))
-    kernel = graph_kernel(problem, dtype, whole=family.name == "TopD")   # kernel PCA does not distribute
+    kernel = graph_kernel(problem, dtype, whole=family.name == "TopD",   # kernel PCA does not distribute
+                          normalization=options.get("normalization", default_normalization(family)))
     kwargs = {k: opts[k] for k in _ENGINE_OPTIONS if opts.get(k) is not None}
     # the kernel brings its hidden nodes (the inductive setting), so no hidden_idx is passed
     est = STKRCV(transforms, grid.get("beta"), num_iter=grid.get("T"), labels=options.get("labels", "onehot"),
@@ -153,9 +163,17 @@ def stkr_fit_predict(problem: MethodInput, points: list[dict], family: Family) -
     return [by_key[tuple(p[k] for k in names)] for p in points]
 
 
+def default_normalization(family: Family) -> str:
+    """The graph kernel a method takes unless its config names one: Eq. 23's for Label-Prop (Zhou et al.'s
+    ``S``; ``I - eta S`` is positive definite whatever the sign of ``S``), the positive semidefinite lazy
+    kernel for every STKR transform."""
+    return "symmetric" if family.name == "LabelPropagationFilter" else "lazy"
+
+
 def _entry(label: str) -> MethodEntry:
     family, setting, defaults = STKR_METHODS[label]
     options = {"support": "labeled", "labels": "onehot"} if family.name == "TopD" else {"labels": "onehot"}
+    options["normalization"] = default_normalization(family)
     params = (*(PARAMS[k] for k in family.required),
               *(dataclasses.replace(PARAMS[k], optional=True) for k in family.optional),
               *(PARAMS[o] for o in options))
@@ -163,7 +181,8 @@ def _entry(label: str) -> MethodEntry:
         name=label, needs=frozenset({"graph"}), task="classification",
         grid={k: list(DEFAULT_GRID[k]) for k in defaults}, fit_predict=_FIT_PREDICT[family.name],
         fixed=options, params=params, setting=setting, options=tuple(options), engine=family.name,
-        description=f"STKR paper: {family.name} transforms on the graph kernel of Eq. 23 ({setting})")
+        description=f"STKR paper: {family.name} transforms on a graph kernel ({setting}; "
+                    f"default normalization: {options['normalization']})")
 
 
 def _fit_predict_of(family: Family):
