@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Regenerate every table of ``docs/reproduction/*.md``, ``docs/benchmarks.md``, ``docs/feature_stkr.md`` and ``docs/distributed.md`` from ``docs/results/``.
+"""Regenerate every table of ``docs/reproduction/*.md``, ``docs/benchmarks.md``, ``docs/feature_stkr.md``, ``docs/distributed.md`` and ``docs/kernels.md`` from ``docs/results/``.
 
 A table sits between ``<!-- table: NAME -->`` and ``<!-- /table -->`` in a page; this script
 replaces what is between the two markers with the table that ``TABLES[NAME]`` renders from the
@@ -84,6 +84,8 @@ RUNS = {
                               "torchrun --nproc-per-node 2 run.py configs/dcsbm_10m.yaml --distributed"),
     "dcsbm_10m_distributed_rcm": ("configs/dcsbm_10m.yaml",
                                   "torchrun --nproc-per-node 2 run.py configs/dcsbm_10m.yaml --distributed"),
+    "kernel_comparison": ("configs/kernel_comparison.yaml",
+                          "python run.py configs/kernel_comparison.yaml --threads 1"),
     "planetoid_feature_neighbors": ("configs/planetoid_feature_neighbors.yaml",
                                     "python run.py configs/planetoid_feature_neighbors.yaml --threads 2"),
 }
@@ -265,6 +267,26 @@ def t_planetoid_targets():
     return md_table(head, body), rows
 
 
+def t_kernel_comparison():
+    """Eq. 23's kernel (``normalization=symmetric``) against the lazy ``(I + S) / 2``, one line per
+    (task, dataset, method): both means, their difference and the routes' mean time."""
+    rows = load("kernel_comparison")
+    by = {}
+    for r in rows:
+        norm = (r.get("options") or {}).get("normalization", "lazy")
+        by.setdefault((r.get("task"), r["dataset"], r["method"]), {})[norm] = r
+    body = []
+    for (task, ds, method), pair in by.items():
+        a, b = pair.get("symmetric"), pair.get("lazy")
+        diff = f"{b['mean'] - a['mean']:+.2f}" if a and b else "–"
+        tm = lambda r: fmt(r.get("wall_time_s") / max(len(r.get("seeds") or [1]), 1), 2) if r else "–"
+        body.append([task, ds, method, str(a["seeds"].__len__() if a else b["seeds"].__len__()),
+                     cell(a, paper=False), cell(b, paper=False), diff, tm(a), tm(b)])
+    head = ["task", "dataset", "method", "seeds", "Eq. 23 (symmetric)", "lazy (I + S) / 2", "lazy - Eq. 23",
+            "s/seed Eq. 23", "s/seed lazy"]
+    return md_table(head, body), rows
+
+
 def t_table1_times(folder: str):
     """Seconds per method and dataset of one Table 1 run (all seeds), the run's wall time, and the
     share of the top-d rows."""
@@ -442,6 +464,7 @@ TABLES = {
     "planetoid-feature-neighbors": lambda: (long_table(load("planetoid_feature_neighbors"), val=True,
                                                        level="n_labeled"), load("planetoid_feature_neighbors")),
     "planetoid-targets": t_planetoid_targets,
+    "kernel-comparison": t_kernel_comparison,
     "dcsbm-10m-processes": lambda: t_processes({"dcsbm_10m": "-",
                                                                   "dcsbm_10m_distributed": "contiguous",
                                                                   "dcsbm_10m_distributed_rcm": "rcm"}),
@@ -500,7 +523,7 @@ def main(argv=None) -> int:
     stale = []
     pages = [os.path.join(HERE, fn) for fn in sorted(os.listdir(HERE)) if fn.endswith(".md")]
     for path in pages + [os.path.join(ROOT, "docs", name) for name in ("benchmarks.md", "feature_stkr.md",
-                                                                        "distributed.md")]:
+                                                                        "distributed.md", "kernels.md")]:
         fn = os.path.relpath(path, ROOT)
         PAGE_DIR = os.path.dirname(path)
         with open(path) as f:

@@ -493,7 +493,7 @@ def _reciprocal_symmetric(prob: Problem, transforms: Sequence[ReciprocalPolynomi
     and positive in the inner product ``<u, v>_S = u^T S v``. On the range of ``S`` its eigenvalues are
     those of the symmetric ``R_M = N S^{1/2} P S^{1/2} + n beta Q`` (``S^{1/2} M = R_M S^{1/2}``, Prop. 10's
     proof), which lie in ``[n beta rho_min, N lambda_1 + n beta rho_max]`` with ``rho`` on ``[0, lambda_1]``
-    (:func:`~graphstk.methods.routes.reciprocal_condition`). CG in that inner product
+    (:func:`~graphstk.methods.routes.symmetric_iterations`). CG in that inner product
     (:func:`~graphstk.spectral.solvers.metric_cg`: CG on ``(S M) theta = S R`` preconditioned by ``S^{-1}``,
     which is never applied) converges at the rate of that condition number, with one product of ``S``
     per iteration for the inverse Laplacian (``q - 1`` for a ``Q`` of degree ``q - 1``).

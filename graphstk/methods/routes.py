@@ -207,20 +207,30 @@ def spectrum_grid(prob: Problem, num: int = SPECTRUM_POINTS):
     return torch.linspace(prob.lambda_min, prob.lambda_max, num, dtype=torch.float64)
 
 
-def reciprocal_condition(prob: Problem, transforms, betas) -> float:
-    """The largest condition number, over the ``(transform, beta)`` pairs, of Algorithm 2's ``M``
-    (Eq. 20) on a positive semidefinite ``S`` with ``r = 1``: ``M`` is self-adjoint in the inner
-    product of ``S`` and its eigenvalues there are those of ``R = N S^{1/2} I~ S^{1/2} + n beta Q``,
-    in ``[n beta rho_min, N lambda_max + n beta rho_max]`` (``rho = Q`` on ``[0, lambda_max]``)."""
+def symmetric_iterations(prob: Problem, transforms, betas, tol: float) -> int:
+    """A bound on CG's iterations for Algorithm 2's symmetric form on a positive semidefinite ``S``
+    with ``r = 1`` (:func:`~graphstk.methods.propagation.stkr_reciprocal`).
+
+    In the inner product of ``S``, ``M``'s eigenvalues are those of the symmetric
+    ``R = n beta Q + N S^{1/2} P S^{1/2}`` (``P`` the labeled rows, ``Q = rho(S)``). With every point
+    labeled (``P = I``) they lie in ``[n beta rho_min, N lambda + n beta rho_max]``. Otherwise
+    ``N S^{1/2} P S^{1/2}`` has rank ``n``, so (Weyl's interlacing) all but the ``n`` largest
+    eigenvalues of ``R`` lie in ``[n beta rho_min, n beta rho_max]``, and CG needs at most ``n``
+    iterations more than it needs for a condition number ``rho_max / rho_min`` (``rho`` on
+    ``[0, lambda]``). The bound is counted from sizes; the measured counts are far below it (the
+    ``n`` large eigenvalues cluster near ``N [S]_aa``)."""
     grid = spectrum_grid(prob)
-    worst = 1.0
+    its = 0
     for tr in transforms:
         rho = tr.rho(grid)
         lo, hi = float(rho.min()), float(rho.max())
         for bt in betas:
             nb = prob.n * float(bt)
-            worst = max(worst, (prob.N * prob.lambda_max + nb * hi) / max(nb * lo, 1e-300))
-    return worst
+            if prob.n == prob.N:
+                its = max(its, krylov_iterations((prob.N * prob.lambda_max + nb * hi) / max(nb * lo, 1e-300), tol))
+            else:
+                its = max(its, prob.n + krylov_iterations(hi / max(lo, 1e-300), tol))
+    return its
 
 
 def krylov_iterations(kappa: float, tol: float) -> int:
@@ -240,10 +250,11 @@ def reciprocal_route(prob: Problem, transforms, betas, solver: str, budgets, adj
     """How Algorithm 2 runs: ``("budget" | "direct" | "symmetric" | "gmres" | "richardson", reason)``.
 
     ``"symmetric"`` is CG on Algorithm 2's symmetric form (a positive semidefinite ``S``, ``r = 1``):
-    its iterations are bounded by :func:`reciprocal_condition`. ``solver="auto"`` takes the direct
-    ``n x n`` route when it fits (:func:`auto_is_direct`) and costs fewer column solves, ``n``, than
-    the symmetric route's column products (``columns x`` its iteration bound); every point labeled
-    (``n = N``, a GNN layer) therefore takes one CG solve. On a kernel that is not positive
+    its iterations are bounded by :func:`symmetric_iterations`. ``solver="auto"`` takes the direct
+    ``n x n`` route on a positive semidefinite ``S`` only where it fits (:func:`auto_is_direct`), some
+    point is unlabeled, and ``N <= LU_MAX_NODES`` (the sparse LU of ``Q`` is cheap there, and one
+    eigendecomposition serves every ``beta`` of a grid); elsewhere one CG solve on the symmetric form,
+    so every point labeled (``n = N``, a GNN layer) never forms an ``n x n`` system. On a kernel that is not positive
     semidefinite no iterative route is guaranteed to converge (``M`` can have eigenvalues with
     non-positive real part): ``"auto"`` takes the direct route where it fits and otherwise refuses
     before any work (:class:`~graphstk.exceptions.ConvergenceError`), naming the routes that converge.
@@ -264,12 +275,11 @@ def reciprocal_route(prob: Problem, transforms, betas, solver: str, budgets, adj
     dense_ok = all(len(tr.xi) <= 2 for tr in transforms) or N <= DENSE_LIMIT
     fits = auto_is_direct(prob) and dense_ok
     if symmetric:
+        if fits and n < N <= LU_MAX_NODES:
+            return "direct", (f"auto: n = {n} < N = {N} <= {LU_MAX_NODES} and N n = {N * n} <= {DIRECT_MAX_ENTRIES}: "
+                              f"the n x n system")
         columns = len(transforms) * len(betas) * prob.C
-        its = min(int(max_iter), krylov_iterations(reciprocal_condition(prob, transforms, betas), tol))
-        if fits and n <= columns * its:
-            return "direct", (f"auto: n = {n} <= {DIRECT_MAX_LABELED} labels and N n = {N * n} <= {DIRECT_MAX_ENTRIES}, "
-                              f"and its n = {n} column solves cost less than CG's {columns} columns x {its} "
-                              f"iterations: the n x n system")
+        its = min(int(max_iter), symmetric_iterations(prob, transforms, betas, tol))
         return "symmetric", (f"auto: S is positive semidefinite, so Algorithm 2's M is self-adjoint and positive in "
                              f"the inner product of S: CG on its symmetric form; "
                              + describe_work("CG", columns, cg_work(its)))

@@ -16,10 +16,10 @@ from graphstk.operators import GraphKernel
 from graphstk.transforms import InverseLaplacian
 
 
-def _prob():
+def _prob(normalization: str = "symmetric"):
     W, ei, w = random_graph(60, 0.1, 0)
     y = torch.randint(0, 3, (60,), generator=torch.Generator().manual_seed(0))
-    return P.make_problem(GraphKernel(ei, 60, edge_weight=w), y, torch.arange(20), 3)
+    return P.make_problem(GraphKernel(ei, 60, edge_weight=w, normalization=normalization), y, torch.arange(20), 3)
 
 
 def _labeled_problem(seed=0):
@@ -28,16 +28,20 @@ def _labeled_problem(seed=0):
     return data, train, P.make_problem(GraphKernel(data.edge_index, 80), data.y, train, 3)
 
 
-def test_auto_never_refuses_and_records_the_counted_work(monkeypatch):
+def test_auto_records_the_counted_work_and_refuses_only_what_cannot_converge(monkeypatch):
     """An iterative auto route starts whatever its worst-case bound; its history names the most work
-    it can do, counted, never a time estimate."""
-    prob = _prob()
+    it can do, counted, never a time estimate. On a kernel that is not positive semidefinite, Algorithm
+    2 beyond the direct route has no route that converges: refused before any work."""
     monkeypatch.setattr(routes, "DIRECT_MAX_LABELED", 1)          # force the iterative route
-    for res in (P.stkr_reciprocal(prob, [InverseLaplacian(0.999999)], [1e-8], solver="auto", max_iter=50, tol=1e-30),
-                P.label_propagation(prob, [0.999999], solver="auto", tol=1e-12)):
+    lazy, eq23 = _prob("lazy"), _prob("symmetric")
+    with pytest.warns(Warning):                                   # 50 iterations cannot reach tol=1e-30
+        sym = P.stkr_reciprocal(lazy, [InverseLaplacian(0.999999)], [1e-8], solver="auto", max_iter=50, tol=1e-30)
+    for res in (sym, P.label_propagation(eq23, [0.999999], solver="auto", tol=1e-12)):
         rec = res.history[-1]
         assert "at most" in rec.reason and "operator products" in rec.reason and "estimated" not in rec.reason
         assert rec.n_iter > 0
+    with pytest.raises(P.ConvergenceError, match="normalization='lazy'"):
+        P.stkr_reciprocal(eq23, [InverseLaplacian(0.9)], [1e-2], solver="auto")
 
 
 def _busy(seconds: float = 0.4):
@@ -99,8 +103,10 @@ def test_auto_never_takes_the_sparse_lu_on_a_large_graph(monkeypatch):
     rec = res.history[-1]
     assert "cg" in rec.solver and "cannot be bounded" in rec.reason and rec.n_iter > 0
     torch.testing.assert_close(res.h[(0, None)], exact.h[(0, None)], atol=1e-9, rtol=1e-8)
-    est = STKR(InverseLaplacian(0.9), 0.1).fit(data, train)
+    est = STKR(InverseLaplacian(0.9), 0.1, normalization="symmetric").fit(data, train)
     assert est.solver_.startswith("direct") and est.history_[-1].reason
+    lazy = STKR(InverseLaplacian(0.9), 0.1).fit(data, train)        # N > LU_MAX_NODES: one CG, no n x n system
+    assert lazy.solver_ == "cg (Algorithm 2, symmetric form)" and not called
 
 
 def test_cg_with_a_reciprocal_transform_runs_cg_not_gmres():
@@ -148,10 +154,11 @@ def test_gmres_work_counts_the_orthogonalisation():
 def test_fit_history_shows_the_route_and_its_counted_work(monkeypatch):
     data, train, _ = _labeled_problem()
     monkeypatch.setattr(routes, "DIRECT_MAX_LABELED", 1)
-    est = STKR(InverseLaplacian(0.9), 0.1, max_iter=200).fit(data, train)
+    est = STKR(InverseLaplacian(0.9), 0.1, max_iter=200).fit(data, train)   # the lazy kernel: symmetric form
     rec = est.history_[-1]
-    assert est.solver_ == "gmres" and rec.solver == "gmres"
-    assert "not symmetric" in rec.reason and "vector steps" in rec.reason and "at most 200 iterations" in rec.reason
+    assert est.solver_ == rec.solver == "cg (Algorithm 2, symmetric form)"
+    assert "positive semidefinite" in rec.reason and "vector steps" in rec.reason and "at most" in rec.reason
+    assert "relative residual of the recovered theta" in rec.reason
 
 
 @pytest.mark.parametrize("shifts", [1, 4])
