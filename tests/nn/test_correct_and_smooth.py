@@ -74,3 +74,18 @@ def test_gradient_flows_to_the_base_predictions():
 def test_y_true_must_match_the_mask():
     with pytest.raises(ValueError, match="masked nodes"):
         CorrectAndSmooth(2, 0.5, 2, 0.5).correct(torch.rand(6, 3), Y6, torch.tensor([True] * 3 + [False] * 3), EI6)
+
+
+def test_autoscale_gradient_is_finite_with_rows_without_error_mass():
+    """``correct(autoscale=True)`` divides by each row's error mass; a row without any (an isolated node,
+    a node the correction does not reach) keeps scale 1 and a finite gradient (gradcheck)."""
+    from graphstk.nn import CorrectAndSmooth
+
+    ei = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])          # node 3 is isolated
+    y_soft = torch.rand(4, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0), requires_grad=True)
+    mask = torch.tensor([True, False, False, False])
+    cs = CorrectAndSmooth(2, 0.5, 2, 0.5, autoscale=True)
+    cs.correct(y_soft, torch.tensor([1]), mask, ei).sum().backward()
+    assert torch.isfinite(y_soft.grad).all()
+    assert torch.autograd.gradcheck(lambda y: cs.correct(y, torch.tensor([1]), mask, ei),
+                                    (y_soft.detach().requires_grad_(),))

@@ -11,6 +11,11 @@ from graphstk.nn import DivergenceWarning, STKRPropagation
 from graphstk.spectral.transforms import InverseLaplacian, Polynomial, ReciprocalPolynomial, TopD
 
 
+def Eq23Propagation(*args, **kwargs):
+    """``STKRPropagation`` on Eq. 23's kernel ``D^-1/2 W D^-1/2``, the one ``dense_S`` builds."""
+    return STKRPropagation(*args, normalization="symmetric", **kwargs)
+
+
 def onehot(y, mask):
     return torch.nn.functional.one_hot(y[mask], C).double()
 
@@ -31,7 +36,7 @@ def test_stkr_polynomial_matches_eq7():
     beta = 1e-2
     ref = stkr_closed_form(torch.linalg.matrix_power(S, 8), mask, onehot(y, mask), beta)
     for solver in ("auto", "cg", "gmres", "direct"):
-        m = STKRPropagation(tr, beta, tol=1e-12, max_iter=5000, solver=solver, dtype=torch.float64)
+        m = Eq23Propagation(tr, beta, tol=1e-12, max_iter=5000, solver=solver, dtype=torch.float64)
         torch.testing.assert_close(m(y, ei, mask, w), ref, atol=1e-8, rtol=1e-8, msg=solver)
 
 
@@ -43,7 +48,7 @@ def test_stkr_polynomial_indefinite_uses_gmres():
     tr = Polynomial([1.0, 0.5])
     beta = 1.0
     ref = stkr_closed_form(S + 0.5 * S @ S, mask, onehot(y, mask), beta)
-    m = STKRPropagation(tr, beta, tol=1e-12, max_iter=5000, dtype=torch.float64)
+    m = Eq23Propagation(tr, beta, tol=1e-12, max_iter=5000, dtype=torch.float64)
     torch.testing.assert_close(m(y, ei, mask, w), ref, atol=1e-8, rtol=1e-8)
 
 
@@ -55,7 +60,7 @@ def test_stkr_inverse_laplacian_matches_eq7(solver):
     eta, beta = 0.9, 1e-2
     sS = S @ torch.linalg.inv(torch.eye(N, dtype=torch.float64) - eta * S)  # s(l) = l / (1 - eta l)
     ref = stkr_closed_form(sS, mask, onehot(y, mask), beta)
-    m = STKRPropagation(InverseLaplacian(eta), beta, tol=1e-12, max_iter=5000, solver=solver, dtype=torch.float64)
+    m = Eq23Propagation(InverseLaplacian(eta), beta, tol=1e-12, max_iter=5000, solver=solver, dtype=torch.float64)
     torch.testing.assert_close(m(y, ei, mask, w), ref, atol=1e-8, rtol=1e-8)
 
 
@@ -68,7 +73,7 @@ def test_stkr_inverse_laplacian_richardson_on_psd_graph():
     eta, beta = 0.5, 1.0
     sS = S @ torch.linalg.inv(torch.eye(N, dtype=torch.float64) - eta * S)
     ref = stkr_closed_form(sS, mask, onehot(y, mask), beta)
-    m = STKRPropagation(InverseLaplacian(eta), beta, tol=1e-11, max_iter=200000, solver="richardson",
+    m = Eq23Propagation(InverseLaplacian(eta), beta, tol=1e-11, max_iter=200000, solver="richardson",
                         dtype=torch.float64)
     out = m(y, ei, mask, w)
     torch.testing.assert_close(out, ref, atol=1e-7, rtol=1e-7)
@@ -83,7 +88,7 @@ def test_stkr_reciprocal_degree2_gmres():
     tr = ReciprocalPolynomial((1.0, -0.3, 0.1), r=1)
     sS = S @ torch.linalg.inv(I - 0.3 * S + 0.1 * S @ S)
     ref = stkr_closed_form(sS, mask, onehot(y, mask), 0.1)
-    out = STKRPropagation(tr, 0.1, tol=1e-12, max_iter=5000, dtype=torch.float64)(y, ei, mask, w)
+    out = Eq23Propagation(tr, 0.1, tol=1e-12, max_iter=5000, dtype=torch.float64)(y, ei, mask, w)
     torch.testing.assert_close(out, ref, atol=1e-8, rtol=1e-8)
 
 
@@ -111,7 +116,7 @@ def test_stkr_fixed_budget_equals_estimator_budget():
 def test_soft_labels_masks_and_ids():
     ei, w, W = random_graph(13)
     y, mask = labels(13)
-    m = STKRPropagation(InverseLaplacian(0.9), 0.01, tol=1e-12, dtype=torch.float64)
+    m = Eq23Propagation(InverseLaplacian(0.9), 0.01, tol=1e-12, dtype=torch.float64)
     base = m(y, ei, mask, w)
     torch.testing.assert_close(m(y, ei, mask.nonzero().flatten().flip(0), w), base, atol=1e-10, rtol=1e-10)
     Yf = torch.nn.functional.one_hot(y, C).double()
@@ -121,7 +126,7 @@ def test_soft_labels_masks_and_ids():
     y2[~mask] = -1                                    # labels outside the mask are never read
     torch.testing.assert_close(m(y2, ei, mask, w), base, atol=1e-10, rtol=1e-10)
     P = torch.softmax(torch.randn(N, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(1)), 1)
-    out = STKRPropagation(Polynomial.monomial(2), 0.1, tol=1e-12)(P, ei, mask, w)
+    out = Eq23Propagation(Polynomial.monomial(2), 0.1, tol=1e-12)(P, ei, mask, w)
     torch.testing.assert_close(out, stkr_closed_form(dense_S(W) @ dense_S(W), mask, P[mask], 0.1), atol=1e-9, rtol=1e-9)
 
 
@@ -180,7 +185,7 @@ def test_errors():
 
 # ----------------------------------------------------------------------------- no silent divergence
 def test_inverse_laplacian_on_every_node_fixed_budget_switches_route():
-    """``STKRPropagation(InverseLaplacian(0.9), num_iter=T)`` smoothing soft labels on every node: the
+    """``Eq23Propagation(InverseLaplacian(0.9), num_iter=T)`` smoothing soft labels on every node: the
     Richardson budget diverges on a graph with negative eigenvalues; the module warns once and
     returns the solution of Eq. 7, finite, for every T."""
     ei, w, W = random_graph(21)
@@ -189,7 +194,7 @@ def test_inverse_laplacian_on_every_node_fixed_budget_switches_route():
     soft = torch.softmax(torch.randn(N, C, dtype=torch.float64, generator=torch.Generator().manual_seed(0)), 1)
     every = torch.ones(N, dtype=torch.bool)
     ref = stkr_closed_form(spectral(S, lambda l: l / (1 - 0.9 * l)), every, soft, 0.1)
-    m = STKRPropagation(InverseLaplacian(0.9), 0.1, num_iter=300, dtype=torch.float64)
+    m = Eq23Propagation(InverseLaplacian(0.9), 0.1, num_iter=300, dtype=torch.float64)
     with pytest.warns(DivergenceWarning, match="diverging"):
         out = m(soft, ei, None, w)
     assert torch.isfinite(out).all() and "tolerance" in m.route_
@@ -204,11 +209,12 @@ def test_cora_140_labels_beta_1e3_32_steps_switches_route(cora):
     """Cora's public split (140 labels), InverseLaplacian(0.99), beta = 1e-3, 32 Richardson steps: the
     residual grows (Algorithm 2's M is indefinite on Cora); the module warns and solves Eq. 7."""
     data = cora
-    m = STKRPropagation(InverseLaplacian(0.99), 1e-3, num_iter=32)
+    m = Eq23Propagation(InverseLaplacian(0.99), 1e-3, num_iter=32)
     with pytest.warns(DivergenceWarning):
         out = m(data.y, data.edge_index, data.train_mask)
     assert torch.isfinite(out).all() and "tolerance" in m.route_
-    ref = STKR(InverseLaplacian(0.99), 1e-3).fit(data, data.train_mask).decision_function()   # the estimator's Eq. 7
+    ref = STKR(InverseLaplacian(0.99), 1e-3, normalization="symmetric").fit(   # the estimator's Eq. 7
+        data, data.train_mask).decision_function()
     torch.testing.assert_close(out.double(), ref, atol=1e-5, rtol=1e-5)
 
 
@@ -274,3 +280,78 @@ def test_module_and_estimator_share_the_engine(transform, solver):
     m = STKRPropagation(transform, 0.05, solver=solver, tol=1e-12, max_iter=5000, dtype=torch.float64)
     torch.testing.assert_close(m(y, ei, mask, w), est.decision_function(torch.arange(N)), atol=1e-8, rtol=1e-8)
     assert "(engine)" in m.route_
+
+
+# ------------------------------------------------------------------------------ the lazy kernel, a GNN layer
+def lazy_dense(W):
+    S = dense_S(W)
+    return (torch.eye(S.shape[0], dtype=S.dtype) + S) / 2
+
+
+def test_default_is_the_lazy_kernel_and_the_inverse_laplacian():
+    """``STKRPropagation()`` is ``InverseLaplacian(0.9)`` on ``(I + S) / 2``; with every node a target it is
+    the low-pass filter ``s(S) (s(S) + beta I)^{-1}``, ``0 <= g < 1`` (dense eigenvalues)."""
+    ei, w, W = random_graph(31)
+    m = STKRPropagation(beta=0.1, tol=1e-12, dtype=torch.float64)
+    assert m.normalization == "lazy" and "InverseLaplacian(eta=0.9)" in repr(m)
+    Y = torch.randn(N, C, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    S = lazy_dense(W)
+    s = S @ torch.linalg.inv(torch.eye(N, dtype=S.dtype) - 0.9 * S)
+    g = s @ torch.linalg.inv(s + 0.1 * torch.eye(N, dtype=S.dtype))
+    torch.testing.assert_close(m(Y, ei, None, w), g @ Y, atol=1e-9, rtol=1e-9)
+    lam = torch.linalg.eigvalsh((g + g.T) / 2)
+    assert float(lam.min()) > -1e-10 and float(lam.max()) < 1.0
+    S23 = dense_S(W)
+    s23 = S23 @ torch.linalg.inv(torch.eye(N, dtype=S.dtype) - 0.9 * S23)
+    g23 = torch.linalg.eigvalsh(s23 @ torch.linalg.inv(s23 + 0.1 * torch.eye(N, dtype=S.dtype)))
+    assert float(g23.min()) < 0 or float(g23.max()) > 1       # Eq. 23's kernel: not a low-pass filter
+
+
+def test_every_node_a_target_takes_one_cg_not_the_direct_route():
+    from nn_graphs import random_graph as rg   # noqa: F401  (the small graphs above stay small)
+    g = torch.Generator().manual_seed(3)
+    n = 1200
+    src, dst = torch.randint(0, n, (6000,), generator=g), torch.randint(0, n, (6000,), generator=g)
+    keep = src != dst
+    ei = torch.cat([torch.stack([src[keep], dst[keep]]), torch.stack([dst[keep], src[keep]])], 1)
+    ei = torch.unique(ei, dim=1)
+    Y = torch.randn(n, 3, dtype=torch.float64, generator=g)
+    m = STKRPropagation(InverseLaplacian(0.9), 1e-2, dtype=torch.float64)
+    m(Y, ei)
+    assert "symmetric form" in m.route_ and "direct" not in m.route_.split(":")[0]
+
+
+@pytest.mark.parametrize("mask", [None, "some"])
+def test_lazy_gradients_gradcheck(mask):
+    """Implicit gradients through the symmetric solve, in the scores, ``beta``, ``eta`` and the edge weights."""
+    ei, w, W = random_graph(32)
+    ids = None if mask is None else torch.arange(0, N, 2)
+    Y = torch.randn(N, C, dtype=torch.float64, generator=torch.Generator().manual_seed(1), requires_grad=True)
+    key = torch.minimum(ei[0], ei[1]) * N + torch.maximum(ei[0], ei[1])
+    pairs, which = torch.unique(key, return_inverse=True)          # one weight per undirected edge
+    u = torch.zeros(pairs.numel(), dtype=torch.float64).index_put_((which,), w.double()).requires_grad_(True)
+    m = STKRPropagation(InverseLaplacian(0.8), 0.5, tol=1e-13, max_iter=5000, dtype=torch.float64,
+                        learnable=True, flag_unreachable=False)
+    assert torch.autograd.gradcheck(lambda y, e: m(y, ei, ids, e[which]), (Y, u), atol=1e-6, rtol=1e-5, fast_mode=True)
+    assert torch.autograd.gradcheck(lambda b: STKRPropagation(InverseLaplacian(0.8), b, tol=1e-13, max_iter=5000,
+                                                               flag_unreachable=False)(Y.detach(), ei, ids, w),
+                                    (torch.tensor(0.5, dtype=torch.float64, requires_grad=True),), atol=1e-6,
+                                    fast_mode=True)
+
+
+def test_lazy_fixed_budget_uses_the_engine_step_and_is_differentiable():
+    """``num_iter=T`` unrolls Algorithm 2 with the engine's step on ``[0, 1]`` (stable on the lazy kernel)."""
+    from graphstk.methods.propagation import richardson_step
+
+    ei, w, W = random_graph(33)
+    y, mask = labels(33)
+    m = STKRPropagation(InverseLaplacian(0.9), 1e-2, num_iter=16, dtype=torch.float64)
+    out = m(y, ei, mask, w)
+    assert torch.isfinite(out).all() and "Richardson" in m.route_
+    n = int(mask.sum()) if mask.dtype == torch.bool else mask.numel()
+    gamma = richardson_step("reciprocal", "auto", (1.0, -0.9), 1e-2, N, n, 0.0, 1.0)
+    assert float(gamma) == pytest.approx(1.0 / (N + n * 1e-2 * 1.0))
+    beta = torch.tensor(1e-2, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda b: STKRPropagation(InverseLaplacian(0.9), b, num_iter=6)(
+        onehot(y, mask).new_zeros(N, C).index_put((torch.nonzero(mask).flatten() if mask.dtype == torch.bool
+                                                   else mask,), onehot(y, mask)), ei, mask, w), (beta,))
