@@ -9,8 +9,8 @@ Run from the repository root::
 
 It runs ``python run.py CONFIG --threads N --out DIR --no-progress`` (the runner, from a cleared
 cache, so every split is computed) and reads ``DIR/results.json``: the run's ``wall_time_s`` and
-every row's ``wall_time_s`` (the seconds of its seeds). It prints seconds per method and dataset,
-then PASS/FAIL for
+every row's ``wall_time_s`` (the seconds of its seeds). It prints (and writes to
+``DIR/table1_speed.md``) seconds per method and dataset, then PASS/FAIL for
 
 * the wall time: at most ``--target-s`` seconds (120);
 * the top-``d`` rows (``SP-topd (t)``, ``SP-topd (i)``): at most ``--target-share`` of the wall time (25 %);
@@ -92,6 +92,12 @@ def main(argv=None) -> int:
     if args.reuse and not args.out:
         ap.error("--reuse needs --out (the folder of a finished run)")
     out = args.out or tempfile.mkdtemp(prefix="table1_speed-")
+    lines: list[str] = []
+
+    def say(text: str = "") -> None:
+        print(text, flush=True)
+        lines.append(text)
+
     load_before = os.getloadavg()
     if not args.reuse:
         run(args.config, out, args.threads, args.data_root, args.device, args.quick)
@@ -100,43 +106,49 @@ def main(argv=None) -> int:
         new = json.load(fh)
     wall = float(new["wall_time_s"])
     datasets, methods, t = times(new)
-    print(f"\n{args.config}: {len(new['rows'])} rows, wall time {wall:.1f} s (--threads {args.threads}); load average "
-          f"(1, 5, 15 min) before {', '.join(f'{x:.2f}' for x in load_before)}, after "
-          f"{', '.join(f'{x:.2f}' for x in load_after)} on {os.cpu_count()} cores")
-    print("| method (seconds, all seeds) | " + " | ".join(datasets) + " | total |")
-    print("|---" * (len(datasets) + 2) + "|")
+    load = (f"load average (1, 5, 15 min) now {', '.join(f'{x:.2f}' for x in load_after)}" if args.reuse else
+            f"load average (1, 5, 15 min) before {', '.join(f'{x:.2f}' for x in load_before)}, after "
+            f"{', '.join(f'{x:.2f}' for x in load_after)}")
+    say(f"{args.config}: {len(new['rows'])} rows, wall time {wall:.1f} s (--threads {args.threads}); {load} on "
+        f"{os.cpu_count()} cores")
+    say()
+    say("| method (seconds, all seeds) | " + " | ".join(datasets) + " | total |")
+    say("|---" * (len(datasets) + 2) + "|")
     for m in methods:
         cells = [t.get((m, d)) for d in datasets]
-        print(f"| {m} | " + " | ".join("-" if c is None else f"{c:.1f}" for c in cells)
+        say(f"| {m} | " + " | ".join("-" if c is None else f"{c:.1f}" for c in cells)
               + f" | {sum(c for c in cells if c is not None):.1f} |")
     topd = sum(v for (m, _), v in t.items() if m in TOPD)
     share = topd / wall if wall > 0 else 0.0
     ok = True
+    say()
     if args.quick:
-        print(f"\nquick run (Cora, thinned grids): wall {wall:.1f} s, top-d share {100 * share:.0f} %; targets are "
+        say(f"\nquick run (Cora, thinned grids): wall {wall:.1f} s, top-d share {100 * share:.0f} %; targets are "
               "judged on the full config only")
     else:
         for name, value, target, fmt in (("wall time (s)", wall, args.target_s, "{:.1f}"),
                                          ("top-d rows' share of it", share, args.target_share, "{:.0%}")):
             good = value <= target
             ok &= good
-            print(f"{'PASS' if good else 'FAIL'}: {name} {fmt.format(value)} (target <= {fmt.format(target)})")
+            say(f"{'PASS' if good else 'FAIL'}: {name} {fmt.format(value)} (target <= {fmt.format(target)})")
         ref_path = ROOT / args.reference
         if ref_path.exists():
             with open(ref_path) as fh:
                 ref = json.load(fh)
             diffs, dmean, dstd = compare(new, ref)
             ok &= not diffs
-            print(f"{'PASS' if not diffs else 'FAIL'}: every row's per-seed accuracies and chosen hyperparameters equal "
+            say(f"{'PASS' if not diffs else 'FAIL'}: every row's per-seed accuracies and chosen hyperparameters equal "
                   f"{args.reference} ({len(new['rows'])} rows; largest change of a mean {dmean:.2e}, of a std "
                   f"{dstd:.2e} points)")
             for d in diffs:
-                print("   ", d)
+                say(f"    {d}")
         import torch
 
-        print("GPU: " + ("present, not judged here (run with --device cuda)" if torch.cuda.is_available()
+        say("GPU: " + ("present, not judged here (run with --device cuda)" if torch.cuda.is_available()
                          else "none on this machine; the GPU target is not measured"))
     print(f"run files: {out}")
+    with open(os.path.join(out, "table1_speed.md"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
     return 0 if ok else 1
 
 

@@ -84,7 +84,7 @@ def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[flo
         ``(I - eta S^T) x = b`` (the same system for a symmetric ``S``); Algorithm 1 / 3: the same
         system (``N [s(S)]_{nn} + n beta I`` is symmetric); Algorithm 2: ``M^T`` (Eq. 20's ``M`` is
         not symmetric). TopD has no adjoint here (kernel PCA is not one linear solve).
-    eigen_cache : :class:`~graphstk.spectral.eigen.EigenCache`, optional
+    eigen_cache : :class:`~graphstk.spectral.EigenCache`, optional
         TopD: eigenpairs already computed for the same operator (a run's, shared by its splits); see
         :func:`~graphstk.methods.topd.stkr_topd`. Other families ignore it.
 

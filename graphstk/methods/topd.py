@@ -53,11 +53,11 @@ def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support:
     ``support="labeled"`` (a documented variant, not the paper's) restricts ``U`` to
     the components that contain a labeled node, spending all ``d`` dimensions there.
 
-    ``eigen_cache`` (:class:`~graphstk.spectral.eigen.EigenCache`, optional): the run's eigenpairs. The
+    ``eigen_cache`` (:class:`~graphstk.spectral.EigenCache`, optional): the run's eigenpairs. The
     eigenpairs of ``S_UU`` are taken from it when the same operator was solved before (the same
     graph, hidden nodes and labeled nodes: the transductive rows of a dataset whose labeled nodes do
     not change between seeds, e.g. Planetoid's public split), else computed and kept. Where
-    :func:`~graphstk.spectral.eigen.eigen_route` takes the block method (an accelerator), a large
+    :func:`~graphstk.spectral.eigen_route` takes the block method (an accelerator), a large
     component starts from the top eigenvectors of ``S``'s large components over every visible node
     (before the labeled nodes are removed), computed once per operator and kept in the same cache:
     the same ``S`` for every seed of a transductive row. The eigensolve's route, residual and bound
@@ -113,7 +113,7 @@ def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support:
 
 def _warm_start(prob: Problem, U: Tensor, k: int, eigen_cache: "eigen.EigenCache") -> Tensor | None:
     """Rows ``U`` of the top eigenvectors of ``S`` over the large components of the visible graph (a
-    warm start for the block route of :func:`~graphstk.spectral.eigen.top_eigenpairs`), or ``None``
+    warm start for the block route of :func:`~graphstk.spectral.top_eigenpairs`), or ``None``
     where that route is not taken (the CPU) or ``S`` has no pattern or no large component. The basis
     is computed once per operator ``S`` (``eigen_cache``)."""
     if prob.sparse is None or eigen.eigen_route(prob.N, k, prob.op.device) != "block":

@@ -139,7 +139,7 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
     ``filtered_top_eigenpairs``: the same eigenpairs, to ``tol=1e-10``, several times
     faster when hundreds are wanted); ``"auto"`` takes the filter for ``64 <= k < size / 2``
     eigenpairs of a component above ``dense_threshold`` nodes, plain ``eigsh`` otherwise, on the
-    CPU; ``"block"`` runs :func:`~graphstk.spectral.subspace.subspace_top_eigenpairs` (Chebyshev-filtered
+    CPU; ``"block"`` runs :func:`~graphstk.spectral.subspace_top_eigenpairs` (Chebyshev-filtered
     subspace iteration in torch, float64, on the operator's device), which ``"auto"`` takes on
     an accelerator (:func:`eigen_route`). ``"lanczos"`` and ``"filtered"`` run SciPy's ARPACK on the
     host: the component moves there once and its eigenvectors come back once.
@@ -247,7 +247,7 @@ LAST_SOLVE: dict = {}       # diagnostics of the last filtered_top_eigenpairs ca
 def eigen_route(size: int, k: int, device, dense_threshold: int = 3000) -> str:
     """How :func:`top_eigenpairs` solves a connected component of ``size`` nodes for its ``k`` top
     eigenpairs, from sizes and the device only: ``"dense"`` (LAPACK ``eigh``) up to ``dense_threshold``
-    nodes; above, ``"block"`` (:func:`~graphstk.spectral.subspace.subspace_top_eigenpairs`, on the device)
+    nodes; above, ``"block"`` (:func:`~graphstk.spectral.subspace_top_eigenpairs`, on the device)
     on an accelerator; on the CPU ARPACK, ``"filtered"`` (``filtered_top_eigenpairs``) for
     ``FILTER_MIN_K <= k < size / 2`` and ``"lanczos"`` (plain ``eigsh``) otherwise. On the CPU ARPACK
     is the faster of the two (``docs/benchmarks.md``, "Top eigenpairs")."""
@@ -430,7 +430,7 @@ def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator |
 # Eigenpairs computed once per operator
 # ---------------------------------------------------------------------------
 def operator_fingerprint(op: KernelOperator) -> str:
-    """A content hash of a symmetric operator: its class, shape, dtype, device and entries (for a
+    """A content hash (hex string) of the operator ``op``: its class, shape, dtype, device and entries (for a
     :class:`~graphstk.operators.SparseOperator` its CSR arrays; otherwise its dense matrix). Two
     operators with the same fingerprint have the same eigenpairs: the graph, the hidden nodes and the
     normalisation are all in the entries. The arrays are read on the host (one copy from an
@@ -454,7 +454,7 @@ class EigenCache:
     An entry is keyed on :func:`operator_fingerprint` of the operator (graph, hidden set,
     normalisation, dtype, device) and the number ``k`` of eigenpairs asked for (plus the options of
     :func:`top_eigenpairs` that change the answer). A run owns one cache
-    (:attr:`graphstk.experiments.kernels.KernelCache.eigen`) and hands it to the engine as an argument;
+    (``graphstk.experiments.kernels.KernelCache.eigen``) and hands it to the engine as an argument;
     there is no module-level cache.
 
     Parameters

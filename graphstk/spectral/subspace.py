@@ -3,7 +3,7 @@
 :func:`subspace_top_eigenpairs` runs where the operator lives (CPU or CUDA), on a block of vectors
 in float64: every step is a sparse (or dense) product with a whole ``[n, p]`` block, a QR
 factorisation and a ``p x p`` Rayleigh-Ritz eigenproblem, with no host round trip. It is the
-device-native route of :func:`graphstk.spectral.eigen.top_eigenpairs` (kernel PCA, STKR Eq. 8),
+device-native route of :func:`graphstk.spectral.top_eigenpairs` (kernel PCA, STKR Eq. 8),
 and it can start from a basis that is already close (a warm start: the eigenvectors of a similar
 operator, e.g. the whole graph's when a split removes a few nodes).
 
@@ -82,8 +82,8 @@ class SubspaceResult:
 
 def _orthonormal(x: Tensor) -> Tensor:
     """An orthonormal basis of the columns of ``x`` (Householder QR). On the CPU through SciPy's LAPACK
-    (the same factorisation, several times faster than ``torch.linalg.qr`` there for tall blocks,
-    ``docs/benchmarks.md``), zero-copy both ways; elsewhere ``torch.linalg.qr`` on the device."""
+    (the same factorisation; ``bench/topd_eigen.py`` times it against ``torch.linalg.qr``), zero-copy
+    both ways; elsewhere ``torch.linalg.qr`` on the device."""
     if x.device.type == "cpu":
         import scipy.linalg
 
@@ -114,7 +114,7 @@ def subspace_top_eigenpairs(matmul: Callable[[Tensor], Tensor], n: int, k: int, 
         A warm start: columns close to the wanted eigenvectors (any ``q``; the first ``p`` are used,
         Gaussian columns complete the block).
     block : int, optional
-        Block size ``p > k`` (default :func:`guard_size`).
+        Block size ``p > k`` (default ``guard_size(k, n)``: ``k + max(16, k / 4)``, at most ``n``).
     tol : float, default 1e-10
         Stop when every wanted Ritz pair has ``||A v - theta v|| <= tol * radius``.
     degree : int, default ``SUBSPACE_DEGREE``
