@@ -129,9 +129,7 @@ def main(argv=None) -> int:
     text = "\n".join(lines)
     print(text)
     if args.out:
-        Path(args.out).write_text(text + "\n\n<sub>Written by `python bench/topd_eigen.py"
-                                  + (" --quick" if args.quick else f" --dataset {args.dataset} --k {k}")
-                                  + f"`.</sub>\n")
+        Path(args.out).write_text(text + "\n")
     return 0
 
 
