@@ -472,27 +472,35 @@ class EigenCache:
         if int(size) < 1:
             raise ValueError(f"size must be >= 1, got {size!r}")
         self.size = int(size)
-        self._entries: dict[tuple, tuple[Tensor, Tensor]] = {}
+        self._entries: dict[tuple, tuple[Tensor, Tensor, list]] = {}
         self.hits = 0
         self.computed = 0
 
     def top_eigenpairs(self, op: SparseOperator, k: int, **options) -> tuple[Tensor, Tensor]:
         """:func:`top_eigenpairs` ``(op, k, **options)``, from the cache when the same operator was
         solved for the same ``k`` and options (``start`` and ``record`` are not part of the key: a
-        warm start changes how the pairs are found, not which; ``record`` receives nothing on a hit).
+        warm start changes how the pairs are found, not which). On a hit, ``record`` receives the
+        records of the solve that computed the pairs, their ``route`` prefixed ``"cached: "``.
         Returns ``(values [k], vectors [N, k])`` as :func:`top_eigenpairs`."""
+        record = options.get("record")
         key = (operator_fingerprint(op), int(k),
                tuple(sorted((name, v) for name, v in options.items() if name not in ("start", "record"))))
         if key in self._entries:
             self.hits += 1
             self._entries[key] = self._entries.pop(key)   # most recently used last
-            return self._entries[key]
-        out = top_eigenpairs(op, k, **options)
+            values, vectors, solved = self._entries[key]
+            if record is not None:
+                record += [dict(r, route=f"cached: {r['route']}") for r in solved]
+            return values, vectors
+        solved: list = []
+        values, vectors = top_eigenpairs(op, k, **{**options, "record": solved})
+        if record is not None:
+            record += solved
         self.computed += 1
-        self._entries[key] = out
+        self._entries[key] = (values, vectors, solved)
         while len(self._entries) > self.size:
             self._entries.pop(next(iter(self._entries)))
-        return out
+        return values, vectors
 
     def clear(self) -> None:
         """Drop every entry (the counters stay)."""

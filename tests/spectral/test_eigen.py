@@ -178,11 +178,17 @@ def test_cache_answers_the_same_operator_and_k_once():
     assert v1[0] is v2[0]
     ref = top_eigenpairs(a, 10)
     assert torch.equal(v1[0], ref[0]) and torch.equal(v1[1], ref[1])
+    rec0, rec1 = [], []
+    big = SparseOperator.from_dense(normalized_random_graph(200, 0.05, seed=4))
+    cache.top_eigenpairs(big, 6, dense_threshold=50, record=rec0)
+    cache.top_eigenpairs(big, 6, dense_threshold=50, record=rec1)
+    assert [r["route"] for r in rec0] == ["arpack (lanczos)"] and [r["route"] for r in rec1] == ["cached: arpack (lanczos)"]
+    assert cache.computed == 2 and cache.hits == 2
     cache.top_eigenpairs(a, 12)               # another k: computed
     S2 = S.clone()
     S2[0, 1] = S2[1, 0] = S2[0, 1] + 1e-3      # another operator: computed
     cache.top_eigenpairs(SparseOperator.from_dense(S2), 10)
-    assert cache.computed == 3 and cache.hits == 1
+    assert cache.computed == 4 and cache.hits == 2
 
 
 def test_fingerprint_separates_dtype_and_entries():
