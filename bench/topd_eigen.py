@@ -18,8 +18,8 @@ Side by side in one process it times
 
 each block run capped at ``--max-iter`` Rayleigh-Ritz steps (its residual says how far it got), and
 prints seconds, block products, the residual ``max ||S u - mu u||`` and whether it met the bound
-``1e-10 * radius``; then the QR of one ``n x p`` block by ``torch.linalg.qr`` and by SciPy's LAPACK
-(the CPU's choice in :mod:`graphstk.spectral.subspace`). This is the measurement behind :func:`graphstk.spectral.eigen_route`'s CPU choice.
+``1e-10 * radius``; then the QR of one ``n x p`` block (a step of the block method) by
+``torch.linalg.qr``, which the block method uses, and by SciPy's LAPACK. This is the measurement behind :func:`graphstk.spectral.eigen_route`'s CPU choice.
 """
 from __future__ import annotations
 

@@ -81,14 +81,7 @@ class SubspaceResult:
 
 
 def _orthonormal(x: Tensor) -> Tensor:
-    """An orthonormal basis of the columns of ``x`` (Householder QR). On the CPU through SciPy's LAPACK
-    (the same factorisation; ``bench/topd_eigen.py`` times it against ``torch.linalg.qr``), zero-copy
-    both ways; elsewhere ``torch.linalg.qr`` on the device."""
-    if x.device.type == "cpu":
-        import scipy.linalg
-
-        return torch.from_numpy(scipy.linalg.qr(x.numpy(), mode="economic", overwrite_a=True,
-                                                check_finite=False)[0])
+    """An orthonormal basis of the columns of ``x`` (Householder QR, ``torch.linalg.qr``, on the device)."""
     return torch.linalg.qr(x, mode="reduced").Q
 
 
