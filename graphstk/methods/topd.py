@@ -57,10 +57,10 @@ def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support:
     eigenpairs of ``S_UU`` are taken from it when the same operator was solved before (the same
     graph, hidden nodes and labeled nodes: the transductive rows of a dataset whose labeled nodes do
     not change between seeds, e.g. Planetoid's public split), else computed and kept. Where
-    :func:`~graphstk.spectral.eigen_route` takes the block method (an accelerator), a large
-    component starts from the top eigenvectors of ``S``'s large components over every visible node
-    (before the labeled nodes are removed), computed once per operator and kept in the same cache:
-    the same ``S`` for every seed of a transductive row. The eigensolve's route, residual and bound
+    :func:`~graphstk.spectral.eigen_route` takes the block method (an accelerator) and no point is
+    hidden (transductive), a large component starts from the top eigenvectors of ``S``'s large
+    components over every node (before the labeled nodes are removed), computed once per operator
+    and kept in the same cache: the same ``S`` for every seed of a transductive row. The eigensolve's route, residual and bound
     are recorded in ``history``.
     """
     N, n, C = prob.N, prob.n, prob.C
@@ -112,12 +112,13 @@ def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support:
 
 
 def _warm_start(prob: Problem, U: Tensor, k: int, eigen_cache: "eigen.EigenCache") -> Tensor | None:
-    """Rows ``U`` of the top eigenvectors of ``S`` over the large components of the visible graph (a
-    warm start for the block route of :func:`~graphstk.spectral.top_eigenpairs`), or ``None``
-    where that route is not taken (the CPU) or ``S`` has no pattern or no large component. The basis
-    is computed once per operator ``S`` (``eigen_cache``)."""
-    if prob.sparse is None or eigen.eigen_route(prob.N, k, prob.op.device) != "block":
-        return None
+    """Rows ``U`` of the top eigenvectors of ``S`` over the large components of the graph (a warm
+    start for the block route of :func:`~graphstk.spectral.top_eigenpairs`), or ``None`` where that
+    route is not taken (the CPU), ``S`` has no pattern or no large component, or points are hidden
+    (the inductive setting: its ``S`` changes with the split, so a basis of it would serve one solve
+    and cost one more). The basis is computed once per operator ``S`` (``eigen_cache``)."""
+    if prob.sparse is None or prob.N != prob.num_points or eigen.eigen_route(prob.N, k, prob.op.device) != "block":
+        return None   # only a transductive S (no hidden point) is the same for every split: its basis is reused
     row, col, _ = prob.sparse.coo()
     a = sp.csr_matrix((np.ones(row.numel()), (row.cpu().numpy(), col.cpu().numpy())), shape=(prob.N, prob.N))
     _, label = connected_components(a, directed=False)
