@@ -77,6 +77,9 @@ RUNS = {
     "separating_repro": ("configs/separating_repro.yaml", "python run.py configs/separating_repro.yaml"),
     "planetoid_features": ("configs/planetoid_features.yaml",
                            "python run.py configs/planetoid_features.yaml --threads 1"),
+    "table1_speed": ("configs/table1.yaml", "python bench/table1_speed.py --datasets Cora --out "
+                                            "docs/results/table1_speed (python run.py configs/table1.yaml --threads 2 "
+                                            "--datasets Cora)"),
     "device_h200/table1_cuda": ("configs/table1.yaml",
                                 "python run.py configs/table1.yaml --device cuda (one NVIDIA H200)"),
     "dcsbm_10m": ("configs/dcsbm_10m.yaml", "python run.py configs/dcsbm_10m.yaml"),
@@ -469,6 +472,8 @@ TABLES = {
                                                                   "dcsbm_10m_distributed": "contiguous",
                                                                   "dcsbm_10m_distributed_rcm": "rcm"}),
     "table1-times-h200": lambda: t_table1_times("device_h200/table1_cuda"),
+    "table1-times": lambda: t_table1_times("table1"),
+    "table1-times-speed": lambda: t_table1_times("table1_speed"),
     "sep-laplacian": lambda: (pivot([r for r in load("separating_repro") if (r.get("options") or {}).get("kernel")],
                                     lambda r: (r["method"],), lambda r: r["dataset"], ["method (l1-Laplacian kernel)"],
                                     value=lambda r: fmt(r["mean"], 3)), load("separating_repro")),

@@ -79,6 +79,9 @@ class KernelCache:
         Kernels the factory built (calls of ``factory``).
     reused : int
         Requests answered from the cache.
+    eigen : :class:`~graphstk.spectral.EigenCache`
+        The run's eigenpairs (top-``d`` kernel PCA), keyed on the operator, handed to the engine by
+        the STKR registrations: an operator solved once is not solved again in the same run.
     """
 
     def __init__(self, factory: KernelFactory | None = None, size: int = 3):
@@ -89,7 +92,10 @@ class KernelCache:
             raise ValueError(f"size must be >= 1, got {size!r}")
         self.factory = factory if factory is not None else GraphKernelFactory()
         self.size = int(size)
+        from graphstk.spectral.eigen import EigenCache
+
         self._entries: list[tuple[object, tuple, object]] = []   # (graph, key, kernel), oldest first
+        self.eigen = EigenCache()
         self.built = 0
         self.reused = 0
 
@@ -115,8 +121,9 @@ class KernelCache:
         return kern
 
     def clear(self) -> None:
-        """Drop every kernel (the counters stay)."""
+        """Drop every kernel and eigendecomposition (the counters stay)."""
         self._entries = []
+        self.eigen.clear()
 
     def __len__(self) -> int:
         return len(self._entries)

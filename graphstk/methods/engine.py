@@ -48,7 +48,8 @@ def transform_family(transform: Transform) -> type:
 def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[float] = (), *,
           budgets: Sequence[int] = (), solver: str = "auto", max_iter: int = 1000, tol: float = 1e-6,
           step_size: str | float = "auto", callback: Callable[[int, float], None] | None = None,
-          max_seconds: float | None = None, unstable: str = "raise", adjoint: bool = False) -> EngineResult:
+          max_seconds: float | None = None, unstable: str = "raise", adjoint: bool = False,
+          eigen_cache=None) -> EngineResult:
     """Solve ``problem`` for every ``(transform, beta)`` pair of a grid in one batched solve.
 
     Parameters
@@ -83,6 +84,9 @@ def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[flo
         ``(I - eta S^T) x = b`` (the same system for a symmetric ``S``); Algorithm 1 / 3: the same
         system (``N [s(S)]_{nn} + n beta I`` is symmetric); Algorithm 2: ``M^T`` (Eq. 20's ``M`` is
         not symmetric). TopD has no adjoint here (kernel PCA is not one linear solve).
+    eigen_cache : :class:`~graphstk.spectral.EigenCache`, optional
+        TopD: eigenpairs already computed for the same operator (a run's, shared by its splits); see
+        :func:`~graphstk.methods.topd.stkr_topd`. Other families ignore it.
 
     Returns
     -------
@@ -130,10 +134,10 @@ def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[flo
             by_support.setdefault(t.support, []).append(i)
         parts = []
         for support, idx in by_support.items():
-            res = stkr_topd(problem, [transforms[i].d for i in idx], betas, support=support)
-            if not res.history:
-                _record(res, "kernel PCA + ridge probe (Eqs. 8-9)",
-                        f"TopD: support={support!r} ('labeled': the components that hold a label; 'all': Eq. 8)")
+            res = stkr_topd(problem, [transforms[i].d for i in idx], betas, support=support,
+                            eigen_cache=eigen_cache)
+            _record(res, "kernel PCA + ridge probe (Eqs. 8-9)",
+                    f"TopD: support={support!r} ('labeled': the components that hold a label; 'all': Eq. 8)")
             parts.append((idx, res))
         return parts[0][1] if len(parts) == 1 else _merge(len(betas), parts)
     # Polynomial: one Algorithm 1 / 3 solve per distinct polynomial, every beta at once

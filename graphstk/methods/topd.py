@@ -11,6 +11,8 @@ from scipy.sparse.csgraph import connected_components
 from torch import Tensor
 
 from ..spectral import eigen
+from ..spectral.solvers import SolveResult
+from ..spectral.subspace import guard_size
 from .problem import EngineResult, Problem, _sym_solve_path
 
 
@@ -33,7 +35,8 @@ def labeled_components(prob: Problem) -> Tensor:
     return hit[label]
 
 
-def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support: str = "all") -> EngineResult:
+def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support: str = "all",
+              eigen_cache: "eigen.EigenCache | None" = None) -> EngineResult:
     """Top-``d`` kernel PCA on the unlabeled visible nodes with a ridge probe (Eqs. 8-9).
 
     ``G_{K,m} = N S_UU`` over the unlabeled visible nodes ``U``; with ``S_UU u_i = mu_i u_i``
@@ -49,6 +52,16 @@ def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support:
     and only wastes one of the ``d`` dimensions (on DBLP the top 32 are all such).
     ``support="labeled"`` (a documented variant, not the paper's) restricts ``U`` to
     the components that contain a labeled node, spending all ``d`` dimensions there.
+
+    ``eigen_cache`` (:class:`~graphstk.spectral.EigenCache`, optional): the run's eigenpairs. The
+    eigenpairs of ``S_UU`` are taken from it when the same operator was solved before (the same
+    graph, hidden nodes and labeled nodes: the transductive rows of a dataset whose labeled nodes do
+    not change between seeds, e.g. Planetoid's public split), else computed and kept. Where
+    :func:`~graphstk.spectral.eigen_route` takes the block method (an accelerator) and no point is
+    hidden (transductive), a large component starts from the top eigenvectors of ``S``'s large
+    components over every node (before the labeled nodes are removed), computed once per operator
+    and kept in the same cache: the same ``S`` for every seed of a transductive row. The eigensolve's route, residual and bound
+    are recorded in ``history``.
     """
     N, n, C = prob.N, prob.n, prob.C
     is_train = torch.zeros(N, dtype=torch.bool, device=prob.Y.device)
@@ -66,7 +79,20 @@ def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support:
         return EngineResult({(g, None): torch.zeros(N, C, dtype=prob.Y.dtype, device=prob.Y.device)
                              for g in range(len(ds) * len(betas))})
     k = min(dmax, U.numel())
-    mu, u = eigen.top_eigenpairs(prob.op.block(U, U), k, upper_bound=prob.lambda_max)
+    record: list = []
+    A = prob.op.block(U, U)
+    if eigen_cache is None:
+        mu, u = eigen.top_eigenpairs(A, k, upper_bound=prob.lambda_max, record=record)
+    else:
+        start = _warm_start(prob, U, k, eigen_cache)
+        mu, u = eigen_cache.top_eigenpairs(A, k, upper_bound=prob.lambda_max, start=start, record=record)
+    out = EngineResult({})
+    for r in record:
+        out.history.append(SolveResult(torch.empty(0), n_iter=int(r["products"] or 0),
+                                       converged=r["residual"] <= r["bound"],
+                                       solver=f"kernel PCA eigenpairs: {r['route']}",
+                                       reason=f"S_UU component of {r['n']} nodes, top {r['k']}: residual "
+                                              f"max ||S u - mu u|| = {r['residual']:.2e}, bound {r['bound']:.2e}"))
     pos = mu > torch.finfo(mu.dtype).eps * 10
     if int(pos.sum()) < dmax:
         warnings.warn(f"kernel PCA: only {int(pos.sum())} positive eigenvalues among the top {k} of G_K,m; "
@@ -74,7 +100,6 @@ def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support:
     mu, u = mu[pos], u[:, pos]
     scaled = u * torch.sqrt(N / mu)                            # columns sqrt(N/mu_i) u_i
     phi_train = prob.op.block(prob.train, U) @ scaled     # Psi(X_n)^T  [n, k]
-    out = EngineResult({})
     for i_d, d in enumerate(ds):
         dd = min(d, mu.numel())
         F = phi_train[:, :dd]
@@ -84,3 +109,25 @@ def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support:
             h[U] = scaled[:, :dd] @ w
             out.h[(i_d * len(betas) + i_b, None)] = h
     return out
+
+
+def _warm_start(prob: Problem, U: Tensor, k: int, eigen_cache: "eigen.EigenCache") -> Tensor | None:
+    """Rows ``U`` of the top eigenvectors of ``S`` over the large components of the graph (a warm
+    start for the block route of :func:`~graphstk.spectral.top_eigenpairs`), or ``None`` where that
+    route is not taken (the CPU), ``S`` has no pattern or no large component, or points are hidden
+    (the inductive setting: its ``S`` changes with the split, so a basis of it would serve one solve
+    and cost one more). The basis is computed once per operator ``S`` (``eigen_cache``)."""
+    if prob.sparse is None or prob.N != prob.num_points or eigen.eigen_route(prob.N, k, prob.op.device) != "block":
+        return None   # only a transductive S (no hidden point) is the same for every split: its basis is reused
+    row, col, _ = prob.sparse.coo()
+    a = sp.csr_matrix((np.ones(row.numel()), (row.cpu().numpy(), col.cpu().numpy())), shape=(prob.N, prob.N))
+    _, label = connected_components(a, directed=False)
+    sizes = np.bincount(label)
+    big = np.nonzero(sizes[label] > 3000)[0]   # top_eigenpairs' dense_threshold: the components it iterates on
+    if big.size <= k + 2:
+        return None
+    big_t = torch.as_tensor(big, device=prob.op.device)
+    _, basis = eigen_cache.top_eigenpairs(prob.op.block(big_t, big_t), guard_size(k, int(big.size)))
+    start = torch.zeros(prob.N, basis.shape[1], dtype=basis.dtype, device=basis.device)
+    start[big_t] = basis
+    return start[U]

@@ -194,7 +194,7 @@ class STKRCV(_GraphEstimator):
         return [{"transform": t, "beta": b, "num_iter": T} for t in transforms for b in betas for T in budgets]
 
     # -- the one engine call ----------------------------------------------------
-    def _solve_grid(self, X, train_idx, hidden_idx, y) -> None:
+    def _solve_grid(self, X, train_idx, hidden_idx, y, eigen_cache=None) -> None:
         self._validate_params()
         transforms, family, betas, budgets = self._grid()
         if family is ReciprocalPolynomial and not hasattr(X, "normalized_gram"):
@@ -211,7 +211,7 @@ class STKRCV(_GraphEstimator):
                     budgets=fixed, solver=self.solver,
                     max_iter=int(self.max_iter), tol=float(self.tol),
                     step_size=self.step_size if isinstance(self.step_size, str) else float(self.step_size),
-                    max_seconds=self.max_seconds, unstable="run" if fixed else "raise")
+                    max_seconds=self.max_seconds, unstable="run" if fixed else "raise", eigen_cache=eigen_cache)
         self.history_ = res.history
         last = res.history[-1] if res.history else None
         self.solver_ = last.solver if last is not None else ""
@@ -241,7 +241,8 @@ class STKRCV(_GraphEstimator):
         S = scores_from(prob, H, ids)
         return [S[:, j * C:(j + 1) * C] for j in range(len(points))]
 
-    def grid_scores(self, data, train_idx=None, eval_idx=None, hidden_idx=None, *, y=None) -> list[tuple[dict, Tensor]]:
+    def grid_scores(self, data, train_idx=None, eval_idx=None, hidden_idx=None, *, y=None,
+                    eigen_cache=None) -> list[tuple[dict, Tensor]]:
         """Fit every grid point (one engine call) and score ``eval_idx`` with each: what a caller that
         selects by itself needs (the experiment runner's protocols).
 
@@ -257,6 +258,9 @@ class STKRCV(_GraphEstimator):
             ``setting="inductive"``: points (and their edges) never seen by the fit.
         y : Tensor ``[N]``, optional
             Class ids (only ``y[train_idx]`` is read); default ``data.y``. Required with an operator.
+        eigen_cache : :class:`~graphstk.spectral.EigenCache`, optional
+            ``TopD`` grids: eigenpairs kept from earlier calls on the same operator (the experiment
+            runner passes its run's); default: none kept.
 
         Returns
         -------
@@ -266,7 +270,7 @@ class STKRCV(_GraphEstimator):
         """
         if eval_idx is None:
             raise ValueError("grid_scores needs eval_idx: the points to score")
-        self._solve_grid(data, train_idx, hidden_idx, y)
+        self._solve_grid(data, train_idx, hidden_idx, y, eigen_cache)
         ids = as_index(eval_idx, self.problem_.num_points, self.kernel_.device, name="eval_idx", allow_none=False)
         out = list(zip([dict(p) for p in self.grid_], self._point_scores(ids)))
         _warn_non_finite(type(self.grid_[0]["transform"]).__name__, out)

@@ -31,11 +31,13 @@ tensor([0.2500, 1.0000], dtype=torch.float64)
 >>> torch.allclose(A @ res.x, torch.ones(2, 1, dtype=torch.float64))
 True
 """
-from .eigen import power_iteration, spectral_radius, top_eigenpairs
+from .eigen import EigenCache, eigen_route, operator_fingerprint, power_iteration, spectral_radius, top_eigenpairs
+from .subspace import SubspaceResult, subspace_top_eigenpairs
 from .solvers import ConvergenceError, ConvergenceWarning, SolveResult, cg, gmres, richardson
 from .filters import GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter
 from .transforms import InverseLaplacian, LabelPropagationFilter, Polynomial, ReciprocalPolynomial, TopD, Transform
 
 __all__ = ["Transform", "SGCFilter", "S2GCFilter", "HeatKernelFilter", "GGCMFilter", "Polynomial", "ReciprocalPolynomial", "InverseLaplacian", "TopD", "LabelPropagationFilter",
            "richardson", "cg", "gmres", "SolveResult", "ConvergenceWarning", "ConvergenceError",
-           "power_iteration", "spectral_radius", "top_eigenpairs"]
+           "power_iteration", "spectral_radius", "top_eigenpairs", "EigenCache", "eigen_route", "operator_fingerprint",
+           "subspace_top_eigenpairs", "SubspaceResult"]

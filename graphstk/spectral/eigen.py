@@ -119,7 +119,8 @@ def _to_scipy(op: SparseOperator) -> sp.csr_matrix:
 
 
 def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed: int = 0,
-                   upper_bound: float | None = None, method: str = "auto") -> tuple[Tensor, Tensor]:
+                   upper_bound: float | None = None, method: str = "auto", start: Tensor | None = None,
+                   record: list | None = None) -> tuple[Tensor, Tensor]:
     """The ``k`` largest (algebraic) eigenpairs of a symmetric sparse operator ``op``.
 
     Returns ``(values [k], vectors [N, k])`` on the operator's device/dtype, values in
@@ -137,10 +138,20 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
     Lanczos); ``"filtered"`` runs it on a Chebyshev filter of the component (see
     ``filtered_top_eigenpairs``: the same eigenpairs, to ``tol=1e-10``, several times
     faster when hundreds are wanted); ``"auto"`` takes the filter for ``64 <= k < size / 2``
-    eigenpairs of a component above ``dense_threshold`` nodes, plain ``eigsh`` otherwise.
+    eigenpairs of a component above ``dense_threshold`` nodes, plain ``eigsh`` otherwise, on the
+    CPU; ``"block"`` runs :func:`~graphstk.spectral.subspace_top_eigenpairs` (Chebyshev-filtered
+    subspace iteration in torch, float64, on the operator's device), which ``"auto"`` takes on
+    an accelerator (:func:`eigen_route`). ``"lanczos"`` and ``"filtered"`` run SciPy's ARPACK on the
+    host: the component moves there once and its eigenvectors come back once.
+
+    ``start`` ``[N, q]``: a warm start for the ``"block"`` route (rows in the numbering of ``op``; each
+    large component takes its rows), e.g. the eigenvectors of a nearby operator; the ARPACK and
+    dense routes ignore it. ``record``: a list that receives one dict per large component solved
+    (``route``, ``n``, ``k``, ``residual`` ``max ||A v - mu v||`` of its pairs, ``bound``, the bound the
+    route guarantees, ``products``).
     """
-    if method not in ("auto", "lanczos", "filtered"):
-        raise ValueError(f"method must be 'auto', 'lanczos' or 'filtered', got {method!r}")
+    if method not in ("auto", "lanczos", "filtered", "block"):
+        raise ValueError(f"method must be 'auto', 'lanczos', 'filtered' or 'block', got {method!r}")
     n = op.shape[0]
     if op.shape[0] != op.shape[1]:
         raise ValueError(f"top_eigenpairs needs a square operator, got {op.shape}")
@@ -175,9 +186,15 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
             np.sort(small_vals)[::-1][k - 1] >= upper_bound - 1e-10:
         big = []
     for bi, nodes in enumerate(big):
+        kmax = min(k, nodes.size - 2)
+        route = eigen_route(nodes.size, kmax, op.device, dense_threshold) if method == "auto" else method
+        if route == "block":
+            w, v = _block_top(op, nodes, kmax, start, seed + bi, record)
+            vals.append(w); vecs.append((nodes, v)); sizes_of.append(np.full(w.size, nodes.size))
+            small_vals = np.concatenate([small_vals, w])
+            continue
         block = a[nodes][:, nodes].tocsr()
         block = (block + block.T) * 0.5
-        kmax = min(k, nodes.size - 2)
         # The top k needs at least `missing` eigenpairs from this component: the other
         # components hold only small_vals.size (found) + later.size (not yet computed) of them.
         # Start there; double from 32 only when the others could fill the top k.
@@ -193,6 +210,12 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
             if kk >= kmax or w[-1] < kth:
                 break
             kk = min(2 * kk, kmax)
+        if record is not None:   # ARPACK's tolerance 1e-10 (the filter accepts 1e3 * 1e-10 * max(1, radius))
+            filtered = method == "filtered" or (method == "auto" and FILTER_MIN_K <= w.size < nodes.size // 2)
+            radius = max(1.0, float(abs(block).sum(axis=1).max()))
+            record.append(dict(route="arpack (filtered)" if filtered else "arpack (lanczos)", n=int(nodes.size),
+                               k=int(w.size), residual=float(np.linalg.norm(block @ v - v * w, axis=0).max()),
+                               bound=(1e-7 if filtered else 1e-10) * radius, products=None))
         vals.append(w); vecs.append((nodes, v)); sizes_of.append(np.full(w.size, nodes.size))
         small_vals = np.concatenate([small_vals, w])
     all_vals = np.concatenate(vals)
@@ -221,8 +244,44 @@ FILTER_MAX_RESTARTS = 20    # ARPACK restarts of one try (a good cut needs none)
 LAST_SOLVE: dict = {}       # diagnostics of the last filtered_top_eigenpairs call (products, tries, fallback)
 
 
+def eigen_route(size: int, k: int, device, dense_threshold: int = 3000) -> str:
+    """How :func:`top_eigenpairs` solves a connected component of ``size`` nodes for its ``k`` top
+    eigenpairs, from sizes and the device only: ``"dense"`` (LAPACK ``eigh``) up to ``dense_threshold``
+    nodes; above, ``"block"`` (:func:`~graphstk.spectral.subspace_top_eigenpairs`, on the device)
+    on an accelerator; on the CPU ARPACK, ``"filtered"`` (``filtered_top_eigenpairs``) for
+    ``FILTER_MIN_K <= k < size / 2`` and ``"lanczos"`` (plain ``eigsh``) otherwise. On the CPU ARPACK
+    is the faster of the two (``docs/benchmarks.md``, "Top eigenpairs")."""
+    if size <= dense_threshold:
+        return "dense"
+    if torch.device(device).type != "cpu":
+        return "block"
+    return "filtered" if FILTER_MIN_K <= k < size // 2 else "lanczos"
+
+
+def _block_top(op: SparseOperator, nodes: np.ndarray, k: int, start: Tensor | None, seed: int,
+               record: list | None) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` top eigenpairs of the component ``nodes`` of ``op`` by the torch block method on the
+    operator's device (float64), warm-started from ``start[nodes]`` when given."""
+    from .subspace import subspace_top_eigenpairs
+
+    idx = torch.as_tensor(nodes, device=op.device)
+    blk = op.block(idx, idx).to(dtype=torch.float64)
+    radius = spectral_radius(blk)
+    warm = None if start is None else start.to(op.device)[idx]
+    res = subspace_top_eigenpairs(blk.matmul, int(nodes.size), k, lo=-radius, radius=radius,
+                                  device=op.device, start=warm, seed=seed)
+    if not res.converged:
+        warnings.warn(f"block eigensolver: residual {res.residual:.2e} above the bound {res.bound:.2e} after "
+                      f"{res.iterations} steps ({nodes.size} nodes, k={k})", stacklevel=3)
+    if record is not None:
+        record.append(dict(route="block" + (" (warm start)" if warm is not None else ""), n=int(nodes.size), k=k,
+                           residual=res.residual, bound=res.bound, products=res.products))
+    return res.values.cpu().numpy(), res.vectors.cpu().numpy()
+
+
 def _large_top(block: sp.csr_matrix, kk: int, rng: np.random.Generator, method: str):
-    """The ``kk`` largest eigenpairs of one large component, descending."""
+    """The ``kk`` largest eigenpairs of one large component, descending (``method``: ``"filtered"`` or
+    ``"lanczos"``, or ``"auto"``: the filter for ``FILTER_MIN_K <= kk < size / 2``)."""
     if method == "filtered" or (method == "auto" and FILTER_MIN_K <= kk < block.shape[0] // 2):
         return filtered_top_eigenpairs(block, kk, rng=rng)
     w, v = eigsh(block, k=kk, which="LA", v0=rng.standard_normal(block.shape[0]), tol=1e-10)
@@ -365,3 +424,90 @@ def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator |
     w, v = eigsh(a, k=k, which="LA", tol=tol, v0=rng.standard_normal(n))
     idx = np.argsort(w)[::-1]
     return w[idx], v[:, idx]
+
+
+# ---------------------------------------------------------------------------
+# Eigenpairs computed once per operator
+# ---------------------------------------------------------------------------
+def operator_fingerprint(op: KernelOperator) -> str:
+    """A content hash (hex string) of the operator ``op``: its class, shape, dtype, device and entries (for a
+    :class:`~graphstk.operators.SparseOperator` its CSR arrays; otherwise its dense matrix). Two
+    operators with the same fingerprint have the same eigenpairs: the graph, the hidden nodes and the
+    normalisation are all in the entries. The arrays are read on the host (one copy from an
+    accelerator)."""
+    import hashlib
+
+    h = hashlib.sha256(f"{type(op).__name__}|{tuple(op.shape)}|{op.dtype}|{op.device}".encode())
+    if isinstance(op, SparseOperator):
+        csr = op.csr
+        parts = (csr.crow_indices(), csr.col_indices(), csr.values())
+    else:
+        parts = (op.to_dense(),)
+    for t in parts:
+        h.update(t.detach().contiguous().cpu().numpy().tobytes())
+    return h.hexdigest()
+
+
+class EigenCache:
+    """Top eigenpairs computed once per operator and reused: the kernel PCA of one run (STKR Eq. 8).
+
+    An entry is keyed on :func:`operator_fingerprint` of the operator (graph, hidden set,
+    normalisation, dtype, device) and the number ``k`` of eigenpairs asked for (plus the options of
+    :func:`top_eigenpairs` that change the answer). A run owns one cache
+    (``graphstk.experiments.kernels.KernelCache.eigen``) and hands it to the engine as an argument;
+    there is no module-level cache.
+
+    Parameters
+    ----------
+    size : int, default 8
+        Entries kept (the oldest are dropped first).
+
+    Attributes
+    ----------
+    hits, computed : int
+        Requests answered from the cache, and eigendecompositions computed.
+    """
+
+    def __init__(self, size: int = 8):
+        if int(size) < 1:
+            raise ValueError(f"size must be >= 1, got {size!r}")
+        self.size = int(size)
+        self._entries: dict[tuple, tuple[Tensor, Tensor, list]] = {}
+        self.hits = 0
+        self.computed = 0
+
+    def top_eigenpairs(self, op: SparseOperator, k: int, **options) -> tuple[Tensor, Tensor]:
+        """:func:`top_eigenpairs` ``(op, k, **options)``, from the cache when the same operator was
+        solved for the same ``k`` and options (``start`` and ``record`` are not part of the key: a
+        warm start changes how the pairs are found, not which). On a hit, ``record`` receives the
+        records of the solve that computed the pairs, their ``route`` prefixed ``"cached: "``.
+        Returns ``(values [k], vectors [N, k])`` as :func:`top_eigenpairs`."""
+        record = options.get("record")
+        key = (operator_fingerprint(op), int(k),
+               tuple(sorted((name, v) for name, v in options.items() if name not in ("start", "record"))))
+        if key in self._entries:
+            self.hits += 1
+            self._entries[key] = self._entries.pop(key)   # most recently used last
+            values, vectors, solved = self._entries[key]
+            if record is not None:
+                record += [dict(r, route=f"cached: {r['route']}") for r in solved]
+            return values, vectors
+        solved: list = []
+        values, vectors = top_eigenpairs(op, k, **{**options, "record": solved})
+        if record is not None:
+            record += solved
+        self.computed += 1
+        self._entries[key] = (values, vectors, solved)
+        while len(self._entries) > self.size:
+            self._entries.pop(next(iter(self._entries)))
+        return values, vectors
+
+    def clear(self) -> None:
+        """Drop every entry (the counters stay)."""
+        self._entries = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"EigenCache(size={self.size}, held={len(self)}, hits={self.hits}, computed={self.computed})"

@@ -151,7 +151,8 @@ def stkr_fit_predict(problem: MethodInput, points: list[dict], family: Family) -
     y, train, ev = problem.y.to(kernel.device), problem.labeled.to(kernel.device), problem.eval.to(kernel.device)
     if position is not None and order is not None:
         y, train, ev = y[order], position[train], position[ev]
-    res = est.grid_scores(kernel, train, ev, y=y)
+    eigen_cache = getattr(problem.kernels, "eigen", None)   # the run's eigenpairs (kernel PCA, once per operator)
+    res = est.grid_scores(kernel, train, ev, y=y, eigen_cache=eigen_cache)
     axis = family.axis
     by_key = {}
     for p, s in res:
