@@ -308,6 +308,14 @@ class _GraphEstimator(BaseEstimator):
         self.n_iter_ = last.n_iter if last is not None else 0
         if self._budgets():
             check_budget_residual(self, last)
+        elif last is not None and last.stopped.startswith("stalled") and not last.converged:
+            raise ConvergenceError(f"{type(self).__name__}: {last.solver} {last.stopped}; its scores are not a "
+                                   f"solution of the system. {self._stall_advice()}", result=last)
+
+    def _stall_advice(self) -> str:
+        """What converges instead of a stalled solve to a tolerance."""
+        return ("Use solver='cg' or 'auto' on the positive semidefinite lazy kernel (normalization='lazy'), or "
+                "solver='direct', or a fixed budget num_iter=T (the paper's truncated iteration)")
 
     def _divergence_advice(self) -> str:
         return divergence_advice(getattr(self, "transform_", getattr(self, "transform", None)),

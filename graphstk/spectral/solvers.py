@@ -148,9 +148,11 @@ def _finish(res: SolveResult, tol: float, name: str, warn: bool, fix: str | None
                                    f"diverging (relative residual {last:.3e}). {_fix(name, fix)}", result=res)
         if warn:
             from .._checks import user_stacklevel
+            then = (_fix(name, fix) if res.stopped.startswith("stalled") else
+                    "Raise max_seconds (or leave it unset) for a solve to tolerance")
             warnings.warn(f"{name} stopped after {res.n_iter} iterations: {res.stopped}; relative residual "
-                          f"{last:.3e}" + (f" > tol={tol:.1e}" if tol > 0 else "") + ". Raise max_seconds (or "
-                          "leave it unset) for a solve to tolerance", ConvergenceWarning, stacklevel=user_stacklevel())
+                          f"{last:.3e}" + (f" > tol={tol:.1e}" if tol > 0 else "") + f". {then}",
+                          ConvergenceWarning, stacklevel=user_stacklevel())
         return res
     if tol > 0 and not res.converged:
         last = res.residuals[-1] if res.residuals else float("nan")
@@ -262,6 +264,9 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
             if tol > 0 and rel > 1e8:   # diverging: stop now, _finish raises with the fix
                 res.n_iter = t
                 break
+            if tol > 0 and _stalled(res):
+                res.n_iter = t
+                break
         if t in snaps:
             res.snapshots[t] = x.clone()
     else:
@@ -270,6 +275,25 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     for t in snaps:  # requested budgets beyond an early stop equal the converged x
         res.snapshots.setdefault(t, x)
     return _finish(res, tol, "richardson", warn, fix, space)
+
+
+#: Richardson to a tolerance ends early when its residual fell by less than ``STALL_GAIN`` (relative)
+#: over the last ``STALL_WINDOW`` iterations: a contraction that slow cannot reach any useful ``tol``
+STALL_WINDOW, STALL_GAIN = 100, 0.01
+
+
+def _stalled(res: SolveResult) -> bool:
+    """Whether Richardson's recorded residuals made no progress over the last ``STALL_WINDOW``
+    iterations (less than ``STALL_GAIN``); if so, ``res.stopped`` says so (counted, never timed)."""
+    hist = res.residuals
+    if len(hist) <= STALL_WINDOW:
+        return False
+    before, now = hist[-STALL_WINDOW - 1], hist[-1]
+    if now < before * (1.0 - STALL_GAIN):
+        return False
+    res.stopped = (f"stalled: the relative residual went from {before:.3e} to {now:.3e} over the last "
+                   f"{STALL_WINDOW} iterations (less than {STALL_GAIN:.0%} progress)")
+    return True
 
 
 def _relative(r: Tensor, bn: Tensor, space: VectorSpace) -> float:
@@ -331,6 +355,9 @@ def _richardson_fused(apply: Apply, step: Apply, b: Tensor, gamma: float | Tenso
                 res.n_iter = t
                 break
             if tol > 0 and (rel > 1e8 or confirmed):   # diverging, or stalled by rounding: _finish says so
+                res.n_iter = t
+                break
+            if tol > 0 and _stalled(res):
                 res.n_iter = t
                 break
         if x_next is None:

@@ -240,3 +240,26 @@ def test_one_configuration_one_outcome_for_a_fixed_budget():
         else:
             assert got == ["refused", "refused"]
     assert [o[0] if isinstance(o[0], str) else "ran" for o in outcomes] == ["ran", "refused"]
+
+
+def test_a_stalled_richardson_ends_early_and_the_estimator_raises():
+    """Richardson to a tolerance that makes no progress over a window stops there (counted, not timed),
+    and the estimator refuses its scores naming what converges; a fixed budget runs as asked."""
+    from graphstk.spectral.solvers import STALL_WINDOW
+
+    data, train = _graph(3000, 0.002, 11, frac=0.01)
+    est = STKR(InverseLaplacian(0.9), 1e-2, solver="richardson", step_size=1e-6, normalization="symmetric",
+               max_iter=5000)
+    with pytest.raises(ConvergenceError, match="stalled") as err:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(data, train)
+    assert err.value.result.n_iter < 5000 and len(err.value.result.residuals) > STALL_WINDOW
+    assert "normalization='lazy'" in str(err.value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fixed = STKR(InverseLaplacian(0.9), 1e-2, solver="richardson", step_size=1e-6, normalization="symmetric",
+                     num_iter=300).fit(data, train)
+    assert fixed.n_iter_ == 300
+    lazy = STKR(InverseLaplacian(0.9), 1e-2).fit(data, train)          # the default: converges
+    assert lazy.history_[-1].converged
