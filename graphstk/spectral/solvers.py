@@ -50,8 +50,9 @@ class SolveResult:
     x : Tensor, the solution.
     n_iter : int, iterations (operator products) that ran.
     converged : bool, whether ``tol`` was reached (direct routes: True).
-    stopped : str, why the caller stopped the solve early (e.g. a time budget; see
-        ``time_budget``), else ``""``.
+    stopped : str, why the solve ended early (a time budget the caller set, see ``time_budget``, or a
+        Richardson stall), else ``""``.
+    image : Tensor or None, ``G x`` for :func:`metric_cg` (else ``None``).
     """
 
     x: Tensor
