@@ -102,7 +102,8 @@ def validate_features(estimator, X, *, reset: bool, dtype: torch.dtype | None = 
         check_is_fitted(estimator, "n_features_in_")
         if X.shape[1] != estimator.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {name} is expecting {estimator.n_features_in_} "
-                             "features as input.")
+                             f"features as input. Pass X with the {estimator.n_features_in_} columns it was fitted on, "
+                             f"in the same order (or refit it on these {X.shape[1]} columns).")
     return X
 
 
