@@ -109,18 +109,18 @@ def check_device(device, name: str = "device"):
     return dev
 
 
-def out_dir_problem(path: str, name: str = "results") -> str | None:
-    """What is wrong with ``path`` as an output folder (``None``: it is, or is now, a writable
-    directory): an existing file, a folder that cannot be created or written (read-only, ``/proc``).
-    Creates the folder when it is missing, as the run would. ``name`` names the suggested folder."""
+def check_out_dir(path: str, name: str = "results") -> None:
+    """Make ``path`` a writable output folder, or raise ``ValueError`` saying what is wrong with it (an
+    existing file, a folder that cannot be created or written: read-only, ``/proc``) and the folder to
+    pass instead. Creates the folder when it is missing, as the run would. ``name`` names the
+    suggested folder (under the system's temporary folder)."""
     import errno
     import os
     import tempfile
 
     where = os.path.join(tempfile.gettempdir(), name)
-    fix = f"pass a writable folder, e.g. --out {where}"
     if os.path.exists(path) and not os.path.isdir(path):
-        return f"--out {path}: is an existing file, not a folder; {fix}"
+        raise ValueError(f"--out {path}: is an existing file, not a folder; pass a writable folder, e.g. --out {where}")
     try:
         os.makedirs(path, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".graphstk-probe-", dir=path)
@@ -130,5 +130,5 @@ def out_dir_problem(path: str, name: str = "results") -> str | None:
         why = {errno.EACCES: "no permission to write there", errno.EPERM: "no permission to write there",
                errno.EROFS: "a read-only file system", errno.ENOTDIR: "a part of the path is a file, not a folder",
                errno.ENOSPC: "no space left on the device"}.get(err.errno, err.strerror or str(err))
-        return f"--out {path}: cannot write results there ({why}); {fix}"
-    return None
+        raise ValueError(f"--out {path}: cannot write results there ({why}); pass a writable folder, e.g. "
+                         f"--out {where}") from None

@@ -104,7 +104,7 @@ def check_known(data, name: str, known: Known | None, raw_dir: Path, fix: str, d
             what = {"nodes": "nodes", "edges": "directed edges (PyG's edge_index)", "train": "training nodes",
                     "val": "validation nodes", "test": "test nodes"}[key]
             split = " in its public split" if key in ("train", "val", "test") else ""
-            raise DataFileError(f"{name}: expected {want:,} {what}{split}, the raw files give {got:,}: "
+            raise DataFileError(f"{name}: expected {want:,} {what}{split}, the raw files hold {got:,}: "
                                 f"{', '.join(str(f) for f in files)} "
                                 f"{'differs from the published file' if len(files) == 1 else 'differ from the published files'} "
                                 f"(truncated?). Fix: {fix} ({SOURCES_HINT}).")

@@ -382,11 +382,12 @@ def partition_main(argv: list[str], prog: str = "python -m graphstk partition") 
     args = p.parse_args(argv)
     if args.parts < 1:
         p.error(f"--parts must be >= 1, got {args.parts}")
-    from .._checks import out_dir_problem
+    from .._checks import check_out_dir
 
-    problem = out_dir_problem(args.out, "partitioned")
-    if problem is not None:
-        p.error(problem)
+    try:
+        check_out_dir(args.out, "partitioned")
+    except ValueError as err:
+        p.error(str(err))
     t0 = time.perf_counter()
     try:
         data = graph_from_spec(args.graph, args.data_root)

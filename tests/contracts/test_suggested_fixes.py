@@ -500,7 +500,7 @@ def _():
       graphstk.experiments.protocols.ProtocolError,
       r"'KRR \(features\)' needs node features, but dataset 'SBM' has none \(a graph-only dataset\); use a graph method")
 def _():
-    return (lambda env: check_protocol(config(methods=["KRR (features)"])),
+    return (lambda env: check_protocol(config(methods=["KRR (features)"], grid={})),
             lambda env, msg: check_protocol(config(methods=["LP (t)"])))
 
 
@@ -2211,13 +2211,12 @@ def _():
     return (lambda env: M.STKRCV().fit(graph(), TRAIN, TRAIN), fix)
 
 
-@case("out_is_a_file", "_checks.py:out_dir_problem:pass a writable folder", SystemExit, r"2")
-def _():
+def _out_case(out):
+    """``run.py --out OUT`` refused (usage error, exit status 2), then run with the folder the message names."""
     from graphstk.__main__ import main
 
     def bad(env):
-        (env.tmp / "results").write_text("not a folder")
-        main(["--out", str(env.tmp / "results"), "--no-progress", "--seeds", "1"])
+        main(["--out", str(out(env)), "--no-progress", "--seeds", "1"])
 
     def fix(env, msg):
         import contextlib
@@ -2230,6 +2229,19 @@ def _():
         assert main(["--out", where, "--no-progress", "--seeds", "1"]) == 0
         assert (Path(where) / "results.json").is_file()
     return bad, fix
+
+
+@case("out_is_a_file", "_checks.py:check_out_dir:is an existing file", SystemExit, r"2")
+def _():
+    def out(env):
+        (env.tmp / "results").write_text("not a folder")
+        return env.tmp / "results"
+    return _out_case(out)
+
+
+@case("out_cannot_be_written", "_checks.py:check_out_dir:cannot write results there", SystemExit, r"2")
+def _():
+    return _out_case(lambda env: "/proc/graphstk-results")
 
 
 @case("partition_spec_not_a_number", "store.py:graph_from_spec:is not a number; write", ValueError,
