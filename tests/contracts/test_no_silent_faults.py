@@ -61,7 +61,7 @@ def test_a_truncated_test_index_is_named_when_the_cache_is_built(cora_copy):
     path = cora_copy / "Cora" / "raw" / "ind.cora.test.index"
     path.write_text("".join(path.read_text().splitlines(True)[:100]))    # cut at a line boundary: still parses
     with pytest.raises(DataFileError, match=r"Cora: expected 1,000 test nodes in its public split, the raw files "
-                                            r"give 100: .*ind\.cora\.test\.index differs from the published file"):
+                                            r"hold 100: .*ind\.cora\.test\.index differs from the published file"):
         load_dataset("Cora", root=cora_copy)
     assert not (cora_copy / "Cora" / "processed").exists()     # nothing cached: the next load checks again
 
