@@ -212,11 +212,11 @@ def main(argv=None) -> int:
                         "machine OpenMP teams of several threads wait on descheduled members)")
     p.add_argument("--write", metavar="FILE", help="replace the bench block of FILE (docs/distributed.md)")
     p.add_argument("--quick", action="store_true",
-                   help="a check that the script runs (seconds): a random graph of 2000 nodes, P in 1 and 2, "
+                   help="a check that the script runs (seconds): a random graph of 2000 nodes, P = 2, "
                         "partitions into 2 and 4, no benchmark graphs")
     args = p.parse_args(argv)
     if args.quick:
-        args.nodes, args.procs, args.parts, args.iters, args.write = 2000, [1, 2], [2, 4], 2, None
+        args.nodes, args.procs, args.parts, args.iters, args.write = 2000, [2], [2, 4], 2, None
     args.partition = args.partition or ("metis" if metis_available() else "rcm")
     rand = ("random", args.proc_nodes or args.nodes, args.degree)
     graphs = [] if args.quick else available_graphs()
