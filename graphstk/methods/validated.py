@@ -234,10 +234,11 @@ class STKRCV(_GraphEstimator):
         """Refuse validation nodes that are also training nodes (before any work): their labels are
         given to the fit, so they would choose the grid point that fits them best, not the one that
         generalises."""
-        n = int(X.shape[0]) if isinstance(X, KernelOperator) else int(X.num_nodes)
+        n = int(X.shape[0]) if isinstance(X, KernelOperator) else getattr(X, "num_nodes", None)
         train_idx = getattr(X, "train_mask", None) if train_idx is None else train_idx
-        if train_idx is None:
-            return                                        # the fit names what is missing
+        if n is None or train_idx is None:
+            return                                        # the fit names what is wrong or missing
+        n = int(n)
         train = as_index(train_idx, n, name="train_idx", allow_none=False)
         both = _shared(train, as_index(val_idx, n, name="val_idx", allow_none=False), n)
         if both:
