@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted((ROOT / "bench").glob("*.py"))
 TIMEOUT_S = 600            # generous: a hang, not a slow machine, is what it catches
 
