@@ -6,6 +6,7 @@ Run from the repository root::
     python bench/device.py                              # cuda if available, else cpu; small sizes on cpu
     python bench/device.py --device cuda --nodes 1e7 --edges-per-node 5 --table1
     python bench/device.py --out docs/results/device    # also writes device.md / device.json there
+    python bench/device.py --quick                      # a check that it runs (seconds)
 
 Everything is measured side by side in one process on one device:
 
@@ -156,7 +157,12 @@ def main(argv=None) -> int:
     ap.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     ap.add_argument("--table1", action="store_true", help="also time configs/table1.yaml on the device")
     ap.add_argument("--out", default=None, help="folder for device.json and device.md")
+    ap.add_argument("--quick", action="store_true",
+                    help="a check that the script runs (seconds): 2000 nodes, 5000 for the memory graph, 3 "
+                         "iterations, one repeat, no Table 1")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.sizes, args.nodes, args.iterations, args.repeats, args.table1 = [2000], 5000, 3, 1, False
     device = torch.device(args.device)
     dtype = getattr(torch, args.dtype)
     cuda = device.type == "cuda"

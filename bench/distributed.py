@@ -15,7 +15,8 @@ Two parts:
 ``--write docs/distributed.md`` replaces the block between the ``bench:begin`` / ``bench:end``
 markers of that file with this run's output.
 
-Usage: ``python bench/distributed.py [--nodes 1000000] [--degree 10] [--procs 1 2 4] [--write FILE]``
+Usage: ``python bench/distributed.py [--nodes 1000000] [--degree 10] [--procs 1 2 4] [--write FILE]``;
+``python bench/distributed.py --quick`` checks in seconds that it runs.
 """
 from __future__ import annotations
 
@@ -210,10 +211,15 @@ def main(argv=None) -> int:
                    help="torch threads per process and for the single-process baseline (default 1: on a loaded "
                         "machine OpenMP teams of several threads wait on descheduled members)")
     p.add_argument("--write", metavar="FILE", help="replace the bench block of FILE (docs/distributed.md)")
+    p.add_argument("--quick", action="store_true",
+                   help="a check that the script runs (seconds): a random graph of 2000 nodes, P = 2, "
+                        "partitions into 2 and 4, no benchmark graphs")
     args = p.parse_args(argv)
+    if args.quick:
+        args.nodes, args.procs, args.parts, args.iters, args.write = 2000, [2], [2, 4], 2, None
     args.partition = args.partition or ("metis" if metis_available() else "rcm")
     rand = ("random", args.proc_nodes or args.nodes, args.degree)
-    graphs = available_graphs()
+    graphs = [] if args.quick else available_graphs()
     part_rows = partitioner_rows(f"random n={args.nodes} deg={args.degree}", *random_graph(args.nodes, args.degree),
                                  args.parts, args.columns)
     for name in graphs:

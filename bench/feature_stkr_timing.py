@@ -5,6 +5,7 @@ with ``time.perf_counter`` after the dataset is loaded (docs/feature_stkr.md, "T
     python bench/feature_stkr_timing.py                         # Cora, torch's default threads
     python bench/feature_stkr_timing.py --threads 1 --repeat 5
     python bench/feature_stkr_timing.py --memory                # Coauthor CS and Physics, peak memory
+    python bench/feature_stkr_timing.py --quick                 # a check that it runs (seconds)
 
 Prints one line per repeat and the median, with the thread count and the load average at start.
 
@@ -94,6 +95,8 @@ def main() -> None:
     ap.add_argument("--memory", nargs="*", default=None, metavar="NAME",
                     help="peak memory of the whole grid on Coauthor CS and Physics (or the datasets named)")
     ap.add_argument("--memory-one", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--quick", action="store_true",
+                    help="a check that the script runs (seconds): a generated 300-node graph with features, 1 repeat")
     args = ap.parse_args()
     if args.threads is not None:
         torch.set_num_threads(args.threads)
@@ -101,15 +104,23 @@ def main() -> None:
         return memory_one(args.memory_one)
     if args.memory is not None:
         return memory(args.memory or list(MEMORY_TARGETS))
-    data = gs.load_dataset(args.dataset)
+    if args.quick:
+        from graphstk.data import make_dcsbm, make_split
+        data = make_dcsbm(300, 1500, num_classes=3, num_features=16, seed=0)
+        data.x = (data.x > 0).to(data.x.dtype)          # binary word-presence features, as Cora's
+        split = make_split(data, n_test=100, train_per_class=5, val_per_class=10)
+        train, val, test, args.dataset, args.repeat = split.train, split.val, split.test, "dcsbm (300 nodes)", 1
+    else:
+        data = gs.load_dataset(args.dataset)
+        train, val, test = data.train_mask, data.val_mask, data.test_mask
     load = os.getloadavg()[0]
     times = []
     for i in range(args.repeat):
         t = time.perf_counter()
-        best, _ = select_on_validation(data.edge_index, data.x, data.y, data.train_mask, data.val_mask)
-        pred = FeatureSTKR(**best).fit(data, data.train_mask).predict(data.test_mask)
+        best, _ = select_on_validation(data.edge_index, data.x, data.y, train, val)
+        pred = FeatureSTKR(**best).fit(data, train).predict(test)
         times.append(time.perf_counter() - t)
-        acc = float((pred == data.y[data.test_mask]).float().mean())
+        acc = float((pred == data.y[test]).float().mean())
         print(f"repeat {i}: {times[-1]:.2f} s (grid, fit, predict), test accuracy {100 * acc:.1f}")
     print(f"{args.dataset}: median {statistics.median(times):.2f} s over {args.repeat} repeats, "
           f"{torch.get_num_threads()} torch threads, {os.cpu_count()} cores, load average {load:.2f} at start")

@@ -3,6 +3,7 @@ features or the fit move the validation-selected test accuracy (docs/feature_stk
 
     python bench/feature_stkr_variants.py                        # Cora
     python bench/feature_stkr_variants.py --dataset CiteSeer
+    python bench/feature_stkr_variants.py --quick                # a check that it runs (seconds)
 
 Every variant is a family of grid points fitted on the 20-per-class train labels; within a family
 the point with the best accuracy on the 500 validation nodes is chosen (ties: the first), and its
@@ -44,6 +45,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dataset", default="Cora")
+    ap.add_argument("--quick", action="store_true",
+                    help="a check that the script runs (seconds): a generated 300-node graph with binary features")
     args = ap.parse_args(argv)
     import numpy as np
     import scipy.sparse as sp
@@ -55,8 +58,15 @@ def main(argv=None) -> int:
     from graphstk.operators.graph import GraphKernel
 
     torch.set_num_threads(1)
-    d = load_dataset(args.dataset)
-    tr, va, te = (m.nonzero().flatten() for m in (d.train_mask, d.val_mask, d.test_mask))
+    if args.quick:
+        from graphstk.data import make_dcsbm, make_split
+        d = make_dcsbm(300, 1500, num_classes=3, num_features=16, seed=0)
+        d.x = (d.x > 0).to(d.x.dtype)                   # binary word-presence features, as Cora's
+        split = make_split(d, n_test=100, train_per_class=5, val_per_class=10)
+        tr, va, te, args.dataset = split.train, split.val, split.test, "dcsbm (300 nodes)"
+    else:
+        d = load_dataset(args.dataset)
+        tr, va, te = (m.nonzero().flatten() for m in (d.train_mask, d.val_mask, d.test_mask))
     N, y = int(d.num_nodes), d.y.long()
     C = int(y[tr].max()) + 1
     S = extended_adjacency(GraphKernel(d.edge_index, N, dtype=torch.float64, clean_edges=True)).csr

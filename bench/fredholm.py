@@ -24,8 +24,9 @@ of 2000 training images),
 
     OMP_NUM_THREADS=1 python bench/fredholm.py            # both cases, one thread
     python bench/fredholm.py --case exact --threads 2 --components 1000
+    python bench/fredholm.py --quick                      # a check that it runs (seconds), no measurement
 
-Never run in the tests (timings are machine dependent).
+The tests run only ``--quick`` (timings are machine dependent).
 """
 from __future__ import annotations
 
@@ -68,22 +69,33 @@ class _PeakRSS:
 
 def _semi_supervised(XL, yL, XU):
     """``(X, y)`` of the estimators' contract: labeled rows first, the unlabeled ones with ``y = -1``."""
+    import torch
+
     XL, XU, yL = (torch.as_tensor(a) for a in (XL, XU, yL))
     return torch.cat([XL, XU.to(XL.dtype)]), torch.cat([yL, torch.full((XU.shape[0],), -1, dtype=yL.dtype)])
 
 
-def _data(case: str):
+def _data(case: str, quick: bool = False):
     import torch
 
     from graphstk.data import load_vector_dataset
     from graphstk.operators import median_distance
 
-    ds = load_vector_dataset("MNIST")
+    if quick:        # scikit-learn's 8 x 8 digits (shipped with it): 1000 training and 797 test images
+        from types import SimpleNamespace
+
+        from sklearn.datasets import load_digits
+        X, y = load_digits(return_X_y=True)
+        ds = SimpleNamespace(X=torch.as_tensor(X / 16.0), y=torch.as_tensor(y),
+                             parts={"train": torch.arange(1000), "test": torch.arange(1000, len(y))})
+    else:
+        ds = load_vector_dataset("MNIST")
     train, test = ds.parts["train"], ds.parts["test"]
     g = torch.Generator().manual_seed(0)
     y = ds.y
+    per_class = 30 if quick else 1000
     if case == "exact":
-        pool = torch.cat([train[y[train] == c][torch.randperm(int((y[train] == c).sum()), generator=g)[:1000]]
+        pool = torch.cat([train[y[train] == c][torch.randperm(int((y[train] == c).sum()), generator=g)[:per_class]]
                           for c in range(10)])
     else:
         pool = train
@@ -102,11 +114,11 @@ def _data(case: str):
     return XL, yL, XU, XE, yE, m
 
 
-def _run(case: str, method: str, threads: int, components: int, q):
+def _run(case: str, method: str, threads: int, components: int, q, quick: bool = False):
     import torch
 
     torch.set_num_threads(threads)
-    XL, yL, XU, XE, yE, m = _data(case)
+    XL, yL, XU, XE, yE, m = _data(case, quick)
     sigma = 0.25 * m
     import gc
 
@@ -139,7 +151,12 @@ def _run(case: str, method: str, threads: int, components: int, q):
            "error": err, "n": XL.shape[0] + XU.shape[0], "n_eval": XE.shape[0]})
 
 
-def measure(case: str, method: str, threads: int, components: int) -> dict:
+def measure(case: str, method: str, threads: int, components: int, quick: bool = False) -> dict:
+    if quick:        # in this process: a check that the code runs, not a measurement
+        import queue
+        q = queue.Queue()
+        _run(case, method, threads, components, q, quick=True)
+        return q.get()
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
     p = ctx.Process(target=_run, args=(case, method, threads, components, q))
@@ -157,7 +174,12 @@ def main(argv=None):
     ap.add_argument("--glibc-default", action="store_true",
                     help="keep glibc's dynamic mmap threshold (the resident set then also counts freed [block, n] "
                          "tiles that the allocator keeps: ~730 MB instead of ~165 MB for the exact fit at n = 10k)")
+    ap.add_argument("--quick", action="store_true",
+                    help="a check that the script runs (seconds): scikit-learn's 8 x 8 digits, D = 100, in this "
+                         "process (no measurement)")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.components = min(args.components, 100)
     if not args.glibc_default:
         # the measuring processes are spawned after this, so glibc reads it at their start: freed kernel
         # tiles go back to the OS instead of staying resident in fragmented heap arenas
@@ -165,7 +187,7 @@ def main(argv=None):
     cases = ["exact", "rf"] if args.case == "both" else [args.case]
     for case in cases:
         fred = "FredGauss" if case == "exact" else "FredGauss-RF"
-        rows = [measure(case, meth, args.threads, args.components) for meth in ("KRLSC", fred)]
+        rows = [measure(case, meth, args.threads, args.components, args.quick) for meth in ("KRLSC", fred)]
         k, f = rows
         print(f"\n== {case}: n = {f['n']} points in the integral, {f['n_eval']} scored, "
               f"{args.threads} thread(s){'' if case == 'exact' else f', D = {args.components}'}")

@@ -3,7 +3,7 @@
 Run from the repository root::
 
     python bench/propagation.py                     # sizes 1e4 1e5 1e6, float32 and float64
-    python bench/propagation.py --quick             # 1e4 1e5, fewer repeats
+    python bench/propagation.py --quick             # a check that it runs: 2000 nodes, seconds
     python bench/propagation.py --sizes 1e5 --dtype float64 --threads 1
 
 On random undirected graphs (``--edges-per-node`` random pairs per node, symmetrized
@@ -115,8 +115,7 @@ class Case:
         n = max(1, int(round(labeled * N)))
         train = torch.randperm(N, generator=g)[:n]
         y = torch.randint(0, C, (N,), generator=g)
-        Y = torch.nn.functional.one_hot(y[train], C).to(dtype)
-        self.prob = P.Problem(self.kernel, train, Y)
+        self.prob = P.make_problem(self.kernel, y, train, C)
         self.X = torch.randn(N, C, generator=g, dtype=torch.float64).to(dtype)
         self.y, self.train = y, train
 
@@ -147,8 +146,9 @@ class Case:
             "LP fused": (lp_fused, T),
             "LP rich": (lambda t: P.label_propagation(prob, [eta], solver="richardson", budgets=(t,), tol=0.0), T),
             "LP cg": (lambda t: P.label_propagation(prob, [eta], solver="cg", budgets=(t,), tol=0.0), T),
+            # the cost of an iteration, measured whether or not a stable step exists for these labels
             "Lap rich": (lambda t: P.stkr_reciprocal(prob, [lap], [beta], solver="richardson", budgets=(t,),
-                                                     tol=0.0), T),
+                                                     tol=0.0, unstable="run"), T),
             "Lap gmres": (lambda t: P.stkr_reciprocal(prob, [lap], [beta], solver="gmres", max_iter=t, tol=0.0), T),
             "poly8 rich": (lambda t: P.stkr_polynomial(prob, poly, [beta], solver="richardson", budgets=(t,),
                                                        tol=0.0), T_poly),
@@ -224,9 +224,10 @@ def iterations_to_tol(case: Case, eta: float, beta: float, tol: float, caps: dic
             try:
                 res = fn()
             except ConvergenceError as err:  # a diverging solve raises (its result is not usable)
-                h = err.result
-                out.append(dict(method=method, solver=solver, iters=h.n_iter, converged="diverges",
-                                residual=h.residuals[-1] if h.residuals else float("nan"),
+                h = err.result                # None: refused before iterating (no stable step exists)
+                out.append(dict(method=method, solver=solver, iters=h.n_iter if h is not None else 0,
+                                converged="diverges" if h is not None else "no stable step",
+                                residual=h.residuals[-1] if h is not None and h.residuals else float("nan"),
                                 wall=time.perf_counter() - t0))
                 continue
             wall = time.perf_counter() - t0
@@ -266,15 +267,22 @@ def main(argv=None) -> int:
                     help="reuse: keep freed large blocks for reuse, as run.py does (graphstk/_malloc.py; default); "
                          "default: glibc's defaults (every large temporary is fresh, zero-filled memory)")
     ap.add_argument("--no-pyg", action="store_true", help="skip PyG's LabelPropagation")
-    ap.add_argument("--quick", action="store_true", help="sizes 1e4 1e5, 3 repeats")
+    ap.add_argument("--quick", action="store_true",
+                    help="a check that the script runs (seconds): 2000 nodes, float64, 1 repeat, no report file")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results.md",
-                    help="markdown report (default bench/results.md)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="markdown report (default bench/results.md; --quick: none)")
     args = ap.parse_args(argv)
 
-    sizes = args.sizes or ([10 ** 4, 10 ** 5] if args.quick else [10 ** 4, 10 ** 5, 10 ** 6])
-    repeats = args.repeats or (3 if args.quick else 7)
-    tol_sizes = args.tol_sizes if args.tol_sizes is not None else [10 ** 4]
+    if args.out is None and not args.quick:
+        args.out = Path(__file__).resolve().parent / "results.md"
+    if args.quick:
+        args.dtype = ["float64"] if args.dtype == ["float32", "float64"] else args.dtype
+        args.threads = min(args.threads, 2)
+    sizes = args.sizes or ([2000] if args.quick else [10 ** 4, 10 ** 5, 10 ** 6])
+    repeats = args.repeats or (1 if args.quick else 7)
+    tol_sizes = args.tol_sizes if args.tol_sizes is not None else ([500] if args.quick else [10 ** 4])
+    caps = {k: min(v, 50) for k, v in CAPS.items()} if args.quick else CAPS
     torch.set_num_threads(args.threads)
     args.malloc_applied = args.malloc == "reuse" and reuse_freed_memory()   # the report names what is in effect
     global CLOCK
@@ -328,7 +336,7 @@ def main(argv=None) -> int:
 
     if tol_sizes:
         print(f"\niterations to relative residual {args.tol:g} (float64, eta={args.eta}, beta={args.beta}; "
-              f"caps: {CAPS})")
+              f"caps: {caps})")
         print(f"{'N':>8} {'graph':>6} {'method':>20} {'solver':>11} {'iters':>7} {'converged':>9} {'residual':>9} "
               f"{'wall s':>8}")
     for N in tol_sizes:
@@ -336,7 +344,7 @@ def main(argv=None) -> int:
         for graph in ("plain", "psd"):
             ei, w = (edge_index, None) if graph == "plain" else psd_weights(edge_index, N)
             case = Case(ei, N, args.classes, args.labeled, torch.float64, args.seed, edge_weight=w)
-            for r in iterations_to_tol(case, args.eta, args.beta, args.tol, CAPS):
+            for r in iterations_to_tol(case, args.eta, args.beta, args.tol, caps):
                 r = dict(N=N, graph=graph, **r)
                 tol_rows.append(r)
                 print(f"{r['N']:>8} {graph:>6} {r['method']:>20} {r['solver']:>11} {r['iters']:>7} "

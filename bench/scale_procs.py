@@ -1,4 +1,5 @@
-"""One process against P processes on the labelled large graph (``python bench/scale.py --procs 1 2``).
+"""One process against P processes on the labelled large graph (``python bench/scale.py --procs 1 2``;
+``python bench/scale_procs.py --quick`` checks in seconds that it runs, on 10^4 nodes).
 
 The graph is :func:`graphstk.data.make_dcsbm` (``--nodes``, ``--edges`` entries of its edge_index,
 ``--classes``, ``--homophily``, ``--seed``), written once per ``P`` in its partitioned form
@@ -257,7 +258,13 @@ def add_arguments(ap) -> None:
 
 if __name__ == "__main__":
     import argparse
+    import sys
 
+    if sys.argv[1:] == ["--quick"]:   # a check that it runs (seconds): scale.py --quick with 1 and 2 processes
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from scale import main
+
+        sys.exit(main(["--quick", "--procs", "1", "2"]))
     ap = argparse.ArgumentParser()
     ap.add_argument("--worker", action="store_true")
     ap.add_argument("--store")

@@ -5,6 +5,7 @@ and the number of decompositions, for a fixed-splits config (default: configs/ss
     python bench/sskpca.py --datasets Digit1 --splits 2      # a slice
     python bench/sskpca.py --config configs/sskpca_table2.yaml --datasets COIL --splits 1
     python bench/sskpca.py --render runs/sskpca_table1/results.json   # the paper's layout, ours beside theirs
+    python bench/sskpca.py --quick                           # a check that it runs (seconds)
 
 Each (data set, n_labeled) runs through the real pipeline (:func:`graphstk.experiments.pipeline.run_experiment`,
 fresh output directory, so no cache is reused) with one thread. Reported per slice: wall time, this
@@ -32,10 +33,15 @@ def main(argv=None) -> int:
     ap.add_argument("--splits", type=int, default=None, help="only the first N splits (default: all)")
     ap.add_argument("--methods", nargs="*", default=None, help="subset of the config's methods")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--out", default="bench/sskpca_results.md")
+    ap.add_argument("--out", default="bench/sskpca_results.md", help="markdown table (--quick: none)")
     ap.add_argument("--render", default=None, metavar="RESULTS_JSON",
                     help="print a results.json in the paper's layout (methods x data sets) and exit")
+    ap.add_argument("--quick", action="store_true",
+                    help="a check that the script runs (seconds): Digit1, LS-KPCA, 10 labeled points, one split, "
+                         "nothing written")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.datasets, args.methods, args.n_labeled, args.splits, args.out = ["Digit1"], ["LS-KPCA"], [10], 1, None
     if args.render:
         print(render(args.render))
         return 0
@@ -49,6 +55,8 @@ def main(argv=None) -> int:
     from graphstk.methods.sskpca import DECOMPOSITIONS
 
     cfg = load_config(args.config)
+    if args.quick:
+        cfg = cfg.with_overrides(quick=True)      # every grid thinned to at most 3 values
     datasets = [d for d in cfg.datasets if args.datasets is None or d.name.lower() in {x.lower() for x in args.datasets}]
     methods = [m for m in cfg.methods if args.methods is None or m.label in args.methods]
     levels = cfg.protocol_options["n_labeled"]

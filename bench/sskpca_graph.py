@@ -2,6 +2,7 @@
 
     python bench/sskpca_graph.py                         # Cora and DBLP, seeds 0..9, p_test 0.01
     python bench/sskpca_graph.py --datasets Cora --seeds 3
+    python bench/sskpca_graph.py --quick                 # a check that it runs (seconds), nothing written
 
 The node-classification protocol of the runner calls only the STKR engines (its methods are the
 paper's labels ``LP (t)``, ``SP-Lap (t)``, ...), not methods by name, so this script applies the
@@ -29,8 +30,13 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--p-test", type=float, default=0.01)
     ap.add_argument("--data-root", default=None)
-    ap.add_argument("--out", default="runs/sskpca_graph/results.json")
+    ap.add_argument("--out", default="runs/sskpca_graph/results.json", help="results (--quick: none)")
+    ap.add_argument("--quick", action="store_true",
+                    help="a check that the script runs (seconds): a generated 300-node graph, one seed, two grid "
+                         "points, nothing written")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.datasets, args.seeds, args.p_test, args.out = ["dcsbm"], 1, 0.1, None
 
     import torch
     from tqdm import tqdm
@@ -40,10 +46,14 @@ def main(argv=None) -> int:
     from graphstk.experiments.registry import MethodInput, get_method
 
     entry = get_method("LS-KPCA (t)")
-    points = entry.points()
+    points = entry.points()[:2] if args.quick else entry.points()
     rows = []
     for name in args.datasets:
-        data = gs.load_dataset(name, root=args.data_root, features=False)
+        if args.quick:
+            from graphstk.data import make_dcsbm
+            data = make_dcsbm(300, 1500, num_classes=3, seed=0)
+        else:
+            data = gs.load_dataset(name, root=args.data_root, features=False)
         accs, params, vals = [], [], []
         t0 = time.perf_counter()
         for seed in tqdm(range(args.seeds), desc=name, file=sys.stderr):
@@ -68,6 +78,8 @@ def main(argv=None) -> int:
                "fixed": entry.fixed, "wall_time_s": time.perf_counter() - t0, "metric": "accuracy"}
         rows.append(row)
         print(f"{name}  LS-KPCA (t)  {row['mean']:.2f} ± {row['std']:.2f}  ({row['wall_time_s']:.0f} s)", flush=True)
+    if args.out is None:
+        return 0
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     if os.path.exists(args.out):  # keep the rows of data sets not rerun now
         with open(args.out) as f:

@@ -5,6 +5,7 @@ Run from the repository root::
     python bench/suite.py                                    # Photo + Computers, SP-topd (t/i), SP-Lap (i), 2 seeds
     python bench/suite.py --datasets Computers --methods "SP-Lap (i)" --seeds 1
     python bench/suite.py --config configs/table1.yaml --datasets Cora DBLP --methods all
+    python bench/suite.py --quick                            # a check that it runs (seconds)
 
 The reference engine is the package ``graphstk`` of commit ``--before`` (default
 ``c125695``; its grid entry point took engine names: ``methods.grid.predict_grid("stkr-lap", ...)``),
@@ -161,11 +162,18 @@ def main(argv=None) -> int:
     ap.add_argument("--data-root", default=None)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", default=None, help="also write the markdown table here")
+    ap.add_argument("--quick", action="store_true",
+                    help="a check that the script runs (seconds): SP-Lap (i) on a generated 400-node graph, one "
+                         "seed, grids thinned to 3 values")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.datasets, args.methods, args.seeds = ["dcsbm"], ["SP-Lap (i)"], 1
     torch.set_num_threads(args.threads)
     reuse_freed_memory()   # as run.py does (graphstk/_malloc.py); both engines of the comparison share it
     warnings.simplefilter("ignore")
     cfg = load_config(args.config)
+    if args.quick:
+        cfg = cfg.with_overrides(quick=True)      # every grid thinned to at most 3 values
     specs = [m for m in cfg.methods if args.methods == ["all"] or m.label in args.methods]
     if not specs:
         raise SystemExit(f"no method of {args.config} matches {args.methods}")
@@ -183,7 +191,11 @@ def main(argv=None) -> int:
     print(f"# bench/suite.py: {args.config}, engine of {args.before} ('before') vs the working tree ('now'), "
           f"{args.seeds} seed(s), {args.threads} thread(s), load average {load:.1f} at start", flush=True)
     for name in args.datasets:
-        data = load_dataset(name, root=args.data_root)
+        if args.quick:
+            from graphstk.data import make_dcsbm
+            data = make_dcsbm(400, 2000, num_classes=4, seed=0)
+        else:
+            data = load_dataset(name, root=args.data_root)
         C = int(data.y.max()) + 1
         for spec in specs:
             for sweep, grid in spec.series():

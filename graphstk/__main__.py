@@ -108,6 +108,12 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
 
     reuse_freed_memory()   # large temporaries reuse freed heap blocks instead of fresh zero-filled pages
     out_dir = args.out or os.path.join("runs", cfg.name)
+    from graphstk._checks import check_out_dir
+
+    try:
+        check_out_dir(out_dir, cfg.name)
+    except ValueError as err:
+        parser.error(str(err))   # exits with status 2
     try:
         from graphstk.experiments.pipeline import run_experiment
         from graphstk.experiments.report import console_table

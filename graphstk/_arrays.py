@@ -17,6 +17,7 @@ does: ``-1`` marks an unlabeled point, anything else is a class label
 from __future__ import annotations
 
 import numbers
+import re
 import warnings
 
 import numpy as np
@@ -71,8 +72,15 @@ def validate_features(estimator, X, *, reset: bool, dtype: torch.dtype | None = 
         if accept_sparse and sp.issparse(X):
             return validate_data(estimator, X, reset=reset, accept_sparse="csr", dtype=np.float64,
                                  ensure_min_samples=ensure_min_samples)
-        Xn = validate_data(estimator, X, reset=reset, dtype=[np.float64, np.float32],
-                           ensure_min_samples=ensure_min_samples)
+        try:
+            Xn = validate_data(estimator, X, reset=reset, dtype=[np.float64, np.float32],
+                               ensure_min_samples=ensure_min_samples)
+        except ValueError as err:     # scikit-learn's feature-count message, with what to pass
+            m = None if reset else re.match(r"X has (\d+) features, but \w+ is expecting (\d+) features", str(err))
+            if m is None:
+                raise
+            raise ValueError(f"{err} Pass X with the {m.group(2)} columns it was fitted on, in the same order (or "
+                             f"refit it on these {m.group(1)} columns).") from None
         out = torch.from_numpy(np.ascontiguousarray(Xn))
         return out.to(dtype) if dtype is not None else out
     name = type(estimator).__name__
@@ -102,7 +110,8 @@ def validate_features(estimator, X, *, reset: bool, dtype: torch.dtype | None = 
         check_is_fitted(estimator, "n_features_in_")
         if X.shape[1] != estimator.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but {name} is expecting {estimator.n_features_in_} "
-                             "features as input.")
+                             f"features as input. Pass X with the {estimator.n_features_in_} columns it was fitted "
+                             f"on, in the same order (or refit it on these {X.shape[1]} columns).")
     return X
 
 

@@ -107,3 +107,28 @@ def check_device(device, name: str = "device"):
             raise ValueError(f"{name}={device!r}: only {torch.cuda.device_count()} CUDA device(s) are visible "
                              f"(cuda:0..cuda:{torch.cuda.device_count() - 1})")
     return dev
+
+
+def check_out_dir(path: str, name: str = "results") -> None:
+    """Make ``path`` a writable output folder, or raise ``ValueError`` saying what is wrong with it (an
+    existing file, a folder that cannot be created or written: read-only, ``/proc``) and the folder to
+    pass instead. Creates the folder when it is missing, as the run would. ``name`` names the
+    suggested folder (under the system's temporary folder)."""
+    import errno
+    import os
+    import tempfile
+
+    where = os.path.join(tempfile.gettempdir(), name)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"--out {path}: is an existing file, not a folder; pass a writable folder, e.g. --out {where}")
+    try:
+        os.makedirs(path, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".graphstk-probe-", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        why = {errno.EACCES: "no permission to write there", errno.EPERM: "no permission to write there",
+               errno.EROFS: "a read-only file system", errno.ENOTDIR: "a part of the path is a file, not a folder",
+               errno.ENOSPC: "no space left on the device"}.get(err.errno, err.strerror or str(err))
+        raise ValueError(f"--out {path}: cannot write results there ({why}); pass a writable folder, e.g. "
+                         f"--out {where}") from None

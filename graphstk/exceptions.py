@@ -8,7 +8,7 @@ catch the same thing.
 from __future__ import annotations
 
 __all__ = [
-    "ConvergenceWarning", "ConvergenceError", "DivergenceWarning", "EdgeListWarning", "ClassesWithoutLabelsWarning",
+    "BudgetWarning", "ConvergenceWarning", "ConvergenceError", "DivergenceWarning", "EdgeListWarning", "ClassesWithoutLabelsWarning",
     "UnreachableNodesWarning", "NonFiniteScoresWarning", "DatasetNotFoundError", "DataFileError",
     "FeaturesUnavailableWarning", "MemoryLimitError", "LabelError", "PeerFailure", "ProtocolError",
     "DatasetMissingError", "RunError", "ConfigError", "UnknownMethodError",
@@ -19,6 +19,11 @@ __all__ = [
 class ConvergenceWarning(UserWarning):
     """An iterative solve stopped before reaching its tolerance (the message says whether it
     stalled or was still improving, and what to change)."""
+
+
+class BudgetWarning(UserWarning):
+    """A time budget (``max_seconds=``) that the route taken does not bound (a direct factorisation
+    runs to its end)."""
 
 
 class ConvergenceError(FloatingPointError):

@@ -27,7 +27,9 @@ unless ``GRAPHSTK_OFFLINE=1`` or the download host is unreachable, in which case
 Damaged files (:mod:`graphstk.data.files`): a truncated or corrupted raw file is a
 :class:`~graphstk.exceptions.DataFileError` naming the file, the dataset and the fix; an
 unreadable ``processed/`` folder is deleted and rebuilt once, with a warning; ``processed/`` is
-written atomically, so a first load killed midway leaves nothing that breaks the next one.
+written atomically, so a first load killed midway leaves nothing that breaks the next one. A raw file
+that parses but differs from the published one (a test index cut short) is named when ``processed/``
+is built, by its digest or by the dataset's published statistics (:mod:`graphstk.data.known`).
 
 Bring-your-own graphs are read by :mod:`graphstk.data.graph_io`, checked by
 :mod:`graphstk.data.validation`; :func:`dataset_statistics` lives in :mod:`graphstk.data.statistics`.
@@ -50,6 +52,7 @@ from torch_geometric.data import Data
 from ..exceptions import DataFileError, DatasetNotFoundError, FeaturesUnavailableWarning  # noqa: F401  (re-exported)
 from .files import check_index_range, load_pyg, processing_lock, read_index_file, reading
 from .graph_io import _is_networkx, from_networkx, load_npz
+from .known import KNOWN, Known, check_known
 from .names import GRAPH_DATASET_NAMES, GRAPH_KEYS, dataset_key, vector_protocol_hint
 from .roots import ENV_DATA_ROOT, ENV_OFFLINE, data_root_and_origin, download_timeout, offline
 from .roots import resolve_data_root  # noqa: F401  (re-exported)
@@ -77,6 +80,7 @@ class DatasetSpec:
     planetoid: bool = False
     aliases: tuple[str, ...] = ()
     npz_graph: bool = False         # raw file is a gnn-benchmark npz: graph-only fast path
+    known: Known | None = None      # published statistics and digests (graphstk.data.known), checked once
 
 
 def _planetoid(name: str) -> DatasetSpec:
@@ -108,7 +112,7 @@ def _registry() -> dict[str, DatasetSpec]:
     ]
     if [s.name for s in specs] != list(GRAPH_DATASET_NAMES):
         raise RuntimeError("graphstk.data.names.GRAPH_DATASET_NAMES and the graph registry disagree")
-    return {s.name: replace(s, aliases=GRAPH_DATASET_NAMES[s.name]) for s in specs}
+    return {s.name: replace(s, aliases=GRAPH_DATASET_NAMES[s.name], known=KNOWN.get(s.name)) for s in specs}
 
 
 _SPECS: dict[str, DatasetSpec] | None = None
@@ -245,7 +249,9 @@ def _load_named(spec: DatasetSpec, root, features: bool = True) -> Data:
     if missing and spec.name == "PubMed" and ds_dir.joinpath(*_PUBMED_ALT).is_file():
         return _load_pubmed_alt(ds_dir.joinpath(*_PUBMED_ALT), missing, warn=features)
     if not missing and not features and spec.npz_graph:
-        return _finish(_read_npz_graph(raw_dir / spec.raw_files[0], spec.name), spec)
+        data = _read_npz_graph(raw_dir / spec.raw_files[0], spec.name)
+        check_known(data, spec.name, spec.known, raw_dir, _redownload(spec, root_path), digests=False)
+        return _finish(data, spec)
 
     if spec.name == "CoraFull":
         _check_case_collision(root_path)
@@ -298,10 +304,16 @@ def _check_planetoid_split(data: Data, raw_dir: Path, spec: DatasetSpec) -> None
                                 f"{_index_fix(spec, raw_dir)}")
 
 
+def _redownload(spec: DatasetSpec, root_path: Path) -> str:
+    return (f"copy an intact {'/'.join(spec.raw_files) if len(spec.raw_files) == 1 else 'set of raw files'} "
+            f"into {root_path / spec.dirname / 'raw'} (see docs/data.md)")
+
+
 def _load_pyg(spec: DatasetSpec, root_path: Path):
-    return load_pyg(spec.pyg, root_path, spec.dirname, spec.name, spec.raw_files,
-                    f"copy an intact {'/'.join(spec.raw_files) if len(spec.raw_files) == 1 else 'set of raw files'} "
-                    f"into {root_path / spec.dirname / 'raw'} (see docs/data.md)")
+    raw_dir = root_path / spec.dirname / "raw"
+    return load_pyg(spec.pyg, root_path, spec.dirname, spec.name, spec.raw_files, _redownload(spec, root_path),
+                    check=lambda dataset: check_known(dataset[0], spec.name, spec.known, raw_dir,
+                                                      _redownload(spec, root_path)))
 
 
 def _finish(data: Data, spec: DatasetSpec) -> Data:

@@ -186,7 +186,7 @@ def processing_lock(ds_dir: Path):
 
 
 def load_pyg(make: Callable[[str], object], root: Path, dirname: str, dataset: str, raw_files: Iterable[str],
-             redownload: str):
+             redownload: str, check: Callable[[object], None] | None = None):
     """Build or load a PyG dataset ``make(root)`` whose files live in ``root / dirname``.
 
     Parameters
@@ -203,6 +203,9 @@ def load_pyg(make: Callable[[str], object], root: Path, dirname: str, dataset: s
         The raw files PyG reads, checked by :func:`find_damaged` when processing fails.
     redownload : str
         How to get an intact raw file again, for the message.
+    check : callable, optional
+        ``dataset -> None``, run once when ``processed/`` is built (never on a cached load); an error
+        it raises leaves no ``processed/`` behind, so the next load checks again.
 
     Call it under :func:`processing_lock`. See the module docstring for what happens to a
     damaged ``processed/``.
@@ -225,7 +228,7 @@ def load_pyg(make: Callable[[str], object], root: Path, dirname: str, dataset: s
             shutil.rmtree(processed)
     raw_paths = [ds_dir / "raw" / f for f in raw_files]
     try:
-        return _build(make, root, dirname)
+        return _build(make, root, dirname, check)
     except _PASS:
         raise
     except Exception as err:
@@ -237,9 +240,10 @@ def load_pyg(make: Callable[[str], object], root: Path, dirname: str, dataset: s
                                           f"{redownload}") from err
 
 
-def _build(make, root: Path, dirname: str):
-    """Let PyG process into a temporary folder inside the dataset's folder and rename the finished
-    ``processed/`` into place (one rename on one file system: the folder appears whole or not at all)."""
+def _build(make, root: Path, dirname: str, check=None):
+    """Let PyG process into a temporary folder inside the dataset's folder, ``check`` the result and
+    rename the finished ``processed/`` into place (one rename on one file system: the folder appears
+    whole or not at all)."""
     ds_dir = root / dirname
     for stale in ds_dir.glob(".graphstk-build-*"):     # left by a killed build
         shutil.rmtree(stale, ignore_errors=True)
@@ -250,8 +254,17 @@ def _build(make, root: Path, dirname: str):
         try:
             os.symlink((ds_dir / "raw").resolve(), tmp / dirname / "raw", target_is_directory=True)
         except (OSError, NotImplementedError):    # no symlinks here: PyG writes processed/ in place
-            return make(str(root))
+            dataset = make(str(root))
+            if check is not None:
+                try:
+                    check(dataset)
+                except BaseException:
+                    shutil.rmtree(ds_dir / "processed", ignore_errors=True)
+                    raise
+            return dataset
         dataset = make(str(tmp))
+        if check is not None:
+            check(dataset)
         built, processed = tmp / dirname / "processed", ds_dir / "processed"
         if built.is_dir():
             if processed.exists():                # a leftover without data.pt

@@ -25,6 +25,7 @@ import json
 import os
 import re
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ..data.files import reading
+from ..exceptions import DataFileError
 from .partition import Partition, default_partitioner, halo_report, partition_graph
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "GraphPart", "write_partition", "load_part", "read_manifest",
@@ -108,6 +111,9 @@ def write_partition(data, parts: int, out: str | os.PathLike, method: str | Part
     if isinstance(parts, bool) or int(parts) != parts or parts < 1:
         raise ValueError(f"parts must be an integer >= 1, got {parts!r}")
     N = int(data.num_nodes)
+    if parts > N:
+        raise ValueError(f"parts={parts} is more than the graph's {N} nodes: at least {parts - N} parts would hold "
+                         f"no node; use parts <= {N} (one process per part)")
     y = getattr(data, "y", None)
     if y is None or y.dim() != 1 or y.numel() != N:
         raise ValueError("write_partition needs a labelled graph: data.y with one class id per node")
@@ -126,6 +132,10 @@ def write_partition(data, parts: int, out: str | os.PathLike, method: str | Part
     if partition.parts != parts or partition.num_nodes != N:
         raise ValueError(f"the partition has {partition.parts} parts over {partition.num_nodes} nodes; the graph "
                          f"needs {parts} parts over its {N} nodes")
+    empty = int((np.diff(np.asarray(partition.bounds)) == 0).sum())
+    if empty:
+        warnings.warn(f"{empty} of the {parts} parts hold no node (the {partition.method} partition of {N} nodes); "
+                      "their processes would only wait on the others: lower parts", UserWarning, stacklevel=2)
     report = halo_report(row, col, partition)
     del row, col
     order = partition.order.numpy()
@@ -242,7 +252,19 @@ class GraphPart:
 
     def labels(self) -> Tensor:
         """Every node's label (original numbering; ``labels.pt``), int64."""
-        return torch.load(self.directory / "labels.pt").long()
+        return _load_labels(self.directory, self.parts)
+
+
+def _repartition(parts: int, directory) -> str:
+    return (f"copy it again from where the graph was partitioned, or partition again with python -m graphstk "
+            f"partition GRAPH --parts {parts} --out {directory}")
+
+
+def _load_labels(directory, parts: int) -> Tensor:
+    """``labels.pt`` of a partitioned form, a damaged file named (:func:`graphstk.data.files.reading`)."""
+    path = Path(directory) / "labels.pt"
+    with reading(path, f"the partitioned graph {directory}", _repartition(parts, directory)):
+        return torch.load(path).long()
 
 
 def load_part(directory: str | os.PathLike, part: int | None = None, parts: int | None = None) -> GraphPart:
@@ -277,7 +299,8 @@ def load_part(directory: str | os.PathLike, part: int | None = None, parts: int 
         raise FileNotFoundError(f"{path}: part {part} of {man['parts']} is missing (the partitioned form is "
                                 f"incomplete); copy it from where the graph was partitioned, or partition again "
                                 f"with python -m graphstk partition GRAPH --parts {man['parts']} --out {directory}")
-    blob = torch.load(path, weights_only=False)
+    with reading(path, f"part {part} of {directory}", _repartition(man["parts"], directory)):
+        blob = torch.load(path, weights_only=False)
     if blob.get("version") != FORMAT_VERSION or blob.get("part") != int(part) or blob.get("parts") != man["parts"]:
         raise ValueError(f"{path}: this part file belongs to another partitioned form (version "
                          f"{blob.get('version')}, part {blob.get('part')} of {blob.get('parts')}); partition again")
@@ -294,7 +317,7 @@ def partitioned_data(directory: str | os.PathLike):
     from torch_geometric.data import Data
 
     man = read_manifest(directory)
-    y = torch.load(Path(directory) / "labels.pt").long()
+    y = _load_labels(directory, man["parts"])
     data = Data(edge_index=torch.zeros(2, 0, dtype=torch.long), y=y, num_nodes=man["num_nodes"])
     data.partitioned = str(directory)
     return data
@@ -323,13 +346,19 @@ def graph_from_spec(spec: str, data_root: str | None = None):
                 raise ValueError(f"{spec!r}: unknown or empty setting {item!r}; dcsbm takes "
                                  f"{', '.join(k + '=' for k in _KEYS)}")
             name = _KEYS[key.strip()]
-            v = float(value)
-            kw[name] = v if name in ("homophily", "exponent", "feature_signal") else int(v)
+            real = name in ("homophily", "exponent", "feature_signal")
+            try:
+                v = float(value)
+                kw[name] = v if real else int(v)
+            except (ValueError, OverflowError):
+                raise ValueError(f"{spec!r}: {key.strip()}={value!r} is not a number; write "
+                                 f"{key.strip()}={'0.8' if real else '1000'} (integers may be written 1e6)") from None
         if "num_nodes" not in kw or "num_edges" not in kw:
             raise ValueError(f"{spec!r}: give at least nodes= and edges=, e.g. dcsbm:nodes=1e6,edges=1e7")
         return make_dcsbm(**kw)
     if os.path.isfile(spec):
-        return torch.load(spec, weights_only=False)
+        with reading(spec, spec, "save the graph again with torch.save(data, path)"):
+            return torch.load(spec, weights_only=False)
     from ..data import load_dataset
 
     return load_dataset(spec, root=data_root)
@@ -353,11 +382,17 @@ def partition_main(argv: list[str], prog: str = "python -m graphstk partition") 
     args = p.parse_args(argv)
     if args.parts < 1:
         p.error(f"--parts must be >= 1, got {args.parts}")
+    from .._checks import check_out_dir
+
+    try:
+        check_out_dir(args.out, "partitioned")
+    except ValueError as err:
+        p.error(str(err))
     t0 = time.perf_counter()
     try:
         data = graph_from_spec(args.graph, args.data_root)
         man = write_partition(data, args.parts, args.out, args.method, args.seed, source=args.graph)
-    except (ValueError, FileNotFoundError, ImportError) as err:
+    except (ValueError, FileNotFoundError, ImportError, DataFileError) as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 1
     h = man["halo"]

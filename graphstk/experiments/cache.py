@@ -5,7 +5,9 @@ the same folder and moved into place with :func:`os.replace`, so an interrupted 
 (Ctrl-C, a crash, a killed job) leaves either the complete file or none. The file name
 holds a readable label and a hash of everything that affects the result; the full key
 payload is stored inside and checked on reading, so a changed config never reuses a
-stale entry.
+stale entry. Each entry also carries a sha256 digest of its key and record: an entry whose
+content no longer matches its digest (edited by hand, damaged on disk) is recomputed, with a
+warning naming the file.
 """
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ import os
 import re
 import socket
 import tempfile
+import warnings
 
-__all__ = ["ResultCache", "atomic_write_text", "cache_key", "code_fingerprint", "run_lock", "umask_mode"]
+__all__ = ["ResultCache", "atomic_write_text", "cache_key", "code_fingerprint", "record_digest", "run_lock", "umask_mode"]
 
 LOCK_NAME = ".graphstk-run.lock"
 
@@ -26,7 +29,7 @@ LOCK_NAME = ".graphstk-run.lock"
 CODE_PACKAGES = ("graphstk.methods", "graphstk.spectral", "graphstk.operators")
 CODE_MODULES = ("graphstk.experiments.registry", "graphstk.experiments.kernels", "graphstk._spaces")
 
-CACHE_VERSION = 1  # bump when the meaning of a cached record changes
+CACHE_VERSION = 2  # bump when the meaning of a cached record changes
 
 
 def umask_mode(mode: int = 0o666) -> int:
@@ -64,6 +67,13 @@ def cache_key(payload: dict) -> str:
     """sha256 of the canonical JSON of ``payload`` (plus the cache format version)."""
     text = json.dumps({"cache_version": CACHE_VERSION, **payload}, sort_keys=True, separators=(",", ":"),
                       default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def record_digest(key: str, record: dict) -> str:
+    """sha256 of the canonical JSON of a cache entry's ``key`` and ``record``: stored beside them and
+    checked on reading."""
+    text = json.dumps({"key": key, "record": record}, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -120,7 +130,11 @@ class ResultCache:
                 stored = json.load(fh)
         except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
             return None
-        if stored.get("key") != key:
+        if not isinstance(stored, dict) or stored.get("key") != key:
+            return None
+        if stored.get("digest") != record_digest(key, stored.get("record")):
+            warnings.warn(f"the cached result {path} does not match its digest (edited or damaged); "
+                          "recomputing it", UserWarning, stacklevel=2)
             return None
         self.hits += 1
         return stored["record"]
@@ -128,7 +142,9 @@ class ResultCache:
     def put(self, label: str, payload: dict, record: dict) -> None:
         key = cache_key(payload)
         # key order is kept (not sorted) so that a record read back equals the one written
-        text = json.dumps({"key": key, "payload": payload, "record": record}, indent=1, default=str)
+        record = json.loads(json.dumps(record, default=str))     # what a reader gets back
+        text = json.dumps({"key": key, "payload": payload, "record": record, "digest": record_digest(key, record)},
+                          indent=1, default=str)
         atomic_write_text(self._path(label, key), text)
         self.writes += 1
 

@@ -230,6 +230,10 @@ class TaskBase(Runnable):
         if i is not None:
             raise fail(f"duplicate dataset name {self.datasets[i].name!r} (give each a distinct 'name')", "datasets", i)
         self.methods = [self._method(m, i) for i, m in enumerate(self.methods)]
+        shared = {k for m in self.methods for k in get_method(m.label).grid}   # the keys a shared grid sets
+        for k in self.grid:
+            if k not in shared:
+                raise unknown_key(k, shared, "grid", k)
         keys = [(m.label, m.sweep and m.sweep.param, tuple(sorted(m.options.items()))) for m in self.methods]
         i = first_repeat(keys)
         if i is not None:

@@ -42,7 +42,7 @@ from torch import Tensor
 
 from .._checks import check_device, check_int, check_real, user_stacklevel
 from .._index import as_index
-from ..exceptions import ConvergenceError, UnreachableNodesWarning  # noqa: F401  (re-exported)
+from ..exceptions import BudgetWarning, ConvergenceError, UnreachableNodesWarning  # noqa: F401  (re-exported)
 from ..operators.base import KernelOperator
 from ..operators.graph import NORMALIZATIONS, GraphKernel, check_normalization
 from ..spectral.transforms import (InverseLaplacian, LabelPropagationFilter, Polynomial, ReciprocalPolynomial,
@@ -151,6 +151,15 @@ def _resolve_alias(name: str, value, alias: str, alias_value, default):
     return default if value is None else value
 
 
+def _shared(a: Tensor, b: Tensor, n: int) -> list[int]:
+    """The node ids (of ``0..n-1``) that index tensors ``a`` and ``b`` both hold, sorted."""
+    seen = torch.zeros(n, dtype=torch.bool)
+    seen[a.cpu()] = True
+    both = torch.zeros(n, dtype=torch.bool)
+    both[b.cpu()] = True
+    return (seen & both).nonzero().flatten().tolist()
+
+
 def _common_constraints() -> dict:
     """The parameters every graph estimator shares, declared once (scikit-learn's constraint objects;
     checked at ``fit`` by ``_validate_params``)."""
@@ -232,9 +241,10 @@ class _GraphEstimator(BaseEstimator):
             check_real("max_seconds", self.max_seconds)
         num_iter = getattr(self, "_num_iter", getattr(self, "num_iter", None))
         if num_iter is not None and not isinstance(num_iter, (list, tuple)):
-            check_int("num_iter", num_iter)
+            name = getattr(self, "_num_iter_name", "num_iter")
+            check_int(name, num_iter)
             if self.solver not in ("auto", "richardson", "cg"):
-                raise ValueError(f"num_iter (a fixed budget of T iterations) needs solver 'auto', 'richardson' or "
+                raise ValueError(f"{name} (a fixed budget of T iterations) needs solver 'auto', 'richardson' or "
                                  f"'cg', got solver={self.solver!r}")
 
     def _budgets(self) -> tuple[int, ...]:
@@ -284,11 +294,8 @@ class _GraphEstimator(BaseEstimator):
         hidden = None if hidden_idx is None else as_index(hidden_idx, n, name="hidden_idx", allow_none=False)
         if self.setting == "transductive" and hidden is not None and hidden.numel() > 0:
             raise ValueError("setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
-        if hidden is not None and hidden.numel():
-            overlap = torch.zeros(n, dtype=torch.bool)
-            overlap[hidden.cpu()] = True
-            if bool(overlap[train.cpu()].any()):
-                raise ValueError("train_idx and hidden_idx overlap: a labeled node cannot be hidden from fit")
+        if hidden is not None and hidden.numel() and _shared(train, hidden, n):
+            raise ValueError("train_idx and hidden_idx overlap: a labeled node cannot be hidden from fit")
         kernel = self._operator(X, y, n, hidden)
         prob = P.make_problem(kernel, y, train.to(kernel.device), _default_classes(y, self.num_classes),
                               labels=getattr(self, "labels", "onehot"), hidden=hidden)
@@ -301,6 +308,7 @@ class _GraphEstimator(BaseEstimator):
         return prob
 
     def _record(self, res: P.EngineResult):
+        self._check_budget(res.history)
         self.history_ = res.history
         last = res.history[-1] if res.history else None
         self.solver_ = last.solver if last is not None else ""
@@ -316,6 +324,19 @@ class _GraphEstimator(BaseEstimator):
         """What converges instead of a stalled solve to a tolerance."""
         return ("Use solver='cg' or 'auto' on the positive semidefinite lazy kernel (normalization='lazy'), or "
                 "solver='direct', or a fixed budget num_iter=T (the paper's truncated iteration)")
+
+    def _check_budget(self, history) -> None:
+        """Warn when ``max_seconds`` was given but a route it cannot bound ran: a direct factorisation
+        (sparse LU, Algorithm 3, the ``n x n`` system by LU) runs to its end. Decided from the routes,
+        never from the clock."""
+        if self.max_seconds is None:
+            return
+        direct = sorted({h.solver for h in history if h.solver.startswith("direct") and "CG" not in h.solver})
+        if direct:
+            warnings.warn(f"{type(self).__name__}: max_seconds={self.max_seconds:g} bounds iterative solves only; "
+                          f"solver={self.solver!r} took the route {'; '.join(direct)}, which runs to its end. For a "
+                          "solve that the budget stops, pass solver='gmres' (or leave max_seconds unset)",
+                          BudgetWarning, stacklevel=user_stacklevel())
 
     def _divergence_advice(self) -> str:
         return divergence_advice(getattr(self, "transform_", getattr(self, "transform", None)),
@@ -531,8 +552,10 @@ class LabelPropagation(_GraphEstimator):
 
     def _check_params(self):
         eta = _resolve_alias("eta", self.eta, "alpha", self.alpha, 0.99)
-        check_real("eta", eta)   # the upper bound 1/lambda_1 is checked by fit
+        self._eta_name = "alpha" if self.alpha is not None else "eta"    # messages use the user's spelling
+        check_real(self._eta_name, eta)   # the upper bound 1/lambda_1 is checked by fit
         self._num_iter = _resolve_alias("num_iter", self.num_iter, "num_layers", self.num_layers, None)
+        self._num_iter_name = "num_layers" if self.num_layers is not None else "num_iter"
         self._check_common()
 
     def fit(self, data, train_idx=None, hidden_idx=None, *, y=None) -> "LabelPropagation":
@@ -559,7 +582,7 @@ class LabelPropagation(_GraphEstimator):
         self.eta_ = float(_resolve_alias("eta", self.eta, "alpha", self.alpha, 0.99))
         prob = self._prepare(data, train_idx, hidden_idx, y)
         filt = LabelPropagationFilter(self.eta_)
-        filt.validate(prob.lambda_max)   # Zhou et al.'s fixed point (Eq. 22) needs eta < 1/lambda_1 on every route
+        filt.validate(prob.lambda_max, self._eta_name)   # Zhou et al.'s fixed point (Eq. 22) needs eta < 1/lambda_1 on every route
         res = solve(prob, [filt], solver=self.solver, max_iter=int(self.max_iter),
                     tol=float(self.tol), budgets=self._budgets(), max_seconds=self.max_seconds)
         self._record(res)

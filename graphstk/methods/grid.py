@@ -17,8 +17,27 @@ __all__ = ["scores_from", "lp_scores", "unreachable", "predict_labels"]
 
 
 def scores_from(prob: Problem, h: Tensor, idx: Tensor) -> Tensor:
-    """Scores ``rows(idx) @ h`` (the out-of-sample formulas of Algorithms 1-2 and Eq. 8)."""
-    return prob.rows(idx) @ h
+    """Scores ``rows(idx) @ h`` (the out-of-sample formulas of Algorithms 1-2 and Eq. 8); ``h`` may
+    hold several grid points side by side (``k C`` columns).
+
+    A labeled point whose row of the base kernel is zero (an isolated training node: Eq. 23 gives it
+    no entry, so every ``s(K)`` with ``s(0) = 0`` has none either) gets all-zero scores from the
+    formula, i.e. it would be reported as unreached although its label is given. It keeps its own
+    label row of ``Y`` instead, as the identity term of Label-Prop's ``(I - eta S)^-1`` gives it, so
+    STKR and Label-Prop agree on it."""
+    S = prob.rows(idx) @ h
+    dead = (S == 0).all(dim=1)
+    if bool(dead.any()):
+        loc = prob.local(idx)
+        pos = torch.full((prob.N + 1,), -1, dtype=torch.long, device=loc.device)
+        pos[prob.train.to(loc.device)] = torch.arange(prob.n, device=loc.device)
+        at = pos[torch.where(loc < 0, prob.N, loc)]       # position among the labeled points, -1: unlabeled
+        keep = dead.to(loc.device) & (at >= 0)
+        if bool(keep.any()):
+            Y = prob.Y.to(device=S.device, dtype=S.dtype).repeat(1, S.shape[1] // prob.C)
+            S = S.clone()
+            S[keep.to(S.device)] = Y[at[keep].to(S.device)]
+    return S
 
 
 def lp_scores(prob: Problem, yhat: Tensor, eta: float, idx: Tensor) -> Tensor:

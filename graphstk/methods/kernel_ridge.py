@@ -20,13 +20,16 @@ A ``1/n``-normalised objective ``(1/n) sum (...)^2 + lam' ||f||^2`` is the same 
   which equals ``Z_test Z^T (Z Z^T + lam I)^{-1} y`` and so approaches exact KRR with the
   same ``lam`` as the number of features grows.
 
-Multi-output targets ``y`` of shape ``[n, C]`` are solved as ``C`` right-hand sides at once.
+Multi-output targets ``y`` of shape ``[n, C]`` are solved as ``C`` right-hand sides at once. Both
+estimators are supervised: every row of ``y`` is a target, and ``-1`` is a value like any other, not
+the unlabeled marker of the semi-supervised classifiers (fit on ``X[y != -1], y[y != -1]``).
 Both estimators follow scikit-learn's contract (``docs/estimators.md``): NumPy in gives NumPy
 out, a torch tensor in gives a tensor out on its device (every step runs there).
 """
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 
 import numpy as np
@@ -38,6 +41,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_array
 from torch import Tensor
+from tqdm.auto import tqdm
 
 from .._arrays import check_is_fitted, to_output, validate_features
 from ..memory import check_allocation
@@ -48,7 +52,7 @@ from ..operators.feature import FeatureKernelOperator, Kernel, kernel_function
 from ._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, kernel_names
 from ..spectral.solvers import cg
 
-__all__ = ["kernel_ridge_solve", "KernelRidge", "RandomFeatureRidge", "block_cg"]
+__all__ = ["kernel_ridge_solve", "KernelRidge", "RandomFeatureRidge", "block_cg", "cg_products"]
 
 _SPARSE_KERNELS = ("linear", "gaussian")
 
@@ -77,20 +81,39 @@ def _check_lam(lam) -> float:
 
 
 def block_cg(matvec, B: Tensor, tol: float = 1e-10, max_iter: int | None = None,
-             x0: Tensor | None = None) -> tuple[Tensor, int, bool]:
+             x0: Tensor | None = None, progress: str | None = None) -> tuple[Tensor, int, bool]:
     """Conjugate gradients for ``A X = B`` (``A`` symmetric positive definite, given as a
     callable ``X -> A X`` on ``[n, C]`` blocks), ``C`` independent CG runs vectorised.
 
     A thin wrapper of :func:`graphstk.spectral.cg` (the solver the propagation engines
     use) returning ``(X, iterations, converged)``; ``max_iter`` defaults to ``10 n``.
+    ``progress``: a label for a ``tqdm`` bar on stderr, one step per product with ``A`` and the
+    relative residual beside it (``None``: no bar).
     """
     max_iter = 10 * B.shape[0] if max_iter is None else int(max_iter)
-    res = cg(matvec, B, max_iter, tol, x0=x0, warn=False)
+    with tqdm(desc=progress, unit="product", disable=progress is None, leave=False,
+              file=sys.stderr) as bar:
+        def step(t, rel):
+            bar.update(1)
+            bar.set_postfix(residual=f"{rel:.1e}", refresh=False)
+        res = cg(matvec, B, max_iter, tol, x0=x0, warn=False, callback=None if progress is None else step)
     return res.x, res.n_iter, res.converged
 
 
+def cg_products(diagonal_sum: float, lam: float, n: int, tol: float, max_iter: int | None = None) -> int:
+    """About how many products with ``K`` CG needs for ``(K + lam I) alpha = y`` at most: the classical
+    bound ``sqrt(kappa) ln(2 / tol) / 2`` with ``kappa <= (trace K + lam) / lam`` (``trace K`` bounds
+    the largest eigenvalue of a PSD ``K``), capped by ``max_iter`` (default ``10 n``)."""
+    cap = 10 * n if max_iter is None else int(max_iter)
+    if lam <= 0 or tol <= 0:
+        return cap
+    kappa = (max(float(diagonal_sum), 0.0) + lam) / lam
+    return min(cap, max(1, math.ceil(0.5 * math.sqrt(kappa) * math.log(2.0 / tol))))
+
+
 def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str = "direct",
-                       tol: float = 1e-10, max_iter: int | None = None, return_n_iter: bool = False):
+                       tol: float = 1e-10, max_iter: int | None = None, return_n_iter: bool = False,
+                       progress: str | None = None):
     """``alpha = (K + lam I)^{-1} y`` (slides, Proposition 3) for any square operator ``K``.
 
     Parameters
@@ -106,6 +129,8 @@ def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str =
 
     return_n_iter : bool, default False
         Also return the number of iterations (1 for ``"direct"``).
+    progress : str, optional
+        ``"cg"`` only: a label for a progress bar of the iterations on stderr (:func:`block_cg`).
 
     Returns ``alpha`` with the shape of ``y``, in the operator's dtype and on its device (and the
     iteration count when ``return_n_iter``). A CG run that does not reach ``tol`` returns its
@@ -135,7 +160,7 @@ def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str =
     elif solver == "cg":
         if lam <= 0:
             raise ValueError("solver='cg' needs lam > 0 (K is only positive semi-definite)")
-        alpha, it, ok = block_cg(lambda V: op @ V + lam * V, Y, tol=tol, max_iter=max_iter)
+        alpha, it, ok = block_cg(lambda V: op @ V + lam * V, Y, tol=tol, max_iter=max_iter, progress=progress)
         if not ok:
             warnings.warn(f"kernel_ridge_solve: CG did not reach tol={tol} in {it} iterations", RuntimeWarning)
     else:
@@ -166,6 +191,9 @@ class KernelRidge(RegressorMixin, BaseEstimator):
     lam : float >= 0, the ridge parameter.
     solver : ``"direct"`` or ``"cg"`` (CG uses blockwise kernel products, no ``n x n`` matrix).
     block_size, tol, max_iter : forwarded to the operator / CG.
+    verbose : bool or None, default None
+        A progress bar of the CG iterations on stderr (``solver="cg"``): ``None`` shows it when
+        stderr is a terminal, ``True`` always, ``False`` never.
 
     Attributes after ``fit``: ``X_fit_`` ``[n, d]``, ``dual_coef_`` (``alpha``, shape of ``y``),
     ``kernel_`` (the :class:`~graphstk.operators.Kernel`), ``sigma_`` (the width used, ``None`` for
@@ -176,13 +204,13 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         "kernel": [kernel_names(), Kernel], "sigma": SIGMA, "lam": NON_NEGATIVE,
         "degree": OPTIONAL_POSITIVE_INT, "c": [Interval(Real, 0, None, closed="left"), None],
         "normalize": ["boolean"], "solver": [StrOptions({"direct", "cg"})], "block_size": OPTIONAL_POSITIVE_INT,
-        "tol": NON_NEGATIVE, "max_iter": OPTIONAL_POSITIVE_INT,
+        "tol": NON_NEGATIVE, "max_iter": OPTIONAL_POSITIVE_INT, "verbose": ["boolean", None],
     }
 
     def __init__(self, kernel: str = "gaussian", sigma: float | None = None, lam: float = 1.0,
                  degree: int | None = None, c: float | None = None, normalize: bool = False,
                  solver: str = "direct", block_size: int | None = None, tol: float = 1e-10,
-                 max_iter: int | None = None):
+                 max_iter: int | None = None, verbose: bool | None = None):
         self.kernel = kernel
         self.sigma = sigma
         self.lam = lam
@@ -193,6 +221,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         self.block_size = block_size
         self.tol = tol
         self.max_iter = max_iter
+        self.verbose = verbose
 
     def _kernel(self, X):
         if isinstance(self.kernel, Kernel):
@@ -211,6 +240,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         ----------
         X : Tensor or array ``[n, d]``
         y : Tensor or array ``[n]`` or ``[n, C]``
+            Targets of every row (``-1`` is a target value, not an unlabeled marker).
 
         Returns
         -------
@@ -221,15 +251,31 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         self.kernel_ = self._kernel(X)
         self.sigma_ = self.kernel_.sigma
         n = X.shape[0]
-        if self.solver == "direct" or sp.issparse(X):
+        if sp.issparse(X):
+            check_allocation(2.0 * n * n * 8, f"the {n} x {n} kernel matrix (sparse X)",
+                             "pass X.toarray() with solver='cg' (sparse X builds the whole kernel matrix; dense "
+                             f"X with solver='cg' takes kernel products in row blocks, {self._cg_work(n, X)})", "cpu")
+        elif self.solver == "direct":
             check_allocation(2.0 * n * n * 8, f"the {n} x {n} kernel matrix (solver='direct')",
-                             "pass solver='cg' (kernel products in row blocks, no n x n matrix)",
-                             "cpu" if sp.issparse(X) else X.device)
+                             "pass solver='cg' (kernel products in row blocks, no n x n matrix; "
+                             f"{self._cg_work(n, X)})", X.device)
         self.X_fit_ = X
+        show = self.verbose if self.verbose is not None else sys.stderr.isatty()
         self.dual_coef_, self.n_iter_ = kernel_ridge_solve(self._operator(X), y, self.lam, solver=self.solver,
-                                                           tol=self.tol, max_iter=self.max_iter, return_n_iter=True)
+                                                           tol=self.tol, max_iter=self.max_iter, return_n_iter=True,
+                                                           progress=f"{type(self).__name__} cg" if show else None)
         self._y = y
         return self
+
+    def _cg_work(self, n: int, X) -> str:
+        """The work of ``solver='cg'`` on these points, for a message (:func:`cg_products`, with
+        ``trace K`` from the kernel's diagonal: ``n`` for a Gaussian or normalised kernel)."""
+        if sp.issparse(X):
+            trace = float(X.multiply(X).sum()) if self.kernel_.name == "linear" else float(n)
+        else:
+            trace = float(FeatureKernelOperator(X, kernel=self.kernel_, normalize=self.normalize).diagonal().sum())
+        k = cg_products(trace, float(self.lam), n, float(self.tol), self.max_iter)
+        return f"cg: about {k} products of an {n} x {n} kernel in blocks at most"
 
     def _operator(self, X) -> KernelOperator:
         """``K(X, X_fit_)`` (``X_fit_`` itself when ``X`` is it): a lazy feature-kernel operator, or
@@ -366,6 +412,7 @@ class RandomFeatureRidge(RegressorMixin, BaseEstimator):
         ----------
         X : Tensor or array ``[n, d]``
         y : Tensor or array ``[n]`` or ``[n, C]``
+            Targets of every row (``-1`` is a target value, not an unlabeled marker).
 
         Returns
         -------

@@ -22,11 +22,12 @@ from torch import Tensor
 from .._checks import check_device, check_int, check_real, user_stacklevel
 from .._index import as_index
 from ..exceptions import NonFiniteScoresWarning
+from ..operators.base import KernelOperator
 from ..spectral.transforms import InverseLaplacian, LabelPropagationFilter, ReciprocalPolynomial, Transform
 from . import propagation as P
 from .engine import solve, transform_family
-from .estimators import (SETTINGS, _common_constraints, _GraphEstimator, _label_tensor, check_budget_residual,
-                         check_step_size, divergence_advice)
+from .estimators import (SETTINGS, _common_constraints, _GraphEstimator, _label_tensor, _shared,
+                         check_budget_residual, check_step_size, divergence_advice)
 from .grid import lp_scores, scores_from, unreachable
 from .problem import argmax_of_labeled_classes
 
@@ -212,6 +213,7 @@ class STKRCV(_GraphEstimator):
                     max_iter=int(self.max_iter), tol=float(self.tol),
                     step_size=self.step_size if isinstance(self.step_size, str) else float(self.step_size),
                     max_seconds=self.max_seconds, unstable="run" if fixed else "raise", eigen_cache=eigen_cache)
+        self._check_budget(res.history)
         self.history_ = res.history
         last = res.history[-1] if res.history else None
         self.solver_ = last.solver if last is not None else ""
@@ -240,6 +242,23 @@ class STKRCV(_GraphEstimator):
         H = torch.cat([self.grid_h_[i] for i in points], dim=1)
         S = scores_from(prob, H, ids)
         return [S[:, j * C:(j + 1) * C] for j in range(len(points))]
+
+    @staticmethod
+    def _check_validation(X, train_idx, val_idx) -> None:
+        """Refuse validation nodes that are also training nodes (before any work): their labels are
+        given to the fit, so they would choose the grid point that fits them best, not the one that
+        generalises."""
+        n = int(X.shape[0]) if isinstance(X, KernelOperator) else getattr(X, "num_nodes", None)
+        train_idx = getattr(X, "train_mask", None) if train_idx is None else train_idx
+        if n is None or train_idx is None:
+            return                                        # the fit names what is wrong or missing
+        n = int(n)
+        train = as_index(train_idx, n, name="train_idx", allow_none=False)
+        both = _shared(train, as_index(val_idx, n, name="val_idx", allow_none=False), n)
+        if both:
+            raise ValueError(f"train_idx and val_idx overlap in {len(both)} nodes (e.g. node {both[0]}): validation "
+                             "nodes must be unlabeled for the fit; pass disjoint sets, e.g. val_idx without the "
+                             "training nodes, or a split from graphstk.data.make_split")
 
     def grid_scores(self, data, train_idx=None, eval_idx=None, hidden_idx=None, *, y=None,
                     eigen_cache=None) -> list[tuple[dict, Tensor]]:
@@ -303,6 +322,7 @@ class STKRCV(_GraphEstimator):
             val_idx = getattr(X, "val_mask", None)
             if val_idx is None:
                 raise ValueError("fit needs val_idx (the validation points), or give data.val_mask")
+        self._check_validation(X, train_idx, val_idx)
         pairs = self.grid_scores(X, train_idx, val_idx, hidden_idx, y=y)   # non-finite rows count as wrong
         val = as_index(val_idx, self.problem_.num_points, self.kernel_.device, name="val_idx", allow_none=False)
         yv = self._labels[val]

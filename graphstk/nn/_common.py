@@ -10,7 +10,7 @@ from .._checks import user_stacklevel
 from .._index import as_index
 from ..exceptions import DivergenceWarning
 
-__all__ = ["DivergenceWarning", "label_matrix", "row_mask", "diverging", "warn_switch"]
+__all__ = ["DivergenceWarning", "check_edge_weight", "label_matrix", "row_mask", "diverging", "warn_switch"]
 
 
 #: A residual this many times the first one, and above the right-hand side's norm, cannot belong
@@ -77,3 +77,25 @@ def row_mask(mask, N: int, device, dtype) -> Tensor | None:
         return mask.to(device=device, dtype=dtype).view(N, 1)
     idx = as_index(mask, N, device, name="mask")
     return torch.zeros(N, 1, dtype=dtype, device=device).index_fill_(0, idx, 1.0)
+
+
+def check_edge_weight(w: Tensor, owner: str) -> None:
+    """Edge weights are similarities: NaN, infinite or negative entries of ``w`` are refused, named as
+    such (not reported as a directed graph by a symmetry check they would fail); ``owner`` is the module
+    named in the message."""
+    w = w.detach()
+    if not w.dtype.is_floating_point:
+        w = w.double()
+    bad = ~torch.isfinite(w)
+    if bool(bad.any()):
+        i = int(bad.nonzero()[0, 0])
+        raise ValueError(f"{owner}: edge_weight has {int(bad.sum())} NaN or infinite entries (e.g. edge {i}: "
+                         f"{float(w[i])}); pass finite weights (e.g. torch.nan_to_num(edge_weight, nan=0.0), or drop "
+                         "those edges)")
+    neg = w < 0
+    if bool(neg.any()):
+        i = int(neg.nonzero()[0, 0])
+        raise ValueError(f"{owner}: edge_weight has {int(neg.sum())} negative entries (e.g. edge {i}: "
+                         f"{float(w[i]):g}); the graph kernel needs similarities >= 0: pass e.g. "
+                         "edge_weight.clamp(min=0) or edge_weight.abs(), or a transform of distances such as "
+                         "exp(-d^2 / (2 sigma^2))")

@@ -27,7 +27,7 @@ from .._checks import check_int, check_real
 from ..methods.estimators import flag_unreachable as _flag
 from ..methods.problem import make_problem
 from ..spectral.transforms import LabelPropagationFilter
-from ._common import diverging, label_matrix, row_mask, warn_switch
+from ._common import check_edge_weight, diverging, label_matrix, row_mask, warn_switch
 from .adjacency import AdjacencyKernel, OperatorCache
 from .autograd import engine_system, implicit_solve, spmm
 
@@ -164,6 +164,8 @@ class LabelPropagation(torch.nn.Module):
             Applied after every step instead of the clamp (PyG).
         """
         Y = label_matrix(y, self.num_classes, mask)
+        if edge_weight is not None:
+            check_edge_weight(edge_weight, type(self).__name__)
         if isinstance(edge_weight, Tensor) and edge_weight.dtype.is_floating_point:
             Y = Y.to(torch.promote_types(Y.dtype, edge_weight.dtype))   # PyG's w * x_j promotes likewise
         N = Y.size(0)

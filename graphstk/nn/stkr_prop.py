@@ -51,32 +51,11 @@ from ..methods.propagation import richardson_step
 from ..operators.graph import check_normalization
 from ..methods.estimators import DEFAULT_ETA
 from ..spectral.transforms import InverseLaplacian, Polynomial, ReciprocalPolynomial, horner
-from ._common import diverging, label_matrix, warn_switch
+from ._common import check_edge_weight, diverging, label_matrix, warn_switch
 from .adjacency import AdjacencyKernel, OperatorCache
 from .autograd import engine_system, implicit_solve, spmm
 
 __all__ = ["STKRPropagation"]
-
-
-def _check_edge_weight(w: Tensor) -> None:
-    """STKR's kernel is a similarity: NaN, infinite or negative weights are named as such (not
-    reported as a directed graph by the symmetry check they would fail)."""
-    w = w.detach()
-    if not w.dtype.is_floating_point:
-        w = w.double()
-    bad = ~torch.isfinite(w)
-    if bool(bad.any()):
-        i = int(bad.nonzero()[0, 0])
-        raise ValueError(f"STKRPropagation: edge_weight has {int(bad.sum())} NaN or infinite entries (e.g. edge {i}: "
-                         f"{float(w[i])}); pass finite weights (e.g. torch.nan_to_num(edge_weight, nan=0.0), or drop "
-                         "those edges)")
-    neg = w < 0
-    if bool(neg.any()):
-        i = int(neg.nonzero()[0, 0])
-        raise ValueError(f"STKRPropagation: edge_weight has {int(neg.sum())} negative entries (e.g. edge {i}: "
-                         f"{float(w[i]):g}); the graph kernel needs similarities >= 0: pass e.g. "
-                         "edge_weight.clamp(min=0) or edge_weight.abs(), or a transform of distances such as "
-                         "exp(-d^2 / (2 sigma^2))")
 
 
 class STKRPropagation(torch.nn.Module):
@@ -228,7 +207,7 @@ class STKRPropagation(torch.nn.Module):
             raise ValueError("mask selects no labeled node: STKR needs at least one label")
         Y = Yall[train].to(dtype)
         if edge_weight is not None:
-            _check_edge_weight(edge_weight)
+            check_edge_weight(edge_weight, "STKRPropagation")
         op = self._cache.get(edge_index, N, edge_weight, dtype, normalize=True)
         if not op.is_symmetric():
             raise ValueError("STKRPropagation needs an undirected graph (each edge in both directions, same weight): "

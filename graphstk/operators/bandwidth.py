@@ -37,7 +37,7 @@ __all__ = ["median_width", "median_sigma", "median_of", "median_distance", "kth_
 
 def median_width(X, Y=None, *, k: int | None = None, metric: str = "euclidean",
                  max_samples: int | None = 2000, seed: int = 0, block_size: int | None = None,
-                 allow_zero: bool = False, param: str = "k") -> float:
+                 allow_zero: bool = False, param: str = "k", width: str = "sigma") -> float:
     """A kernel width from the data (see the module docstring for the two rules).
 
     Parameters
@@ -61,6 +61,8 @@ def median_width(X, Y=None, *, k: int | None = None, metric: str = "euclidean",
         Return a zero median instead of raising ``ValueError``.
     param : str, default "k"
         The caller's name for ``k`` (e.g. ``"n_neighbors"``), for the cap warning.
+    width : str, default "sigma"
+        The caller's parameter that gives the width explicitly, named when too few points refuse the rule.
 
     Returns
     -------
@@ -74,7 +76,8 @@ def median_width(X, Y=None, *, k: int | None = None, metric: str = "euclidean",
             raise ValueError(f"{param} must be an integer >= 1, got {k!r}")
         n = X.shape[0]
         if n < 2:
-            raise ValueError(f"the k-th-neighbour width needs at least 2 points, got {n}")
+            raise ValueError(f"the k-th-neighbour width needs at least 2 points, got {n}; pass {width}= "
+                             "(the kernel width) explicitly")
         k = int(k)
         if k > n - 1:
             warnings.warn(f"{param}={k} neighbours requested, but there are only {n} points: capped at "
@@ -88,7 +91,8 @@ def median_width(X, Y=None, *, k: int | None = None, metric: str = "euclidean",
     dist = _l2dist if str(metric).lower() in ("euclidean", "l2") else _distance_fn(metric)
     if Y is None:
         if X.shape[0] < 2:
-            raise ValueError(f"the median pairwise distance needs at least 2 points, got {X.shape[0]}")
+            raise ValueError(f"the median pairwise distance needs at least 2 points, got {X.shape[0]}; pass {width}= "
+                             "(the kernel width) explicitly")
         m = X.shape[0]
         count = m * (m - 1) // 2
         other = X
@@ -107,7 +111,7 @@ def median_width(X, Y=None, *, k: int | None = None, metric: str = "euclidean",
     # computes them shrinks to the memory free now
     bs = tile_rows(min(bs, X.shape[0]), other.shape[0] * itemsize * 2.0, fixed_bytes=count * itemsize * 2.0,
                    what=f"the median heuristic over {count} distances", hint="pass max_samples=2000 (a seeded "
-                   "random subset of the points), or give the width (sigma) explicitly", device=X.device)
+                   f"random subset of the points), or give the width ({width}) explicitly", device=X.device)
     values = X.new_empty(count)
     pos = 0
     for s in range(0, X.shape[0], bs):
@@ -124,7 +128,7 @@ def median_width(X, Y=None, *, k: int | None = None, metric: str = "euclidean",
     return median_of(values, what, allow_zero=allow_zero)
 
 
-def median_sigma(X) -> float:
+def median_sigma(X, width: str = "sigma") -> float:
     """The default kernel width ``sigma`` of the estimators (``sigma=None``): the median heuristic,
     the median Euclidean distance over pairs of a seeded subsample of at most 2000 rows of ``X``
     (the pairwise rule of :func:`median_width`; Gretton et al. 2012, Sec. 8), as scikit-learn's
@@ -134,6 +138,8 @@ def median_sigma(X) -> float:
     Parameters
     ----------
     X : Tensor, array or scipy.sparse matrix ``[n, d]``, ``n >= 2``
+    width : str, default "sigma"
+        The caller's width parameter, named when ``X`` has fewer than 2 rows.
 
     Returns
     -------
@@ -145,7 +151,7 @@ def median_sigma(X) -> float:
             sel = np.sort(torch.randperm(n, generator=torch.Generator().manual_seed(0))[:2000].numpy())
             X = X[sel]
         X = torch.from_numpy(np.asarray(X.toarray(), dtype=np.float64))
-    return median_width(X)
+    return median_width(X, width=width)
 
 
 def _subsample(X: Tensor, max_samples: int | None, gen: torch.Generator) -> Tensor:

@@ -241,6 +241,8 @@ class LabelPropagationFilter(Transform):
         lam = torch.as_tensor(lam, dtype=torch.float64)
         return 1.0 / (1.0 - self.eta * lam)
 
-    def validate(self, lambda_max: float) -> None:
+    def validate(self, lambda_max: float, name: str = "eta") -> None:
+        """Refuse ``eta >= 1/lambda_max``; ``name`` is the caller's spelling of ``eta`` (PyG's ``alpha``)."""
         if lambda_max > 0 and self.eta >= 1.0 / lambda_max:
-            raise ValueError(f"label propagation needs 0 < eta < 1/lambda_1 = {1.0 / lambda_max:g}, got eta={self.eta}")
+            raise ValueError(f"label propagation needs 0 < {name} < 1/lambda_1 = {1.0 / lambda_max:g}, "
+                             f"got {name}={self.eta}")

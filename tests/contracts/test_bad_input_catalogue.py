@@ -53,10 +53,17 @@ VECTOR = {
     "RandomBinningFeatures": (lambda: F.RandomBinningFeatures(n_grids=5, random_state=0), "map"),
 }
 class _STKRCVOnTheLastNodes(M.STKRCV):
-    """STKRCV with the catalogue's ``fit(data, train_idx)``: validation on nodes 6 .. 11."""
+    """STKRCV with the catalogue's ``fit(data, train_idx)``: validation on those of nodes 6 .. 11 that
+    are not training nodes (validation nodes must be unlabeled)."""
 
     def fit(self, X, train_idx=None, hidden_idx=None, *, y=None):
-        return super().fit(X, train_idx, torch.arange(6, 12), hidden_idx, y=y)
+        try:
+            t = torch.as_tensor(train_idx)
+            taken = set((t.nonzero().flatten() if t.dtype == torch.bool else t.flatten()).tolist())
+        except (TypeError, ValueError, RuntimeError):      # a bad train_idx: the fit names it
+            taken = set()
+        val = torch.tensor([v for v in range(6, 12) if v not in taken], dtype=torch.long)
+        return super().fit(X, train_idx, val, hidden_idx, y=y)
 
 
 GRAPH = {

@@ -283,10 +283,12 @@ def test_edgeless_graph_with_topd():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est = STKR(TopD(2, support=support), 1e-2).fit(data, [0, 1])
-            assert torch.equal(est.class_scores(), torch.zeros(6, 2, dtype=torch.float64))
-            assert torch.equal(est.decision_function(), torch.zeros(6, dtype=torch.float64))   # two classes: 1-D
-            assert torch.equal(est.predict(), torch.full((6,), -1))
-        assert est.n_unreachable_ == 6
+            want = torch.zeros(6, 2, dtype=torch.float64)
+            want[0, 0] = want[1, 1] = 1.0                   # the training nodes keep their labels, as in Label-Prop
+            assert torch.equal(est.class_scores(), want)
+            assert torch.equal(est.decision_function(), want[:, 1] - want[:, 0])   # two classes: 1-D margin
+            assert torch.equal(est.predict(), torch.tensor([0, 1, -1, -1, -1, -1]))
+        assert est.n_unreachable_ == 4
 
 
 @pytest.mark.parametrize("beta, err, text", [

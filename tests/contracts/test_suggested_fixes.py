@@ -500,7 +500,7 @@ def _():
       graphstk.experiments.protocols.ProtocolError,
       r"'KRR \(features\)' needs node features, but dataset 'SBM' has none \(a graph-only dataset\); use a graph method")
 def _():
-    return (lambda env: check_protocol(config(methods=["KRR (features)"])),
+    return (lambda env: check_protocol(config(methods=["KRR (features)"], grid={})),
             lambda env, msg: check_protocol(config(methods=["LP (t)"])))
 
 
@@ -979,7 +979,7 @@ def stkr_module(transform=None, **kw):
     return STKRPropagation(transform or InverseLaplacian(0.9), 1e-2, **kw)
 
 
-@case("nn_nan_edge_weight", "nn/stkr_prop.py:_check_edge_weight:pass finite weights", ValueError,
+@case("nn_nan_edge_weight", "nn/_common.py:check_edge_weight:pass finite weights", ValueError,
       r"STKRPropagation: edge_weight has 2 NaN or infinite entries \(e\.g\. edge 3: nan\); pass finite weights \(e\.g\. "
       r"torch\.nan_to_num\(edge_weight, nan=0\.0\), or drop those edges\)")
 def _():
@@ -993,7 +993,7 @@ def _():
     return (lambda env: stkr_module()(LABELS, EDGES, MASK, w), fix)
 
 
-@case("nn_negative_edge_weight", "nn/stkr_prop.py:_check_edge_weight:pass e.g. edge_weight.clamp(min=0)", ValueError,
+@case("nn_negative_edge_weight", "nn/_common.py:check_edge_weight:pass e.g. edge_weight.clamp(min=0)", ValueError,
       r"edge_weight has 2 negative entries \(e\.g\. edge 3: -0\.5\); the graph kernel needs similarities >= 0: pass "
       r"e\.g\. edge_weight\.clamp\(min=0\) or edge_weight\.abs\(\)")
 def _():
@@ -2095,6 +2095,178 @@ NOT_YET_CASED = {   # memory refusals whose hint has no case yet, and why
         "the same bytes are refused first by the output-size check of transform (row blocks or fewer grids)",
 }
 
+
+
+# ------------------------------------------------------------------- advice that depends on the parameters
+@case("memory_support_default_kernel", "separating/estimator.py:SpectralSupportEstimator._check_exact_memory:"
+      "approx='rff' needs a shift-invariant kernel", MEMORY,
+      r"pass approx='nystroem' with n_components=k < n .*approx='rff' needs a shift-invariant kernel \(gaussian, "
+      r"laplacian, cauchy\), not 'abel'")
+def _():
+    Xb = big(400)
+
+    def go(env, **kw):
+        cap(env, "3MB")
+        return M.SpectralSupportEstimator(random_state=0, **kw).fit(Xb).score_samples(Xb[:5])   # default kernel 'abel'
+
+    def fix(env, msg):
+        assert "or approx='rff'" not in msg                       # only the advice that works with kernel='abel'
+        go(env, approx="nystroem", n_components=50)
+    return (lambda env: go(env), fix)
+
+
+@case("memory_support_operator", "separating/estimator.py:SpectralSupportEstimator._check_exact_memory:"
+      "fit on at most", MEMORY, r"a KernelOperator is used exactly \(approx does not apply\): fit on at most \d+ "
+                                r"training nodes")
+def _():
+    from graphstk.operators.base import DenseOperator
+    n = 400
+    P = torch.as_tensor(big(n))
+    K = DenseOperator(torch.exp(-torch.cdist(P, P) ** 2 / 2))       # a kernel over n points, given as an operator
+
+    def go(env, ids):
+        cap(env, "3MB")
+        return M.SpectralSupportEstimator(kernel=K).fit(ids)
+
+    def fix(env, msg):
+        go(env, torch.arange(quoted(msg, "fit on at most")))
+    return (lambda env: go(env, torch.arange(n)), fix)
+
+
+@case("memory_kernel_ridge_sparse", "kernel_ridge.py:KernelRidge.fit:pass X.toarray() with solver='cg'", MEMORY,
+      r"the 1000 x 1000 kernel matrix \(sparse X\) needs .*; pass X\.toarray\(\) with solver='cg' .*cg: about \d+ "
+      r"products of an 1000 x 1000 kernel in blocks at most")
+def _():
+    Xb, y = big(1000), big(1000, 1)[:, 0]
+    Xs = sp.csr_matrix(Xb)
+
+    def go(env, X, **kw):
+        cap(env, "12MB")
+        return M.KernelRidge(kernel="linear", lam=1.0, **kw).fit(X, y)
+
+    def fix(env, msg):
+        est = go(env, Xs.toarray(), solver="cg")
+        assert est.n_iter_ <= quoted(msg, "cg: about")                 # the estimate bounds the work
+    return (lambda env: go(env, Xs, solver="cg"), fix)
+
+
+@case("kernel_ridge_cg_estimate", "kernel_ridge.py:KernelRidge.fit:pass solver='cg'", MEMORY,
+      r"pass solver='cg' \(kernel products in row blocks, no n x n matrix; cg: about \d+ products of an 1000 x 1000 "
+      r"kernel in blocks at most\)")
+def _():
+    Xb, y = big(1000), big(1000, 1)[:, 0]
+
+    def go(env, **kw):
+        cap(env, "12MB")
+        return M.KernelRidge(sigma=1.0, **kw).fit(Xb, y)
+
+    def fix(env, msg):
+        est = go(env, solver="cg")
+        assert est.n_iter_ <= quoted(msg, "cg: about")                 # the estimate bounds the work
+    return (lambda env: go(env), fix)
+
+
+@case("median_width_one_point", "bandwidth.py:median_width:(the kernel width) explicitly", ValueError,
+      r"the median pairwise distance needs at least 2 points, got 1; pass sigma= \(the kernel width\) explicitly")
+def _():
+    return (lambda env: M.KernelRidge().fit(X[:1], [1.0]),
+            lambda env, msg: M.KernelRidge(sigma=1.0).fit(X[:1], [1.0]).predict(X[:2]))
+
+
+@case("n_features_mismatch", "_arrays.py:validate_features:Pass X with the", ValueError,
+      r"X has 2 features, but KernelRidge is expecting 3 features as input\. Pass X with the 3 columns it was fitted "
+      r"on, in the same order \(or refit it on these 2 columns\)")
+def _():
+    est = M.KernelRidge(sigma=1.0).fit(X, X[:, 0])
+    return (lambda env: est.predict(X[:, :2]),
+            lambda env, msg: (est.predict(X[:, :quoted(msg, "Pass X with the")]),
+                              M.KernelRidge(sigma=1.0).fit(X[:, :2], X[:, 0]).predict(X[:, :2])))
+
+
+@case("budget_on_a_direct_route", "estimators.py:_GraphEstimator._check_budget:pass solver='gmres'",
+      graphstk.exceptions.BudgetWarning, r"STKRCV: max_seconds=1e-06 bounds iterative solves only; solver='auto' took "
+                                         r"the route direct .*pass solver='gmres' \(or leave max_seconds unset\)")
+def _():
+    val = torch.arange(6, N)
+
+    def fix(env, msg):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)           # the budget stops the solve: that is its job
+            M.STKRCV(max_seconds=1e-6, solver="gmres").fit(graph(), TRAIN, val)
+        M.STKRCV(max_seconds=None).fit(graph(), TRAIN, val)
+    return (lambda env: M.STKRCV(max_seconds=1e-6).fit(graph(), TRAIN, val), fix)
+
+
+@case("validation_overlaps_training", "validated.py:STKRCV._check_validation:pass disjoint sets", ValueError,
+      r"train_idx and val_idx overlap in 6 nodes \(e\.g\. node 0\): validation nodes must be unlabeled for the fit; "
+      r"pass disjoint sets, e\.g\. val_idx without the training nodes, or a split from graphstk\.data\.make_split")
+def _():
+    from graphstk.data import make_split
+
+    def fix(env, msg):
+        val = torch.tensor([v for v in range(N) if v not in set(TRAIN.tolist())])
+        M.STKRCV().fit(graph(), TRAIN, val)
+        split = make_split(graph(), n_test=2, train_per_class=1, val_per_class=1)
+        M.STKRCV().fit(graph(), split.train, split.val)
+    return (lambda env: M.STKRCV().fit(graph(), TRAIN, TRAIN), fix)
+
+
+def _out_case(out):
+    """``run.py --out OUT`` refused (usage error, exit status 2), then run with the folder the message names."""
+    from graphstk.__main__ import main
+
+    def bad(env):
+        main(["--out", str(out(env)), "--no-progress", "--seeds", "1"])
+
+    def fix(env, msg):
+        import contextlib
+        import io
+        env.mp.setattr("tempfile.tempdir", str(env.tmp))                # the suggested folder, inside this test's tmp
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), pytest.raises(SystemExit):
+            bad(env)
+        where = re.search(r"pass a writable folder, e\.g\. --out (\S+)", err.getvalue()).group(1)
+        assert main(["--out", where, "--no-progress", "--seeds", "1"]) == 0
+        assert (Path(where) / "results.json").is_file()
+    return bad, fix
+
+
+@case("out_is_a_file", "_checks.py:check_out_dir:is an existing file", SystemExit, r"2")
+def _():
+    def out(env):
+        (env.tmp / "results").write_text("not a folder")
+        return env.tmp / "results"
+    return _out_case(out)
+
+
+@case("out_cannot_be_written", "_checks.py:check_out_dir:cannot write results there", SystemExit, r"2")
+def _():
+    return _out_case(lambda env: "/proc/graphstk-results")
+
+
+@case("partition_spec_not_a_number", "store.py:graph_from_spec:is not a number; write", ValueError,
+      r"'dcsbm:nodes=abc,edges=400': nodes='abc' is not a number; write nodes=1000 \(integers may be written 1e6\)")
+def _():
+    from graphstk.distributed.store import graph_from_spec
+    return (lambda env: graph_from_spec("dcsbm:nodes=abc,edges=400"),
+            lambda env, msg: graph_from_spec(f"dcsbm:nodes={quoted(msg, 'write nodes=')},edges=400"))
+
+
+@case("partition_more_parts_than_nodes", "store.py:write_partition:use parts <=", ValueError,
+      r"parts=20 is more than the graph's 12 nodes: at least 8 parts would hold no node; use parts <= 12")
+def _():
+    from graphstk.distributed.store import write_partition
+    return (lambda env: write_partition(graph(), 20, env.tmp / "g", "contiguous"),
+            lambda env, msg: write_partition(graph(), quoted(msg, "use parts <="), env.tmp / "g", "contiguous"))
+
+
+@case("partition_empty_parts", "store.py:write_partition:lower parts", UserWarning,
+      r"1 of the 3 parts hold no node .*: lower parts")
+def _():
+    from graphstk.distributed.partition import Partition
+    from graphstk.distributed.store import write_partition
+    return (lambda env: write_partition(graph(), 3, env.tmp / "g", Partition(torch.arange(N), [0, 6, 6, N], "given")),
+            lambda env, msg: write_partition(graph(), 2, env.tmp / "g", Partition(torch.arange(N), [0, 6, N], "given")))
 
 
 # ------------------------------------------------------------------------- sites that suggest nothing

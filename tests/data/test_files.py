@@ -162,7 +162,7 @@ def test_first_processing_is_safe_under_concurrency(tmp_path, monkeypatch):
                      num_nodes=3)]
 
     spec = D.get_spec("Cora")
-    monkeypatch.setitem(D._SPECS, "Cora", dataclasses.replace(spec, pyg=fake_pyg))
+    monkeypatch.setitem(D._SPECS, "Cora", dataclasses.replace(spec, pyg=fake_pyg, known=None))   # a 3-node stand-in
     (ds_dir / "raw").mkdir(parents=True)
     for f in spec.raw_files:
         (ds_dir / "raw" / f).write_text("0\n" if f.endswith(".test.index") else "")

@@ -102,7 +102,15 @@ SMALL = {
 
 
 def small_config(**over):
-    return parse_config({**SMALL, **over})
+    """SMALL with ``over``; the shared grid keeps the keys of the methods chosen (a shared key that no
+    method of the config has is an error)."""
+    from graphstk.experiments.registry import get_method
+    raw = {**SMALL, **over}
+    if "grid" not in over:
+        labels = [m if isinstance(m, str) else m["label"] for m in raw["methods"]]
+        keys = {k for label in labels for k in get_method(label).grid}
+        raw["grid"] = {k: v for k, v in SMALL["grid"].items() if k in keys}
+    return parse_config(raw)
 
 
 def strip_times(rows):

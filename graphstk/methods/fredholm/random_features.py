@@ -52,7 +52,7 @@ class _RFContext:
         self.X, self.U, self.block_size = self.op.X, self.op.U, block_size
         self.inner_sigma = None
         if features is None:
-            self.inner_sigma = (median_sigma(self.U) if inner_sigma is None
+            self.inner_sigma = (median_sigma(self.U, width="inner_sigma") if inner_sigma is None
                                 else check_positive("inner_sigma", inner_sigma))
             n_components = check_positive_int("n_components", n_components)
             features = RandomFourierFeatures("gaussian", sigma=self.inner_sigma, n_features=n_components,

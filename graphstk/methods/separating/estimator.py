@@ -24,6 +24,7 @@ feature is the projection of ``K_x`` onto the span of the landmark features, so
 from __future__ import annotations
 
 import inspect
+import math
 from numbers import Real
 
 import numpy as np
@@ -35,7 +36,8 @@ from torch import Tensor
 
 from ..._arrays import to_output
 from ...features import RandomFourierFeatures
-from ...memory import check_allocation
+from ...features.random_features import _RFF_KERNELS as RFF_KERNELS
+from ...memory import check_allocation, memory_limit
 from ...operators.base import KernelOperator, as_index
 from ...operators.feature import FeatureKernelOperator, Kernel, kernel_function
 from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, kernel_names
@@ -175,11 +177,25 @@ class SpectralSupportEstimator(OneClassEstimator):
         self.offset_ = as_float_offset(self.threshold_)
         return self
 
-    def _check_exact_memory(self, n: int, device):
-        check_allocation(3.0 * n * n * 8, f"the exact spectral support estimate on {n} points (an {n} x {n} kernel "
-                         "matrix and its eigendecomposition)",
-                         "pass approx='nystroem' or approx='rff' with n_components=k < n (O(n k) memory; the "
-                         "default k is min(n, 2000))", device=device)
+    def _check_exact_memory(self, n: int, device, kernel: str | None = None):
+        """Refuse an exact fit on ``n`` points that cannot fit; the advice is what works with these
+        parameters: ``approx`` for a feature ``kernel`` (``'rff'`` only when it is shift-invariant), fewer
+        training nodes for a kernel operator (``kernel=None``), which is always used exactly."""
+        need = 3.0 * n * n * 8
+        if need <= memory_limit(device)[0]:
+            return
+        if kernel is None:
+            most = int(math.isqrt(int(memory_limit(device)[0] // 24)))
+            hint = (f"a KernelOperator is used exactly (approx does not apply): fit on at most {most} training "
+                    "nodes (a subset of idx)")
+        elif kernel in RFF_KERNELS:
+            hint = ("pass approx='nystroem' or approx='rff' with n_components=k < n (O(n k) memory; the "
+                    "default k is min(n, 2000))")
+        else:
+            hint = (f"pass approx='nystroem' with n_components=k < n (O(n k) memory; the default k is min(n, 2000)); "
+                    f"approx='rff' needs a shift-invariant kernel ({', '.join(RFF_KERNELS)}), not {kernel!r}")
+        check_allocation(need, f"the exact spectral support estimate on {n} points (an {n} x {n} kernel "
+                         "matrix and its eigendecomposition)", hint, device=device)
 
     def _fit_operator(self, idx):
         K = self.kernel
@@ -202,9 +218,9 @@ class SpectralSupportEstimator(OneClassEstimator):
         X = self._points(X, reset=True)
         n = X.shape[0]
         self._check_n(n)
-        if self.approx is None:
-            self._check_exact_memory(n, X.device)
         base = self.kernel if isinstance(self.kernel, Kernel) else kernel_function(self.kernel)
+        if self.approx is None:
+            self._check_exact_memory(n, X.device, base.name)
         if "sigma" in Kernel(base.name).params:
             if self.sigma is not None:
                 sigma = float(self.sigma)
@@ -250,9 +266,9 @@ class SpectralSupportEstimator(OneClassEstimator):
             self._nys_map = (Q[:, keep] * ev[keep].rsqrt()).to(X.dtype)   # z(x) = map^T K_m(x)
             self._rff = None
         else:
-            if self.kernel_.name not in ("gaussian", "laplacian", "cauchy"):
+            if self.kernel_.name not in RFF_KERNELS:
                 raise ValueError(f"approx='rff' needs a shift-invariant kernel with a Fourier sampler "
-                                 f"(gaussian, laplacian, cauchy), got {self.kernel_.name!r}; use approx='nystroem'")
+                                 f"({', '.join(RFF_KERNELS)}), got {self.kernel_.name!r}; use approx='nystroem'")
             rs = "random_state" if "random_state" in inspect.signature(RandomFourierFeatures).parameters else "seed"
             self._rff = RandomFourierFeatures(self.kernel_.name, self.sigma_, n_features=max(1, k // 2),
                                               **{rs: seed}).fit(X)
