@@ -40,8 +40,9 @@ experimental setup: "L2 regularization with lambda = 0.005 on the weights of the
 
 Validation labels (``val``, ``y_val``) are read only for early stopping; seeded by ``seed``
 (initialisation and dropout). The dropout on the input features draws only for their nonzero
-entries (:func:`input_dropout`), the same distribution as ``F.dropout``; features with fewer than a
-quarter of their entries nonzero are kept sparse.
+entries (:meth:`Features.dropped`: a zero is zero whatever its mask, so this is ``F.dropout``'s
+distribution for one uniform per nonzero); features with at most a quarter of their entries nonzero
+are kept as a CSR matrix.
 """
 from __future__ import annotations
 
@@ -52,36 +53,12 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 __all__ = ["MODELS", "PRESETS", "HYPERPARAMETERS", "DEFAULT_PRESET", "Features", "gcn_adjacency", "gnn_setting",
-           "input_dropout", "param_groups", "train_gnn"]
+           "param_groups", "train_gnn"]
 
 #: the declared hyperparameters of every model (see the module doc)
 HYPERPARAMETERS = ("features", "weight_decay", "lr", "dropout", "hidden", "epochs", "patience")
 #: the preset a model uses when none is named
 DEFAULT_PRESET = "kipf-welling"
-
-
-def input_dropout(x: Tensor, p: float, training: bool = True) -> Tensor:
-    """``F.dropout(x, p, training)`` for mostly-zero inputs such as bag-of-words features.
-
-    A zero entry is zero whatever its mask, so drawing a mask only for the nonzero entries gives
-    an output with exactly ``F.dropout``'s distribution (each nonzero kept with probability
-    ``1 - p`` and scaled by ``1 / (1 - p)``) for one uniform per nonzero instead of one
-    Bernoulli draw per entry. Inputs with more than a quarter of their entries nonzero go to
-    ``F.dropout`` unchanged. (:class:`Features` does the same with the nonzero positions found once.)
-    """
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability must be in [0, 1], got {p}")
-    if not training or p == 0.0:
-        return x
-    flat = x.reshape(-1)
-    nz = flat.nonzero().squeeze(1)
-    if 4 * nz.numel() > flat.numel():
-        return F.dropout(x, p, True)
-    out = torch.zeros_like(flat)
-    if p < 1.0:
-        keep = nz[torch.rand(nz.numel(), device=x.device) >= p]
-        out.index_put_((keep,), flat[keep] / (1.0 - p))
-    return out.view_as(x)
 
 
 class _SparseProduct(torch.autograd.Function):
@@ -100,8 +77,9 @@ class _SparseProduct(torch.autograd.Function):
 class Features:
     """Node features prepared once for training: float32, rows scaled to sum 1 (``features="sum"``)
     or raw (``"none"``); kept as CSR (with its transpose, for the weight gradient) when at most a
-    quarter of the entries are nonzero, else dense. :meth:`dropped` is :func:`input_dropout` with
-    the nonzero positions found once; :meth:`matmul` the product with a weight ``[d, h]``."""
+    quarter of the entries are nonzero, else dense. :meth:`dropped` draws dropout for the nonzero
+    entries only (their positions found once): each kept with probability ``1 - p`` and scaled by
+    ``1 / (1 - p)``, ``F.dropout``'s distribution; :meth:`matmul` is the product with a weight ``[d, h]``."""
 
     def __init__(self, x, features: str = "sum"):
         import numpy as np
