@@ -19,7 +19,6 @@ GAT         dropout 0.6, ``GATConv(d, 8, heads=8, dropout=0.6)`` ELU, dropout 0.
             ``GATConv(64, C, heads=1, dropout=0.6)`` (Velickovic et al. 2018, Sec. 3.3)
 APPNP       dropout 0.5, ``Linear(d, 64)`` ReLU, dropout 0.5, ``Linear(64, C)``,               sum, 0.01, 5e-3 (first
             ``APPNP(K=10, alpha=0.1)`` (Gasteiger et al. 2019, Sec. 6), 300 epochs              layer)
-SGC         ``SGConv(d, C, K=2)``: logistic regression on ``S^2 X`` (Wu et al. 2019, Eq. 8)     sum, 0.2, 5e-5
 MLP         dropout 0.5, ``Linear(d, 64)`` ReLU, dropout 0.5, ``Linear(64, C)``                 sum, 0.01, 5e-4
 MLP + C&S   the MLP, then ``CorrectAndSmooth(50, 1.0, 50, 0.8)`` on the training labels        sum, 0.01, 5e-4
             (Huang et al. 2021, Sec. 3)
@@ -230,40 +229,20 @@ class _APPNP(_MLP):
         return Z
 
 
-class _SGC(nn.Module):
-    graph = "edge_index"
-
-    def __init__(self, d, C, hidden=None, dropout=0.0, K=2):
-        super().__init__()
-        from torch_geometric.nn import SGConv
-
-        self.c = SGConv(d, C, K=K, cached=True)
-
-    def forward(self, feats, ei):
-        if self.c._cached_x is not None:           # S~^K X, computed on the first call and cached by SGConv
-            return self.c(self.c._cached_x, ei)
-        x = feats.as_tensor(feats.dropped(0.0, False))
-        return self.c(x.to_dense() if x.is_sparse else x, ei)
-
-
 #: name -> module class
-MODELS = {"GCN": _GCN, "GAT": _GAT, "APPNP": _APPNP, "SGC": _SGC, "MLP": _MLP, "MLP+C&S": _MLP}
+MODELS = {"GCN": _GCN, "GAT": _GAT, "APPNP": _APPNP, "MLP": _MLP, "MLP+C&S": _MLP}
 
 _KW = dict(features="sum", lr=0.01, weight_decay=5e-4, dropout=0.5, hidden=64, epochs=200, patience=None)
 _SHCHUR = dict(features="none", lr=0.01, weight_decay=1e-3, dropout=0.8, hidden=64, epochs=1000, patience=50)
 _APPNP_PAPER = dict(features="sum", lr=0.01, weight_decay=5e-3, dropout=0.5, hidden=64, epochs=300, patience=None)
 #: model -> preset name -> hyperparameters (see the module doc); model-specific keys: GAT's ``heads`` and
-#: ``att_dropout``, APPNP's ``K`` and ``alpha``, SGC's ``K``
+#: ``att_dropout``, APPNP's ``K`` and ``alpha``
 PRESETS = {
     "GCN": {"kipf-welling": {**_KW, "hidden": 16}, "shchur": dict(_SHCHUR)},
     "GAT": {"kipf-welling": {**_KW, "lr": 0.005, "dropout": 0.6, "att_dropout": 0.6, "heads": 8},
             "shchur": {**_SHCHUR, "weight_decay": 1e-2, "dropout": 0.6, "att_dropout": 0.3, "heads": 8}},
     "APPNP": {"kipf-welling": {**_APPNP_PAPER, "K": 10, "alpha": 0.1},
               "shchur": {**_APPNP_PAPER, "features": "none", "epochs": 1000, "patience": 100, "K": 10, "alpha": 0.1}},
-    "SGC": {"kipf-welling": {**_KW, "lr": 0.2, "weight_decay": 5e-5, "dropout": 0.0, "hidden": None, "epochs": 100,
-                             "K": 2},
-            "shchur": {**_KW, "features": "none", "lr": 0.2, "weight_decay": 5e-5, "dropout": 0.0, "hidden": None,
-                       "epochs": 100, "K": 2}},
     "MLP": {"kipf-welling": dict(_KW), "shchur": dict(_SHCHUR)},
     "MLP+C&S": {"kipf-welling": dict(_KW), "shchur": dict(_SHCHUR)},
 }
@@ -309,7 +288,7 @@ def train_gnn(model: str, x, edge_index: Tensor, y: Tensor, train: Tensor, eval_
 
     Parameters
     ----------
-    model : {"GCN", "GAT", "APPNP", "SGC", "MLP", "MLP+C&S"}
+    model : {"GCN", "GAT", "APPNP", "MLP", "MLP+C&S"}
     x : Tensor ``[N, d]`` (dense or sparse) or a SciPy sparse matrix
         Node features.
     edge_index : LongTensor ``[2, E]``

@@ -34,8 +34,6 @@ def test_published_presets_are_pinned():
                                         patience=None, K=10, alpha=0.1)
     assert gnn_setting("APPNP", "shchur") == dict(features="none", lr=0.01, weight_decay=5e-3, dropout=0.5, hidden=64,
                                                   epochs=1000, patience=100, K=10, alpha=0.1)
-    assert gnn_setting("SGC") == dict(features="sum", lr=0.2, weight_decay=5e-5, dropout=0.0, hidden=None,
-                                      epochs=100, patience=None, K=2)
     assert gnn_setting("MLP") == gnn_setting("MLP+C&S") == dict(features="sum", lr=0.01, weight_decay=5e-4,
                                                                 dropout=0.5, hidden=64, epochs=200, patience=None)
     assert gnn_setting("MLP", "shchur") == gnn_setting("GCN", "shchur")
@@ -122,7 +120,7 @@ def test_first_layer_decay_for_gcn_and_appnp_only():
     assert all(g["weight_decay"] == 5e-3 for g in param_groups("GAT", gat, 5e-3))
 
 
-@pytest.mark.parametrize("model", ["GCN", "APPNP", "GAT", "MLP", "SGC", "MLP+C&S"])
+@pytest.mark.parametrize("model", ["GCN", "APPNP", "GAT", "MLP", "MLP+C&S"])
 def test_models_fit_separable_classes(model):
     x, ei, y = _toy()
     train, ev = torch.arange(10), torch.arange(10, 60)

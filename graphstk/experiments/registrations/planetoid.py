@@ -10,10 +10,10 @@
 * ``SGC (ridge)``: ridge (dual, Eq. 7's ``n beta`` scaling) on ``S~^K X`` with SGC's
   ``S~ = D~^{-1/2} (A + I) D~^{-1/2}`` (PyG's ``gcn_norm``), linear kernel.
 * ``Label-Prop``: :class:`graphstk.LabelPropagation` (Zhou et al.; STKR Eq. 22), graph only.
-* ``GCN``, ``GAT``, ``APPNP``, ``SGC``, ``MLP``, ``MLP+C&S``: :func:`graphstk.methods.gnn.train_gnn` (PyG layers),
+* ``GCN``, ``GAT``, ``APPNP``, ``MLP``, ``MLP+C&S``: :func:`graphstk.methods.gnn.train_gnn` (PyG layers),
   every hyperparameter declared (:data:`GNN_PARAMS`), defaults from the named published setting
   (option ``preset``: ``kipf-welling`` for the Planetoid split, ``shchur`` for Shchur et al.'s protocol).
-* ``S2GC``, ``DGC``, ``GGCM``: the non-neural filters of :mod:`graphstk.spectral.filters` on
+* ``SGC``, ``S2GC``, ``DGC``, ``GGCM``: the non-neural filters of :mod:`graphstk.spectral.filters` on
   ``S~ = D~^{-1/2} (A + I) D~^{-1/2}`` with their published read-out, logistic regression on the
   labeled nodes trained as the papers train it (Adam, lr 0.2, 100 epochs, from a seeded start;
   :mod:`graphstk.methods.linear_filters`), the weight decay chosen on validation; GGCM also draws its
@@ -27,7 +27,7 @@ from graphstk.methods.estimators import LabelPropagation
 from graphstk.methods.feature_stkr import DEFAULT_GRID, feature_stkr_scores, row_normalize
 from graphstk.methods.gnn import DEFAULT_PRESET, PRESETS, Features, gnn_setting, train_gnn
 from graphstk.methods.linear_filters import WEIGHT_DECAYS, filtered_features, ggcm_filter, logistic_regression
-from graphstk.spectral.filters import HeatKernelFilter, S2GCFilter
+from graphstk.spectral.filters import HeatKernelFilter, S2GCFilter, SGCFilter
 
 from ..params import Param
 from ..registry import MethodEntry, MethodInput, register_method
@@ -116,6 +116,8 @@ def gnn_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tens
 
 
 def _filter_of(problem: Problem, p: dict):
+    if p["filter"] == "sgc":
+        return SGCFilter(int(p["K"]))
     if p["filter"] == "s2gc":
         return S2GCFilter(int(p["K"]), float(p["alpha"]))
     if p["filter"] == "dgc":
@@ -209,19 +211,18 @@ GNN_PARAMS = {p.name: p for p in (
     Param("epochs", int, low=1, optional=True, doc="most epochs trained"),
     Param("patience", int, low=1, optional=True, doc="early stopping: epochs without a lower validation loss"),
     Param("preset", str, choices=("kipf-welling", "shchur"), doc="the published setting the others default to"))}
-#: SGC's weight decays: the read-out grid of the closed-form peers (graphstk.methods.linear_filters)
-SGC_DECAY = list(WEIGHT_DECAYS)
-for _name in ("GCN", "GAT", "APPNP", "MLP", "MLP+C&S", "SGC"):
+for _name in ("GCN", "GAT", "APPNP", "MLP", "MLP+C&S"):
     register_method(MethodEntry(
-        name=_name, needs=_FEATURES_GRAPH, task="classification",
-        grid={"weight_decay": list(SGC_DECAY)} if _name == "SGC" else {},
+        name=_name, needs=_FEATURES_GRAPH, task="classification", grid={},
         fit_predict=gnn_fit_predict, fixed={"model": _name, "preset": DEFAULT_PRESET}, options=("preset",),
         params=tuple(GNN_PARAMS.values()),
         description=f"{_name} with PyG's layers, hyperparameters of a named published setting (preset: "
-                    f"{', '.join(PRESETS[_name])})" + (": logistic regression on S~^2 X, Adam lr 0.2, 100 epochs, "
-                                                      "weight decay on validation over SGC's range [1e-10, 1e-4] widened to 1e-2"
-                                                      if _name == "SGC" else "")))
+                    f"{', '.join(PRESETS[_name])})"))
 _LR_DECAY = list(WEIGHT_DECAYS)
+register_method(MethodEntry(
+    name="SGC", needs=_FEATURES_GRAPH, task="classification", grid={"weight_decay": _LR_DECAY},
+    fit_predict=filter_lr_fit_predict, fixed={"filter": "sgc", "K": 2},
+    description="SGC (Wu et al. 2019): logistic regression on S~^K X, K=2 (Eq. 8)"))
 register_method(MethodEntry(
     name="S2GC", needs=_FEATURES_GRAPH, task="classification", grid={"weight_decay": _LR_DECAY},
     fit_predict=filter_lr_fit_predict, fixed={"filter": "s2gc", "K": 16, "alpha": 0.05},

@@ -9,7 +9,7 @@ from graphstk.methods.linear_filters import WEIGHT_DECAYS
 
 
 def test_gnn_registrations_default_to_the_planetoid_setting_and_declare_every_hyperparameter():
-    for name in ("GCN", "GAT", "APPNP", "MLP", "MLP+C&S", "SGC"):
+    for name in ("GCN", "GAT", "APPNP", "MLP", "MLP+C&S"):
         e = get_method(name)
         assert e.fixed == {"model": name, "preset": DEFAULT_PRESET} and DEFAULT_PRESET == "kipf-welling"
         assert e.options == ("preset",)
@@ -22,14 +22,12 @@ def test_closed_form_peers_are_their_papers():
     DGC: K=250, T in {5.27, 3.78} (Wang et al. 2021, Cora / CiteSeer); GGCM: K=16, alpha=0.15,
     decline_neg in {0.5, 1.0} (Wang et al. 2023); read-out weight decays: SGC's range [1e-10, 1e-4]
     widened upwards, strongest first."""
-    assert PRESETS["SGC"]["kipf-welling"]["K"] == 2 and PRESETS["SGC"]["kipf-welling"]["lr"] == 0.2
-    assert PRESETS["SGC"]["kipf-welling"]["epochs"] == 100
-    assert get_method("SGC").grid == {"weight_decay": list(WEIGHT_DECAYS)}
+    assert get_method("SGC").fixed == {"filter": "sgc", "K": 2}
     assert get_method("S2GC").fixed == {"filter": "s2gc", "K": 16, "alpha": 0.05}
     assert get_method("DGC").fixed == {"filter": "dgc", "K": 250} and get_method("DGC").grid["t"] == [5.27, 3.78]
     assert get_method("GGCM").fixed == {"filter": "ggcm", "K": 16, "alpha": 0.15}
     assert get_method("GGCM").grid["decline_neg"] == [0.5, 1.0]
-    for name in ("S2GC", "DGC", "GGCM"):
+    for name in ("SGC", "S2GC", "DGC", "GGCM"):
         assert get_method(name).grid["weight_decay"] == list(WEIGHT_DECAYS)
     assert WEIGHT_DECAYS[0] > 1e-4 and WEIGHT_DECAYS[-1] == 1e-10
     assert list(WEIGHT_DECAYS) == sorted(WEIGHT_DECAYS, reverse=True)
