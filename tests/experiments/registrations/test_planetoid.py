@@ -1,4 +1,4 @@
-"""Every live baseline's registered defaults are its paper's: the GNN presets (pinned key by key in
+"""The registrations of the Planetoid and Shchur tables: every live baseline's registered defaults are its paper's: the GNN presets (pinned key by key in
 tests/methods/test_gnn.py) as each registration's default, the closed-form peers' filters and read-out grid."""
 from __future__ import annotations
 
