@@ -89,7 +89,7 @@ RUNS = {
     "planetoid_baselines": ("configs/planetoid_baselines.yaml",
                             "python run.py configs/planetoid_baselines.yaml --threads 1"),
     "shchur_protocol": ("configs/shchur_protocol.yaml",
-                        "python run.py configs/shchur_protocol.yaml --threads 1 --seeds N (N: results.md)"),
+                        "python run.py configs/shchur_protocol.yaml --threads 1"),
 }
 
 HIDDEN_OPTIONS = {"labels": "onehot"}   # defaults a label does not repeat
@@ -191,13 +191,15 @@ def within_summary(rows: list[dict], by: str = "dataset") -> str:
 
 
 # ------------------------------------------------------------------ layouts
-def long_table(rows: list[dict], val: bool = False, class0: bool = False, level: str = "p_test") -> list[str]:
+def long_table(rows: list[dict], val: bool = False, class0: bool = False, level: str = "p_test",
+               seeds: bool = False) -> list[str]:
     """One row per results row: the runner's layout (dataset, method, level, sweep, ours, paper, diff,
     unreachable), with the mean validation score and the plain-argmax accuracy on request."""
     has_sweep = any(r.get("sweep") for r in rows)
     node = all(r.get("p_test") is not None for r in rows)
     head = ["dataset", "method", level] + (["sweep"] if has_sweep else []) + ["ours (mean ± std)", "paper", "diff"]
     head += (["val (mean)"] if val else []) + (["unreachable"] if node else []) + (["class 0 argmax"] if class0 else [])
+    head += ["seeds"] if seeds else []
     body = []
     for r in rows:
         p, nd = r.get("paper"), nd_of(r)
@@ -213,6 +215,8 @@ def long_table(rows: list[dict], val: bool = False, class0: bool = False, level:
             b.append(str(sum(r.get("unreachable") or [])))
         if class0:
             b.append(fmt(r.get("mean_class0")))
+        if seeds:
+            b.append(str(len(r.get("seeds") or [])))
         body.append(b)
     return md_table(head, body)
 
@@ -306,7 +310,7 @@ def t_shchur():
     from the rows (``wall_time_s``: the sum over the row's splits of each split's whole grid), with the
     time of one split of every row of a dataset (``fit_time_s`` summed) and that time for ten splits."""
     rows = load("shchur_protocol")
-    lines = long_table(rows, val=True, level="n_labeled")
+    lines = long_table(rows, val=True, level="n_labeled", seeds=True)
     total = sum(r["wall_time_s"] for r in rows)
     per = {}
     for r in rows:
@@ -494,7 +498,7 @@ TABLES = {
     "planetoid-feature-neighbors": lambda: (long_table(load("planetoid_feature_neighbors"), val=True,
                                                        level="n_labeled"), load("planetoid_feature_neighbors")),
     "planetoid-targets": t_planetoid_targets,
-    "planetoid-baselines": lambda: (long_table(load("planetoid_baselines"), val=True, level="n_labeled"),
+    "planetoid-baselines": lambda: (long_table(load("planetoid_baselines"), val=True, level="n_labeled", seeds=True),
                                     load("planetoid_baselines")),
     "shchur-protocol": t_shchur,
     "baseline-targets": t_baseline_targets,

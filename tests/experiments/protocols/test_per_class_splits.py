@@ -111,10 +111,12 @@ def test_methods_see_train_labels_only_and_validation_for_stopping(tmp_path):
 def test_shchur_config_loads_from_the_repository():
     cfg = load_config(REPO / "configs" / "shchur_protocol.yaml")
     for t in cfg.tasks:
-        assert t.protocol == "per-class-splits" and [d.name for d in t.datasets] == ["Photo", "CS"]
+        assert t.protocol == "per-class-splits" and {d.name for d in t.datasets} <= {"Photo", "CS"}
         assert (t.train_per_class, t.val_per_class, t.n_test, t.largest_component) == (20, 30, None, True)
-    gcn = next(m for m in cfg.methods if m.label == "GCN")
-    assert gcn.options["preset"] == "shchur"
+    assert {d.name for d in cfg.datasets} == {"Photo", "CS"}
+    for m in cfg.methods:
+        if m.label in ("GCN", "GAT", "APPNP", "MLP"):
+            assert m.options["preset"] == "shchur"
 
 
 def test_quick_caps_the_epochs_of_gnns_left_to_their_preset():
@@ -123,5 +125,5 @@ def test_quick_caps_the_epochs_of_gnns_left_to_their_preset():
 
     cfg = with_overrides(load_config(REPO / "configs" / "shchur_protocol.yaml"), quick=True)
     grids = {m.label: m.grid for t in cfg.tasks for m in t.methods}
-    assert grids["GCN"] == {"epochs": [QUICK_MAX_EPOCHS]} and grids["GAT"] == {"epochs": [QUICK_MAX_EPOCHS]}
+    assert grids["GCN"] == {"epochs": [QUICK_MAX_EPOCHS]}
     assert "epochs" not in grids["SGC"]
