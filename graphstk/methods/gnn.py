@@ -13,21 +13,20 @@ named preset (:data:`PRESETS`); any hyperparameter given explicitly overrides th
 ==========  ============================================================================  ==========================
 model       layers                                                                        features, Adam (lr, decay)
 ==========  ============================================================================  ==========================
-GCN         ``GCNConv(d, 16)`` ReLU, dropout 0.5, ``GCNConv(16, C)`` (Kipf & Welling 2017,    sum, 0.01, 5e-4 (first
-            Sec. 5.2), 200 epochs                                                              layer)
-GAT         dropout 0.6, ``GATConv(d, 8, heads=8, dropout=0.6)`` ELU, dropout 0.6,             sum, 0.005, 5e-4
+GCN         ``GCNConv(d, 16)`` ReLU, dropout 0.5, ``GCNConv(16, C)`` (Kipf & Welling      sum, 0.01, 5e-4 (first
+            2017, Sec. 5.2), 200 epochs                                                   layer)
+GAT         dropout 0.6, ``GATConv(d, 8, heads=8, dropout=0.6)`` ELU, dropout 0.6,        sum, 0.005, 5e-4
             ``GATConv(64, C, heads=1, dropout=0.6)`` (Velickovic et al. 2018, Sec. 3.3)
-APPNP       dropout 0.5, ``Linear(d, 64)`` ReLU, dropout 0.5, ``Linear(64, C)``,               sum, 0.01, 5e-3 (first
-            ``APPNP(K=10, alpha=0.1)`` (Gasteiger et al. 2019, Sec. 6), 300 epochs              layer)
-MLP         dropout 0.5, ``Linear(d, 64)`` ReLU, dropout 0.5, ``Linear(64, C)``                 sum, 0.01, 5e-4
-MLP + C&S   the MLP, then ``CorrectAndSmooth(50, 1.0, 50, 0.8)`` on the training labels        sum, 0.01, 5e-4
+APPNP       dropout 0.5, ``Linear(d, 64)`` ReLU, dropout 0.5, ``Linear(64, C)``,          sum, 0.01, 5e-3 (first
+            ``APPNP(K=10, alpha=0.1)`` (Gasteiger et al. 2019, Sec. 6), 300 epochs        layer)
+MLP         dropout 0.5, ``Linear(d, 64)`` ReLU, dropout 0.5, ``Linear(64, C)``           sum, 0.01, 5e-4
+MLP + C&S   the MLP, then ``CorrectAndSmooth(50, 1.0, 50, 0.8)`` on the train labels      sum, 0.01, 5e-4
             (Huang et al. 2021, Sec. 3)
 ==========  ============================================================================  ==========================
 
 ``shchur`` (Shchur et al. 2018, "Pitfalls of GNN evaluation", Sec. 4 and their released
 hyperparameters: the setting of the Amazon and Coauthor graphs): Adam, early stopping with patience
-50 on the validation loss (their cap of 100000 epochs is 1000 here: every recorded run stops
-earlier), GCN with 64 hidden units, dropout 0.8, lr 0.01, L2 1e-3; GAT with 8 heads of 8 units,
+50 on the validation loss (their cap of 100000 epochs is 1000 here), GCN with 64 hidden units, dropout 0.8, lr 0.01, L2 1e-3; GAT with 8 heads of 8 units,
 dropout 0.6 on the features and 0.3 on the attention coefficients, lr 0.01, L2 1e-2; APPNP with
 Gasteiger et al.'s own setting and their patience of 100; the MLP as GCN. The raw features: Shchur et
 al.'s graphs are bag-of-words indicators (Amazon's are 35 % dense), and scaled to sum 1 they become
