@@ -142,3 +142,16 @@ def test_early_stopping_returns_the_epoch_of_lowest_validation_loss():
     stopped = train_gnn("GCN", x, ei, y, train, ev, seed=0, val=val, y_val=y[val], epochs=40, patience=40, lr=0.05)
     best = 1 + min(range(40), key=losses.__getitem__)
     torch.testing.assert_close(stopped, train_gnn("GCN", x, ei, y, train, ev, seed=0, epochs=best, lr=0.05))
+
+
+def test_gnn_registrations_default_to_the_planetoid_setting_and_declare_every_hyperparameter():
+    import graphstk.experiments.registrations  # noqa: F401  (registers the methods)
+    from graphstk.experiments.registry import get_method
+    from graphstk.methods.gnn import DEFAULT_PRESET
+
+    for name in ("GCN", "GAT", "APPNP", "MLP", "MLP+C&S"):
+        e = get_method(name)
+        assert e.fixed == {"model": name, "preset": DEFAULT_PRESET} and DEFAULT_PRESET == "kipf-welling"
+        assert e.options == ("preset",)
+        assert {"features", "weight_decay", "lr", "dropout", "hidden", "epochs", "patience"} <= set(e.gridable)
+        assert set(e.param("preset").choices) == set(PRESETS[name])
