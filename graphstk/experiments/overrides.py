@@ -52,6 +52,18 @@ def _quick_values(key: str, values: list) -> list:
     return list(dict.fromkeys(min(int(v), QUICK_MAX_EPOCHS) if v is not None else v for v in values))
 
 
+def _quick_grid(m) -> dict:
+    """``--quick``: method series ``m``'s grid thinned, its ``epochs`` capped; a method that trains for
+    ``epochs`` (a parameter it declares) but leaves it to its defaults gets ``epochs: [QUICK_MAX_EPOCHS]``."""
+    from .registry import get_method
+
+    grid = {k: _quick_values(k, thin_grid(v)) for k, v in m.grid.items()}
+    if "epochs" not in grid and (m.sweep is None or m.sweep.param != "epochs") and \
+            "epochs" in get_method(m.label).gridable:
+        grid["epochs"] = [QUICK_MAX_EPOCHS]
+    return grid
+
+
 def _quick_dataset(spec):
     """``--quick``: a vector dataset drawn per class (``n_per_class``) is drawn with at most
     ``QUICK_MAX_PER_CLASS`` per class; a generated ``dcsbm`` graph has at most ``QUICK_DCSBM_NODES``
@@ -93,7 +105,7 @@ def override_tasks(tasks: list, seeds: int | None = None, quick: bool = False, d
         if quick:
             up = {"quick": True, runs: [0, 1] if getattr(t, runs) == "all" else getattr(t, runs)[:2], **up,
                   **_quick_levels(t), "datasets": [_quick_dataset(d) for d in t.datasets],
-                  "methods": [replace(m, grid={k: _quick_values(k, thin_grid(v)) for k, v in m.grid.items()},
+                  "methods": [replace(m, grid=_quick_grid(m),
                                       sweep=m.sweep and replace(m.sweep, values=tuple(thin_grid(list(m.sweep.values)))))
                               for m in t.methods]}
         out.append(t.model_copy(update={**up, **({} if device is None else {"device": device})}))

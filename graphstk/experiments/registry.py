@@ -70,6 +70,9 @@ class MethodInput:
         tensor) is already there.
     options : protocol-wide options for the methods that take them (node classification:
         ``solver``, ``max_iter``, ``tol``, ``step_size``, ``dtype`` of the config's ``solver:``).
+    val, y_val : validation nodes and their labels, handed by the protocols with a validation set
+        (``planetoid``, ``per-class-splits``) for early stopping only (a GNN's training loop); ``None``
+        elsewhere. Model selection stays with the protocol.
     kernels : the run's :class:`~graphstk.experiments.kernels.KernelCache` (its kernel factory and
         the kernels it built), from which graph methods take their kernel; ``None`` (a problem made
         outside a run): a method uses a cache of its own, with the single-process factory.
@@ -91,6 +94,8 @@ class MethodInput:
     device: object = None
     options: dict = field(default_factory=dict)
     kernels: object = None
+    val: torch.Tensor | None = None
+    y_val: torch.Tensor | None = None
 
     @property
     def num_points(self) -> int:

@@ -386,8 +386,19 @@ class PlanetoidTask(TaskBase):
     paper: Optional[str] = Field(None, description="paper_numbers/<paper>.json to compare with")
 
 
+class PerClassSplitsTask(PlanetoidTask):
+    """``per-class-splits``: random splits of any graph with k train and m validation nodes per class
+    (Shchur et al. 2018: 20 and 30 on the largest connected component, the rest test)."""
+    protocol: Literal["per-class-splits"] = "per-class-splits"
+    datasets: list[Union[str, GraphDataset]] = Field(min_length=1, description="dataset names or .npz paths")
+    train_per_class: PosInt = Field(20, description="train nodes drawn per class and seed")
+    val_per_class: PosInt = Field(30, description="validation nodes drawn per class and seed")
+    n_test: Optional[PosInt] = Field(None, description="test nodes drawn from the rest (default: all of the rest)")
+    largest_component: bool = Field(False, description="restrict each graph to its largest connected component")
+
+
 PROTOCOL_MODELS = {m.model_fields["protocol"].default: m for m in (
-    NodeClassificationTask, FixedSplitsTask, LabeledPerClassTask, OneClassTask, PlanetoidTask)}
+    NodeClassificationTask, FixedSplitsTask, LabeledPerClassTask, OneClassTask, PlanetoidTask, PerClassSplitsTask)}
 Task = Annotated[Union[tuple(PROTOCOL_MODELS.values())], Field(discriminator="protocol")]
 
 

@@ -29,7 +29,7 @@ from ..operators.knn import cosine_neighbors
 from ..spectral.filters import GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter, negative_degree
 from ..spectral.transforms import InverseLaplacian, LabelPropagationFilter
 
-__all__ = ["FILTERS", "BLOCK_BYTES", "sparse_features", "preprocess_sparse", "filter_of", "filter_group",
+__all__ = ["FILTERS", "BLOCK_BYTES", "feature_neighbors", "sparse_features", "preprocess_sparse", "filter_of", "filter_group",
            "cosine_blocks", "reuse_scores", "check_filter_point", "feature_neighbor_graph"]
 
 #: the graph filters of a grid point's ``filter`` key
@@ -64,8 +64,8 @@ def check_filter_point(p: dict) -> None:
 
 
 def feature_neighbor_graph(edge_index: Tensor, num_nodes: int, X: sp.csr_matrix, k: int, weight: float,
-                           edge_weight: Tensor | None = None, hidden_mask: Tensor | None = None
-                           ) -> tuple[Tensor, Tensor]:
+                           edge_weight: Tensor | None = None, hidden_mask: Tensor | None = None,
+                           neighbors: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """The graph ``W + weight * N_k``: the edges of ``edge_index`` as given (self-loops dropped, one
     copy of each ``(row, col)`` pair, weight ``edge_weight`` or 1; both directions for an
     undirected graph, PyG's convention) plus an edge of weight ``weight`` in both directions between
@@ -83,23 +83,22 @@ def feature_neighbor_graph(edge_index: Tensor, num_nodes: int, X: sp.csr_matrix,
     ``ValueError`` is raised before the search when more than half of the visible rows are zero, as
     TF-IDF rows of dense features are (every feature present at every node has weight 0).
 
+    ``neighbors``: the neighbour lists of :func:`feature_neighbors` for any ``k' >= k`` (its first
+    ``k`` columns are the ``k`` nearest), so that several ``(k, weight)`` share one search.
+
     Returns ``(edge_index [2, E'], edge_weight [E'])``, float64 weights, sorted by (row, col).
     """
     from torch_geometric.utils import coalesce
 
     N = int(num_nodes)
-    visible = np.ones(N, dtype=bool) if hidden_mask is None else ~hidden_mask.cpu().numpy()
-    empty = int((np.diff(sp.csr_matrix(X)[visible].indptr) == 0).sum())
-    if 2 * empty > int(visible.sum()):
-        raise ValueError(f"knn={k}: feature neighbours are found by the cosine of TF-IDF rows of x's non-zero "
-                         f"pattern, and {empty} of {int(visible.sum())} visible rows have none (a feature present "
-                         "at every node has weight 0, so dense features give empty rows); use knn=0 for dense "
-                         "features")
+    if neighbors is None:
+        neighbors = feature_neighbors(X, k, hidden_mask)
+    if neighbors.shape[1] < k:
+        raise ValueError(f"neighbors holds {neighbors.shape[1]} neighbours per node, fewer than knn = {k}")
     ei, w = clean_edge_list(edge_index, N, edge_weight)
     ei = ei.long().cpu()
     w = torch.ones(ei.shape[1], dtype=torch.float64) if w is None else w.detach().double().cpu()
-    candidates = None if hidden_mask is None else torch.from_numpy(visible)
-    nbr, _ = cosine_neighbors(X, int(k), candidates)
+    nbr = neighbors[:, :int(k)]
     src = torch.arange(N).repeat_interleave(nbr.shape[1])
     dst = nbr.flatten()
     keep = dst >= 0
@@ -109,6 +108,23 @@ def feature_neighbor_graph(edge_index: Tensor, num_nodes: int, X: sp.csr_matrix,
     vals = torch.cat([w, torch.full((pairs.shape[1],), float(weight), dtype=torch.float64)])
     out, total = coalesce(both, vals, N, reduce="sum")                # W + weight * N_k
     return out.to(edge_index.device), total.to(edge_index.device)
+
+
+def feature_neighbors(X: sp.csr_matrix, k: int, hidden_mask: Tensor | None = None) -> Tensor:
+    """``[N, k]`` ids of each node's ``k`` visible nodes of largest cosine similarity of the rows of ``X``
+    (:func:`graphstk.operators.knn.cosine_neighbors`; ``-1``: none), in decreasing similarity with
+    stable ties, so that the first ``k' < k`` columns are the search for ``k'``. Raises a
+    ``ValueError`` when more than half of the visible rows are zero (see :func:`feature_neighbor_graph`)."""
+    N = X.shape[0]
+    visible = np.ones(N, dtype=bool) if hidden_mask is None else ~hidden_mask.cpu().numpy()
+    empty = int((np.diff(sp.csr_matrix(X)[visible].indptr) == 0).sum())
+    if 2 * empty > int(visible.sum()):
+        raise ValueError(f"knn={k}: feature neighbours are found by the cosine of TF-IDF rows of x's non-zero "
+                         f"pattern, and {empty} of {int(visible.sum())} visible rows have none (a feature present "
+                         "at every node has weight 0, so dense features give empty rows); use knn=0 for dense "
+                         "features")
+    candidates = None if hidden_mask is None else torch.from_numpy(visible)
+    return cosine_neighbors(X, int(k), candidates)[0]
 
 
 def sparse_features(X) -> sp.csr_matrix:

@@ -42,8 +42,8 @@ from ..memory import check_allocation
 from ..operators.graph import GraphKernel, check_edge_index
 from .estimators import (SETTINGS, _check_graph_size, _default_classes, _label_tensor, binary_scores, flag_unreachable,
                          graph_fit_inputs, output_like)
-from .feature_propagation import (check_filter_point, cosine_blocks, feature_neighbor_graph, filter_group, k_negative,
-                                  preprocess_sparse, reuse_scores, sparse_features)
+from .feature_propagation import (check_filter_point, cosine_blocks, feature_neighbor_graph, feature_neighbors,
+                                  filter_group, k_negative, preprocess_sparse, reuse_scores, sparse_features)
 from .problem import argmax_of_labeled_classes, training_labels
 
 __all__ = ["FeatureSTKR", "feature_stkr_scores", "balanced_targets", "preprocess_features", "FEATURES", "select_on_validation", "KERNELS", "MIXES", "DEFAULT_GRID"]
@@ -246,10 +246,14 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
         k = int(p.get("knn", 0))
         graphs.setdefault((k, float(p.get("knn_weight", KNN_WEIGHT)) if k else 0.0), []).append(i)
     out: list[Tensor | None] = [None] * len(points)
+    k_max = max(k for k, _ in graphs)
+    # neighbours by the cosine of TF-IDF rows (df over the visible nodes): one search, for the largest knn
+    nbr = feature_neighbors(features("tfidf"), k_max, hidden_mask) if k_max else None
     for (k, w), idx in sorted(graphs.items()):
         ei, ew = edge_index, edge_weight
-        if k:       # neighbours by the cosine of TF-IDF rows (df over the visible nodes)
-            ei, ew = feature_neighbor_graph(edge_index, N, features("tfidf"), k, w, edge_weight, hidden_mask)
+        if k:
+            ei, ew = feature_neighbor_graph(edge_index, N, features("tfidf"), k, w, edge_weight, hidden_mask,
+                                            neighbors=nbr)
         graph = GraphKernel(ei, N, hidden=hidden_mask, edge_weight=ew, dtype=dtype, device=device, clean_edges=True)
         for i, s in zip(idx, _scores_on_graph(graph, features, [points[i] for i in idx], train, ev, Y,
                                               default_features, dtype, device)):

@@ -17,11 +17,14 @@ import torch
 from torch import Tensor
 
 from .._index import as_index
-from ..memory import check_allocation, tile_rows
+from ..memory import check_allocation, memory_limit, tile_rows
 from .kernels import BLOCK_ELEMS, _distance_fn, _sqdist, as_features, check_positive
 from .medians import median_of
 
 __all__ = ["knn_graph", "nearest_neighbors", "cosine_neighbors"]
+
+#: rows at least this dense (nonzero fraction of the whole matrix) are compared in dense tiles
+DENSE_TILE_DENSITY = 0.05
 
 _EUCLIDEAN = ("euclidean", "l2")
 _MANHATTAN = ("manhattan", "l1", "cityblock")
@@ -160,14 +163,22 @@ def knn_graph(X, k: int, metric: str = "euclidean", mode: str = "connectivity",
     return torch.stack([key // n, key % n]), w_u
 
 
-def cosine_neighbors(X, k: int, candidates: Tensor | None = None) -> tuple[Tensor, Tensor]:
+def cosine_neighbors(X, k: int, candidates: Tensor | None = None, tiles: str = "auto") -> tuple[Tensor, Tensor]:
     """The ``k`` candidate rows of largest cosine similarity to each row of a sparse matrix.
 
     Parameters
     ----------
     X : scipy.sparse matrix or array ``[n, d]``
-        Rows to compare; kept sparse (each tile is one sparse product ``X[block] X[candidates]^T``,
-        a ``[block, len(candidates)]`` dense tile of at most ``2**22`` entries, or one row).
+        Rows to compare. Each tile is a ``[block, len(candidates)]`` dense block of at most ``2**22``
+        similarities (or one row): the sparse product ``X[block] X[candidates]^T`` for sparse rows;
+        for rows at least :data:`DENSE_TILE_DENSITY` nonzero (bag-of-words rows of Amazon's graphs
+        are 35 % dense, where a sparse-by-sparse product does far more work per entry than a dense
+        one), a dense product with the candidate rows held dense once, provided that copy
+        (``8 d len(candidates)`` bytes) takes at most an eighth of the memory ceiling
+        (:func:`graphstk.memory.memory_limit`); the route depends on sizes alone.
+    tiles : {"auto", "dense", "sparse"}, default "auto"
+        The tile product: by density as above, or forced (both give the same neighbours up to
+        floating-point rounding).
     k : int
         Neighbours per row, ``>= 1``; at most the number of candidates (minus one for a row that
         is itself a candidate).
@@ -200,7 +211,20 @@ def cosine_neighbors(X, k: int, candidates: Tensor | None = None) -> tuple[Tenso
                      "lower k", "cpu")
     norms = np.sqrt(np.asarray(A.multiply(A).sum(1)).ravel())
     A = sp.diags(np.where(norms > 0, 1.0 / np.maximum(norms, np.finfo(np.float64).tiny), 0.0)) @ A
-    Ct = A[cand].T.tocsc()
+    if tiles not in ("auto", "dense", "sparse"):
+        raise ValueError(f"tiles must be 'auto', 'dense' or 'sparse', got {tiles!r}")
+    dense = tiles == "dense" or (tiles == "auto" and A.nnz >= DENSE_TILE_DENSITY * n * max(1, A.shape[1])
+                                 and 8.0 * A.shape[1] * cand.size <= memory_limit("cpu")[0] / 8)
+    if dense:
+        Cd = torch.from_numpy(A[cand].toarray())                       # [c, d], once
+
+        def tile(s: int, e: int) -> Tensor:
+            return torch.from_numpy(A[s:e].toarray()) @ Cd.T
+    else:
+        Ct = A[cand].T.tocsc()
+
+        def tile(s: int, e: int) -> Tensor:
+            return torch.from_numpy(np.asarray((A[s:e] @ Ct).todense()))
     pos = np.full(n, -1)
     pos[cand] = np.arange(cand.size)
     idx = np.empty((n, k), dtype=np.int64)
@@ -208,7 +232,7 @@ def cosine_neighbors(X, k: int, candidates: Tensor | None = None) -> tuple[Tenso
     step = max(1, BLOCK_ELEMS // max(1, cand.size))
     for s in range(0, n, step):
         e = min(n, s + step)
-        T = torch.from_numpy(np.asarray((A[s:e] @ Ct).todense()))
+        T = tile(s, e)
         own = pos[s:e]
         hit = np.nonzero(own >= 0)[0]
         T[hit, own[hit]] = float("-inf")

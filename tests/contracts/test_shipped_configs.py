@@ -53,7 +53,7 @@ def _smallest_present(task, root: str) -> str | None:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                (load_spec if task.protocol in ("node-classification", "planetoid") else load_vector_spec)(spec, root)
+                (load_spec if task.GRAPH else load_vector_spec)(spec, root)
         except Exception as err:  # noqa: BLE001 - only "absent" is a reason to try the next one
             if is_missing_error(err):
                 continue

@@ -1,75 +1,157 @@
-"""GNN baselines (graphstk.methods.gnn): optimiser set-up and a short training run."""
+"""GNN baselines (graphstk.methods.gnn): published presets, layers against PyG's, the sparse feature
+product and its gradient, dropout on the nonzero entries, early stopping, and short training runs."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-from graphstk.methods.gnn import MODELS, param_groups, train_gnn
+from graphstk.methods.gnn import MODELS, PRESETS, Features, gcn_adjacency, gnn_setting, param_groups, train_gnn
 
 
-def test_appnp_decays_first_layer_only():
-    net = MODELS["APPNP"][0](10, 3)
-    groups = param_groups("APPNP", net, 5e-3)
-    decayed = {id(q) for g in groups if g["weight_decay"] > 0 for q in g["params"]}
-    assert decayed == {id(q) for q in net.l1.parameters()}
-    assert {id(q) for g in groups for q in g["params"]} == {id(q) for q in net.parameters()}
-    gcn = MODELS["GCN"][0](10, 3)
-    assert all(g["weight_decay"] == 5e-3 for g in param_groups("GCN", gcn, 5e-3))
-
-
-def test_appnp_fits_separable_classes():
-    """Two clusters with class-revealing features: APPNP with its published decay must fit them."""
-    g = torch.Generator().manual_seed(0)
-    n = 60
+def _toy(n=60, seed=0):
+    """Two clusters with class-revealing features."""
+    g = torch.Generator().manual_seed(seed)
     y = torch.arange(n) % 2
     x = torch.rand(n, 8, generator=g) * 0.1
     x[y == 0, :4] += 1.0
     x[y == 1, 4:] += 1.0
     same = (y[:, None] == y[None, :]) & (torch.rand(n, n, generator=g) < 0.15)
     ei = (same | same.T).fill_diagonal_(False).nonzero().T
-    train = torch.arange(10)
-    ev = torch.arange(10, n)
-    s = train_gnn("APPNP", x, ei, y, train, ev, seed=0, epochs=150)
+    return x, ei, y
+
+
+def test_published_presets_are_pinned():
+    """Kipf & Welling (Planetoid) and Shchur et al. (Amazon / Coauthor) settings, key by key."""
+    assert gnn_setting("GCN") == dict(features="sum", lr=0.01, weight_decay=5e-4, dropout=0.5, hidden=16, epochs=200,
+                                      patience=None)
+    assert gnn_setting("GCN", "shchur") == dict(features="none", lr=0.01, weight_decay=1e-3, dropout=0.8, hidden=64,
+                                                epochs=1000, patience=50)
+    assert gnn_setting("GAT") == dict(features="sum", lr=0.005, weight_decay=5e-4, dropout=0.6, hidden=64, epochs=200,
+                                      patience=None, att_dropout=0.6, heads=8)
+    assert gnn_setting("GAT", "shchur") == dict(features="none", lr=0.01, weight_decay=1e-2, dropout=0.6, hidden=64,
+                                                epochs=1000, patience=50, att_dropout=0.3, heads=8)
+    assert gnn_setting("APPNP") == dict(features="sum", lr=0.01, weight_decay=5e-3, dropout=0.5, hidden=64, epochs=300,
+                                        patience=None, K=10, alpha=0.1)
+    assert gnn_setting("APPNP", "shchur") == dict(features="none", lr=0.01, weight_decay=5e-3, dropout=0.5, hidden=64,
+                                                  epochs=1000, patience=100, K=10, alpha=0.1)
+    assert gnn_setting("MLP") == gnn_setting("MLP+C&S") == dict(features="sum", lr=0.01, weight_decay=5e-4,
+                                                                dropout=0.5, hidden=64, epochs=200, patience=None)
+    assert gnn_setting("MLP", "shchur") == gnn_setting("GCN", "shchur")
+    assert set(PRESETS) == set(MODELS)
+
+
+def test_overrides_and_bad_names():
+    assert gnn_setting("GCN", "shchur", weight_decay=0.0, hidden=None)["weight_decay"] == 0.0
+    assert gnn_setting("GCN", "shchur", hidden=None)["hidden"] == 64
+    with pytest.raises(ValueError, match="unknown preset 'kipf'.*kipf-welling, shchur"):
+        gnn_setting("GCN", "kipf")
+    with pytest.raises(ValueError, match="no hyperparameter 'heads'"):
+        gnn_setting("GCN", heads=2)
+    with pytest.raises(ValueError, match="features must be 'sum'"):
+        gnn_setting("GCN", features="l2")
+
+
+def test_gcn_layers_equal_pyg_gcnconv():
+    """Our two layers, with GCNConv's weights copied in, give GCNConv's output (eval mode)."""
+    from torch_geometric.nn import GCNConv
+
+    x, ei, _ = _toy()
+    net = MODELS["GCN"](8, 2, hidden=5, dropout=0.5).eval()
+    c1, c2 = GCNConv(8, 5), GCNConv(5, 2)
+    with torch.no_grad():
+        c1.lin.weight.copy_(net.l1.weight.T), c2.lin.weight.copy_(net.l2.weight.T)
+        c1.bias.copy_(torch.randn(5)), c2.bias.copy_(torch.randn(2))
+        net.b1.copy_(c1.bias), net.b2.copy_(c2.bias)
+    want = c2(torch.relu(c1(x, ei)), ei)
+    got = net(Features(x, "none"), gcn_adjacency(ei, x.shape[0]))
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_appnp_propagation_equals_pyg_appnp():
+    from torch_geometric.nn import APPNP
+
+    x, ei, _ = _toy()
+    torch.manual_seed(0)
+    net = MODELS["APPNP"](8, 2, hidden=6, dropout=0.5, K=10, alpha=0.1).eval()
+    f = Features(x, "sum")
+    H = super(type(net), net).forward(f)
+    torch.testing.assert_close(net(f, gcn_adjacency(ei, x.shape[0])), APPNP(K=10, alpha=0.1)(H, ei),
+                               rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("density", [0.05, 0.6])
+def test_feature_product_and_gradient_match_dense(density):
+    g = torch.Generator().manual_seed(1)
+    X = torch.rand(40, 30, generator=g, dtype=torch.float64) * (torch.rand(40, 30, generator=g) < density)
+    f = Features(X, "sum")
+    assert f.sparse == (density < 0.25)
+    Xs = (X / X.sum(1, keepdim=True).clamp_min(1e-12)).float()
+    W = torch.randn(30, 4, requires_grad=True)
+    G = torch.randn(40, 4)
+    v = f.dropped(0.0, False)
+    (f.matmul(v, W) * G).sum().backward()
+    torch.testing.assert_close(f.matmul(v, W).detach(), Xs @ W.detach())
+    torch.testing.assert_close(W.grad, Xs.T @ G, rtol=1e-5, atol=1e-5)
+
+
+def test_feature_dropout_keeps_zeros_and_scales_the_kept_entries():
+    g = torch.Generator().manual_seed(0)
+    X = torch.rand(400, 300, generator=g) * (torch.rand(400, 300, generator=g) < 0.05)
+    f = Features(X, "none")
+    torch.manual_seed(1)
+    v = f.dropped(0.5, True)
+    out = f.as_tensor(v).to_dense()
+    assert torch.equal(out[X == 0], torch.zeros_like(out[X == 0]))
+    kept = out[X != 0] != 0
+    torch.testing.assert_close(out[X != 0][kept], 2 * X[X != 0][kept])
+    frac = kept.double().mean().item()                 # ~6000 nonzeros: 0.5 +- 0.02 (3 sd)
+    assert abs(frac - 0.5) < 0.02, frac
+    torch.testing.assert_close(f.as_tensor(f.dropped(0.5, False)).to_dense(), X)
+
+
+def test_first_layer_decay_for_gcn_and_appnp_only():
+    for name in ("GCN", "APPNP"):
+        net = MODELS[name](10, 3)
+        groups = param_groups(name, net, 5e-3)
+        decayed = {id(q) for g in groups if g["weight_decay"] > 0 for q in g["params"]}
+        assert decayed == {id(q) for q in net.l1.parameters()}
+        assert {id(q) for g in groups for q in g["params"]} == {id(q) for q in net.parameters()}
+    gat = MODELS["GAT"](10, 3)
+    assert all(g["weight_decay"] == 5e-3 for g in param_groups("GAT", gat, 5e-3))
+
+
+@pytest.mark.parametrize("model", ["GCN", "APPNP", "GAT", "MLP", "MLP+C&S"])
+def test_models_fit_separable_classes(model):
+    x, ei, y = _toy()
+    train, ev = torch.arange(10), torch.arange(10, 60)
+    s = train_gnn(model, x, ei, y, train, ev, seed=0, epochs=150)
     assert float((s.argmax(1) == y[ev]).double().mean()) == 1.0
 
 
-def test_input_dropout_has_dropouts_distribution_on_sparse_inputs():
-    """Zeros stay zero, each nonzero is kept with probability 1 - p and scaled by 1 / (1 - p)."""
-    from graphstk.methods.gnn import input_dropout
+def test_early_stopping_returns_the_epoch_of_lowest_validation_loss():
+    """With patience, the result is the model of the best validation epoch: rerunning without patience
+    for exactly that many epochs gives the same scores."""
+    import torch.nn.functional as F
 
-    g = torch.Generator().manual_seed(0)
-    x = torch.rand(400, 300, generator=g) * (torch.rand(400, 300, generator=g) < 0.05)
-    torch.manual_seed(1)
-    out = input_dropout(x, 0.5)
-    assert torch.equal(out[x == 0], torch.zeros_like(out[x == 0]))
-    kept = out[x != 0] != 0
-    assert torch.allclose(out[x != 0][kept], 2 * x[x != 0][kept])
-    frac = kept.double().mean().item()                 # ~6000 nonzeros: 0.5 +- 0.02 (3 sd)
-    assert abs(frac - 0.5) < 0.02, frac
-    assert torch.allclose(out.mean(), x.mean(), rtol=0.05)  # unbiased, as F.dropout
-    assert input_dropout(x, 0.5, training=False) is x
-    assert torch.equal(input_dropout(x, 1.0), torch.zeros_like(x))
+    x, ei, y = _toy(seed=3)
+    train, val, ev = torch.arange(6), torch.arange(6, 20), torch.arange(20, 60)
+    losses = []
+    for e in range(1, 41):
+        s = train_gnn("GCN", x, ei, y, train, val, seed=0, epochs=e, lr=0.05)
+        losses.append(float(F.nll_loss(s.float(), y[val])))
+    stopped = train_gnn("GCN", x, ei, y, train, ev, seed=0, val=val, y_val=y[val], epochs=40, patience=40, lr=0.05)
+    best = 1 + min(range(40), key=losses.__getitem__)
+    torch.testing.assert_close(stopped, train_gnn("GCN", x, ei, y, train, ev, seed=0, epochs=best, lr=0.05))
 
 
-def test_input_dropout_on_dense_inputs_is_f_dropout():
-    from graphstk.methods.gnn import input_dropout
+def test_gnn_registrations_default_to_the_planetoid_setting_and_declare_every_hyperparameter():
+    import graphstk.experiments.registrations  # noqa: F401  (registers the methods)
+    from graphstk.experiments.registry import get_method
+    from graphstk.methods.gnn import DEFAULT_PRESET
 
-    x = torch.rand(50, 20) + 0.1
-    torch.manual_seed(3)
-    a = input_dropout(x, 0.3)
-    torch.manual_seed(3)
-    assert torch.equal(a, torch.nn.functional.dropout(x, 0.3, True))
-    with pytest.raises(ValueError, match=r"dropout probability must be in \[0, 1\]"):
-        input_dropout(x, 1.5)
-
-
-def test_input_dropout_passes_gradients_to_the_kept_entries():
-    from graphstk.methods.gnn import input_dropout
-
-    x = (torch.rand(30, 40, dtype=torch.float64) * (torch.rand(30, 40) < 0.1)).requires_grad_()
-    torch.manual_seed(0)
-    out = input_dropout(x, 0.5)
-    out.sum().backward()
-    kept = (out != 0)
-    assert torch.equal(x.grad[kept], torch.full_like(x.grad[kept], 2.0))
-    assert torch.equal(x.grad[~kept], torch.zeros_like(x.grad[~kept]))
+    for name in ("GCN", "GAT", "APPNP", "MLP", "MLP+C&S"):
+        e = get_method(name)
+        assert e.fixed == {"model": name, "preset": DEFAULT_PRESET} and DEFAULT_PRESET == "kipf-welling"
+        assert e.options == ("preset",)
+        assert {"features", "weight_decay", "lr", "dropout", "hidden", "epochs", "patience"} <= set(e.gridable)
+        assert set(e.param("preset").choices) == set(PRESETS[name])

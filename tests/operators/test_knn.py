@@ -164,3 +164,40 @@ def test_cosine_neighbors_bad_k():
         cosine_neighbors(X, 1, torch.tensor([-1, 2]))
     with pytest.raises(ValueError, match="length 4"):
         cosine_neighbors(X, 1, torch.tensor([True, False, True]))
+
+
+def test_cosine_neighbors_dense_tiles_match_the_sparse_product():
+    """Rows over DENSE_TILE_DENSITY nonzero are compared in dense tiles: the same neighbours and
+    similarities as the sparse product of the same rows."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import graphstk.operators.knn as knn
+
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.random((120, 40)) * (rng.random((120, 40)) < 0.35))
+    cand = torch.arange(0, 120, 2)
+    assert X.nnz >= knn.DENSE_TILE_DENSITY * 120 * 40
+    dense_idx, dense_sim = knn.cosine_neighbors(X, 7, cand)
+    sparse_idx, sparse_sim = knn.cosine_neighbors(X, 7, cand, tiles="sparse")
+    assert torch.equal(dense_idx, sparse_idx)
+    torch.testing.assert_close(dense_sim, sparse_sim)
+
+
+def test_neighbour_lists_of_the_largest_k_slice_to_the_smaller_ones():
+    import numpy as np
+    import scipy.sparse as sp
+
+    from graphstk.methods.feature_propagation import feature_neighbor_graph, feature_neighbors
+
+    rng = np.random.default_rng(1)
+    X = sp.csr_matrix(rng.random((80, 30)) * (rng.random((80, 30)) < 0.2))
+    ei = torch.tensor([[0, 1, 2, 3], [1, 0, 3, 2]])
+    hidden = torch.zeros(80, dtype=torch.bool)
+    hidden[60:] = True
+    big = feature_neighbors(X, 12, hidden)
+    for k in (3, 7, 12):
+        assert torch.equal(big[:, :k], feature_neighbors(X, k, hidden))
+        a = feature_neighbor_graph(ei, 80, X, k, 0.1, hidden_mask=hidden, neighbors=big)
+        b = feature_neighbor_graph(ei, 80, X, k, 0.1, hidden_mask=hidden)
+        assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])

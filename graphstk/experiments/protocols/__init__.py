@@ -19,13 +19,15 @@ from .fixed_splits import FixedSplits, cv_folds
 from .labeled_per_class import LabeledPerClass, draw_labeled_per_class
 from .node_classification import NodeClassification
 from .one_class import OneClass
+from .per_class_splits import PerClassSplits
 from .planetoid import Planetoid
 
 __all__ = ["PROTOCOL_CLASSES", "get_protocol", "Protocol", "ProtocolError", "VectorProtocol", "FixedSplits",
-           "LabeledPerClass", "NodeClassification", "OneClass", "Planetoid", "cv_folds", "draw_labeled_per_class",
+           "LabeledPerClass", "NodeClassification", "OneClass", "PerClassSplits", "Planetoid", "cv_folds", "draw_labeled_per_class",
            "call_method"]
 
-PROTOCOL_CLASSES = {c.name: c for c in (NodeClassification, FixedSplits, LabeledPerClass, OneClass, Planetoid)}
+PROTOCOL_CLASSES = {c.name: c for c in (NodeClassification, FixedSplits, LabeledPerClass, OneClass, Planetoid,
+                                             PerClassSplits)}
 
 
 def get_protocol(cfg, kernels=None) -> Protocol:

@@ -10,12 +10,14 @@
 * ``SGC (ridge)``: ridge (dual, Eq. 7's ``n beta`` scaling) on ``S~^K X`` with SGC's
   ``S~ = D~^{-1/2} (A + I) D~^{-1/2}`` (PyG's ``gcn_norm``), linear kernel.
 * ``Label-Prop``: :class:`graphstk.LabelPropagation` (Zhou et al.; STKR Eq. 22), graph only.
-* ``GCN``, ``GAT``, ``APPNP``, ``SGC``, ``MLP+C&S``: :func:`graphstk.methods.gnn.train_gnn` (PyG layers).
-* ``S2GC``, ``DGC``, ``GGCM``: the non-neural filters of :mod:`graphstk.spectral.filters` on
+* ``GCN``, ``GAT``, ``APPNP``, ``MLP``, ``MLP+C&S``: :func:`graphstk.methods.gnn.train_gnn` (PyG layers),
+  every hyperparameter declared (:data:`GNN_PARAMS`), defaults from the named published setting
+  (option ``preset``: ``kipf-welling`` for the Planetoid split, ``shchur`` for Shchur et al.'s protocol).
+* ``SGC``, ``S2GC``, ``DGC``, ``GGCM``: the non-neural filters of :mod:`graphstk.spectral.filters` on
   ``S~ = D~^{-1/2} (A + I) D~^{-1/2}`` with their published read-out, logistic regression on the
-  labeled nodes (:mod:`graphstk.methods.linear_filters`), the weight decay chosen on validation.
-  S2GC and DGC are deterministic (a convex read-out solved from zero weights) and run once; GGCM
-  draws its negative graphs from the seed.
+  labeled nodes trained as the papers train it (Adam, lr 0.2, 100 epochs, from a seeded start;
+  :mod:`graphstk.methods.linear_filters`), the weight decay chosen on validation; GGCM also draws its
+  negative graphs from the seed.
 """
 from __future__ import annotations
 
@@ -23,10 +25,11 @@ import torch
 
 from graphstk.methods.estimators import LabelPropagation
 from graphstk.methods.feature_stkr import DEFAULT_GRID, feature_stkr_scores, row_normalize
-from graphstk.methods.gnn import MODELS, train_gnn
-from graphstk.methods.linear_filters import filtered_features, ggcm_filter, logistic_regression
-from graphstk.spectral.filters import HeatKernelFilter, S2GCFilter
+from graphstk.methods.gnn import DEFAULT_PRESET, PRESETS, Features, gnn_setting, train_gnn
+from graphstk.methods.linear_filters import WEIGHT_DECAYS, filtered_features, ggcm_filter, logistic_regression
+from graphstk.spectral.filters import HeatKernelFilter, S2GCFilter, SGCFilter
 
+from ..params import Param
 from ..registry import MethodEntry, MethodInput, register_method
 
 __all__ = ["feature_stkr_fit_predict", "sgc_ridge_fit_predict", "label_prop_fit_predict", "gnn_fit_predict",
@@ -98,14 +101,23 @@ def label_prop_fit_predict(problem: MethodInput, points: list[dict]) -> list[tor
 
 
 def gnn_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
-    """A PyG GNN (``model`` fixed key) trained on the labeled nodes for each grid point."""
-    X = _features(problem)
-    return [train_gnn(p["model"], X, problem.data.edge_index, problem.y, problem.labeled, problem.eval,
-                      seed=problem.seed, epochs=p.get("epochs"), weight_decay=p.get("weight_decay"))
-            for p in points]
+    """A GNN (``model`` fixed key) trained on the labeled nodes for each grid point: the hyperparameters
+    of its ``preset`` (:data:`graphstk.methods.gnn.PRESETS`), overridden by the point's; early stopping
+    on the validation nodes the protocol hands over (``MethodInput.val``), when the setting has a patience."""
+    out, feats = [], {}
+    for p in points:
+        hp = gnn_setting(p["model"], p["preset"], **{k: p[k] for k in p if k in GNN_PARAMS and k != "preset"})
+        if hp["features"] not in feats:
+            feats[hp["features"]] = Features(_features(problem), hp["features"])
+        out.append(train_gnn(p["model"], feats[hp["features"]], problem.data.edge_index, problem.y, problem.labeled,
+                             problem.eval, seed=problem.seed, val=problem.val, y_val=problem.y_val,
+                             **{k: v for k, v in hp.items() if k != "features"}))
+    return out
 
 
 def _filter_of(problem: Problem, p: dict):
+    if p["filter"] == "sgc":
+        return SGCFilter(int(p["K"]))
     if p["filter"] == "s2gc":
         return S2GCFilter(int(p["K"]), float(p["alpha"]))
     if p["filter"] == "dgc":
@@ -124,7 +136,8 @@ def filter_lr_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Te
         f = _filter_of(problem, p)
         if f not in feats:
             feats[f] = filtered_features(problem.data.edge_index, X, f, seed=problem.seed)
-        out.append(logistic_regression(feats[f], problem.y, problem.labeled, problem.eval, float(p["weight_decay"])))
+        out.append(logistic_regression(feats[f], problem.y, problem.labeled, problem.eval, float(p["weight_decay"]),
+                                       seed=problem.seed))
     return out
 
 
@@ -134,7 +147,7 @@ def ggcm_lr_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tens
 
 
 # closed forms: the same numbers for every seed, so the planetoid protocol runs them once
-for _fn in (feature_stkr_fit_predict, sgc_ridge_fit_predict, label_prop_fit_predict, filter_lr_fit_predict):
+for _fn in (feature_stkr_fit_predict, sgc_ridge_fit_predict, label_prop_fit_predict):
     _fn.deterministic = True
 
 register_method(MethodEntry(
@@ -188,16 +201,28 @@ register_method(MethodEntry(
 register_method(MethodEntry(
     name="Label-Prop", needs=frozenset({"graph"}), task="classification", grid={"eta": [0.8, 0.9, 0.99]},
     fit_predict=label_prop_fit_predict, description="label propagation (Zhou et al. 2003), graph only"))
-for _name in ("GCN", "GAT", "APPNP", "MLP+C&S"):
+#: the declared hyperparameters of the GNNs (every one may be given a grid in a config; default: the preset's)
+GNN_PARAMS = {p.name: p for p in (
+    Param("features", str, choices=("sum", "none"), optional=True, doc="feature rows scaled to sum 1, or raw"),
+    Param("weight_decay", float, low=0, optional=True, doc="Adam's L2 term"),
+    Param("lr", float, low=0, low_open=True, optional=True, doc="Adam's learning rate"),
+    Param("dropout", float, low=0, high=1, high_open=True, optional=True, doc="dropout probability"),
+    Param("hidden", int, low=1, optional=True, doc="hidden units (GAT: over all heads)"),
+    Param("epochs", int, low=1, optional=True, doc="most epochs trained"),
+    Param("patience", int, low=1, optional=True, doc="early stopping: epochs without a lower validation loss"),
+    Param("preset", str, choices=("kipf-welling", "shchur"), doc="the published setting the others default to"))}
+for _name in ("GCN", "GAT", "APPNP", "MLP", "MLP+C&S"):
     register_method(MethodEntry(
-        name=_name, needs=_FEATURES_GRAPH, task="classification", grid={"epochs": [MODELS[_name][3]]},
-        fit_predict=gnn_fit_predict,
-        fixed={"model": _name}, description=f"{_name} with PyG's layers, published hyperparameters"))
+        name=_name, needs=_FEATURES_GRAPH, task="classification", grid={},
+        fit_predict=gnn_fit_predict, fixed={"model": _name, "preset": DEFAULT_PRESET}, options=("preset",),
+        params=tuple(GNN_PARAMS.values()),
+        description=f"{_name} with PyG's layers, hyperparameters of a named published setting (preset: "
+                    f"{', '.join(PRESETS[_name])})"))
+_LR_DECAY = list(WEIGHT_DECAYS)
 register_method(MethodEntry(
-    name="SGC", needs=_FEATURES_GRAPH, task="classification", grid={"weight_decay": [5e-6, 5e-5, 5e-4]},
-    fit_predict=gnn_fit_predict, fixed={"model": "SGC"},
-    description="SGC (PyG SGConv, K=2): logistic regression on S~^2 X, weight decay chosen on validation"))
-_LR_DECAY = [1e-6, 1e-5, 1e-4]
+    name="SGC", needs=_FEATURES_GRAPH, task="classification", grid={"weight_decay": _LR_DECAY},
+    fit_predict=filter_lr_fit_predict, fixed={"filter": "sgc", "K": 2},
+    description="SGC (Wu et al. 2019): logistic regression on S~^K X, K=2 (Eq. 8)"))
 register_method(MethodEntry(
     name="S2GC", needs=_FEATURES_GRAPH, task="classification", grid={"weight_decay": _LR_DECAY},
     fit_predict=filter_lr_fit_predict, fixed={"filter": "s2gc", "K": 16, "alpha": 0.05},

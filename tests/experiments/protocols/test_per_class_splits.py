@@ -1,0 +1,129 @@
+"""The per-class-splits protocol: per-class draws per seed, the largest connected component, labels by role,
+and configs/shchur_protocol.yaml loading from the repository."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from graphstk.experiments.config import load_config, parse_config
+from graphstk.experiments.pipeline import run_experiment
+from graphstk.experiments.protocols import ProtocolError
+from graphstk.experiments.protocols.per_class_splits import largest_component, per_class_split
+from graphstk.experiments.registry import MethodEntry, register_method
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def toy_npz(path: Path, n_per_class: int = 40, seed: int = 0, island: int = 5) -> Path:
+    """Three communities plus ``island`` nodes joined only among themselves (a second component)."""
+    g = np.random.default_rng(seed)
+    y = np.concatenate([np.repeat(np.arange(3), n_per_class), np.zeros(island, dtype=np.int64)])
+    n, m = y.size, 3 * n_per_class
+    P = np.where(y[:, None] == y[None, :], 0.2, 0.02)
+    P[m:, :] = P[:, m:] = 0.0
+    P[m:, m:] = 1.0
+    A = np.triu(g.random((n, n)) < P, 1)
+    A = A | A.T
+    x = g.random((n, 8)) + np.eye(3)[y] @ g.random((3, 8)) * 2
+    np.savez(path, edge_index=np.array(A.nonzero()), y=y, x=x)
+    return path
+
+
+def toy_config(path: Path, methods, seeds=3, **opts):
+    return parse_config({"name": "toy", "protocol": "per-class-splits", "seeds": seeds, "train_per_class": 4,
+                         "val_per_class": 6, "datasets": [{"name": "toy", "path": str(path)}], "methods": methods,
+                         **opts})
+
+
+SEEN: list = []
+
+
+def _spy(problem, points):
+    SEEN.append(problem)
+    return [torch.rand(problem.eval.numel(), problem.num_classes, generator=torch.Generator().manual_seed(i))
+            for i, _ in enumerate(points)]
+
+
+register_method(MethodEntry(name="_PerClassSpy", needs=frozenset({"graph"}), task="classification",
+                            grid={"i": [0, 1]}, fit_predict=_spy))
+
+
+def _data(path):
+    from graphstk.data import load_dataset
+
+    return load_dataset(str(path))
+
+
+def test_draws_per_class_disjoint_and_the_rest_is_test(tmp_path):
+    data = _data(toy_npz(tmp_path / "t.npz"))
+    s = per_class_split(data, 0, 4, 6)
+    assert torch.bincount(data.y[s["train"]]).tolist() == [4, 4, 4]
+    assert torch.bincount(data.y[s["val"]]).tolist() == [6, 6, 6]
+    ids = torch.cat([s["train"], s["val"], s["test"]])
+    assert ids.unique().numel() == ids.numel() == data.num_nodes
+    t = per_class_split(data, 0, 4, 6, n_test=50)
+    assert t["test"].numel() == 50 and torch.equal(t["train"], s["train"])
+
+
+def test_seeds_give_different_splits_deterministically(tmp_path):
+    data = _data(toy_npz(tmp_path / "t.npz"))
+    a, b, c = per_class_split(data, 1, 4, 6), per_class_split(data, 1, 4, 6), per_class_split(data, 2, 4, 6)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert not torch.equal(a["train"], c["train"])
+
+
+def test_largest_component_drops_the_island(tmp_path):
+    data = _data(toy_npz(tmp_path / "t.npz", island=5))
+    lcc = largest_component(data)
+    assert lcc.num_nodes == data.num_nodes - 5
+    assert int(lcc.edge_index.max()) < lcc.num_nodes and lcc.x.shape[0] == lcc.y.numel() == lcc.num_nodes
+    torch.testing.assert_close(lcc.x, data.x[:lcc.num_nodes])
+
+
+def test_too_small_class_is_a_clear_error(tmp_path):
+    data = _data(toy_npz(tmp_path / "t.npz", n_per_class=8))
+    with pytest.raises(ProtocolError, match="train_per_class"):
+        per_class_split(data, 0, 4, 6)
+
+
+def test_methods_see_train_labels_only_and_validation_for_stopping(tmp_path):
+    cfg = toy_config(toy_npz(tmp_path / "t.npz"), ["_PerClassSpy"], largest_component=True)
+    SEEN.clear()
+    res = run_experiment(cfg, str(tmp_path / "out"), progress=False, write=False)
+    assert len(SEEN) == 3                          # one call per seed: a split per seed
+    trains = []
+    for prob in SEEN:
+        assert prob.data.num_nodes == 120          # the island is gone
+        known = (prob.y >= 0).nonzero().flatten()
+        assert torch.equal(known.sort().values, prob.labeled.sort().values)
+        assert prob.val.numel() == 18 and prob.y_val.numel() == 18
+        assert not set(prob.val.tolist()) & set(prob.labeled.tolist())
+        assert prob.eval.numel() == 120 - 12       # validation then test: every node but the train nodes
+        trains.append(frozenset(prob.labeled.tolist()))
+    assert len(set(trains)) == 3
+    (row,) = res["rows"]
+    assert row["n_labeled"] == 12 and row["seeds"] == [0, 1, 2] and len(row["test_acc"]) == 3
+
+
+def test_shchur_config_loads_from_the_repository():
+    cfg = load_config(REPO / "configs" / "shchur_protocol.yaml")
+    for t in cfg.tasks:
+        assert t.protocol == "per-class-splits" and {d.name for d in t.datasets} <= {"Photo", "CS"}
+        assert (t.train_per_class, t.val_per_class, t.n_test, t.largest_component) == (20, 30, None, True)
+    assert {d.name for d in cfg.datasets} == {"Photo", "CS"}
+    for m in cfg.methods:
+        if m.label in ("GCN", "GAT", "APPNP", "MLP"):
+            assert m.options["preset"] == "shchur"
+
+
+def test_quick_caps_the_epochs_of_gnns_left_to_their_preset():
+    from graphstk.experiments.config import with_overrides
+    from graphstk.experiments.overrides import QUICK_MAX_EPOCHS
+
+    cfg = with_overrides(load_config(REPO / "configs" / "shchur_protocol.yaml"), quick=True)
+    grids = {m.label: m.grid for t in cfg.tasks for m in t.methods}
+    assert grids["GCN"] == {"epochs": [QUICK_MAX_EPOCHS]}
+    assert "epochs" not in grids["SGC"]
