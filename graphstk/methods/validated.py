@@ -206,13 +206,15 @@ class STKRCV(_GraphEstimator):
             for t in transforms:
                 t.validate(prob.lambda_max)
         fixed = [T for T in budgets if T is not None]
-        # fixed budgets T are the paper's truncated iteration: every grid point runs, even where no stable
-        # Richardson step exists (the proof is kept in the history), and validation chooses among them
+        # fixed budgets T are the paper's truncated iteration: every point of a grid runs, even where no stable
+        # Richardson step exists (the proof is kept in the history), and validation chooses among them; a
+        # one-point grid is one configuration and refuses as STKR(num_iter=T) does
         res = solve(prob, transforms, [b for b in betas if b is not None],
                     budgets=fixed, solver=self.solver,
                     max_iter=int(self.max_iter), tol=float(self.tol),
                     step_size=self.step_size if isinstance(self.step_size, str) else float(self.step_size),
-                    max_seconds=self.max_seconds, unstable="run" if fixed else "raise", eigen_cache=eigen_cache)
+                    max_seconds=self.max_seconds, eigen_cache=eigen_cache,
+                    unstable="run" if fixed and len(transforms) * len(betas) * len(budgets) > 1 else "raise")
         self._check_budget(res.history)
         self.history_ = res.history
         last = res.history[-1] if res.history else None

@@ -405,17 +405,23 @@ def test_reduced_product_is_bitwise_the_full_product_for_a_monomial():
 
 
 def test_a_route_auto_chose_is_never_told_to_use_auto(monkeypatch):
-    """When solver='auto' routes Algorithm 2 to GMRES and GMRES misses tol, the warning names what
-    the user can change (solver='direct', max_iter, num_iter) and not 'auto' again; applying the
-    advice (solver='direct') gives the exact answer without a warning."""
+    """When solver='auto' routes Algorithm 2 to an iterative solve (CG on its symmetric form: this W is
+    positive semidefinite by construction, which the problem is told) and it misses tol, the warning
+    names what the user can change (solver='direct', max_iter, num_iter) and not 'auto' again; applying
+    the advice (solver='direct') gives the exact answer without a warning. Without the knowledge that
+    S is PSD, auto refuses before any work."""
+    import dataclasses
     import warnings
 
     prob, S = _engine_setup()
-    monkeypatch.setattr(routes, "DIRECT_MAX_ENTRIES", 0)          # too large for the direct solve: GMRES
+    monkeypatch.setattr(routes, "DIRECT_MAX_ENTRIES", 0)          # too large for the direct solve
     tr = [InverseLaplacian(0.99)]
+    with pytest.raises(ConvergenceError, match="normalization='lazy'"):
+        P.stkr_reciprocal(prob, tr, [1e-3], solver="auto", max_iter=4, tol=1e-10)
+    prob = dataclasses.replace(prob, psd=True)
     with pytest.warns(ConvergenceWarning) as rec:
         out = P.stkr_reciprocal(prob, tr, [1e-3], solver="auto", max_iter=4, tol=1e-10)
-    assert out.history[0].solver == "gmres" and out.history[0].reason.startswith("auto")
+    assert "symmetric form" in out.history[0].solver and out.history[0].reason.startswith("auto")
     msg = str(rec[0].message)
     assert "solver='direct'" in msg and "use solver='direct' or 'auto'" not in msg and "/ 'auto'" not in msg
     with warnings.catch_warnings():
@@ -482,11 +488,12 @@ def test_no_stable_step_is_refused_before_iterating(N, n, dtype, monkeypatch):
     monkeypatch.setattr(P, "richardson", lambda *a, **k: ran.append(1))   # must never be reached
     for beta in ((0.1, 1.0) if N == 200_000 and dtype == torch.float32 else (0.1,)):
         est = STKR(InverseLaplacian(0.9), beta, solver="richardson", max_iter=62, tol=0.0, dtype=dtype,
-                   clean_edges=True)
+                   clean_edges=True, normalization="symmetric")
         with pytest.raises(ConvergenceError, match="no stable step exists, checked before iterating") as err:
             est.fit(data, train)
         msg = str(err.value)
-        assert "solver='gmres'" in msg and "keep step_size" not in msg
+        assert "normalization='lazy'" in msg and "keep step_size" not in msg
+        assert ("solver='direct'" in msg) == (n <= 4000 and N * n <= 2 ** 25)   # the direct route where it fits
         assert "num_iter <= " in msg               # the fixed budget that provably stays under the guard
     assert not ran
 
@@ -494,22 +501,29 @@ def test_no_stable_step_is_refused_before_iterating(N, n, dtype, monkeypatch):
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_the_refusal_advice_works_when_followed(dtype):
-    """Following the refusal (GMRES to a tolerance, or a fixed budget no longer than it names) gives a
-    converged solve equal to the direct one, or a finite truncated iteration under the guard."""
+    """Following the refusal (the direct solve, the lazy kernel, or a fixed budget no longer than it
+    names) gives the exact solve, a converged one, or a finite truncated iteration under the guard."""
     import re
 
     from graphstk.exceptions import ConvergenceError
 
     N, n = 2000, 40
     data, train = _random_graph_problem(N, n)
+    eq23 = dict(dtype=dtype, normalization="symmetric")
     with pytest.raises(ConvergenceError) as err:
-        STKR(InverseLaplacian(0.9), 0.1, solver="richardson", max_iter=62, tol=0.0, dtype=dtype).fit(data, train)
-    T = int(re.search(r"num_iter <= (\d+)", str(err.value)).group(1))
-    est = STKR(InverseLaplacian(0.9), 0.1, solver="gmres", tol=1e-6, max_iter=1000, dtype=dtype).fit(data, train)
-    assert est.history_[-1].converged and est.history_[-1].solver == "gmres"
-    ref = STKR(InverseLaplacian(0.9), 0.1, solver="direct", dtype=torch.float64).fit(data, train)
+        STKR(InverseLaplacian(0.9), 0.1, solver="richardson", max_iter=62, tol=0.0, **eq23).fit(data, train)
+    msg = str(err.value)
+    T = int(re.search(r"num_iter <= (\d+)", msg).group(1))
+    assert "solver='direct'" in msg and "normalization='lazy'" in msg
+    est = STKR(InverseLaplacian(0.9), 0.1, solver="direct", **eq23).fit(data, train)
+    assert est.history_[-1].converged and est.solver_.startswith("direct")
+    ref = STKR(InverseLaplacian(0.9), 0.1, solver="direct", dtype=torch.float64, normalization="symmetric").fit(
+        data, train)
     assert torch.allclose(est.h_.double(), ref.h_, atol=1e-3 * float(ref.h_.abs().max()), rtol=0)
-    short = STKR(InverseLaplacian(0.9), 0.1, num_iter=T, dtype=dtype).fit(data, train)
+    lazy = STKR(InverseLaplacian(0.9), 0.1, solver="richardson", max_iter=62, tol=0.0, dtype=dtype,
+                normalization="lazy").fit(data, train)              # the step is stable on the lazy kernel
+    assert lazy.residuals_[-1] < 1.0
+    short = STKR(InverseLaplacian(0.9), 0.1, num_iter=T, **eq23).fit(data, train)
     assert short.residuals_[-1] <= 1e3 and bool(torch.isfinite(short.h_).all())
     assert "no stable step" not in short.history_[-1].reason or "real eigenvalue" in short.history_[-1].reason
 
@@ -524,12 +538,12 @@ def test_the_divergence_advice_never_repeats_the_setting_in_use():
     c = setup(psd=False)
     data = Data(edge_index=c["ei"], y=c["y"], num_nodes=N_NODES)
     with pytest.raises(ConvergenceError, match="diverges") as err:
-        STKR(InverseLaplacian(0.9), 1e-3, num_iter=30, step_size=5.0).fit(data, TRAIN)
+        STKR(InverseLaplacian(0.9), 1e-3, num_iter=30, step_size=5.0, normalization="symmetric").fit(data, TRAIN)
     msg = str(err.value)
-    assert "step_size='auto' instead of 5.0" in msg and "solver='gmres'" in msg
+    assert "step_size='auto' instead of 5.0" in msg and "solver='direct'" in msg and "normalization='lazy'" in msg
     assert not re.search(r"keep step_size", msg)
     auto = STKR(InverseLaplacian(0.9), 1e-3, num_iter=30)._divergence_advice()
-    assert "already in use" in auto and "solver='gmres'" in auto and "keep" not in auto
+    assert "already in use" in auto and "solver='direct'" in auto and "keep" not in auto
     assert "step_size" not in LabelPropagation(0.9, num_iter=5)._divergence_advice()
 
 # ==================================================================================================
