@@ -61,7 +61,8 @@ from ..operators.feature import as_features, check_positive
 
 __all__ = ["RandomFourierFeatures", "RandomBinningFeatures", "bin_ids", "sample_frequencies"]
 
-_RFF_KERNELS = ("gaussian", "laplacian", "cauchy")
+#: the shift-invariant kernels whose random Fourier features are sampled here
+RFF_KERNELS = ("gaussian", "laplacian", "cauchy")
 
 
 class _RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -159,7 +160,7 @@ def sample_frequencies(kernel: str, sigma: float, d: int, n_features: int,
         e1 = -torch.log1p(-torch.rand(shape, generator=g, dtype=dtype))  # Exp(1)
         e2 = -torch.log1p(-torch.rand(shape, generator=g, dtype=dtype))
         return (e1 - e2) / sigma  # difference of two Exp(1) is Laplace(0, 1)
-    raise ValueError(f"random Fourier features support kernel in {_RFF_KERNELS}, got {kernel!r}")
+    raise ValueError(f"random Fourier features support kernel in {RFF_KERNELS}, got {kernel!r}")
 
 
 class RandomFourierFeatures(_RandomFeatures):
@@ -205,7 +206,7 @@ class RandomFourierFeatures(_RandomFeatures):
     """
 
     _parameter_constraints: dict = {
-        "kernel": [StrOptions(set(_RFF_KERNELS))], "sigma": [Interval(Real, 0, None, closed="neither")],
+        "kernel": [StrOptions(set(RFF_KERNELS))], "sigma": [Interval(Real, 0, None, closed="neither")],
         "n_features": [Interval(Integral, 1, None, closed="left")], "random_state": ["random_state"],
         "map": [StrOptions({"cos_sin", "phase"})],
     }

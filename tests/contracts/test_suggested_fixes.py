@@ -575,7 +575,7 @@ def _():
 
 
 @case("method_twice", "schema.py:TaskBase._resolve:use one entry", graphstk.exceptions.ConfigError,
-      r"method 'LP \(t\)' is listed twice with the same options \(labels: onehot\); rows must be unique \(use one entry, a sweep or other options\)")
+      r"method 'LP \(t\)' is listed twice with the same options \(labels: onehot, normalization: symmetric\); rows must be unique \(use one entry, a sweep or other options\)")
 def _():
     return (lambda env: config(methods=["LP (t)", "LP (t)"]),
             lambda env, msg: run(config(methods=["LP (t)"]), env.tmp / "a"))
@@ -750,23 +750,25 @@ def _():
     return (lambda env: stkr().fit(graph(y=y), TRAIN), fix)
 
 
-@case("cg_on_reciprocal", "propagation.py:stkr_reciprocal:use solver='gmres' or 'auto'", ValueError,
-      r"solver='cg' with a reciprocal transform runs CG on Q .*; use solver='gmres' or 'auto'")
+@case("cg_on_reciprocal", "propagation.py:stkr_reciprocal:use the positive semidefinite lazy kernel", ValueError,
+      r"solver='cg' with a reciprocal transform on a kernel that is not positive semidefinite runs CG on Q .*; use "
+      r"the positive semidefinite lazy kernel \(normalization='lazy'\)")
 def _():
     from graphstk.methods import routes
     from graphstk.spectral import ReciprocalPolynomial
 
-    def est(solver):
-        return M.STKR(ReciprocalPolynomial([1.0, 0.5, 0.2], 1), beta=1e-2, solver=solver)
+    def est(normalization):
+        return M.STKR(ReciprocalPolynomial([1.0, 0.5, 0.2], 1), beta=1e-2, solver="cg", normalization=normalization)
 
     def bad(env):
         env.mp.setattr(routes, "DIRECT_MAX_ENTRIES", 0)        # as if N n were large
-        est("cg").fit(graph(), TRAIN)
+        est("symmetric").fit(graph(), TRAIN)
 
     def fix(env, msg):
         env.mp.setattr(routes, "DIRECT_MAX_ENTRIES", 0)
-        est("gmres").fit(graph(), TRAIN).predict(torch.arange(N))
-        est("auto").fit(graph(), TRAIN).predict(torch.arange(N))
+        fitted = est(quoted(msg, "normalization=")).fit(graph(), TRAIN)
+        assert "symmetric form" in fitted.solver_
+        fitted.predict(torch.arange(N))
     return bad, fix
 
 
@@ -779,12 +781,15 @@ def _():
     def est(solver):
         return M.STKR(ReciprocalPolynomial([1.0, 0.5, 0.2], 1), beta=1e-2, solver=solver)
 
+    from graphstk.methods import routes
+
     def bad(env):
         env.mp.setattr(propagation, "DENSE_LIMIT", 4)
         est("direct").fit(graph(), TRAIN)
 
     def fix(env, msg):
         env.mp.setattr(propagation, "DENSE_LIMIT", 4)
+        env.mp.setattr(routes, "DENSE_LIMIT", 4)
         est("gmres").fit(graph(), TRAIN).predict(torch.arange(N))
         est("auto").fit(graph(), TRAIN).predict(torch.arange(N))
     return bad, fix
@@ -1140,7 +1145,7 @@ def _():
     return (lambda env: cosine_neighbors(Z, 1, cand), lambda env, msg: cosine_neighbors(Z, 1, cand.unique()))
 
 
-@case("feature_neighbours_on_dense_features", "feature_propagation.py:feature_neighbor_graph:use knn=0",
+@case("feature_neighbours_on_dense_features", "feature_propagation.py:feature_neighbors:use knn=0",
       ValueError, r"knn=3: .* 12 of 12 visible rows have none .*; use knn=0 for dense features")
 def _():
     from graphstk.methods.feature_stkr import feature_stkr_scores
@@ -1196,8 +1201,10 @@ def _():
       r"transform on a graph with negative eigenvalues\); use solver='gmres'")
 def _():
     from graphstk.spectral import Polynomial
-    return (lambda env: M.STKR(Polynomial.monomial(3), 1e-3, solver="cg").fit(graph(), TRAIN),
-            lambda env, msg: M.STKR(Polynomial.monomial(3), 1e-3, solver=quoted(msg, "use solver=")).fit(graph(), TRAIN))
+    eq23 = dict(normalization="symmetric")          # odd powers of Eq. 23's kernel change sign on [-1, 0]
+    return (lambda env: M.STKR(Polynomial.monomial(3), 1e-3, solver="cg", **eq23).fit(graph(), TRAIN),
+            lambda env, msg: M.STKR(Polynomial.monomial(3), 1e-3, solver=quoted(msg, "use solver="),
+                                    **eq23).fit(graph(), TRAIN))
 
 
 @case("solve_still_decreasing", "solvers.py:_finish:increase max_iter", ConvergenceWarning,
@@ -2086,7 +2093,52 @@ def _():
 
 
 
+@case("per_class_split_too_large", "per_class_splits.py:per_class_split:lower train_per_class",
+      graphstk.experiments.protocols.ProtocolError,
+      r"karate: 34 nodes, 2 classes x \(20 train \+ 30 val\) leave 0 nodes for the test set; lower train_per_class")
+def _():
+    import networkx as nx
+
+    from graphstk.data import load_dataset
+    from graphstk.experiments.protocols.per_class_splits import per_class_split
+
+    karate = load_dataset(nx.karate_club_graph(), label="club")
+    return (lambda env: per_class_split(karate, 0, what="karate"),
+            lambda env, msg: per_class_split(karate, 0, train_per_class=3, val_per_class=3, what="karate"))
+
+
+@case("richardson_too_slow_on_psd", "propagation.py:_check_richardson_budget:the step is stable on this positive semidefinite kernel",
+      graphstk.exceptions.ConvergenceError,
+      r"the step is stable on this positive semidefinite kernel, but its error contracts only by .* Use solver='cg'")
+def _():
+    from graphstk.spectral import InverseLaplacian
+    return (lambda env: M.STKR(InverseLaplacian(0.9), 1e-3, solver="richardson", max_iter=20).fit(graph(), TRAIN),
+            lambda env, msg: M.STKR(InverseLaplacian(0.9), 1e-3, solver=quoted(msg, "Use solver=")).fit(
+                graph(), TRAIN).predict(torch.arange(N)))
+
+
+@case("reciprocal_auto_on_eq23", "routes.py:reciprocal_route:Use the positive semidefinite lazy graph kernel",
+      graphstk.exceptions.ConvergenceError, r"on a kernel that is not positive semidefinite .* Use the positive semidefinite lazy graph "
+                        r"kernel \(normalization='lazy'")
+def _():
+    from graphstk.methods import routes
+    from graphstk.spectral import InverseLaplacian
+
+    def bad(env):
+        env.mp.setattr(routes, "DIRECT_MAX_ENTRIES", 0)        # as if N n were large
+        M.STKR(InverseLaplacian(0.9), 1e-2, normalization="symmetric").fit(graph(), TRAIN)
+
+    def fix(env, msg):
+        env.mp.setattr(routes, "DIRECT_MAX_ENTRIES", 0)
+        est = M.STKR(InverseLaplacian(0.9), 1e-2, normalization=quoted(msg, "normalization=")).fit(graph(), TRAIN)
+        assert est.history_[-1].converged
+    return bad, fix
+
+
 NOT_YET_CASED = {   # memory refusals whose hint has no case yet, and why
+    "sharded.py:ShardedKernelFactory.__call__:give the methods normalization: symmetric":
+        "a case needs a graph written in its partitioned form and a process group; tests/distributed runs the "
+        "sharded kernel with normalization: symmetric, the advice",
     "fredholm/estimators.py:_FredholmBase._fit:use RandomFeatureFredholm":
         "the random-feature fit holds a 32 MB tile, so the fix fits only at tens of thousands of points",
     "fredholm/random_features.py:RandomFeatureFredholm._fit:fit on a random subsample":

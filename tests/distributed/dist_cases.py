@@ -105,7 +105,8 @@ def run_grid(kernels, name: str, edge_index, y, train, hidden, num_nodes: int, d
     label, grid = GRIDS[name]
     entry = get_method(label)
     data = Data(edge_index=edge_index, num_nodes=num_nodes) if data is None else data
-    points = [{**entry.fixed, **p} for p in grid_points(grid)]
+    eq23 = {"normalization": "symmetric"} if "normalization" in entry.fixed else {}   # the stored parts' kernel
+    points = [{**entry.fixed, **eq23, **p} for p in grid_points(grid)]
     out = {}
     rest = torch.ones(num_nodes, dtype=torch.bool)
     rest[train] = False

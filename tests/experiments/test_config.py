@@ -199,15 +199,16 @@ def test_unreachable_step_size_and_support_defaults_and_values():
     assert cfg.unreachable == "wrong" and cfg.to_dict()["unreachable"] == "wrong"
     assert cfg.solver.step_size == "auto"
     lp, topd_t, topd_i = cfg.methods
-    assert lp.options == {"labels": "onehot"}
-    assert topd_t.options == topd_i.options == {"support": "labeled", "labels": "onehot"}   # the default
+    assert lp.options == {"labels": "onehot", "normalization": "symmetric"}          # Label-Prop: Eq. 23
+    assert topd_t.options == topd_i.options == {"support": "labeled", "labels": "onehot",
+                                                "normalization": "lazy"}   # the defaults
     cfg = parse_config(base(unreachable="class0", solver={"step_size": "paper"},
                             methods=["SP-topd (t)", {"label": "SP-topd (t)", "support": "all"},
                                      {"label": "SP-topd (i)", "support": "all", "grid": {"d": [4]}}]))
     assert cfg.unreachable == "class0" and cfg.solver.step_size == "paper"
     assert [m.options["support"] for m in cfg.methods] == ["labeled", "all", "all"]   # both rows allowed
     assert cfg.methods[1].display() == "SP-topd (t) [support=all]" and cfg.methods[0].display() == "SP-topd (t)"
-    assert cfg.to_dict()["methods"][1]["options"] == {"support": "all", "labels": "onehot"}
+    assert cfg.to_dict()["methods"][1]["options"] == {"support": "all", "labels": "onehot", "normalization": "lazy"}
     assert cfg.to_dict()["solver"]["step_size"] == "paper"
     assert parse_config(base(solver={"step_size": 0.25})).solver.step_size == 0.25
     assert parse_config(base(solver={"step_size": 1})).solver.step_size == 1.0
@@ -241,7 +242,7 @@ def test_labels_option_for_every_method():
     (base(methods=[{"label": "SP-topd (i)", "support": True}]), "methods[0].support", ["expected one of"]),
     (base(methods=[{"label": "SP-topd (t)", "suport": "all"}]), "methods[0].suport", ["did you mean 'support'"]),
     (base(methods=["SP-topd (i)", {"label": "SP-topd (i)", "support": "labeled"}]), "methods[1]",
-     ["listed twice with the same options (labels: onehot, support: labeled)"]),
+     ["listed twice with the same options (labels: onehot, normalization: lazy, support: labeled)"]),
 ])
 def test_reproduction_option_errors_name_the_key_path(raw, path, words):
     err = error_of(raw)

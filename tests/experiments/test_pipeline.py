@@ -171,8 +171,9 @@ def test_runner_takes_its_kernels_from_the_injected_factory(tmp_path):
     res = run_experiment(cfg, str(tmp_path / "a"), progress=False, log=lambda m: None, kernel_factory=factory)
     n = res["rows"][0]["n_test"][0]
     hidden = sorted(h for _, h, _ in factory.calls)
-    assert len(factory.calls) == 3                   # transductive (shared by LP and SP-Lap), selection, final
-    assert hidden[0] == 0 and hidden[1] == n         # transductive: nothing hidden; final: the test nodes
+    assert len(factory.calls) == 4                   # transductive (LP on Eq. 23's kernel, SP-Lap on the lazy one),
+                                                     # selection, final
+    assert hidden[:2] == [0, 0] and hidden[2] == n   # transductive (two kernels): nothing hidden; final: test nodes
     assert all(kw["dtype"] == torch.float64 and not kw["whole"] for _, _, kw in factory.calls)
     plain = run_experiment(cfg, str(tmp_path / "b"), progress=False, log=lambda m: None)
     assert strip_times(plain["rows"]) == strip_times(res["rows"])
@@ -444,10 +445,11 @@ def test_class0_run_rows_carry_both_accuracies(tmp_path):
                                 {"label": "SP-topd (i)", "support": "all"}])
     res = run_experiment(cfg, str(tmp_path), progress=False, log=lambda m: None)
     rows = res["rows"]
+    lazy = {"normalization": "lazy"}                  # the STKR methods' default graph kernel
     assert [(r["method"], r["options"]) for r in rows] == [
-        ("KRR (i)", {"labels": "onehot"}), ("SP-topd (t)", {"support": "labeled", "labels": "onehot"}),
-        ("SP-topd (t)", {"support": "all", "labels": "onehot"}),
-        ("SP-topd (i)", {"support": "all", "labels": "onehot"})]   # support defaults to labeled
+        ("KRR (i)", {"labels": "onehot", **lazy}), ("SP-topd (t)", {"support": "labeled", "labels": "onehot", **lazy}),
+        ("SP-topd (t)", {"support": "all", "labels": "onehot", **lazy}),
+        ("SP-topd (i)", {"support": "all", "labels": "onehot", **lazy})]   # support defaults to labeled
     for r in rows:
         assert r["test_acc"] == r["test_acc_class0"] and r["mean"] == pytest.approx(r["mean_class0"])
         assert len(r["test_acc_wrong"]) == 2
@@ -462,8 +464,10 @@ def test_class0_run_rows_carry_both_accuracies(tmp_path):
     assert "`unreachable: class0`" in md
     with open(tmp_path / "results.csv", newline="") as fh:
         csv_rows = list(csv.DictReader(fh))
-    assert [c["options"] for c in csv_rows] == ["labels=onehot", "support=labeled,labels=onehot",
-                                                   "support=all,labels=onehot", "support=all,labels=onehot"]
+    assert [c["options"] for c in csv_rows] == ["labels=onehot,normalization=lazy",
+                                                   "support=labeled,labels=onehot,normalization=lazy",
+                                                   "support=all,labels=onehot,normalization=lazy",
+                                                   "support=all,labels=onehot,normalization=lazy"]
     assert all(c["mean_wrong"] and c["mean_class0"] for c in csv_rows)
 
     wrong = run_experiment(small_config(datasets=[SPARSE_SBM], methods=["KRR (i)"]), str(tmp_path / "w"),

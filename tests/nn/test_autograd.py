@@ -199,7 +199,7 @@ def test_stkr_implicit_gradient_equals_dense_direct(case):
     weights = torch.linspace(-1, 1, n * 2, dtype=torch.float64).view(n, 2)
     grads = []
     for dense in (False, True):
-        m = STKRPropagation(transform, 0.3, dtype=torch.float64, flag_unreachable=False, **kw)
+        m = STKRPropagation(transform, 0.3, dtype=torch.float64, flag_unreachable=False, normalization="symmetric", **kw)
         name = PARAM[m.kind]
         y, u, beta, p = leaf(SOFT[:, :2]), leaf(HALF), leaf(m.beta), leaf(getattr(m, name))
         if dense:

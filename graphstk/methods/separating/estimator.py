@@ -36,7 +36,7 @@ from torch import Tensor
 
 from ..._arrays import to_output
 from ...features import RandomFourierFeatures
-from ...features.random_features import _RFF_KERNELS as RFF_KERNELS
+from ...features.random_features import RFF_KERNELS as RFF_KERNELS
 from ...memory import check_allocation, memory_limit
 from ...operators.base import KernelOperator, as_index
 from ...operators.feature import FeatureKernelOperator, Kernel, kernel_function
