@@ -403,8 +403,6 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
             + (f"; or a fixed budget num_iter <= {T_safe}, whose residual provably stays below "
                f"{DIVERGED_RESIDUAL:g} (the paper's truncated iteration, a filter that solves no equation)"
                if budgets and T_safe > 0 else "") + ".")
-    if route == "richardson" and prob.psd and step_size == "auto":
-        _check_richardson_budget(prob, transforms, betas, max_iter, tol)
 
     step = None
     if adjoint:   # M^T theta = N S^r (I_n~ theta) + n beta Q theta (S symmetric)
@@ -556,38 +554,6 @@ def _reciprocal_symmetric(prob: Problem, transforms: Sequence[ReciprocalPolynomi
 def _safe_col_norm(x: Tensor, space) -> Tensor:
     nrm = space.col_norm(x)
     return torch.where(nrm > 0, nrm, torch.ones_like(nrm))
-
-
-def _check_richardson_budget(prob: Problem, transforms: Sequence[ReciprocalPolynomial], betas: Sequence[float],
-                             max_iter: int, tol: float) -> None:
-    """Refuse, before iterating, Richardson with the automatic step on a positive semidefinite ``S``
-    when its proven contraction cannot reach ``tol`` within ``max_iter`` iterations.
-
-    On a PSD ``S`` the eigenvalues of ``M`` are real, in ``[a, b] = [n beta rho_min, N lambda^r + n beta
-    rho_max]`` (:func:`reciprocal_step`), and the automatic step ``1 / b`` contracts the error by
-    ``1 - a / b`` per iteration: ``ln(tol) / ln(1 - a / b)`` iterations, counted before any work. CG on
-    the symmetric form needs about ``sqrt(b / a)`` of them (``r = 1``)."""
-    grid = spectrum_grid(prob)
-    worst, need = 1.0, 0
-    for tr in transforms:
-        rho = tr.rho(grid)
-        for bt in betas:
-            a = prob.n * bt * float(rho.min())
-            b = prob.N * prob.lambda_max ** tr.r + prob.n * bt * float(rho.max())
-            worst = max(worst, b / max(a, 1e-300))
-    contraction = 1.0 - 1.0 / worst
-    need = int(np.ceil(np.log(max(tol, 1e-300)) / np.log(contraction))) if contraction > 0 else 1
-    if need <= max_iter:
-        return
-    cg_need = krylov_iterations(worst, tol)
-    alt = (f"solver='cg' (CG on Algorithm 2's symmetric form, at most about {cg_need} iterations) or solver='auto'"
-           if all(tr.r == 1 for tr in transforms) else "solver='gmres' or solver='auto'")
-    raise ConvergenceError(
-        f"STKR Algorithm 2 (Richardson, step_size='auto'): the step is stable on this positive semidefinite kernel, "
-        f"but its error contracts only by 1 - 1/kappa = {contraction:.6g} per iteration (M's eigenvalues lie in "
-        f"[n beta rho_min, N lambda^r + n beta rho_max], kappa = {worst:.3g}), so tol={tol:g} needs about {need} "
-        f"iterations > max_iter={max_iter}; checked before iterating. Use {alt}, or a fixed budget num_iter=T "
-        "(the paper's truncated iteration)")
 
 
 # ---------------------------------------------------------------------------

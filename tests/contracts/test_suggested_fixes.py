@@ -2107,16 +2107,6 @@ def _():
             lambda env, msg: per_class_split(karate, 0, train_per_class=3, val_per_class=3, what="karate"))
 
 
-@case("richardson_too_slow_on_psd", "propagation.py:_check_richardson_budget:the step is stable on this positive semidefinite kernel",
-      graphstk.exceptions.ConvergenceError,
-      r"the step is stable on this positive semidefinite kernel, but its error contracts only by .* Use solver='cg'")
-def _():
-    from graphstk.spectral import InverseLaplacian
-    return (lambda env: M.STKR(InverseLaplacian(0.9), 1e-3, solver="richardson", max_iter=20).fit(graph(), TRAIN),
-            lambda env, msg: M.STKR(InverseLaplacian(0.9), 1e-3, solver=quoted(msg, "Use solver=")).fit(
-                graph(), TRAIN).predict(torch.arange(N)))
-
-
 @case("reciprocal_auto_on_eq23", "routes.py:reciprocal_route:Use the positive semidefinite lazy graph kernel",
       graphstk.exceptions.ConvergenceError, r"on a kernel that is not positive semidefinite .* Use the positive semidefinite lazy graph "
                         r"kernel \(normalization='lazy'")

@@ -36,7 +36,8 @@ def test_node_classification_cache_key_holds_everything_that_affects_the_result(
     assert payload == {"protocol": "node-classification", "dataset": {"name": "Karate", "source": None,
                                                                        "graph": spec.graph},
                        "data": "fp", "p_test": 0.2, "seed": 0, "split": unit["sfp"], "method": "LP (t)",
-                       "setting": "transductive", "options": {"labels": "onehot"}, "grid": m.grid,
+                       "setting": "transductive", "options": {"labels": "onehot", "normalization": "symmetric"},
+                       "grid": m.grid,
                        "solver": cfg.solver.model_dump(), "unreachable": "wrong", "device": "cpu",
                        "code": "code"}
     assert proto.label("Karate", "LP (t)", 0.2, 0) == "Karate_LP (t)_p0.2_s0"

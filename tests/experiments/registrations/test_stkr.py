@@ -49,7 +49,7 @@ def test_scores_equal_stkrcv_on_the_kernel_over_the_visible_nodes():
     e = get_method("SP-Lap (i)")
     points = [{**e.fixed, "eta": eta, "beta": b} for eta in (0.9, 0.99) for b in (1.0, 1e-2)]
     got = e.fit_predict(prob, points)
-    K = GraphKernel(data.edge_index, 60, hidden=torch.cat([val, test]))
+    K = GraphKernel(data.edge_index, 60, hidden=torch.cat([val, test]), normalization="lazy")   # the default
     cv = STKRCV([InverseLaplacian(0.9), InverseLaplacian(0.99)], [1.0, 1e-2], num_classes=3, solver="auto")
     ref = {(p["transform"].eta, p["beta"]): s for p, s in cv.grid_scores(K, train, val, y=prob.y)}
     for p, s in zip(points, got):
@@ -67,11 +67,12 @@ def test_options_reach_the_engine():
     options = {"dtype": "float64", "solver": "auto", "step_size": "paper"}
     prob = _split_problem(data, options=options, hide_val=False)
     train, val = torch.arange(0, 12), torch.arange(12, 24)
-    K = GraphKernel(data.edge_index, 60)
+    K = GraphKernel(data.edge_index, 60)                                   # Label-Prop's kernel, Eq. 23
+    lazy = GraphKernel(data.edge_index, 60, normalization="lazy")           # the STKR methods' default
     e = get_method("SP-topd (t)")
     points = [{**e.fixed, "support": "all", "d": d, "beta": 1e-2} for d in (4, 8)]
     ref = STKRCV([TopD(4, support="all"), TopD(8, support="all")], [1e-2], num_classes=3).grid_scores(
-        K, train, val, y=prob.y)
+        lazy, train, val, y=prob.y)
     for (_, r), s in zip(ref, e.fit_predict(prob, points)):
         assert torch.equal(r, s)
     e = get_method("LP (t)")
