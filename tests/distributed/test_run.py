@@ -115,7 +115,8 @@ def test_distributed_run_from_the_partitioned_form(tmp_path):
     config = {"name": "dist-sharded", "seeds": 2, "p_test": 0.2, "paper_table": None,
               "datasets": [{"name": "DCSBM", "graph": {**graph, "partitioned": str(store)}}],
               "grid": {"T": [2, 8], "eta": [0.5, 0.9], "beta": [1.0, 1e-3], "k": [2]},
-              "methods": ["LP (t)", "SP-Lap (t)", "SP-poly (t)"]}
+              "methods": ["LP (t)", *({"label": m, "normalization": "symmetric"}     # the parts store Eq. 23's S
+                                      for m in ("SP-Lap (t)", "SP-poly (t)"))]}
     job = os.path.join(tmp_path, "job.pt")
     torch.save({"config": config}, job)
     codes = launch(2, job, str(tmp_path), TIMEOUT_S)
