@@ -130,7 +130,7 @@ def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str =
     return_n_iter : bool, default False
         Also return the number of iterations (1 for ``"direct"``).
     progress : str, optional
-        ``"cg"`` only: a label for a progress bar of the iterations on stderr (:func:`block_cg`).
+        ``"cg"`` only: a label for a progress bar of the iterations on stderr (``block_cg``).
 
     Returns ``alpha`` with the shape of ``y``, in the operator's dtype and on its device (and the
     iteration count when ``return_n_iter``). A CG run that does not reach ``tol`` returns its

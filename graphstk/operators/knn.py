@@ -171,7 +171,7 @@ def cosine_neighbors(X, k: int, candidates: Tensor | None = None, tiles: str = "
     X : scipy.sparse matrix or array ``[n, d]``
         Rows to compare. Each tile is a ``[block, len(candidates)]`` dense block of at most ``2**22``
         similarities (or one row): the sparse product ``X[block] X[candidates]^T`` for sparse rows;
-        for rows at least :data:`DENSE_TILE_DENSITY` nonzero (bag-of-words rows of Amazon's graphs
+        for rows at least ``DENSE_TILE_DENSITY`` nonzero (bag-of-words rows of Amazon's graphs
         are 35 % dense, where a sparse-by-sparse product does far more work per entry than a dense
         one), a dense product with the candidate rows held dense once, provided that copy
         (``8 d len(candidates)`` bytes) takes at most an eighth of the memory ceiling

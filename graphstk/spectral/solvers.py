@@ -52,7 +52,7 @@ class SolveResult:
     converged : bool, whether ``tol`` was reached (direct routes: True).
     stopped : str, why the solve ended early (a time budget the caller set, see ``time_budget``, or a
         Richardson stall), else ``""``.
-    image : Tensor or None, ``G x`` for :func:`metric_cg` (else ``None``).
+    image : Tensor or None, ``G x`` for ``metric_cg`` (else ``None``).
     """
 
     x: Tensor
