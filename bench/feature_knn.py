@@ -2,6 +2,7 @@
 
     python bench/feature_knn.py                      # Amazon Photo (35 % dense rows), k in 10 20 40 80
     python bench/feature_knn.py --dataset Cora --threads 1
+    python bench/feature_knn.py --quick              # 400 generated rows, 20 % dense: seconds
 
 Times, on the TF-IDF rows of the dataset (``graphstk.methods.feature_propagation.preprocess_sparse``):
 
@@ -34,10 +35,16 @@ def main(argv=None) -> int:
     ap.add_argument("--data-root", default=None)
     ap.add_argument("--k", type=int, nargs="+", default=[10, 20, 40, 80])
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="400 generated binary rows, 20 %% dense, k in 4 8")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    data = load_dataset(args.dataset, root=args.data_root)
-    X = preprocess_sparse(sparse_features(data.x), "tfidf", None)
+    if args.quick:
+        g = torch.Generator().manual_seed(0)
+        x = (torch.rand(400, 60, generator=g) < 0.2).float()
+        args.dataset, args.k = "generated", [4, 8]
+    else:
+        x = load_dataset(args.dataset, root=args.data_root).x
+    X = preprocess_sparse(sparse_features(x), "tfidf", None)
     density = X.nnz / (X.shape[0] * X.shape[1])
     print(f"{args.dataset}: {X.shape[0]} rows x {X.shape[1]} features, {100 * density:.1f} % nonzero "
           f"(dense tiles from {100 * DENSE_TILE_DENSITY:.0f} %); {args.threads} thread(s); load {os.getloadavg()[0]:.1f}")
