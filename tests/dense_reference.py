@@ -88,3 +88,21 @@ def stkr_scores(S, train_local, Y, s_of_S, beta, R, pred_matrix):
     A = N * E.T @ s_of_S @ E + n * beta * torch.eye(n, dtype=S.dtype)
     alpha = torch.linalg.solve(A, Y)
     return N * R @ pred_matrix @ E @ alpha
+
+
+#: a 12-node ring with three classes and six training nodes: the contract tests' small graph
+RING_N = 12
+_RING = torch.stack([torch.arange(RING_N), (torch.arange(RING_N) + 1) % RING_N])
+RING_EDGES = torch.cat([_RING, _RING.flip(0)], 1)
+RING_LABELS = torch.arange(RING_N) % 3
+RING_TRAIN = torch.arange(6)
+
+
+def ring_graph(**kw):
+    """The ring as a PyG ``Data`` (``edge_index``, ``num_nodes``, ``y``); ``kw`` replaces or adds fields,
+    ``None`` drops one."""
+    from torch_geometric.data import Data
+
+    fields = dict(edge_index=RING_EDGES, num_nodes=RING_N, y=RING_LABELS)
+    fields.update(kw)
+    return Data(**{k: v for k, v in fields.items() if v is not None})

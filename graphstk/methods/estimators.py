@@ -613,10 +613,11 @@ class STKR(_GraphEstimator):
     setting : {"transductive", "inductive"}, default "transductive"
     step_size : "auto" | "paper" | float, default "auto"
         Richardson step ``gamma``; see :func:`graphstk.methods.propagation.reciprocal_step`. With
-        ``"auto"`` and a reciprocal transform, a fit for which no positive step can converge (proved
-        before iterating; common on graphs with few labels and small ``beta``) raises
-        ``ConvergenceError`` naming ``solver="gmres"``, unless the fixed budget is short enough
-        that the residual provably stays below the divergence guard.
+        ``"auto"`` the step is provably stable on the lazy kernel. On Eq. 23's kernel
+        (``normalization="symmetric"``) a fit for which no positive step can converge (proved before
+        iterating; common on graphs with few labels and small ``beta``) raises ``ConvergenceError``
+        naming ``solver="direct"`` where it fits and the lazy kernel, unless the fixed budget is short
+        enough that the residual provably stays below the divergence guard.
     num_iter : int, optional
         Run exactly ``T = num_iter`` Richardson iterations (the paper's budget ``T``) instead of
         solving to ``tol``.
@@ -624,10 +625,11 @@ class STKR(_GraphEstimator):
         ``auto`` picks the direct solve (Algorithm 3 / the ``n x n`` system of Algorithm 2)
         when there are at most 4000 labels and ``N n <= 2^25``; inside it ``(I - eta S)^{-1}``
         is a sparse LU only for ``N <= 4000`` nodes and CG otherwise (the LU's fill cannot be
-        bounded in advance; see :func:`graphstk.methods.propagation.direct_route`). Larger
-        problems use CG (symmetric positive systems) or GMRES. ``cg`` with a reciprocal
-        transform runs CG on the symmetric positive definite ``Q = sum_p xi_p S^p`` (Algorithm
-        2's ``M`` is not symmetric). The route is chosen from sizes and counted work only, so the same
+        bounded in advance; see :func:`graphstk.methods.propagation.direct_route`). On the lazy
+        kernel, Algorithm 2 takes the direct route only for ``N <= 4000`` and otherwise CG on its
+        symmetric form (``cg`` asks for it); Algorithm 1 takes CG where ``s >= 0`` on the spectrum,
+        else GMRES. On Eq. 23's kernel Algorithm 2 beyond the direct route is refused before any work
+        (:func:`graphstk.methods.routes.reciprocal_route`). The route is chosen from sizes and counted work only, so the same
         inputs take the same route on any machine; ``history_`` records the route, why, and the most
         work it does (:func:`~graphstk.methods.routes.describe_work`).
     max_iter : int, default 1000

@@ -46,7 +46,8 @@ from .topd import labeled_components, stkr_topd  # noqa: F401  (Eqs. 8-9, re-exp
 from .routes import (DENSE_LIMIT, DIRECT_MAX_ENTRIES, DIRECT_MAX_LABELED, LU_MAX_ENVELOPE, LU_MAX_NODES,  # noqa: F401
                      MULTISHIFT_MIN_NNZ, MULTISHIFT_MIN_SHIFTS, MULTISHIFT_TOL, SINGLE_SHIFT_MIN_NNZ,
                      auto_is_direct, cg_iterations, cg_work, describe_work, direct_route, gmres_work,
-                     krylov_iterations, lu_envelope, reciprocal_route, spectrum_grid, use_multishift)
+                     SPECTRUM_POINTS, lu_envelope, reciprocal_route, spectrum_grid,
+                     use_multishift)
 
 
 # ---------------------------------------------------------------------------
@@ -593,8 +594,6 @@ def richardson_step(family: str, step_size, coeffs, beta, N: int, n: int, lam_mi
     the step is then differentiable in them (an unrolled fixed budget's gradient includes the
     step's dependence on its parameters). Returns ``gamma`` shaped like ``beta``.
     """
-    from .routes import SPECTRUM_POINTS
-
     if not isinstance(step_size, str):
         return float(step_size)
     if step_size == "paper" and family == "reciprocal":
@@ -683,8 +682,6 @@ def reciprocal_step(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     lam = prob.lambda_max
     N, n, C = prob.N, prob.n, prob.C
     pairs = [(tr, bt) for tr in transforms for bt in betas]
-    beta_col = _per_col([bt for _, bt in pairs], C, prob.Y)
-    grid = spectrum_grid(prob)
     gamma = torch.tensor([float(richardson_step("reciprocal", step_size, tr.xi, bt, N, n, prob.lambda_min, lam,
                                                 r=tr.r)) for tr, bt in pairs],
                          dtype=prob.Y.dtype, device=prob.Y.device).repeat_interleave(C)

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+import torch
 
+from ..exceptions import ConvergenceError
 from ..spectral.solvers import GMRES_RESTART
 from .problem import Problem
 
@@ -202,8 +204,6 @@ SPECTRUM_POINTS = 2049
 def spectrum_grid(prob: Problem, num: int = SPECTRUM_POINTS):
     """Points sampling the interval that holds the spectrum of ``S``: ``[0, lambda_max]`` for a
     positive semidefinite ``S`` (:attr:`Problem.psd`), else ``[-lambda_max, lambda_max]`` (float64)."""
-    import torch
-
     return torch.linspace(prob.lambda_min, prob.lambda_max, num, dtype=torch.float64)
 
 
@@ -259,8 +259,6 @@ def reciprocal_route(prob: Problem, transforms, betas, solver: str, budgets, adj
     non-positive real part): ``"auto"`` takes the direct route where it fits and otherwise refuses
     before any work (:class:`~graphstk.exceptions.ConvergenceError`), naming the routes that converge.
     """
-    from ..exceptions import ConvergenceError
-
     N, n = prob.N, prob.n
     if budgets:
         return "budget", f"fixed budget T={max(budgets)}: Algorithm 2's truncated iteration"
@@ -280,8 +278,8 @@ def reciprocal_route(prob: Problem, transforms, betas, solver: str, budgets, adj
                               f"the n x n system")
         columns = len(transforms) * len(betas) * prob.C
         its = min(int(max_iter), symmetric_iterations(prob, transforms, betas, tol))
-        return "symmetric", (f"auto: S is positive semidefinite, so Algorithm 2's M is self-adjoint and positive in "
-                             f"the inner product of S: CG on its symmetric form; "
+        return "symmetric", ("auto: S is positive semidefinite, so Algorithm 2's M is self-adjoint and positive in "
+                             "the inner product of S: CG on its symmetric form; "
                              + describe_work("CG", columns, cg_work(its)))
     if fits:
         return "direct", (f"auto: n = {n} <= {DIRECT_MAX_LABELED} labels and N n = {N * n} <= {DIRECT_MAX_ENTRIES}: "

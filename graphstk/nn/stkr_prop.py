@@ -75,12 +75,10 @@ class STKRPropagation(torch.nn.Module):
         Relative residual of a solve to tolerance; ``0`` means ``max_iter`` Richardson steps.
     solver : {"auto", "richardson", "cg", "gmres", "direct"}, default "auto"
         The engine's solver (``graphstk.methods.engine.solve``); ``"auto"`` routes from sizes
-        and counted work (:mod:`graphstk.methods.routes`): the direct route while ``n`` and ``n N``
-        are small, else CG / GMRES (polynomial, by the sign of ``s``) or GMRES on Algorithm 2's ``M``.
-        The adjoint solve of the backward pass takes the same route. The direct route forms and
-        decomposes an ``n x n`` matrix on every call (one ridge): for many labeled nodes in a training
-        loop (e.g. smoothing on every node, ``n = N``) ``"cg"`` (``s >= 0``) or ``"gmres"`` costs a
-        few dozen products with ``S`` instead.
+        and counted work (:mod:`graphstk.methods.routes`): on the lazy kernel, Algorithm 2 takes CG on
+        its symmetric form (always when every node is a target, ``n = N``), Algorithm 1 CG where
+        ``s >= 0`` (else GMRES); small problems with unlabeled nodes take the direct ``n x n`` route.
+        The adjoint solve of the backward pass goes through the same engine.
     step_size : "auto" | "paper" | float, default "auto"
         Richardson step: ``1 / (N max|s| + n beta)`` (Algorithm 1) or ``1 / (N + n beta max rho)``
         (Algorithm 2) for ``"auto"``; ``"paper"``: Proposition 10's ``1 / n`` for Algorithm 2.

@@ -414,15 +414,11 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
         x = x + alpha * p
         r = r - alpha * ap
         rs_new = space.col_dot(r, r)
-        rel = float((torch.sqrt(rs_new) / bn).max()) if rs_new.numel() else 0.0
-        res.residuals.append(rel)
         if t in snaps:
             res.snapshots[t] = x
-        stop = _ask(res, callback, t, rel)
-        if (tol > 0 and rel < tol) or stop:
-            res.converged, res.n_iter = tol > 0 and rel < tol, t
+        if _cg_done(res, rs_new, bn, t, tol, callback):
             break
-        beta = torch.where(rs > 0, rs_new / torch.where(rs > 0, rs, torch.ones_like(rs)), torch.zeros_like(rs))
+        beta = _cg_beta(rs, rs_new)
         p = r + beta * p
         rs = rs_new
     else:
@@ -431,6 +427,23 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
     for t in snaps:
         res.snapshots.setdefault(t, x)
     return _finish(res, tol, "cg", warn, fix, space)
+
+
+def _cg_done(res: SolveResult, rs_new: Tensor, bn: Tensor, t: int, tol: float, callback) -> bool:
+    """Record iteration ``t`` of a CG (largest relative residual ``sqrt(rs_new) / bn`` over the
+    columns), ask the callback, and say whether the iteration ends (``tol`` met, or stopped)."""
+    rel = float((torch.sqrt(rs_new) / bn).max()) if rs_new.numel() else 0.0
+    res.residuals.append(rel)
+    stop = _ask(res, callback, t, rel)
+    if (tol > 0 and rel < tol) or stop:
+        res.converged, res.n_iter = tol > 0 and rel < tol, t
+        return True
+    return False
+
+
+def _cg_beta(rs: Tensor, rs_new: Tensor) -> Tensor:
+    """CG's per-column ``beta = rs_new / rs`` (``0`` for a column already solved, ``rs = 0``)."""
+    return torch.where(rs > 0, rs_new / torch.where(rs > 0, rs, torch.ones_like(rs)), torch.zeros_like(rs))
 
 
 def metric_cg(apply: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]], b: Tensor, gb: Tensor, max_iter: int,
@@ -489,13 +502,9 @@ def metric_cg(apply: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]], b: Tenso
         r.sub_(alpha * ap)
         gr.sub_(alpha * gap)
         rs_new = space.col_dot(r, gr).clamp_min(0)
-        rel = float((torch.sqrt(rs_new) / bn).max()) if rs_new.numel() else 0.0
-        res.residuals.append(rel)
-        stop = _ask(res, callback, t, rel)
-        if (tol > 0 and rel < tol) or stop:
-            res.converged, res.n_iter = tol > 0 and rel < tol, t
+        if _cg_done(res, rs_new, bn, t, tol, callback):
             break
-        beta = torch.where(rs > 0, rs_new / torch.where(rs > 0, rs, torch.ones_like(rs)), torch.zeros_like(rs))
+        beta = _cg_beta(rs, rs_new)
         p = r + beta * p
         gp = gr + beta * gp
         rs = rs_new

@@ -17,15 +17,11 @@ from torch_geometric.data import Data
 import graphstk.methods as M
 from graphstk.exceptions import BudgetWarning, DataFileError
 
-N = 12
-_RING = torch.stack([torch.arange(N), (torch.arange(N) + 1) % N])
-EDGES = torch.cat([_RING, _RING.flip(0)], 1)
-LABELS = torch.arange(N) % 3
-TRAIN = torch.arange(6)
-
-
-def graph(**kw):
-    return Data(**{"edge_index": EDGES, "num_nodes": N, "y": LABELS, **kw})
+from dense_reference import RING_EDGES as EDGES
+from dense_reference import RING_LABELS as LABELS
+from dense_reference import RING_N as N
+from dense_reference import RING_TRAIN as TRAIN
+from dense_reference import ring_graph as graph
 
 
 # -------------------------------------------------------------------------- 1. the shared grid block

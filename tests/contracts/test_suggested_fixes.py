@@ -62,17 +62,11 @@ class Env:
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(20, 3))
 Y_SEMI = np.r_[[0, 1] * 4, [-1] * 12]
-N = 12
-_RING = torch.stack([torch.arange(N), (torch.arange(N) + 1) % N])
-EDGES = torch.cat([_RING, _RING.flip(0)], 1)
-LABELS = torch.arange(N) % 3
-TRAIN = torch.arange(6)
-
-
-def graph(**kw):
-    fields = dict(edge_index=EDGES, num_nodes=N, y=LABELS)
-    fields.update(kw)
-    return Data(**{k: v for k, v in fields.items() if v is not None})
+from dense_reference import RING_EDGES as EDGES
+from dense_reference import RING_LABELS as LABELS
+from dense_reference import RING_N as N
+from dense_reference import RING_TRAIN as TRAIN
+from dense_reference import ring_graph as graph
 
 
 def stkr(**kw):
@@ -1024,9 +1018,10 @@ def _():
       r"STKRPropagation needs an undirected graph .*: use torch_geometric\.utils\.to_undirected\(edge_index, edge_weight\)")
 def _():
     from torch_geometric.utils import to_undirected
-    w = torch.ones(_RING.shape[1], dtype=torch.float64)
-    return (lambda env: stkr_module()(LABELS, _RING, MASK, w),
-            lambda env, msg: stkr_module()(LABELS, to_undirected(_RING, w)[0], MASK, to_undirected(_RING, w)[1]))
+    ring = EDGES[:, :N]                                    # one direction of the ring: a directed graph
+    w = torch.ones(ring.shape[1], dtype=torch.float64)
+    return (lambda env: stkr_module()(LABELS, ring, MASK, w),
+            lambda env, msg: stkr_module()(LABELS, to_undirected(ring, w)[0], MASK, to_undirected(ring, w)[1]))
 
 
 # ------------------------------------------------------------------------------------ operators

@@ -308,7 +308,6 @@ def test_default_is_the_lazy_kernel_and_the_inverse_laplacian():
 
 
 def test_every_node_a_target_takes_one_cg_not_the_direct_route():
-    from nn_graphs import random_graph as rg   # noqa: F401  (the small graphs above stay small)
     g = torch.Generator().manual_seed(3)
     n = 1200
     src, dst = torch.randint(0, n, (6000,), generator=g), torch.randint(0, n, (6000,), generator=g)
