@@ -10,7 +10,8 @@ Prints, for the tree this script sits in:
 - ``subpackage cycles``: strongly connected groups of graphstk subpackages under every import,
   those inside functions included (a top-level module such as ``graphstk/mmd.py`` is its own node);
 - ``longest function``: the longest function in ``graphstk/methods`` and ``graphstk/nn``;
-- ``copies``: definitions of the spectrum grid (a literal ``2049``), of the default eta/beta grids
+- ``copies``: definitions of the spectrum grid (a literal ``2049``), of Appendix D's eta and beta grids
+  (literals holding ``0.999999``, or ``1e3`` and ``1e-8``; the figure is the larger count)
   and of Richardson's step (``1 / (... + ... beta ...)``).
 
 Each figure is compared with its target; the exit code is 0 when all hold, 1 otherwise.
@@ -172,9 +173,11 @@ def copies():
                 grid.append(f"{rel}:{node.lineno}")
             if isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) >= 4:
                 values = [e.value for e in node.elts if isinstance(e, ast.Constant)]
-                if len(values) == len(node.elts) and all(isinstance(v, float) for v in values):
-                    if 0.99 in values and 0.5 in values or 1e-4 in values and 1.0 in values:
-                        defaults.append(f"{rel}:{node.lineno}")
+                if len(values) == len(node.elts):
+                    if 0.999999 in values:
+                        defaults.append(f"{rel}:{node.lineno} eta")
+                    if 1e3 in values and 1e-8 in values:
+                        defaults.append(f"{rel}:{node.lineno} beta")
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
                     _is_step(inner) for inner in ast.walk(node)
                     if not isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) or inner is node):
@@ -212,7 +215,8 @@ def measure(run_default: bool = True) -> dict:
         "subpackage cycles": len(cycles(edges)),
         "longest function in methods/ and nn/": longest[0][0] if longest else 0,
         "copies of the spectrum grid": len(grid),
-        "copies of the default eta/beta grids": len(defaults),
+        "copies of the default eta/beta grids": max(sum(d.endswith(" eta") for d in defaults),
+                                                    sum(d.endswith(" beta") for d in defaults)),
         "copies of Richardson's step": len(step),
     }
     details = {"imports inside functions": inside, "subpackage cycles": cycles(edges),
