@@ -23,6 +23,7 @@ and grid points go through one sparse product, on any device.
 """
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -30,6 +31,7 @@ from typing import Callable, Iterable
 import torch
 from torch import Tensor
 
+from .._checks import user_stacklevel
 from .._spaces import LOCAL, VectorSpace, _space  # noqa: F401  (re-exported)
 from ..exceptions import ConvergenceError, ConvergenceWarning  # noqa: F401  (re-exported)
 
@@ -74,8 +76,6 @@ def time_budget(callback: Callable[[int, float], object] | None, max_seconds: fl
     ``callback`` itself (no limit). The solvers never decide from the clock on their own."""
     if max_seconds is None:
         return callback
-    import time
-
     limit = float(max_seconds)
     if not limit > 0:
         raise ValueError(f"max_seconds must be a positive number of seconds or None, got {max_seconds!r}")
@@ -148,7 +148,6 @@ def _finish(res: SolveResult, tol: float, name: str, warn: bool, fix: str | None
             raise ConvergenceError(f"{name} was stopped ({res.stopped}) after {res.n_iter} iterations while "
                                    f"diverging (relative residual {last:.3e}). {_fix(name, fix)}", result=res)
         if warn:
-            from .._checks import user_stacklevel
             then = (_fix(name, fix) if res.stopped.startswith("stalled") else
                     "Raise max_seconds (or leave it unset) for a solve to tolerance")
             warnings.warn(f"{name} stopped after {res.n_iter} iterations: {res.stopped}; relative residual "
@@ -174,7 +173,6 @@ def _finish(res: SolveResult, tol: float, name: str, warn: bool, fix: str | None
                        f"exact solution even at a small residual. {_fix(name, fix)}")
             else:
                 msg = f"{head}, still decreasing: increase max_iter (or {fix or _STILL_DECREASING})"
-            from .._checks import user_stacklevel
             warnings.warn(msg, ConvergenceWarning, stacklevel=user_stacklevel())
     return res
 
@@ -202,7 +200,7 @@ def _check_finite(r: Tensor, name: str, it: int) -> None:
 def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, tol: float = 0.0,
                snapshots: Iterable[int] = (), callback: Callable[[int, float], None] | None = None,
                warn: bool = True, step: Apply | None = None, fix: str | None = None,
-               space: VectorSpace | None = None) -> SolveResult:
+               space: VectorSpace | None = None, differentiable: bool = False) -> SolveResult:
     """Richardson iteration ``x <- x + gamma (b - A x)`` from ``x = 0``.
 
     ``gamma`` may be a scalar or a ``[K]`` tensor (one step size per column). Each
@@ -239,20 +237,23 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     space : VectorSpace, optional
         Where the column reductions (residual norms) run; default ``LOCAL`` (this process's
         whole tensors). A partitioned operator's ``vector_space`` sums over its processes.
+    differentiable : bool, default False
+        Update out of place, so that autograd differentiates ``x_T`` through the iterates (an
+        unrolled fixed budget whose ``apply``, ``b`` or ``gamma`` require grad; ``step`` is not used).
     """
     space = _space(space)
     snaps = set(int(t) for t in snapshots)
-    bn = _safe_norm(b, space)
+    bn = _safe_norm(b.detach(), space)
     track = tol > 0 or callback is not None  # otherwise residuals only at snapshots and the end
-    if step is not None and bool((torch.as_tensor(gamma) != 0).all()):   # gamma = 0: r_t is not (x_{t+1} - x_t) / gamma
+    if step is not None and not differentiable and bool((torch.as_tensor(gamma) != 0).all()):   # gamma = 0: r_t is not (x_{t+1} - x_t) / gamma
         return _finish(_richardson_fused(apply, step, b, gamma, max_iter, tol, snaps, callback, bn, track, space),
                        tol, "richardson", warn, fix, space)
     x = torch.zeros_like(b)
     r = b
     res = SolveResult(x)
     for t in range(1, max_iter + 1):
-        x = x + gamma * r if t == 1 else x.add_(gamma * r)
-        r = apply(x).neg_().add_(b)
+        x = x + gamma * r if t == 1 or differentiable else x.add_(gamma * r)
+        r = b - apply(x) if differentiable else apply(x).neg_().add_(b)
         if track or t in snaps or t == max_iter:
             rel = _relative(r, bn, space)
             stop = _record_residual(res, r, rel, t, callback)
@@ -299,7 +300,7 @@ def _stalled(res: SolveResult) -> bool:
 
 def _relative(r: Tensor, bn: Tensor, space: VectorSpace) -> float:
     """The largest relative residual ``||r_j|| / ||b_j||`` over the columns."""
-    return float((space.col_norm(r) / bn).max()) if r.numel() else 0.0
+    return float((space.col_norm(r.detach()) / bn).max()) if r.numel() else 0.0
 
 
 def _record_residual(res: SolveResult, r: Tensor, rel: float, t: int, callback) -> bool:
