@@ -14,8 +14,8 @@ whole spectrum: a low-pass filter. On Eq. 23's kernel the inverse Laplacian's ``
 
 A solve to tolerance is the engine's, ``graphstk.methods.engine.solve``, on the
 :class:`~graphstk.methods.problem.Problem` of the graph's :class:`~graphstk.operators.GraphKernel`
-(:meth:`~graphstk.operators.GraphKernel.from_edges`) with the input scores as targets, inside the implicit-gradient function of :mod:`graphstk.nn.autograd`:
-the engine routes (``solver``, ``"auto"`` from sizes, :mod:`graphstk.methods.routes`) exactly as for
+(:meth:`~graphstk.operators.GraphKernel.from_edges`) with the input scores as targets, inside the
+implicit-gradient function of :mod:`graphstk.nn.autograd`: the engine routes (``solver``, ``"auto"`` from sizes, :mod:`graphstk.methods.routes`) exactly as for
 :class:`graphstk.methods.STKR`, and the backward pass is one adjoint solve through the same engine
 (Algorithms 1 / 3: the same symmetric system; Algorithm 2: ``M^T``), memory independent of the
 iteration count. ``route_`` names the route the engine took:

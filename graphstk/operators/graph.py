@@ -166,8 +166,7 @@ def _check_square(shape: tuple, num_nodes: int) -> None:
         raise ValueError(f"the adjacency must be [N, N] with N = {num_nodes} (rows of y), got {shape}")
 
 
-def _csr_layout(rows: Tensor, n: int) -> tuple[Tensor, Tensor]:
-    """``(perm, crow)``: the edges in row-major (CSR) order and the row pointers."""
+def _csr_layout(rows: Tensor, n: int) -> tuple[Tensor, Tensor]:   # (edges in CSR order, row pointers)
     perm = torch.argsort(rows, stable=True)
     crow = torch.zeros(n + 1, dtype=torch.long, device=rows.device)
     torch.cumsum(torch.bincount(rows[perm], minlength=n), 0, out=crow[1:])
@@ -452,7 +451,6 @@ class GraphKernel(NormalizedGraphKernel):
         self._cross = (e, e, torch.zeros(0, dtype=dtype, device=device))
 
     def _setup(self, r: Tensor, c: Tensor, w: Tensor, normalize: bool, lazy: bool, layout: dict | None) -> None:
-        """Hold the visible edges ``(r, c)``, their weights ``w`` and values (``D^-1/2 W D^-1/2`` or ``w``)."""
         n = self.visible.numel()
         if normalize:
             values, self.degree, self._dis = symmetric_normalization(r, c, w, n)
@@ -510,8 +508,7 @@ class GraphKernel(NormalizedGraphKernel):
     def lambda_max(self, value: float) -> None:
         self._lambda = value
 
-    def _bound(self) -> float:
-        """``lambda_max`` of a :meth:`from_edges` kernel (see there)."""
+    def _bound(self) -> float:   # lambda_max of a from_edges kernel (see there)
         r, c, v = self.edges
         if self.positive_semidefinite:
             return 1.0 if r.numel() else 0.5
