@@ -12,21 +12,14 @@ With every node a target (``mask=None``, a GNN layer) this is the filter
 whole spectrum: a low-pass filter. On Eq. 23's kernel the inverse Laplacian's ``s`` is negative on
 ``[-1, 0)`` and ``g`` has a pole at ``lambda = -beta / (1 - beta eta)``, inside the spectrum.
 
-A solve to tolerance is the engine's, ``graphstk.methods.engine.solve``, on the
+A solve to tolerance is one call of the engine, ``graphstk.methods.engine.solve``, on the
 :class:`~graphstk.methods.problem.Problem` of the graph's :class:`~graphstk.operators.GraphKernel`
 (:meth:`~graphstk.operators.GraphKernel.from_edges`) with the input scores as targets, inside the
-implicit-gradient function of :mod:`graphstk.nn.autograd`: the engine routes (``solver``, ``"auto"`` from sizes, :mod:`graphstk.methods.routes`) exactly as for
-:class:`graphstk.methods.STKR`, and the backward pass is one adjoint solve through the same engine
-(Algorithms 1 / 3: the same symmetric system; Algorithm 2: ``M^T``), memory independent of the
-iteration count. ``route_`` names the route the engine took:
-
-* ``Polynomial`` ``s(l) = sum_p pi_p l^p``: Algorithm 3 (direct) or Algorithm 1's system by CG
-  (``s >= 0`` on ``[-1, 1]``) or GMRES.
-* ``ReciprocalPolynomial`` / ``InverseLaplacian`` ``1/s(l) = sum_p xi_p l^(p-r)``: the direct route
-  (``Q^{-1} E``, then the ``n x n`` system) or, on the lazy kernel, CG on Algorithm 2's symmetric
-  form (:func:`graphstk.methods.propagation.stkr_reciprocal`; with every node a target, one CG solve of
-  the symmetric ``N S + n beta Q``), else GMRES / Richardson on Algorithm 2's
-  ``M theta = [Y_L; 0]``, ``M = N I_n S^r + n beta Q`` (Eq. 20), ``f = N S^r theta``.
+implicit-gradient function of :mod:`graphstk.nn.autograd`: the routes are those of
+:class:`graphstk.methods.STKR` (:mod:`graphstk.methods.routes`; ``route_`` names the one taken), and the
+backward pass is one adjoint solve through the same engine (Algorithms 1 / 3: the same symmetric
+system; Algorithm 2's ``M theta = [Y_L; 0]``, ``M = N I_n S^r + n beta Q`` (Eq. 20): ``M^T``), memory
+independent of the iteration count.
 
 A fixed budget ``num_iter=T`` runs the ``T`` Richardson steps of Algorithm 1 or 2 (the same
 iterates as the engine's budget ``T``, the engine's step,
