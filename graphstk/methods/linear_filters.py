@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from ..operators.graph import GraphKernel
 from .feature_propagation import _lazy_matrix, _product
 from ..spectral.filters import Filter, GGCMFilter, HeatKernelFilter, SGCFilter, negative_degree, random_negative_graph
 
@@ -34,11 +35,12 @@ WEIGHT_DECAYS = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
 
 
 def renormalized_adjacency(edge_index: Tensor, num_nodes: int, dtype=torch.float64) -> Tensor:
-    """``S~ = D~^{-1/2} (A + I) D~^{-1/2}`` as a sparse CSR tensor (PyG's ``gcn_norm`` with self-loops)."""
-    from torch_geometric.nn.conv.gcn_conv import gcn_norm
-
-    ei, w = gcn_norm(edge_index, None, int(num_nodes), add_self_loops=True, dtype=dtype)
-    return torch.sparse_coo_tensor(ei.flip(0), w, (int(num_nodes),) * 2, check_invariants=False).coalesce().to_sparse_csr()
+    """``S~ = D~^{-1/2} (A + I) D~^{-1/2}`` as a sparse CSR tensor: PyG's ``gcn_norm`` with self-loops (every node
+    one loop of weight 1, replacing those of ``edge_index``), by :meth:`graphstk.operators.GraphKernel.from_edges`."""
+    N, (src, tgt) = int(num_nodes), edge_index.long()
+    keep, loops = src != tgt, torch.arange(N, device=edge_index.device)
+    tgt, src = torch.cat([tgt[keep], loops]), torch.cat([src[keep], loops])
+    return GraphKernel.from_edges(tgt, src, torch.ones(tgt.numel(), dtype=dtype, device=tgt.device), N).S.csr
 
 
 def filtered_features(edge_index: Tensor, X: Tensor, filt: Filter, seed: int = 0) -> Tensor:

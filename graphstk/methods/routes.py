@@ -295,3 +295,13 @@ def reciprocal_route(prob: Problem, transforms, betas, solver: str, budgets, adj
         "non-positive real part (GMRES stalls, no Richardson step converges). Use the positive semidefinite lazy "
         "graph kernel (normalization='lazy', or GraphKernel(..., normalization='lazy')), on which CG converges; "
         "or a fixed budget num_iter=T (the paper's truncated iteration); or solver='gmres' to try anyway")
+
+
+def label_prop_route(prob: Problem, alpha: float, symmetric: bool) -> str:
+    """The solver of ``graphstk.nn.LabelPropagation``'s fixed point ``(I - alpha S) Y = b``: ``"cg"`` when
+    ``S`` is a symmetric normalised matrix without a row scaling (``symmetric``) and ``0 < alpha < 1``
+    (``I - alpha S`` is SPD), ``"richardson"`` (Zhou et al.'s iteration) while ``alpha lambda_max < 1``,
+    else ``"gmres"``."""
+    if symmetric and 0 < alpha < 1:
+        return "cg"
+    return "richardson" if 0 < alpha * prob.lambda_max < 1 else "gmres"

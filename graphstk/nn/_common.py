@@ -1,4 +1,5 @@
-"""Shared pieces of the :mod:`graphstk.nn` modules: label matrices, masks, the divergence watch."""
+"""Shared pieces of the :mod:`graphstk.nn` modules: label matrices, masks, the divergence watch, and the
+graph kernel of an adjacency kept while the same graph comes back."""
 from __future__ import annotations
 
 import warnings
@@ -9,8 +10,10 @@ from torch import Tensor
 from .._checks import user_stacklevel
 from .._index import as_index
 from ..exceptions import DivergenceWarning
+from ..operators.graph import GraphKernel, read_adjacency
 
-__all__ = ["DivergenceWarning", "check_edge_weight", "label_matrix", "row_mask", "diverging", "warn_switch"]
+__all__ = ["DivergenceWarning", "KernelCache", "check_edge_weight", "label_matrix", "row_mask", "diverging",
+           "warn_switch"]
 
 
 #: A residual this many times the first one, and above the right-hand side's norm, cannot belong
@@ -99,3 +102,62 @@ def check_edge_weight(w: Tensor, owner: str) -> None:
                          f"{float(w[i]):g}); the graph kernel needs similarities >= 0: pass e.g. "
                          "edge_weight.clamp(min=0) or edge_weight.abs(), or a transform of distances such as "
                          "exp(-d^2 / (2 sigma^2))")
+
+
+def _version(t):
+    return None if t is None else (id(t), getattr(t, "_version", None))
+
+
+class KernelCache:
+    """The :class:`~graphstk.operators.GraphKernel` (:meth:`~graphstk.operators.GraphKernel.from_edges`) of
+    an adjacency in any of PyG's forms (:func:`~graphstk.operators.graph.read_adjacency`), kept while the
+    same graph comes back.
+
+    Two levels: the structure (edge lists, CSR orders) is keyed on the identity and in-place version
+    of ``adj`` and ``num_nodes``; the values on those of ``edge_weight``, ``dtype``, ``normalize`` and
+    ``lazy``. Modifying a tensor in place, or passing another one, rebuilds that level. Weights that
+    require grad reuse the structure and get their values recomputed, differentiably, every call.
+
+    Values: ``edge_weight`` as given (PyG never renormalises them), else the adjacency's own values,
+    ``gcn_norm``-ed by PyG's rule, else ``gcn_norm`` of ones; ``normalize=True`` / ``False`` overrides
+    the rule (always / never ``gcn_norm``).
+    """
+
+    def __init__(self):
+        self.clear()
+
+    def get(self, adj, num_nodes: int, edge_weight: Tensor | None, dtype: torch.dtype, normalize: bool | None,
+            lazy: bool = False) -> GraphKernel:
+        """The kernel of ``adj`` with ``edge_weight`` (cached as described above)."""
+        skey = (_version(adj), num_nodes)
+        if skey != self._skey:
+            self._edges = read_adjacency(adj, num_nodes)
+            self._skey, self._vkey, self._adj, self._layout = skey, None, adj, {}   # adj keeps id(adj) valid
+        tgt, src, own, rule, is_edge_index = self._edges
+        if edge_weight is not None:
+            if not is_edge_index:
+                warnings.warn("edge_weight is not read with a sparse adjacency (as in PyG): its own values are the "
+                              "weights", UserWarning, stacklevel=user_stacklevel())
+                edge_weight = None
+            elif not isinstance(edge_weight, Tensor) or edge_weight.dim() != 1 or edge_weight.numel() != tgt.numel():
+                raise ValueError(f"edge_weight must be a 1-D tensor with one entry per edge ({tgt.numel()}), got "
+                                 f"{tuple(edge_weight.shape) if isinstance(edge_weight, Tensor) else edge_weight!r}")
+        grad = edge_weight is not None and edge_weight.requires_grad and torch.is_grad_enabled()
+        vkey = (_version(edge_weight), dtype, normalize, lazy)
+        if not grad and vkey == self._vkey:
+            return self._op
+        if edge_weight is not None:
+            w, rule = edge_weight.to(dtype), False
+        elif own is not None:
+            w = own.to(dtype)
+        else:
+            w, rule = torch.ones(tgt.numel(), dtype=dtype, device=tgt.device), True
+        op = GraphKernel.from_edges(tgt, src, w, num_nodes, normalize=rule if normalize is None else bool(normalize),
+                                    lazy=lazy, layout=self._layout)
+        if not grad:
+            self._vkey, self._op, self._weight = vkey, op, edge_weight
+        return op
+
+    def clear(self) -> None:
+        """Forget the cached kernel."""
+        self._skey = self._vkey = self._adj = self._weight = self._op = self._edges = self._layout = None

@@ -1,8 +1,6 @@
-"""Differentiation through the :mod:`graphstk.nn` propagations.
+"""Differentiation through the :mod:`graphstk.nn` propagations (the product ``P x`` differentiable in
+the edge values is the graph kernel's own, :meth:`graphstk.operators.GraphKernel.propagate`).
 
-* :func:`spmm`: ``P x`` for an :class:`~graphstk.nn.adjacency.Operator`, differentiable in the
-  dense block and in the edge values, at the cost of CSR products (``P^T`` in the backward); it
-  is the operator's own product, defined beside it in :mod:`graphstk.nn.adjacency`.
 * :func:`implicit_solve`: the solution ``x`` of a linear system ``A(theta) x = b`` whose gradient
   comes from the adjoint system ``A^T lambda = g`` (implicit function theorem:
   ``dL/db = lambda``, ``dL/dtheta = -lambda^T (dA/dtheta) x``), solved by the same iterative
@@ -21,9 +19,9 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
-from .adjacency import spmm  # noqa: F401  (re-exported: the differentiable product)
+from ..methods.engine import solve as engine_solve
 
-__all__ = ["spmm", "implicit_solve", "LinearSystem", "engine_system"]
+__all__ = ["implicit_solve", "LinearSystem", "engine_system"]
 
 
 class LinearSystem:
@@ -65,7 +63,6 @@ def engine_system(problem, transforms, betas, apply: Callable[..., Tensor], labe
 
     ``system.history`` holds the engine's history of the last solve.
     """
-    from ..methods.engine import solve as engine_solve
 
     def solve(rhs: Tensor, transpose: bool) -> Tensor:
         prob = problem.with_targets(Y=rhs) if labeled_rhs else problem.with_targets(rhs=rhs)

@@ -3,7 +3,7 @@ r"""Label propagation with the signature, defaults and outputs of PyG's ``LabelP
 ``Y^{(0)} = [Y_L; 0]``, ``Y^{(t+1)} = clamp(alpha P Y^{(t)} + (1 - alpha) Y^{(0)}, 0, 1)``,
 ``t = 0..num_layers-1`` (Zhu and Ghahramani, 2002, in the form of Huang et al.'s Correct-and-Smooth,
 :class:`torch_geometric.nn.models.LabelPropagation`), with ``P`` read from
-``edge_index_or_adj`` as PyG reads it (:mod:`graphstk.nn.adjacency`). Its fixed point without the
+``edge_index_or_adj`` as PyG reads it (:func:`graphstk.operators.graph.read_adjacency`). Its fixed point without the
 clamp is Zhou et al.'s ``(1 - alpha) (I - alpha P)^{-1} Y^{(0)}`` (STKR Eq. 22 up to the factor).
 
 graphstk's options (all off by default, where the module is PyG's to the rounding):
@@ -26,10 +26,10 @@ from torch import Tensor
 from .._checks import check_int, check_real
 from ..methods.estimators import flag_unreachable as _flag
 from ..methods.problem import make_problem
+from ..methods.routes import label_prop_route
 from ..spectral.transforms import LabelPropagationFilter
-from ._common import check_edge_weight, diverging, label_matrix, row_mask, warn_switch
-from .adjacency import AdjacencyKernel, OperatorCache
-from .autograd import engine_system, implicit_solve, spmm
+from ._common import KernelCache, check_edge_weight, diverging, label_matrix, row_mask, warn_switch
+from .autograd import engine_system, implicit_solve
 
 __all__ = ["LabelPropagation"]
 
@@ -42,33 +42,6 @@ def _watched(t: int, steps: int) -> bool:
     """Whether a fixed budget of ``steps`` checks its residual after step ``t + 1``: steps 1, 2, 4, 8, ...
     and the last, so that a diverging iteration is caught within twice its length at no cost per step."""
     return (t + 1) & t == 0 or t + 1 == steps
-
-
-def _not_reached_advice(history: list, tol: float, max_iter: int, dtype: torch.dtype, alpha: float) -> str:
-    """The warning of a fixed-point iteration that ended above ``tol``. Rounding bounds its relative
-    step at about ``eps / (1 - |alpha|)`` (``eps`` of ``dtype``): below that more steps cannot help,
-    float64 (or a larger ``tol``) does; above it, the ``max_iter`` that reaches ``tol`` at the rate
-    of the last quarter of the steps (plus a quarter for the slowing of the rate)."""
-    import math
-
-    head = f"LabelPropagation: fixed point not reached to tol={tol:g} in max_iter={max_iter} steps"
-    eps = torch.finfo(dtype).eps
-    floor = eps / max(1.0 - abs(alpha), eps)
-    last = history[-1] if history else float("nan")
-    if dtype != torch.float64 and tol < 2 * floor:
-        return (f"{head} (relative step {last:.2g}): {dtype} rounding (eps {eps:.1g}) stops the relative step near "
-                f"{floor:.1g} at alpha={alpha:g}, so more steps cannot reach tol; pass float64 inputs (y as a float64 "
-                f"[N, C] matrix, float64 edge_weight) or tol >= {2 * floor:.1g}")
-    if len(history) >= 8:
-        q = len(history) - max(2, len(history) // 4)
-        k = len(history) - 1 - q
-        rate = (last / history[q]) ** (1.0 / k) if history[q] > 0 and last > 0 else 1.0
-        if rate < 0.9999:
-            more = math.ceil(1.25 * math.log(tol / last) / math.log(rate)) + 10
-            return (f"{head} (relative step {last:.2g}, shrinking by {rate:.4f} a step): increase max_iter to about "
-                    f"{max_iter + more}")
-        return f"{head}: the relative step stalled at about {min(history):.2g} (rounding); pass tol >= {2 * last:.1g}"
-    return head + ": increase max_iter"
 
 
 class LabelPropagation(torch.nn.Module):
@@ -139,7 +112,7 @@ class LabelPropagation(torch.nn.Module):
         self.normalize, self.backward = normalize, backward
         self.num_classes = check_int("num_classes", num_classes, allow_none=True)
         self.tol, self.max_iter = float(tol), check_int("max_iter", max_iter)
-        self._cache = OperatorCache()
+        self._cache = KernelCache()
         self.route_ = ""
         self.unreachable_: Tensor | None = None
         self.n_unreachable_ = 0
@@ -171,7 +144,7 @@ class LabelPropagation(torch.nn.Module):
         N = Y.size(0)
         m = row_mask(mask, N, Y.device, Y.dtype)
         out = Y if m is None else Y * m
-        op = self._cache.get(edge_index, N, edge_weight, Y.dtype, self.normalize)
+        kernel = self._cache.get(edge_index, N, edge_weight, Y.dtype, self.normalize)
         free = None
         if self.keep_labels:
             free = torch.zeros(N, 1, dtype=Y.dtype, device=Y.device) if m is None else 1.0 - m
@@ -179,32 +152,32 @@ class LabelPropagation(torch.nn.Module):
         if self.num_layers is None or self.backward == "implicit":
             if post_step is not None:
                 raise ValueError("post_step needs a fixed num_layers and backward='unroll' (it is applied per step)")
-            out = self._fixed_point(op, out, free, self.num_layers)
+            out = self._fixed_point(kernel, out, free, self.num_layers)
         else:
-            out = self._layers(op, out, free, post_step, linear)
+            out = self._layers(kernel, out, free, post_step, linear)
         if self.flag_unreachable:
             _flag(self, out)
         return out
 
     # -- the T layers, PyG's loop (differentiable by autograd when anything requires grad) -----------------
-    def _layers(self, op, out: Tensor, free, post_step, linear: bool) -> Tensor:
+    def _layers(self, kernel, out: Tensor, free, post_step, linear: bool) -> Tensor:
         self.route_ = "layers"
         alpha = self.alpha
-        grad = torch.is_grad_enabled() and (out.requires_grad or op.value.requires_grad
+        grad = torch.is_grad_enabled() and (out.requires_grad or kernel.edges[2].requires_grad
                                              or (isinstance(alpha, Tensor) and alpha.requires_grad))
         if isinstance(alpha, Tensor) and not grad:
             alpha = float(alpha)
         y0 = out
         fixed = None if free is None else (1 - free) * y0   # the labeled rows, reset after every step
         res = (1 - alpha) * out
-        csr = None if grad else op.csr()
+        csr = None if grad else kernel.csr()
         # without grad or post_step (which may keep the tensors it sees), two buffers serve every step
         bufs = (torch.empty_like(out), torch.empty_like(out)) if not grad and post_step is None else None
         first = None
         for t in range(self.num_layers):
             prev = out
             if grad:
-                out = spmm(op, out) * alpha + res
+                out = kernel.propagate(out) * alpha + res
             elif bufs is not None:
                 out = torch.addmm(res, csr, out, alpha=alpha, out=bufs[0] if out is not bufs[0] else bufs[1])
             else:
@@ -221,41 +194,33 @@ class LabelPropagation(torch.nn.Module):
                 if diverging(rel, first):
                     warn_switch(self, f"the {self.num_layers}-layer iteration", t + 1, rel,
                                 "the fixed point (I - alpha D P) Y = b solved by GMRES to tol")
-                    return self._fixed_point(op, y0, free, None, route="gmres")
+                    return self._fixed_point(kernel, y0, free, None, route="gmres")
         return out
 
     # -- the fixed point: the engine inside the implicit-gradient function ---------------------------------
-    def _fixed_point(self, op, y0: Tensor, free, budget: int | None, route: str = "auto") -> Tensor:
+    def _fixed_point(self, kernel, y0: Tensor, free, budget: int | None, route: str = "auto") -> Tensor:
         """``(I - alpha D P) Y = b`` (Eq. 22 with ``S = D P``) through ``graphstk.methods.engine.solve``,
         differentiated implicitly (the adjoint ``(I - alpha P^T D) lambda = g`` through the same engine).
 
-        The engine's solver: CG when ``D = I`` and ``P`` is a symmetric ``gcn_norm``-ed matrix with
-        ``0 < alpha < 1`` (``I - alpha P`` is SPD), Zhou et al.'s iteration (Richardson) while
-        ``alpha`` times the spectral bound of ``D P`` is below 1 (the series converges), GMRES otherwise
-        (and after a diverging budget). With a ``budget`` (``backward="implicit"``) the forward value is
-        PyG's ``num_layers`` steps (:meth:`_layers`) and only the gradient is the fixed point's.
+        The engine's solver: :func:`graphstk.methods.routes.label_prop_route` (CG, Zhou et al.'s
+        iteration or GMRES), GMRES after a diverging budget. With a ``budget`` (``backward="implicit"``)
+        the forward value is PyG's ``num_layers`` steps (:meth:`_layers`), the gradient the fixed point's.
         """
         N = y0.size(0)
         alpha = self.alpha if isinstance(self.alpha, Tensor) else torch.tensor(self.alpha, dtype=y0.dtype,
                                                                                device=y0.device)
         alpha = alpha.to(y0.dtype)
         b = (1 - alpha) * y0 if free is None else (1 - alpha) * free * y0 + (1 - free) * y0
-        keep = free
 
         def apply(x, a, v):   # A x = x - alpha D P x
-            px = spmm(op, x, v)
-            return x - a * (px if keep is None else keep * px)
+            px = kernel.propagate(x, v)
+            return x - a * (px if free is None else free * px)
 
         a_f = float(alpha.detach())
-        kernel = AdjacencyKernel(op, row_scale=keep)
-        problem = make_problem(kernel, None, torch.arange(N, device=y0.device), targets=b.detach())
+        problem = make_problem(kernel if free is None else kernel.row_scaled(free), None,
+                               torch.arange(N, device=y0.device), targets=b.detach())
         if route == "auto":
-            if keep is None and 0 < a_f < 1 and op.normalized and op.is_symmetric():
-                route = "cg"
-            elif 0 < a_f * problem.lambda_max < 1:
-                route = "richardson"
-            else:
-                route = "gmres"
+            route = label_prop_route(problem, a_f, free is None and kernel.unit_bound())
         system = engine_system(problem, [LabelPropagationFilter(a_f)], [], apply, labeled_rhs=False, solver=route,
                                tol=max(self.tol, 1e-10) if route == "gmres" else self.tol, max_iter=self.max_iter)
         if budget is not None:   # PyG's layers forward, the fixed point's gradient backward
@@ -265,9 +230,9 @@ class LabelPropagation(torch.nn.Module):
                 if transpose:
                     return adjoint(rhs, True)
                 with torch.no_grad():
-                    return self._layers(op.with_value(op.value.detach()), y0.detach(), free, None, True)
+                    return self._layers(kernel, y0.detach(), free, None, True)
             system.solve = solve
-        out = implicit_solve(system, b, [alpha, op.value])
+        out = implicit_solve(system, b, [alpha, kernel.edges[2]])
         self.route_ = "fixed point" if route != "gmres" else "fixed point (GMRES)"
         return out
 

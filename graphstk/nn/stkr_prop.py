@@ -12,25 +12,19 @@ With every node a target (``mask=None``, a GNN layer) this is the filter
 whole spectrum: a low-pass filter. On Eq. 23's kernel the inverse Laplacian's ``s`` is negative on
 ``[-1, 0)`` and ``g`` has a pole at ``lambda = -beta / (1 - beta eta)``, inside the spectrum.
 
-A solve to tolerance is the engine's, ``graphstk.methods.engine.solve``, on the
-:class:`~graphstk.methods.problem.Problem` of the graph's :class:`~graphstk.nn.adjacency.AdjacencyKernel`
-with the input scores as targets, inside the implicit-gradient function of :mod:`graphstk.nn.autograd`:
-the engine routes (``solver``, ``"auto"`` from sizes, :mod:`graphstk.methods.routes`) exactly as for
-:class:`graphstk.methods.STKR`, and the backward pass is one adjoint solve through the same engine
-(Algorithms 1 / 3: the same symmetric system; Algorithm 2: ``M^T``), memory independent of the
-iteration count. ``route_`` names the route the engine took:
-
-* ``Polynomial`` ``s(l) = sum_p pi_p l^p``: Algorithm 3 (direct) or Algorithm 1's system by CG
-  (``s >= 0`` on ``[-1, 1]``) or GMRES.
-* ``ReciprocalPolynomial`` / ``InverseLaplacian`` ``1/s(l) = sum_p xi_p l^(p-r)``: the direct route
-  (``Q^{-1} E``, then the ``n x n`` system) or, on the lazy kernel, CG on Algorithm 2's symmetric
-  form (:func:`graphstk.methods.propagation.stkr_reciprocal`; with every node a target, one CG solve of
-  the symmetric ``N S + n beta Q``), else GMRES / Richardson on Algorithm 2's
-  ``M theta = [Y_L; 0]``, ``M = N I_n S^r + n beta Q`` (Eq. 20), ``f = N S^r theta``.
+A solve to tolerance is one call of the engine, ``graphstk.methods.engine.solve``, on the
+:class:`~graphstk.methods.problem.Problem` of the graph's :class:`~graphstk.operators.GraphKernel`
+(:meth:`~graphstk.operators.GraphKernel.from_edges`) with the input scores as targets, inside the
+implicit-gradient function of :mod:`graphstk.nn.autograd`: the routes are those of
+:class:`graphstk.methods.STKR` (:mod:`graphstk.methods.routes`; ``route_`` names the one taken), and the
+backward pass is one adjoint solve through the same engine (Algorithms 1 / 3: the same symmetric
+system; Algorithm 2's ``M theta = [Y_L; 0]``, ``M = N I_n S^r + n beta Q`` (Eq. 20): ``M^T``), memory
+independent of the iteration count.
 
 A fixed budget ``num_iter=T`` runs the ``T`` Richardson steps of Algorithm 1 or 2 (the same
 iterates as the engine's budget ``T``, the engine's step,
-:func:`graphstk.methods.propagation.richardson_step`) as differentiable torch
+:func:`graphstk.methods.propagation.richardson_step`) through the package's one Richardson loop,
+:func:`graphstk.spectral.solvers.richardson` with ``differentiable=True``, on differentiable torch
 operations: a truncated iteration is not a solve, so it has no adjoint system, and its exact
 gradient (including the step size's dependence on ``beta`` and the coefficients) is autograd through
 the ``T`` steps (memory grows with ``T``). Every fixed budget watches its residual: a residual more
@@ -44,18 +38,22 @@ from torch import Tensor
 
 from .._checks import check_int, check_real
 from .._index import as_index
+from ..exceptions import ConvergenceError
+from ..methods.estimators import DEFAULT_ETA
 from ..methods.estimators import flag_unreachable as _flag
 from ..methods.problem import SOLVERS as _SOLVERS
 from ..methods.problem import make_problem
 from ..methods.propagation import richardson_step
 from ..operators.graph import check_normalization
-from ..methods.estimators import DEFAULT_ETA
+from ..spectral.solvers import richardson
 from ..spectral.transforms import InverseLaplacian, Polynomial, ReciprocalPolynomial, horner
-from ._common import check_edge_weight, diverging, label_matrix, warn_switch
-from .adjacency import AdjacencyKernel, OperatorCache
-from .autograd import engine_system, implicit_solve, spmm
+from ._common import KernelCache, check_edge_weight, diverging, label_matrix, warn_switch
+from .autograd import engine_system, implicit_solve
 
 __all__ = ["STKRPropagation"]
+
+#: the attribute that holds each transform's parameter (a tensor; ``nn.Parameter`` with ``learnable``)
+_PARAMETER = ((InverseLaplacian, "eta"), (ReciprocalPolynomial, "xi"), (Polynomial, "coeffs"))
 
 
 class STKRPropagation(torch.nn.Module):
@@ -102,6 +100,9 @@ class STKRPropagation(torch.nn.Module):
 
     Attributes
     ----------
+    transform : the transform given (its family; the current parameter values are the attributes below).
+    coeffs | eta | xi : Tensor, the transform's parameter (``Polynomial``, ``InverseLaplacian``,
+        ``ReciprocalPolynomial``), differentiable.
     route_ : str, what the last call ran.
     unreachable_, n_unreachable_ : rows no label reaches (with ``flag_unreachable``).
     """
@@ -132,10 +133,8 @@ class STKRPropagation(torch.nn.Module):
         self.num_iter, self.solver, self.step_size, self.dtype = num_iter, solver, step_size, dtype
         self.num_classes = check_int("num_classes", num_classes, allow_none=True)
         self.flag_unreachable = bool(flag_unreachable)
-        self.kind = "poly" if isinstance(transform, Polynomial) else (
-            "invlap" if isinstance(transform, InverseLaplacian) else "recip")
-        self.r = 0 if self.kind == "poly" else transform.r
-        if self.kind != "poly":
+        self.transform, self._poly = transform, isinstance(transform, Polynomial)
+        if not self._poly:
             transform.validate(1.0)
         wrap = torch.nn.Parameter if learnable else (lambda t: t)
         if not isinstance(beta, Tensor):
@@ -143,13 +142,9 @@ class STKRPropagation(torch.nn.Module):
         elif not float(beta.detach()) > 0:
             raise ValueError(f"beta must be > 0, got {float(beta.detach())}")
         self.beta = wrap(beta.detach().clone()) if learnable else beta
-        if self.kind == "poly":
-            self.coeffs = wrap(torch.tensor(transform.coeffs, dtype=torch.float64))
-        elif self.kind == "invlap":
-            self.eta = wrap(torch.tensor(transform.eta, dtype=torch.float64))
-        else:
-            self.xi = wrap(torch.tensor(transform.xi, dtype=torch.float64))
-        self._cache = OperatorCache()
+        self._param = next(name for cls, name in _PARAMETER if isinstance(transform, cls))
+        setattr(self, self._param, wrap(torch.tensor(getattr(transform, self._param), dtype=torch.float64)))
+        self._cache = KernelCache()
         self.route_ = ""
         self.unreachable_: Tensor | None = None
         self.n_unreachable_ = 0
@@ -157,30 +152,21 @@ class STKRPropagation(torch.nn.Module):
     # -- parameters ----------------------------------------------------------------------------------
     def _params(self, dtype, device) -> tuple[Tensor, Tensor]:
         """``(coeffs, beta)``: ``pi`` (polynomial) or ``xi`` (reciprocal) and ``beta`` in ``dtype``."""
-        beta = self.beta.to(dtype=dtype, device=device)
-        if self.kind == "poly":
-            return self.coeffs.to(dtype=dtype, device=device), beta
-        if self.kind == "invlap":
-            eta = self.eta.to(dtype=dtype, device=device)
-            if not float(eta.detach()) < 1.0:
-                raise ValueError(f"InverseLaplacian needs eta < 1/lambda_1 = 1, got eta={float(eta.detach())}")
-            return torch.stack([torch.ones_like(eta), -eta]), beta
-        return self.xi.to(dtype=dtype, device=device), beta
-
-    def _gamma(self, c: Tensor, beta: Tensor, N: int, n: int):
-        """The engine's Richardson step (:func:`~graphstk.methods.propagation.richardson_step`,
-        ``lambda_1 = 1``) in the parameters' tensors, so that the gradient of a fixed budget includes
-        the step's dependence on ``beta`` and the coefficients."""
-        return richardson_step("polynomial" if self.kind == "poly" else "reciprocal", self.step_size, c, beta, N, n,
-                               0.0 if self.normalization == "lazy" else -1.0, 1.0, r=self.r)
+        c = getattr(self, self._param).to(dtype=dtype, device=device)
+        if isinstance(self.transform, InverseLaplacian):
+            if not float(c.detach()) < 1.0:
+                raise ValueError(f"InverseLaplacian needs eta < 1/lambda_1 = 1, got eta={float(c.detach())}")
+            c = torch.stack([torch.ones_like(c), -c])
+        return c, self.beta.to(dtype=dtype, device=device)
 
     def _transform(self, c: Tensor):
-        """The engine's (float-valued) transform for the current parameters."""
-        if self.kind == "poly":
-            return Polynomial(c.detach().tolist())
-        if self.kind == "invlap":
-            return InverseLaplacian(float(-c[1].detach()))
-        return ReciprocalPolynomial(c.detach().tolist(), self.r)
+        """The engine's (float-valued) transform of the transform's family for coefficients ``c``."""
+        c = c.detach().tolist()
+        if self._poly:
+            return Polynomial(c)
+        if isinstance(self.transform, InverseLaplacian):
+            return InverseLaplacian(-c[1])
+        return ReciprocalPolynomial(c, self.transform.r)
 
     # -- forward -------------------------------------------------------------------------------------
     def forward(self, y: Tensor, edge_index, mask=None, edge_weight: Tensor | None = None) -> Tensor:
@@ -206,13 +192,12 @@ class STKRPropagation(torch.nn.Module):
         Y = Yall[train].to(dtype)
         if edge_weight is not None:
             check_edge_weight(edge_weight, "STKRPropagation")
-        op = self._cache.get(edge_index, N, edge_weight, dtype, normalize=True)
-        if not op.is_symmetric():
+        kernel = self._cache.get(edge_index, N, edge_weight, dtype, normalize=True, lazy=self.normalization == "lazy")
+        if not kernel.is_symmetric():
             raise ValueError("STKRPropagation needs an undirected graph (each edge in both directions, same weight): "
                              "use torch_geometric.utils.to_undirected(edge_index, edge_weight)")
-        c, beta = self._params(dtype, Y.device)
-        ctx = _Context(op, train, c, beta, lazy=self.normalization == "lazy")
-        f = self._budget(ctx, Y) if self.tol == 0 else self._to_tol(ctx, Y, self.solver)
+        ctx = _Context(kernel, train, *self._params(dtype, Y.device))
+        f = self._budget(ctx, Y) if self.tol == 0 else self._to_tol(ctx, Y, self.solver, self.tol, self.max_iter)
         f = f.to(out_dtype)
         return _flag(self, f) if self.flag_unreachable else f
 
@@ -221,90 +206,83 @@ class STKRPropagation(torch.nn.Module):
         """``A(theta) x`` of the system the engine solves, differentiable in ``(x, coeffs, beta, values)``:
         Algorithm 1's ``N [s(S)]_{nn} alpha + n beta alpha`` or Algorithm 2's ``M theta`` (Eq. 20)."""
         N, n, train = ctx.N, ctx.n, ctx.train
-        if self.kind == "poly":
+        if self._poly:
             def apply(a, c_, b_, v_):
                 return N * horner(c_, ctx.S(v_), ctx.embed(a), shift=1)[train] + n * b_ * a
             return apply
         lab = torch.zeros(N, 1, dtype=ctx.beta.dtype, device=train.device).index_fill_(0, train, 1.0)
+        r = self.transform.r
 
         def apply(th, c_, b_, v_):
-            return N * lab * horner((1.0,), ctx.S(v_), th, shift=self.r) + n * b_ * horner(c_, ctx.S(v_), th)
+            return N * lab * horner((1.0,), ctx.S(v_), th, shift=r) + n * b_ * horner(c_, ctx.S(v_), th)
         return apply
 
     def _scores(self, ctx: "_Context", x: Tensor) -> Tensor:
         """``f = N s(S) E alpha`` (Algorithm 1) or ``N S^r theta`` (Algorithm 2), differentiable."""
-        if self.kind == "poly":
+        if self._poly:
             return ctx.N * horner(ctx.c, ctx.S(ctx.v), ctx.embed(x), shift=1)
-        return ctx.N * horner((1.0,), ctx.S(ctx.v), x, shift=self.r)
-
-    def _rhs(self, ctx: "_Context", Y: Tensor) -> Tensor:
-        return Y if self.kind == "poly" else ctx.embed(Y)
+        return ctx.N * horner((1.0,), ctx.S(ctx.v), x, shift=self.transform.r)
 
     # -- a solve to tolerance: the engine inside the implicit-gradient function ----------------------------
-    def _to_tol(self, ctx: "_Context", Y: Tensor, solver: str) -> Tensor:
-        problem = make_problem(AdjacencyKernel(ctx.op, lazy=ctx.lazy), None, ctx.train, targets=Y.detach())
+    def _to_tol(self, ctx: "_Context", Y: Tensor, solver: str, tol: float, max_iter: int) -> Tensor:
+        problem = make_problem(ctx.kernel, None, ctx.train, targets=Y.detach())
         system = engine_system(problem, [self._transform(ctx.c)], [float(ctx.beta.detach())], self._apply(ctx),
-                               labeled_rhs=self.kind == "poly", solver=solver, tol=self.tol, max_iter=self.max_iter,
+                               labeled_rhs=self._poly, solver=solver, tol=tol, max_iter=max_iter,
                                step_size=self.step_size)
-        x = implicit_solve(system, self._rhs(ctx, Y), [ctx.c, ctx.beta, ctx.v])
+        x = implicit_solve(system, Y if self._poly else ctx.embed(Y), [ctx.c, ctx.beta, ctx.v])
         last = system.history[-1] if system.history else None
         self.route_ = (f"{last.solver if last is not None else solver} (engine), implicit gradient"
                        + (f": {last.reason}" if last is not None and last.reason else ""))
         return self._scores(ctx, x)
 
-    # -- fixed budget: T Richardson steps, unrolled, with a residual watch ---------------------------
+    # -- fixed budget: T Richardson steps of the one loop, unrolled, with a residual watch --------------
     def _budget(self, ctx: "_Context", Y: Tensor) -> Tensor:
-        gamma = (self.step_size if isinstance(self.step_size, (int, float))
-                 else self._gamma(ctx.c, ctx.beta, ctx.N, ctx.n))
-        system = self._apply(ctx)
+        """The engine's step (:func:`~graphstk.methods.propagation.richardson_step`, ``lambda_1 = 1``) in the
+        parameters' tensors, so that the gradient includes the step's dependence on ``beta`` and the
+        coefficients; a diverging residual switches to the solve to tolerance."""
+        gamma = self.step_size if isinstance(self.step_size, (int, float)) else richardson_step(
+            "polynomial" if self._poly else "reciprocal", self.step_size, ctx.c, ctx.beta, ctx.N, ctx.n,
+            0.0 if self.normalization == "lazy" else -1.0, 1.0, r=getattr(self.transform, "r", 1))
+        system, seen = self._apply(ctx), []
 
-        def apply(x):
-            return system(x, ctx.c, ctx.beta, ctx.v)
-        b = self._rhs(ctx, Y)
-        x = torch.zeros_like(b)
-        r, bn, first = b, max(float(torch.linalg.vector_norm(b.detach())), 1e-300), None
-        algorithm = 1 if self.kind == "poly" else 2
-        for t in range(self.max_iter):
-            x = x + gamma * r
-            r = b - apply(x)
-            rel = float(torch.linalg.vector_norm(r.detach())) / bn
-            first = rel if first is None else first
-            if diverging(rel, first):
-                warn_switch(self, f"the {self.max_iter}-step Richardson budget (Algorithm {algorithm})",
-                            t + 1, rel, "the solve to tolerance (tol=1e-6, solver='auto')")
-                saved, self.tol, self.max_iter = (self.tol, self.max_iter), 1e-6, max(self.max_iter, 1000)
-                try:
-                    f = self._to_tol(ctx, Y, "auto")
-                finally:
-                    self.tol, self.max_iter = saved
-                self.route_ = f"solve to tolerance after a diverging budget: {self.route_}"
-                return f
+        def watch(t: int, rel: float):
+            seen.append(rel)
+            return "diverging" if diverging(rel, seen[0]) else None
+        algorithm = 1 if self._poly else 2
+        try:
+            x = richardson(lambda x: system(x, ctx.c, ctx.beta, ctx.v), Y if self._poly else ctx.embed(Y), gamma,
+                           self.max_iter, callback=watch, warn=False, differentiable=True).x
+        except (ConvergenceError, FloatingPointError) as err:
+            t, rel = (len(seen), seen[-1]) if isinstance(err, ConvergenceError) else (len(seen) + 1, float("inf"))
+            warn_switch(self, f"the {self.max_iter}-step Richardson budget (Algorithm {algorithm})", t, rel,
+                        "the solve to tolerance (tol=1e-6, solver='auto')")
+            f = self._to_tol(ctx, Y, "auto", 1e-6, max(self.max_iter, 1000))
+            self.route_ = f"solve to tolerance after a diverging budget: {self.route_}"
+            return f
         self.route_ = f"{self.max_iter} Richardson steps (Algorithm {algorithm}), unrolled"
         return self._scores(ctx, x)
 
     def __repr__(self) -> str:
-        tr = {"poly": lambda: f"Polynomial({self.coeffs.tolist()})",
-              "invlap": lambda: f"InverseLaplacian(eta={float(self.eta.detach()):g})",
-              "recip": lambda: f"ReciprocalPolynomial({self.xi.tolist()}, r={self.r})"}[self.kind]()
+        c, beta = self._params(torch.float64, "cpu")
         budget = f"num_iter={self.max_iter}" if self.tol == 0 else f"tol={self.tol:g}"
-        return (f"{type(self).__name__}({tr}, beta={float(self.beta.detach()):g}, {budget}, solver={self.solver!r}, "
-                f"normalization={self.normalization!r})")
+        return (f"{type(self).__name__}({self._transform(c)!r}, beta={float(beta.detach()):g}, {budget}, "
+                f"solver={self.solver!r}, normalization={self.normalization!r})")
 
 
 class _Context:
-    """One call's graph and parameters: the operator, its (differentiable) values, the labeled ids,
-    the transform's coefficients (``pi`` or ``xi``) and ``beta``."""
+    """One call's graph kernel, its (differentiable) edge values, the labeled ids, the transform's
+    coefficients (``pi`` or ``xi``) and ``beta``."""
 
-    def __init__(self, op, train: Tensor, c: Tensor, beta: Tensor, lazy: bool = False):
-        self.op, self.v, self.train, self.c, self.beta, self.lazy = op, op.value, train, c, beta, lazy
-        self.N, self.n = op.num_nodes, int(train.numel())
+    def __init__(self, kernel, train: Tensor, c: Tensor, beta: Tensor):
+        self.kernel, self.v, self.train, self.c, self.beta = kernel, kernel.edges[2], train, c, beta
+        self.N, self.n = kernel.num_nodes, int(train.numel())
 
     def S(self, v: Tensor):
-        """``x -> S x`` with values ``v`` (differentiable in both): ``P x``, or ``(x + P x) / 2`` for the
+        """``x -> S x`` with edge values ``v`` (differentiable in both): ``P x``, or ``(x + P x) / 2`` for the
         lazy kernel."""
-        if self.lazy:
-            return lambda x: 0.5 * (x + spmm(self.op, x, v))
-        return lambda x: spmm(self.op, x, v)
+        if self.kernel.positive_semidefinite:
+            return lambda x: 0.5 * (x + self.kernel.propagate(x, v))
+        return lambda x: self.kernel.propagate(x, v)
 
     def embed(self, a: Tensor) -> Tensor:
         """``E a``: ``[n, C]`` values at the labeled rows of an ``[N, C]`` block (differentiable)."""

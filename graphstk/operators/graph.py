@@ -13,6 +13,11 @@ semidefinite construction on top of them:
   construction, which STKR's transforms and convergence results assume and Eq. 23 is not;
 * :func:`random_walk_kernel`: ``Tr(D) D^{-1} W D^{-1}`` (Proposition 5).
 
+:meth:`GraphKernel.from_edges` builds the same kernel type from a propagation matrix read as PyG reads
+an adjacency (:func:`read_adjacency`: ``edge_index``, ``EdgeIndex``, ``torch.sparse`` or ``SparseTensor``;
+directed graphs, weights as given or ``gcn_norm``-ed), differentiable in the edge weights: what the
+:mod:`graphstk.nn` modules propagate with and hand the engine.
+
 Isolated nodes (degree 0, or no visible neighbour) get an all-zero row and column
 instead of ``0/0 = NaN``: ``D^{-1/2}`` is defined as 0 where ``D = 0``.
 """
@@ -22,10 +27,16 @@ import warnings
 
 import torch
 from torch import Tensor
+from torch.autograd.function import once_differentiable
 
 from .._checks import user_stacklevel
 from ..exceptions import EdgeListWarning  # noqa: F401  (re-exported)
 from .base import KernelOperator, SparseOperator, as_index
+
+try:  # optional dependency: torch_sparse (PyG's SparseTensor adjacency)
+    from torch_sparse import SparseTensor as _SparseTensor
+except ImportError:  # pragma: no cover - depends on the environment
+    _SparseTensor = None
 
 
 def check_edge_index(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None) -> None:
@@ -108,6 +119,78 @@ def _edges(edge_index, num_nodes, edge_weight, dtype, device):
     w = (torch.ones(row.numel(), dtype=dtype, device=device) if edge_weight is None
          else edge_weight.to(device=device, dtype=dtype))
     return row, col, w
+
+
+def read_adjacency(adj, num_nodes: int):
+    """An adjacency in one of PyG's forms as ``(tgt, src, values or None, PyG normalises?, is an edge_index)``.
+
+    ``(P x)[i] = sum_{edges j -> i} w_ji x[j]`` (PyG's ``flow="source_to_target"``): an ``edge_index``
+    ``[2, E]`` (LongTensor or :class:`torch_geometric.EdgeIndex`) has the source in row 0 and the
+    target in row 1; a ``torch.sparse`` COO / CSR or ``torch_sparse.SparseTensor`` ``adj_t`` ``[N, N]``
+    has row = target. PyG ``gcn_norm``-s an ``edge_index`` without weights and a ``torch.sparse`` ``adj_t``
+    always, a ``SparseTensor`` when it has no values.
+    """
+    if _SparseTensor is not None and isinstance(adj, _SparseTensor):
+        row, col, value = adj.coo()
+        _check_square(tuple(adj.sizes()), num_nodes)
+        return row, col, value, value is None, False
+    if not isinstance(adj, Tensor):
+        raise TypeError(f"edge_index must be a LongTensor [2, E], a torch.sparse adjacency or a SparseTensor, "
+                        f"got {type(adj).__name__}")
+    if adj.layout in (torch.sparse_coo, torch.sparse_csr):
+        _check_square(tuple(adj.shape), num_nodes)
+        if adj.layout == torch.sparse_coo:
+            adj = adj.coalesce()
+            tgt, src = adj.indices()
+        else:
+            crow = adj.crow_indices()
+            tgt = torch.repeat_interleave(torch.arange(num_nodes, device=adj.device), crow[1:] - crow[:-1])
+            src = adj.col_indices()
+        return tgt, src, adj.values(), True, False
+    if adj.layout != torch.strided:
+        raise ValueError(f"sparse layout {adj.layout} is not supported: pass a COO or CSR adj_t, or an edge_index")
+    if hasattr(adj, "as_tensor"):   # torch_geometric.EdgeIndex
+        adj = adj.as_tensor()
+    if adj.dim() != 2 or adj.size(0) != 2 or adj.dtype.is_floating_point:
+        raise ValueError(f"edge_index must be an integer tensor of shape [2, E], got {adj.dtype} of shape "
+                         f"{tuple(adj.shape)} (or pass a torch.sparse / SparseTensor adj_t [N, N])")
+    adj = adj.long()
+    if adj.numel() and (int(adj.min()) < 0 or int(adj.max()) >= num_nodes):
+        raise IndexError(f"edge_index holds node ids in [{int(adj.min())}, {int(adj.max())}] but y has "
+                         f"{num_nodes} rows: ids must lie in [0, {num_nodes - 1}]")
+    return adj[1], adj[0], None, True, True
+
+
+def _check_square(shape: tuple, num_nodes: int) -> None:
+    if len(shape) != 2 or shape[0] != shape[1] or shape[0] != num_nodes:
+        raise ValueError(f"the adjacency must be [N, N] with N = {num_nodes} (rows of y), got {shape}")
+
+
+def _csr_layout(rows: Tensor, n: int) -> tuple[Tensor, Tensor]:   # (edges in CSR order, row pointers)
+    perm = torch.argsort(rows, stable=True)
+    crow = torch.zeros(n + 1, dtype=torch.long, device=rows.device)
+    torch.cumsum(torch.bincount(rows[perm], minlength=n), 0, out=crow[1:])
+    return perm, crow
+
+
+class _SpMM(torch.autograd.Function):
+    """``P(value) x`` by CSR products, differentiable in the edge values and in ``x`` (``P^T`` backward)."""
+
+    @staticmethod
+    def forward(ctx, value: Tensor, x: Tensor, kernel: "GraphKernel") -> Tensor:
+        ctx.kernel = kernel
+        ctx.save_for_backward(value, x)
+        return kernel.csr(value) @ x
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g: Tensor):
+        value, x = ctx.saved_tensors
+        k = ctx.kernel
+        tgt, src, _ = k.edges
+        gx = k.csr(value, transpose=True) @ g if ctx.needs_input_grad[1] else None
+        gv = (g[tgt] * x[src]).sum(1) if ctx.needs_input_grad[0] else None
+        return gv, gx, None
 
 
 def inv_sqrt_degree(deg: Tensor) -> Tensor:
@@ -332,16 +415,10 @@ class GraphKernel(NormalizedGraphKernel):
                               "remove_self_loops)", EdgeListWarning, stacklevel=user_stacklevel())
         self._source = (edge_index, edge_weight)
         row, col, w = _edges(edge_index, num_nodes, edge_weight, dtype, device)
-        self.num_nodes = int(num_nodes)
-        self._dtype, self._device = dtype, device
-        self._full_op: SparseOperator | None = None
         hidden_mask = torch.zeros(num_nodes, dtype=torch.bool, device=device)
         if hidden is not None:
             hidden_mask[as_index(hidden, num_nodes, device)] = True
-        self.hidden_mask = hidden_mask
-        self.visible = (~hidden_mask).nonzero().flatten()
-        self._g2l = torch.full((num_nodes,), -1, dtype=torch.long, device=device)
-        self._g2l[self.visible] = torch.arange(self.visible.numel(), device=device)
+        self._nodes(int(num_nodes), hidden_mask, dtype, device)
         # Only edges between visible nodes define the training-time kernel.
         if hidden is None:          # every node visible: the edge list as it is, not a copy
             r, c, wv = row, col, w
@@ -353,22 +430,153 @@ class GraphKernel(NormalizedGraphKernel):
             warnings.warn("edge_index is not symmetric; using W = (W + W^T) / 2 so that the kernel is "
                           "symmetric", stacklevel=2)
             r, c, wv = torch.cat([r, c]), torch.cat([c, r]), torch.cat([wv, wv]) / 2
-        values, self.degree, self._dis = symmetric_normalization(r, c, wv, n_vis)
-        self.isolated = self.degree <= 0
+        self._setup(r, c, wv, True, self.positive_semidefinite, None)
+        self._symmetric_w = self._unit = True
         self.lambda_max = 1.0 if bool((self.degree > 0).any()) else 0.0
-        self._half = 0.5 if self.positive_semidefinite else 1.0   # the lazy kernel halves every edge entry
-        if self.positive_semidefinite:       # (I + S) / 2: the edges halved, 1/2 on the diagonal
-            diag = torch.arange(n_vis, device=device)
-            r, c = torch.cat([r, diag]), torch.cat([c, diag])
-            values = torch.cat([values * 0.5, torch.full((n_vis,), 0.5, dtype=values.dtype, device=device)])
+        if self.positive_semidefinite:
             self.lambda_max = 1.0 if self.lambda_max else (0.5 if n_vis else 0.0)
-        self.S = SparseOperator(r, c, values, (n_vis, n_vis))
         # Edges from hidden nodes to visible ones: used only for out-of-sample rows.
-        if hidden is None:
-            self._cross = (row[:0], col[:0], w[:0])
-        else:
+        if hidden is not None:
             cross = hidden_mask[row] & ~hidden_mask[col]
             self._cross = (row[cross], self._g2l[col[cross]], w[cross])
+
+    def _nodes(self, num_nodes: int, hidden_mask: Tensor, dtype, device) -> None:
+        self.num_nodes, self._dtype, self._device = num_nodes, dtype, device
+        self._full_op = None
+        self.hidden_mask = hidden_mask
+        self.visible = (~hidden_mask).nonzero().flatten()
+        self._g2l = torch.full((num_nodes,), -1, dtype=torch.long, device=device)
+        self._g2l[self.visible] = torch.arange(self.visible.numel(), device=device)
+        e = torch.zeros(0, dtype=torch.long, device=device)
+        self._cross = (e, e, torch.zeros(0, dtype=dtype, device=device))
+
+    def _setup(self, r: Tensor, c: Tensor, w: Tensor, normalize: bool, lazy: bool, layout: dict | None) -> None:
+        n = self.visible.numel()
+        if normalize:
+            values, self.degree, self._dis = symmetric_normalization(r, c, w, n)
+        else:
+            values, self.degree, self._dis = w, torch.zeros(n, dtype=w.dtype, device=w.device).index_add(0, r, w), None
+        self.isolated = self.degree <= 0
+        self._half = 0.5 if lazy else 1.0   # the lazy kernel halves every edge entry
+        self.edges, self._weights, self._S = (r, c, values), w, None
+        self._layout = {} if layout is None else layout
+        self._symmetric_w = self._lambda = self._unit = None
+
+    @classmethod
+    def from_edges(cls, tgt: Tensor, src: Tensor, weight: Tensor, num_nodes: int, *, normalize: bool = True,
+                   lazy: bool = False, layout: dict | None = None, unit_bound: bool | None = None) -> "GraphKernel":
+        """The propagation matrix ``P`` of a graph, ``P[tgt, src] = w`` (duplicates summed, self-loops kept,
+        directed graphs as they are: PyG's reading, :func:`read_adjacency`) as a kernel with every node
+        visible: ``S = P``, or ``(I + P) / 2`` with ``lazy``. What the :mod:`graphstk.nn` modules use.
+
+        Parameters
+        ----------
+        tgt, src : LongTensor ``[E]``
+            Row (target) and column (source) of each edge.
+        weight : Tensor ``[E]``
+            Edge weights; may require grad (:meth:`propagate` is differentiable in them).
+        num_nodes : int
+        normalize : bool, default True
+            ``gcn_norm`` without self-loops, ``w_ji / sqrt(d_j d_i)`` with in-degrees ``d``
+            (:func:`symmetric_normalization`); ``False``: the weights as given.
+        lazy : bool, default False
+            ``S = (I + P) / 2``: positive semidefinite for a normalised undirected ``P``, bound 1.
+        layout : dict, optional
+            Shared by kernels of one structure (the CSR orders of ``P`` and ``P^T``, built once).
+        unit_bound : bool, optional
+            Whether ``|lambda(S)| <= 1`` is known; default: when ``P`` is normalised, non-negative
+            and symmetric. Otherwise ``lambda_max`` is ``min(max row sum, max column sum)`` of ``|S|``.
+        """
+        self = cls.__new__(cls)
+        self.normalization = "lazy" if lazy else ("symmetric" if normalize else "none")
+        self.positive_semidefinite = bool(lazy)
+        self._source = None
+        self._nodes(int(num_nodes), torch.zeros(int(num_nodes), dtype=torch.bool, device=tgt.device),
+                    weight.dtype, tgt.device)
+        self._setup(tgt, src, weight, normalize, lazy, layout)
+        self._unit = unit_bound if unit_bound is not None else (
+            lambda: normalize and bool((weight.detach() >= 0).all()) and self.is_symmetric())
+        return self
+
+    @property
+    def lambda_max(self) -> float:
+        if self._lambda is None:
+            self._lambda = self._bound()
+        return self._lambda
+
+    @lambda_max.setter
+    def lambda_max(self, value: float) -> None:
+        self._lambda = value
+
+    def _bound(self) -> float:   # lambda_max of a from_edges kernel (see there)
+        r, c, v = self.edges
+        if self.positive_semidefinite:
+            return 1.0 if r.numel() else 0.5
+        if self.unit_bound():
+            return 1.0 if r.numel() else 0.0
+        if not r.numel():
+            return 0.0
+        a, v = torch.zeros(self.num_nodes, dtype=v.dtype, device=v.device), v.detach().abs()
+        return min(float(a.index_add(0, r, v).max()), float(a.index_add(0, c, v).max()))
+
+    def unit_bound(self) -> bool:
+        """Whether ``|lambda(S)| <= 1`` is known (Eq. 23's normalisation of a symmetric graph)."""
+        if callable(self._unit):
+            self._unit = bool(self._unit())
+        return self._unit
+
+    def is_symmetric(self) -> bool:
+        """Whether ``W = W^T`` (duplicate edges summed), the weights before normalisation."""
+        if self._symmetric_w is None:
+            r, c, _ = self.edges
+            self._symmetric_w = _symmetric(r, c, self._weights, self.num_visible)
+        return self._symmetric_w
+
+    def row_scaled(self, d: Tensor) -> "GraphKernel":
+        """``D S`` for a diagonal ``d`` ``[N]`` or ``[N, 1]`` in ``[0, 1]`` (``LabelPropagation(keep_labels=True)``'s
+        unlabeled rows), keeping this kernel's spectral bound rule (``||D S|| <= ||S||``)."""
+        r, c, v = self.edges
+        return GraphKernel.from_edges(r, c, v * d.view(-1)[r].to(v.dtype), self.num_nodes, normalize=False,
+                                      layout=self._layout, unit_bound=self.unit_bound())
+
+    @property
+    def S(self) -> SparseOperator:
+        """``G_K / (n+m)`` over the visible nodes (see the class docstring), values detached."""
+        if self._S is None:
+            r, c, v = self.edges
+            v, n = v.detach(), self.visible.numel()
+            if self.positive_semidefinite:       # (I + S) / 2: the edges halved, 1/2 on the diagonal
+                diag = torch.arange(n, device=r.device)
+                r, c = torch.cat([r, diag]), torch.cat([c, diag])
+                v = torch.cat([v * 0.5, torch.full((n,), 0.5, dtype=v.dtype, device=v.device)])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)   # "CSR support is in beta"
+                self._S = SparseOperator(r, c, v, (n, n))
+        return self._S
+
+    def csr(self, value: Tensor | None = None, transpose: bool = False) -> Tensor:
+        """The edge matrix (``S`` without the lazy diagonal) or its transpose as a ``torch.sparse_csr_tensor``,
+        with ``value`` (edge order; default the kernel's own values), detached."""
+        r, c, own = self.edges
+        if transpose:
+            r, c = c, r
+        if transpose not in self._layout:
+            self._layout[transpose] = _csr_layout(r, self.num_visible)
+        perm, crow = self._layout[transpose]
+        v = (own if value is None else value).detach()[perm]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return torch.sparse_csr_tensor(crow, c[perm], v, (self.num_visible,) * 2, check_invariants=False)
+
+    def propagate(self, x: Tensor, value: Tensor | None = None) -> Tensor:
+        """``P x`` with the edge values (``value``: others of the same structure), differentiable in ``x``
+        and the values (``P^T`` in the backward pass); without grad one CSR product."""
+        value = self.edges[2] if value is None else value
+        if value.dtype != x.dtype:
+            value = value.to(x.dtype)
+        if torch.is_grad_enabled() and (value.requires_grad or x.requires_grad):
+            return _SpMM.apply(value, x, self)
+        return self.csr(value) @ x
 
     # -- the operator interface ---------------------------------------------
     shape = property(lambda self: (self.num_nodes, self.num_nodes))
@@ -406,6 +614,11 @@ class GraphKernel(NormalizedGraphKernel):
 
     def to(self, device=None, dtype=None) -> "GraphKernel":
         """The same kernel built on ``device`` in ``dtype`` (the edge list moves; nothing is densified)."""
+        if self._source is None:      # from_edges
+            r, c, _ = self.edges
+            return GraphKernel.from_edges(r.to(device), c.to(device), self._weights.to(device=device, dtype=dtype),
+                                          self.num_nodes, normalize=self._dis is not None,
+                                          lazy=self.positive_semidefinite)
         edge_index, edge_weight = self._source
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EdgeListWarning)

@@ -23,6 +23,7 @@ and grid points go through one sparse product, on any device.
 """
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -30,6 +31,7 @@ from typing import Callable, Iterable
 import torch
 from torch import Tensor
 
+from .._checks import user_stacklevel
 from .._spaces import LOCAL, VectorSpace, _space  # noqa: F401  (re-exported)
 from ..exceptions import ConvergenceError, ConvergenceWarning  # noqa: F401  (re-exported)
 
@@ -74,8 +76,6 @@ def time_budget(callback: Callable[[int, float], object] | None, max_seconds: fl
     ``callback`` itself (no limit). The solvers never decide from the clock on their own."""
     if max_seconds is None:
         return callback
-    import time
-
     limit = float(max_seconds)
     if not limit > 0:
         raise ValueError(f"max_seconds must be a positive number of seconds or None, got {max_seconds!r}")
@@ -97,7 +97,6 @@ def _safe_norm(b: Tensor, space: VectorSpace) -> Tensor:
 
 
 def _trend(residuals: list[float]) -> str:
-    """``"diverging"``, ``"stalled"`` or ``"decreasing"`` from a residual history."""
     if not residuals:
         return "stalled"
     first, last = residuals[0], residuals[-1]
@@ -110,7 +109,6 @@ def _trend(residuals: list[float]) -> str:
 
 
 def _fix(name: str, fix: str | None = None) -> str:
-    """The advice for a failed solve of ``name`` (or the caller's ``fix``), as a sentence."""
     text = fix or _FIX.get(name, _FIX["gmres"])
     return text[0].upper() + text[1:]
 
@@ -148,7 +146,6 @@ def _finish(res: SolveResult, tol: float, name: str, warn: bool, fix: str | None
             raise ConvergenceError(f"{name} was stopped ({res.stopped}) after {res.n_iter} iterations while "
                                    f"diverging (relative residual {last:.3e}). {_fix(name, fix)}", result=res)
         if warn:
-            from .._checks import user_stacklevel
             then = (_fix(name, fix) if res.stopped.startswith("stalled") else
                     "Raise max_seconds (or leave it unset) for a solve to tolerance")
             warnings.warn(f"{name} stopped after {res.n_iter} iterations: {res.stopped}; relative residual "
@@ -174,13 +171,11 @@ def _finish(res: SolveResult, tol: float, name: str, warn: bool, fix: str | None
                        f"exact solution even at a small residual. {_fix(name, fix)}")
             else:
                 msg = f"{head}, still decreasing: increase max_iter (or {fix or _STILL_DECREASING})"
-            from .._checks import user_stacklevel
             warnings.warn(msg, ConvergenceWarning, stacklevel=user_stacklevel())
     return res
 
 
 def _settle(res: SolveResult, space: VectorSpace) -> None:
-    """Hand ``res.x`` and its snapshots out through ``space`` (each tensor once)."""
     if type(space) is VectorSpace:
         return
     done = {id(res.x): space.settle(res.x)}
@@ -202,7 +197,7 @@ def _check_finite(r: Tensor, name: str, it: int) -> None:
 def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, tol: float = 0.0,
                snapshots: Iterable[int] = (), callback: Callable[[int, float], None] | None = None,
                warn: bool = True, step: Apply | None = None, fix: str | None = None,
-               space: VectorSpace | None = None) -> SolveResult:
+               space: VectorSpace | None = None, differentiable: bool = False) -> SolveResult:
     """Richardson iteration ``x <- x + gamma (b - A x)`` from ``x = 0``.
 
     ``gamma`` may be a scalar or a ``[K]`` tensor (one step size per column). Each
@@ -239,20 +234,24 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     space : VectorSpace, optional
         Where the column reductions (residual norms) run; default ``LOCAL`` (this process's
         whole tensors). A partitioned operator's ``vector_space`` sums over its processes.
+    differentiable : bool, default False
+        Update out of place, so that autograd differentiates ``x_T`` through the iterates (an
+        unrolled fixed budget whose ``apply``, ``b`` or ``gamma`` require grad; ``step`` is not used).
     """
     space = _space(space)
     snaps = set(int(t) for t in snapshots)
-    bn = _safe_norm(b, space)
+    bn = _safe_norm(b.detach(), space)
     track = tol > 0 or callback is not None  # otherwise residuals only at snapshots and the end
-    if step is not None and bool((torch.as_tensor(gamma) != 0).all()):   # gamma = 0: r_t is not (x_{t+1} - x_t) / gamma
+    # gamma = 0: r_t is not (x_{t+1} - x_t) / gamma
+    if step is not None and not differentiable and bool((torch.as_tensor(gamma) != 0).all()):
         return _finish(_richardson_fused(apply, step, b, gamma, max_iter, tol, snaps, callback, bn, track, space),
                        tol, "richardson", warn, fix, space)
     x = torch.zeros_like(b)
     r = b
     res = SolveResult(x)
     for t in range(1, max_iter + 1):
-        x = x + gamma * r if t == 1 else x.add_(gamma * r)
-        r = apply(x).neg_().add_(b)
+        x = x + gamma * r if t == 1 or differentiable else x.add_(gamma * r)
+        r = b - apply(x) if differentiable else apply(x).neg_().add_(b)
         if track or t in snaps or t == max_iter:
             rel = _relative(r, bn, space)
             stop = _record_residual(res, r, rel, t, callback)
@@ -284,8 +283,7 @@ STALL_WINDOW, STALL_GAIN = 100, 0.01
 
 
 def _stalled(res: SolveResult) -> bool:
-    """Whether Richardson's recorded residuals made no progress over the last ``STALL_WINDOW``
-    iterations (less than ``STALL_GAIN``); if so, ``res.stopped`` says so (counted, never timed)."""
+    """Whether Richardson gained less than ``STALL_GAIN`` in ``STALL_WINDOW`` iterations (then ``res.stopped``)."""
     hist = res.residuals
     if len(hist) <= STALL_WINDOW:
         return False
@@ -298,14 +296,11 @@ def _stalled(res: SolveResult) -> bool:
 
 
 def _relative(r: Tensor, bn: Tensor, space: VectorSpace) -> float:
-    """The largest relative residual ``||r_j|| / ||b_j||`` over the columns."""
-    return float((space.col_norm(r) / bn).max()) if r.numel() else 0.0
+    return float((space.col_norm(r.detach()) / bn).max()) if r.numel() else 0.0
 
 
 def _record_residual(res: SolveResult, r: Tensor, rel: float, t: int, callback) -> bool:
-    """Append ``rel``, the relative residual of Richardson's iteration ``t``, to ``res``, check it
-    is finite and report it to ``callback``; True when the callback asked to stop (the reason is
-    then in ``res.stopped``)."""
+    """Record Richardson's ``rel`` at iteration ``t``, check it is finite; True when ``callback`` stops."""
     res.residuals.append(rel)
     if rel != rel or rel == float("inf"):
         _check_finite(r, "richardson", t)
@@ -313,7 +308,6 @@ def _record_residual(res: SolveResult, r: Tensor, rel: float, t: int, callback) 
 
 
 def _ask(res: SolveResult, callback, t: int, rel: float) -> bool:
-    """Report iteration ``t`` to ``callback``; a true answer stops the solve (``res.stopped``)."""
     if callback is None:
         return False
     stop = callback(t, rel)
@@ -430,8 +424,7 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
 
 
 def _cg_done(res: SolveResult, rs_new: Tensor, bn: Tensor, t: int, tol: float, callback) -> bool:
-    """Record iteration ``t`` of a CG (largest relative residual ``sqrt(rs_new) / bn`` over the
-    columns), ask the callback, and say whether the iteration ends (``tol`` met, or stopped)."""
+    """Record CG's iteration ``t``; True when it ends (``tol`` met, or the callback stopped it)."""
     rel = float((torch.sqrt(rs_new) / bn).max()) if rs_new.numel() else 0.0
     res.residuals.append(rel)
     stop = _ask(res, callback, t, rel)
@@ -441,8 +434,7 @@ def _cg_done(res: SolveResult, rs_new: Tensor, bn: Tensor, t: int, tol: float, c
     return False
 
 
-def _cg_beta(rs: Tensor, rs_new: Tensor) -> Tensor:
-    """CG's per-column ``beta = rs_new / rs`` (``0`` for a column already solved, ``rs = 0``)."""
+def _cg_beta(rs: Tensor, rs_new: Tensor) -> Tensor:   # 0 for a column already solved (rs = 0)
     return torch.where(rs > 0, rs_new / torch.where(rs > 0, rs, torch.ones_like(rs)), torch.zeros_like(rs))
 
 
@@ -515,8 +507,7 @@ def metric_cg(apply: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]], b: Tenso
 
 
 def _lstsq(h: Tensor, rhs: Tensor) -> Tensor:
-    """GMRES's batch of small least-squares problems; on the CPU on one thread: a threaded ``gelsd``
-    on ``[6, 51, 50]`` took 330 ms on a busy 2-core machine with 2 threads, 1.4 ms with one."""
+    """GMRES's batch of small least-squares problems (on the CPU on one thread: a threaded ``gelsd`` is slower)."""
     if h.device.type != "cpu":
         return torch.linalg.lstsq(h, rhs).solution
     threads = torch.get_num_threads()

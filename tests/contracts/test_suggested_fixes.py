@@ -954,7 +954,7 @@ def _():
 ADJ = torch.sparse_coo_tensor(EDGES, torch.ones(EDGES.shape[1]), (N, N), check_invariants=True).coalesce()
 
 
-@case("nn_sparse_layout", "nn/adjacency.py:_edges:pass a COO or CSR adj_t", ValueError,
+@case("nn_sparse_layout", "operators/graph.py:read_adjacency:pass a COO or CSR adj_t", ValueError,
       r"sparse layout torch\.sparse_csc is not supported: pass a COO or CSR adj_t, or an edge_index")
 def _():
     def fix(env, msg):
@@ -964,7 +964,7 @@ def _():
     return (lambda env: lp_module()(LABELS, ADJ.to_sparse_csc(), MASK), fix)
 
 
-@case("nn_float_edge_index", "nn/adjacency.py:_edges:(or pass a torch.sparse / SparseTensor adj_t", ValueError,
+@case("nn_float_edge_index", "operators/graph.py:read_adjacency:(or pass a torch.sparse / SparseTensor adj_t", ValueError,
       r"edge_index must be an integer tensor of shape \[2, E\], got torch\.float32 of shape \(2, 24\) \(or pass a "
       r"torch\.sparse / SparseTensor adj_t \[N, N\]\)")
 def _():

@@ -10,8 +10,8 @@ from nn_graphs import labels, random_graph
 from torch.autograd import gradcheck
 
 from graphstk.nn import LabelPropagation, STKRPropagation
-from graphstk.nn.adjacency import build_operator
-from graphstk.nn.autograd import LinearSystem, implicit_solve, spmm
+from graphstk.nn.autograd import LinearSystem, implicit_solve
+from graphstk.operators import GraphKernel
 from graphstk.spectral.transforms import InverseLaplacian, Polynomial, ReciprocalPolynomial
 
 n = 12
@@ -38,10 +38,10 @@ def leaf(t):
 
 
 # ----------------------------------------------------------------------------- building blocks
-def test_spmm_gradcheck():
-    op = build_operator(EI, n, W0, torch.float64)
+def test_propagate_gradcheck():
+    kernel = GraphKernel.from_edges(EI[1], EI[0], W0, n, normalize=False)
     x = leaf(SOFT)
-    assert gradcheck(lambda v, x: spmm(op, x, v), (leaf(W0), x))
+    assert gradcheck(lambda v, x: kernel.propagate(x, v), (leaf(W0), x))
 
 
 def test_implicit_solve_matches_dense_solve_gradient():
@@ -117,7 +117,7 @@ STKR_CASES = {
     "reciprocal r=2, GMRES on M (implicit)": (ReciprocalPolynomial([1.0, -0.5, 0.1], 2),
                                               dict(tol=1e-13, max_iter=5000, solver="gmres")),
 }
-PARAM = {"poly": "coeffs", "invlap": "eta", "recip": "xi"}
+PARAM = {Polynomial: "coeffs", InverseLaplacian: "eta", ReciprocalPolynomial: "xi"}
 
 
 @pytest.mark.parametrize("case", list(STKR_CASES))
@@ -130,7 +130,7 @@ def test_stkr_gradcheck(case):
         warnings.simplefilter("error")          # a budget that diverged would test another route
         assert gradcheck(lambda y: m(y, EI_S, MASK, W), (y,), fast_mode=True)
         assert gradcheck(lambda u: m(y.detach(), EI_S, MASK, stkr_w(u)), (leaf(HALF),), fast_mode=True)
-        name = PARAM[m.kind]
+        name = PARAM[type(m.transform)]
         for attr in ("beta", name):
             value = getattr(m, attr)
 
@@ -164,13 +164,13 @@ def test_stkr_implicit_equals_unrolled_at_convergence():
 
 
 # ----------------------------------------------------------------------------- against a dense direct computation
-def _dense_scores(kind, r, y, u, c, beta):
+def _dense_scores(poly, r, y, u, c, beta):
     """Eq. 7 from dense matrices, differentiated by autograd through ``torch.linalg.solve``."""
     W = torch.zeros(n, n, dtype=torch.float64).index_put((EI_S[1], EI_S[0]), stkr_w(u), accumulate=True)
     d = W.sum(1).rsqrt()
     S = d[:, None] * W * d[None, :]
     I = torch.eye(n, dtype=torch.float64)
-    if kind == "poly":
+    if poly:
         sS = sum(c[p] * torch.linalg.matrix_power(S, p + 1) for p in range(c.numel()))
     else:
         Q = sum(c[p] * torch.linalg.matrix_power(S, p) for p in range(c.numel()))
@@ -200,11 +200,11 @@ def test_stkr_implicit_gradient_equals_dense_direct(case):
     grads = []
     for dense in (False, True):
         m = STKRPropagation(transform, 0.3, dtype=torch.float64, flag_unreachable=False, normalization="symmetric", **kw)
-        name = PARAM[m.kind]
+        name = PARAM[type(m.transform)]
         y, u, beta, p = leaf(SOFT[:, :2]), leaf(HALF), leaf(m.beta), leaf(getattr(m, name))
         if dense:
-            c = p if m.kind != "invlap" else torch.stack([torch.ones_like(p), -p])
-            out = _dense_scores(m.kind, m.r, y, u, c, beta)
+            c = p if not isinstance(transform, InverseLaplacian) else torch.stack([torch.ones_like(p), -p])
+            out = _dense_scores(isinstance(transform, Polynomial), getattr(transform, "r", 0), y, u, c, beta)
         else:
             m.beta = beta
             setattr(m, name, p)
