@@ -45,10 +45,17 @@ are kept as a CSR matrix.
 from __future__ import annotations
 
 import copy
+import warnings
 
+import numpy as np
+import scipy.sparse as sp
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch_geometric.nn import GATConv
+from torch_geometric.nn.conv.gcn_conv import gcn_norm
+from torch_geometric.nn.inits import glorot
+from torch_geometric.nn.models import CorrectAndSmooth
 
 __all__ = ["MODELS", "PRESETS", "HYPERPARAMETERS", "DEFAULT_PRESET", "Features", "gcn_adjacency", "gnn_setting",
            "param_groups", "train_gnn"]
@@ -80,9 +87,6 @@ class Features:
     ``1 / (1 - p)``, ``F.dropout``'s distribution; :meth:`matmul` is the product with a weight ``[d, h]``."""
 
     def __init__(self, x, features: str = "sum"):
-        import numpy as np
-        import scipy.sparse as sp
-
         if isinstance(x, Tensor):
             x = x.detach().cpu()
             x = sp.csr_matrix(x.to_dense().numpy() if x.is_sparse else x.numpy())
@@ -119,8 +123,6 @@ class Features:
         """``X_v @ W`` for the dropped features ``v`` of :meth:`dropped`."""
         if not self.sparse:
             return v @ W
-        import warnings
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)       # torch: "sparse CSR support is in beta"
             X = torch.sparse_csr_tensor(self.crow, self.col, v, self.shape, check_invariants=False)
@@ -137,10 +139,6 @@ class Features:
 
 def gcn_adjacency(edge_index: Tensor, num_nodes: int) -> Tensor:
     """GCN's ``D~^{-1/2} (A + I) D~^{-1/2}`` (PyG's ``gcn_norm``) as a float32 sparse CSR tensor ``[N, N]``."""
-    import warnings
-
-    from torch_geometric.nn.conv.gcn_conv import gcn_norm
-
     ei, w = gcn_norm(edge_index, None, int(num_nodes), add_self_loops=True, dtype=torch.float32)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -168,8 +166,6 @@ class _GCN(nn.Module):
 
     def __init__(self, d, C, hidden=16, dropout=0.5):
         super().__init__()
-        from torch_geometric.nn.inits import glorot
-
         self.p = dropout
         self.l1, self.l2 = _Linear(d, hidden, bias=False), _Linear(hidden, C, bias=False)
         glorot(self.l1.weight), glorot(self.l2.weight)
@@ -186,8 +182,6 @@ class _GAT(nn.Module):
 
     def __init__(self, d, C, hidden=64, dropout=0.6, heads=8, att_dropout=0.6):
         super().__init__()
-        from torch_geometric.nn import GATConv
-
         self.p = dropout
         self.l1 = GATConv(d, hidden // heads, heads=heads, dropout=att_dropout)
         self.c2 = GATConv(hidden // heads * heads, C, heads=1, concat=False, dropout=att_dropout)
@@ -344,8 +338,6 @@ def train_gnn(model: str, x, edge_index: Tensor, y: Tensor, train: Tensor, eval_
         out = net(feats, graph)
     if model != "MLP+C&S":
         return F.log_softmax(out, 1)[eval_idx].double()
-    from torch_geometric.nn.models import CorrectAndSmooth
-
     cs = CorrectAndSmooth(num_correction_layers=50, correction_alpha=1.0, num_smoothing_layers=50,
                           smoothing_alpha=0.8, autoscale=True)
     prob = out.softmax(1)

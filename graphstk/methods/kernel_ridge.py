@@ -38,6 +38,7 @@ import torch
 from numbers import Real
 
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_array
 from torch import Tensor
@@ -283,7 +284,6 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         :mod:`sklearn.metrics.pairwise` (a host step: sparse points live on the CPU)."""
         Y = None if X is self.X_fit_ else self.X_fit_
         if sp.issparse(X):
-            from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
             if self.normalize:
                 raise ValueError("normalize=True needs dense X; pass X.toarray()")
             G = (linear_kernel(X, Y) if self.kernel_.name == "linear"
