@@ -251,11 +251,11 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     def _split(self, X: Tensor) -> tuple[Tensor, Tensor]:
         d = X.shape[1]
         k = d // 2 if self.n_features_l is None else self.n_features_l
-        if isinstance(k, bool) or int(k) != k or not 1 <= int(k) < d:
+        if not 1 <= k < d:
             raise ValueError(f"X has {d} feature(s): the L mode takes the first n_features_l columns and the H "
                              f"mode the rest, so both need at least one (n_features_l = {k!r}; pass "
                              f"1 <= n_features_l < {d})")
-        return X[:, :int(k)], X[:, int(k):]
+        return X[:, :k], X[:, k:]
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

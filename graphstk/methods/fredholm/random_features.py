@@ -168,7 +168,7 @@ class RandomFeatureFredholm(SemiSupervisedClassifier):
 
     def _fit(self, X: Tensor, labeled: Tensor, Y: Tensor):
         XL = _take(X, labeled)
-        n, l, F = _n(X), _n(XL), 2 * check_positive_int("n_components", self.n_components)
+        n, l, F = _n(X), _n(XL), 2 * int(self.n_components)
         check_allocation(8.0 * (n * Y.shape[1] + l * (F + l) + n + F + _BLOCK_ELEMS),
                          f"the random-feature Fredholm fit on {n} points ([{n}, {Y.shape[1]}] scores, [{l}, {F}] "
                          "labeled features, row tiles)", "fit on a random subsample of the unlabeled points, or "
