@@ -15,7 +15,7 @@ from ...memory import check_allocation, tile_rows
 from ...operators.feature import check_positive
 from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, Kernel
 from ..semi_supervised import SemiSupervisedClassifier
-from .kernel import _BLOCK_ELEMS, FredholmKernel, _n, _slice, _take, fredholm_instance, median_sigma
+from .kernel import _BLOCK_ELEMS, FredholmKernel, _n, _take, fredholm_instance, median_sigma
 from .solvers import effective_lam, solve_square
 
 __all__ = ["fredholm_random_features", "RandomFeatureFredholm"]
@@ -75,7 +75,7 @@ class _RFContext:
         rb = tile_rows(max(1, 4 * _BLOCK_ELEMS // max(1, _n(self.U))), 8.0 * (_n(self.U) + F),
                        what=f"one row of the Fredholm weights ({_n(self.U)} entries)", hint="subsample the points")
         for s in range(0, _n(P), rb):
-            A = self.op.weights(_slice(P, s, min(_n(P), s + rb)))
+            A = self.op.weights(P[s:s + rb])
             acc = A.new_zeros(A.shape[0], F)
             for us, ue in self._u_blocks():
                 acc += A[:, us:ue] @ self.z.map_tensor(self.U[us:ue]).to(A.dtype)
