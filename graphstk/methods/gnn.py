@@ -25,12 +25,11 @@ MLP + C&S   the MLP, then ``CorrectAndSmooth(50, 1.0, 50, 0.8)`` on the train la
 ==========  ============================================================================  ==========================
 
 ``shchur`` (Shchur et al. 2018, "Pitfalls of GNN evaluation", Sec. 4 and their released
-hyperparameters: the setting of the Amazon and Coauthor graphs): Adam, early stopping with patience
-50 on the validation loss (their cap of 100000 epochs is 1000 here), GCN with 64 hidden units, dropout 0.8, lr 0.01, L2 1e-3; GAT with 8 heads of 8 units,
-dropout 0.6 on the features and 0.3 on the attention coefficients, lr 0.01, L2 1e-2; APPNP with
-Gasteiger et al.'s own setting and their patience of 100; the MLP as GCN. The raw features: Shchur et
-al.'s graphs are bag-of-words indicators (Amazon's are 35 % dense), and scaled to sum 1 they become
-so small that the L2 term outweighs the data term.
+hyperparameters, the setting of the Amazon and Coauthor graphs): Adam, early stopping with patience
+50 on the validation loss (their cap of 100000 epochs is 1000 here); GCN with 64 hidden units,
+dropout 0.8, lr 0.01, L2 1e-3; GAT with 8 heads of 8 units, dropout 0.6 on the features and 0.3 on
+the attention coefficients, lr 0.01, L2 1e-2; APPNP with Gasteiger et al.'s setting and patience
+100; the MLP as GCN; raw features (bag-of-words scaled to sum 1 make the L2 term outweigh the data).
 
 Weight decay is Adam's L2 term on every parameter, except for GCN and APPNP, whose papers regularise
 the weights of the first layer only (Kipf & Welling's released code; Gasteiger et al. 2019,

@@ -10,14 +10,9 @@ convention, read by :func:`graphstk._arrays.semi_supervised_labels`). A subclass
   when there are two classes);
 * ``_scores(X)``: the scores ``[m, C]`` (one column for two classes) of validated points.
 
-and gets ``fit``, ``decision_function``, ``predict`` and ``score`` with scikit-learn's
-conventions: ``predict`` returns labels from ``classes_``, ``decision_function`` is 1-D for two
-classes, NumPy in gives NumPy out and a tensor in gives a tensor out on its device.
-
-Parameters are declared once per subclass in ``_parameter_constraints`` (scikit-learn's
-parameter validation) and checked at the start of ``fit``, so a value set by ``set_params`` or a
-grid search is refused there with a message naming the parameter.
-
+and gets ``fit``, ``decision_function`` (1-D for two classes), ``predict`` (labels from
+``classes_``) and ``score`` (NumPy in gives NumPy out, a tensor in a tensor on its device).
+Parameters are declared once per subclass in ``_parameter_constraints``, checked at ``fit``.
 ``unreachable_`` flags the fitted points whose decision values are all zero or not finite (no
 kernel weight on any labeled point): ``predict`` gives them ``-1`` instead of a class, and does
 the same, with an :class:`UnreachableNodesWarning`, for any such point it is asked about.
