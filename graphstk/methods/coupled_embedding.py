@@ -13,30 +13,19 @@ is minimised under ``U^T Zk Zk^T U = I`` with ``Zk = blockdiag(K_L, K_H)`` (Eqs.
 the generalised eigenproblem ``Zk G Zk u = lambda Zk Zk u``, smallest ``lambda`` first. Note
 ``U^T Zk Zk U = Y^T Y``: the constraint makes the training embedding orthonormal.
 
-Regularisation (an addition; ``reg = 0`` is Eq. 28 as printed). With full-rank kernels Eq. 28
-only sees ``Y``: its solutions are the eigenvectors of ``G`` whatever the kernel, and ``U =
-Zk^-1 Y`` interpolates them (an unstable out-of-sample map). ``reg > 0`` adds the RKHS norms
-of the projections to the objective, ``Tr(Y^T G Y) + eps sum_k ||f_k||_H^2 = Tr(U^T (Zk G Zk +
-eps Zk) U)``, with ``eps = reg * s_max * mean(diag G)`` (``s_max``: the largest kernel
-eigenvalue), so that directions where the kernel is weak are penalised. (Adding ``eps I`` to
-the constraint instead would be wrong for a minimisation: near-null directions of ``Zk`` would
-become spurious ``lambda ~ 0`` solutions with vanishing embeddings.)
+Regularisation (an addition; ``reg = 0`` is Eq. 28 as printed). With full-rank kernels Eq. 28 only
+sees ``Y`` (its solutions are the eigenvectors of ``G`` whatever the kernel, an unstable
+out-of-sample map), so ``reg > 0`` adds the RKHS norms of the projections:
+``Tr(Y^T G Y) + eps sum_k ||f_k||_H^2 = Tr(U^T (Zk G Zk + eps Zk) U)``, ``eps = reg * s_max *
+mean(diag G)`` (``s_max``: the largest kernel eigenvalue).
 
-Solving it. Components of ``u`` in the null space of ``Zk`` change neither the objective nor
-the embedding, so ``u`` is restricted to ``range(Zk) = span(V)`` (eigenvectors of the two
-kernel blocks with eigenvalues ``s > rcond s_max``). With ``Y = V q``, ``u = V S^-1 q`` the
-pencil becomes the symmetric standard problem ``(V^T G V + eps S^-1) q = lambda q``, solved with
-:func:`scipy.linalg.eigh` (``Y^T Y = q^T q = I``).
-
-The trivial solution. ``G 1 = 0``: the constant embedding (all points on one spot) has
-``J = 0``; it is discarded by requiring ``Y^T 1 = 0`` (``q`` orthogonal to ``V^T 1``), as in
-Laplacian eigenmaps. With ``reg = 0`` and ``1`` in ``range(Zk)`` (e.g. Gaussian kernels) this
-removes exactly the eigenvector ``u0 = Zk^-1 1`` (``lambda = 0``) and every other eigenpair of
-the pencil is kept; ``constant_residual_`` reports ``||P 1 - 1|| / ||1||`` for the projection
-``P`` onto ``range(Zk)``. With ``reg > 0`` the constraint adds a Lagrange term: ``(Zk G Zk + eps
-Zk) u - lambda Zk Zk u`` is a multiple of ``Zk 1``. Only the global constant is removed: if
-the bipartite graph is disconnected, the centred per-component indicators (``lambda ~ 0``)
-are kept.
+Solving it. ``u`` is restricted to ``range(Zk) = span(V)`` (kernel eigenvectors with ``s > rcond
+s_max``; null-space components change nothing); with ``Y = V q``, ``u = V S^-1 q`` the pencil is the
+symmetric problem ``(V^T G V + eps S^-1) q = lambda q`` (:func:`scipy.linalg.eigh`, ``Y^T Y = I``).
+The trivial solution (``G 1 = 0``: every point on one spot) is removed by requiring ``Y^T 1 = 0``, as
+in Laplacian eigenmaps; ``constant_residual_`` reports ``||P 1 - 1|| / ||1||`` for the projection
+``P`` onto ``range(Zk)``. Only the global constant is removed: a disconnected bipartite graph keeps
+its centred per-component indicators (``lambda ~ 0``).
 
 Out-of-sample. ``f_L(t) = U_L^T k_L(L, t)``, ``f_H(t) = U_H^T k_H(H, t)``: a training point
 maps exactly onto its in-sample embedding.
@@ -103,8 +92,8 @@ def coupled_kernel_embedding(K_L, K_H, W, n_components: int = 2, reg: float = 1e
     ----------
     K_L, K_H, W : see above.
     n_components : int, default 2
-    reg : float, default 1e-3
-        Ridge added to the constraint matrix so that the generalized eigenproblem is definite.
+    reg : float >= 0, default 1e-3
+        Relative weight of the RKHS-norm penalty (module docstring; ``0`` is Eq. 28 as printed).
     rcond : float, default 1e-10
         Relative cutoff below which eigenvalues of the constraint matrix count as zero.
     """
@@ -251,11 +240,11 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     def _split(self, X: Tensor) -> tuple[Tensor, Tensor]:
         d = X.shape[1]
         k = d // 2 if self.n_features_l is None else self.n_features_l
-        if isinstance(k, bool) or int(k) != k or not 1 <= int(k) < d:
+        if not 1 <= k < d:
             raise ValueError(f"X has {d} feature(s): the L mode takes the first n_features_l columns and the H "
                              f"mode the rest, so both need at least one (n_features_l = {k!r}; pass "
                              f"1 <= n_features_l < {d})")
-        return X[:, :int(k)], X[:, int(k):]
+        return X[:, :k], X[:, k:]
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

@@ -25,12 +25,11 @@ MLP + C&S   the MLP, then ``CorrectAndSmooth(50, 1.0, 50, 0.8)`` on the train la
 ==========  ============================================================================  ==========================
 
 ``shchur`` (Shchur et al. 2018, "Pitfalls of GNN evaluation", Sec. 4 and their released
-hyperparameters: the setting of the Amazon and Coauthor graphs): Adam, early stopping with patience
-50 on the validation loss (their cap of 100000 epochs is 1000 here), GCN with 64 hidden units, dropout 0.8, lr 0.01, L2 1e-3; GAT with 8 heads of 8 units,
-dropout 0.6 on the features and 0.3 on the attention coefficients, lr 0.01, L2 1e-2; APPNP with
-Gasteiger et al.'s own setting and their patience of 100; the MLP as GCN. The raw features: Shchur et
-al.'s graphs are bag-of-words indicators (Amazon's are 35 % dense), and scaled to sum 1 they become
-so small that the L2 term outweighs the data term.
+hyperparameters, the setting of the Amazon and Coauthor graphs): Adam, early stopping with patience
+50 on the validation loss (their cap of 100000 epochs is 1000 here); GCN with 64 hidden units,
+dropout 0.8, lr 0.01, L2 1e-3; GAT with 8 heads of 8 units, dropout 0.6 on the features and 0.3 on
+the attention coefficients, lr 0.01, L2 1e-2; APPNP with Gasteiger et al.'s setting and patience
+100; the MLP as GCN; raw features (bag-of-words scaled to sum 1 make the L2 term outweigh the data).
 
 Weight decay is Adam's L2 term on every parameter, except for GCN and APPNP, whose papers regularise
 the weights of the first layer only (Kipf & Welling's released code; Gasteiger et al. 2019,
@@ -45,10 +44,17 @@ are kept as a CSR matrix.
 from __future__ import annotations
 
 import copy
+import warnings
 
+import numpy as np
+import scipy.sparse as sp
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch_geometric.nn import GATConv
+from torch_geometric.nn.conv.gcn_conv import gcn_norm
+from torch_geometric.nn.inits import glorot
+from torch_geometric.nn.models import CorrectAndSmooth
 
 __all__ = ["MODELS", "PRESETS", "HYPERPARAMETERS", "DEFAULT_PRESET", "Features", "gcn_adjacency", "gnn_setting",
            "param_groups", "train_gnn"]
@@ -80,9 +86,6 @@ class Features:
     ``1 / (1 - p)``, ``F.dropout``'s distribution; :meth:`matmul` is the product with a weight ``[d, h]``."""
 
     def __init__(self, x, features: str = "sum"):
-        import numpy as np
-        import scipy.sparse as sp
-
         if isinstance(x, Tensor):
             x = x.detach().cpu()
             x = sp.csr_matrix(x.to_dense().numpy() if x.is_sparse else x.numpy())
@@ -119,8 +122,6 @@ class Features:
         """``X_v @ W`` for the dropped features ``v`` of :meth:`dropped`."""
         if not self.sparse:
             return v @ W
-        import warnings
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)       # torch: "sparse CSR support is in beta"
             X = torch.sparse_csr_tensor(self.crow, self.col, v, self.shape, check_invariants=False)
@@ -137,10 +138,6 @@ class Features:
 
 def gcn_adjacency(edge_index: Tensor, num_nodes: int) -> Tensor:
     """GCN's ``D~^{-1/2} (A + I) D~^{-1/2}`` (PyG's ``gcn_norm``) as a float32 sparse CSR tensor ``[N, N]``."""
-    import warnings
-
-    from torch_geometric.nn.conv.gcn_conv import gcn_norm
-
     ei, w = gcn_norm(edge_index, None, int(num_nodes), add_self_loops=True, dtype=torch.float32)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -168,8 +165,6 @@ class _GCN(nn.Module):
 
     def __init__(self, d, C, hidden=16, dropout=0.5):
         super().__init__()
-        from torch_geometric.nn.inits import glorot
-
         self.p = dropout
         self.l1, self.l2 = _Linear(d, hidden, bias=False), _Linear(hidden, C, bias=False)
         glorot(self.l1.weight), glorot(self.l2.weight)
@@ -186,8 +181,6 @@ class _GAT(nn.Module):
 
     def __init__(self, d, C, hidden=64, dropout=0.6, heads=8, att_dropout=0.6):
         super().__init__()
-        from torch_geometric.nn import GATConv
-
         self.p = dropout
         self.l1 = GATConv(d, hidden // heads, heads=heads, dropout=att_dropout)
         self.c2 = GATConv(hidden // heads * heads, C, heads=1, concat=False, dropout=att_dropout)
@@ -344,8 +337,6 @@ def train_gnn(model: str, x, edge_index: Tensor, y: Tensor, train: Tensor, eval_
         out = net(feats, graph)
     if model != "MLP+C&S":
         return F.log_softmax(out, 1)[eval_idx].double()
-    from torch_geometric.nn.models import CorrectAndSmooth
-
     cs = CorrectAndSmooth(num_correction_layers=50, correction_alpha=1.0, num_smoothing_layers=50,
                           smoothing_alpha=0.8, autoscale=True)
     prob = out.softmax(1)

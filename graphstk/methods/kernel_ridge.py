@@ -9,22 +9,16 @@ This is the convention of ``sklearn.kernel_ridge.KernelRidge`` (its ``alpha`` is
 A ``1/n``-normalised objective ``(1/n) sum (...)^2 + lam' ||f||^2`` is the same with
 ``lam = n lam'``.
 
-* :func:`kernel_ridge_solve` solves ``(K + lam I) alpha = y`` for any square
-  :class:`~graphstk.operators.KernelOperator` (graph kernels, feature kernels, dense
-  matrices), directly (dense Cholesky, small ``n``) or by conjugate gradients through
-  products only (``op @ block``, never materialised).
-* :class:`KernelRidge` is the feature-kernel estimator (``fit(X, y)`` / ``predict(X)`` /
-  ``score``, a scikit-learn regressor).
-* :class:`RandomFeatureRidge` is the primal form on random features ``Z = z(X)``
-  (slides Eq. 1, ``K ~ Z Z^T``): ``w = (Z^T Z + lam I)^{-1} Z^T y``, ``f(x) = z(x)^T w``,
-  which equals ``Z_test Z^T (Z Z^T + lam I)^{-1} y`` and so approaches exact KRR with the
-  same ``lam`` as the number of features grows.
+* :func:`kernel_ridge_solve`: ``(K + lam I) alpha = y`` for any square
+  :class:`~graphstk.operators.KernelOperator`, by dense Cholesky or by CG through products only;
+* :class:`KernelRidge`: the feature-kernel estimator (a scikit-learn regressor);
+* :class:`RandomFeatureRidge`: the primal form on random features ``Z = z(X)`` (slides Eq. 1,
+  ``K ~ Z Z^T``), ``w = (Z^T Z + lam I)^{-1} Z^T y``, which approaches exact KRR with the same
+  ``lam`` as the number of features grows.
 
-Multi-output targets ``y`` of shape ``[n, C]`` are solved as ``C`` right-hand sides at once. Both
-estimators are supervised: every row of ``y`` is a target, and ``-1`` is a value like any other, not
-the unlabeled marker of the semi-supervised classifiers (fit on ``X[y != -1], y[y != -1]``).
-Both estimators follow scikit-learn's contract (``docs/estimators.md``): NumPy in gives NumPy
-out, a torch tensor in gives a tensor out on its device (every step runs there).
+Targets ``[n, C]`` are ``C`` right-hand sides at once. Both estimators are supervised (``-1`` is a
+target value, not the unlabeled marker) and follow scikit-learn's contract (``docs/estimators.md``):
+NumPy in gives NumPy out, a tensor in gives a tensor out on its device.
 """
 from __future__ import annotations
 
@@ -38,6 +32,7 @@ import torch
 from numbers import Real
 
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_array
 from torch import Tensor
@@ -71,13 +66,6 @@ def _as_targets(y, n: int, dtype, device) -> tuple[Tensor, bool]:
         raise ValueError("y contains NaN or infinite values")
     vec = t.dim() == 1
     return (t.unsqueeze(1) if vec else t), vec
-
-
-def _check_lam(lam) -> float:
-    lam = float(lam)
-    if not math.isfinite(lam) or lam < 0:
-        raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
-    return lam
 
 
 def block_cg(matvec, B: Tensor, tol: float = 1e-10, max_iter: int | None = None,
@@ -143,7 +131,9 @@ def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str =
     n, m = op.shape
     if n != m:
         raise ValueError(f"kernel ridge needs a square operator, got shape {op.shape}")
-    lam = _check_lam(lam)
+    lam = float(lam)
+    if not math.isfinite(lam) or lam < 0:
+        raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
     Y, vec = _as_targets(y, n, op.dtype, op.device)
     it = 1
     if solver == "direct":
@@ -169,7 +159,47 @@ def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str =
     return (alpha, int(it)) if return_n_iter else alpha
 
 
-class KernelRidge(RegressorMixin, BaseEstimator):
+class _Ridge(RegressorMixin, BaseEstimator):
+    """The regressor contract of :class:`KernelRidge` and :class:`RandomFeatureRidge`: a subclass gives
+    ``_fit(X, y)`` and ``_predict(X)``."""
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit on the training points (the solve of the class docstring).
+
+        Parameters
+        ----------
+        X : Tensor or array ``[n, d]``
+        y : Tensor or array ``[n]`` or ``[n, C]``
+            Targets of every row (``-1`` is a target value, not an unlabeled marker).
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y)
+
+    def predict(self, X):
+        """The predictions ``f(x)`` of the class docstring for every row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like or Tensor ``[m, d]`` (scipy.sparse where the estimator accepts it)
+
+        Returns
+        -------
+        ndarray or Tensor ``[m]`` or ``[m, C]`` (the shape of ``y``), of ``X``'s array type.
+        """
+        check_is_fitted(self)
+        return to_output(self._predict(X), X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+
+class KernelRidge(_Ridge):
     """Kernel ridge regression with a feature kernel: ``alpha = (K + lam I)^{-1} y``
     (slides, Proposition 3; no ``1/n``), ``f(x) = sum_i alpha_i k(x, x_i)``.
 
@@ -232,20 +262,7 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         sigma = self.sigma if self.sigma is not None else median_sigma(X)
         return kernel_function(base.name, sigma=sigma)
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Solve ``alpha = (K + lam I)^{-1} y`` (slides, Proposition 3) on the training points.
-
-        Parameters
-        ----------
-        X : Tensor or array ``[n, d]``
-        y : Tensor or array ``[n]`` or ``[n, C]``
-            Targets of every row (``-1`` is a target value, not an unlabeled marker).
-
-        Returns
-        -------
-        self
-        """
+    def _fit(self, X, y):
         name = self.kernel.name if isinstance(self.kernel, Kernel) else kernel_function(self.kernel).name
         X = validate_features(self, X, reset=True, accept_sparse=name in _SPARSE_KERNELS)
         self.kernel_ = self._kernel(X)
@@ -283,7 +300,6 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         :mod:`sklearn.metrics.pairwise` (a host step: sparse points live on the CPU)."""
         Y = None if X is self.X_fit_ else self.X_fit_
         if sp.issparse(X):
-            from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
             if self.normalize:
                 raise ValueError("normalize=True needs dense X; pass X.toarray()")
             G = (linear_kernel(X, Y) if self.kernel_.name == "linear"
@@ -295,19 +311,8 @@ class KernelRidge(RegressorMixin, BaseEstimator):
         Xt = validate_features(self, X, reset=False, accept_sparse=sp.issparse(self.X_fit_))
         return Xt if sp.issparse(Xt) else Xt.to(device=self.X_fit_.device, dtype=self.X_fit_.dtype)
 
-    def predict(self, X):
-        """``f(x) = sum_i alpha_i k(x, x_i)`` for every row of ``X``.
-
-        Parameters
-        ----------
-        X : array-like or Tensor ``[m, d]`` (scipy.sparse with the linear kernel)
-
-        Returns
-        -------
-        ndarray or Tensor ``[m]`` or ``[m, C]`` (the shape of ``y``), of ``X``'s array type.
-        """
-        check_is_fitted(self)
-        return to_output(self._operator(self._validated(X)) @ self.dual_coef_, X)
+    def _predict(self, X):
+        return self._operator(self._validated(X)) @ self.dual_coef_
 
     def predict_path(self, X, lams) -> list:
         """``predict(X)`` for every ``lam`` in ``lams`` from one evaluation of ``K(X, X_fit_)``
@@ -324,7 +329,6 @@ class KernelRidge(RegressorMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
         tags.input_tags.sparse = str(self.kernel).lower() in _SPARSE_KERNELS + ("rbf",) and not self.normalize
         return tags
 
@@ -341,7 +345,7 @@ def _chol_solve(A: Tensor, B: Tensor, lam: float) -> Tensor:
     return torch.cholesky_solve(B, L) if int(info) == 0 else torch.linalg.lstsq(A, B).solution
 
 
-class RandomFeatureRidge(RegressorMixin, BaseEstimator):
+class RandomFeatureRidge(_Ridge):
     """Ridge regression in the primal on random features:
     ``w = (Z^T Z + lam I)^{-1} Z^T y``, ``f(x) = z(x)^T w`` with ``z(x)^T z(y) ~ k(x, y)``
     (slides Eq. 1 and Eq. 4 / Eq. 8). Cost ``O(n F^2)`` for ``F`` features instead of ``O(n^3)``.
@@ -404,40 +408,23 @@ class RandomFeatureRidge(RegressorMixin, BaseEstimator):
         return RandomFourierFeatures(kernel=self.kernel, sigma=self.sigma, n_features=self.n_features,
                                      random_state=self.random_state, map=self.map)
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit the features on ``X``, then ``w = (Z^T Z + lam I)^{-1} Z^T y`` (or its dual / CG form).
-
-        Parameters
-        ----------
-        X : Tensor or array ``[n, d]``
-        y : Tensor or array ``[n]`` or ``[n, C]``
-            Targets of every row (``-1`` is a target value, not an unlabeled marker).
-
-        Returns
-        -------
-        self
-        """
-        lam = _check_lam(self.lam)
+    def _fit(self, X, y):
+        lam = float(self.lam)
         Xt = validate_features(self, X, reset=True)
         self.features_ = self._make_features()
         Z = self.features_.fit_transform(Xt)
         n, F = Z.shape
         Y, vec = _as_targets(y, n, Z.dtype, Z.device)
-        solver = self.solver
-        it = 1
-        if solver == "direct":
-            solver = "primal"
+        solver, it = {"direct": "primal"}.get(self.solver, self.solver), 1
         if solver == "auto":
             solver = ("primal" if F <= n else "dual") if min(n, F) <= 8192 else "cg"
         if solver == "primal":
             A = Z.t() @ Z
-            w = _chol_solve(A.to_dense() if A.is_sparse else A, _dense_t(Z.t() @ Y), lam)
+            w = _chol_solve(_dense_t(A), _dense_t(Z.t() @ Y), lam)
         elif solver == "dual":  # push-through identity: same w, an n x n system
             A = Z @ Z.t()
-            w = Z.t() @ _chol_solve(A.to_dense() if A.is_sparse else A, Y, lam)
-            w = _dense_t(w)
-        elif solver == "cg":
+            w = _dense_t(Z.t() @ _chol_solve(_dense_t(A), Y, lam))
+        else:
             if lam <= 0:
                 raise ValueError("solver='cg' needs lam > 0")
             Zt = Z.t()
@@ -446,28 +433,10 @@ class RandomFeatureRidge(RegressorMixin, BaseEstimator):
             if not ok:
                 warnings.warn(f"RandomFeatureRidge: CG did not reach tol={self.tol} in {it} iterations",
                               RuntimeWarning)
-        else:
-            raise ValueError(f"solver must be 'auto', 'primal', 'dual' or 'cg', got {self.solver!r}")
         self.coef_ = w.squeeze(1) if vec else w
         self.n_iter_ = int(it)
         return self
 
-    def predict(self, X) -> Tensor:
-        """``f(x) = z(x)^T w`` for every row of ``X``.
-
-        Parameters
-        ----------
-        X : Tensor or array ``[m, d]``
-
-        Returns
-        -------
-        ndarray or Tensor ``[m]`` or ``[m, C]``, of ``X``'s array type.
-        """
-        check_is_fitted(self)
+    def _predict(self, X):
         Z = self.features_.transform(validate_features(self, X, reset=False))
-        return to_output(Z @ self.coef_.to(device=Z.device, dtype=Z.dtype), X)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        return tags
+        return Z @ self.coef_.to(device=Z.device, dtype=Z.dtype)

@@ -10,14 +10,9 @@ convention, read by :func:`graphstk._arrays.semi_supervised_labels`). A subclass
   when there are two classes);
 * ``_scores(X)``: the scores ``[m, C]`` (one column for two classes) of validated points.
 
-and gets ``fit``, ``decision_function``, ``predict`` and ``score`` with scikit-learn's
-conventions: ``predict`` returns labels from ``classes_``, ``decision_function`` is 1-D for two
-classes, NumPy in gives NumPy out and a tensor in gives a tensor out on its device.
-
-Parameters are declared once per subclass in ``_parameter_constraints`` (scikit-learn's
-parameter validation) and checked at the start of ``fit``, so a value set by ``set_params`` or a
-grid search is refused there with a message naming the parameter.
-
+and gets ``fit``, ``decision_function`` (1-D for two classes), ``predict`` (labels from
+``classes_``) and ``score`` (NumPy in gives NumPy out, a tensor in a tensor on its device).
+Parameters are declared once per subclass in ``_parameter_constraints``, checked at ``fit``.
 ``unreachable_`` flags the fitted points whose decision values are all zero or not finite (no
 kernel weight on any labeled point): ``predict`` gives them ``-1`` instead of a class, and does
 the same, with an :class:`UnreachableNodesWarning`, for any such point it is asked about.
@@ -30,14 +25,17 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.metrics import accuracy_score
+from sklearn.utils.validation import column_or_1d
 from torch import Tensor
 
 from .._arrays import check_is_fitted, is_torch, semi_supervised_labels, to_output, validate_features
 from .._checks import user_stacklevel
 from ..exceptions import UnreachableNodesWarning
+from ..operators.base import KernelOperator
 from .grid import unreachable
 
-__all__ = ["SemiSupervisedClassifier", "UnreachableMixin", "onevsrest_targets"]
+__all__ = ["SemiSupervisedClassifier", "UnreachableMixin", "onevsrest_targets", "labeled_accuracy"]
 
 
 def onevsrest_targets(codes: Tensor, n_classes: int, dtype=torch.float64, full: bool = False) -> Tensor:
@@ -63,6 +61,25 @@ def labels_from_scores(classes: np.ndarray, S: Tensor, bad: Tensor, like):
     if flagged:
         out = np.where(bad.cpu().numpy(), np.asarray("-1" if out.dtype.kind in "USO" else -1), out)
     return out
+
+
+def labeled_accuracy(estimator, X, y, sample_weight=None) -> float:
+    """The ``score`` of the semi-supervised classifiers: accuracy of ``estimator.predict`` on the rows of
+    ``X`` (array, tensor, scipy.sparse or a square :class:`~graphstk.operators.KernelOperator`'s rows)
+    whose label in ``y`` is not ``-1``."""
+    yn = y.detach().cpu().numpy() if is_torch(y) else np.asarray(y)
+    keep = ~((yn == -1) | (yn == "-1")) if yn.dtype.kind in "USO" else yn != -1
+    if not keep.any():
+        raise ValueError("score needs labeled points: every entry of y is -1 (unlabeled)")
+    ids = np.flatnonzero(keep)
+    if isinstance(X, KernelOperator):
+        Xk = X.block(torch.as_tensor(ids, device=X.device), None)
+    else:
+        Xk = X[torch.from_numpy(ids).to(X.device)] if is_torch(X) else (X[ids] if sp.issparse(X) else np.asarray(X)[ids])
+    pred = estimator.predict(Xk)
+    pred = pred.detach().cpu().numpy() if is_torch(pred) else pred
+    w = None if sample_weight is None else np.asarray(sample_weight)[ids]
+    return float(accuracy_score(yn[ids], pred, sample_weight=w))
 
 
 class UnreachableMixin:
@@ -124,7 +141,6 @@ class SemiSupervisedClassifier(UnreachableMixin, ClassifierMixin, BaseEstimator)
             raise ValueError(f"{name} requires y to be passed, but the target y is None")
         Xt = validate_features(self, X, reset=True, accept_sparse=self._accept_sparse)
         if is_torch(y) is False and not sp.issparse(Xt) and np.asarray(y).ndim == 2:
-            from sklearn.utils.validation import column_or_1d
             y = column_or_1d(y, warn=True)
         labeled, classes, codes = semi_supervised_labels(y, int(Xt.shape[0]), min_classes=2)
         self.classes_ = classes
@@ -181,18 +197,7 @@ class SemiSupervisedClassifier(UnreachableMixin, ClassifierMixin, BaseEstimator)
         """Accuracy of ``predict(X)`` on the labeled entries of ``y`` (entries ``-1`` are unlabeled
         and left out), so that ``cross_val_score`` and ``GridSearchCV`` with default scoring
         measure held-out labeled points only."""
-        from sklearn.metrics import accuracy_score
-
-        yn = y.detach().cpu().numpy() if is_torch(y) else np.asarray(y)
-        keep = ~((yn == -1) | (yn == "-1")) if yn.dtype.kind in "USO" else yn != -1
-        if not keep.any():
-            raise ValueError("score needs labeled points: every entry of y is -1 (unlabeled)")
-        ids = np.flatnonzero(keep)
-        Xk = X[torch.from_numpy(ids).to(X.device)] if is_torch(X) else (X[ids] if sp.issparse(X) else np.asarray(X)[ids])
-        pred = self.predict(Xk)
-        pred = pred.detach().cpu().numpy() if is_torch(pred) else pred
-        w = None if sample_weight is None else np.asarray(sample_weight)[ids]
-        return float(accuracy_score(yn[ids], pred, sample_weight=w))
+        return labeled_accuracy(self, X, y, sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -1,17 +1,19 @@
-"""Non-neural graph filters as spectral transforms: SGC, S2GC, DGC (heat kernel) and GGCM.
+"""Spectral filters, one hierarchy: functions ``s(l)`` of an operator's eigenvalues.
 
-Each filter is a transform ``s(lambda)`` of a normalised adjacency ``S`` (eigenvalues in
-``[-1, 1]``), with the interface of ``graphstk.spectral.transforms.Polynomial``:
+Every filter is a :class:`Filter` (a ``graphstk.spectral.transforms.Transform``): ``f(lam)``
+evaluates ``s`` on a tensor of eigenvalues. Two families share it.
 
-* ``f(lam)``: ``s`` on eigenvalues (``f(lam)`` for a tensor of eigenvalues);
+**Graph filters** (:class:`PropagationFilter`), transforms ``s(lambda)`` of a normalised adjacency
+``S`` (eigenvalues in ``[-1, 1]``), with the interface of ``graphstk.spectral.transforms.Polynomial``:
+
 * ``f.apply(matmul, X)``: ``s(S) X`` for a block ``X [N, d]`` (multi-right-hand-side), given the
   product ``Z -> S Z`` (one sparse product per step, no other work on ``N``-sized data beyond a
   running sum);
 * ``f.iter_depths(matmul, X, depths)``: ``s_K(S) X`` for several depths ``K`` of the same filter
   from ONE propagation, yielded in increasing ``K`` (a grid over depths costs its deepest member);
 * ``f.coefficients()``: ``(pi_0, ..., pi_q)`` of ``s(l) = sum_p pi_p l^p`` (the polynomial
-  filters), so that ``s(S)`` is a graph kernel operator
-  (``graphstk.operators.composed.GraphFilter``, ``Filter.kernel``).
+  filters), so that ``s(S)`` is the graph kernel operator
+  ``graphstk.operators.composed.GraphFilter(graph, f.coefficients())``.
 
 Unlike STKR's ``graphstk.spectral.transforms.Polynomial`` (``p >= 1``), these filters have a
 ``p = 0`` term (the identity, a node's own features).
@@ -26,6 +28,31 @@ Unlike STKR's ``graphstk.spectral.transforms.Polynomial`` (``p >= 1``), these fi
 The papers apply their filter to ``S~ = D~^{-1/2} (A + I) D~^{-1/2}`` (GCN's renormalisation);
 here ``S`` is whatever the caller's ``matmul`` multiplies by (``FeatureSTKR`` uses STKR's base
 kernel of Eq. 23, the peers of the Planetoid table use ``S~``).
+
+**Regularisation filters** (:class:`RegularizationFilter`): the filters ``g_lambda(s)`` of
+spectral regularisation (De Vito, Rosasco, Toigo, "Learning sets with separating kernels", ACHA
+2014, Table 1 and Sec. 5.4; Lo Gerfo et al. 2008) on the eigenvalues ``s`` of ``K_n / n`` (in
+``[0, 1]`` for a normalised kernel), each with its regularisation parameter ``lam > 0``:
+
+===========  =====================================================  ==============================
+name         ``g_lambda(s)``                                        ``r_lambda(s) = s g_lambda(s)``
+===========  =====================================================  ==============================
+tikhonov     ``1 / (s + lambda)``                                   ``s / (s + lambda)``
+cutoff       ``1/s`` for ``s > lambda``, ``1/lambda`` for ``s <= lambda``  1 above, linear ramp ``s/lambda``
+landweber    ``sum_{k=0}^{m} (1 - s)^k``, ``m = ceil(1/lambda) - 1``  ``1 - (1 - s)^(m+1)``
+kpca         ``1/s`` for ``s >= lambda``, 0 below (Sec. 5.4)         hard 0/1 cut (a projection)
+nu           the nu-method polynomial of ``t = ceil(lambda^-1/2)``    accelerated Landweber
+             steps (Lo Gerfo et al. 2008)
+===========  =====================================================  ==============================
+
+Landweber runs ``m + 1`` steps of the iteration of Sec. 4.2 (errata: the paper's ``t = 1..m``
+is one term short of Table 1). The config-facing names (``filter=`` of
+``graphstk.methods.SpectralSupportEstimator``, the ``Spectral-<name>`` methods of a config) map to
+these classes in one place, :data:`REGULARIZATION_FILTERS` with the spellings of
+:data:`FILTER_NAMES`, read by :func:`regularization_filter`.
+
+>>> regularization_filter("tsvd", 0.5)(torch.tensor([0.25, 1.0])).tolist()
+[2.0, 1.0]
 """
 from __future__ import annotations
 
@@ -36,10 +63,13 @@ from typing import Callable, Iterator, Sequence
 import torch
 from torch import Tensor
 
+from ..operators.kernels import check_positive
 from .transforms import Transform, horner
 
-__all__ = ["Filter", "SGCFilter", "S2GCFilter", "HeatKernelFilter", "GGCMFilter", "negative_degree",
-           "random_negative_graph", "degree_projection"]
+__all__ = ["Filter", "PropagationFilter", "SGCFilter", "S2GCFilter", "HeatKernelFilter", "GGCMFilter",
+           "negative_degree", "random_negative_graph", "degree_projection", "RegularizationFilter", "Tikhonov",
+           "SpectralCutoff", "Landweber", "KernelPCAFilter", "NuMethod", "REGULARIZATION_FILTERS", "FILTER_NAMES",
+           "regularization_filter_name", "regularization_filter", "nu_coefficients"]
 
 MatMul = Callable[[Tensor], Tensor]
 
@@ -65,11 +95,23 @@ def _depths(depths, K: int) -> list[int]:
 
 
 class Filter(Transform):
-    """Base class of the graph filters: ``s(S) X`` by a loop of sparse products (module docstring)."""
+    """Base class of the spectral filters: ``f(lam)`` is ``s`` on eigenvalues (module docstring)."""
+
+    def coefficients(self) -> tuple[float, ...]:
+        """``(pi_0, ..., pi_q)`` with ``s(l) = sum_{p=0}^q pi_p l^p`` (index ``p`` is the power)."""
+        raise TypeError(f"{type(self).__name__} is not a polynomial in S alone")
+
+    def __call__(self, lam):
+        lam = torch.as_tensor(lam, dtype=torch.float64)
+        return horner(self.coefficients(), lambda v: v * lam, torch.ones_like(lam))
+
+
+class PropagationFilter(Filter):
+    """Base class of the graph filters: ``s(S) X`` by a loop of ``K`` sparse products (module docstring)."""
 
     K: int
 
-    def with_depth(self, K: int) -> "Filter":  # pragma: no cover - abstract
+    def with_depth(self, K: int) -> "PropagationFilter":  # pragma: no cover - abstract
         """The same filter with ``K`` steps."""
         raise NotImplementedError
 
@@ -83,25 +125,9 @@ class Filter(Transform):
         """``s(S) x`` for a block ``x [N, d]`` given ``matmul: Z -> S Z``; ``K`` products with ``S``."""
         return next(iter(self.iter_depths(matmul, x, [self.K])))[1]
 
-    def coefficients(self) -> tuple[float, ...]:
-        """``(pi_0, ..., pi_q)`` with ``s(l) = sum_{p=0}^q pi_p l^p`` (index ``p`` is the power)."""
-        raise TypeError(f"{type(self).__name__} is not a polynomial in S alone")
-
-    def kernel(self, graph):
-        """``s(S_hat)`` as a kernel operator over all nodes
-        (``graphstk.operators.composed.GraphFilter``; out-of-sample rows for hidden nodes of
-        a ``graphstk.operators.GraphKernel``, Eq. 5 and 23 of Zhai et al.)."""
-        from ..operators.composed import GraphFilter
-
-        return GraphFilter(graph, self.coefficients())
-
-    def __call__(self, lam):
-        lam = torch.as_tensor(lam, dtype=torch.float64)
-        return horner(self.coefficients(), lambda v: v * lam, torch.ones_like(lam))
-
 
 @dataclass(frozen=True)
-class SGCFilter(Filter):
+class SGCFilter(PropagationFilter):
     """SGC's filter, ``s(l) = l^K``: ``S^K X`` (Wu et al., ICML 2019, Eq. 8:
     ``Y = softmax(S^K X Theta)`` with ``S = D~^{-1/2} A~ D~^{-1/2}``, ``A~ = A + I``).
 
@@ -131,7 +157,7 @@ class SGCFilter(Filter):
 
 
 @dataclass(frozen=True)
-class S2GCFilter(Filter):
+class S2GCFilter(PropagationFilter):
     """S2GC's filter (Zhu & Koniusz, "Simple spectral graph convolution", ICLR 2021, Sec. 4, the S2GC filter:
     ``X' = (1/K) sum_{k=1}^{K} ((1 - alpha) T~^k X + alpha X)``, ``T~ = D~^{-1/2} A~ D~^{-1/2}``):
 
@@ -168,7 +194,7 @@ class S2GCFilter(Filter):
 
 
 @dataclass(frozen=True)
-class HeatKernelFilter(Filter):
+class HeatKernelFilter(PropagationFilter):
     """DGC's heat kernel in ``K`` Euler steps (Wang et al., NeurIPS 2021, "Dissecting the diffusion
     process in linear graph convolutional networks", Sec. 3-4: the heat kernel ``exp(-T L~)`` of
     ``L~ = I - T~`` applied as ``X' = (I - (T/K) L~)^K X`` with step ``Delta t = T / K``):
@@ -260,7 +286,7 @@ def degree_projection(degree: Tensor) -> MatMul:
 
 
 @dataclass(frozen=True)
-class GGCMFilter(Filter):
+class GGCMFilter(PropagationFilter):
     """GGCM's filter (Wang et al. 2023, "From cluster assumption to graph convolution: graph-based
     semi-supervised learning revisited", IEEE TNNLS, the section introducing GGCM): ``K`` lazy graph convolutions, each averaged
     with an inverse graph convolution on a random negative graph, and a residual of the features:
@@ -355,3 +381,151 @@ class GGCMFilter(Filter):
                 U = (1.0 - b) * U + b * matmul(U) if b < 1.0 else matmul(U)
                 total = total + 0.5 * (U + V)
             yield K, self.alpha * x + ((1.0 - self.alpha) / K) * total
+
+
+def _positive(name: str, v) -> float:
+    v = float(v)
+    if not (v > 0 and math.isfinite(v)):
+        raise ValueError(f"{name} must be finite and > 0 (the regularisation parameter of Table 1), got {v!r}")
+    return v
+
+
+def nu_coefficients(t: int, nu: float) -> tuple[float, float]:
+    """``(u_t, omega_t)`` of step ``t`` of the nu-method (Lo Gerfo et al. 2008, Sec. 4; Engl et al. 1996,
+    Sec. 6.3): ``u_1 = 0``, ``omega_1 = (4nu+2)/(4nu+1)`` and, for ``t >= 2``,
+    ``u_t = (t-1)(2t-3)(2t+2nu-1) / ((t+2nu-1)(2t+4nu-1)(2t+2nu-3))``,
+    ``omega_t = 4(2t+2nu-1)(t+nu-1) / ((t+2nu-1)(2t+4nu-1))``."""
+    if t == 1:
+        return 0.0, (4 * nu + 2) / (4 * nu + 1)
+    u = ((t - 1) * (2 * t - 3) * (2 * t + 2 * nu - 1)) / ((t + 2 * nu - 1) * (2 * t + 4 * nu - 1) * (2 * t + 2 * nu - 3))
+    w = 4 * (2 * t + 2 * nu - 1) * (t + nu - 1) / ((t + 2 * nu - 1) * (2 * t + 4 * nu - 1))
+    return u, w
+
+
+@dataclass(frozen=True)
+class RegularizationFilter(Filter):
+    """Base class of the regularisation filters ``g_lambda(s)`` (module docstring, Table 1 of De Vito et al.).
+
+    ``f(s)``: ``g_lambda`` on eigenvalues ``s`` (any shape; values below 0 count as 0), float64,
+    on ``s``'s device; ``f.r(s) = s g_lambda(s)`` (Sec. 4.1).
+
+    Parameters
+    ----------
+    lam : float > 0
+        The regularisation parameter ``lambda``.
+    """
+
+    lam: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "lam", _positive("lam", self.lam))
+
+    def _g(self, s: Tensor) -> Tensor:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __call__(self, s):
+        return self._g(torch.as_tensor(s).to(torch.float64).clamp_min(0.0))
+
+    def r(self, s) -> Tensor:
+        """``r_lambda(s) = s g_lambda(s)``."""
+        s = torch.as_tensor(s).to(torch.float64).clamp_min(0.0)
+        return s * self._g(s)
+
+
+class Tikhonov(RegularizationFilter):
+    """Tikhonov (ridge): ``g(s) = 1 / (s + lambda)``."""
+
+    def _g(self, s):
+        return 1.0 / (s + self.lam)
+
+
+class SpectralCutoff(RegularizationFilter):
+    """Spectral cut-off (truncated SVD): ``g(s) = 1/s`` for ``s > lambda``, ``1/lambda`` below."""
+
+    def _g(self, s):
+        return torch.where(s > self.lam, 1.0 / s.clamp_min(self.lam), 1.0 / self.lam)
+
+
+class KernelPCAFilter(RegularizationFilter):
+    """Kernel PCA (Sec. 5.4): ``g(s) = 1/s`` for ``s >= lambda``, 0 below."""
+
+    def _g(self, s):
+        return torch.where(s >= self.lam, 1.0 / s.clamp_min(self.lam), torch.zeros((), dtype=s.dtype, device=s.device))
+
+
+class Landweber(RegularizationFilter):
+    """Landweber: ``g(s) = sum_{k=0}^{m} (1 - s)^k`` with ``m = ceil(1/lambda) - 1`` (``steps = m + 1`` terms)."""
+
+    @property
+    def steps(self) -> int:
+        """``m + 1``, the number of Landweber iterations (Sec. 4.2, errata)."""
+        lam = torch.tensor(self.lam, dtype=torch.float64)
+        return int(torch.clamp(torch.ceil(1.0 / lam - 1e-9) - 1, min=0)) + 1
+
+    def _g(self, s):
+        m1, sc = float(self.steps), s.clamp(max=1.0)
+        # sum_{k=0}^{m} (1-s)^k = (1 - (1-s)^(m+1)) / s, written with expm1/log1p for small s
+        num = -torch.expm1(m1 * torch.log1p(-sc))
+        return torch.where(sc > 0, num / sc.clamp_min(torch.finfo(s.dtype).tiny), torch.full_like(num, m1))
+
+
+@dataclass(frozen=True)
+class NuMethod(RegularizationFilter):
+    """The nu-method (Lo Gerfo et al. 2008): ``steps = ceil(lambda^{-1/2})`` accelerated Landweber steps,
+    ``c_t = c_{t-1} + u_t (c_{t-1} - c_{t-2}) + omega_t (1 - s c_{t-1})`` (:func:`nu_coefficients`).
+
+    Parameters
+    ----------
+    lam : float > 0
+    nu : float > 0, default 1.0
+        The order (qualification) of the method.
+    """
+
+    nu: float = 1.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "nu", check_positive("nu", self.nu))
+
+    @property
+    def steps(self) -> int:
+        """``t = ceil(lambda^{-1/2})`` (``lambda = t^-2``)."""
+        return int(torch.clamp(torch.ceil(torch.tensor(self.lam, dtype=torch.float64).rsqrt() - 1e-9), min=1))
+
+    def _g(self, s):
+        c_prev, c = torch.zeros_like(s), torch.zeros_like(s)
+        for t in range(1, self.steps + 1):
+            u, w = nu_coefficients(t, self.nu)
+            c_prev, c = c, c + u * (c - c_prev) + w * (1.0 - s * c)
+        return c
+
+
+#: config-facing name -> regularisation filter class (``Spectral-<name>`` in configs)
+REGULARIZATION_FILTERS: dict[str, type[RegularizationFilter]] = {
+    "tikhonov": Tikhonov, "cutoff": SpectralCutoff, "landweber": Landweber, "kpca": KernelPCAFilter, "nu": NuMethod}
+#: every accepted spelling -> its name in :data:`REGULARIZATION_FILTERS`
+FILTER_NAMES = {"tikhonov": "tikhonov", "ridge": "tikhonov", "cutoff": "cutoff", "spectral_cutoff": "cutoff",
+                "spectral-cutoff": "cutoff", "tsvd": "cutoff", "landweber": "landweber", "kpca": "kpca",
+                "kernel_pca": "kpca", "kernelpca": "kpca", "nu": "nu", "nu_method": "nu", "nu-method": "nu"}
+
+
+def _key(name) -> str:
+    return str(name).lower().replace("-", "").replace("_", "").replace(" ", "")
+
+
+_BY_KEY = {_key(k): v for k, v in FILTER_NAMES.items()}
+
+
+def regularization_filter_name(name: str) -> str:
+    """The name in :data:`REGULARIZATION_FILTERS` of a spelling of :data:`FILTER_NAMES` (case, ``-``, ``_``
+    and spaces ignored), else a ``ValueError`` naming the filters."""
+    if _key(name) not in _BY_KEY:
+        raise ValueError(f"filter must be one of {tuple(REGULARIZATION_FILTERS)}, got {name!r}")
+    return _BY_KEY[_key(name)]
+
+
+def regularization_filter(name: str, lam: float, nu: float = 1.0) -> RegularizationFilter:
+    """The filter ``name`` (any spelling of :data:`FILTER_NAMES`) with parameter ``lam > 0``;
+    ``nu`` (> 0) is the order of the nu-method, ignored by the other filters."""
+    cls = REGULARIZATION_FILTERS[regularization_filter_name(name)]
+    return cls(lam, nu) if cls is NuMethod else cls(lam)

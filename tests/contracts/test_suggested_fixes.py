@@ -1662,7 +1662,7 @@ def big(n, d=3, seed=1):
     return np.random.default_rng(seed).normal(size=(n, d))
 
 
-@case("memory_kernel_ridge_direct", "kernel_ridge.py:KernelRidge.fit:pass solver='cg'", MEMORY,
+@case("memory_kernel_ridge_direct", "kernel_ridge.py:KernelRidge._fit:pass solver='cg'", MEMORY,
       r"the 1000 x 1000 kernel matrix \(solver='direct'\) needs 16\.0 MB, more than the 12\.0 MB of GRAPHSTK_MAX_MEMORY; "
       r"pass solver='cg'")
 def _():
@@ -2170,7 +2170,7 @@ def _():
     return (lambda env: go(env, torch.arange(n)), fix)
 
 
-@case("memory_kernel_ridge_sparse", "kernel_ridge.py:KernelRidge.fit:pass X.toarray() with solver='cg'", MEMORY,
+@case("memory_kernel_ridge_sparse", "kernel_ridge.py:KernelRidge._fit:pass X.toarray() with solver='cg'", MEMORY,
       r"the 1000 x 1000 kernel matrix \(sparse X\) needs .*; pass X\.toarray\(\) with solver='cg' .*cg: about \d+ "
       r"products of an 1000 x 1000 kernel in blocks at most")
 def _():
@@ -2187,7 +2187,7 @@ def _():
     return (lambda env: go(env, Xs, solver="cg"), fix)
 
 
-@case("kernel_ridge_cg_estimate", "kernel_ridge.py:KernelRidge.fit:pass solver='cg'", MEMORY,
+@case("kernel_ridge_cg_estimate", "kernel_ridge.py:KernelRidge._fit:pass solver='cg'", MEMORY,
       r"pass solver='cg' \(kernel products in row blocks, no n x n matrix; cg: about \d+ products of an 1000 x 1000 "
       r"kernel in blocks at most\)")
 def _():

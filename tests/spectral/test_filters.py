@@ -1,13 +1,17 @@
 """graphstk.spectral.filters: SGC, S2GC, DGC and GGCM against a dense eigendecomposition and the
-papers' formulas written with dense matrices."""
+papers' formulas written with dense matrices; the regularisation filters of Table 1 (De Vito et al.)
+against their closed forms, and their config-facing names."""
 from __future__ import annotations
 
 import pytest
 import torch
 
 from graphstk.operators.base import SparseOperator
-from graphstk.spectral.filters import (GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter, degree_projection,
-                                       negative_degree, random_negative_graph)
+from graphstk.operators.composed import GraphFilter
+from graphstk.spectral.filters import (FILTER_NAMES, REGULARIZATION_FILTERS, GGCMFilter, HeatKernelFilter, KernelPCAFilter,
+                                       Landweber, NuMethod, RegularizationFilter, S2GCFilter, SGCFilter, SpectralCutoff,
+                                       Tikhonov, degree_projection, negative_degree, random_negative_graph,
+                                       regularization_filter, regularization_filter_name)
 
 g = torch.Generator().manual_seed(0)
 N = 12
@@ -66,7 +70,7 @@ def test_one_propagation_gives_every_depth(f):
 
 @pytest.mark.parametrize("f", FILTERS, ids=lambda f: type(f).__name__)
 def test_filter_as_a_graph_kernel(f):
-    op = f.kernel(SparseOperator.from_dense(S))
+    op = GraphFilter(SparseOperator.from_dense(S), f.coefficients())
     torch.testing.assert_close(op.to_dense(), spectral(f(LAM)))
 
 
@@ -129,3 +133,29 @@ def test_bad_parameters_are_refused():
         GGCMFilter(2, 0.1, 4).apply(mm, X)
     with pytest.raises(TypeError):
         GGCMFilter(2, 0.1, 4).coefficients()
+
+
+def test_regularization_filters_closed_forms():
+    s = torch.linspace(0.0, 1.0, 11, dtype=torch.float64)
+    torch.testing.assert_close(Tikhonov(0.1)(s), 1 / (s + 0.1))
+    torch.testing.assert_close(SpectralCutoff(0.5)(s), torch.where(s > 0.5, 1 / s.clamp_min(0.5), torch.tensor(2.0).double()))
+    torch.testing.assert_close(KernelPCAFilter(0.5).r(s), (s >= 0.5).double())
+    L = Landweber(0.1)
+    assert L.steps == 10
+    torch.testing.assert_close(L.r(s), 1 - (1 - s) ** 10)
+    # the nu-method: t = 10 steps, r(0) = 0 and r(s) within a few percent of 1 above lambda
+    r = NuMethod(0.01).r(s)
+    assert NuMethod(0.01).steps == 10 and float(r[0]) == 0.0 and float((r[1:] - 1).abs().max()) < 0.05
+
+
+def test_regularization_filter_names_map_to_one_class_each():
+    assert set(FILTER_NAMES.values()) == set(REGULARIZATION_FILTERS)
+    for spelling, name in FILTER_NAMES.items():
+        f = regularization_filter(spelling, 0.2)
+        assert isinstance(f, RegularizationFilter) and type(f) is REGULARIZATION_FILTERS[name]
+        assert regularization_filter_name(spelling.upper()) == name
+    assert regularization_filter("nu", 0.2, nu=2.0).nu == 2.0
+    with pytest.raises(ValueError, match="filter must be one of"):
+        regularization_filter("gauss", 0.1)
+    with pytest.raises(ValueError, match="lam must be finite and > 0"):
+        Tikhonov(-1.0)

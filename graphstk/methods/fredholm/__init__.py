@@ -33,18 +33,12 @@ Eq. 5 (with its ``1/n^2``). The paper's Eq. 4 / l.97 ``lambda`` equals ``n^2 l l
 Eq. 4 as printed returns this classifier divided by ``n^2`` (it solves Eq. 3 for the targets
 ``y / n^2``), so the predictions agree (checked in ``tests/methods/test_fredholm.py``).
 
-Memory: nothing here forms an ``n x n`` matrix. The blocks a method needs (labeled x labeled,
-eval x labeled) are ``A_X (KH A_L^T)``: one product of the inner kernel with the thin
-``[n, l]`` block ``A_L^T``, evaluated in row blocks, then row blocks of the outer weights of the
-rows. A linear inner kernel is applied as ``U (U^T B)`` (no kernel matrix at all), so FredLin2
-is a linear kernel on the kernel-smoothed features ``m(x) = a(x)^T U``; a linear outer kernel
-makes the classifier linear, ``c(x) = x^T w`` (FredLin1, :attr:`FredholmRLSC.coef_`).
-
-Points may be dense (torch tensor on any device / numpy array ``[n, d]``) or ``scipy.sparse``
-matrices (tf-idf text, CPU); sparse points support the linear, Gaussian and polynomial kernels.
-
-The classifiers follow scikit-learn's semi-supervised contract: ``fit(X, y)`` with every point in
-``X`` and ``y = -1`` marking the unlabeled ones (``docs/estimators.md``).
+Memory: nothing here forms an ``n x n`` matrix: a block is ``A_X (KH A_L^T)``, the inner kernel
+times the thin ``[n, l]`` block ``A_L^T`` in row blocks, then the outer weights of the rows. A linear
+inner kernel is ``U (U^T B)`` (FredLin2: a linear kernel on ``m(x) = a(x)^T U``); a linear outer
+kernel makes the classifier linear, ``c(x) = x^T w`` (FredLin1, :attr:`FredholmRLSC.coef_`).
+Points may be dense (any device) or ``scipy.sparse`` (tf-idf, CPU; linear, Gaussian and polynomial
+kernels). The classifiers take ``fit(X, y)`` with ``y = -1`` marking the unlabeled points.
 
 Modules: :mod:`.kernel` (the operator, the dense block, the Gaussian path over widths),
 :mod:`.solvers` (Eq. 3 and Eq. 7 on a Gram block), :mod:`.estimators` (:class:`FredholmRLSC`,

@@ -83,10 +83,6 @@ def _take(P, idx: Tensor):
     return P.index_select(0, idx.to(P.device))
 
 
-def _slice(P, s: int, e: int):
-    return P[s:e]
-
-
 def _concat(A, B):
     if sp.issparse(A) or sp.issparse(B):
         if not (sp.issparse(A) and sp.issparse(B)):
@@ -193,7 +189,7 @@ def _kernel_matmul(kernel: Kernel, P, Q, B: Tensor, block_size: int | None = Non
         QtB = torch.from_numpy(np.asarray(Q.T @ B.cpu().numpy())).to(B.dtype) if sp.issparse(Q) else Q.T @ B
         return torch.from_numpy(np.asarray(P @ QtB.numpy())).to(B.dtype) if sp.issparse(P) else P @ QtB
     bs = _rows_per_block(_n(Q), block_size)
-    out = [_kblock(kernel, _slice(P, s, min(_n(P), s + bs)), Q) @ B for s in range(0, _n(P), bs)]
+    out = [_kblock(kernel, P[s:s + bs], Q) @ B for s in range(0, _n(P), bs)]
     return torch.cat(out) if out else B.new_zeros(0, B.shape[1])
 
 
@@ -269,7 +265,7 @@ class FredholmKernel(KernelOperator):
     def _weights_matmul(self, P, B: Tensor) -> Tensor:
         """``A_P @ B`` in row blocks of ``P``."""
         bs = _rows_per_block(_n(self.U), self.block_size)
-        out = [self.weights(_slice(P, s, min(_n(P), s + bs))) @ B for s in range(0, _n(P), bs)]
+        out = [self.weights(P[s:s + bs]) @ B for s in range(0, _n(P), bs)]
         return torch.cat(out) if out else B.new_zeros(0, B.shape[1])
 
     def _weights_t_matmul(self, P, V: Tensor) -> Tensor:
@@ -278,7 +274,7 @@ class FredholmKernel(KernelOperator):
         out = V.new_zeros(_n(self.U), V.shape[1])
         for s in range(0, _n(P), bs):
             e = min(_n(P), s + bs)
-            out += self.weights(_slice(P, s, e)).T @ V[s:e]
+            out += self.weights(P[s:e]).T @ V[s:e]
         return out
 
     def inner_matmul(self, B: Tensor) -> Tensor:
@@ -289,7 +285,7 @@ class FredholmKernel(KernelOperator):
         """``KH A_Z^T`` ``[n, b]`` (cached): ``kF(x, Z) = a(x)^T KH A_Z^T``."""
         if self._right is None:
             bs = _rows_per_block(_n(self.U), self.block_size)
-            AZt = torch.cat([self.weights(_slice(self.Z, s, min(_n(self.Z), s + bs))).T
+            AZt = torch.cat([self.weights(self.Z[s:s + bs]).T
                              for s in range(0, _n(self.Z), bs)], dim=1) if _n(self.Z) else \
                 torch.zeros(_n(self.U), 0, dtype=self.dtype, device=self.device)
             self._right = self.inner_matmul(AZt.contiguous())
@@ -320,8 +316,8 @@ class FredholmKernel(KernelOperator):
         out = []
         for s in range(0, m, bs):
             e = min(m, s + bs)
-            AX = self.weights(_slice(self.X, s, e))
-            AZ = AX if self.Z is self.X else self.weights(_slice(self.Z, s, e))
+            AX = self.weights(self.X[s:e])
+            AZ = AX if self.Z is self.X else self.weights(self.Z[s:e])
             out.append((AX * self.inner_matmul(AZ.T.contiguous()).T).sum(1))
         return torch.cat(out) if out else torch.zeros(0, dtype=self.dtype, device=self.device)
 

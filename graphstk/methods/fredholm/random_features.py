@@ -15,7 +15,7 @@ from ...memory import check_allocation, tile_rows
 from ...operators.feature import check_positive
 from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, Kernel
 from ..semi_supervised import SemiSupervisedClassifier
-from .kernel import _BLOCK_ELEMS, FredholmKernel, _n, _slice, _take, fredholm_instance, median_sigma
+from .kernel import _BLOCK_ELEMS, FredholmKernel, _n, _take, fredholm_instance, median_sigma
 from .solvers import effective_lam, solve_square
 
 __all__ = ["fredholm_random_features", "RandomFeatureFredholm"]
@@ -75,7 +75,7 @@ class _RFContext:
         rb = tile_rows(max(1, 4 * _BLOCK_ELEMS // max(1, _n(self.U))), 8.0 * (_n(self.U) + F),
                        what=f"one row of the Fredholm weights ({_n(self.U)} entries)", hint="subsample the points")
         for s in range(0, _n(P), rb):
-            A = self.op.weights(_slice(P, s, min(_n(P), s + rb)))
+            A = self.op.weights(P[s:s + rb])
             acc = A.new_zeros(A.shape[0], F)
             for us, ue in self._u_blocks():
                 acc += A[:, us:ue] @ self.z.map_tensor(self.U[us:ue]).to(A.dtype)
@@ -168,7 +168,7 @@ class RandomFeatureFredholm(SemiSupervisedClassifier):
 
     def _fit(self, X: Tensor, labeled: Tensor, Y: Tensor):
         XL = _take(X, labeled)
-        n, l, F = _n(X), _n(XL), 2 * check_positive_int("n_components", self.n_components)
+        n, l, F = _n(X), _n(XL), 2 * int(self.n_components)
         check_allocation(8.0 * (n * Y.shape[1] + l * (F + l) + n + F + _BLOCK_ELEMS),
                          f"the random-feature Fredholm fit on {n} points ([{n}, {Y.shape[1]}] scores, [{l}, {F}] "
                          "labeled features, row tiles)", "fit on a random subsample of the unlabeled points, or "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from sklearn.svm import LinearSVC
 from torch import Tensor
 
 from ...operators.feature import check_positive
@@ -69,8 +70,6 @@ def solve_hinge(K_LL: Tensor, Y: Tensor, lam: float, tol: float = 1e-8, max_iter
     columns when ``return_n_iter``). ``tol``, ``max_iter``: liblinear's stopping rule;
     ``random_state``: its coordinate order.
     """
-    from sklearn.svm import LinearSVC
-
     lam = _check_lam(lam)
     l = K_LL.shape[0]
     C = 1.0 / (2.0 * l * lam)

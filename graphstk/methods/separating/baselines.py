@@ -5,6 +5,7 @@ from numbers import Real
 
 import torch
 from sklearn.base import _fit_context
+from sklearn.svm import OneClassSVM
 
 from ...operators.feature import FeatureKernelOperator, Kernel, check_positive, kernel_function
 from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE_INT, kernel_names
@@ -91,6 +92,5 @@ def gaussian_one_class_svm(sigma: float, nu: float = 0.9, **kwargs):
     ``kwargs`` go to ``OneClassSVM``. Score with ``decision_function`` (higher = more inside) at a
     varying offset for the ROC curve. Host only (libsvm): pass NumPy arrays.
     """
-    from sklearn.svm import OneClassSVM
     sigma = check_positive("sigma", sigma)
     return OneClassSVM(kernel="rbf", gamma=1.0 / (2.0 * sigma * sigma), nu=nu, **kwargs)

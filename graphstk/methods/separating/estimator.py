@@ -23,7 +23,6 @@ feature is the projection of ``K_x`` onto the span of the landmark features, so
 """
 from __future__ import annotations
 
-import inspect
 import math
 from numbers import Real
 
@@ -42,7 +41,8 @@ from ...operators.base import KernelOperator, as_index
 from ...operators.feature import FeatureKernelOperator, Kernel, kernel_function
 from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, kernel_names
 from .base import DTYPE_CONSTRAINT, SIGMA_KNN, OneClassEstimator, as_float_offset, unit_scale, width_heuristic
-from .filters import check_filter, check_lams, filter_g, filter_r, max_curvature_lambda
+from ...spectral.filters import FILTER_NAMES
+from .filters import check_lams, filter_g, filter_r, max_curvature_lambda
 
 __all__ = ["SpectralSupportEstimator"]
 
@@ -127,8 +127,7 @@ class SpectralSupportEstimator(OneClassEstimator):
 
     _parameter_constraints: dict = {
         "kernel": [kernel_names(), Kernel, KernelOperator], "sigma": SIGMA_KNN,
-        "filter": [StrOptions({"tikhonov", "ridge", "cutoff", "spectral_cutoff", "spectral-cutoff", "tsvd",
-                               "landweber", "kpca", "kernel_pca", "kernelpca", "nu", "nu_method", "nu-method"})],
+        "filter": [StrOptions(set(FILTER_NAMES))],
         "lam": [Interval(Real, 0, None, closed="neither"), "array-like", None],
         "tau": [Interval(Real, 0, 1, closed="both"), None], "nu": POSITIVE,
         "approx": [StrOptions({"nystroem", "rff"}), None], "n_components": OPTIONAL_POSITIVE_INT,
@@ -155,20 +154,18 @@ class SpectralSupportEstimator(OneClassEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on samples ``X`` of the set (``[n, d]`` features, or node ids for a ``KernelOperator``)."""
-        self.filter_ = check_filter(self.filter)
-        if self.lam is not None:
-            check_lams(self.lam)
+        self.filter_ = FILTER_NAMES[self.filter]
+        lams = None if self.lam is None else check_lams(self.lam)     # the values of an array-like lam
         dtype = self._compute_dtype()
         self._graph = isinstance(self.kernel, KernelOperator)
         if self._graph:
             self._fit_operator(X)
         else:
             self._fit_features(X, dtype)
-        if self.lam is None:
+        if lams is None:
             self.lam_ = max_curvature_lambda(self.eigenvalues_)
         else:
-            lams, scalar = check_lams(self.lam)
-            self.lam_ = float(lams[0]) if scalar else lams
+            self.lam_ = float(lams[0][0]) if lams[1] else lams[0]
         self.train_scores_ = self._train_scores()
         tn = 1.0 - self.train_scores_.min(0).values
         self.tau_n_ = float(tn) if tn.dim() == 0 else tn
@@ -269,9 +266,8 @@ class SpectralSupportEstimator(OneClassEstimator):
             if self.kernel_.name not in RFF_KERNELS:
                 raise ValueError(f"approx='rff' needs a shift-invariant kernel with a Fourier sampler "
                                  f"({', '.join(RFF_KERNELS)}), got {self.kernel_.name!r}; use approx='nystroem'")
-            rs = "random_state" if "random_state" in inspect.signature(RandomFourierFeatures).parameters else "seed"
             self._rff = RandomFourierFeatures(self.kernel_.name, self.sigma_, n_features=max(1, k // 2),
-                                              **{rs: seed}).fit(X)
+                                              random_state=seed).fit(X)
         C, cache = None, []
         keep = n * k <= _FEATURE_CACHE_ELEMS     # keep z(x_i) for tau_n instead of recomputing the kernel rows
         for s, e in self._row_blocks(n):

@@ -1,23 +1,12 @@
 """The spectral filters of "Learning sets with separating kernels" (De Vito, Rosasco, Toigo, Table 1 and
-Sec. 5.4; Lo Gerfo et al. 2008), their iterative forms (Sec. 4.2) and the lambda heuristic (Sec. 7, Fig. 3).
+Sec. 5.4; Lo Gerfo et al. 2008) on a path of ``lambda`` values, their iterative forms (Sec. 4.2) and the
+lambda heuristic (Sec. 7, Fig. 3).
 
-Filters ``g_lambda`` on the eigenvalues ``s`` of ``K_n / n`` (which lie in ``[0, 1]`` for a
-normalised kernel: their sum is ``trace(K_n)/n = 1``):
-
-===========  =====================================================  ==============================
-name         ``g_lambda(s)``                                        ``r_lambda(s) = s g_lambda(s)``
-===========  =====================================================  ==============================
-tikhonov     ``1 / (s + lambda)``                                   ``s / (s + lambda)``
-cutoff       ``1/s`` for ``s > lambda``, ``1/lambda`` for ``s <= lambda``  1 above, linear ramp ``s/lambda``
-landweber    ``sum_{k=0}^{m} (1 - s)^k``, ``m = ceil(1/lambda) - 1``  ``1 - (1 - s)^(m+1)``
-kpca         ``1/s`` for ``s >= lambda``, 0 below (Sec. 5.4)         hard 0/1 cut (a projection)
-nu           the nu-method polynomial of ``t = ceil(lambda^-1/2)``    accelerated Landweber
-             steps (Lo Gerfo et al. 2008)
-===========  =====================================================  ==============================
-
-Landweber runs ``m + 1`` steps of the iteration of Sec. 4.2 (errata: the paper's ``t = 1..m``
-is one term short of Table 1). Every function runs on the device of its tensor inputs; the
-``lambda`` values are read on the host (they are parameters, not data).
+The filters themselves, ``g_lambda(s)`` on the eigenvalues ``s`` of ``K_n / n`` (Tikhonov, cut-off,
+Landweber, kernel PCA, nu-method), are the :class:`~graphstk.spectral.filters.RegularizationFilter`
+objects of :mod:`graphstk.spectral.filters`, where their names (:data:`FILTERS`) map to them. Every
+function runs on the device of its tensor inputs; the ``lambda`` values are read on the host (they are
+parameters, not data).
 """
 from __future__ import annotations
 
@@ -25,23 +14,14 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ...operators.feature import check_positive
+from ...spectral.filters import (REGULARIZATION_FILTERS, Landweber, NuMethod, nu_coefficients, regularization_filter,
+                                 regularization_filter_name)
 
 __all__ = ["FILTERS", "filter_g", "filter_r", "landweber_steps", "nu_steps", "landweber_iteration",
-           "nu_method_iteration", "max_curvature_lambda", "check_filter", "check_lams"]
+           "nu_method_iteration", "max_curvature_lambda", "check_lams"]
 
-FILTERS = ("tikhonov", "cutoff", "landweber", "kpca", "nu")
-
-
-def check_filter(name: str) -> str:
-    """The canonical filter name of ``name`` (aliases: ``ridge``, ``tsvd``, ``kernelpca``, ...), else a clear error."""
-    f = str(name).lower().replace("-", "").replace("_", "").replace(" ", "")
-    aliases = {"tikhonov": "tikhonov", "ridge": "tikhonov", "cutoff": "cutoff", "spectralcutoff": "cutoff",
-               "tsvd": "cutoff", "landweber": "landweber", "kpca": "kpca", "kernelpca": "kpca",
-               "nu": "nu", "numethod": "nu"}
-    if f not in aliases:
-        raise ValueError(f"filter must be one of {FILTERS}, got {name!r}")
-    return aliases[f]
+#: the names of the filters of Table 1 (``filter=`` of the estimator; ``Spectral-<name>`` in configs)
+FILTERS = tuple(REGULARIZATION_FILTERS)
 
 
 def check_lams(lam) -> tuple[Tensor, bool]:
@@ -59,68 +39,30 @@ def check_lams(lam) -> tuple[Tensor, bool]:
 
 def landweber_steps(lam) -> Tensor:
     """Landweber ``m_lambda = ceil(1/lambda) - 1`` (so ``g`` has ``m + 1`` terms, ``L_lambda = m + 1``)."""
-    lams, _ = check_lams(lam)
-    return torch.clamp(torch.ceil(1.0 / lams - 1e-9) - 1, min=0).long()
+    return torch.tensor([Landweber(v).steps - 1 for v in check_lams(lam)[0].tolist()])
 
 
 def nu_steps(lam) -> Tensor:
     """nu-method iterations ``t = ceil(lambda^{-1/2})`` (Lo Gerfo et al. 2008: ``lambda = t^-2``)."""
-    lams, _ = check_lams(lam)
-    return torch.clamp(torch.ceil(lams.rsqrt() - 1e-9), min=1).long()
-
-
-def _nu_coeffs(t: int, nu: float) -> tuple[float, float]:
-    """``(u_t, omega_t)`` of the nu-method (Lo Gerfo et al. 2008, Sec. 4; Engl et al. 1996, Sec. 6.3)."""
-    if t == 1:
-        return 0.0, (4 * nu + 2) / (4 * nu + 1)
-    u = ((t - 1) * (2 * t - 3) * (2 * t + 2 * nu - 1)) / ((t + 2 * nu - 1) * (2 * t + 4 * nu - 1) * (2 * t + 2 * nu - 3))
-    w = 4 * (2 * t + 2 * nu - 1) * (t + nu - 1) / ((t + 2 * nu - 1) * (2 * t + 4 * nu - 1))
-    return u, w
-
-
+    return torch.tensor([NuMethod(v).steps for v in check_lams(lam)[0].tolist()])
 
 
 def filter_g(name: str, s, lam, nu: float = 1.0) -> Tensor:
-    """The filter ``g_lambda(s)`` of Table 1 (and Sec. 5.4, the nu-method) on eigenvalues ``s``.
+    """The filter ``g_lambda(s)`` of Table 1 (and Sec. 5.4, the nu-method) on eigenvalues ``s``, for a path of ``lambda``.
 
     Parameters
     ----------
-    name : one of :data:`FILTERS`.
+    name : one of :data:`FILTERS` (or a spelling of :data:`graphstk.spectral.filters.FILTER_NAMES`).
     s : tensor ``[n]`` of eigenvalues of ``K_n / n`` (values below 0 are clamped to 0).
     lam : float or sequence of ``L`` floats, all ``> 0``.
     nu : the order of the nu-method (``nu > 0``; ignored by the other filters).
 
-    Returns ``[n, L]`` float64 (``L = 1`` for a scalar ``lam``).
+    Returns ``[n, L]`` float64 (``L = 1`` for a scalar ``lam``): column ``j`` is
+    ``regularization_filter(name, lam[j], nu)(s)``.
     """
-    f = check_filter(name)
-    host, _ = check_lams(lam)
-    s = torch.as_tensor(s).to(torch.float64).clamp_min(0.0).reshape(-1, 1)
-    lams = host.to(s.device).reshape(1, -1)
-    if f == "tikhonov":
-        return 1.0 / (s + lams)
-    if f == "cutoff":
-        return torch.where(s > lams, 1.0 / torch.maximum(s, lams), 1.0 / lams)
-    if f == "kpca":
-        return torch.where(s >= lams, 1.0 / torch.maximum(s, lams), torch.zeros((), dtype=s.dtype, device=s.device))
-    if f == "landweber":
-        m1 = (landweber_steps(host) + 1).to(s).reshape(1, -1)       # m + 1 terms
-        sc = s.clamp(max=1.0)
-        # sum_{k=0}^{m} (1-s)^k = (1 - (1-s)^(m+1)) / s, written with expm1/log1p for small s
-        num = -torch.expm1(m1 * torch.log1p(-sc))
-        return torch.where(sc > 0, num / sc.clamp_min(torch.finfo(s.dtype).tiny), m1.expand_as(num))
-    # nu-method: run the recurrence on scalars (the spectral form of nu_method_iteration)
-    nu = check_positive("nu", nu)
-    ts = nu_steps(host)
-    out = torch.empty(s.shape[0], lams.shape[1], dtype=s.dtype, device=s.device)
-    c_prev, c = torch.zeros_like(s[:, 0]), torch.zeros_like(s[:, 0])
-    done = {}
-    for t in range(1, int(ts.max()) + 1):
-        u, w = _nu_coeffs(t, nu)
-        c_prev, c = c, c + u * (c - c_prev) + w * (1.0 - s[:, 0] * c)
-        done[t] = c
-    for j, t in enumerate(ts.tolist()):
-        out[:, j] = done[t]
-    return out
+    name = regularization_filter_name(name)
+    s = torch.as_tensor(s).reshape(-1)
+    return torch.stack([regularization_filter(name, v, nu)(s) for v in check_lams(lam)[0].tolist()], 1)
 
 
 def filter_r(name: str, s, lam, nu: float = 1.0) -> Tensor:
@@ -155,7 +97,7 @@ def nu_method_iteration(K_n: Tensor, K_x: Tensor, steps: int, nu: float = 1.0) -
     n = K_n.shape[0]
     prev, cur = torch.zeros_like(K_x), torch.zeros_like(K_x)
     for t in range(1, int(steps) + 1):
-        u, w = _nu_coeffs(t, float(nu))
+        u, w = nu_coefficients(t, float(nu))
         prev, cur = cur, cur + u * (cur - prev) + w * (K_x - K_n @ cur) / n
     return (K_x * cur).sum(0)
 

@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeatures
 from sklearn.utils._param_validation import Interval
 from torch import Tensor
 
-from ..._arrays import check_is_fitted, is_torch, semi_supervised_labels, to_output, validate_features
+from ..._arrays import check_is_fitted, semi_supervised_labels, to_output, validate_features
 from ...memory import check_allocation, memory_limit
 from ...operators.base import KernelOperator
 from ...operators.diffusion import gaussian_knn_graph, laplacian_eigenpairs
@@ -19,7 +19,7 @@ from ...exceptions import UnreachableNodesWarning
 from ...operators.feature import FeatureKernelOperator, Kernel, kernel_function, median_distance
 from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, kernel_names
 from ..grid import unreachable
-from ..semi_supervised import UnreachableMixin, labels_from_scores
+from ..semi_supervised import UnreachableMixin, labeled_accuracy, labels_from_scores
 from .basis import BASIS_CACHE, DECOMPOSITIONS, array_key, basis_from_eigenpairs, kernel_basis
 from .heads import fit_linear_head
 from .secular import pencil, targets
@@ -276,20 +276,7 @@ class SSKPCABase(UnreachableMixin, ClassNamePrefixFeaturesOutMixin, ClassifierMi
         """Accuracy of ``predict`` on the labeled entries of ``y`` (entries ``-1`` are unlabeled and left
         out), so that ``cross_val_score`` and ``GridSearchCV`` with default scoring measure held-out
         labeled points only."""
-        from sklearn.metrics import accuracy_score
-
-        yn = y.detach().cpu().numpy() if is_torch(y) else np.asarray(y)
-        keep = np.flatnonzero((yn != "-1") & (yn != -1) if yn.dtype.kind in "USO" else yn != -1)
-        if keep.size == 0:
-            raise ValueError("score needs labeled points: every entry of y is -1 (unlabeled)")
-        if isinstance(X, KernelOperator):
-            Xk = X.block(torch.as_tensor(keep, device=X.device), None)
-        else:
-            Xk = X[torch.as_tensor(keep, device=X.device)] if is_torch(X) else np.asarray(X)[keep]
-        pred = self.predict(Xk)
-        pred = pred.detach().cpu().numpy() if is_torch(pred) else pred
-        w = None if sample_weight is None else np.asarray(sample_weight)[keep]
-        return float(accuracy_score(yn[keep], pred, sample_weight=w))
+        return labeled_accuracy(self, X, y, sample_weight)
 
     def predict(self, X):
         """Class labels from ``classes_`` for ``X`` (``[n]``): NumPy for NumPy input, a tensor on

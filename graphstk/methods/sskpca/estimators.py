@@ -38,7 +38,7 @@ import numpy as np
 from .._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT
 from .base import _COMMON_CONSTRAINTS, COMMON_DOC, SSKPCABase
 from .irls import lr_kpca
-from .secular import check_c, check_s, kpca_components, secular_solve, targets, within_class_scatter
+from .secular import kpca_components, secular_solve, targets, within_class_scatter
 
 __all__ = ["KernelPCAClassifier", "MVKPCA", "LSKPCA", "LRKPCA"]
 
@@ -98,7 +98,7 @@ class MVKPCA(SSKPCABase):
         self.standardize, self.n_neighbors, self.tau, self.w = standardize, n_neighbors, tau, w
 
     def _solve(self, lab, codes, cache):
-        c = check_c(self.c)
+        c = float(self.c)
         k = self.classes_.size - 1 if self.n_components is None else int(self.n_components)
         self._warn_components(k)
         if "scatter" not in cache:
@@ -143,7 +143,7 @@ class LSKPCA(SSKPCABase):
         return T, G, [secular_solve(nu, V, c * G.T @ T[:, j], s2, sign_hint=G.T @ T[:, j]) for j in range(T.shape[1])]
 
     def _solve(self, lab, codes, cache):
-        c, s = check_c(self.c), check_s(self.s)
+        c, s = float(self.c), float(self.s)
         _, _, sols = self._ls_start(lab, codes, cache, c, self.basis_.m * s * s)
         self.zeta_ = np.array([x.zeta for x in sols])
         self.hard_case_ = np.array([x.hard for x in sols])
@@ -181,7 +181,7 @@ class LRKPCA(LSKPCA):
         self.max_iter, self.tol = max_iter, tol
 
     def _solve(self, lab, codes, cache):
-        c, s = check_c(self.c), check_s(self.s)
+        c, s = float(self.c), float(self.s)
         s2 = self.basis_.m * s * s
         T, _, starts = self._ls_start(lab, codes, cache, c, s2)
         res = [lr_kpca(self.basis_, lab, T[:, j], c, s2, beta0=starts[j].beta, max_iter=int(self.max_iter),

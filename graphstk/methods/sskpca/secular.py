@@ -117,15 +117,9 @@ def secular_solve(nu: np.ndarray, V: np.ndarray, b: np.ndarray, s2: float, hard_
         if s2 > g_star:
             base = V[:, rest] @ (d[rest] / (1.0 - rho[rest]))
             theta = math.sqrt((s2 - g_star) / numax)
-            if dtop > 0:
-                u = V[:, top] @ (d[top] / dtop)
-            else:
-                u = V[:, -1]
-            sgn = 1.0
-            if dtop > 0:
-                sgn = 1.0  # u points along +d_top: the sign of the exact (non-hard) solution
-            elif sign_hint is not None and float(sign_hint @ u) < 0:
-                sgn = -1.0
+            # u along +d_top (the sign of the exact, non-hard solution), else the sign that agrees with sign_hint
+            u = V[:, top] @ (d[top] / dtop) if dtop > 0 else V[:, -1]
+            sgn = -1.0 if dtop == 0 and sign_hint is not None and float(sign_hint @ u) < 0 else 1.0
             return SecularSolution(base + sgn * theta * u, 1.0 / numax, True)
         # root left of the pole on the remaining terms (g_rest(0) = g_star >= s^2)
         x_hi = 1.0 + numax * float((d * d).sum()) / (4 * s2) + 1.0
