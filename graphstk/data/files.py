@@ -28,6 +28,11 @@ import zipfile
 from pathlib import Path
 from typing import Callable, Iterable
 
+try:
+    import fcntl
+except ImportError:   # pragma: no cover - not POSIX (Windows): nothing is locked
+    fcntl = None
+
 from ..exceptions import DataFileError, DatasetNotFoundError
 
 __all__ = ["reading", "damaged", "find_damaged", "load_pyg", "processing_lock", "read_index_file", "check_index_range",
@@ -166,9 +171,7 @@ def processing_lock(ds_dir: Path):
     writes ``processed/``: two processes loading a dataset for the first time (two ``run.py``
     on one data root) wait for each other instead of racing. Without ``fcntl`` (Windows) or on a
     read-only root nothing is locked."""
-    try:
-        import fcntl
-    except ImportError:   # pragma: no cover - not POSIX
+    if fcntl is None:   # pragma: no cover - not POSIX
         yield
         return
     try:

@@ -29,6 +29,7 @@ import numbers
 
 import numpy as np
 import torch
+from torch_geometric.data import Data
 
 from .vector_dataset import VectorDataset
 
@@ -252,8 +253,6 @@ def make_dcsbm(num_nodes: int, num_edges: int, num_classes: int = 10, homophily:
         edges reversed), ``y`` int64 ``[N]``,
         ``x`` (when ``num_features > 0``), ``num_nodes``.
     """
-    from torch_geometric.data import Data
-
     _check_dcsbm(num_nodes, num_edges, num_classes, homophily, exponent, max_weight, num_features, seed)
     if not isinstance(feature_signal, numbers.Real) or not np.isfinite(feature_signal):
         raise ValueError(f"make_dcsbm: feature_signal must be a finite number, got {feature_signal!r}")

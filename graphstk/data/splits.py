@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 from torch_geometric.data import Data
+from torch_geometric.utils import subgraph
 
 from .._index import as_index
 
@@ -159,8 +160,6 @@ class Split:
         ``other_mask``. ``y`` is carried for evaluation convenience: a learner must use only
         ``y[train_mask]``.
         """
-        from torch_geometric.utils import subgraph
-
         n = int(data.num_nodes)
         if n != self.num_nodes:
             raise ValueError(f"split is for {self.num_nodes} nodes but data has {n}")

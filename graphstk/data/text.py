@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from sklearn.feature_extraction.text import TfidfVectorizer
 
 from .files import reading
 from .vector_dataset import VectorDataset, _csr64, encode_labels
@@ -52,8 +53,6 @@ def tfidf_features(docs: list[str], tfidf: dict | None = None):
     tfidf : dict, optional
         Keyword arguments of ``TfidfVectorizer`` that replace :data:`TFIDF_DEFAULTS`.
     """
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
     settings = _check_tfidf(tfidf)
     settings["dtype"] = np.float64
     vec = TfidfVectorizer(**settings)
@@ -63,8 +62,6 @@ def tfidf_features(docs: list[str], tfidf: dict | None = None):
 
 def _check_tfidf(tfidf: dict | None) -> dict:
     """The vectorizer settings: :data:`TFIDF_DEFAULTS` updated by ``tfidf`` (checked before any reading)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
     if tfidf is not None and not isinstance(tfidf, dict):
         raise TypeError(f"tfidf must be a dict of TfidfVectorizer keyword arguments, got {type(tfidf).__name__}")
     bad = sorted(set(tfidf or {}) - set(TfidfVectorizer().get_params()))

