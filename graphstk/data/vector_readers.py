@@ -275,7 +275,7 @@ def _load_uspst(root: Path, where: str, dtype: torch.dtype = torch.float64) -> V
 
 
 # --------------------------------------------------------------------------- scikit-learn digits
-def _load_digits(root, where, dtype: torch.dtype = torch.float64) -> VectorDataset:
+def _load_digits(dtype: torch.dtype = torch.float64) -> VectorDataset:
     b = load_digits()
     y, classes = encode_labels(b.target)
     desc = ("Digits: scikit-learn's bundled optical-recognition digits (sklearn.datasets.load_digits, a copy "

@@ -29,7 +29,7 @@ from .datasets import is_missing_error
 from .kernels import KernelCache, KernelFactory
 from .protocols import get_protocol
 from .registry import options_suffix
-from .report import write_all
+from .report import format_params, level_label, write_all
 
 __all__ = ["DatasetMissingError", "RunError", "run_experiment"]
 
@@ -164,8 +164,7 @@ def _run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None =
             rows.append(row)
     for row in rows:
         name = (f"{row['dataset']} {row['method']}{options_suffix(row['options'], row['method'])}"
-                f"{_sweep_str(row['sweep'])} "
-                + (f"p_test={row['p_test']:g}" if row.get("p_test") is not None else f"n_labeled={row['n_labeled']}"))
+                f"{_sweep_str(row['sweep'])} {level_label(row)}")
         # unreachable test nodes: the table's "unreachable" column, and a note beside degenerate rows (report.row_note)
         if row["warnings"]:
             more = f" (+{len(row['warnings']) - 1} similar, see results.json)" if len(row["warnings"]) > 1 else ""
@@ -197,21 +196,13 @@ def _run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None =
 
 def _row_order(units):
     """Rows per task and dataset, methods outside levels (a method's levels are adjacent rows)."""
-    out = []
-    seen = []
+    groups: dict[tuple, list] = {}
     for u in units:
-        key = (id(u[0]), u[2].name)
-        if key not in seen:
-            seen.append(key)
-    for key in seen:
-        group = [u for u in units if (id(u[0]), u[2].name) == key]
-        out.append(group)
+        groups.setdefault((id(u[0]), u[2].name), []).append(u)
     ordered = []
-    for group in out:
-        task, protocol, spec, data, _level, _reps, series = group[0]
-        for item in series:
-            for u in group:
-                ordered.append((task, protocol, spec, data, u[4], u[5], [item]))
+    for group in groups.values():
+        task, protocol, spec, data, *_, series = group[0]
+        ordered += [(task, protocol, spec, data, u[4], u[5], [item]) for item in series for u in group]
     return ordered
 
 
@@ -220,6 +211,4 @@ def _level_str(protocol, level) -> str:
 
 
 def _sweep_str(sweep: dict | None) -> str:
-    if not sweep:
-        return ""
-    return "[" + ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in sweep.items()) + "]"
+    return f"[{format_params(sweep)}]" if sweep else ""
