@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
-__all__ = ["build_data", "check_edge_index", "validate_data"]
+__all__ = ["build_data", "check_edge_index", "check_mask", "validate_data"]
 
 
 def check_edge_index(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None) -> None:
@@ -182,6 +182,13 @@ def validate_data(data: Data) -> None:
     if data.x is not None:
         _check_features(data.x, n)
     for k in ("train_mask", "val_mask", "test_mask"):
-        m = getattr(data, k, None)
-        if m is not None and (m.dtype != torch.bool or m.shape != (n,)):
-            raise ValueError(f"data.{k} must be a bool tensor of shape [{n}], got {m.dtype} {tuple(m.shape)}")
+        if getattr(data, k, None) is not None:
+            check_mask(data, k, n)
+
+
+def check_mask(data: Data, key: str, n: int) -> torch.Tensor:
+    """``data.<key>`` (a default split's mask), checked to be a bool tensor of shape ``[n]``."""
+    m = getattr(data, key)
+    if m.dtype != torch.bool or m.shape != (n,):
+        raise ValueError(f"data.{key} must be a bool tensor of shape [{n}], got {m.dtype} {tuple(m.shape)}")
+    return m
