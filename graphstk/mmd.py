@@ -67,7 +67,7 @@ def median_heuristic(X, Y=None, max_samples: int | None = 2000, seed: int = 0) -
 
 
 def _resolve_kernel(kernel, sigma, X, Y=None, **params):
-    """A :class:`~graphstk.operators.Kernel`; ``sigma=None`` for a bandwidth kernel means the median heuristic."""
+    """The kernel; ``sigma=None`` for a bandwidth kernel means the median heuristic."""
     name = kernel if isinstance(kernel, str) else None
     if sigma is None and name is not None and name.lower() in SHIFT_INVARIANT + ("rbf", "l1", "exponential"):
         sigma = median_heuristic(X, Y)
@@ -277,9 +277,8 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
 
 
 def _batch_bytes(N: int, m: int, B: int, d: int, itemsize: int, estimator: str, tile: int | None = None) -> float:
-    """Bytes one batch of ``B`` splits holds: the draws (``rand`` and ``argsort`` of ``[B, N]``), the
-    indicators ``A``, ``K A`` and their product ``[N, B]``, one kernel row block (``tile`` entries,
-    default ``2**22``), and for ``equal_size`` the paired rows ``[B m, d]`` twice."""
+    """Bytes of one batch of ``B`` splits: the draws ``[B, N]``, ``A``, ``K A`` and their product ``[N, B]``,
+    one kernel row block, and for ``equal_size`` the paired rows ``[B m, d]`` twice."""
     per = B * N * (4 + 8 + 8) + 3.0 * N * B * itemsize + 3.0 * (BLOCK_ELEMS if tile is None else tile) * itemsize
     if estimator == "equal_size":
         per += 2.0 * B * m * d * itemsize
@@ -287,10 +286,7 @@ def _batch_bytes(N: int, m: int, B: int, d: int, itemsize: int, estimator: str, 
 
 
 def _check_test_memory(X: Tensor, N: int, m: int, batch_size: int, estimator: str) -> int:
-    """The batch of splits to evaluate at once: ``batch_size``, halved while a batch would take more
-    than ``graphstk.memory.TILE_SHARE`` of the memory free now (the result does not depend on
-    it: the permutations are drawn from one seeded stream). Refused, before the first allocation,
-    only when a batch of one split cannot fit the process's memory ceiling."""
+    """``batch_size``, halved while a batch takes more than ``TILE_SHARE`` of the free memory (see :func:`mmd_test`)."""
     d, itemsize = int(X.shape[1]), X.element_size()
     check_allocation(_batch_bytes(N, m, 1, d, itemsize, estimator, tile=N), f"mmd_test on {N} points (one split at a time)",
                      "test a random subsample of X and Y", X.device)

@@ -11,31 +11,38 @@
 * :func:`dataset_key` / :func:`match_datasets`: the one normal form of dataset names.
 * Damaged files raise :class:`~graphstk.exceptions.DataFileError` (:mod:`graphstk.data.files`).
 
-See ``docs/data.md``.
+The names are loaded from their modules on first use (PEP 562), so that a graph run never
+loads the vector and text readers. See ``docs/data.md``.
 """
-from ..exceptions import DataFileError
-from .datasets import (
-    DATASETS,
-    DatasetNotFoundError,
-    FeaturesUnavailableWarning,
-    get_spec,
-    known_datasets,
-    load_dataset,
-)
-from .graph_io import from_networkx, load_npz
-from .names import dataset_key, match_datasets
-from .roots import resolve_data_root
-from .splits import SETTINGS, Split, make_split
-from .statistics import dataset_statistics
-from .validation import build_data, validate_data
-from .vector import VECTOR_DATASETS, VectorDataset, load_vector_dataset, vector_dataset_files
-from .generators import dcsbm_edges, make_circle, make_dcsbm, make_two_lines
+from __future__ import annotations
 
-__all__ = [
-    "DATASETS", "DataFileError", "DatasetNotFoundError", "FeaturesUnavailableWarning", "SETTINGS", "Split",
-    "build_data", "dataset_key", "dataset_statistics", "from_networkx", "get_spec", "known_datasets",
-    "load_dataset", "load_npz", "make_split", "match_datasets", "resolve_data_root", "validate_data",
-    "VECTOR_DATASETS", "VectorDataset", "dcsbm_edges", "load_vector_dataset", "make_circle", "make_dcsbm",
-    "make_two_lines",
-    "vector_dataset_files",
-]
+import importlib
+
+#: Public name -> the module of this package that defines it.
+_EXPORTS = {
+    "DataFileError": "graphstk.exceptions", "DatasetNotFoundError": "graphstk.exceptions",
+    "FeaturesUnavailableWarning": "graphstk.exceptions",
+    "DATASETS": ".datasets", "get_spec": ".datasets", "known_datasets": ".datasets", "load_dataset": ".datasets",
+    "from_networkx": ".graph_io", "load_npz": ".graph_io",
+    "dataset_key": ".names", "match_datasets": ".names",
+    "resolve_data_root": ".roots",
+    "SETTINGS": ".splits", "Split": ".splits", "make_split": ".splits",
+    "dataset_statistics": ".statistics",
+    "build_data": ".validation", "validate_data": ".validation",
+    "VECTOR_DATASETS": ".vector", "load_vector_dataset": ".vector", "vector_dataset_files": ".vector",
+    "VectorDataset": ".vector_dataset",
+    "dcsbm_edges": ".generators", "make_circle": ".generators", "make_dcsbm": ".generators",
+    "make_two_lines": ".generators",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name], __name__), name)   # not cached: monkeypatch-safe
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -4,35 +4,21 @@ Entry point: :func:`load_dataset`. Every loader returns a
 :class:`torch_geometric.data.Data` with at least ``edge_index`` (``[2, E]``, both
 directions of an undirected edge, as PyG stores it), ``y`` (``[N]`` int64 class ids,
 all ``>= 0``), ``num_nodes`` and ``x`` (``[N, F]`` or ``None`` when features are
-unavailable), plus two plain attributes:
+unavailable), plus ``name`` (the canonical dataset name, or the file / object it came from) and
+``split_protocol``: ``"planetoid"`` when the graph carries a default split
+(``train_mask``/``val_mask``/``test_mask``), else ``"random"``; :func:`graphstk.data.make_split`
+reads it to pick the protocol of App. D of the STKR paper.
 
-``name``
-    Canonical dataset name (``"Cora"``, ``"DBLP"``, ...) or the file / object it came from.
-``split_protocol``
-    ``"planetoid"`` when the graph carries a *default* split
-    (``train_mask``/``val_mask``/``test_mask``: the Planetoid datasets and bring-your-own
-    files with ``train_index``/``val_index``/``test_index``), else ``"random"``.
-    :func:`graphstk.data.make_split` reads it to pick the protocol of App. D of the STKR paper.
-
-Data root (see :func:`resolve_data_root`): ``root`` argument > environment variable
-``GRAPHSTK_DATA`` > ``./datasets``. Layout inside the root is PyG's own
-(``<root>/<Dir>/raw/<files>``, see :data:`DATASETS` and ``docs/data.md``). PyG writes
-``<root>/<Dir>/processed/`` beside ``raw/`` on first load, so the root must be writable
-then; copy a read-only root (e.g. a shared or CI copy) to a temporary directory first.
-
-Offline behaviour: raw files present -> load them; absent -> let PyG download them,
-unless ``GRAPHSTK_OFFLINE=1`` or the download host is unreachable, in which case a
-:class:`DatasetNotFoundError` names the directory searched and the files expected there.
-
-Damaged files (:mod:`graphstk.data.files`): a truncated or corrupted raw file is a
-:class:`~graphstk.exceptions.DataFileError` naming the file, the dataset and the fix; an
-unreadable ``processed/`` folder is deleted and rebuilt once, with a warning; ``processed/`` is
-written atomically, so a first load killed midway leaves nothing that breaks the next one. A raw file
-that parses but differs from the published one (a test index cut short) is named when ``processed/``
-is built, by its digest or by the dataset's published statistics (:mod:`graphstk.data.known`).
-
-Bring-your-own graphs are read by :mod:`graphstk.data.graph_io`, checked by
-:mod:`graphstk.data.validation`; :func:`dataset_statistics` lives in :mod:`graphstk.data.statistics`.
+Data root (:func:`~graphstk.data.resolve_data_root`): ``root`` argument > ``$GRAPHSTK_DATA`` >
+``./datasets``, in PyG's own layout (``<root>/<Dir>/raw/<files>``, see :data:`DATASETS` and
+``docs/data.md``). PyG writes ``<root>/<Dir>/processed/`` beside ``raw/`` on first load, so the
+root must be writable then; copy a read-only root (a shared or CI copy) to a temporary directory
+first. Raw files absent: PyG downloads them, unless ``GRAPHSTK_OFFLINE=1`` or the download host
+is unreachable: then a :class:`~graphstk.exceptions.DatasetNotFoundError` names the directory
+searched and the files expected there. Damaged files: :mod:`graphstk.data.files` (a truncated
+raw file, an unreadable ``processed/``) and :mod:`graphstk.data.known` (a raw file that parses but
+differs from the published one). Bring-your-own graphs: :mod:`graphstk.data.graph_io`, checked by
+:mod:`graphstk.data.validation`.
 """
 from __future__ import annotations
 
@@ -43,27 +29,25 @@ import urllib.parse
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from torch_geometric.data import Data
+from torch_geometric.datasets import Amazon, CitationFull, Coauthor, Planetoid
+from torch_geometric.utils import remove_self_loops, to_undirected
 
-from ..exceptions import DataFileError, DatasetNotFoundError, FeaturesUnavailableWarning  # noqa: F401  (re-exported)
+from ..exceptions import DataFileError, DatasetNotFoundError, FeaturesUnavailableWarning
 from .files import check_index_range, load_pyg, processing_lock, read_index_file, reading
 from .graph_io import _is_networkx, from_networkx, load_npz
 from .known import KNOWN, Known, check_known
 from .names import GRAPH_DATASET_NAMES, GRAPH_KEYS, dataset_key, vector_protocol_hint
 from .roots import ENV_DATA_ROOT, ENV_OFFLINE, data_root_and_origin, download_timeout, offline
-from .roots import resolve_data_root  # noqa: F401  (re-exported)
-from .statistics import dataset_statistics  # noqa: F401  (re-exported)
-from .validation import build_data, validate_data  # noqa: F401  (re-exported)
+from .validation import validate_data
 
-__all__ = [
-    "DATASETS", "DatasetNotFoundError", "DatasetSpec", "FeaturesUnavailableWarning", "build_data",
-    "dataset_statistics", "from_networkx", "get_spec", "known_datasets", "load_dataset", "load_npz",
-    "resolve_data_root", "validate_data",
-]
+__all__ = ["DATASETS", "DatasetSpec", "get_spec", "known_datasets", "load_dataset"]
 
 
 # --------------------------------------------------------------------------- registry
@@ -84,67 +68,39 @@ class DatasetSpec:
 
 
 def _planetoid(name: str) -> DatasetSpec:
-    from torch_geometric.datasets import Planetoid
     low = name.lower()
     files = tuple(f"ind.{low}.{s}" for s in ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index"))
     return DatasetSpec(name, name, files, lambda r: Planetoid(r, name), f"Planetoid(root, {name!r})",
                        Planetoid.url, planetoid=True)
 
 
-def _registry() -> dict[str, DatasetSpec]:
-    from torch_geometric.datasets import Amazon, CitationFull, Coauthor
-    specs = [
-        _planetoid("Cora"),
-        _planetoid("CiteSeer"),
-        _planetoid("PubMed"),
-        DatasetSpec("Computers", "Computers", ("amazon_electronics_computers.npz",),
-                    lambda r: Amazon(r, "Computers"), "Amazon(root, 'Computers')", Amazon.url, npz_graph=True),
-        DatasetSpec("Photo", "Photo", ("amazon_electronics_photo.npz",),
-                    lambda r: Amazon(r, "Photo"), "Amazon(root, 'Photo')", Amazon.url, npz_graph=True),
-        DatasetSpec("CS", "CS", ("ms_academic_cs.npz",),
-                    lambda r: Coauthor(r, "CS"), "Coauthor(root, 'CS')", Coauthor.url, npz_graph=True),
-        DatasetSpec("Physics", "Physics", ("ms_academic_phy.npz",),
-                    lambda r: Coauthor(r, "Physics"), "Coauthor(root, 'Physics')", Coauthor.url, npz_graph=True),
-        DatasetSpec("DBLP", "dblp", ("dblp.npz",),
-                    lambda r: CitationFull(r, "DBLP"), "CitationFull(root, 'DBLP')", CitationFull.url, npz_graph=True),
-        DatasetSpec("CoraFull", "cora", ("cora.npz",),
-                    lambda r: CitationFull(r, "Cora"), "CitationFull(root, 'Cora')", CitationFull.url, npz_graph=True),
-    ]
-    if [s.name for s in specs] != list(GRAPH_DATASET_NAMES):
-        raise RuntimeError("graphstk.data.names.GRAPH_DATASET_NAMES and the graph registry disagree")
-    return {s.name: replace(s, aliases=GRAPH_DATASET_NAMES[s.name], known=KNOWN.get(s.name)) for s in specs}
+def _npz(name: str, dirname: str, file: str, cls, pyg_name: str) -> DatasetSpec:
+    return DatasetSpec(name, dirname, (file,), lambda r: cls(r, pyg_name), f"{cls.__name__}(root, {pyg_name!r})",
+                       cls.url, npz_graph=True)
 
 
-_SPECS: dict[str, DatasetSpec] | None = None
-
-
-def _specs() -> dict[str, DatasetSpec]:
-    global _SPECS
-    if _SPECS is None:
-        _SPECS = _registry()
-    return _SPECS
-
-
-class _LazyRegistry(Mapping):
-    """Read-only view ``canonical name -> DatasetSpec`` (built on first use)."""
-
-    def __getitem__(self, key):
-        return _specs()[key]
-
-    def __iter__(self):
-        return iter(_specs())
-
-    def __len__(self):
-        return len(_specs())
-
+_ALL = [
+    _planetoid("Cora"),
+    _planetoid("CiteSeer"),
+    _planetoid("PubMed"),
+    _npz("Computers", "Computers", "amazon_electronics_computers.npz", Amazon, "Computers"),
+    _npz("Photo", "Photo", "amazon_electronics_photo.npz", Amazon, "Photo"),
+    _npz("CS", "CS", "ms_academic_cs.npz", Coauthor, "CS"),
+    _npz("Physics", "Physics", "ms_academic_phy.npz", Coauthor, "Physics"),
+    _npz("DBLP", "dblp", "dblp.npz", CitationFull, "DBLP"),
+    _npz("CoraFull", "cora", "cora.npz", CitationFull, "Cora"),
+]
+if [s.name for s in _ALL] != list(GRAPH_DATASET_NAMES):
+    raise RuntimeError("graphstk.data.names.GRAPH_DATASET_NAMES and the graph registry disagree")
+_SPECS = {s.name: replace(s, aliases=GRAPH_DATASET_NAMES[s.name], known=KNOWN.get(s.name)) for s in _ALL}
 
 #: Canonical name -> :class:`DatasetSpec` of every named dataset.
-DATASETS: Mapping[str, DatasetSpec] = _LazyRegistry()
+DATASETS: Mapping[str, DatasetSpec] = MappingProxyType(_SPECS)
 
 
 def known_datasets() -> list[str]:
     """Canonical names accepted by :func:`load_dataset` (aliases are also accepted)."""
-    return list(_specs())
+    return list(DATASETS)
 
 
 def get_spec(name: str) -> DatasetSpec:
@@ -165,7 +121,7 @@ def get_spec(name: str) -> DatasetSpec:
             raise ValueError(hint)
         raise ValueError(f"unknown dataset {name!r}; known graph datasets: {', '.join(known_datasets())} "
                          "(or pass a path to an .npz file, a networkx graph or a PyG Data object)")
-    return _specs()[key]
+    return _SPECS[key]
 
 
 # --------------------------------------------------------------------------- public entry
@@ -326,9 +282,6 @@ def _read_npz_graph(path: Path, dataset: str) -> Data:
     """``edge_index`` and ``y`` of a gnn-benchmark / graph2gauss npz, built exactly as PyG's
     :func:`torch_geometric.io.read_npz` builds them (self-loops removed, made undirected), but
     without the feature matrix."""
-    import scipy.sparse as sp
-    from torch_geometric.utils import remove_self_loops, to_undirected
-
     fix = (f"delete {path} and load again online (PyG downloads it again), or copy an intact copy there "
            "(see docs/data.md)")
     with reading(path, dataset, fix), np.load(path) as f:   # allow_pickle=False: 'class_names' is never read

@@ -28,6 +28,11 @@ import zipfile
 from pathlib import Path
 from typing import Callable, Iterable
 
+try:
+    import fcntl
+except ImportError:   # pragma: no cover - not POSIX (Windows): nothing is locked
+    fcntl = None
+
 from ..exceptions import DataFileError, DatasetNotFoundError
 
 __all__ = ["reading", "damaged", "find_damaged", "load_pyg", "processing_lock", "read_index_file", "check_index_range",
@@ -61,9 +66,12 @@ def damaged(path, dataset: str, err: BaseException | str, fix: str | None = None
         What to do; default: replace the file with an intact copy.
     """
     what = f"{type(err).__name__}: {err}" if isinstance(err, BaseException) else str(err)
-    fix = fix or f"replace it with an intact copy ({SOURCES_HINT})"
     return DataFileError(f"{dataset}: cannot read {path} ({_size(Path(path))}): the file is truncated, corrupted "
-                         f"or not the expected format ({what}). Fix: {fix}.")
+                         f"or not the expected format ({what}). Fix: {_fix(fix)}.")
+
+
+def _fix(fix: str | None) -> str:
+    return fix or f"replace it with an intact copy ({SOURCES_HINT})"
 
 
 @contextlib.contextmanager
@@ -80,7 +88,6 @@ def reading(path, dataset: str, fix: str | None = None):
 
 
 def _check_file(path: Path) -> None:
-    """Raise the reader's error if ``path`` is visibly damaged (zip CRC, pickle, index list)."""
     name = path.name
     if zipfile.is_zipfile(path) or path.suffix in (".npz", ".zip"):
         with zipfile.ZipFile(path) as z:
@@ -96,7 +103,6 @@ def _check_file(path: Path) -> None:
 
 
 def _index_values(path: Path) -> list[int]:
-    """The node ids of an index file (one integer a line), or ``ValueError`` saying what is wrong."""
     with open(path) as f:
         lines = [(no, line.strip()) for no, line in enumerate(f, 1) if line.strip()]
     if not lines:
@@ -129,7 +135,7 @@ def read_index_file(path, dataset: str, fix: str | None = None) -> list[int]:
         if isinstance(err, (FileNotFoundError, PermissionError)):
             raise
         raise DataFileError(f"{dataset}: the index file {path} ({_size(path)}) is unusable: {err}. Fix: "
-                            f"{fix or f'replace it with an intact copy ({SOURCES_HINT})'}.") from err
+                            f"{_fix(fix)}.") from err
 
 
 def check_index_range(ids, n: int, path, dataset: str, fix: str | None = None) -> None:
@@ -137,8 +143,7 @@ def check_index_range(ids, n: int, path, dataset: str, fix: str | None = None) -
     bad = [int(v) for v in ids if not 0 <= int(v) < n]
     if bad:
         raise DataFileError(f"{dataset}: the index file {path} names {len(bad)} node ids outside [0, {n - 1}] "
-                            f"(e.g. {bad[0]}) of the {n}-node graph. Fix: "
-                            f"{fix or f'replace it with an intact copy ({SOURCES_HINT})'}.")
+                            f"(e.g. {bad[0]}) of the {n}-node graph. Fix: {_fix(fix)}.")
 
 
 def find_damaged(files: Iterable[Path]) -> tuple[Path, BaseException] | None:
@@ -166,9 +171,7 @@ def processing_lock(ds_dir: Path):
     writes ``processed/``: two processes loading a dataset for the first time (two ``run.py``
     on one data root) wait for each other instead of racing. Without ``fcntl`` (Windows) or on a
     read-only root nothing is locked."""
-    try:
-        import fcntl
-    except ImportError:   # pragma: no cover - not POSIX
+    if fcntl is None:   # pragma: no cover - not POSIX
         yield
         return
     try:
@@ -241,9 +244,7 @@ def load_pyg(make: Callable[[str], object], root: Path, dirname: str, dataset: s
 
 
 def _build(make, root: Path, dirname: str, check=None):
-    """Let PyG process into a temporary folder inside the dataset's folder, ``check`` the result and
-    rename the finished ``processed/`` into place (one rename on one file system: the folder appears
-    whole or not at all)."""
+    """PyG processes into a temporary folder beside ``raw/``; ``processed/`` is renamed into place whole."""
     ds_dir = root / dirname
     for stale in ds_dir.glob(".graphstk-build-*"):     # left by a killed build
         shutil.rmtree(stale, ignore_errors=True)

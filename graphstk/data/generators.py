@@ -1,27 +1,18 @@
-"""Toy problems of the Fredholm-kernel paper (Que, Belkin & Wang 2014, Sec. 5.1.2, Tables 1 and 2).
+"""Toy problems of the Fredholm-kernel paper (Que, Belkin & Wang 2014, Sec. 5.1.2, Tables 1 and 2),
+and a labelled graph of any size.
 
 "Each example is based on 1-dimensional manifold(s), and corrupted with additional Gaussian
-noise in R^100" (Sec. 5.1.2). The paper's Figure 3 is missing from the text; the generators
-below follow the first author's public generators as described in the project notes
-(``notes/kernel_papers_errata.md``, Fredholm section):
+noise in R^100" (Sec. 5.1.2). The paper's Figure 3 is missing from the text; :func:`make_two_lines`
+("twoline-nocluster": two clusters that do *not* carry the label, so the cluster assumption fails
+while the noise assumption holds) and :func:`make_circle` ("circle-quad") follow the first
+author's public generators as described in ``notes/kernel_papers_errata.md`` (Fredholm section).
+The paper draws labeled, 2000 unlabeled and held-out test points from one distribution; draw
+``n`` = their total and split with a protocol.
 
-* :func:`make_two_lines` ("twoline-nocluster", Table 1, linear): ``x1 ~ U(-1, 1)``,
-  ``x2 = +-1`` plus noise, ``dim - 2`` pure-noise coordinates, label ``[x1 >= 0]``. The two
-  lines are two clusters that do *not* carry the label, so the cluster assumption fails while
-  the noise assumption holds.
-* :func:`make_circle` ("circle-quad", Table 2, non-linear): angle ``~ U(0, 2 pi)``, point
-  ``(cos, sin)`` plus noise, ``dim - 2`` pure-noise coordinates, label 1 in quadrants I and III.
-
-Noise is Gaussian with standard deviation ``noise`` (the paper's noise scale: 0.1 or 0.3 for
-the two lines, 0.1 for the circle) on every coordinate except ``x1`` of the two lines.
-Randomness comes from one :func:`numpy.random.default_rng` seeded with ``seed``: the same
-arguments give the same data on every machine. The paper draws labeled, 2000 unlabeled and
-held-out test points from one distribution; draw ``n`` = their total and split with a protocol.
-
-:func:`make_dcsbm` draws a labelled graph of any size (a degree-corrected stochastic block model
-with power-law degrees, a homophily parameter and optional class-correlated features) in
-``O(nodes + edges)`` work and memory: the large graphs of ``bench/scale.py`` and of
-``python -m graphstk partition``.
+:func:`make_dcsbm` draws a degree-corrected stochastic block model in ``O(nodes + edges)`` work
+and memory: the large graphs of ``bench/scale.py`` and of ``python -m graphstk partition``.
+Every generator draws from one :func:`numpy.random.default_rng` seeded with ``seed``: the same
+arguments give the same data on every machine.
 """
 from __future__ import annotations
 
@@ -29,23 +20,26 @@ import numbers
 
 import numpy as np
 import torch
+from torch_geometric.data import Data
 
 from .vector_dataset import VectorDataset
 
 __all__ = ["dcsbm_edges", "make_circle", "make_dcsbm", "make_two_lines"]
 
 
+def _integer(v, name: str, lo: int | None, fn: str, what: str = "") -> None:
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or (lo is not None and v < lo):
+        raise ValueError(f"{fn}: {name} must be {what or f'an integer >= {lo}'}, got {v!r}")
+
+
 def _check(n, noise, dim, seed, fn: str) -> None:
     if n is None:
         raise TypeError(f"{fn}: give the number of points, e.g. n=3200 (200 labeled + 2000 unlabeled + 1000 test)")
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ValueError(f"{fn}: n must be a positive integer number of points, got {n!r}")
-    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 2:
-        raise ValueError(f"{fn}: dim must be an integer >= 2 (two manifold coordinates + noise), got {dim!r}")
+    _integer(n, "n", 1, fn, "a positive integer number of points")
+    _integer(dim, "dim", 2, fn, "an integer >= 2 (two manifold coordinates + noise)")
     if not isinstance(noise, numbers.Real) or not np.isfinite(noise) or noise < 0:
         raise ValueError(f"{fn}: noise must be a finite standard deviation >= 0, got {noise!r}")
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-        raise ValueError(f"{fn}: seed must be an integer, got {seed!r}")
+    _integer(seed, "seed", None, fn, "an integer")
 
 
 def make_two_lines(n: int | None = None, noise: float = 0.3, dim: int = 100, seed: int = 0) -> VectorDataset:
@@ -126,25 +120,16 @@ def make_circle(n: int | None = None, noise: float = 0.1, dim: int = 100, seed: 
     return VectorDataset("Circle", torch.from_numpy(X), torch.from_numpy(y), [0, 1], {}, {}, desc)
 
 
-# ---------------------------------------------------------------------------
-# A labelled large graph: the degree-corrected stochastic block model
-# ---------------------------------------------------------------------------
+# --------------------------------------------------------------------------- degree-corrected block model
 #: edges drawn per batch by :func:`dcsbm_edges`: a constant, so the graph of a seed never depends on
 #: the machine (the batches consume the generator's stream in the same order everywhere)
 DCSBM_BATCH = 1 << 22
 
 
 def _check_dcsbm(num_nodes, num_edges, num_classes, homophily, exponent, max_weight, num_features, seed) -> None:
-    def integer(v, name, lo):
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < lo:
-            raise ValueError(f"make_dcsbm: {name} must be an integer >= {lo}, got {v!r}")
-
-    integer(num_nodes, "num_nodes", 2)
-    integer(num_edges, "num_edges", 0)
-    integer(num_classes, "num_classes", 1)
-    integer(num_features, "num_features", 0)
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-        raise ValueError(f"make_dcsbm: seed must be an integer, got {seed!r}")
+    for v, name, lo in ((num_nodes, "num_nodes", 2), (num_edges, "num_edges", 0), (num_classes, "num_classes", 1),
+                        (num_features, "num_features", 0), (seed, "seed", None)):
+        _integer(v, name, lo, "make_dcsbm", "" if lo is not None else "an integer")
     if not isinstance(homophily, numbers.Real) or not 0.0 <= homophily <= 1.0:
         raise ValueError(f"make_dcsbm: homophily is the fraction of edges inside a class, in [0, 1]; got {homophily!r}")
     if num_classes == 1 and homophily != 1.0:
@@ -252,8 +237,6 @@ def make_dcsbm(num_nodes: int, num_edges: int, num_classes: int = 10, homophily:
         edges reversed), ``y`` int64 ``[N]``,
         ``x`` (when ``num_features > 0``), ``num_nodes``.
     """
-    from torch_geometric.data import Data
-
     _check_dcsbm(num_nodes, num_edges, num_classes, homophily, exponent, max_weight, num_features, seed)
     if not isinstance(feature_signal, numbers.Real) or not np.isfinite(feature_signal):
         raise ValueError(f"make_dcsbm: feature_signal must be a finite number, got {feature_signal!r}")

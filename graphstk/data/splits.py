@@ -45,8 +45,10 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 from torch_geometric.data import Data
+from torch_geometric.utils import subgraph
 
 from .._index import as_index
+from .validation import check_mask
 
 __all__ = ["Split", "make_split", "SETTINGS"]
 
@@ -159,8 +161,6 @@ class Split:
         ``other_mask``. ``y`` is carried for evaluation convenience: a learner must use only
         ``y[train_mask]``.
         """
-        from torch_geometric.utils import subgraph
-
         n = int(data.num_nodes)
         if n != self.num_nodes:
             raise ValueError(f"split is for {self.num_nodes} nodes but data has {n}")
@@ -390,16 +390,11 @@ def _random(y: Tensor, n: int, n_test: int, g: torch.Generator):
 
 
 def _masks(data: Data, n: int):
-    out = []
     for k in ("train_mask", "val_mask", "test_mask"):
-        m = getattr(data, k, None)
-        if m is None:
+        if getattr(data, k, None) is None:
             raise ValueError(f"the Planetoid protocol needs data.{k} (the default split); "
                              "use protocol='random' for a graph without one")
-        if m.dtype != torch.bool or m.shape != (n,):
-            raise ValueError(f"data.{k} must be a bool tensor of shape [{n}], got {m.dtype} {tuple(m.shape)}")
-        out.append(m.cpu())
-    tr, va, te = out
+    tr, va, te = (check_mask(data, k, n).cpu() for k in ("train_mask", "val_mask", "test_mask"))
     if bool((tr & va).any() | (tr & te).any() | (va & te).any()):
         raise ValueError("data.train_mask, val_mask and test_mask overlap")
     return tr, va, te

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 import torch
+from scipy.sparse.csgraph import connected_components
 from torch_geometric.data import Data
 
 from .validation import validate_data
@@ -21,9 +23,6 @@ def dataset_statistics(data: Data) -> dict:
     ``undirected`` (bool), ``label_counts`` (list) and, when the data carries a default
     split, ``train``/``val``/``test`` mask sizes.
     """
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import connected_components
-
     validate_data(data)
     n = int(data.num_nodes)
     ei = data.edge_index.cpu().long()

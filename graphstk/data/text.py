@@ -5,13 +5,11 @@ and return a :class:`~graphstk.data.VectorDataset` whose ``X`` is a ``scipy.spar
 (float64, one l2-normalised row per document).
 
 Vectorizer: scikit-learn's :class:`~sklearn.feature_extraction.text.TfidfVectorizer` with
-:data:`TFIDF_DEFAULTS` (its own defaults, written out so they cannot drift: lowercase, tokens of
-two or more word characters, every term kept (``min_df=1``), raw term counts, smoothed idf
-``log((1 + n) / (1 + df)) + 1``, l2 row normalisation), ``dtype=float64``. The ``tfidf`` option
-replaces any of them, e.g. ``load_vector_dataset("MovieReviews", tfidf={"min_df": 2,
-"sublinear_tf": True})``. The idf is computed on every document of the set (no labels are
-used), the transductive setting of the semi-supervised papers; the Fredholm-kernel paper
-(Sec. 5.2.1) says only that tf-idf features were extracted.
+:data:`TFIDF_DEFAULTS` (its own defaults, written out so they cannot drift; smoothed idf
+``log((1 + n) / (1 + df)) + 1``), ``dtype=float64``; the ``tfidf`` option replaces any of them,
+e.g. ``load_vector_dataset("MovieReviews", tfidf={"min_df": 2, "sublinear_tf": True})``. The idf
+is computed on every document of the set (no labels are used), the transductive setting of the
+semi-supervised papers; the Fredholm-kernel paper (Sec. 5.2.1) says only that tf-idf features were extracted.
 """
 from __future__ import annotations
 
@@ -20,9 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from sklearn.feature_extraction.text import TfidfVectorizer
 
 from .files import reading
-from .vector_dataset import VectorDataset, _csr64, encode_labels
+from .vector_dataset import VectorDataset, _csr64, class_counts, encode_labels
 from .vector_readers import _require
 
 __all__ = ["TFIDF_DEFAULTS", "tfidf_features"]
@@ -52,8 +51,6 @@ def tfidf_features(docs: list[str], tfidf: dict | None = None):
     tfidf : dict, optional
         Keyword arguments of ``TfidfVectorizer`` that replace :data:`TFIDF_DEFAULTS`.
     """
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
     settings = _check_tfidf(tfidf)
     settings["dtype"] = np.float64
     vec = TfidfVectorizer(**settings)
@@ -63,8 +60,6 @@ def tfidf_features(docs: list[str], tfidf: dict | None = None):
 
 def _check_tfidf(tfidf: dict | None) -> dict:
     """The vectorizer settings: :data:`TFIDF_DEFAULTS` updated by ``tfidf`` (checked before any reading)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
     if tfidf is not None and not isinstance(tfidf, dict):
         raise TypeError(f"tfidf must be a dict of TfidfVectorizer keyword arguments, got {type(tfidf).__name__}")
     bad = sorted(set(tfidf or {}) - set(TfidfVectorizer().get_params()))
@@ -111,9 +106,8 @@ def _load_movie_reviews(root: Path, where: str, tfidf: dict | None = None) -> Ve
                          "expected the polarity dataset v2.0 tarball (review_polarity.tar.gz)")
     X, _ = tfidf_features(docs, tfidf)
     y, classes = encode_labels(labels)
-    counts = torch.bincount(y, minlength=len(classes)).tolist()
     desc = (f"MovieReviews: Pang & Lee's movie-review polarity dataset v2.0 (June 2004), read from "
-            f"{d / _POLARITY}: {len(docs)} full reviews ({dict(zip(classes, counts))}), in sorted file order "
+            f"{d / _POLARITY}: {len(docs)} full reviews ({class_counts(y, classes)}), in sorted file order "
             f"(txt_sentoken/neg/ then pos/), as {X.shape[1]} tf-idf features ({_settings_text(tfidf)}), CSR "
             "float64. Matches the Fredholm-kernel paper's 'IMDB movie review' set (Table 3: 1000 positive, "
             "1000 negative); the paper names no file and gives no tf-idf settings.")
@@ -169,11 +163,10 @@ def _load_webkb4(root: Path, where: str, tfidf: dict | None = None) -> VectorDat
     y, classes = encode_labels(train_labels + test_labels)
     n_train, n = len(train_docs), len(train_docs) + len(test_docs)
     parts = {"train": torch.arange(n_train), "test": torch.arange(n_train, n)}
-    counts = torch.bincount(y, minlength=len(classes)).tolist()
     desc = (f"WebKB4: Cardoso-Cachopo's 4-class WebKB (course, faculty, project, student; stemmed text), read "
             f"from {d}: train = {n_train} pages from {train_name}"
             f"{'' if complete else ' (PARTIAL: the published train set has 2803 pages)'}, test = {n - n_train} "
-            f"pages from {_WEBKB_TEST} (complete); {dict(zip(classes, counts))} in all, as {X.shape[1]} tf-idf "
+            f"pages from {_WEBKB_TEST} (complete); {class_counts(y, classes)} in all, as {X.shape[1]} tf-idf "
             f"features ({_settings_text(tfidf)}), CSR float64. Differs from the Fredholm-kernel paper's 2-class "
             "WebKB (the two largest classes, 1511 and 1079 pages, of a 7-class 7746-page version of the raw "
             "pages, unnamed there; nor is it Blum-Mitchell's 1051-page course vs. non-course set): different "

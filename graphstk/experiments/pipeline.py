@@ -10,6 +10,7 @@ where an interrupted one stopped and reproduces identical numbers.
 from __future__ import annotations
 
 import datetime as _dt
+import importlib
 import os
 import sys
 import time
@@ -18,13 +19,17 @@ from typing import Callable
 
 from tqdm.auto import tqdm
 
+from .. import __version__
+from ..data.roots import resolve_data_root
 from ..exceptions import DatasetMissingError, RunError
 from ..memory import peak_rss_gb
 from .cache import CODE_MODULES, CODE_PACKAGES, ResultCache, code_fingerprint, run_lock
 from .config import ExperimentConfig
 from .datasets import is_missing_error
 from .kernels import KernelCache, KernelFactory
+from .protocols import get_protocol
 from .registry import options_suffix
+from .report import format_params, level_label, write_all
 
 __all__ = ["DatasetMissingError", "RunError", "run_experiment"]
 
@@ -86,10 +91,6 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
 def _run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = None, *,
                     progress: bool = True, log: Callable[[str], None] | None = None, write: bool = True,
                     kernel_factory: KernelFactory | None = None) -> dict:
-    from graphstk.data import resolve_data_root
-
-    from .protocols import get_protocol
-
     if log is None:
         def log(msg: str) -> None:
             tqdm.write(msg, file=sys.stderr)
@@ -163,14 +164,11 @@ def _run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None =
             rows.append(row)
     for row in rows:
         name = (f"{row['dataset']} {row['method']}{options_suffix(row['options'], row['method'])}"
-                f"{_sweep_str(row['sweep'])} "
-                + (f"p_test={row['p_test']:g}" if row.get("p_test") is not None else f"n_labeled={row['n_labeled']}"))
+                f"{_sweep_str(row['sweep'])} {level_label(row)}")
         # unreachable test nodes: the table's "unreachable" column, and a note beside degenerate rows (report.row_note)
         if row["warnings"]:
             more = f" (+{len(row['warnings']) - 1} similar, see results.json)" if len(row["warnings"]) > 1 else ""
             log(f"engine warning: {name}: {row['warnings'][0]}{more}")
-    import graphstk
-
     protocols = {(t.task or t.name): p.describe() for t, p, _ in prepared}
     results = {
         "config": cfg.to_dict(),
@@ -180,42 +178,31 @@ def _run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None =
         "skipped": skipped,
         "started": started,
         "data_root": root,
-        "graphstk_version": getattr(graphstk, "__version__", None),
+        "graphstk_version": __version__,
         "cache": {"dir": os.path.join(out_dir, "cache"), "reused": cache.hits, "computed": computed,
                   "code": codes[next(iter(codes))] if len(codes) == 1 else sorted(set(codes.values()))
                   if codes else code_fingerprint()},
         "protocol": next(iter(protocols.values())) if len(protocols) == 1 else protocols,
     }
     if write:
-        from .report import write_all
-
         write_all(out_dir, results)
         for task, *_ in prepared:
             task_rows = [r for r in rows if r.get("task") == task.task]
-            if task.plot is not None and task_rows:
-                from .plots import sweep_plot
-
-                sweep_plot(task_rows, task.plot, os.path.join(out_dir, task.plot.file))
+            if task.plot is not None and task_rows:   # loaded on demand: matplotlib takes 0.3 s to import
+                plots = importlib.import_module(".plots", __package__)
+                plots.sweep_plot(task_rows, task.plot, os.path.join(out_dir, task.plot.file))
     return results
 
 
 def _row_order(units):
     """Rows per task and dataset, methods outside levels (a method's levels are adjacent rows)."""
-    out = []
-    seen = []
+    groups: dict[tuple, list] = {}
     for u in units:
-        key = (id(u[0]), u[2].name)
-        if key not in seen:
-            seen.append(key)
-    for key in seen:
-        group = [u for u in units if (id(u[0]), u[2].name) == key]
-        out.append(group)
+        groups.setdefault((id(u[0]), u[2].name), []).append(u)
     ordered = []
-    for group in out:
-        task, protocol, spec, data, _level, _reps, series = group[0]
-        for item in series:
-            for u in group:
-                ordered.append((task, protocol, spec, data, u[4], u[5], [item]))
+    for group in groups.values():
+        task, protocol, spec, data, *_, series = group[0]
+        ordered += [(task, protocol, spec, data, u[4], u[5], [item]) for item in series for u in group]
     return ordered
 
 
@@ -224,6 +211,4 @@ def _level_str(protocol, level) -> str:
 
 
 def _sweep_str(sweep: dict | None) -> str:
-    if not sweep:
-        return ""
-    return "[" + ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in sweep.items()) + "]"
+    return f"[{format_params(sweep)}]" if sweep else ""

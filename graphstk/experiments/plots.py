@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import tempfile
 
+from matplotlib.figure import Figure
+
 from .cache import umask_mode
 
 __all__ = ["sweep_plot"]
@@ -33,17 +35,13 @@ def _series(rows: list[dict], x: str) -> dict[tuple, list[tuple]]:
 def sweep_plot(rows: list[dict], spec, path: str) -> str | None:
     """Write the PNG for ``spec`` (the config's ``plot:``, a :class:`~graphstk.experiments.schema.PlotModel`);
     returns the path, or None without data."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     series = _series(rows, spec.x)
     if not series:
         return None
     values = sorted({v for pts in series.values() for v, _, _ in pts})
     pos = {v: i for i, v in enumerate(values)}
-    fig, ax = plt.subplots(figsize=(7.0, 4.5))
+    fig = Figure(figsize=(7.0, 4.5))   # no pyplot: no global figure state, no backend to choose
+    ax = fig.subplots()
     for name, pts in series.items():
         pts = sorted(pts)
         ax.errorbar([pos[v] for v, _, _ in pts], [m for _, m, _ in pts], yerr=[s for _, _, s in pts],
@@ -67,7 +65,6 @@ def sweep_plot(rows: list[dict], spec, path: str) -> str | None:
         fig.savefig(tmp, dpi=120)
         os.replace(tmp, path)
     finally:
-        plt.close(fig)
         if os.path.exists(tmp):
             os.unlink(tmp)
     return path

@@ -13,7 +13,8 @@ import os
 from .cache import atomic_write_text
 from .registry import options_suffix
 
-__all__ = ["write_all", "to_json", "to_csv", "to_markdown", "console_table", "row_note"]
+__all__ = ["write_all", "to_json", "to_csv", "to_markdown", "console_table", "row_note", "format_params",
+           "level_label"]
 
 CSV_FIELDS = ["dataset", "method", "setting", "p_test", "sweep", "options", "n_seeds", "mean", "std",
               "mean_class0", "mean_wrong", "paper_mean", "paper_std", "diff", "test_acc", "best_params",
@@ -39,9 +40,18 @@ def _fmt(x, nd: int = 2) -> str:
     return f"{x:.{nd}f}" if isinstance(x, (int, float)) and math.isfinite(x) else "-"
 
 
+def format_params(params: dict | None, sep: str = ",") -> str:
+    """``k=v`` pairs of a parameter (or sweep) dict, floats as ``%g``: ``"eta=0.99,T=8"``."""
+    return sep.join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in (params or {}).items())
+
+
+def level_label(row: dict) -> str:
+    """A row's level: ``"p_test=0.01"`` or ``"n_labeled=10"``."""
+    return f"p_test={row['p_test']:g}" if row.get("p_test") is not None else f"n_labeled={row.get('n_labeled')}"
+
+
 def _sweep(row) -> str:
-    s = row.get("sweep")
-    return "" if not s else ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in s.items())
+    return format_params(row.get("sweep"), ", ")
 
 
 def _method(row) -> str:
@@ -99,10 +109,6 @@ def _diff(row):
     return None
 
 
-def _params(p: dict) -> str:
-    return ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in (p or {}).items())
-
-
 def to_csv(rows: list[dict]) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
@@ -113,7 +119,7 @@ def to_csv(rows: list[dict]) -> str:
         w.writerow({
             "dataset": r["dataset"], "method": r["method"], "setting": r["setting"],
             "p_test": "" if r.get("p_test") is None else r["p_test"],
-            "sweep": _sweep(r), "options": _params(r.get("options") or {}), "n_seeds": len(r["seeds"]),
+            "sweep": _sweep(r), "options": format_params(r.get("options")), "n_seeds": len(r["seeds"]),
             "mean": _fmt(r["mean"], 4), "std": _fmt(r["std"], 4),
             "mean_class0": _fmt(r.get("mean_class0"), 4), "mean_wrong": _fmt(r.get("mean_wrong"), 4),
             "paper_mean": paper.get("mean", ""), "paper_std": paper.get("std", ""),
@@ -236,8 +242,8 @@ def _chosen_lines(rows: list[dict], per: str = "seed", h: str = "##") -> list[st
     out = [f"{h} Chosen hyperparameters (per {per})", ""]
     for r in rows:
         sw = f" [{_sweep(r)}]" if r.get("sweep") else ""
-        lvl = f"p_test={r['p_test']:g}" if r.get("p_test") is not None else f"n_labeled={r.get('n_labeled')}"
-        out.append(f"- {r['dataset']} / {_method(r)}{sw} / {lvl}: " + "; ".join(_params(p) for p in r["best_params"]))
+        out.append(f"- {r['dataset']} / {_method(r)}{sw} / {level_label(r)}: "
+                   + "; ".join(format_params(p) for p in r["best_params"]))
     return out + [""]
 
 

@@ -1,4 +1,4 @@
-"""Turn a config's vector dataset entries into :class:`graphstk.data.vector.VectorDataset` objects.
+"""Turn a config's vector dataset entries into :class:`graphstk.data.VectorDataset` objects.
 
 An entry names a loader (``source``, default its ``name``), loader ``options`` (e.g. the
 toy generators' ``n``/``noise``/``seed``), and two optional restrictions applied in this
@@ -21,6 +21,7 @@ A one-class entry names its classes: ``"SOURCE AvsB"`` (train on A, test on A an
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 
@@ -28,6 +29,8 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from .. import data   # lazy (PEP 562): the vector readers load when a config names a vector dataset
+from ..data.names import VECTOR_DATASET_NAMES, vector_dataset_name
 from .datasets import DatasetEntry
 from .params import fail, hint
 
@@ -39,8 +42,6 @@ _TASK_NAME = re.compile(r"^(?P<source>.*\S)\s+(?P<pos>[^\s]+?)\s*vs\s*(?P<neg>[^
 
 def vector_dataset(d, protocol: str, *at) -> DatasetEntry:
     """The :class:`DatasetEntry` of a vector dataset entry (at ``at``): a name or a ``VectorDatasetModel`` mapping."""
-    from graphstk.data.names import VECTOR_DATASET_NAMES, vector_dataset_name
-
     d = {"name": d} if isinstance(d, str) else d.model_dump(exclude_none=True)
     vec = {k: d[k] for k in ("part", "n_per_class", "options", "noise_std") if k in d}
     for seed, need in (("subsample_seed", "n_per_class"), ("noise_seed", "noise_std")):
@@ -74,8 +75,6 @@ def vector_dataset(d, protocol: str, *at) -> DatasetEntry:
 
 def subset(ds, ids: torch.Tensor, name: str | None = None):
     """The points ``ids`` of ``ds`` as a new ``VectorDataset`` (point ``ids[i]`` becomes ``i``)."""
-    from graphstk.data.vector import VectorDataset
-
     ids = torch.as_tensor(ids, dtype=torch.long)
     n = ds.num_points
     new_id = torch.full((n,), -1, dtype=torch.long)
@@ -96,8 +95,8 @@ def subset(ds, ids: torch.Tensor, name: str | None = None):
             mapped.append((a, b))
         if mapped:
             splits[L] = mapped
-    return VectorDataset(name or ds.name, X, ds.y[ids].clone(), list(ds.classes), parts, splits,
-                         ds.description)
+    return dataclasses.replace(ds, name=name or ds.name, X=X, y=ds.y[ids].clone(), classes=list(ds.classes),
+                               parts=parts, splits=splits)
 
 
 def balanced_subsample(y: torch.Tensor, n_per_class: int, seed: int, num_classes: int,
@@ -118,10 +117,8 @@ def balanced_subsample(y: torch.Tensor, n_per_class: int, seed: int, num_classes
 def load_vector_spec(spec: DatasetEntry, root: str | None):
     """Load one vector dataset entry (see the module doc); the loaders' own errors pass through
     (unknown name: ``ValueError``; absent files: ``DatasetNotFoundError``)."""
-    from graphstk.data.vector import load_vector_dataset
-
     vec = spec.vector or {}
-    ds = load_vector_dataset(spec.source, root=root, **vec.get("options", {}))
+    ds = data.load_vector_dataset(spec.source, root=root, **vec.get("options", {}))
     if "part" in vec:
         part = vec["part"]
         if part not in ds.parts:
@@ -139,13 +136,11 @@ def load_vector_spec(spec: DatasetEntry, root: str | None):
 
 def add_gaussian_noise(ds, std: float, seed: int, what: str = "dataset"):
     """``ds`` with ``N(0, std^2)`` noise added to every feature (seeded; dense ``X`` only)."""
-    from graphstk.data.vector import VectorDataset
-
     if sp.issparse(ds.X):
         raise ValueError(f"{what}: noise_std needs dense features ({ds.name} is sparse)")
     g = torch.Generator().manual_seed(int(seed))
     X = ds.X + float(std) * torch.randn(ds.X.shape, generator=g, dtype=ds.X.dtype)
-    return VectorDataset(ds.name, X, ds.y, list(ds.classes), dict(ds.parts), dict(ds.splits), ds.description)
+    return dataclasses.replace(ds, X=X, classes=list(ds.classes), parts=dict(ds.parts), splits=dict(ds.splits))
 
 
 def _hash_update(h, a) -> None:

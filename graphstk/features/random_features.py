@@ -68,6 +68,23 @@ RFF_KERNELS = ("gaussian", "laplacian", "cauchy")
 class _RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Shared scikit-learn plumbing: validated input, output in the caller's array type."""
 
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Draw the random map for the dimension of ``X`` on its device: the frequencies (Eq. 2), or the
+        grids (Lemma 7) and the bins the rows of ``X`` occupy.
+
+        Parameters
+        ----------
+        X : array-like or Tensor ``[n, d]``
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self._draw(validate_features(self, X, reset=True))
+        return self
+
     def transform(self, X):
         """The random features ``z(X)``: NumPy for NumPy input, a tensor on ``X``'s device for a tensor.
 
@@ -84,13 +101,10 @@ class _RandomFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEst
         self._check_map_size(Xt, "transform")
         return self._output(self.map_tensor(Xt), X)
 
-    def _map_bytes(self, n: int, itemsize: int) -> float:
-        """Peak bytes of :meth:`map_tensor` on ``n`` rows (the output and its temporaries)."""
+    def _map_bytes(self, n: int, itemsize: int) -> float:   # peak bytes of map_tensor on n rows
         return float(n) * self.n_output_features_ * itemsize
 
     def _check_map_size(self, X: Tensor, what: str) -> None:
-        """Refuse, before any allocation, a feature map of ``X`` that does not fit in memory; the
-        message gives the rows and the ``n_features`` that would fit."""
         n = int(X.shape[0])
         need = self._map_bytes(n, X.element_size())
         limit, _ = memory_limit(X.device)
@@ -219,21 +233,7 @@ class RandomFourierFeatures(_RandomFeatures):
         self.random_state = random_state
         self.map = map
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Draw the frequencies (Eq. 2) for the dimension of ``X``.
-
-        Parameters
-        ----------
-        X : array-like or Tensor ``[n, d]``
-            Only its number of columns and device are used.
-        y : ignored
-
-        Returns
-        -------
-        self
-        """
-        Xt = validate_features(self, X, reset=True)
+    def _draw(self, Xt: Tensor) -> None:
         D = int(self.n_features)
         sigma = float(self.sigma)
         d = int(Xt.shape[1])
@@ -246,7 +246,6 @@ class RandomFourierFeatures(_RandomFeatures):
         self.b_ = ((2 * math.pi * torch.rand(D, generator=g, dtype=torch.float64)).to(Xt.device)
                    if self.map == "phase" else None)
         self.n_output_features_ = 2 * D if self.map == "cos_sin" else D
-        return self
 
     def _map_bytes(self, n: int, itemsize: int) -> float:
         D = int(self.W_.shape[1])
@@ -332,20 +331,8 @@ class RandomBinningFeatures(_RandomFeatures):
         self.grid_chunk = grid_chunk
         self.sparse_output = sparse_output
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
-        """Draw the grids (Lemma 7) and record the bins the rows of ``X`` occupy.
-
-        Parameters
-        ----------
-        X : array-like or Tensor ``[n, d]``
-        y : ignored
-
-        Returns
-        -------
-        self
-        """
-        Xt = validate_features(self, X, reset=True).to(torch.float64)
+    def _draw(self, Xt: Tensor) -> None:
+        Xt = Xt.to(torch.float64)
         sigma = float(self.sigma)
         P = int(self.n_grids)
         d = Xt.shape[1]
@@ -359,7 +346,6 @@ class RandomBinningFeatures(_RandomFeatures):
                 for s, e_ in self._chunks(Xt.shape[0])]
         self.bins_ = torch.cat(bins)
         self.n_bins_ = self.n_output_features_ = int(self.bins_.shape[0])
-        return self
 
     def _chunks(self, n):
         P, d = self.pitch_.shape
@@ -369,8 +355,7 @@ class RandomBinningFeatures(_RandomFeatures):
 
     @staticmethod
     def _keys(X: Tensor, pitch: Tensor, shift: Tensor, s: int) -> Tensor:
-        """Rows ``(grid, id_1..id_d)`` for the grids ``s, s+1, ...`` of ``pitch``/``shift``
-        ``[p, d]``, grid-major: ``[p n, 1+d]``."""
+        """Rows ``(grid, id_1..id_d)`` ``[p n, 1+d]`` for the grids ``s, s+1, ...`` of ``pitch``/``shift``."""
         ids = bin_ids(X, pitch, shift)  # [p, n, d]
         grid = torch.arange(s, s + pitch.shape[0], device=X.device).view(-1, 1, 1).expand(-1, X.shape[0], 1)
         return torch.cat([grid, ids], dim=2).reshape(-1, X.shape[1] + 1)

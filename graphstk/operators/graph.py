@@ -30,6 +30,7 @@ from torch import Tensor
 from torch.autograd.function import once_differentiable
 
 from .._checks import user_stacklevel
+from ..data.validation import check_edge_index  # noqa: F401  (re-exported)
 from ..exceptions import EdgeListWarning  # noqa: F401  (re-exported)
 from .base import KernelOperator, SparseOperator, as_index
 
@@ -37,38 +38,6 @@ try:  # optional dependency: torch_sparse (PyG's SparseTensor adjacency)
     from torch_sparse import SparseTensor as _SparseTensor
 except ImportError:  # pragma: no cover - depends on the environment
     _SparseTensor = None
-
-
-def check_edge_index(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None) -> None:
-    """Raise a clear error for a malformed ``edge_index`` / ``edge_weight``.
-
-    Parameters
-    ----------
-    edge_index : LongTensor ``[2, E]``
-    num_nodes : int
-    edge_weight : Tensor ``[E]``, optional
-    """
-    if not isinstance(edge_index, Tensor):
-        raise TypeError(f"edge_index must be a torch.Tensor, got {type(edge_index).__name__}")
-    if edge_index.dim() != 2 or edge_index.shape[0] != 2:
-        raise ValueError(f"edge_index must have shape [2, E], got {tuple(edge_index.shape)}")
-    if edge_index.dtype.is_floating_point or edge_index.dtype == torch.bool:
-        raise TypeError(f"edge_index must be an integer tensor, got {edge_index.dtype}")
-    if num_nodes < 0:
-        raise ValueError(f"num_nodes must be >= 0, got {num_nodes}")
-    if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= num_nodes):
-        raise ValueError(
-            f"edge_index has node ids in [{int(edge_index.min())}, {int(edge_index.max())}], "
-            f"outside [0, {num_nodes - 1}] for num_nodes={num_nodes}"
-        )
-    if edge_weight is not None:
-        if edge_weight.shape != (edge_index.shape[1],):
-            raise ValueError(
-                f"edge_weight must have shape [E] = [{edge_index.shape[1]}], got {tuple(edge_weight.shape)}"
-            )
-        if not torch.isfinite(edge_weight).all() or (edge_weight < 0).any():
-            raise ValueError("edge_weight must be finite and non-negative")
-
 
 
 def edge_list_issues(edge_index: Tensor, num_nodes: int) -> tuple[int, int]:

@@ -1674,7 +1674,7 @@ def _():
     return (lambda env: go(env), lambda env, msg: go(env, solver="cg"))
 
 
-@case("memory_rff_frequencies", "random_features.py:RandomFourierFeatures.fit:lower n_features=", MEMORY,
+@case("memory_rff_frequencies", "random_features.py:RandomFourierFeatures._draw:lower n_features=", MEMORY,
       r"the \[3, 1000000\] frequencies of RandomFourierFeatures\(n_features=1000000\) needs .* lower n_features=")
 def _():
     import graphstk.features as F
