@@ -28,8 +28,8 @@ from . import propagation as P
 from .engine import solve, transform_family
 from .estimators import (SETTINGS, _common_constraints, _GraphEstimator, _label_tensor, _shared,
                          check_budget_residual, check_step_size, divergence_advice)
-from .grid import lp_scores, scores_from, unreachable
-from .problem import argmax_of_labeled_classes
+from .grid import lp_scores, scores_from
+from .selection import correct, select
 
 __all__ = ["STKRCV", "DEFAULT_ETAS", "DEFAULT_BETAS"]
 
@@ -329,7 +329,7 @@ class STKRCV(_GraphEstimator):
         val = as_index(val_idx, self.problem_.num_points, self.kernel_.device, name="val_idx", allow_none=False)
         yv = self._labels[val]
         acc = np.asarray([_accuracy(s, yv, self.missing_classes_) for _, s in pairs], dtype=float)
-        best = int(np.argmax(acc))                      # the first of the best, in grid order
+        best = select(acc.tolist())                     # the first of the best, in grid order
         rank = np.array([1 + int((acc > a).sum()) for a in acc], dtype=np.int32)   # ties share a rank
         self.cv_results_ = {
             "params": [dict(p) for p, _ in pairs],
@@ -373,6 +373,5 @@ def _accuracy(scores: Tensor, y: Tensor, missing: list[int]) -> float:
     """Accuracy in ``[0, 1]`` of the argmax over the labeled classes; unreachable rows count as wrong."""
     if y.numel() == 0:
         return 0.0
-    pred = argmax_of_labeled_classes(scores, missing)
-    pred[unreachable(scores)] = -1
-    return float((pred == y).double().mean())
+    hit, reached = correct(scores, y, missing)
+    return float((hit & reached).double().mean())

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 import torch
+from sklearn.svm import LinearSVC
 
 from ...methods import KernelRidge
 from ...methods.semi_supervised import onevsrest_targets
@@ -152,8 +153,6 @@ def linear_svm_fit_predict(problem: MethodInput, points: list[dict]) -> list[tor
     the labeled points (possible in a cross-validation fold) gets a score below every other.
     With a single labeled class the prediction is that class.
     """
-    from sklearn.svm import LinearSVC
-
     if problem.X is None:
         raise ValueError("LinearSVM needs features (problem.X is None)")
     XL, XE = feature_rows(problem.X, problem.labeled), feature_rows(problem.X, problem.eval)

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 import torch
 
 from graphstk.methods.sskpca import (
@@ -219,8 +220,6 @@ def _graph_eigenpairs(problem: MethodInput, rank: int, support: str):
     when ``support="labeled"`` (the other components have no label to fit: an eigenvalue 1 each,
     they would otherwise soak up the variance constraint). Returns ``(lam, U, nodes)``. Kept in
     the estimators' :data:`~graphstk.methods.sskpca.BASIS_CACHE`, keyed by the graph's content."""
-    from scipy.sparse.csgraph import connected_components
-
     data = problem.data
     N = int(data.num_nodes)
     ei = data.edge_index.cpu()
