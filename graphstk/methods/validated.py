@@ -15,10 +15,10 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 from torch import Tensor
 
+from ._constraints import Interval, StrOptions
 from .._checks import check_device, check_int, check_real, user_stacklevel
 from .._index import as_index
 from ..exceptions import NonFiniteScoresWarning

@@ -34,6 +34,7 @@ from typing import Callable
 
 import torch
 
+from graphstk.methods.estimators import STKR
 from graphstk.methods.validated import DEFAULT_BETAS, DEFAULT_ETAS, STKRCV
 from graphstk.spectral.transforms import InverseLaplacian, LabelPropagationFilter, Polynomial, TopD
 
@@ -47,20 +48,21 @@ __all__ = ["DEFAULT_GRID", "PARAMS", "FAMILIES", "Family", "STKR_METHODS", "stkr
 DEFAULT_GRID: dict[str, list] = {"T": [1, 2, 4, 8, 16, 32], "eta": list(DEFAULT_ETAS), "beta": list(DEFAULT_BETAS),
                                  "k": [8], "d": [32, 64, 128, 256, 512]}
 
-#: one declaration per parameter (grid keys, then the per-method options)
+#: one declaration per parameter (grid keys, then the per-method options; the estimators' where they take it)
 PARAMS: dict[str, Param] = {p.name: p for p in (
     Param("eta", float, low=0, high=1, low_open=True, high_open=True,
           doc="Label-Prop / inverse-Laplacian parameter, s(l) = 1/(1 - eta l)"),
-    Param("beta", float, low=0, low_open=True, doc="regularisation of Eq. 6"),
-    Param("T", int, low=1, doc="fixed iteration budget (optional: without it, solved to tol)"),
+    Param.of("beta", STKR._parameter_constraints["beta"], doc="regularisation of Eq. 6"),
+    Param.of("T", STKR._parameter_constraints["num_iter"],
+             doc="fixed iteration budget (optional: without it, solved to tol)"),
     Param("k", int, low=1, doc="power of s(l) = l^k"),
     Param("d", int, low=1, doc="number of eigenvectors of SP-topd"),
     Param("support", str, choices=("all", "labeled"),
           doc="node set of SP-topd's kernel PCA: components holding a label, or every node (Eq. 8)"),
-    Param("labels", str, choices=("onehot", "centered"),
-          doc="label matrix: one-hot (App. D), or one-hot minus the training class frequencies"),
-    Param("normalization", str, choices=("lazy", "symmetric"),
-          doc="graph kernel: the positive semidefinite lazy (I + S) / 2, or Eq. 23's D^-1/2 W D^-1/2"),
+    Param.of("labels", STKRCV._parameter_constraints["labels"],
+             doc="label matrix: one-hot (App. D), or one-hot minus the training class frequencies"),
+    Param.of("normalization", STKR._parameter_constraints["normalization"],
+             doc="graph kernel: the positive semidefinite lazy (I + S) / 2, or Eq. 23's D^-1/2 W D^-1/2"),
 )}
 
 
