@@ -19,14 +19,13 @@ from sklearn.utils.validation import check_is_fitted
 from torch import Tensor
 
 from ._constraints import Interval, StrOptions
-from .._checks import check_device, check_int, check_real, user_stacklevel
+from .._checks import check_int, check_real, user_stacklevel
 from .._index import as_index
 from ..exceptions import NonFiniteScoresWarning
 from ..operators.base import KernelOperator
 from ..spectral.transforms import InverseLaplacian, LabelPropagationFilter, ReciprocalPolynomial, Transform
-from . import propagation as P
 from .engine import solve, transform_family
-from .estimators import (SETTINGS, _common_constraints, _GraphEstimator, _label_tensor, _shared,
+from .estimators import (_common_constraints, _GraphEstimator, _label_tensor, _shared,
                          check_budget_residual, check_step_size, divergence_advice)
 from .grid import lp_scores, scores_from
 from .selection import correct, select
@@ -133,21 +132,13 @@ class STKRCV(_GraphEstimator):
 
     # -- parameters, checked at fit --------------------------------------------
     def _check_params(self):
-        check_device(self.device)
+        self._check_common()
         self._grid()
 
     def _grid(self) -> tuple[list[Transform], type, list[float | None], list[int | None]]:
         """``(transforms, family, betas, budgets)`` checked; ``[None]`` for an axis the grid lacks."""
-        P.check_solver_options(self.solver, self.max_iter, self.tol)
-        if self.dtype not in (torch.float32, torch.float64):
-            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {self.dtype}")
-        if self.setting not in SETTINGS:
-            raise ValueError(f"setting must be one of {SETTINGS}, got {self.setting!r}")
         if self.labels not in ("onehot", "centered"):
             raise ValueError(f"labels must be 'onehot' or 'centered', got {self.labels!r}")
-        check_int("num_classes", self.num_classes, allow_none=True)
-        if self.max_seconds is not None:
-            check_real("max_seconds", self.max_seconds)
         check_step_size(self.step_size)
         transforms = ([InverseLaplacian(e) for e in DEFAULT_ETAS] if self.transforms is None
                       else [self.transforms] if isinstance(self.transforms, Transform) else list(self.transforms))

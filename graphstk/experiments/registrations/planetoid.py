@@ -113,7 +113,7 @@ def gnn_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tens
     return out
 
 
-def _filter_of(problem: Problem, p: dict):
+def _filter_of(problem: MethodInput, p: dict):
     if p["filter"] == "sgc":
         return SGCFilter(int(p["K"]))
     if p["filter"] == "s2gc":
@@ -126,7 +126,7 @@ def _filter_of(problem: Problem, p: dict):
     raise ValueError(f"unknown filter {p['filter']!r}")
 
 
-def filter_lr_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def filter_lr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Logistic regression (weight decay ``weight_decay``) on ``s(S~) X`` for the filter of each point;
     the filtered features of each distinct filter computed once."""
     X, feats, out = _features(problem), {}, []
@@ -139,7 +139,7 @@ def filter_lr_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Te
     return out
 
 
-def ggcm_lr_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def ggcm_lr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """GGCM: :func:`filter_lr_fit_predict` with negative graphs drawn from the problem's seed."""
     return filter_lr_fit_predict(problem, points)
 
