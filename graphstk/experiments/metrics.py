@@ -4,7 +4,8 @@
   for a score row that carries no information (all zero or not finite: no label reached it);
 * :func:`n_wrong` / :func:`error_rate`: classification error in percent;
 * :func:`auc`: ROC AUC of one-class scores;
-* :func:`select`: the best grid point (ties: the first in grid order; NaN never wins);
+* :func:`select` (from :mod:`graphstk.methods.selection`): the best grid point (ties: the first in grid
+  order; NaN never wins);
 * :func:`mean_std`: mean and sample standard deviation over repetitions.
 """
 from __future__ import annotations
@@ -13,6 +14,9 @@ import math
 import statistics
 
 import torch
+from sklearn.metrics import roc_auc_score
+
+from ..methods.selection import correct, select
 
 __all__ = ["accuracies", "accuracy", "n_wrong", "error_rate", "auc", "select", "mean_std", "UNREACHABLE"]
 
@@ -39,9 +43,7 @@ def accuracies(scores: torch.Tensor, y_true: torch.Tensor) -> dict:
         raise ValueError(f"the method returned {scores.shape[0]} score rows for {y_true.shape[0]} nodes")
     if y_true.numel() == 0:
         return {"wrong": float("nan"), "class0": float("nan"), "unreachable": 0}
-    finite = torch.isfinite(scores).all(dim=1)
-    reached = (finite & (torch.nan_to_num(scores).abs().sum(dim=1) > 0)).cpu()
-    hit = torch.nan_to_num(scores).argmax(dim=1).cpu() == y_true.cpu()
+    hit, reached = correct(scores, y_true)
     n = y_true.numel()
     return {"wrong": 100.0 * float((hit & reached).sum()) / n, "class0": 100.0 * float(hit.sum()) / n,
             "unreachable": int((~reached).sum())}
@@ -75,23 +77,10 @@ def error_rate(scores: torch.Tensor, y_true: torch.Tensor) -> float:
 def auc(scores: torch.Tensor, inside: torch.Tensor) -> float:
     """Area under the ROC curve (``sklearn.metrics.roc_auc_score``) of ``scores`` (higher = more
     inside) for the boolean ``inside`` labels, over every threshold; in [0, 1]."""
-    from sklearn.metrics import roc_auc_score
-
     s = scores.detach().cpu().double().numpy()
     if not math.isfinite(float(s.sum())):
         raise ValueError("the method returned non-finite one-class scores; the ROC AUC is undefined")
     return float(roc_auc_score(inside.cpu().numpy().astype(bool), s))
-
-
-def select(values: list[float], higher_is_better: bool = True) -> int:
-    """Index of the best value; ties go to the first in grid order; NaN (or None) never wins."""
-    best, best_i = None, 0
-    for i, v in enumerate(values):
-        if v is None or v != v:
-            continue
-        if best is None or (v > best if higher_is_better else v < best):
-            best, best_i = v, i
-    return best_i
 
 
 def mean_std(values: list[float]) -> tuple[float, float]:

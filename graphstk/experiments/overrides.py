@@ -10,6 +10,9 @@ import re
 from dataclasses import replace
 
 from graphstk.exceptions import ConfigError
+from graphstk.data import match_datasets
+
+from .registry import get_method
 
 __all__ = ["DEVICE", "QUICK_MAX_EPOCHS", "QUICK_MAX_PER_CLASS", "override_tasks", "thin_grid"]
 
@@ -55,8 +58,6 @@ def _quick_values(key: str, values: list) -> list:
 def _quick_grid(m) -> dict:
     """``--quick``: method series ``m``'s grid thinned, its ``epochs`` capped; a method that trains for
     ``epochs`` (a parameter it declares) but leaves it to its defaults gets ``epochs: [QUICK_MAX_EPOCHS]``."""
-    from .registry import get_method
-
     grid = {k: _quick_values(k, thin_grid(v)) for k, v in m.grid.items()}
     if "epochs" not in grid and (m.sweep is None or m.sweep.param != "epochs") and \
             "epochs" in get_method(m.label).gridable:
@@ -85,8 +86,6 @@ def override_tasks(tasks: list, seeds: int | None = None, quick: bool = False, d
     :func:`graphstk.experiments.config.with_overrides`. A ``--datasets`` name no task lists, a
     ``--seeds`` below 1 or a malformed ``--device`` is a :class:`ConfigError`."""
     if datasets is not None:
-        from graphstk.data import match_datasets   # here: graphstk.data (and PyG) only when --datasets is given
-
         names = list(dict.fromkeys(d.name for t in tasks for d in t.datasets))
         wanted, unknown = match_datasets(datasets, names)
         if unknown or not datasets:

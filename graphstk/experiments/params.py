@@ -10,6 +10,7 @@ estimator. Example::
     Param("eta", float, low=0, high=1, low_open=True, high_open=True)
     Param("loss", str, choices=("square", "hinge"))
     Param("lam", float, low=0, low_open=True, special=("auto",))   # "auto" or a number > 0
+    Param.of("nu", OneClassSpectral._parameter_constraints["nu"])  # an estimator's own declaration
 
 The helpers at the end word the config errors: :func:`fail` is an error at a key path below the
 model being validated, which :mod:`graphstk.experiments.config` reports as a ``ConfigError``.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import dataclass
+from numbers import Integral
 
 from pydantic_core import PydanticCustomError
 
@@ -105,6 +107,25 @@ class Param:
     special: tuple = ()
     optional: bool = False
     doc: str = ""
+
+    @classmethod
+    def of(cls, name: str, constraints: list, doc: str = "", optional: bool = False) -> "Param":
+        """The declaration of a parameter read from scikit-learn constraints, the ``_parameter_constraints[name]``
+        of the estimator the method calls (``Interval``, ``StrOptions`` / ``Options``, ``"boolean"``; ``None``
+        is skipped): a config value is checked as the estimator's ``fit`` checks it. Options are sorted."""
+        kw: dict = {}
+        intervals = [c for c in constraints if hasattr(c, "closed")]
+        for c in constraints:
+            if hasattr(c, "closed"):                                  # an Interval
+                kw.update(kind=int if c.type is Integral else float, low=c.left, high=c.right,
+                          low_open=c.left is not None and c.closed in ("right", "neither"),
+                          high_open=c.right is not None and c.closed in ("left", "neither"))
+            elif hasattr(c, "options"):                               # StrOptions / Options
+                kw["special" if intervals else "choices"] = tuple(sorted(c.options))
+                kw.setdefault("kind", c.type)
+            elif c == "boolean":
+                kw["kind"] = bool
+        return cls(name, doc=doc, optional=optional, **kw)
 
     def __post_init__(self):
         if self.kind not in _KINDS:

@@ -5,12 +5,13 @@ labeled fit points only, the ids it may use unlabeled, the ids to score) and a l
 grid points; the method returns one score tensor per grid point. The runner never knows
 a method's internals; a method never sees a validation or test label.
 
-Registrations live in :mod:`graphstk.experiments.registrations` (one module per topic:
-``stkr.py``, ``baselines.py``, ``fredholm.py``, ``sskpca.py``, ``separating.py``), which import
-this module and register into its table; :mod:`graphstk.experiments` imports them, so the table
-is complete whenever this module is reachable. This module never imports a registration. Each entry declares its parameters (:class:`~.params.Param`),
-so that every grid value of a config is checked when the config loads: :meth:`MethodEntry.resolve`
-turns a config's method entry into a :class:`MethodSpec` (full grid, sweep, options).
+Registrations live in :mod:`graphstk.experiments.registrations` (one module per topic), which import
+this module and register into its table. This module never imports a registration: :data:`SHIPPED` names
+the module of every shipped method, and :func:`get_method` loads that module (by name, with importlib) the
+first time a config names one of its methods, so a run loads only the methods it runs. Each entry declares
+its parameters (:class:`~.params.Param`), so that every grid value of a config is checked when the config
+loads: :meth:`MethodEntry.resolve` turns a config's method entry into a :class:`MethodSpec` (full grid,
+sweep, options).
 
 Example::
 
@@ -26,6 +27,7 @@ Example::
 """
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
 import threading
@@ -39,7 +41,8 @@ from graphstk.exceptions import UnknownMethodError
 from .params import Param, distinct, fail, hint, type_name, unknown_key
 
 __all__ = ["MethodInput", "MethodEntry", "MethodSpec", "Sweep", "Param", "register_method", "get_method",
-           "registered_methods", "grid_points", "options_suffix", "UnknownMethodError", "NEEDS", "TASKS", "SETTINGS"]
+           "registered_methods", "grid_points", "options_suffix", "UnknownMethodError", "NEEDS", "TASKS", "SETTINGS",
+           "SHIPPED"]
 
 #: the inputs a method may need
 NEEDS = frozenset({"features", "graph"})
@@ -47,6 +50,20 @@ NEEDS = frozenset({"features", "graph"})
 TASKS = ("classification", "one-class")
 #: how a node-classification split is handed to a method (``None``: the protocol decides)
 SETTINGS = ("transductive", "inductive")
+#: the shipped methods by the module of :mod:`graphstk.experiments.registrations` that registers them
+SHIPPED = {name: module for module, names in {
+    "stkr": ("LP (t)", "SP-Lap (t)", "SP-poly (t)", "SP-topd (t)", "SP-Lap (i)", "SP-poly (i)", "SP-topd (i)",
+             "KRR (i)"),
+    "baselines": ("RLSC", "KRLSC", "LinearSVM"),
+    "separating": ("Spectral", "Spectral-tikhonov", "Spectral-cutoff", "Spectral-landweber", "Spectral-kpca",
+                   "Spectral-nu", "Parzen", "1CSVM"),
+    "sskpca": ("LS-KPCA", "LR-KPCA", "MV-KPCA", "MV-KPCA-10", "KPCA-10", "G-LS", "M-LS", "LS-KPCA (t)"),
+    "fredholm": ("FredLin1", "FredLin2", "FredLin2(N)", "FredGauss", "FredGauss(N)", "LapRLSC"),
+    "stkr_kernels": ("STKR-Lap", "STKR-poly"),
+    "planetoid": ("FeatureSTKR", "FeatureSTKR (i)", "FeatureSTKR (feature kNN)", "FeatureSTKR (i, feature kNN)",
+                  "FeatureSTKR (S2GC filter)", "FeatureSTKR (GGCM filter)", "FeatureSTKR + C&S", "KRR (features)",
+                  "SGC (ridge)", "Label-Prop", "GCN", "GAT", "APPNP", "MLP", "MLP+C&S", "SGC", "S2GC", "DGC", "GGCM"),
+}.items() for name in names}
 
 
 @dataclass(frozen=True)
@@ -220,12 +237,12 @@ class MethodEntry:
     def runs_in(self, protocol: str, graph: bool, task: str) -> "MethodEntry":
         """``self`` if a protocol scoring ``task`` on graphs (``graph``) or vectors can run it, else
         ``ValueError`` naming the methods it can run."""
-        usable = ", ".join(sorted(n for n, e in registered_methods().items()
-                                  if e.task == task and (graph or "graph" not in e.needs))) or "none registered"
-        if "graph" in self.needs and not graph:
-            raise ValueError(f"{self.name!r} is a node-classification method (it needs a graph); this task's "
-                             f"protocol is {protocol} (methods for it: {usable})")
-        if self.task != task:
+        if ("graph" in self.needs and not graph) or self.task != task:
+            usable = ", ".join(sorted(n for n, e in registered_methods().items()
+                                      if e.task == task and (graph or "graph" not in e.needs))) or "none registered"
+            if "graph" in self.needs and not graph:
+                raise ValueError(f"{self.name!r} is a node-classification method (it needs a graph); this task's "
+                                 f"protocol is {protocol} (methods for it: {usable})")
             raise ValueError(f"{self.name!r} is a {self.task} method; the {protocol} protocol needs a {task} method "
                              f"({usable})")
         return self
@@ -330,8 +347,7 @@ def grid_points(grid: dict) -> list[dict]:
 
 def options_suffix(options: dict | None, label: str | None = None) -> str:
     """``" [support=all]"`` for the options that differ from the method's defaults; ``""`` otherwise."""
-    entry = registered_methods().get(label) if label is not None else None
-    defaults = entry.fixed if entry is not None else {}
+    defaults = get_method(label).fixed if label in SHIPPED or label in _REGISTRY else {}
     extra = [f"{k}={v}" for k, v in (options or {}).items() if k not in defaults or v != defaults[k]]
     return f" [{','.join(extra)}]" if extra else ""
 
@@ -348,6 +364,8 @@ def register_method(entry: MethodEntry) -> MethodEntry:
     """
     if not isinstance(entry, MethodEntry):
         raise TypeError(f"register_method expects a MethodEntry, got {type(entry).__name__}")
+    if entry.name in SHIPPED:
+        _load(SHIPPED[entry.name])                      # a shipped name is taken even before its module loads
     with _LOCK:
         old = _REGISTRY.get(entry.name)
         if old is not None and old != entry:
@@ -362,20 +380,29 @@ def register_method(entry: MethodEntry) -> MethodEntry:
 
 def registered_methods() -> dict[str, MethodEntry]:
     """Every registered method by name (a copy): the shipped registrations
-    (:mod:`graphstk.experiments.registrations`) and any :func:`register_method` added."""
+    (:mod:`graphstk.experiments.registrations`, all loaded) and any :func:`register_method` added."""
+    for module in dict.fromkeys(SHIPPED.values()):
+        _load(module)
     with _LOCK:
-        return dict(_REGISTRY)
+        return {**{n: _REGISTRY[n] for n in SHIPPED}, **_REGISTRY}
+
+
+def _load(module: str) -> None:
+    importlib.import_module(f"{__package__}.registrations.{module}")
 
 
 def get_method(name: str) -> MethodEntry:
-    """The entry registered under ``name``; an unknown name raises :class:`UnknownMethodError`
-    listing close matches and every registered name."""
-    methods = registered_methods()
-    if name in methods:
-        return methods[name]
-    lower = {k.lower(): k for k in methods}
+    """The entry registered under ``name`` (a shipped method's registration module is loaded the first time);
+    an unknown name raises :class:`UnknownMethodError` listing close matches and every method name."""
+    if name not in _REGISTRY and isinstance(name, str) and name in SHIPPED:
+        _load(SHIPPED[name])
+    with _LOCK:
+        if name in _REGISTRY:
+            return _REGISTRY[name]
+        names = sorted({*SHIPPED, *_REGISTRY})
+    lower = {k.lower(): k for k in names}
     if isinstance(name, str) and name.lower() in lower:
         close = f"; did you mean {lower[name.lower()]!r} (names are case-sensitive)?"
     else:
-        close = hint(str(name), methods, n=3, cutoff=0.4)
-    raise UnknownMethodError(f"unknown method {name!r}{close} (registered: {', '.join(sorted(methods))})")
+        close = hint(str(name), names, n=3, cutoff=0.4)
+    raise UnknownMethodError(f"unknown method {name!r}{close} (registered: {', '.join(names)})")

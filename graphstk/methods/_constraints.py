@@ -1,5 +1,7 @@
-"""Parameter constraints shared by the feature-matrix estimators (scikit-learn's
-``_parameter_constraints``, checked at the start of ``fit`` by :func:`sklearn.base._fit_context`).
+"""Parameter constraints: scikit-learn's constraint objects (imported from its private module here
+alone, for every estimator of the package and the runner's :class:`~graphstk.experiments.params.Param`)
+and the constraints the estimators share (``_parameter_constraints``, checked at the start of ``fit``
+by :func:`sklearn.base._fit_context`).
 
 A value that fails its constraint is refused at ``fit`` with scikit-learn's
 :class:`~sklearn.utils._param_validation.InvalidParameterError` (a ``ValueError`` and a
@@ -10,12 +12,12 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOptions
 
 from ..operators.kernels import KERNEL_NAMES as _NAMES
 from ..operators.kernels import Kernel
 
-__all__ = ["KERNEL_NAMES", "kernel_names", "SIGMA", "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT",
+__all__ = ["Interval", "StrOptions", "Options", "HasMethods", "Integral", "Real", "KERNEL_NAMES", "kernel_names", "SIGMA", "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT",
            "OPTIONAL_POSITIVE_INT", "Kernel"]
 
 #: the names :func:`graphstk.operators.kernel_function` accepts (aliases included)

@@ -36,10 +36,10 @@ from numbers import Integral, Real
 
 import torch
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 from torch import Tensor
 
+from ._constraints import Interval, Options, StrOptions
 from .._checks import check_device, check_int, check_real, user_stacklevel
 from .._index import as_index
 from ..exceptions import BudgetWarning, ConvergenceError, UnreachableNodesWarning  # noqa: F401  (re-exported)

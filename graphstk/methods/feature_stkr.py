@@ -32,10 +32,10 @@ from numbers import Integral, Real
 
 import torch
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 from torch import Tensor
 
+from ._constraints import Interval, Options, StrOptions
 from .._index import as_index
 from ..operators.composed import extended_adjacency, unit_rows
 from ..memory import check_allocation

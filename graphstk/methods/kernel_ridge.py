@@ -33,7 +33,6 @@ from numbers import Real
 
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_array
 from torch import Tensor
 from tqdm.auto import tqdm
@@ -44,7 +43,8 @@ from ..features import RandomFourierFeatures
 from ..operators.bandwidth import median_sigma
 from ..operators.base import DenseOperator, KernelOperator
 from ..operators.feature import FeatureKernelOperator, Kernel, kernel_function
-from ._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, kernel_names
+from ._constraints import (NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, HasMethods, Interval,
+                           StrOptions, kernel_names)
 from ..spectral.solvers import cg
 
 __all__ = ["kernel_ridge_solve", "KernelRidge", "RandomFeatureRidge", "block_cg", "cg_products"]

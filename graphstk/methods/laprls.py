@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 
 import torch
-from sklearn.utils._param_validation import StrOptions
 from torch import Tensor
 
 from .._arrays import check_is_fitted, to_output, torch_generator, validate_features
@@ -41,7 +40,7 @@ from ..memory import check_allocation
 from ..operators.base import SparseOperator
 from ..operators.graph import symmetric_normalization
 from ..operators.feature import FeatureKernelOperator, Kernel, as_features, check_positive, knn_graph
-from ._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, kernel_names
+from ._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, kernel_names, StrOptions
 from .semi_supervised import SemiSupervisedClassifier
 from .fredholm import kernel_from_sigma
 

@@ -15,21 +15,20 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 from torch import Tensor
 
-from .._checks import check_device, check_int, check_real, user_stacklevel
+from ._constraints import Interval, StrOptions
+from .._checks import check_int, check_real, user_stacklevel
 from .._index import as_index
 from ..exceptions import NonFiniteScoresWarning
 from ..operators.base import KernelOperator
 from ..spectral.transforms import InverseLaplacian, LabelPropagationFilter, ReciprocalPolynomial, Transform
-from . import propagation as P
 from .engine import solve, transform_family
-from .estimators import (SETTINGS, _common_constraints, _GraphEstimator, _label_tensor, _shared,
+from .estimators import (_common_constraints, _GraphEstimator, _label_tensor, _shared,
                          check_budget_residual, check_step_size, divergence_advice)
-from .grid import lp_scores, scores_from, unreachable
-from .problem import argmax_of_labeled_classes
+from .grid import lp_scores, scores_from
+from .selection import correct, select
 
 __all__ = ["STKRCV", "DEFAULT_ETAS", "DEFAULT_BETAS"]
 
@@ -133,21 +132,13 @@ class STKRCV(_GraphEstimator):
 
     # -- parameters, checked at fit --------------------------------------------
     def _check_params(self):
-        check_device(self.device)
+        self._check_common()
         self._grid()
 
     def _grid(self) -> tuple[list[Transform], type, list[float | None], list[int | None]]:
         """``(transforms, family, betas, budgets)`` checked; ``[None]`` for an axis the grid lacks."""
-        P.check_solver_options(self.solver, self.max_iter, self.tol)
-        if self.dtype not in (torch.float32, torch.float64):
-            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {self.dtype}")
-        if self.setting not in SETTINGS:
-            raise ValueError(f"setting must be one of {SETTINGS}, got {self.setting!r}")
         if self.labels not in ("onehot", "centered"):
             raise ValueError(f"labels must be 'onehot' or 'centered', got {self.labels!r}")
-        check_int("num_classes", self.num_classes, allow_none=True)
-        if self.max_seconds is not None:
-            check_real("max_seconds", self.max_seconds)
         check_step_size(self.step_size)
         transforms = ([InverseLaplacian(e) for e in DEFAULT_ETAS] if self.transforms is None
                       else [self.transforms] if isinstance(self.transforms, Transform) else list(self.transforms))
@@ -329,7 +320,7 @@ class STKRCV(_GraphEstimator):
         val = as_index(val_idx, self.problem_.num_points, self.kernel_.device, name="val_idx", allow_none=False)
         yv = self._labels[val]
         acc = np.asarray([_accuracy(s, yv, self.missing_classes_) for _, s in pairs], dtype=float)
-        best = int(np.argmax(acc))                      # the first of the best, in grid order
+        best = select(acc.tolist())                     # the first of the best, in grid order
         rank = np.array([1 + int((acc > a).sum()) for a in acc], dtype=np.int32)   # ties share a rank
         self.cv_results_ = {
             "params": [dict(p) for p, _ in pairs],
@@ -373,6 +364,5 @@ def _accuracy(scores: Tensor, y: Tensor, missing: list[int]) -> float:
     """Accuracy in ``[0, 1]`` of the argmax over the labeled classes; unreachable rows count as wrong."""
     if y.numel() == 0:
         return 0.0
-    pred = argmax_of_labeled_classes(scores, missing)
-    pred[unreachable(scores)] = -1
-    return float((pred == y).double().mean())
+    hit, reached = correct(scores, y, missing)
+    return float((hit & reached).double().mean())

@@ -283,3 +283,18 @@ def test_quick_thins_grids_sweeps_and_levels_and_caps_drawn_datasets():
     eta = load_config(os.path.join(REPO, "configs", "eta_ablation.yaml")).with_overrides(quick=True)
     (m,) = eta.methods
     assert m.sweep.values == (0.001, 0.5, 0.9999) and quick.quick and eta.quick
+
+
+@pytest.mark.parametrize("raw, path", [
+    (base(grid={"etta": [0.9]}), "grid.etta"),                                              # the config's grid
+    (base(methods=[{"label": "SP-Lap (t)", "grid": {"etta": [0.9]}}]), "methods[0].grid.etta"),   # a method's
+    ({"tasks": [base(grid={"etta": [0.9]})]}, "tasks[0].grid.etta"),                        # a task's
+    ({"grid": {"etta": [0.9]}, "tasks": [base()]}, "tasks[0].grid.etta"),                   # shared by the tasks
+    ({"tasks": [base(methods=[{"label": "LP (t)", "grid": {"etta": [0.9]}}])]}, "tasks[0].methods[0].grid.etta"),
+])
+def test_a_misspelt_grid_key_is_an_error_naming_the_right_key(raw, path):
+    """``etta`` never silently runs the default eta grid: every place a grid can be written refuses it
+    before anything runs, with the key it meant."""
+    err = error_of(raw)
+    assert err.path == path and "unknown key" in str(err) and "did you mean 'eta'" in str(err), str(err)
+    assert "did you mean 'beta'" in str(error_of(base(methods=["SP-Lap (t)"], grid={"bta": [1.0]})))

@@ -71,3 +71,18 @@ def test_grid_values_of_registered_methods_are_checked_at_config_load(protocol, 
     raw = dict(_PROTOCOLS[protocol], methods=[{"label": method, "grid": grid}])
     with pytest.raises(ConfigError, match=message):
         parse_config(raw)
+
+
+def test_a_declaration_read_from_an_estimators_constraints():
+    """``Param.of`` reads scikit-learn's constraints (``_parameter_constraints``): the runner checks a config
+    value as the estimator's ``fit`` does."""
+    from graphstk.methods import STKR, STKRCV, LSKPCA
+
+    assert Param.of("beta", STKR._parameter_constraints["beta"]) == Param("beta", float, low=0, low_open=True)
+    assert Param.of("T", STKR._parameter_constraints["num_iter"]) == Param("T", int, low=1)
+    assert Param.of("w", LSKPCA._parameter_constraints["w"]) == Param("w", float, low=0, high=1)
+    assert Param.of("centered", LSKPCA._parameter_constraints["centered"]).kind is bool
+    labels = Param.of("labels", STKRCV._parameter_constraints["labels"])
+    assert labels.choices == ("centered", "onehot") and labels.check("onehot") == "onehot"
+    with pytest.raises(ValueError, match="did you mean 'onehot'"):
+        labels.check("onehto")

@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 import torch
+from sklearn.model_selection import KFold, StratifiedKFold
 
 from ..config import LEAVE_ONE_OUT
 from ..metrics import error_rate, n_wrong, select
@@ -46,8 +47,6 @@ def cv_folds(y_labeled: torch.Tensor, n_folds: int | str, seed: int) -> tuple[li
     Sec. 7.2); ``seed``: shuffles the folds. ``k = min(n_folds, len(y_labeled))``; stratified
     when every class present has at least ``k`` points (see the module doc).
     """
-    from sklearn.model_selection import KFold, StratifiedKFold
-
     y = y_labeled.cpu().numpy()
     n = len(y)
     if n < 2:

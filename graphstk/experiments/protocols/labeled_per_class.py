@@ -37,6 +37,7 @@ from __future__ import annotations
 import time
 
 import torch
+from sklearn.model_selection import train_test_split
 
 from ..metrics import error_rate, select
 from ..registry import grid_points
@@ -59,8 +60,6 @@ def draw_labeled_per_class(y: torch.Tensor, num_classes: int, k: int, val_per_cl
         if test_ids is not None:
             test_set = torch.sort(test_ids).values
         else:
-            from sklearn.model_selection import train_test_split
-
             size = test_size if isinstance(test_size, float) else int(test_size)
             if isinstance(size, int) and size >= n:
                 raise ProtocolError(f"{what}: test_size = {size} leaves no point to train on ({n} points)")

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import time
 
+import scipy.sparse as sp
 import torch
+
+from graphstk.data import make_split
 
 from ..datasets import fingerprint, load_spec, split_fingerprint
 from ..metrics import accuracies, mean_std, select
@@ -61,8 +64,6 @@ class NodeClassification(Protocol):
 
     def _features(self, data):
         """The node features (float64 on the config's device, or a CSR matrix when sparse); once per dataset."""
-        import scipy.sparse as sp
-
         if getattr(self, "_x_key", None) != id(data):
             x = getattr(data, "x", None)
             if x is not None and x.is_sparse:
@@ -84,8 +85,6 @@ class NodeClassification(Protocol):
         return list(self.cfg.p_test)
 
     def prepare(self, spec, data, level, rep):
-        from graphstk.data import make_split
-
         split = make_split(data, level, rep, planetoid_split=self.cfg.planetoid_split)
         return {"split": split, "sfp": split_fingerprint(split)}
 

@@ -26,6 +26,9 @@ Every method runs on every split, deterministic ones included (the sets change w
 from __future__ import annotations
 
 import torch
+from torch_geometric.transforms import LargestConnectedComponents
+
+from graphstk.data import make_split
 
 from ..datasets import fingerprint, load_spec, split_fingerprint
 from .base import ProtocolError
@@ -37,8 +40,6 @@ __all__ = ["PerClassSplits", "per_class_split", "largest_component"]
 def largest_component(data):
     """``data`` restricted to its largest connected component (PyG's ``LargestConnectedComponents``,
     connection taken as undirected); node order kept, attributes of the kept nodes kept."""
-    from torch_geometric.transforms import LargestConnectedComponents
-
     out = LargestConnectedComponents(connection="weak")(data.clone())
     for k in ("name", "split_protocol"):
         if hasattr(data, k):
@@ -50,8 +51,6 @@ def per_class_split(data, seed: int, train_per_class: int = 20, val_per_class: i
                     n_test: int | None = None, what: str = "dataset") -> dict:
     """``{"train", "val", "test"}`` node ids of one split (see the module doc); raises
     :class:`ProtocolError` naming the class that is too small or the test size that does not fit."""
-    from graphstk.data import make_split
-
     y = data.y.long()
     C = int((torch.bincount(y) > 0).sum())
     rest = int(data.num_nodes) - (train_per_class + val_per_class) * C

@@ -28,6 +28,7 @@ import statistics
 import time
 
 import torch
+from torch_geometric.data import Data
 
 from ..datasets import fingerprint, load_spec, split_fingerprint
 from ..metrics import mean_std, select
@@ -58,8 +59,6 @@ def public_split(data) -> dict:
 
 def _graph_only(data, y_masked: torch.Tensor):
     """The graph a method may see: edges and node count, the masked labels, no masks."""
-    from torch_geometric.data import Data
-
     return Data(edge_index=data.edge_index, num_nodes=int(data.num_nodes), y=y_masked)
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 import torch
+from sklearn.svm import LinearSVC
 
 from ...methods import KernelRidge
 from ...methods.semi_supervised import onevsrest_targets
@@ -152,8 +153,6 @@ def linear_svm_fit_predict(problem: MethodInput, points: list[dict]) -> list[tor
     the labeled points (possible in a cross-validation fold) gets a score below every other.
     With a single labeled class the prediction is that class.
     """
-    from sklearn.svm import LinearSVC
-
     if problem.X is None:
         raise ValueError("LinearSVM needs features (problem.X is None)")
     XL, XE = feature_rows(problem.X, problem.labeled), feature_rows(problem.X, problem.eval)
@@ -177,10 +176,13 @@ def linear_svm_fit_predict(problem: MethodInput, points: list[dict]) -> list[tor
     return out
 
 
+#: a Gaussian width in units of the median fit distance, declared as KernelRidge's ``sigma``
+SIGMA = Param.of("sigma", KernelRidge._parameter_constraints["sigma"],
+                 doc="Gaussian width, in units of the median fit distance")
 #: parameter declarations (checked for every config value when the config loads)
 _PARAMS = (Param("lam", float, low=0, low_open=True, doc="ridge, 1/l-normalised"),
-           Param("sigma", float, low=0, low_open=True, doc="Gaussian width, in units of the median fit distance"),
-           Param("C", float, low=0, low_open=True, doc="LinearSVC's C"),
+           SIGMA,
+           Param.of("C", LinearSVC._parameter_constraints["C"], doc="LinearSVC's C"),
            Param("max_iter", int, low=1, doc="LinearSVC's iteration limit"),
            Param("kernel", str, choices=("linear", "gaussian")),
            Param("sigma_units", str, choices=("median", "absolute")))

@@ -119,13 +119,13 @@ def laprls_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.T
 
 #: parameter declarations (checked for every config value when the config loads)
 _PARAMS = (Param("width", float, low=0, low_open=True, doc="Gaussian width, in units of the median fit distance"),
-           Param("lam", float, low=0, low_open=True, doc="Eq. 3's lambda relative to mean diag K_F"),
+           Param.of("lam", FredholmRLSC._parameter_constraints["lam"], doc="Eq. 3's lambda relative to mean diag K_F"),
            Param("loss", str, choices=("square", "hinge")),
            Param("instance", str, choices=FREDHOLM_NAMES),
-           Param("sigma", float, low=0, low_open=True, doc="LapRLSC kernel width (median units)"),
+           Param.of("sigma", LapRLSC._parameter_constraints["sigma"], doc="LapRLSC kernel width (median units)"),
            Param("gamma_A", float, low=0, doc="LapRLSC ambient regularisation"),
-           Param("gamma_I", float, low=0, doc="LapRLSC intrinsic regularisation"),
-           Param("n_neighbors", int, low=1), Param("landmarks", int, low=0),
+           Param.of("gamma_I", LapRLSC._parameter_constraints["gamma_I"], doc="LapRLSC intrinsic regularisation"),
+           Param.of("n_neighbors", LapRLSC._parameter_constraints["n_neighbors"]), Param("landmarks", int, low=0),
            Param("kernel", str, choices=("gaussian", "linear")))
 
 for _name in FREDHOLM_NAMES:

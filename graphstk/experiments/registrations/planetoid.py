@@ -21,7 +21,11 @@
 """
 from __future__ import annotations
 
+import warnings
+
+import scipy.sparse as sp
 import torch
+from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
 from graphstk.methods.estimators import LabelPropagation
 from graphstk.methods.feature_stkr import DEFAULT_GRID, feature_stkr_scores, row_normalize
@@ -45,8 +49,6 @@ def _hidden(problem: MethodInput) -> torch.Tensor:
 
 
 def _features(problem: MethodInput) -> torch.Tensor:
-    import scipy.sparse as sp
-
     X = problem.X
     if X is None:
         raise ValueError("this method needs node features (the dataset has none)")
@@ -66,8 +68,6 @@ def feature_stkr_fit_predict(problem: MethodInput, points: list[dict]) -> list[t
 
 def sgc_ridge_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Ridge on SGC's filtered features ``S~^K X`` (linear kernel, ``alpha = (Z_L Z_L^T + n beta I)^{-1} Y``)."""
-    from torch_geometric.nn.conv.gcn_conv import gcn_norm
-
     X = row_normalize(_features(problem).double())
     n_nodes = X.shape[0]
     ei, w = gcn_norm(problem.data.edge_index, None, n_nodes, add_self_loops=True, dtype=torch.float64)
@@ -89,8 +89,6 @@ def sgc_ridge_fit_predict(problem: MethodInput, points: list[dict]) -> list[torc
 
 def label_prop_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Label propagation (Eq. 22) solved to tolerance, one fit per ``eta``."""
-    import warnings
-
     out = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")     # unreachable nodes: all-zero rows, scored as wrong
@@ -115,7 +113,7 @@ def gnn_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tens
     return out
 
 
-def _filter_of(problem: Problem, p: dict):
+def _filter_of(problem: MethodInput, p: dict):
     if p["filter"] == "sgc":
         return SGCFilter(int(p["K"]))
     if p["filter"] == "s2gc":
@@ -128,7 +126,7 @@ def _filter_of(problem: Problem, p: dict):
     raise ValueError(f"unknown filter {p['filter']!r}")
 
 
-def filter_lr_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def filter_lr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Logistic regression (weight decay ``weight_decay``) on ``s(S~) X`` for the filter of each point;
     the filtered features of each distinct filter computed once."""
     X, feats, out = _features(problem), {}, []
@@ -141,7 +139,7 @@ def filter_lr_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Te
     return out
 
 
-def ggcm_lr_fit_predict(problem: Problem, points: list[dict]) -> list[torch.Tensor]:
+def ggcm_lr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """GGCM: :func:`filter_lr_fit_predict` with negative graphs drawn from the problem's seed."""
     return filter_lr_fit_predict(problem, points)
 

@@ -95,7 +95,7 @@ def one_class_svm_fit_predict(problem: MethodInput, points: list[dict]) -> list[
 #: parameter declarations (checked for every config value when the config loads)
 _PARAMS = (Param("lam", float, low=0, low_open=True, special=("auto",), doc="regularisation (auto: the elbow)"),
            Param("sigma", float, low=0, low_open=True, special=("auto",), doc="kernel width (auto: the heuristic)"),
-           Param("n_neighbors", int, low=1), Param("n_components", int, low=1),
+           *(Param.of(k, SpectralSupportEstimator._parameter_constraints[k]) for k in ("n_neighbors", "n_components")),
            Param("approx", str, choices=("exact", "nystroem", "rff")),
            Param("elbow_of", str, choices=("K_n/n", "K_n")))
 _SVM_PARAMS = (*_PARAMS[1:3], Param("nu", float, low=0, high=1, low_open=True, doc="OneClassSVM's nu"))

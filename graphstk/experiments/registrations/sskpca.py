@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 import torch
 
 from graphstk.methods.sskpca import (
@@ -161,14 +162,13 @@ mv_fit_predict.__doc__ = "MV-KPCA (Eq. 6) and MV-KPCA-10 (``n_components``), one
 kpca_fit_predict = _path_fit_predict(KernelPCAClassifier, ("n_components", "standardize"))
 kpca_fit_predict.__doc__ = "KPCA-10 (Eq. 5): the top ``n_components`` eigenfunctions (no labels) and a linear SVM."
 
-#: parameter declarations (checked for every config value when the config loads)
-_PARAMS = (Param("sigma", float, low=0, low_open=True, doc="Gaussian width, in units of the median fit distance"),
-           Param("c", float, low=0, doc="weight of the labeled loss"),
-           Param("s", float, low=0, low_open=True, doc="RMS deviation of f over the fit points"),
-           Param("k", int, low=1, doc="nearest neighbours"), Param("tau", float, low=0, low_open=True),
-           Param("w", float, low=0, high=1, doc="weight of the Gaussian kernel"),
-           Param("rank", int, low=1), Param("n_components", int, low=1),
-           Param("centered", bool), Param("standardize", bool))
+#: parameter declarations (checked for every config value when the config loads): the estimators' own
+_C = {**LSKPCA._parameter_constraints, "k": LSKPCA._parameter_constraints["n_neighbors"],
+      "n_components": KernelPCAClassifier._parameter_constraints["n_components"]}
+_PARAMS = tuple(Param.of(k, _C[k], doc=doc) for k, doc in (
+    ("sigma", "Gaussian width, in units of the median fit distance"), ("c", "weight of the labeled loss"),
+    ("s", "RMS deviation of f over the fit points"), ("k", "nearest neighbours"), ("tau", ""),
+    ("w", "weight of the Gaussian kernel"), ("rank", ""), ("n_components", ""), ("centered", ""), ("standardize", "")))
 
 _F = frozenset({"features"})
 _LS_GRID = {"sigma": list(SIGMA_GRID), "c": list(C_GRID), "s": list(S_GRID)}
@@ -219,8 +219,6 @@ def _graph_eigenpairs(problem: MethodInput, rank: int, support: str):
     when ``support="labeled"`` (the other components have no label to fit: an eigenvalue 1 each,
     they would otherwise soak up the variance constraint). Returns ``(lam, U, nodes)``. Kept in
     the estimators' :data:`~graphstk.methods.sskpca.BASIS_CACHE`, keyed by the graph's content."""
-    from scipy.sparse.csgraph import connected_components
-
     data = problem.data
     N = int(data.num_nodes)
     ei = data.edge_index.cpu()

@@ -34,71 +34,82 @@ from typing import Callable
 
 import torch
 
+from graphstk.methods.estimators import STKR
+from graphstk.methods.validated import DEFAULT_BETAS, DEFAULT_ETAS, STKRCV
 from graphstk.spectral.transforms import InverseLaplacian, LabelPropagationFilter, Polynomial, TopD
 
+from ..kernels import KernelCache
 from ..params import Param
 from ..registry import MethodEntry, MethodInput, register_method
 
 __all__ = ["DEFAULT_GRID", "PARAMS", "FAMILIES", "Family", "STKR_METHODS", "stkr_fit_predict", "graph_kernel"]
 
-#: Appendix D's grids, declared once for every STKR method
-DEFAULT_GRID: dict[str, list] = {
-    "T": [1, 2, 4, 8, 16, 32],
-    "eta": [0.7, 0.8, 0.9, 0.99, 0.999, 0.9999, 0.99999, 0.999999],
-    "beta": [1e3, 1e2, 1e1, 1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8],
-    "k": [8],
-    "d": [32, 64, 128, 256, 512],
-}
+#: Appendix D's grids for every STKR method (``eta`` and ``beta``: :class:`~graphstk.methods.STKRCV`'s defaults)
+DEFAULT_GRID: dict[str, list] = {"T": [1, 2, 4, 8, 16, 32], "eta": list(DEFAULT_ETAS), "beta": list(DEFAULT_BETAS),
+                                 "k": [8], "d": [32, 64, 128, 256, 512]}
 
-#: one declaration per parameter (grid keys, then the per-method options)
+#: one declaration per parameter (grid keys, then the per-method options; the estimators' where they take it)
 PARAMS: dict[str, Param] = {p.name: p for p in (
     Param("eta", float, low=0, high=1, low_open=True, high_open=True,
           doc="Label-Prop / inverse-Laplacian parameter, s(l) = 1/(1 - eta l)"),
-    Param("beta", float, low=0, low_open=True, doc="regularisation of Eq. 6"),
-    Param("T", int, low=1, doc="fixed iteration budget (optional: without it, solved to tol)"),
+    Param.of("beta", STKR._parameter_constraints["beta"], doc="regularisation of Eq. 6"),
+    Param.of("T", STKR._parameter_constraints["num_iter"],
+             doc="fixed iteration budget (optional: without it, solved to tol)"),
     Param("k", int, low=1, doc="power of s(l) = l^k"),
     Param("d", int, low=1, doc="number of eigenvectors of SP-topd"),
     Param("support", str, choices=("all", "labeled"),
           doc="node set of SP-topd's kernel PCA: components holding a label, or every node (Eq. 8)"),
-    Param("labels", str, choices=("onehot", "centered"),
-          doc="label matrix: one-hot (App. D), or one-hot minus the training class frequencies"),
-    Param("normalization", str, choices=("lazy", "symmetric"),
-          doc="graph kernel: the positive semidefinite lazy (I + S) / 2, or Eq. 23's D^-1/2 W D^-1/2"),
+    Param.of("labels", STKRCV._parameter_constraints["labels"],
+             doc="label matrix: one-hot (App. D), or one-hot minus the training class frequencies"),
+    Param.of("normalization", STKR._parameter_constraints["normalization"],
+             doc="graph kernel: the positive semidefinite lazy (I + S) / 2, or Eq. 23's D^-1/2 W D^-1/2"),
 )}
+
 
 @dataclasses.dataclass(frozen=True)
 class Family:
-    """How a registered STKR method turns its grid into transform objects.
+    """How a registered STKR method turns its grid into transform objects of class ``transform``.
 
-    ``transforms(grid, options)`` gives the transforms, ``axis`` the grid key that indexes them
-    (``None``: one transform), ``required`` / ``optional`` the grid keys the method takes."""
-    name: str
-    transforms: Callable[[dict, dict], list]
+    ``make(value, options)`` gives the transform of one value of the grid key ``axis`` (``None``: one
+    transform, ``make(None, options)``); ``required`` / ``optional`` are the grid keys the method takes.
+    ``name`` (the engine reported in results rows) is the class name, or ``"KRR"`` for ``s(l) = l``."""
+    transform: type
+    make: Callable
     axis: str | None
     required: tuple[str, ...]
-    optional: tuple[str, ...]
+    optional: tuple[str, ...] = ("T",)
+
+    @property
+    def name(self) -> str:
+        return self.transform.__name__ if self.axis else "KRR"
+
+    def transforms(self, grid: dict, options: dict) -> list:
+        """The transforms of ``grid`` (with the method's ``options``), in the order of ``grid[axis]``."""
+        return [self.make(v, options) for v in (grid[self.axis] if self.axis else [None])]
+
+    def fit_predict(self, problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
+        """``stkr_fit_predict`` with this family's transforms."""
+        return stkr_fit_predict(problem, points, self)
 
 
-FAMILIES = {f.name: f for f in (
-    Family("LabelPropagationFilter", lambda g, o: [LabelPropagationFilter(e) for e in g["eta"]], "eta",
-           ("eta",), ("T",)),
-    Family("InverseLaplacian", lambda g, o: [InverseLaplacian(e) for e in g["eta"]], "eta", ("eta", "beta"), ("T",)),
-    Family("Polynomial", lambda g, o: [Polynomial.monomial(int(k)) for k in g["k"]], "k", ("k", "beta"), ("T",)),
-    Family("TopD", lambda g, o: [TopD(int(d), support=o.get("support", "labeled")) for d in g["d"]], "d",
-           ("d", "beta"), ()),
-    Family("KRR", lambda g, o: [Polynomial.monomial(1)], None, ("beta",), ("T",)),
-)}
+LP = Family(LabelPropagationFilter, lambda e, o: LabelPropagationFilter(e), "eta", ("eta",))
+LAP = Family(InverseLaplacian, lambda e, o: InverseLaplacian(e), "eta", ("eta", "beta"))
+POLY = Family(Polynomial, lambda k, o: Polynomial.monomial(int(k)), "k", ("k", "beta"))
+TOPD = Family(TopD, lambda d, o: TopD(int(d), support=o.get("support", "labeled")), "d", ("d", "beta"), ())
+KRR = Family(Polynomial, lambda _, o: Polynomial.monomial(1), None, ("beta",))
+#: the families by engine name
+FAMILIES = {f.name: f for f in (LP, LAP, POLY, TOPD, KRR)}
 
 #: label -> (transform family, setting, grid keys of the default grid)
 STKR_METHODS = {
-    "LP (t)": (FAMILIES["LabelPropagationFilter"], "transductive", ("eta", "T")),
-    "SP-Lap (t)": (FAMILIES["InverseLaplacian"], "transductive", ("eta", "beta", "T")),
-    "SP-poly (t)": (FAMILIES["Polynomial"], "transductive", ("k", "beta", "T")),
-    "SP-topd (t)": (FAMILIES["TopD"], "transductive", ("d", "beta")),
-    "SP-Lap (i)": (FAMILIES["InverseLaplacian"], "inductive", ("eta", "beta")),
-    "SP-poly (i)": (FAMILIES["Polynomial"], "inductive", ("k", "beta")),
-    "SP-topd (i)": (FAMILIES["TopD"], "inductive", ("d", "beta")),
-    "KRR (i)": (FAMILIES["KRR"], "inductive", ("beta",)),
+    "LP (t)": (LP, "transductive", ("eta", "T")),
+    "SP-Lap (t)": (LAP, "transductive", ("eta", "beta", "T")),
+    "SP-poly (t)": (POLY, "transductive", ("k", "beta", "T")),
+    "SP-topd (t)": (TOPD, "transductive", ("d", "beta")),
+    "SP-Lap (i)": (LAP, "inductive", ("eta", "beta")),
+    "SP-poly (i)": (POLY, "inductive", ("k", "beta")),
+    "SP-topd (i)": (TOPD, "inductive", ("d", "beta")),
+    "KRR (i)": (KRR, "inductive", ("beta",)),
 }
 
 _ENGINE_OPTIONS = ("solver", "max_iter", "tol", "step_size", "max_seconds")
@@ -110,8 +121,6 @@ def graph_kernel(problem: MethodInput, dtype: torch.dtype = torch.float64, whole
     ``problem.unlabeled`` (every other node hidden), on ``problem.device``, from the run's cache
     ``problem.kernels`` (a problem made outside a run: a cache of its own, single process).
     ``whole``: a kernel every process holds whole."""
-    from ..kernels import KernelCache
-
     data = problem.data
     hidden = torch.ones(int(data.num_nodes), dtype=torch.bool)
     hidden[problem.fit_points.cpu()] = False
@@ -120,47 +129,35 @@ def graph_kernel(problem: MethodInput, dtype: torch.dtype = torch.float64, whole
     return kernels.kernel(data, hidden, dtype=dtype, device=device, whole=whole, normalization=normalization)
 
 
-def _family(label: str) -> Family:
-    return STKR_METHODS[label][0]
-
-
 def stkr_fit_predict(problem: MethodInput, points: list[dict], family: Family) -> list[torch.Tensor]:
     """Scores ``[len(eval), C]`` for every grid point: one :meth:`~graphstk.methods.STKRCV.grid_scores`
-    call on the grid the points span (fixed keys ``support``, ``labels``; solver options and
-    ``dtype`` from ``problem.options``)."""
-    from graphstk.methods import STKRCV
-
+    call on the grid the points span (fixed keys ``support``, ``labels``, ``normalization``; solver options
+    and ``dtype`` from ``problem.options``)."""
     if problem.data is None:
         raise ValueError("the STKR methods need a graph (problem.data is None)")
     fixed = ("support", "labels", "normalization")
     options = {k: points[0][k] for k in fixed if k in points[0]}
-    keys = [k for k in points[0] if k not in fixed]
-    grid = {k: list(dict.fromkeys(p[k] for p in points)) for k in keys}
+    grid = {k: list(dict.fromkeys(p[k] for p in points)) for k in points[0] if k not in fixed}
     transforms = family.transforms(grid, options)
     opts = problem.options
-    dtype = getattr(torch, opts.get("dtype", "float64"))
-    kernel = graph_kernel(problem, dtype, whole=family.name == "TopD",   # kernel PCA does not distribute
+    kernel = graph_kernel(problem, getattr(torch, opts.get("dtype", "float64")),
+                          whole=family.transform is TopD,   # kernel PCA does not distribute
                           normalization=options.get("normalization", default_normalization(family)))
-    kwargs = {k: opts[k] for k in _ENGINE_OPTIONS if opts.get(k) is not None}
     # the kernel brings its hidden nodes (the inductive setting), so no hidden_idx is passed
     est = STKRCV(transforms, grid.get("beta"), num_iter=grid.get("T"), labels=options.get("labels", "onehot"),
-                 num_classes=problem.num_classes, **kwargs)
+                 num_classes=problem.num_classes, **{k: opts[k] for k in _ENGINE_OPTIONS if opts.get(k) is not None})
     # a kernel whose points are renumbered (a partitioned kernel) takes node ids through ``position``
-    position = getattr(kernel, "position", None)
-    order = getattr(kernel, "order", None)
+    position, order = getattr(kernel, "position", None), getattr(kernel, "order", None)
     y, train, ev = problem.y.to(kernel.device), problem.labeled.to(kernel.device), problem.eval.to(kernel.device)
     if position is not None and order is not None:
         y, train, ev = y[order], position[train], position[ev]
     eigen_cache = getattr(problem.kernels, "eigen", None)   # the run's eigenpairs (kernel PCA, once per operator)
-    res = est.grid_scores(kernel, train, ev, y=y, eigen_cache=eigen_cache)
-    axis = family.axis
+    names = [k for k in (family.axis, "beta", "T") if k in grid]
     by_key = {}
-    for p, s in res:
-        t_i = transforms.index(p["transform"])
-        key = ((grid[axis][t_i],) if axis else ()) + ((p["beta"],) if "beta" in grid else ()) + \
-              ((p["num_iter"],) if "T" in grid else ())
-        by_key[key] = s
-    names = ([axis] if axis else []) + (["beta"] if "beta" in grid else []) + (["T"] if "T" in grid else [])
+    for p, s in est.grid_scores(kernel, train, ev, y=y, eigen_cache=eigen_cache):
+        value = {family.axis: grid.get(family.axis, [None])[transforms.index(p["transform"])], "beta": p["beta"],
+                 "T": p["num_iter"]}
+        by_key[tuple(value[k] for k in names)] = s
     return [by_key[tuple(p[k] for k in names)] for p in points]
 
 
@@ -168,32 +165,22 @@ def default_normalization(family: Family) -> str:
     """The graph kernel a method takes unless its config names one: Eq. 23's for Label-Prop (Zhou et al.'s
     ``S``; ``I - eta S`` is positive definite whatever the sign of ``S``), the positive semidefinite lazy
     kernel for every STKR transform."""
-    return "symmetric" if family.name == "LabelPropagationFilter" else "lazy"
+    return "symmetric" if family.transform is LabelPropagationFilter else "lazy"
 
 
 def _entry(label: str) -> MethodEntry:
     family, setting, defaults = STKR_METHODS[label]
-    options = {"support": "labeled", "labels": "onehot"} if family.name == "TopD" else {"labels": "onehot"}
+    options = {"support": "labeled", "labels": "onehot"} if family.transform is TopD else {"labels": "onehot"}
     options["normalization"] = default_normalization(family)
     params = (*(PARAMS[k] for k in family.required),
               *(dataclasses.replace(PARAMS[k], optional=True) for k in family.optional),
               *(PARAMS[o] for o in options))
     return MethodEntry(
         name=label, needs=frozenset({"graph"}), task="classification",
-        grid={k: list(DEFAULT_GRID[k]) for k in defaults}, fit_predict=_FIT_PREDICT[family.name],
+        grid={k: list(DEFAULT_GRID[k]) for k in defaults}, fit_predict=family.fit_predict,
         fixed=options, params=params, setting=setting, options=tuple(options), engine=family.name,
         description=f"STKR paper: {family.name} transforms on a graph kernel ({setting}; "
                     f"default normalization: {options['normalization']})")
 
-
-def _fit_predict_of(family: Family):
-    def fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
-        return stkr_fit_predict(problem, points, family)
-    fit_predict.__qualname__ = f"stkr_fit_predict[{family.name}]"
-    fit_predict.__doc__ = f"``stkr_fit_predict`` with {family.name} transforms."
-    return fit_predict
-
-
-_FIT_PREDICT = {name: _fit_predict_of(f) for name, f in FAMILIES.items()}
 
 ENTRIES = {label: register_method(_entry(label)) for label in STKR_METHODS}

@@ -20,14 +20,13 @@ from __future__ import annotations
 import torch
 from sklearn.metrics.pairwise import euclidean_distances
 
-from graphstk.methods import STKRCV
+from graphstk.methods.validated import STKRCV
 from graphstk.operators import DenseOperator
 from graphstk.spectral.transforms import InverseLaplacian, Polynomial
 
-from ..params import Param
 from ..registry import MethodEntry, MethodInput, register_method
 from .stkr import PARAMS
-from .baselines import feature_rows, group_points, median_fit_distance
+from .baselines import SIGMA, feature_rows, group_points, median_fit_distance
 
 __all__ = ["stkr_kernel_fit_predict"]
 
@@ -74,8 +73,7 @@ def stkr_kernel_fit_predict(problem: MethodInput, points: list[dict], method: st
 
 
 #: parameter declarations: the STKR paper's eta, beta, k (declared once, in .stkr) and the kernel width
-_PARAMS = (Param("sigma", float, low=0, low_open=True, doc="Gaussian width, in units of the median fit distance"),
-           PARAMS["eta"], PARAMS["beta"], PARAMS["k"])
+_PARAMS = (SIGMA, PARAMS["eta"], PARAMS["beta"], PARAMS["k"])
 
 
 def _stkr_lap(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 import torch
-from sklearn.utils._param_validation import StrOptions
 from torch import Tensor
 
 from ..._arrays import check_is_fitted, to_output, validate_features
 from ...memory import check_allocation
-from .._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, Kernel, kernel_names
+from .._constraints import (NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, Kernel, StrOptions,
+                            kernel_names)
 from ..semi_supervised import SemiSupervisedClassifier
 from .kernel import FredholmKernel, _match, _n, _take, fredholm_instance
 from .solvers import effective_lam, solve_hinge, solve_square

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import scipy.sparse as sp
 import torch
-from sklearn.utils._param_validation import StrOptions
 from torch import Tensor
 
 from ..._arrays import check_positive_int
 from ...features import RandomFourierFeatures
 from ...memory import check_allocation, tile_rows
 from ...operators.feature import check_positive
-from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, Kernel
+from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, Kernel, StrOptions
 from ..semi_supervised import SemiSupervisedClassifier
 from .kernel import _BLOCK_ELEMS, FredholmKernel, _n, _take, fredholm_instance, median_sigma
 from .solvers import effective_lam, solve_square

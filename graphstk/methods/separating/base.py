@@ -13,9 +13,9 @@ import torch
 from numbers import Real
 
 from sklearn.base import BaseEstimator, OutlierMixin
-from sklearn.utils._param_validation import Interval, Options, StrOptions
 from torch import Tensor
 
+from .._constraints import Interval, Options, StrOptions
 from ..._arrays import check_is_fitted, to_output, validate_features
 from ...operators.feature import Kernel, median_width
 

@@ -30,7 +30,6 @@ import numpy as np
 import torch
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from torch import Tensor
 
 from ..._arrays import to_output
@@ -39,7 +38,7 @@ from ...features.random_features import RFF_KERNELS as RFF_KERNELS
 from ...memory import check_allocation, memory_limit
 from ...operators.base import KernelOperator, as_index
 from ...operators.feature import FeatureKernelOperator, Kernel, kernel_function
-from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, kernel_names
+from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, Interval, kernel_names, StrOptions
 from .base import DTYPE_CONSTRAINT, SIGMA_KNN, OneClassEstimator, as_float_offset, unit_scale, width_heuristic
 from ...spectral.filters import FILTER_NAMES
 from .filters import check_lams, filter_g, filter_r, max_curvature_lambda

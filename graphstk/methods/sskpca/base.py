@@ -8,7 +8,6 @@ from numbers import Real
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval
 from torch import Tensor
 
 from ..._arrays import check_is_fitted, semi_supervised_labels, to_output, validate_features
@@ -17,7 +16,7 @@ from ...operators.base import KernelOperator
 from ...operators.diffusion import gaussian_knn_graph, laplacian_eigenpairs
 from ...exceptions import UnreachableNodesWarning
 from ...operators.feature import FeatureKernelOperator, Kernel, kernel_function, median_distance
-from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, kernel_names
+from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, Interval, kernel_names
 from ..grid import unreachable
 from ..semi_supervised import UnreachableMixin, labeled_accuracy, labels_from_scores
 from .basis import BASIS_CACHE, DECOMPOSITIONS, array_key, basis_from_eigenpairs, kernel_basis

@@ -1,0 +1,44 @@
+"""Model selection, the one rule every caller uses: :class:`~graphstk.methods.STKRCV` and the experiment
+runner's protocols (:mod:`graphstk.experiments.metrics`) score grid points with :func:`correct` and choose
+one with :func:`select`.
+"""
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from .grid import unreachable
+from .problem import argmax_of_labeled_classes
+
+__all__ = ["correct", "select"]
+
+
+def correct(scores: Tensor, y: Tensor, missing: list[int] = ()) -> tuple[Tensor, Tensor]:
+    """Which rows of ``scores`` predict ``y``, and which carry information.
+
+    Parameters
+    ----------
+    scores : Tensor ``[n, C]``
+    y : LongTensor ``[n]``
+    missing : list of int, default ()
+        Classes without training labels: they never win the argmax.
+
+    Returns
+    -------
+    ``(hit, reached)``: BoolTensors ``[n]`` on the host; ``hit``: the argmax (non-finite entries
+    zeroed first) equals ``y``; ``reached``: the row is finite and not all zero (no label reaches
+    the other rows, :func:`~graphstk.methods.grid.unreachable`).
+    """
+    pred = argmax_of_labeled_classes(torch.nan_to_num(scores), list(missing))
+    return (pred.cpu() == y.cpu()), ~unreachable(scores).cpu()
+
+
+def select(values: list[float], higher_is_better: bool = True) -> int:
+    """Index of the best value; ties go to the first in grid order; NaN (or None) never wins."""
+    best, best_i = None, 0
+    for i, v in enumerate(values):
+        if v is None or v != v:
+            continue
+        if best is None or (v > best if higher_is_better else v < best):
+            best, best_i = v, i
+    return best_i
