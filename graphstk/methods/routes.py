@@ -29,6 +29,16 @@ def auto_is_direct(prob: Problem) -> bool:
     return prob.n <= DIRECT_MAX_LABELED and prob.N * prob.n <= DIRECT_MAX_ENTRIES
 
 
+def label_prop_route(eta: float, lambda_max: float, symmetric: bool) -> str:
+    """The solver for Label-Prop's ``(I - eta S) Y = b`` on a propagation matrix taken as it is (a
+    :mod:`graphstk.nn` adjacency): ``"cg"`` when ``I - eta S`` is symmetric positive definite (``symmetric``:
+    ``S`` symmetric with its spectrum in ``[-1, 1]``, e.g. ``gcn_norm``-ed, and ``0 < eta < 1``),
+    ``"richardson"`` while ``0 < eta lambda_max < 1`` (Zhou et al.'s series converges), else ``"gmres"``."""
+    if symmetric and 0 < eta < 1:
+        return "cg"
+    return "richardson" if 0 < eta * lambda_max < 1 else "gmres"
+
+
 def cg_iterations(eta: float, tol: float = 1e-12) -> int:
     """Bound on the CG iterations for ``(I - eta S) x = b``: its eigenvalues lie in
     ``[1 - eta, 1 + eta]`` (``|lambda(S)| <= 1``), so ``kappa <= (1 + eta) / (1 - eta)`` and CG
