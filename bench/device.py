@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 from graphstk.methods import propagation as P  # noqa: E402
 from graphstk.memory import peak_rss_gb  # noqa: E402
 from graphstk.operators import GraphKernel  # noqa: E402
-from graphstk.transforms import InverseLaplacian, Polynomial  # noqa: E402
+from graphstk.spectral.transforms import InverseLaplacian, Polynomial  # noqa: E402
 
 
 def random_graph(N: int, edges_per_node: int, seed: int) -> torch.Tensor:

@@ -21,7 +21,8 @@ import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
-from .adjacency import spmm  # noqa: F401  (re-exported: the differentiable product)
+from ..methods.engine import solve as engine_solve
+from .adjacency import spmm
 
 __all__ = ["spmm", "implicit_solve", "LinearSystem", "engine_system"]
 
@@ -65,13 +66,11 @@ def engine_system(problem, transforms, betas, apply: Callable[..., Tensor], labe
 
     ``system.history`` holds the engine's history of the last solve.
     """
-    from ..methods.engine import solve as engine_solve
-
     def solve(rhs: Tensor, transpose: bool) -> Tensor:
         prob = problem.with_targets(Y=rhs) if labeled_rhs else problem.with_targets(rhs=rhs)
         res = engine_solve(prob, transforms, betas, adjoint=transpose, **options)
         system.history = res.history
-        return res.x[(0, None)]
+        return res.points[0].x
 
     system = LinearSystem(apply, solve)
     system.history = []

@@ -24,13 +24,13 @@ iteration count. ``route_`` names the route the engine took:
   (``s >= 0`` on ``[-1, 1]``) or GMRES.
 * ``ReciprocalPolynomial`` / ``InverseLaplacian`` ``1/s(l) = sum_p xi_p l^(p-r)``: the direct route
   (``Q^{-1} E``, then the ``n x n`` system) or, on the lazy kernel, CG on Algorithm 2's symmetric
-  form (:func:`graphstk.methods.propagation.stkr_reciprocal`; with every node a target, one CG solve of
+  form (:func:`graphstk.methods.reciprocal.stkr_reciprocal`; with every node a target, one CG solve of
   the symmetric ``N S + n beta Q``), else GMRES / Richardson on Algorithm 2's
   ``M theta = [Y_L; 0]``, ``M = N I_n S^r + n beta Q`` (Eq. 20), ``f = N S^r theta``.
 
 A fixed budget ``num_iter=T`` runs the ``T`` Richardson steps of Algorithm 1 or 2 (the same
 iterates as the engine's budget ``T``, the engine's step,
-:func:`graphstk.methods.propagation.richardson_step`) as differentiable torch
+:func:`graphstk.methods.steps.richardson_step`) as differentiable torch
 operations: a truncated iteration is not a solve, so it has no adjoint system, and its exact
 gradient (including the step size's dependence on ``beta`` and the coefficients) is autograd through
 the ``T`` steps (memory grows with ``T``). Every fixed budget watches its residual: a residual more
@@ -47,7 +47,7 @@ from .._index import as_index
 from ..methods.estimators import flag_unreachable as _flag
 from ..methods.problem import SOLVERS as _SOLVERS
 from ..methods.problem import make_problem
-from ..methods.propagation import richardson_step
+from ..methods.steps import richardson_step
 from ..operators.graph import check_normalization
 from ..methods.estimators import DEFAULT_ETA
 from ..spectral.transforms import InverseLaplacian, Polynomial, ReciprocalPolynomial, horner
@@ -168,7 +168,7 @@ class STKRPropagation(torch.nn.Module):
         return self.xi.to(dtype=dtype, device=device), beta
 
     def _gamma(self, c: Tensor, beta: Tensor, N: int, n: int):
-        """The engine's Richardson step (:func:`~graphstk.methods.propagation.richardson_step`,
+        """The engine's Richardson step (:func:`~graphstk.methods.steps.richardson_step`,
         ``lambda_1 = 1``) in the parameters' tensors, so that the gradient of a fixed budget includes
         the step's dependence on ``beta`` and the coefficients."""
         return richardson_step("polynomial" if self.kind == "poly" else "reciprocal", self.step_size, c, beta, N, n,
