@@ -8,7 +8,7 @@ adjacency of Eq. 23), ``N = n + m`` visible points, ``n`` labeled ones at positi
 ``num_points`` points, the labels and the hidden points (inductive setting) into a
 :class:`Problem`: the operator ``S`` over the visible points (from ``K.normalized_gram``), its
 spectral bound, and the out-of-sample rows ``K(x, visible) / (n+m)`` for scoring any point
-(``K.normalized_rows``). The engines in :mod:`graphstk.methods.propagation` see only this.
+(``K.normalized_rows``). The engines behind :func:`graphstk.methods.engine.solve` see only this.
 """
 from __future__ import annotations
 

@@ -219,7 +219,7 @@ def spectrum_grid(prob: Problem, num: int = SPECTRUM_POINTS):
 
 def symmetric_iterations(prob: Problem, transforms, betas, tol: float) -> int:
     """A bound on CG's iterations for Algorithm 2's symmetric form on a positive semidefinite ``S``
-    with ``r = 1`` (:func:`~graphstk.methods.propagation.stkr_reciprocal`).
+    with ``r = 1`` (:func:`~graphstk.methods.reciprocal.stkr_reciprocal`).
 
     In the inner product of ``S``, ``M``'s eigenvalues are those of the symmetric
     ``R = n beta Q + N S^{1/2} P S^{1/2}`` (``P`` the labeled rows, ``Q = rho(S)``). With every point
@@ -249,7 +249,7 @@ def krylov_iterations(kappa: float, tol: float) -> int:
 
 
 def symmetric_reciprocal_ok(prob: Problem, transforms, adjoint: bool) -> bool:
-    """Whether Algorithm 2 can take its symmetric form (:func:`~graphstk.methods.propagation.stkr_reciprocal`):
+    """Whether Algorithm 2 can take its symmetric form (:func:`~graphstk.methods.reciprocal.stkr_reciprocal`):
     ``S`` positive semidefinite by construction, ``r = 1``, and for an adjoint solve every point labeled
     (``n = N``, where ``M`` itself is symmetric)."""
     return prob.psd and all(tr.r == 1 for tr in transforms) and (not adjoint or prob.n == prob.N)

@@ -25,7 +25,8 @@ SPECTRUM_POINTS = 2049
 
 
 def spectrum_points(lo: float, hi: float, dtype: torch.dtype = torch.float64, device=None) -> Tensor:
-    """``SPECTRUM_POINTS`` evenly spaced points of ``[lo, hi]``, both ends included."""
+    """``SPECTRUM_POINTS`` evenly spaced points of ``[lo, hi]``, both ends included: a 1-D tensor of the
+    given ``dtype`` (default float64) on ``device`` (default the CPU)."""
     return torch.linspace(lo, hi, SPECTRUM_POINTS, dtype=dtype, device=device)
 
 
