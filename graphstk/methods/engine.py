@@ -8,14 +8,13 @@ engine through this function: the estimators (:class:`~graphstk.methods.STKR`,
 
 A call takes *transform objects*, never engine names:
 
-* :class:`~graphstk.spectral.transforms.LabelPropagationFilter` ``(eta)``: Label-Prop, Eq. 22 of
-  Zhai et al. (Zhou et al., 2003), ``(I - eta S) Yhat = [Y; 0]``; no ridge.
+* :class:`~graphstk.spectral.transforms.LabelPropagationFilter` ``(eta)``: Label-Prop, Eq. 22
+  (Zhou et al., 2003), ``(I - eta S) Yhat = [Y; 0]``; no ridge (:mod:`graphstk.methods.labelprop`).
 * :class:`~graphstk.spectral.transforms.Polynomial`: STKR with ``s(l) = sum_p pi_p l^p``,
-  Algorithm 1 (iterative) or 3 (direct), Eq. 7.
-* :class:`~graphstk.spectral.transforms.ReciprocalPolynomial` /
-  :class:`~graphstk.spectral.transforms.InverseLaplacian`: Algorithm 2 (Eq. 20) or its direct
-  ``n x n`` solve.
-* :class:`~graphstk.spectral.transforms.TopD`: kernel PCA features and a ridge probe (Eqs. 8-9).
+  Algorithm 1 (iterative) or 3 (direct), Eq. 7 (:mod:`graphstk.methods.polynomial`).
+* :class:`~graphstk.spectral.transforms.ReciprocalPolynomial` / ``InverseLaplacian``: Algorithm 2
+  (Eq. 20), its symmetric form or its direct ``n x n`` solve (:mod:`graphstk.methods.reciprocal`).
+* :class:`~graphstk.spectral.transforms.TopD`: kernel PCA and a ridge probe, Eqs. 8-9 (:mod:`graphstk.methods.topd`).
 
 All transforms of one call must be of one family (the transform class's ``family``: a grid of ``eta``
 values, of polynomial degrees, of ``d`` values). Every ``(transform, beta)`` pair is solved in the same

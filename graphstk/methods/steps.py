@@ -116,12 +116,7 @@ def reciprocal_step(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     definite (``F(0) = A / (n beta)``), but ``A`` positive definite is not enough: a labeled edge
     ``(a, b)`` gives ``[(I - e S)^{-1}]_{ab} ~ e S_ab`` against diagonals ``~ 1 + e^2 (S^2)_aa``,
     a dip of about ``S_ab^2 / (4 (S^2)_aa)`` at an interior ``e``, and the threshold
-    ``n beta eta / N`` is tiny when ``N / n`` is large. On the reported random graph (200,000
-    nodes, average degree 10, 2,000 labels, ``eta = 0.9``) the certificate below proves it for
-    every ``beta`` up to about 8.8 (at ``e = eta``, where the best pair's quotient is 0.92): that is
-    the failure at ``beta`` = 0.1 and 1, and the 20,000-node, 200-label run of the same shape
-    (proved up to ``beta`` about 6.6) diverges too; its 62 iterations merely ended before the
-    growth passed the guard.
+    ``n beta eta / N`` is tiny when ``N / n`` is large.
 
     **The certificate** (``r = 1``, ``Q = xi_0 I + xi_1 S`` with ``xi_1 < 0``; other shapes get
     none and are iterated under the caller's divergence guard). For the labeled pairs ``(a, b)``
@@ -200,14 +195,8 @@ def _labeled_pairs(prob: Problem, k: int) -> tuple[Tensor, Tensor, Tensor]:
 
 def _negative_eigenvalue_certificates(prob: Problem, tr: ReciprocalPolynomial, betas: Sequence[float]
                                       ) -> list[str | None]:
-    """For ``r = 1``, ``Q = xi_0 (I - eta S)`` with ``eta = -xi_1 / xi_0 > 0`` (the inverse Laplacian):
-    per beta, a sentence proving that Eq. 20's ``M`` has a real eigenvalue ``<= 0``, or ``None``.
-
-    ``M`` has one iff ``lambda_min([(I - e S)^{-1}]_nn) <= 1 - n beta |xi_1| / N`` for some ``e`` in
-    ``(0, eta]`` (see :func:`reciprocal_step`); tested on ``e = eta 2^(-j/2)``, ``j < STEP_CERT_SHIFTS``,
-    and on ``v = e_a - sign(S_ab) e_b`` for the labeled pairs with the largest ``|S_ab|``, with
-    upper bounds on ``v^T (I - e S)^{-1} v`` from one multi-shift CG (float64). A partitioned operator
-    (rows spread over processes) gets none: the iteration runs under the caller's divergence guard."""
+    """Per beta, :func:`reciprocal_step`'s certificate (a sentence) for ``Q = xi_0 (I - eta S)``, or ``None``
+    (also for a partitioned operator: the iteration then runs under the caller's divergence guard)."""
     N, n, lam = prob.N, prob.n, prob.lambda_max
     xi0, xi1 = tr.xi
     eta = -xi1 / xi0

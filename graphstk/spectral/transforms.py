@@ -91,9 +91,11 @@ class Transform:
 
     @classmethod
     def from_grid(cls, value, **options) -> "Transform":
-        """The transform of the grid value ``value`` of :attr:`grid_key` (``options``: fixed keys, e.g.
-        TopD's ``support``)."""
-        raise TypeError(f"{cls.__name__} is not built from one grid value")
+        """The transform of the grid value ``value`` of :attr:`grid_key`: ``cls(value)`` unless the class says
+        otherwise (``options``: fixed keys, e.g. TopD's ``support``)."""
+        if cls.grid_key is None:
+            raise TypeError(f"{cls.__name__} is not built from one grid value")
+        return cls(value)
 
     def __call__(self, lam):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -226,10 +228,6 @@ class InverseLaplacian(ReciprocalPolynomial):
     def __repr__(self) -> str:
         return f"InverseLaplacian(eta={self.eta})"
 
-    @classmethod
-    def from_grid(cls, value, **options) -> "InverseLaplacian":
-        return cls(value)
-
 
 @dataclass(frozen=True)
 class TopD(Transform, engine_family=True):
@@ -299,10 +297,6 @@ class LabelPropagationFilter(Transform, engine_family=True):
     def __call__(self, lam):
         lam = torch.as_tensor(lam, dtype=torch.float64)
         return 1.0 / (1.0 - self.eta * lam)
-
-    @classmethod
-    def from_grid(cls, value, **options) -> "LabelPropagationFilter":
-        return cls(value)
 
     def validate(self, lambda_max: float, name: str = "eta") -> None:
         """Refuse ``eta >= 1/lambda_max``; ``name`` is the caller's spelling of ``eta`` (PyG's ``alpha``)."""

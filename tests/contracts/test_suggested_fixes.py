@@ -644,7 +644,7 @@ def _():
     return (lambda env: stkr().fit(graph(y=None), TRAIN), lambda env, msg: stkr().fit(graph(y=None), TRAIN, y=LABELS))
 
 
-@case("feature_stkr_without_features", "feature_stkr.py:_features:use graphstk.STKR", ValueError,
+@case("feature_stkr_without_features", "feature_propagation.py:sparse_features:use graphstk.STKR", ValueError,
       r"feature-aware STKR needs node features \(X is None\); for the graph alone use graphstk\.STKR")
 def _():
     from graphstk.methods.feature_stkr import feature_stkr_scores
