@@ -1,4 +1,4 @@
-"""Label-Prop and STKR engines (graphstk.methods.propagation) against dense closed forms
+"""The engine families (Label-Prop, Algorithms 1-3, top-d, Algorithm 2 with its steps and symmetric form) against dense closed forms
 (Eqs. 7, 8-9, 20, 22): every solver, the multi-shift routes and the reduced-product Algorithm 1."""
 import warnings
 
