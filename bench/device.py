@@ -11,7 +11,7 @@ Run from the repository root::
 Everything is measured side by side in one process on one device:
 
 * ``raw``: one ``torch.sparse.mm(S, X)`` with ``X`` ``[N, C]`` (the floor of any iteration);
-* ``LP``: :func:`graphstk.methods.propagation.label_propagation`, Zhou et al.'s iteration
+* ``LP``: :func:`graphstk.methods.labelprop.label_propagation`, Zhou et al.'s iteration
   (Eq. 22, a fixed budget);
 * ``Alg. 1``: :func:`stkr_polynomial` with ``s(l) = l^2`` (Algorithm 1; 2 products an iteration);
 * ``Alg. 2``: :func:`stkr_reciprocal` with the inverse Laplacian (Algorithm 2, Richardson);
@@ -44,10 +44,11 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from graphstk.methods import propagation as P  # noqa: E402
+from graphstk.methods.engine import solve  # noqa: E402
+from graphstk.methods.problem import make_problem  # noqa: E402
 from graphstk.memory import peak_rss_gb  # noqa: E402
 from graphstk.operators import GraphKernel  # noqa: E402
-from graphstk.transforms import InverseLaplacian, Polynomial  # noqa: E402
+from graphstk.spectral.transforms import InverseLaplacian, LabelPropagationFilter, Polynomial  # noqa: E402
 
 
 def random_graph(N: int, edges_per_node: int, seed: int) -> torch.Tensor:
@@ -86,7 +87,7 @@ def per_iteration(N: int, epn: int, C: int, T: int, repeats: int, dtype, device)
     g = torch.Generator().manual_seed(1)
     y = torch.randint(0, C, (N,), generator=g).to(device)
     train = torch.randperm(N, generator=g)[: max(C, N // 100)].to(device)
-    prob = P.make_problem(K, y, train, C)
+    prob = make_problem(K, y, train, C)
     X = torch.randn(N, C, dtype=dtype, device=device)
     S = prob.op.csr
     row, col, val = prob.op.coo()
@@ -100,11 +101,11 @@ def per_iteration(N: int, epn: int, C: int, T: int, repeats: int, dtype, device)
             for _ in range(t):
                 torch.sparse.mm(S, X)
         elif kind == "LP":
-            P.label_propagation(prob, [0.9], solver="richardson", budgets=(t,), tol=0.0)
+            solve(prob, [LabelPropagationFilter(0.9)], solver="richardson", budgets=(t,), tol=0.0)
         elif kind == "Alg. 1":
-            P.stkr_polynomial(prob, Polynomial.monomial(2), [1.0], solver="richardson", budgets=(t,), tol=0.0)
+            solve(prob, [Polynomial.monomial(2)], [1.0], solver="richardson", budgets=(t,), tol=0.0)
         elif kind == "Alg. 2":
-            P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0], solver="richardson", budgets=(t,), tol=0.0,
+            solve(prob, [InverseLaplacian(0.9)], [1.0], solver="richardson", budgets=(t,), tol=0.0,
                               unstable="run")   # the paper's truncated iteration: cost per step, not a solve
         else:  # PyG's LabelPropagation, T layers
             PyGLP(num_layers=t, alpha=0.9)(pyg_in, torch.stack([row, col]), mask, edge_weight=ew)
@@ -130,8 +131,8 @@ def peak_memory(N: int, epn: int, C: int, dtype, device) -> dict:
     ei = random_graph(N, epn, 2).to(device)
     K = GraphKernel(ei, N, dtype=dtype, device=device)
     y = torch.randint(0, C, (N,), device=device)
-    prob = P.make_problem(K, y, torch.arange(0, N, 100, device=device), C)
-    P.label_propagation(prob, [0.9], solver="richardson", budgets=(10,), tol=0.0)
+    prob = make_problem(K, y, torch.arange(0, N, 100, device=device), C)
+    solve(prob, [LabelPropagationFilter(0.9)], solver="richardson", budgets=(10,), tol=0.0)
     sync(device)
     return {"N": N, "edges": int(ei.shape[1]), "peak_gib": peak_gib(device), "seconds": time.perf_counter() - t0}
 

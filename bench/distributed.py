@@ -116,13 +116,15 @@ def _worker(rank: int, P: int, port: int, graph: tuple, method: str, columns: in
     dist.barrier()
     product = (time.perf_counter() - t0) / iters
     sent = (kernel.S.exchange.bytes_sent - sent0) / iters
-    from graphstk.methods import propagation as Pm
+    from graphstk.methods.engine import solve
+    from graphstk.methods.problem import make_problem
+    from graphstk.spectral.transforms import LabelPropagationFilter
 
     y = torch.arange(n) % columns
-    prob = Pm.make_problem(kernel, y, torch.arange(0, n, 20), columns)
+    prob = make_problem(kernel, y, torch.arange(0, n, 20), columns)
     dist.barrier()                                  # prob.space: the reductions over the partition
     t0 = time.perf_counter()
-    Pm.label_propagation(prob, [0.9], budgets=[iters])
+    solve(prob, [LabelPropagationFilter(0.9)], budgets=[iters])
     dist.barrier()
     lp = (time.perf_counter() - t0) / iters
     stats = torch.tensor([product, lp, build, sent], dtype=torch.float64)

@@ -13,7 +13,7 @@ side by side in one process, per iteration:
 
 * ``raw``: one ``torch.sparse.mm(S.csr, X)`` with ``X`` ``[N, C]`` of the same dtype;
 * ``LP fused``: the hand-written lower bound ``X <- addmm([Y; 0], S, X, alpha=eta)``;
-* ``LP rich`` / ``LP cg``: :func:`graphstk.methods.propagation.label_propagation` with a
+* ``LP rich`` / ``LP cg``: :func:`graphstk.methods.labelprop.label_propagation` with a
   fixed budget ``budgets=(T,), tol=0`` (Richardson = Zhou's iteration; CG);
 * ``Lap rich`` / ``Lap gmres``: :func:`stkr_reciprocal` with ``InverseLaplacian(eta)``
   (Algorithm 2; GMRES runs ``T`` products with ``tol=0``);
@@ -57,11 +57,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from graphstk._malloc import reuse_freed_memory  # noqa: E402
-from graphstk.methods import propagation as P  # noqa: E402
+from graphstk.methods.engine import solve  # noqa: E402
+from graphstk.methods.problem import make_problem  # noqa: E402
 from graphstk.memory import peak_rss_gb  # noqa: E402
 from graphstk.operators.graph import GraphKernel  # noqa: E402
 from graphstk.spectral.solvers import ConvergenceError, ConvergenceWarning  # noqa: E402
-from graphstk.spectral.transforms import InverseLaplacian, Polynomial  # noqa: E402
+from graphstk.spectral.transforms import InverseLaplacian, LabelPropagationFilter, Polynomial  # noqa: E402
 
 TARGET_RAW = 1.5      # per-iteration cost / raw product, Label-Prop and inverse Laplacian
 TARGET_PYG = 3.0      # PyG per layer / Label-Prop per iteration, at 2M edges
@@ -115,7 +116,7 @@ class Case:
         n = max(1, int(round(labeled * N)))
         train = torch.randperm(N, generator=g)[:n]
         y = torch.randint(0, C, (N,), generator=g)
-        self.prob = P.make_problem(self.kernel, y, train, C)
+        self.prob = make_problem(self.kernel, y, train, C)
         self.X = torch.randn(N, C, generator=g, dtype=torch.float64).to(dtype)
         self.y, self.train = y, train
 
@@ -144,13 +145,13 @@ class Case:
         fns = {
             "raw": (raw, T),
             "LP fused": (lp_fused, T),
-            "LP rich": (lambda t: P.label_propagation(prob, [eta], solver="richardson", budgets=(t,), tol=0.0), T),
-            "LP cg": (lambda t: P.label_propagation(prob, [eta], solver="cg", budgets=(t,), tol=0.0), T),
+            "LP rich": (lambda t: solve(prob, [LabelPropagationFilter(eta)], solver="richardson", budgets=(t,), tol=0.0), T),
+            "LP cg": (lambda t: solve(prob, [LabelPropagationFilter(eta)], solver="cg", budgets=(t,), tol=0.0), T),
             # the cost of an iteration, measured whether or not a stable step exists for these labels
-            "Lap rich": (lambda t: P.stkr_reciprocal(prob, [lap], [beta], solver="richardson", budgets=(t,),
+            "Lap rich": (lambda t: solve(prob, [lap], [beta], solver="richardson", budgets=(t,),
                                                      tol=0.0, unstable="run"), T),
-            "Lap gmres": (lambda t: P.stkr_reciprocal(prob, [lap], [beta], solver="gmres", max_iter=t, tol=0.0), T),
-            "poly8 rich": (lambda t: P.stkr_polynomial(prob, poly, [beta], solver="richardson", budgets=(t,),
+            "Lap gmres": (lambda t: solve(prob, [lap], [beta], solver="gmres", max_iter=t, tol=0.0), T),
+            "poly8 rich": (lambda t: solve(prob, [poly], [beta], solver="richardson", budgets=(t,),
                                                        tol=0.0), T_poly),
         }
         if "PyG LP" in methods:
@@ -204,16 +205,16 @@ def iterations_to_tol(case: Case, eta: float, beta: float, tol: float, caps: dic
     prob = case.prob
     lap, poly = InverseLaplacian(eta), Polynomial.monomial(8)
     runs = [
-        ("Label-Prop", "richardson", lambda: P.label_propagation(prob, [eta], solver="richardson",
+        ("Label-Prop", "richardson", lambda: solve(prob, [LabelPropagationFilter(eta)], solver="richardson",
                                                                   max_iter=caps["richardson"], tol=tol)),
-        ("Label-Prop", "cg", lambda: P.label_propagation(prob, [eta], solver="cg", max_iter=caps["krylov"], tol=tol)),
-        ("STKR inv. Laplacian", "richardson", lambda: P.stkr_reciprocal(prob, [lap], [beta], solver="richardson",
+        ("Label-Prop", "cg", lambda: solve(prob, [LabelPropagationFilter(eta)], solver="cg", max_iter=caps["krylov"], tol=tol)),
+        ("STKR inv. Laplacian", "richardson", lambda: solve(prob, [lap], [beta], solver="richardson",
                                                                          max_iter=caps["richardson_alg2"], tol=tol)),
-        ("STKR inv. Laplacian", "gmres", lambda: P.stkr_reciprocal(prob, [lap], [beta], solver="gmres",
+        ("STKR inv. Laplacian", "gmres", lambda: solve(prob, [lap], [beta], solver="gmres",
                                                                     max_iter=caps["krylov"], tol=tol)),
-        ("STKR l^8", "richardson", lambda: P.stkr_polynomial(prob, poly, [beta], solver="richardson",
+        ("STKR l^8", "richardson", lambda: solve(prob, [poly], [beta], solver="richardson",
                                                               max_iter=caps["richardson_poly"], tol=tol)),
-        ("STKR l^8", "cg", lambda: P.stkr_polynomial(prob, poly, [beta], solver="cg", max_iter=caps["krylov"],
+        ("STKR l^8", "cg", lambda: solve(prob, [poly], [beta], solver="cg", max_iter=caps["krylov"],
                                                       tol=tol)),
     ]
     out = []

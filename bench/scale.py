@@ -18,7 +18,7 @@ chunks of ``--chunk`` pairs from a seeded generator: never as a Python list and 
 chunks (degree counts, then a scatter of each chunk into its rows' slots).
 
 On it, with ``--classes`` classes and ``--labeled`` of the nodes labeled, it runs the engines
-of :mod:`graphstk.methods.propagation` unchanged (they only need ``S @ X``):
+of :func:`graphstk.methods.engine.solve` unchanged (they only need ``S @ X``):
 
 * ``LP``: Label-Prop (Eq. 22), ``--iters`` Richardson steps (Zhou's iteration);
 * ``SP-Lap (t)``: STKR inverse Laplacian (Algorithm 2), ``--iters`` Richardson steps;
@@ -49,10 +49,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graphstk.methods import propagation as P  # noqa: E402
+from graphstk.methods.engine import solve  # noqa: E402
+from graphstk.methods.problem import Problem  # noqa: E402
 from graphstk.memory import memory_available, peak_rss_gb  # noqa: E402
 from graphstk.operators.base import KernelOperator, SparseOperator  # noqa: E402
-from graphstk.spectral.transforms import InverseLaplacian, Polynomial  # noqa: E402
+from graphstk.spectral.transforms import InverseLaplacian, LabelPropagationFilter, Polynomial  # noqa: E402
 
 
 class CSROperator(KernelOperator):
@@ -247,15 +248,15 @@ def main(argv=None) -> int:
         S = CSROperator(csr)
         kernel = SimpleNamespace(S=S, num_visible=n, lambda_max=1.0, device=torch.device("cpu"), dtype=dtype)
         Y = torch.nn.functional.one_hot(y[train], args.classes).to(dtype)
-        prob = P.Problem(S, 1.0, train, Y)               # S = D^-1/2 W D^-1/2: lambda_1 = 1 (Eq. 23)
+        prob = Problem(S, 1.0, train, Y)               # S = D^-1/2 W D^-1/2: lambda_1 = 1 (Eq. 23)
         raw = raw_time(S, args.classes)
         log(f"raw product S @ X[{n}, {args.classes}]: {raw:.3f} s")
         rows.append(("raw product", 1, raw, 1.0, 1.0, peak_rss_gb()))
         if "lp" not in args.skip:
-            _, t = timed(P.label_propagation, prob, [args.eta], solver="richardson", budgets=(args.iters,))
+            _, t = timed(solve, prob, [LabelPropagationFilter(args.eta)], solver="richardson", budgets=(args.iters,))
             report("LP (Richardson)", t, args.iters, 1, raw)
         if "lap" not in args.skip:
-            _, t = timed(P.stkr_reciprocal, prob, [InverseLaplacian(args.eta)], [args.beta], solver="richardson",
+            _, t = timed(solve, prob, [InverseLaplacian(args.eta)], [args.beta], solver="richardson",
                          budgets=(args.iters,))
             report("SP-Lap (t) (Algorithm 2)", t, args.iters, 1, raw)
         del prob, kernel, S, csr, Y
@@ -271,11 +272,11 @@ def main(argv=None) -> int:
         tr = torch.from_numpy(g2l[train.numpy()])
         tr = tr[tr >= 0]
         Y = torch.nn.functional.one_hot(y[torch.from_numpy(visible)][tr], args.classes).to(dtype)
-        prob = P.Problem(S, 1.0, tr, Y)
+        prob = Problem(S, 1.0, tr, Y)
         raw = raw_time(S, args.classes)
         tr8 = Polynomial.monomial(8)
-        res, t1 = timed(P.stkr_polynomial, prob, tr8, [args.beta], solver="richardson", budgets=(1,))
-        res, t = timed(P.stkr_polynomial, prob, tr8, [args.beta], solver="richardson", budgets=(args.iters,))
+        res, t1 = timed(solve, prob, [tr8], [args.beta], solver="richardson", budgets=(1,))
+        res, t = timed(solve, prob, [tr8], [args.beta], solver="richardson", budgets=(args.iters,))
         per_iter = (t - t1) / (args.iters - 1) if args.iters > 1 else t
         report("SP-poly (i) l^8 (Algorithm 1)", per_iter * args.iters, args.iters, 6, raw)
         log(f"  (whole call with {args.iters} iterations and the final prediction: {t:.1f} s)")

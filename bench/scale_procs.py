@@ -55,8 +55,8 @@ def _timed(fn, reps: int) -> float:
 def worker(args) -> None:
     """One process: load its part, time its products and solves, write ``OUT/rank-R.json``."""
     from graphstk.distributed import ShardedGraphKernel, init_from_env, load_part
-    from graphstk.methods import propagation as P
     from graphstk.methods.engine import solve
+    from graphstk.methods.problem import make_problem
     from graphstk.spectral.transforms import InverseLaplacian, LabelPropagationFilter
 
     torch.set_num_threads(args.threads)
@@ -76,7 +76,7 @@ def worker(args) -> None:
     phases["kernel"] = peak_rss_gb()
     N = kernel.num_nodes
     train, probe = perm[: int(args.labeled * N)], perm[-args.score_nodes:]
-    prob = P.make_problem(kernel, y[kernel.order], kernel.position[train])
+    prob = make_problem(kernel, y[kernel.order], kernel.position[train])
     S = kernel.S
     x = torch.randn(S.hi - S.lo, C, generator=g)
     sent0 = S.exchange.bytes_sent
@@ -92,7 +92,7 @@ def worker(args) -> None:
     t_lap = (time.perf_counter() - t) / T
     phases["lap"] = peak_rss_gb()
     pp = kernel.position[probe]
-    scores = {"lp": prob.pick(lp.h[(0, T)], pp).tolist(), "lap": (prob.rows(pp) @ lap.h[(0, T)]).tolist()}
+    scores = {"lp": prob.pick(lp.points[0].h, pp).tolist(), "lap": (prob.rows(pp) @ lap.points[0].h).tolist()}
     fit = time.perf_counter() - t0
     phases["scores"] = peak = peak_rss_gb()
     # last, so that its memory is not counted in the peak: the raw product of the same rows, its CSR

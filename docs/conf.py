@@ -142,7 +142,6 @@ API_PACKAGES = {
     "graphstk.memory": "the process's memory ceiling, the memory free now, and the checks before large allocations",
     "graphstk.exceptions": "the exceptions and warnings graphstk raises",
     "graphstk": "the top level: the names most users need, re-exported from the subpackages",
-    "graphstk.transforms": "the spectral transforms, re-exported from graphstk.spectral",
 }
 _ROLE = {"Classes": "class", "Exceptions and warnings": "exc", "Functions": "func", "Constants": "data"}
 

@@ -30,10 +30,10 @@ _EXPORTS = {
     "VECTOR_DATASETS": "data", "VectorDataset": "data", "load_vector_dataset": "data", "make_circle": "data",
     "make_two_lines": "data",
     "STKR": "methods", "STKRCV": "methods", "LabelPropagation": "methods",
-    "InverseLaplacian": "transforms", "Polynomial": "transforms", "ReciprocalPolynomial": "transforms",
-    "TopD": "transforms",
+    "InverseLaplacian": "spectral", "Polynomial": "spectral", "ReciprocalPolynomial": "spectral",
+    "TopD": "spectral",
 }
-_SUBMODULES = ("operators", "features", "mmd", "data", "methods", "spectral", "transforms", "nn", "experiments")
+_SUBMODULES = ("operators", "features", "mmd", "data", "methods", "spectral", "nn", "experiments")
 
 __all__ = sorted(_EXPORTS) + list(_SUBMODULES)
 

@@ -7,7 +7,7 @@ from torch_geometric.data import Data
 
 from graphstk import STKR, LabelPropagation
 from graphstk._checks import check_device
-from graphstk.transforms import InverseLaplacian
+from graphstk.spectral.transforms import InverseLaplacian
 
 
 @pytest.fixture

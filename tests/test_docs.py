@@ -127,7 +127,7 @@ def test_no_file_tells_how_it_was_written():
 #: the packages whose ``__all__`` is the public API (one page each in the API reference)
 PUBLIC_PACKAGES = ("graphstk", "graphstk.operators", "graphstk.spectral", "graphstk.methods", "graphstk.nn",
                    "graphstk.features", "graphstk.data", "graphstk.experiments", "graphstk.distributed",
-                   "graphstk.mmd", "graphstk.memory", "graphstk.exceptions", "graphstk.transforms")
+                   "graphstk.mmd", "graphstk.memory", "graphstk.exceptions")
 
 #: Public names allowed without a description: none. Keyed by where the object is defined
 #: (``module.Class.member``); the test fails when a listed name has one, so the list only shrinks.

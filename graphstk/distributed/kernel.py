@@ -2,7 +2,7 @@
 
 :class:`PartitionedGraphKernel` is a square :class:`~graphstk.operators.KernelOperator` over all
 nodes, like :class:`~graphstk.operators.GraphKernel`, whose ``normalized_gram`` is a
-:class:`PartitionedOperator`: :func:`graphstk.methods.propagation.make_problem` and the engines
+:class:`PartitionedOperator`: :func:`graphstk.methods.problem.make_problem` and the engines
 run on it unchanged (the problem's operator brings its :attr:`~PartitionedOperator.vector_space`, the
 reductions over the partition, to every solver).
 

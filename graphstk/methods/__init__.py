@@ -27,9 +27,9 @@ array([0, 0, 0])
 >>> lp.class_scores().shape                                            # every node
 torch.Size([34, 2])
 """
-from ..exceptions import ClassesWithoutLabelsWarning
-from .estimators import STKR, LabelPropagation, UnreachableNodesWarning
-from .grid import NonFiniteScoresWarning, predict_labels, unreachable
+from ..exceptions import ClassesWithoutLabelsWarning, NonFiniteScoresWarning, UnreachableNodesWarning
+from .estimators import STKR, LabelPropagation
+from .grid import predict_labels, unreachable
 from .validated import STKRCV
 from .kernel_ridge import KernelRidge, RandomFeatureRidge, kernel_ridge_solve
 from .coupled_embedding import CoupledKernelEmbedding, coupled_kernel_embedding

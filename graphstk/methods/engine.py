@@ -8,41 +8,47 @@ engine through this function: the estimators (:class:`~graphstk.methods.STKR`,
 
 A call takes *transform objects*, never engine names:
 
-* :class:`~graphstk.spectral.transforms.LabelPropagationFilter` ``(eta)``: Label-Prop, Eq. 22 of
-  Zhai et al. (Zhou et al., 2003), ``(I - eta S) Yhat = [Y; 0]``; no ridge.
+* :class:`~graphstk.spectral.transforms.LabelPropagationFilter` ``(eta)``: Label-Prop, Eq. 22
+  (Zhou et al., 2003), ``(I - eta S) Yhat = [Y; 0]``; no ridge (:mod:`graphstk.methods.labelprop`).
 * :class:`~graphstk.spectral.transforms.Polynomial`: STKR with ``s(l) = sum_p pi_p l^p``,
-  Algorithm 1 (iterative) or 3 (direct), Eq. 7.
-* :class:`~graphstk.spectral.transforms.ReciprocalPolynomial` /
-  :class:`~graphstk.spectral.transforms.InverseLaplacian`: Algorithm 2 (Eq. 20) or its direct
-  ``n x n`` solve.
-* :class:`~graphstk.spectral.transforms.TopD`: kernel PCA features and a ridge probe (Eqs. 8-9).
+  Algorithm 1 (iterative) or 3 (direct), Eq. 7 (:mod:`graphstk.methods.polynomial`).
+* :class:`~graphstk.spectral.transforms.ReciprocalPolynomial` / ``InverseLaplacian``: Algorithm 2
+  (Eq. 20), its symmetric form or its direct ``n x n`` solve (:mod:`graphstk.methods.reciprocal`).
+* :class:`~graphstk.spectral.transforms.TopD`: kernel PCA and a ridge probe, Eqs. 8-9 (:mod:`graphstk.methods.topd`).
 
-All transforms of one call must be of one family (a grid of ``eta`` values, of polynomial degrees,
-of ``d`` values). Every ``(transform, beta)`` pair is solved in the same multi-right-hand-side
-solve where the family allows it; :attr:`EngineResult.h` is keyed by
-``(t * len(betas) + b, T)`` (``t`` the transform's position, ``b`` the ridge's, ``T`` the fixed
-budget or ``None`` for a solve to tolerance). Label-Prop has no ridge: its keys are ``(t, T)``.
+All transforms of one call must be of one family (the transform class's ``family``: a grid of ``eta``
+values, of polynomial degrees, of ``d`` values). Every ``(transform, beta)`` pair is solved in the same
+multi-right-hand-side solve where the family allows it; the result lists one
+:class:`~graphstk.methods.problem.GridPoint` per ``(transform, beta, T)`` in grid order (``beta`` is
+``None`` for Label-Prop, ``T`` is ``None`` for a solve to tolerance).
 """
 from __future__ import annotations
 
 from typing import Callable, Sequence
 
+from ..spectral.solvers import time_budget
 from ..spectral.transforms import LabelPropagationFilter, Polynomial, ReciprocalPolynomial, TopD, Transform
-from .problem import EngineResult, Problem, _record
+from .labelprop import label_propagation
+from .polynomial import stkr_polynomial
+from .problem import EngineResult, Problem
+from .reciprocal import stkr_reciprocal
+from .topd import stkr_topd
 
 __all__ = ["solve", "transform_family"]
 
-_FAMILIES = (LabelPropagationFilter, TopD, ReciprocalPolynomial, Polynomial)
+#: the engine of each transform family (the class a transform names as its ``family``)
+ENGINES = {LabelPropagationFilter: label_propagation, Polynomial: stkr_polynomial,
+           ReciprocalPolynomial: stkr_reciprocal, TopD: stkr_topd}
 
 
 def transform_family(transform: Transform) -> type:
-    """The engine family of ``transform``: one of :class:`LabelPropagationFilter`, :class:`TopD`,
-    :class:`ReciprocalPolynomial` (including :class:`InverseLaplacian`) or :class:`Polynomial`."""
-    for fam in _FAMILIES:
-        if isinstance(transform, fam):
-            return fam
-    raise TypeError(f"the engine solves LabelPropagationFilter, Polynomial, ReciprocalPolynomial / InverseLaplacian "
-                    f"or TopD transforms, got {type(transform).__name__}")
+    """The engine family of ``transform`` (its class's ``family``): :class:`LabelPropagationFilter`,
+    :class:`TopD`, :class:`ReciprocalPolynomial` (including :class:`InverseLaplacian`) or :class:`Polynomial`."""
+    family = getattr(transform, "family", None)
+    if family not in ENGINES:
+        raise TypeError(f"the engine solves LabelPropagationFilter, Polynomial, ReciprocalPolynomial / "
+                        f"InverseLaplacian or TopD transforms, got {type(transform).__name__}")
+    return family
 
 
 def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[float] = (), *,
@@ -67,7 +73,7 @@ def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[flo
     max_iter, tol : int, float
         Iteration cap and relative residual of a solve to tolerance.
     step_size : "auto" | "paper" | float
-        Richardson step of Algorithms 1 and 2.
+        Richardson step of Algorithms 1 and 2 (:func:`~graphstk.methods.steps.richardson_step`).
     callback : callable ``(iteration, relative residual)``, optional
         Called by the iterative solvers after every iteration (progress display).
     max_seconds : float, optional
@@ -75,7 +81,7 @@ def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[flo
         history says so (``converged=False``). ``None`` (default): no time limit.
     unstable : {"raise", "run"}, default "raise"
         Algorithm 2 with ``step_size="auto"`` where a certificate proves that no Richardson step
-        converges (:func:`~graphstk.methods.propagation.reciprocal_step`): ``"raise"`` refuses
+        converges (:func:`~graphstk.methods.steps.reciprocal_step`): ``"raise"`` refuses
         before iterating, naming the solver that works; ``"run"`` runs a fixed budget ``T`` anyway
         (the paper's truncated iteration) and records the proof in the history.
     adjoint : bool, default False
@@ -91,13 +97,11 @@ def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[flo
     Returns
     -------
     EngineResult
-        ``h[(g, T)]`` ``[N, C]`` per grid point ``g`` (scores of any point ``x`` are
-        ``problem.rows(x) @ h``; Label-Prop's ``h`` is ``Yhat`` itself), ``x[(g, T)]`` the solution
-        of the system solved (:class:`~graphstk.methods.problem.EngineResult`) and the solves' history.
+        ``points``: one :class:`~graphstk.methods.problem.GridPoint` per ``(transform, beta, T)``, in the
+        order of ``transforms``, then ``betas``, then ``budgets`` (ascending), with ``h`` ``[N, C]`` (scores of
+        any point ``x`` are ``problem.rows(x) @ h``; Label-Prop's ``h`` is ``Yhat`` itself) and ``x``, the
+        solution of the system solved; ``history``: the solves that ran.
     """
-    from . import propagation as P
-    from .topd import stkr_topd
-
     transforms = list(transforms)
     if not transforms:
         raise ValueError("solve needs at least one transform")
@@ -105,56 +109,20 @@ def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[flo
     odd = [type(t).__name__ for t in transforms if transform_family(t) is not family]
     if odd:
         raise ValueError(f"all transforms of one solve must be of one family ({family.__name__}); got {odd}")
-    betas = [float(b) for b in betas]
-    if family is not LabelPropagationFilter and not betas:
+    betas = [float(b) for b in betas] if family.ridge else []
+    if family.ridge and not betas:
         raise ValueError(f"{family.__name__} needs at least one ridge parameter beta")
-    opts = dict(solver=solver, max_iter=int(max_iter), tol=float(tol), budgets=sorted(int(t) for t in budgets),
-                callback=callback, max_seconds=max_seconds)
     if adjoint and family is TopD:
         raise ValueError("adjoint=True: TopD (kernel PCA + ridge probe) is not one linear solve and has no "
                          "adjoint here")
-    if family is LabelPropagationFilter:
-        if adjoint:
-            problem = problem.with_targets(problem.Y, problem.rhs, transpose=True)
-        return P.label_propagation(problem, [t.eta for t in transforms], **opts)
-    if family is ReciprocalPolynomial:
-        by_r: dict[int, list[int]] = {}
-        for i, t in enumerate(transforms):
-            by_r.setdefault(t.r, []).append(i)
-        if len(by_r) == 1:
-            return P.stkr_reciprocal(problem, transforms, betas, step_size=step_size, unstable=unstable,
-                                     adjoint=adjoint, **opts)
-        return _merge(len(betas), [(idx, P.stkr_reciprocal(problem, [transforms[i] for i in idx], betas,
-                                                            step_size=step_size, unstable=unstable, adjoint=adjoint,
-                                                            **opts))
-                                   for idx in by_r.values()])
-    if family is TopD:
-        by_support: dict[str, list[int]] = {}
-        for i, t in enumerate(transforms):
-            by_support.setdefault(t.support, []).append(i)
-        parts = []
-        for support, idx in by_support.items():
-            res = stkr_topd(problem, [transforms[i].d for i in idx], betas, support=support,
-                            eigen_cache=eigen_cache)
-            _record(res, "kernel PCA + ridge probe (Eqs. 8-9)",
-                    f"TopD: support={support!r} ('labeled': the components that hold a label; 'all': Eq. 8)")
-            parts.append((idx, res))
-        return parts[0][1] if len(parts) == 1 else _merge(len(betas), parts)
-    # Polynomial: one Algorithm 1 / 3 solve per distinct polynomial, every beta at once
-    return _merge(len(betas), [([i], P.stkr_polynomial(problem, t, betas, step_size=step_size, **opts))
-                               for i, t in enumerate(transforms)])
-
-
-def _merge(n_betas: int, parts) -> EngineResult:
-    """One :class:`EngineResult` from solves over subsets of the transforms: ``parts`` holds
-    ``(transform positions, result)``; keys become ``(t * n_betas + b, T)`` in the caller's order."""
-    out = EngineResult({})
-    for idx, res in parts:
-        for (g, T), h in res.h.items():
-            local_t, b = divmod(g, n_betas)
-            out.h[(idx[local_t] * n_betas + b, T)] = h
-        for (g, T), x in res.x.items():
-            local_t, b = divmod(g, n_betas)
-            out.x[(idx[local_t] * n_betas + b, T)] = x
-        out.history.extend(res.history)
-    return out
+    opts = {LabelPropagationFilter: dict(adjoint=adjoint), Polynomial: dict(step_size=step_size),
+            ReciprocalPolynomial: dict(step_size=step_size, unstable=unstable, adjoint=adjoint),
+            TopD: dict(eigen_cache=eigen_cache)}[family]
+    if family is not TopD:   # kernel PCA is one eigendecomposition: no solver options
+        opts.update(solver=solver, max_iter=int(max_iter), tol=float(tol), budgets=sorted(int(t) for t in budgets),
+                    callback=time_budget(callback, max_seconds))
+    res = ENGINES[family](problem, transforms, betas, **opts)
+    at = {id(t): i for i, t in enumerate(transforms)}
+    res.points.sort(key=lambda p: (at[id(p.transform)], betas.index(p.beta) if betas else 0,
+                                   -1 if p.T is None else p.T))
+    return res

@@ -34,6 +34,7 @@ from __future__ import annotations
 import warnings
 from numbers import Integral, Real
 
+import numpy as np
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
@@ -42,27 +43,23 @@ from torch import Tensor
 from ._constraints import Interval, Options, StrOptions
 from .._checks import check_device, check_int, check_real, user_stacklevel
 from .._index import as_index
-from ..exceptions import BudgetWarning, ConvergenceError, UnreachableNodesWarning  # noqa: F401  (re-exported)
+from ..exceptions import BudgetWarning, ConvergenceError, UnreachableNodesWarning
+from ..memory import check_allocation
 from ..operators.base import KernelOperator
 from ..operators.graph import NORMALIZATIONS, GraphKernel, check_normalization
 from ..spectral.transforms import (InverseLaplacian, LabelPropagationFilter, Polynomial, ReciprocalPolynomial,
                                   TopD, Transform)
-from . import propagation as P
 from .engine import solve
 from .grid import lp_scores, scores_from, unreachable
-from .problem import SOLVERS, argmax_of_labeled_classes
+from .problem import SOLVERS, EngineResult, argmax_of_labeled_classes, check_solver_options, make_problem
+from .steps import DIVERGED_RESIDUAL
 
 SETTINGS = ("transductive", "inductive")
 #: ``STKR(transform=None)`` fits ``InverseLaplacian(eta=DEFAULT_ETA)``: Algorithm 2 with
 #: ``s(lambda) = 1 / (1 - eta lambda)`` (Eq. 20), the transform of the paper's SP-Lap rows
 DEFAULT_ETA = 0.9
 
-__all__ = ["LabelPropagation", "STKR", "UnreachableNodesWarning", "flag_unreachable"]
-
-
-#: a fixed budget whose final relative residual exceeds this cannot come from a converging iteration
-#: (Richardson from x = 0 starts at 1); the estimators raise ConvergenceError instead of returning scores
-DIVERGED_RESIDUAL = P.DIVERGED_RESIDUAL
+__all__ = ["LabelPropagation", "STKR", "flag_unreachable"]
 
 
 def flag_unreachable(owner, scores: Tensor, stacklevel: int | None = None) -> Tensor:
@@ -102,8 +99,6 @@ def _label_tensor(y) -> Tensor:
     """``y`` as a tensor of class ids; strings and other non-numeric labels are refused by name."""
     if isinstance(y, Tensor):
         return y
-    import numpy as np
-
     yn = np.asarray(y)
     if yn.dtype.kind not in "biuf":
         raise TypeError(f"y must hold integer class ids 0..C-1 (a LongTensor), got {yn.dtype} values such as "
@@ -119,8 +114,6 @@ def _check_graph_size(data, n: int, y: Tensor, dtype: torch.dtype) -> None:
     """Refuse, before the graph kernel is built, a graph whose kernel and solve do not fit in memory:
     the edge list in both directions with weights, the degrees, and ``GRAPH_WORK_COLUMNS`` blocks
     of ``[N, C]`` scores."""
-    from ..memory import check_allocation
-
     known = y[y >= 0] if not (y.dtype.is_floating_point or y.dtype == torch.bool) else y
     C = int(known.max()) + 1 if known.numel() else 1
     C = min(C, int(torch.unique(known).numel()) + 1) if known.numel() else 1
@@ -229,16 +222,14 @@ class _GraphEstimator(BaseEstimator):
         self._check_common()
 
     def _check_common(self):
+        """The checks whose messages the declared constraints cannot give (``dtype``, ``num_classes`` and
+        ``max_seconds`` are the constraints' alone): the device exists, the solver options (shared with
+        :class:`~graphstk.methods.STKRCV`) and the setting named with their choices, the budget's spelling
+        and its solver."""
         check_device(self.device)
-        P.check_solver_options(self.solver, self.max_iter, self.tol)
-        if self.dtype not in (torch.float32, torch.float64):
-            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {self.dtype}")
+        check_solver_options(self.solver, self.max_iter, self.tol)
         if self.setting not in SETTINGS:
             raise ValueError(f"setting must be one of {SETTINGS}, got {self.setting!r}")
-        if self.num_classes is not None:
-            check_int("num_classes", self.num_classes)
-        if self.max_seconds is not None:
-            check_real("max_seconds", self.max_seconds)
         num_iter = getattr(self, "_num_iter", getattr(self, "num_iter", None))
         if num_iter is not None and not isinstance(num_iter, (list, tuple)):
             name = getattr(self, "_num_iter_name", "num_iter")
@@ -256,7 +247,6 @@ class _GraphEstimator(BaseEstimator):
 
     def _operator(self, X, y, n: int, hidden):
         """The kernel operator for ``fit``: ``X`` itself, or the graph kernel of a PyG ``Data``."""
-        check_device(self.device)   # again at fit: set_params does not pass through __init__
         if isinstance(X, KernelOperator):
             return X.to(device=self.device) if self.device is not None else X
         device = self.device if self.device is not None else X.edge_index.device
@@ -297,7 +287,7 @@ class _GraphEstimator(BaseEstimator):
         if hidden is not None and hidden.numel() and _shared(train, hidden, n):
             raise ValueError("train_idx and hidden_idx overlap: a labeled node cannot be hidden from fit")
         kernel = self._operator(X, y, n, hidden)
-        prob = P.make_problem(kernel, y, train.to(kernel.device), _default_classes(y, self.num_classes),
+        prob = make_problem(kernel, y, train.to(kernel.device), _default_classes(y, self.num_classes),
                               labels=getattr(self, "labels", "onehot"), hidden=hidden)
         self.num_classes_ = prob.C
         self.classes_ = torch.arange(prob.C)
@@ -307,7 +297,7 @@ class _GraphEstimator(BaseEstimator):
         self.problem_ = prob
         return prob
 
-    def _record(self, res: P.EngineResult):
+    def _record(self, res: EngineResult):
         self._check_budget(res.history)
         self.history_ = res.history
         last = res.history[-1] if res.history else None
@@ -483,7 +473,7 @@ class LabelPropagation(_GraphEstimator):
         ``>= 0`` (the class count, as PyG's ``dataset.num_classes``; no other label of a node
         outside ``train_idx`` enters the fit). Classes without a training node -- the highest
         included -- keep their score column, are named by a
-        :class:`~graphstk.methods.propagation.ClassesWithoutLabelsWarning`, listed in
+        :class:`~graphstk.exceptions.ClassesWithoutLabelsWarning`, listed in
         ``missing_classes_`` and never predicted.
     clean_edges : bool, default False
         Drop self-loops and duplicate edges of ``data.edge_index`` (otherwise they are kept,
@@ -586,7 +576,7 @@ class LabelPropagation(_GraphEstimator):
         res = solve(prob, [filt], solver=self.solver, max_iter=int(self.max_iter),
                     tol=float(self.tol), budgets=self._budgets(), max_seconds=self.max_seconds)
         self._record(res)
-        self.yhat_ = next(iter(res.h.values()))
+        self.yhat_ = res.points[0].h
         return self
 
     def _scores(self, ids: Tensor) -> Tensor:
@@ -612,7 +602,7 @@ class STKR(_GraphEstimator):
         Ridge parameter ``beta_n`` of Eq. 7 (finite, positive).
     setting : {"transductive", "inductive"}, default "transductive"
     step_size : "auto" | "paper" | float, default "auto"
-        Richardson step ``gamma``; see :func:`graphstk.methods.propagation.reciprocal_step`. With
+        Richardson step ``gamma``; see :func:`graphstk.methods.steps.reciprocal_step`. With
         ``"auto"`` the step is provably stable on the lazy kernel. On Eq. 23's kernel
         (``normalization="symmetric"``) a fit for which no positive step can converge (proved before
         iterating; common on graphs with few labels and small ``beta``) raises ``ConvergenceError``
@@ -625,7 +615,7 @@ class STKR(_GraphEstimator):
         ``auto`` picks the direct solve (Algorithm 3 / the ``n x n`` system of Algorithm 2)
         when there are at most 4000 labels and ``N n <= 2^25``; inside it ``(I - eta S)^{-1}``
         is a sparse LU only for ``N <= 4000`` nodes and CG otherwise (the LU's fill cannot be
-        bounded in advance; see :func:`graphstk.methods.propagation.direct_route`). On the lazy
+        bounded in advance; see :func:`graphstk.methods.routes.direct_route`). On the lazy
         kernel, Algorithm 2 takes the direct route only for ``N <= 4000`` and otherwise CG on its
         symmetric form (``cg`` asks for it); Algorithm 1 takes CG where ``s >= 0`` on the spectrum,
         else GMRES. On Eq. 23's kernel Algorithm 2 beyond the direct route is refused before any work
@@ -731,7 +721,7 @@ class STKR(_GraphEstimator):
                     max_iter=int(self.max_iter), tol=float(self.tol), step_size=step,
                     max_seconds=self.max_seconds)
         self._record(res)
-        self.h_ = next(iter(res.h.values()))
+        self.h_ = res.points[0].h
         return self
 
     def _scores(self, ids: Tensor) -> Tensor:

@@ -24,10 +24,14 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
+from torch_geometric.utils import coalesce
+
 from ..operators.graph import clean_edge_list
 from ..operators.knn import cosine_neighbors
 from ..spectral.filters import GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter, negative_degree
 from ..spectral.transforms import InverseLaplacian, LabelPropagationFilter
+from .engine import solve
+from .problem import make_problem
 
 __all__ = ["FILTERS", "BLOCK_BYTES", "feature_neighbors", "sparse_features", "preprocess_sparse", "filter_of", "filter_group",
            "cosine_blocks", "reuse_scores", "check_filter_point", "feature_neighbor_graph"]
@@ -88,8 +92,6 @@ def feature_neighbor_graph(edge_index: Tensor, num_nodes: int, X: sp.csr_matrix,
 
     Returns ``(edge_index [2, E'], edge_weight [E'])``, float64 weights, sorted by (row, col).
     """
-    from torch_geometric.utils import coalesce
-
     N = int(num_nodes)
     if neighbors is None:
         neighbors = feature_neighbors(X, k, hidden_mask)
@@ -280,11 +282,9 @@ def reuse_scores(F: Tensor, Y: Tensor, train: Tensor, graph, points: list[dict],
     the labeled rows are set to ``Y`` and the result ``B`` is smoothed, ``(I - smooth_eta S)^{-1} B``
     on the visible nodes (Eq. 22 with a right-hand side on every row); a hidden node ``x`` gets
     ``B(x) + smooth_eta r(x) Yhat_V`` (the same equation's out-of-sample row). Both solves go through
-    ``graphstk.methods.engine.solve``, one batched solve per ``(eta, beta)`` value.
+    ``graphstk.methods.engine.solve``, one batched solve per ``(eta, beta)`` value, routed by
+    :mod:`graphstk.methods.routes` (``solver="auto"``).
     """
-    from .engine import solve
-    from .problem import make_problem
-
     # each point's scores on the scale of its targets (the norm of Y over the norm of F's labeled rows),
     # so that the correction and the clamped labeled rows weigh as much as the read-out
     tiny = torch.finfo(F.dtype).tiny
@@ -301,7 +301,7 @@ def reuse_scores(F: Tensor, Y: Tensor, train: Tensor, graph, points: list[dict],
     for (eta, beta), idx in by_corr.items():
         R = torch.cat([Y - out[i][train] for i in idx], dim=1)
         prob = make_problem(graph, None, train, targets=R)
-        h = solve(prob, [InverseLaplacian(eta)], [beta], solver="direct" if N <= 4096 else "auto").h[(0, None)]
+        h = solve(prob, [InverseLaplacian(eta)], [beta]).points[0].h
         corr = prob.rows(ev) @ h
         for j, i in enumerate(idx):
             out[i] = out[i] + corr[:, j * C:(j + 1) * C]
@@ -317,7 +317,7 @@ def reuse_scores(F: Tensor, Y: Tensor, train: Tensor, graph, points: list[dict],
         B = torch.cat([out[i] for i in idx], dim=1)
         B[train] = Y.repeat(1, len(idx))
         prob = base.with_targets(rhs=B[vis])
-        Yv = solve(prob, [LabelPropagationFilter(eta)]).h[(0, None)]
+        Yv = solve(prob, [LabelPropagationFilter(eta)]).points[0].h
         full = B.clone()
         full[vis] = Yv
         if hid.numel():

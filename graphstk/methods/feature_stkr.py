@@ -154,19 +154,6 @@ def balanced_targets(Y: Tensor) -> Tensor:
     return Y * scale
 
 
-def _features(X, dtype, device) -> Tensor:
-    if X is None:
-        raise ValueError("feature-aware STKR needs node features (X is None); for the graph alone use graphstk.STKR")
-    if not isinstance(X, Tensor):
-        import scipy.sparse as sp
-
-        X = torch.from_numpy(X.toarray() if sp.issparse(X) else X)
-    X = X.to_dense() if X.is_sparse else X
-    if X.dim() != 2 or not torch.isfinite(X).all():
-        raise ValueError(f"X must be a finite 2-D [num_nodes, d] tensor, got shape {tuple(X.shape)}")
-    return X.to(device=device, dtype=dtype)
-
-
 def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, points: list[dict], *,
                         hidden=None, num_classes: int | None = None, normalize_features: bool = True,
                         dtype: torch.dtype = torch.float64, device=None, edge_weight=None) -> list[Tensor]:
@@ -402,8 +389,6 @@ class FeatureSTKR(BaseEstimator):
         check_filter_point(self._point())
         if self.setting not in SETTINGS:
             raise ValueError(f"setting must be 'transductive' or 'inductive', got {self.setting!r}")
-        if self.dtype not in (torch.float32, torch.float64):
-            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {self.dtype}")
         super()._validate_params()
 
     def fit(self, data, train_idx=None, hidden_idx=None, *, y=None) -> "FeatureSTKR":

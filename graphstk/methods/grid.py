@@ -10,7 +10,6 @@ import torch
 from torch import Tensor
 
 from .._index import as_index
-from ..exceptions import NonFiniteScoresWarning  # noqa: F401  (re-exported)
 from .problem import Problem
 
 __all__ = ["scores_from", "lp_scores", "unreachable", "predict_labels"]

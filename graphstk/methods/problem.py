@@ -8,7 +8,7 @@ adjacency of Eq. 23), ``N = n + m`` visible points, ``n`` labeled ones at positi
 ``num_points`` points, the labels and the hidden points (inductive setting) into a
 :class:`Problem`: the operator ``S`` over the visible points (from ``K.normalized_gram``), its
 spectral bound, and the out-of-sample rows ``K(x, visible) / (n+m)`` for scoring any point
-(``K.normalized_rows``). The engines in :mod:`graphstk.methods.propagation` see only this.
+(``K.normalized_rows``). The engines behind :func:`graphstk.methods.engine.solve` see only this.
 """
 from __future__ import annotations
 
@@ -25,17 +25,13 @@ from .._index import as_index
 from ..exceptions import ClassesWithoutLabelsWarning
 from ..operators.base import KernelOperator, SparseOperator
 from ..spectral.solvers import SolveResult
+from ..spectral.transforms import Transform
 from .._spaces import VectorSpace
 
 SOLVERS = ("auto", "richardson", "cg", "gmres", "direct")
 
-__all__ = ["Problem", "EngineResult", "make_problem", "warn_classes_without_labels", "check_solver_options",
+__all__ = ["Problem", "GridPoint", "EngineResult", "grid_pairs", "make_problem", "warn_classes_without_labels", "check_solver_options",
            "SOLVERS"]
-
-
-def _record(out: "EngineResult", route: str, reason: str, n_iter: int = 0) -> None:
-    """Put a direct route (no iterate history) into ``out.history`` with why it was chosen."""
-    out.history.append(SolveResult(torch.empty(0), n_iter=n_iter, converged=True, solver=route, reason=reason))
 
 
 def warn_classes_without_labels(counts: Tensor, stacklevel: int | None = None, names=None) -> list[int]:
@@ -292,18 +288,51 @@ class Problem:
 
 
 @dataclass
-class EngineResult:
-    """``h[key]`` per grid point ``g`` and budget ``T`` (``None`` = solved to tolerance).
+class GridPoint:
+    """One solved point of a grid: ``transform`` with the ridge ``beta`` (``None`` for Label-Prop) and the
+    fixed budget ``T`` (``None``: solved to tolerance).
 
-    ``x[key]``: the solution of the linear system the engine solved for that key (what an implicit
-    gradient differentiates): Label-Prop's ``Yhat`` ``[N, C]`` (Eq. 22), Algorithm 1 / 3's
-    ``alpha`` ``[n, C]`` (Eq. 7), Algorithm 2's ``theta`` ``[N, C]`` (Eq. 20, also from its direct
-    route: ``theta = Q^{-1} E alpha``); kernel PCA (TopD) fills none.
+    ``h`` ``[N, C]``: the scores of any point ``x`` are ``Problem.rows(x) @ h`` (Label-Prop's ``h`` is
+    ``Yhat`` itself, Eq. 22). ``x``: the solution of the linear system the engine solved (what an implicit
+    gradient differentiates): Label-Prop's ``Yhat`` ``[N, C]``, Algorithm 1 / 3's ``alpha`` ``[n, C]``
+    (Eq. 7), Algorithm 2's ``theta`` ``[N, C]`` (Eq. 20, also from its direct route:
+    ``theta = Q^{-1} E alpha``); ``None`` for kernel PCA (TopD).
     """
 
-    h: dict[tuple[int, int | None], Tensor]
+    transform: Transform
+    beta: float | None
+    T: int | None
+    h: Tensor
+    x: Tensor | None = None
+
+
+@dataclass
+class EngineResult:
+    """What :func:`graphstk.methods.engine.solve` returns: ``points``, one :class:`GridPoint` per
+    ``(transform, beta, T)`` in grid order (transforms, then ridges, then budgets varying fastest),
+    and ``history``, the solves that ran (:class:`~graphstk.spectral.solvers.SolveResult`: route, reason,
+    residuals)."""
+
+    points: list[GridPoint] = field(default_factory=list)
     history: list[SolveResult] = field(default_factory=list)
-    x: dict[tuple[int, int | None], Tensor] = field(default_factory=dict)
+
+    def add(self, pairs: Sequence[tuple[Transform, float | None]], T: int | None, h: Tensor,
+            x: Tensor | None = None) -> None:
+        """Append a point per ``(transform, beta)`` of ``pairs`` with its block of the ``len(pairs) C``
+        columns of ``h`` (and ``x``)."""
+        C = h.shape[1] // max(len(pairs), 1)
+        xs = x.split(C, dim=1) if x is not None else [None] * len(pairs)
+        for (tr, bt), hb, xb in zip(pairs, h.split(C, dim=1), xs):
+            self.points.append(GridPoint(tr, bt, T, hb, xb))
+
+    def record(self, route: str, reason: str, n_iter: int = 0) -> None:
+        """Put a direct route (no iterate history) into ``history`` with why it was chosen."""
+        self.history.append(SolveResult(torch.empty(0), n_iter=n_iter, converged=True, solver=route, reason=reason))
+
+
+def grid_pairs(transforms: Sequence[Transform], betas: Sequence[float]) -> list[tuple[Transform, float | None]]:
+    """The ``(transform, beta)`` pairs of a grid, ridges varying fastest (``beta = None`` without ridges)."""
+    return [(tr, bt) for tr in transforms for bt in (betas or [None])]
 
 
 def _hidden_mask(K: KernelOperator, hidden, n: int, device) -> Tensor:
@@ -414,19 +443,12 @@ def _problem_from_targets(K: KernelOperator, targets: Tensor, train_idx, labels:
     return _assemble(K, S, lam, visible, gidx, Y.to(S.dtype), labels)
 
 
-def _tile(Y: Tensor, g: int) -> Tensor:
-    return Y.repeat(1, g)
-
-
-def _per_col(values: Sequence[float], C: int, like: Tensor) -> Tensor:
+def per_column(values: Sequence[float], C: int, like: Tensor) -> Tensor:
+    """``values`` repeated ``C`` times each: one entry per column of a grid's ``[., len(values) C]`` block."""
     return torch.as_tensor(list(values), dtype=like.dtype, device=like.device).repeat_interleave(C)
 
 
-def _split(x: Tensor, C: int) -> list[Tensor]:
-    return list(x.split(C, dim=1))
-
-
-def _sym_solve_path(B: Tensor, scale: float, shifts: Sequence[float], rhs: Tensor, what: str) -> list[Tensor]:
+def sym_solve_path(B: Tensor, scale: float, shifts: Sequence[float], rhs: Tensor, what: str) -> list[Tensor]:
     """Solve ``(scale * B + shift I) a = rhs`` for every shift with one ``eigh`` of ``B``.
 
     The eigendecomposition is always computed in float64 (``B`` is only ``n x n``): torch's

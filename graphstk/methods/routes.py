@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-import torch
+from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from ..exceptions import ConvergenceError
 from ..spectral.solvers import GMRES_RESTART
+from ..spectral.transforms import spectrum_points
 from .problem import Problem
 
 DENSE_LIMIT = 4000  # visible points up to which "direct" inner solves may use a dense matrix
@@ -29,12 +30,21 @@ def auto_is_direct(prob: Problem) -> bool:
     return prob.n <= DIRECT_MAX_LABELED and prob.N * prob.n <= DIRECT_MAX_ENTRIES
 
 
+def label_prop_route(eta: float, lambda_max: float, symmetric: bool) -> str:
+    """The solver for Label-Prop's ``(I - eta S) Y = b`` on a propagation matrix taken as it is (a
+    :mod:`graphstk.nn` adjacency): ``"cg"`` when ``I - eta S`` is symmetric positive definite (``symmetric``:
+    ``S`` symmetric with its spectrum in ``[-1, 1]``, e.g. ``gcn_norm``-ed, and ``0 < eta < 1``),
+    ``"richardson"`` while ``0 < eta lambda_max < 1`` (Zhou et al.'s series converges), else ``"gmres"``."""
+    if symmetric and 0 < eta < 1:
+        return "cg"
+    return "richardson" if 0 < eta * lambda_max < 1 else "gmres"
+
+
 def cg_iterations(eta: float, tol: float = 1e-12) -> int:
     """Bound on the CG iterations for ``(I - eta S) x = b``: its eigenvalues lie in
     ``[1 - eta, 1 + eta]`` (``|lambda(S)| <= 1``), so ``kappa <= (1 + eta) / (1 - eta)`` and CG
-    needs at most ``ceil(sqrt(kappa) / 2 * ln(2 / tol))`` iterations."""
-    kappa = (1 + abs(eta)) / max(1 - abs(eta), 1e-300)
-    return int(np.ceil(np.sqrt(kappa) / 2 * np.log(2 / tol)))
+    needs at most :func:`krylov_iterations` of that ``kappa``."""
+    return krylov_iterations((1 + abs(eta)) / max(1 - abs(eta), 1e-300), tol)
 
 
 def lu_envelope(prob: Problem) -> int:
@@ -42,9 +52,8 @@ def lu_envelope(prob: Problem) -> int:
 
     A symmetric positive definite matrix factored in that order fills in only inside its
     envelope, so this is an upper bound on the fill a sparse factorization needs (SuperLU's
-    minimum-degree ordering, which :func:`_spd_solve` uses, fills in far less on the benchmark
-    graphs). ``O(nnz)`` to compute, cached on the operator: Cora 5.8e5, DBLP 3.1e7, a random graph of
-    20k nodes and average degree 20 1.6e8 (where the LU took 213 s and 2.45 GB).
+    minimum-degree ordering, which :func:`~graphstk.methods.linsolve.spd_solve` uses, fills in far less).
+    ``O(nnz)`` to compute, cached on the operator.
     """
     S = prob.sparse
     if S is None:
@@ -52,8 +61,6 @@ def lu_envelope(prob: Problem) -> int:
     cached = getattr(S, "_lu_envelope", None)
     if cached is not None:
         return cached
-    from scipy.sparse.csgraph import reverse_cuthill_mckee
-
     N = prob.N
     row, col, _ = S.coo()
     A = sp.csr_matrix((np.ones(row.numel()), (row.cpu().numpy(), col.cpu().numpy())), shape=(N, N))
@@ -111,18 +118,11 @@ def use_multishift(prob: Problem, n_shifts: int) -> bool:
     """Whether the ``(I - eta S)^{-1} E`` solves of a grid (inductive SP-Lap, direct route, ``solver="auto"``)
     go through one multi-shift CG rather than one solve per ``eta``.
 
-    Measured on the select views of seeds 0 and 1 (8 etas of Appendix D, ``E`` with n columns,
-    2 threads, idle machine), LU per eta vs multi-shift CG: Cora
-    (nnz(S) 10.6k) 0.2-0.3 s vs 0.4-0.5 s, CiteSeer (9.1k) 0.1-0.2 s vs 0.8-0.9 s, PubMed (88.6k)
-    3.3-3.4 s vs 2.2-2.6 s, DBLP (106k, LU fill 4.8M) 5.5-6.2 s vs 4.1-4.4 s, Photo (238k)
-    4.7-5.1 s vs 2.4-2.9 s, CS (164k) 29.5-32.1 s vs 24.2-24.5 s, Computers (492k, fill 13M)
-    about 3x. CG costs about 170-400 products with ``n`` columns whatever the fill and the
-    number of shifts; the LU's fill grows much faster than ``nnz(S)`` on these graphs. Multi-shift is
-    taken for at least ``MULTISHIFT_MIN_SHIFTS`` etas when ``nnz(S) >= MULTISHIFT_MIN_NNZ`` (CPU, where
-    the LU would run), for any number of etas from ``SINGLE_SHIFT_MIN_NNZ`` (Computers' final view, one
-    eta, seeds 0-1: 1.3-1.6 s against 4.1-4.2 s for the LU at eta = 0.9, 3.2-4.2 s against 4.2 s at
-    eta = 0.999999; DBLP's single LU, 0.7 s, stays), or when :func:`direct_route` would run CG for
-    each eta anyway (the LU's fill is unbounded): one Krylov sequence then replaces one CG per eta.
+    CG costs a number of products with ``n`` columns whatever the fill and the number of shifts, while
+    the LU's fill grows much faster than ``nnz(S)`` (the thresholds come from ``bench/propagation.py``).
+    Multi-shift is taken for at least ``MULTISHIFT_MIN_SHIFTS`` etas when ``nnz(S) >= MULTISHIFT_MIN_NNZ``
+    (CPU, where the LU would run), for any number of etas from ``SINGLE_SHIFT_MIN_NNZ``, or when
+    :func:`direct_route` would run CG for each eta anyway: one Krylov sequence then replaces one CG per eta.
     """
     if prob.Y.device.type == "cpu" and prob.sparse is not None:
         nnz = prob.nnz
@@ -197,19 +197,15 @@ def describe_work(route: str, columns: int, work: Work) -> str:
     return f"{route} on {columns} columns, {work.describe()}"
 
 
-#: points of the grid on which a transform's extremes over the spectrum are taken (steps, bounds)
-SPECTRUM_POINTS = 2049
-
-
-def spectrum_grid(prob: Problem, num: int = SPECTRUM_POINTS):
-    """Points sampling the interval that holds the spectrum of ``S``: ``[0, lambda_max]`` for a
-    positive semidefinite ``S`` (:attr:`Problem.psd`), else ``[-lambda_max, lambda_max]`` (float64)."""
-    return torch.linspace(prob.lambda_min, prob.lambda_max, num, dtype=torch.float64)
+def spectrum_grid(prob: Problem):
+    """:func:`~graphstk.spectral.transforms.spectrum_points` of the interval that holds the spectrum of ``S``:
+    ``[0, lambda_max]`` for a positive semidefinite ``S`` (:attr:`Problem.psd`), else ``[-lambda_max, lambda_max]``."""
+    return spectrum_points(prob.lambda_min, prob.lambda_max)
 
 
 def symmetric_iterations(prob: Problem, transforms, betas, tol: float) -> int:
     """A bound on CG's iterations for Algorithm 2's symmetric form on a positive semidefinite ``S``
-    with ``r = 1`` (:func:`~graphstk.methods.propagation.stkr_reciprocal`).
+    with ``r = 1`` (:func:`~graphstk.methods.reciprocal.stkr_reciprocal`).
 
     In the inner product of ``S``, ``M``'s eigenvalues are those of the symmetric
     ``R = n beta Q + N S^{1/2} P S^{1/2}`` (``P`` the labeled rows, ``Q = rho(S)``). With every point
@@ -239,7 +235,7 @@ def krylov_iterations(kappa: float, tol: float) -> int:
 
 
 def symmetric_reciprocal_ok(prob: Problem, transforms, adjoint: bool) -> bool:
-    """Whether Algorithm 2 can take its symmetric form (:func:`~graphstk.methods.propagation.stkr_reciprocal`):
+    """Whether Algorithm 2 can take its symmetric form (:func:`~graphstk.methods.reciprocal.stkr_reciprocal`):
     ``S`` positive semidefinite by construction, ``r = 1``, and for an adjoint solve every point labeled
     (``n = N``, where ``M`` itself is symmetric)."""
     return prob.psd and all(tr.r == 1 for tr in transforms) and (not adjoint or prob.n == prob.N)
@@ -296,12 +292,3 @@ def reciprocal_route(prob: Problem, transforms, betas, solver: str, budgets, adj
         "graph kernel (normalization='lazy', or GraphKernel(..., normalization='lazy')), on which CG converges; "
         "or a fixed budget num_iter=T (the paper's truncated iteration); or solver='gmres' to try anyway")
 
-
-def label_prop_route(prob: Problem, alpha: float, symmetric: bool) -> str:
-    """The solver of ``graphstk.nn.LabelPropagation``'s fixed point ``(I - alpha S) Y = b``: ``"cg"`` when
-    ``S`` is a symmetric normalised matrix without a row scaling (``symmetric``) and ``0 < alpha < 1``
-    (``I - alpha S`` is SPD), ``"richardson"`` (Zhou et al.'s iteration) while ``alpha lambda_max < 1``,
-    else ``"gmres"``."""
-    if symmetric and 0 < alpha < 1:
-        return "cg"
-    return "richardson" if 0 < alpha * prob.lambda_max < 1 else "gmres"

@@ -13,7 +13,8 @@ from torch import Tensor
 from ..spectral import eigen
 from ..spectral.solvers import SolveResult
 from ..spectral.subspace import guard_size
-from .problem import EngineResult, Problem, _sym_solve_path
+from ..spectral.transforms import TopD
+from .problem import EngineResult, GridPoint, Problem, grid_pairs, sym_solve_path
 
 
 # ---------------------------------------------------------------------------
@@ -35,16 +36,30 @@ def labeled_components(prob: Problem) -> Tensor:
     return hit[label]
 
 
-def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support: str = "all",
+def stkr_topd(prob: Problem, transforms: Sequence[TopD], betas: Sequence[float],
               eigen_cache: "eigen.EigenCache | None" = None) -> EngineResult:
-    """Top-``d`` kernel PCA on the unlabeled visible nodes with a ridge probe (Eqs. 8-9).
+    """Top-``d`` kernel PCA on the unlabeled visible nodes with a ridge probe (Eqs. 8-9), every
+    :class:`~graphstk.spectral.transforms.TopD` ``(d, support)`` and ``beta`` at once (one
+    eigendecomposition per ``support``): the TopD family of :func:`graphstk.methods.engine.solve`."""
+    out = EngineResult()
+    for support in dict.fromkeys(t.support for t in transforms):
+        one = _topd(prob, [t for t in transforms if t.support == support], betas, support, eigen_cache)
+        one.record("kernel PCA + ridge probe (Eqs. 8-9)",
+                   f"TopD: support={support!r} ('labeled': the components that hold a label; 'all': Eq. 8)")
+        out.points += one.points
+        out.history += one.history
+    return out
+
+
+def _topd(prob: Problem, transforms: Sequence[TopD], betas: Sequence[float], support: str,
+          eigen_cache: "eigen.EigenCache | None") -> EngineResult:
+    """Kernel PCA of one ``support`` with a ridge probe (Eqs. 8-9).
 
     ``G_{K,m} = N S_UU`` over the unlabeled visible nodes ``U``; with ``S_UU u_i = mu_i u_i``
     (``||u_i|| = 1``) Eq. 8's normalisation ``<v_i, v_i> = 1/(m lambda~_i)``,
     ``m lambda~_i = N mu_i`` gives ``v_i = u_i / sqrt(N mu_i)`` and
     ``psi_i(x) = sum_j v_i[j] K(x_{U_j}, x) = sqrt(N / mu_i) rows(x)[:, U] u_i``.
-    One eigendecomposition (``max(ds)`` pairs) serves every ``d`` and ``beta``.
-    Grid point ``g = i_d * len(betas) + i_beta``.
+    One eigendecomposition (``max(d)`` pairs) serves every ``d`` and ``beta``.
 
     ``support="all"`` is Eq. 8 as written (every unlabeled visible node). On a
     disconnected graph each component without a label contributes an eigenvalue 1
@@ -64,6 +79,7 @@ def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support:
     are recorded in ``history``.
     """
     N, n, C = prob.N, prob.n, prob.C
+    ds = [t.d for t in transforms]
     is_train = torch.zeros(N, dtype=torch.bool, device=prob.Y.device)
     is_train[prob.train] = True
     keep = ~is_train
@@ -76,8 +92,8 @@ def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support:
     if U.numel() == 0:   # e.g. an edgeless graph with support="labeled": no node shares a component with a label
         warnings.warn("kernel PCA: no unlabeled node shares a connected component with a labeled node; every score "
                       "is zero", stacklevel=2)
-        return EngineResult({(g, None): torch.zeros(N, C, dtype=prob.Y.dtype, device=prob.Y.device)
-                             for g in range(len(ds) * len(betas))})
+        zero = torch.zeros(N, C, dtype=prob.Y.dtype, device=prob.Y.device)
+        return EngineResult([GridPoint(t, bt, None, zero.clone()) for t, bt in grid_pairs(transforms, betas)])
     k = min(dmax, U.numel())
     record: list = []
     A = prob.op.block(U, U)
@@ -86,7 +102,7 @@ def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support:
     else:
         start = _warm_start(prob, U, k, eigen_cache)
         mu, u = eigen_cache.top_eigenpairs(A, k, upper_bound=prob.lambda_max, start=start, record=record)
-    out = EngineResult({})
+    out = EngineResult()
     for r in record:
         out.history.append(SolveResult(torch.empty(0), n_iter=int(r["products"] or 0),
                                        converged=r["residual"] <= r["bound"],
@@ -100,14 +116,14 @@ def stkr_topd(prob: Problem, ds: Sequence[int], betas: Sequence[float], support:
     mu, u = mu[pos], u[:, pos]
     scaled = u * torch.sqrt(N / mu)                            # columns sqrt(N/mu_i) u_i
     phi_train = prob.op.block(prob.train, U) @ scaled     # Psi(X_n)^T  [n, k]
-    for i_d, d in enumerate(ds):
-        dd = min(d, mu.numel())
+    for tr in transforms:
+        dd = min(tr.d, mu.numel())
         F = phi_train[:, :dd]
-        ws = _sym_solve_path(F.T @ F, 1.0, [n * bt for bt in betas], F.T @ prob.Y, "kernel PCA ridge (Eq. 9)")
-        for i_b, w in enumerate(ws):
+        ws = sym_solve_path(F.T @ F, 1.0, [n * bt for bt in betas], F.T @ prob.Y, "kernel PCA ridge (Eq. 9)")
+        for bt, w in zip(betas, ws):
             h = torch.zeros(N, C, dtype=prob.Y.dtype, device=prob.Y.device)
             h[U] = scaled[:, :dd] @ w
-            out.h[(i_d * len(betas) + i_b, None)] = h
+            out.add([(tr, bt)], None, h)
     return out
 
 

@@ -69,7 +69,7 @@ class STKRCV(_GraphEstimator):
         Fixed iteration budgets ``T`` (the paper's transductive grid; one run serves them all).
         ``None`` (default): every system solved to ``tol``.
     labels : {"onehot", "centered"}, default "onehot"
-        The label matrix (:func:`~graphstk.methods.propagation.make_problem`).
+        The label matrix (:func:`~graphstk.methods.problem.make_problem`).
     solver, max_iter, tol, max_seconds, num_classes, clean_edges, dtype, device :
         As in :class:`~graphstk.methods.STKR` (``max_seconds`` bounds each iterative solve).
     normalization : {"lazy", "symmetric"}, optional
@@ -214,14 +214,13 @@ class STKRCV(_GraphEstimator):
         self.residuals_ = last.residuals if last is not None else []
         if fixed and len(transforms) * len(betas) * len(budgets) == 1:   # one configuration: STKR's outcome
             check_budget_residual(self, last)
-        nb = len(betas)
+        solved = {(p.transform, p.beta, p.T): p.h for p in res.points}
         grid, hs = [], []
-        for t_i, t in enumerate(transforms):
-            for b_i, b in enumerate(betas):
+        for t in transforms:
+            for b in betas:
                 for T in budgets:
-                    g = t_i if family is LabelPropagationFilter else t_i * nb + b_i
                     grid.append({"transform": t, "beta": b, "num_iter": T})
-                    hs.append(res.h[(g, T)])
+                    hs.append(solved[(t, b, T)])
         self.grid_, self.grid_h_, self.family_ = grid, hs, family
 
     def _point_scores(self, ids: Tensor, points: list[int] | None = None) -> list[Tensor]:

@@ -68,7 +68,7 @@ def engine_system(problem, transforms, betas, apply: Callable[..., Tensor], labe
         prob = problem.with_targets(Y=rhs) if labeled_rhs else problem.with_targets(rhs=rhs)
         res = engine_solve(prob, transforms, betas, adjoint=transpose, **options)
         system.history = res.history
-        return res.x[(0, None)]
+        return res.points[0].x
 
     system = LinearSystem(apply, solve)
     system.history = []

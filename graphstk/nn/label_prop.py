@@ -220,7 +220,7 @@ class LabelPropagation(torch.nn.Module):
         problem = make_problem(kernel if free is None else kernel.row_scaled(free), None,
                                torch.arange(N, device=y0.device), targets=b.detach())
         if route == "auto":
-            route = label_prop_route(problem, a_f, free is None and kernel.unit_bound())
+            route = label_prop_route(a_f, problem.lambda_max, free is None and kernel.unit_bound())
         system = engine_system(problem, [LabelPropagationFilter(a_f)], [], apply, labeled_rhs=False, solver=route,
                                tol=max(self.tol, 1e-10) if route == "gmres" else self.tol, max_iter=self.max_iter)
         if budget is not None:   # PyG's layers forward, the fixed point's gradient backward

@@ -23,7 +23,7 @@ independent of the iteration count.
 
 A fixed budget ``num_iter=T`` runs the ``T`` Richardson steps of Algorithm 1 or 2 (the same
 iterates as the engine's budget ``T``, the engine's step,
-:func:`graphstk.methods.propagation.richardson_step`) through the package's one Richardson loop,
+:func:`graphstk.methods.steps.richardson_step`) through the package's one Richardson loop,
 :func:`graphstk.spectral.solvers.richardson` with ``differentiable=True``, on differentiable torch
 operations: a truncated iteration is not a solve, so it has no adjoint system, and its exact
 gradient (including the step size's dependence on ``beta`` and the coefficients) is autograd through
@@ -43,7 +43,7 @@ from ..methods.estimators import DEFAULT_ETA
 from ..methods.estimators import flag_unreachable as _flag
 from ..methods.problem import SOLVERS as _SOLVERS
 from ..methods.problem import make_problem
-from ..methods.propagation import richardson_step
+from ..methods.steps import richardson_step
 from ..operators.graph import check_normalization
 from ..spectral.solvers import richardson
 from ..spectral.transforms import InverseLaplacian, Polynomial, ReciprocalPolynomial, horner
@@ -237,7 +237,7 @@ class STKRPropagation(torch.nn.Module):
 
     # -- fixed budget: T Richardson steps of the one loop, unrolled, with a residual watch --------------
     def _budget(self, ctx: "_Context", Y: Tensor) -> Tensor:
-        """The engine's step (:func:`~graphstk.methods.propagation.richardson_step`, ``lambda_1 = 1``) in the
+        """The engine's step (:func:`~graphstk.methods.steps.richardson_step`, ``lambda_1 = 1``) in the
         parameters' tensors, so that the gradient includes the step's dependence on ``beta`` and the
         coefficients; a diverging residual switches to the solve to tolerance."""
         gamma = self.step_size if isinstance(self.step_size, (int, float)) else richardson_step(

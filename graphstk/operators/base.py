@@ -22,7 +22,7 @@ member                 meaning                                                de
 ``op.spectral_bound()`` an upper bound on ``|lambda|`` of a square ``K``      exact (small) or Lanczos estimate
 =====================  =====================================================  ================================
 
-and two hooks that the STKR engines call (:mod:`graphstk.methods.propagation`):
+and two hooks that the STKR engines call (:func:`graphstk.methods.engine.solve`):
 ``normalized_gram(visible)`` returns ``(K[V, V] / |V|, spectral bound)``, the ``G_K / (n+m)`` of
 Eq. 5, and ``normalized_rows(rows, visible)`` returns ``K[rows, V] / |V|`` (the out-of-sample
 rows ``v_K(x) / (n+m)``). A graph kernel overrides both to return its normalized adjacency

@@ -12,13 +12,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, ClassVar, Sequence
 
 import torch
 from torch import Tensor
 
 __all__ = ["horner", "Transform", "Polynomial", "ReciprocalPolynomial", "InverseLaplacian", "TopD",
-           "LabelPropagationFilter"]
+           "LabelPropagationFilter", "SPECTRUM_POINTS", "spectrum_points"]
+
+#: points of the grid on which a transform's extremes over the spectrum are taken (steps, bounds, checks)
+SPECTRUM_POINTS = 2049
+
+
+def spectrum_points(lo: float, hi: float, dtype: torch.dtype = torch.float64, device=None) -> Tensor:
+    """``SPECTRUM_POINTS`` evenly spaced points of ``[lo, hi]``, both ends included: a 1-D tensor of the
+    given ``dtype`` (default float64) on ``device`` (default the CPU)."""
+    return torch.linspace(lo, hi, SPECTRUM_POINTS, dtype=dtype, device=device)
 
 
 def horner(coeffs, matmul: Callable[[Tensor], Tensor], x: Tensor, shift: int = 0, h0: Tensor | None = None) -> Tensor:
@@ -57,15 +66,43 @@ def horner(coeffs, matmul: Callable[[Tensor], Tensor], x: Tensor, shift: int = 0
 
 
 class Transform:
-    """Base class: a spectral transform ``s`` evaluated on eigenvalues."""
+    """Base class: a spectral transform ``s`` evaluated on eigenvalues.
+
+    Class attributes describe the transform's *family* for the engine
+    (:func:`graphstk.methods.engine.solve`) and for grids:
+
+    * ``family``: the class whose engine solves it (a grid holds one family): :class:`Polynomial`,
+      :class:`ReciprocalPolynomial` (also for :class:`InverseLaplacian`), :class:`TopD` or
+      :class:`LabelPropagationFilter`; ``None`` for a transform no engine solves (a graph filter).
+      A subclass declared with ``class X(Transform, engine_family=True)`` starts a family.
+    * ``ridge``: whether the family takes ridge parameters ``beta`` (Eq. 7); Label-Prop does not.
+    * ``grid_key``: the name of the one grid parameter that builds a transform with :meth:`from_grid`
+      (``"eta"``, ``"k"``, ``"d"``), or ``None``.
+    """
+
+    family: ClassVar[type | None] = None
+    ridge: ClassVar[bool] = True
+    grid_key: ClassVar[str | None] = None
+
+    def __init_subclass__(cls, engine_family: bool = False, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if engine_family:
+            cls.family = cls
+
+    @classmethod
+    def from_grid(cls, value, **options) -> "Transform":
+        """The transform of the grid value ``value`` of :attr:`grid_key`: ``cls(value)`` unless the class says
+        otherwise (``options``: fixed keys, e.g. TopD's ``support``)."""
+        if cls.grid_key is None:
+            raise TypeError(f"{cls.__name__} is not built from one grid value")
+        return cls(value)
 
     def __call__(self, lam):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def value_range(self, lo: float, hi: float, num: int = 2049) -> tuple[float, float]:
-        """``(min s, max s)`` over ``[lo, hi]`` (dense sampling plus both endpoints)."""
-        grid = torch.linspace(lo, hi, num, dtype=torch.float64)
-        vals = self(grid)
+    def value_range(self, lo: float, hi: float) -> tuple[float, float]:
+        """``(min s, max s)`` over ``[lo, hi]`` (:func:`spectrum_points`, both endpoints included)."""
+        vals = self(spectrum_points(lo, hi))
         return float(vals.min()), float(vals.max())
 
     def validate(self, lambda_max: float) -> None:
@@ -73,10 +110,13 @@ class Transform:
 
 
 @dataclass(frozen=True)
-class Polynomial(Transform):
-    """``s(l) = sum_{p=1}^{q} pi_p l^p`` with ``coeffs[p-1] = pi_p`` (STKR Sec. 3, Algorithm 1)."""
+class Polynomial(Transform, engine_family=True):
+    """``s(l) = sum_{p=1}^{q} pi_p l^p`` with ``coeffs[p-1] = pi_p`` (STKR Sec. 3, Algorithm 1).
+
+    Grid key ``"k"``: :meth:`from_grid` gives :meth:`monomial` ``(k)``."""
 
     coeffs: tuple[float, ...]
+    grid_key: ClassVar[str] = "k"
 
     def __init__(self, coeffs: Sequence[float]):
         coeffs = tuple(float(c) for c in coeffs)
@@ -95,6 +135,10 @@ class Polynomial(Transform):
             raise ValueError(f"monomial degree must be an integer >= 1, got {k}")
         return cls([0.0] * (int(k) - 1) + [1.0])
 
+    @classmethod
+    def from_grid(cls, value, **options) -> "Polynomial":
+        return cls.monomial(int(value))
+
     @property
     def degree(self) -> int:
         """``q``, the highest power of ``l`` in ``s(l) = sum_{p=1}^q pi_p l^p``."""
@@ -110,7 +154,7 @@ class Polynomial(Transform):
 
 
 @dataclass(frozen=True)
-class ReciprocalPolynomial(Transform):
+class ReciprocalPolynomial(Transform, engine_family=True):
     """``1/s(l) = sum_{p=0}^{q-1} xi_p l^(p-r)`` (STKR Algorithm 2, Eq. 20).
 
     ``rho(l) = l^r / s(l) = sum_p xi_p l^p`` must be positive on ``[0, lambda_1]``
@@ -150,7 +194,7 @@ class ReciprocalPolynomial(Transform):
         return lam ** self.r / self.rho(lam)
 
     def validate(self, lambda_max: float) -> None:
-        lo, _ = (self.rho(torch.linspace(0, lambda_max, 2049, dtype=torch.float64)).min().item(), None)
+        lo = self.rho(spectrum_points(0, lambda_max)).min().item()
         if lo <= 0:
             raise ValueError(
                 f"rho(lambda) = lambda^r / s(lambda) must stay positive on [0, lambda_1={lambda_max:.6g}] "
@@ -162,8 +206,10 @@ class InverseLaplacian(ReciprocalPolynomial):
     """Inverse Laplacian, STKR Example 1: ``s(l) = l / (1 - eta l)``, ``1/s(l) = l^-1 - eta``.
 
     Needs ``0 < eta < 1/lambda_1`` (``lambda_1 = 1`` for a normalized adjacency, so
-    ``eta < 1``); checked before any work by :meth:`validate`.
+    ``eta < 1``); checked before any work by :meth:`validate`. Grid key ``"eta"``.
     """
+
+    grid_key: ClassVar[str] = "eta"
 
     def __init__(self, eta: float):
         eta = float(eta)
@@ -184,7 +230,7 @@ class InverseLaplacian(ReciprocalPolynomial):
 
 
 @dataclass(frozen=True)
-class TopD(Transform):
+class TopD(Transform, engine_family=True):
     """Kernel PCA truncation (STKR Sec. 4, Eqs. 8-9): keep the top ``d`` eigenpairs of the
     Gram matrix of the unlabeled visible nodes, then fit a ridge probe.
 
@@ -198,10 +244,13 @@ class TopD(Transform):
         zero, and works on graphs with many components such as DBLP). ``"all"``: Eq. 8 as
         written, over every unlabeled visible node; on a graph with more label-free
         components than ``d`` every direction is wasted and all scores are zero.
+
+    Grid key ``"d"`` (:meth:`from_grid` takes ``support`` as an option).
     """
 
     d: int
     support: str = "labeled"
+    grid_key: ClassVar[str] = "d"
 
     def __init__(self, d: int, support: str = "labeled"):
         if int(d) != d or d < 1:
@@ -211,12 +260,16 @@ class TopD(Transform):
         object.__setattr__(self, "d", int(d))
         object.__setattr__(self, "support", support)
 
+    @classmethod
+    def from_grid(cls, value, support: str = "labeled", **options) -> "TopD":
+        return cls(int(value), support=support)
+
     def __call__(self, lam):  # s(l_i) = l_i for i <= d, else 0: not a function of l alone
         raise TypeError("TopD is a truncation of the spectrum, not a function of lambda")
 
 
 @dataclass(frozen=True)
-class LabelPropagationFilter(Transform):
+class LabelPropagationFilter(Transform, engine_family=True):
     """Label Propagation's filter (Zhou et al., 2003; STKR Eq. 22): ``h(l) = 1 / (1 - eta l)``.
 
     Label-Prop solves ``(I - eta S) Yhat = [Y; 0]``, i.e. applies ``h(S)`` to the one-hot labels of
@@ -227,9 +280,13 @@ class LabelPropagationFilter(Transform):
     ----------
     eta : float
         Propagation weight, ``0 < eta < 1/lambda_1``.
+
+    Its family takes no ridge (``ridge = False``); grid key ``"eta"``.
     """
 
     eta: float
+    ridge: ClassVar[bool] = False
+    grid_key: ClassVar[str] = "eta"
 
     def __init__(self, eta: float):
         eta = float(eta)

@@ -14,11 +14,11 @@ import graphstk as gs
 from dense_reference import labeled_graph
 from graphstk.methods import STKR, STKRCV, LabelPropagation, UnreachableNodesWarning
 from graphstk.spectral.transforms import LabelPropagationFilter
-from graphstk.methods.propagation import ClassesWithoutLabelsWarning
+from graphstk.exceptions import ClassesWithoutLabelsWarning
 from graphstk.nn import LabelPropagation as LPModule
 from graphstk.nn import STKRPropagation
 from graphstk.operators import EdgeListWarning, GraphKernel
-from graphstk.transforms import InverseLaplacian, Polynomial, TopD
+from graphstk.spectral.transforms import InverseLaplacian, Polynomial, TopD
 
 N, C = 60, 3
 
@@ -140,7 +140,7 @@ def test_unknown_keyword_names_no_private_class():
 
 # ----------------------------------------------------------------------------- help() and repr
 PUBLIC_MODULES = ["graphstk", "graphstk.methods", "graphstk.nn", "graphstk.data", "graphstk.spectral",
-                  "graphstk.operators", "graphstk.features", "graphstk.transforms"]
+                  "graphstk.operators", "graphstk.features", "graphstk.spectral.transforms"]
 MUST_DOCUMENT = {"STKR": ["fit", "predict"], "LabelPropagation": ["fit", "predict", "forward"],
                  "STKRPropagation": ["forward"], "KernelRidge": ["fit", "predict"],
                  "RandomFeatureRidge": ["fit", "predict"], "RandomFourierFeatures": ["fit", "transform"]}

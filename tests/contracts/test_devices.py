@@ -26,7 +26,7 @@ from graphstk.methods.laprls import graph_laplacian
 from graphstk.methods.separating import FILTERS, filter_g, landweber_iteration, nu_method_iteration
 from graphstk.mmd import mean_embedding, median_heuristic, mmd2, mmd_test
 from graphstk.operators import DenseOperator, FeatureKernelOperator, gram
-from graphstk.transforms import InverseLaplacian, Polynomial, TopD
+from graphstk.spectral.transforms import InverseLaplacian, Polynomial, TopD
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
                                                                   reason="no CUDA device"))]

@@ -24,7 +24,7 @@ import graphstk as gs
 from dense_reference import labeled_graph
 from graphstk.exceptions import UnreachableNodesWarning
 from graphstk.methods import STKR, STKRCV, FeatureSTKR, LabelPropagation
-from graphstk.transforms import InverseLaplacian
+from graphstk.spectral.transforms import InverseLaplacian
 
 TRAIN = torch.tensor([0, 33, 1, 32])     # two labels per class ("Mr. Hi" 0, "Officer" 1)
 VAL = torch.tensor([2, 31, 3, 30])

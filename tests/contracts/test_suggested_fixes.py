@@ -644,7 +644,7 @@ def _():
     return (lambda env: stkr().fit(graph(y=None), TRAIN), lambda env, msg: stkr().fit(graph(y=None), TRAIN, y=LABELS))
 
 
-@case("feature_stkr_without_features", "feature_stkr.py:_features:use graphstk.STKR", ValueError,
+@case("feature_stkr_without_features", "feature_propagation.py:sparse_features:use graphstk.STKR", ValueError,
       r"feature-aware STKR needs node features \(X is None\); for the graph alone use graphstk\.STKR")
 def _():
     from graphstk.methods.feature_stkr import feature_stkr_scores
@@ -744,7 +744,7 @@ def _():
     return (lambda env: stkr().fit(graph(y=y), TRAIN), fix)
 
 
-@case("cg_on_reciprocal", "propagation.py:stkr_reciprocal:use the positive semidefinite lazy kernel", ValueError,
+@case("cg_on_reciprocal", "reciprocal.py:_direct_routes:use the positive semidefinite lazy kernel", ValueError,
       r"solver='cg' with a reciprocal transform on a kernel that is not positive semidefinite runs CG on Q .*; use "
       r"the positive semidefinite lazy kernel \(normalization='lazy'\)")
 def _():
@@ -766,10 +766,10 @@ def _():
     return bad, fix
 
 
-@case("direct_reciprocal_too_large", "propagation.py:_reciprocal_direct:use solver='gmres' or 'auto'", ValueError,
+@case("direct_reciprocal_too_large", "reciprocal.py:_reciprocal_direct:use solver='gmres' or 'auto'", ValueError,
       r"solver='direct' for a reciprocal polynomial of degree > 1 needs N <= 4; use solver='gmres' or 'auto'")
 def _():
-    from graphstk.methods import propagation
+    from graphstk.methods import reciprocal
     from graphstk.spectral import ReciprocalPolynomial
 
     def est(solver):
@@ -778,11 +778,11 @@ def _():
     from graphstk.methods import routes
 
     def bad(env):
-        env.mp.setattr(propagation, "DENSE_LIMIT", 4)
+        env.mp.setattr(reciprocal, "DENSE_LIMIT", 4)
         est("direct").fit(graph(), TRAIN)
 
     def fix(env, msg):
-        env.mp.setattr(propagation, "DENSE_LIMIT", 4)
+        env.mp.setattr(reciprocal, "DENSE_LIMIT", 4)
         env.mp.setattr(routes, "DENSE_LIMIT", 4)
         est("gmres").fit(graph(), TRAIN).predict(torch.arange(N))
         est("auto").fit(graph(), TRAIN).predict(torch.arange(N))
@@ -912,19 +912,19 @@ def _():
       r"non-finite scores at 1 of 1 grid point\(s\): .*those rows count as unreachable \(try dtype float64 or another "
       r"solver\)")
 def _():
-    from graphstk.methods import propagation
+    from graphstk.methods import engine
     from graphstk.spectral import Polynomial
-    real = propagation.stkr_polynomial
+    real = engine.ENGINES[Polynomial]
 
     def overflowing_in_float32(*args, **kw):   # the solvers' own checks stop real overflow earlier; this is its effect
         res = real(*args, **kw)
-        for key in res.h:
-            if res.h[key].dtype == torch.float32:
-                res.h[key][0] = float("inf")
+        for point in res.points:
+            if point.h.dtype == torch.float32:
+                point.h[0] = float("inf")
         return res
 
     def run_grid(env, dtype):
-        env.mp.setattr(propagation, "stkr_polynomial", overflowing_in_float32)
+        env.mp.setitem(engine.ENGINES, Polynomial, overflowing_in_float32)
         return M.STKRCV([Polynomial.monomial(1)], [1.0], dtype=dtype).fit(graph(), TRAIN, torch.arange(6, 12))
     return (lambda env: run_grid(env, torch.float32), lambda env, msg: run_grid(env, torch.float64))
 
@@ -1507,15 +1507,17 @@ def _():
             lambda env, msg: stkr(solver=first_choice(msg)).fit(graph(), TRAIN))
 
 
-@case("engine_unknown_solver", "propagation.py:_iterate:choose one of", ValueError,
+@case("engine_unknown_solver", "linsolve.py:iterate:choose one of", ValueError,
       r"unknown solver 'minres'; choose one of \('auto', 'richardson', 'cg', 'gmres', 'direct'\)")
 def _():
+    from graphstk.methods.engine import solve as engine_solve
     from graphstk.methods.problem import make_problem
-    from graphstk.methods.propagation import label_propagation
     from graphstk.operators import GraphKernel
+    from graphstk.spectral import LabelPropagationFilter
 
     def solve(solver):
-        return label_propagation(make_problem(GraphKernel(EDGES, N), LABELS, TRAIN), [0.9], solver=solver)
+        return engine_solve(make_problem(GraphKernel(EDGES, N), LABELS, TRAIN), [LabelPropagationFilter(0.9)],
+                            solver=solver)
     return (lambda env: solve("minres"), lambda env, msg: solve(first_choice(msg)))
 
 
@@ -2314,7 +2316,7 @@ NOT_A_SUGGESTION = {   # site -> why its suggestion word is no suggestion
     "labeled_per_class.py:draw_labeled_per_class:stratified test set": "'set' is a noun; sklearn's reason follows",
     "mmd.py:MeanEmbedding.inner:embeddings use different kernels": "'use' describes the two embeddings",
     "nn/_common.py:warn_switch:this call returns": "'instead' says which route replaced the diverging one",
-    "propagation.py:stkr_reciprocal:unstable must be 'raise' or 'run'": "'raise' is one of the two valid values",
+    "reciprocal.py:stkr_reciprocal:unstable must be 'raise' or 'run'": "'raise' is one of the two valid values",
     "sskpca/base.py:SSKPCABase.predict:predict marks them -1 instead of a class":
         "'instead' says what predict does with points that have no class; it suggests nothing",
 }

@@ -5,9 +5,15 @@ import torch
 from torch_geometric.data import Data
 
 from graphstk.experiments.registry import MethodInput, get_method, grid_points
-from graphstk.methods import propagation as P
+from graphstk.methods.engine import solve
 from graphstk.methods.grid import lp_scores
-from graphstk.spectral.transforms import InverseLaplacian, Polynomial
+from graphstk.methods.problem import make_problem
+from graphstk.spectral.transforms import InverseLaplacian, LabelPropagationFilter, Polynomial
+
+
+def lpf(etas):
+    """Label-Prop's filters for the ``eta`` values ``etas``."""
+    return [LabelPropagationFilter(e) for e in etas]
 
 C = 3
 
@@ -53,31 +59,31 @@ def run_engine(kernel, name: str, y, train, num_classes: int = C):
     n = kernel.shape[0]
     pos = getattr(kernel, "position", torch.arange(n))
     order = getattr(kernel, "order", torch.arange(n))
-    prob = P.make_problem(kernel, y[order], pos[train], num_classes)
+    prob = make_problem(kernel, y[order], pos[train], num_classes)
     if name == "lp-T":
-        h = P.label_propagation(prob, [0.9, 0.5], budgets=[5, 20]).h[(0, 20)]
+        h = solve(prob, lpf([0.9, 0.5]), budgets=[5, 20]).points[1].h   # (eta 0.9, T 5), (0.9, 20), ...
     elif name == "lp-cg":
-        h = P.label_propagation(prob, [0.9], solver="cg", tol=1e-12).h[(0, None)]
+        h = solve(prob, lpf([0.9]), solver="cg", tol=1e-12).points[0].h
     elif name == "lp-multishift":
-        h = P.label_propagation(prob, [0.9, 0.5], solver="cg", tol=1e-12).h[(1, None)]
+        h = solve(prob, lpf([0.9, 0.5]), solver="cg", tol=1e-12).points[1].h
     elif name == "lp-direct":   # sparse LU of the gathered matrix on every process
-        h = P.label_propagation(prob, [0.9], solver="direct").h[(0, None)]
+        h = solve(prob, lpf([0.9]), solver="direct").points[0].h
     elif name == "poly-T":
-        h = P.stkr_polynomial(prob, Polynomial.monomial(2), [1.0, 1e-3], budgets=[8]).h[(1, 8)]
+        h = solve(prob, [Polynomial.monomial(2)], [1.0, 1e-3], budgets=[8]).points[1].h
     elif name == "poly-cg":
-        h = P.stkr_polynomial(prob, Polynomial.monomial(2), [1e-2], solver="cg", tol=1e-12).h[(0, None)]
+        h = solve(prob, [Polynomial.monomial(2)], [1e-2], solver="cg", tol=1e-12).points[0].h
     elif name == "poly-direct":
-        h = P.stkr_polynomial(prob, Polynomial.monomial(2), [1e-2], solver="direct").h[(0, None)]
+        h = solve(prob, [Polynomial.monomial(2)], [1e-2], solver="direct").points[0].h
     elif name == "lap-T":
-        h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0], budgets=[10]).h[(0, 10)]
+        h = solve(prob, [InverseLaplacian(0.9)], [1.0], budgets=[10]).points[0].h
     elif name == "lap-cg":
-        h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0], solver="cg").h[(0, None)]
+        h = solve(prob, [InverseLaplacian(0.9)], [1.0], solver="cg").points[0].h
     elif name == "lap-gmres":
-        h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0], solver="gmres", max_iter=15,
-                              tol=0.0).h[(0, None)]   # a fixed count short of convergence: GMRES stalls on
+        h = solve(prob, [InverseLaplacian(0.9)], [1.0], solver="gmres", max_iter=15,
+                              tol=0.0).points[0].h   # a fixed count short of convergence: GMRES stalls on
         # some of these graphs, and Arnoldi steps past convergence multiply rounding noise
     elif name == "lap-auto":    # small graphs: the n x n system with Q^-1 E by sparse LU
-        h = P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1.0]).h[(0, None)]
+        h = solve(prob, [InverseLaplacian(0.9)], [1.0]).points[0].h
     else:
         raise ValueError(name)
     every = pos                 # the point of node 0, 1, ...: scores in node order

@@ -9,11 +9,12 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from dist_cases import ENGINES, FLOAT32, GRIDS, run_engine, run_grid  # noqa: E402
+from dist_cases import ENGINES, FLOAT32, GRIDS, lpf, run_engine, run_grid  # noqa: E402
 
 from graphstk.distributed import PartitionedGraphKernel, PartitionedKernelFactory, init_from_env  # noqa: E402
 from graphstk.experiments.kernels import KernelCache  # noqa: E402
-from graphstk.methods.propagation import label_propagation, make_problem  # noqa: E402
+from graphstk.methods.engine import solve  # noqa: E402
+from graphstk.methods.problem import make_problem  # noqa: E402
 
 
 def main(job_path: str, out: str) -> None:
@@ -86,7 +87,7 @@ def main(job_path: str, out: str) -> None:
     kernel = PartitionedGraphKernel(ei, n, partition=job["partition"])
     kernel.gather_results = False               # the solvers hand out this process's rows only
     prob = make_problem(kernel, y[kernel.order], kernel.position[train], 3)
-    h = label_propagation(prob, [0.9], budgets=[20]).h[(0, 20)]
+    h = solve(prob, lpf([0.9]), budgets=[20]).points[0].h
     whole = kernel.gather(h, dst=0)
     scores["sharded"] = (whole[kernel.position], torch.equal(kernel.S.shard(h), whole[kernel.S.lo:kernel.S.hi]))
     ei, n = job["graphs"]["components"]

@@ -13,10 +13,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from dist_cases import (ENGINES, FLOAT32, GRIDS, components_graph, labels_and_split,  # noqa: E402
                         random_graph, run_engine, run_grid)
+from dist_cases import lpf  # noqa: E402
 from dist_launch import launch  # noqa: E402
 
 from graphstk.experiments.kernels import KernelCache  # noqa: E402
-from graphstk.methods.propagation import label_propagation, make_problem  # noqa: E402
+from graphstk.methods.engine import solve  # noqa: E402
+from graphstk.methods.problem import make_problem  # noqa: E402
 from graphstk.operators import GraphKernel  # noqa: E402
 
 TIMEOUT_S = 300   # a bound on a hung run, far above its normal time
@@ -119,7 +121,7 @@ def test_sharded_results_gathered_on_process_0(distributed):
     ei, n = graphs["random"]
     y, train, _ = splits["random"]
     prob = make_problem(GraphKernel(ei, n), y, train, 3)
-    want = label_propagation(prob, [0.9], budgets=[20]).h[(0, 20)]
+    want = solve(prob, lpf([0.9]), budgets=[20]).points[0].h
     whole, own_rows_match = scores["sharded"]
     assert own_rows_match
     assert float((whole - want).abs().max()) <= 1e-10 * float(want.abs().max())

@@ -63,7 +63,7 @@ def test_algorithm2_any_right_hand_side_and_its_adjoint(tr, solver, adjoint):
     M = dense_M(prob, tr, 0.1)
     ref = torch.linalg.solve(M.T if adjoint else M, B)
     res = solve(prob.with_targets(rhs=B), [tr], [0.1], solver=solver, tol=1e-13, max_iter=5000, adjoint=adjoint)
-    torch.testing.assert_close(res.x[(0, None)], ref, atol=1e-9, rtol=1e-8)
+    torch.testing.assert_close(res.points[0].x, ref, atol=1e-9, rtol=1e-8)
 
 
 def test_algorithm2_forward_x_is_theta():
@@ -72,7 +72,7 @@ def test_algorithm2_forward_x_is_theta():
     for solver in ("direct", "gmres"):
         res = solve(prob, [tr], [0.05], solver=solver, tol=1e-13, max_iter=5000)
         ref = torch.linalg.solve(dense_M(prob, tr, 0.05), prob.scatter(prob.Y))
-        torch.testing.assert_close(res.x[(0, None)], ref, atol=1e-9, rtol=1e-8)
+        torch.testing.assert_close(res.points[0].x, ref, atol=1e-9, rtol=1e-8)
 
 
 def test_polynomial_x_is_alpha_and_adjoint_is_the_same_system():
@@ -84,7 +84,7 @@ def test_polynomial_x_is_alpha_and_adjoint_is_the_same_system():
     A = prob.N * sS[idx][:, idx] + prob.n * 0.1 * torch.eye(prob.n, dtype=torch.float64)
     for adjoint in (False, True):
         res = solve(prob, [tr], [0.1], solver="cg", tol=1e-13, max_iter=5000, adjoint=adjoint)
-        torch.testing.assert_close(res.x[(0, None)], torch.linalg.solve(A, prob.Y), atol=1e-9, rtol=1e-8)
+        torch.testing.assert_close(res.points[0].x, torch.linalg.solve(A, prob.Y), atol=1e-9, rtol=1e-8)
 
 
 @pytest.mark.parametrize("solver", ["richardson", "gmres", "direct"])
@@ -100,7 +100,7 @@ def test_label_propagation_adjoint_transposes_the_operator(solver):
         res = solve(prob.with_targets(rhs=B), [LabelPropagationFilter(0.9)], solver=solver, tol=1e-13,
                     max_iter=5000, adjoint=adjoint)
         A = torch.eye(N, dtype=torch.float64) - 0.9 * (D.T if adjoint else D)
-        torch.testing.assert_close(res.x[(0, None)], torch.linalg.solve(A, B), atol=1e-9, rtol=1e-8)
+        torch.testing.assert_close(res.points[0].x, torch.linalg.solve(A, B), atol=1e-9, rtol=1e-8)
 
 
 def test_topd_has_no_adjoint():

@@ -13,7 +13,7 @@ from dense_reference import random_graph, stkr_scores
 from graphstk import STKR, LabelPropagation
 from graphstk.exceptions import ClassesWithoutLabelsWarning, MemoryLimitError
 from graphstk.operators import DenseOperator, FeatureKernelOperator, GraphKernel, gram
-from graphstk.transforms import InverseLaplacian, Polynomial, TopD
+from graphstk.spectral.transforms import InverseLaplacian, Polynomial, TopD
 
 N, C = 30, 3
 TRAIN = [0, 1, 2, 3, 4, 5, 6, 7]

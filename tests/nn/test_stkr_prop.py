@@ -340,7 +340,7 @@ def test_lazy_gradients_gradcheck(mask):
 
 def test_lazy_fixed_budget_uses_the_engine_step_and_is_differentiable():
     """``num_iter=T`` unrolls Algorithm 2 with the engine's step on ``[0, 1]`` (stable on the lazy kernel)."""
-    from graphstk.methods.propagation import richardson_step
+    from graphstk.methods.steps import richardson_step
 
     ei, w, W = random_graph(33)
     y, mask = labels(33)

@@ -100,7 +100,8 @@ def test_filtered_eigensolver_on_dblp_where_the_top_eigenvalues_cluster(dblp, k)
     # [lo, cut] after such a miss would run a filter that separates nothing (about 2.9e5 products
     # of S a solve). Same eigenvalues as a plain Lanczos run, in few products.
     from graphstk.data import make_split
-    from graphstk.methods import propagation as P
+    from graphstk.methods.problem import make_problem
+    from graphstk.methods.topd import labeled_components
     from scipy.sparse.csgraph import connected_components
     from scipy.sparse.linalg import eigsh
 
@@ -108,8 +109,8 @@ def test_filtered_eigensolver_on_dblp_where_the_top_eigenvalues_cluster(dblp, k)
     kernel = GraphKernel(dblp.edge_index, int(dblp.num_nodes), hidden=split.test, dtype=torch.float64)
     y = torch.full_like(dblp.y.long(), -1)
     y[split.train] = dblp.y.long()[split.train]
-    prob = P.make_problem(kernel, y, split.train)
-    keep = P.labeled_components(prob)
+    prob = make_problem(kernel, y, split.train)
+    keep = labeled_components(prob)
     keep[prob.train] = False
     U = keep.nonzero().flatten()
     a = eigen._to_scipy(prob.kernel.S.block(U, U))

@@ -6,12 +6,18 @@ import pytest
 import torch
 
 from dense_reference import labeled_graph, normalized, random_graph
-from graphstk.methods import propagation as P
+from graphstk.methods.engine import solve
+from graphstk.methods.problem import make_problem
 from graphstk.operators import GraphKernel
 from graphstk.exceptions import ConvergenceError, ConvergenceWarning
 from graphstk.spectral import solvers
 from graphstk.spectral.solvers import SolveResult, _finish, richardson
-from graphstk.transforms import InverseLaplacian
+from graphstk.spectral.transforms import InverseLaplacian, LabelPropagationFilter
+
+
+def lpf(etas):
+    """Label-Prop's filters for the ``eta`` values ``etas``."""
+    return [LabelPropagationFilter(e) for e in etas]
 
 
 @pytest.mark.parametrize("tol,snaps", [(0.0, (1, 3, 7, 20)), (1e-8, (5, 10_000))])
@@ -48,24 +54,24 @@ def test_fused_richardson_does_not_claim_a_tolerance_float32_cannot_reach():
     W, ei, w = random_graph(36, 0.15, 0)
     y = torch.randint(0, 3, (36,), generator=torch.Generator().manual_seed(1))
     kernel = GraphKernel(ei, 36, edge_weight=w, dtype=torch.float32)
-    prob = P.make_problem(kernel, y, torch.arange(8), 3)
+    prob = make_problem(kernel, y, torch.arange(8), 3)
     with pytest.warns(ConvergenceWarning):
-        out = P.label_propagation(prob, [0.99], solver="richardson", tol=1e-8, max_iter=5000)
+        out = solve(prob, lpf([0.99]), solver="richardson", tol=1e-8, max_iter=5000)
     res = out.history[0]
     assert not res.converged and res.residuals[-1] >= 1e-8
     S = normalized(W).double()
     b = torch.zeros(36, 3, dtype=torch.float64)
     b[prob.train] = prob.Y.double()
-    x = out.h[(0, None)].double()
+    x = out.points[0].h.double()
     true = float((torch.linalg.vector_norm(b - x + 0.99 * S @ x, dim=0) / torch.linalg.vector_norm(b, dim=0)).max())
     assert true >= 1e-8
 
 
 def test_diverging_richardson_raises_with_the_fix_and_never_says_increase_max_iter():
     data, train, _ = labeled_graph(2, n=80, p=0.1)
-    prob = P.make_problem(GraphKernel(data.edge_index, 80), data.y, train, 3)
+    prob = make_problem(GraphKernel(data.edge_index, 80), data.y, train, 3)
     with pytest.raises(ConvergenceError) as err:
-        P.stkr_reciprocal(prob, [InverseLaplacian(0.9)], [1e-3], solver="richardson", step_size=5.0, tol=1e-8,
+        solve(prob, [InverseLaplacian(0.9)], [1e-3], solver="richardson", step_size=5.0, tol=1e-8,
                           max_iter=500)
     msg = str(err.value)
     assert "diverging" in msg and "step_size" in msg and "increase max_iter" not in msg
