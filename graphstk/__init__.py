@@ -16,38 +16,14 @@ See README.md for a tour. Public entry points are re-exported here:
 Submodules are imported on first use (PEP 562), so ``import graphstk`` and the command line's
 ``--help`` do not pay for torch_geometric until something needs it.
 """
-from __future__ import annotations
-
-import importlib
+from ._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
-_EXPORTS = {
-    "DenseOperator": "operators", "GraphKernel": "operators", "KernelOperator": "operators",
-    "SparseOperator": "operators",
-    "DatasetNotFoundError": "data", "Split": "data", "dataset_statistics": "data", "load_dataset": "data",
-    "make_split": "data", "resolve_data_root": "data",
-    "VECTOR_DATASETS": "data", "VectorDataset": "data", "load_vector_dataset": "data", "make_circle": "data",
-    "make_two_lines": "data",
-    "STKR": "methods", "STKRCV": "methods", "LabelPropagation": "methods",
-    "InverseLaplacian": "transforms", "Polynomial": "transforms", "ReciprocalPolynomial": "transforms",
-    "TopD": "transforms",
-}
-_SUBMODULES = ("operators", "features", "mmd", "data", "methods", "spectral", "transforms", "nn", "experiments")
-
-__all__ = sorted(_EXPORTS) + list(_SUBMODULES)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f".{name}", __name__)
-    else:
-        raise AttributeError(f"module 'graphstk' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    ".operators": "DenseOperator GraphKernel KernelOperator SparseOperator",
+    ".data": "DatasetNotFoundError Split dataset_statistics load_dataset make_split resolve_data_root VECTOR_DATASETS "
+             "VectorDataset load_vector_dataset make_circle make_two_lines",
+    ".methods": "STKR STKRCV LabelPropagation",
+    ".transforms": "InverseLaplacian Polynomial ReciprocalPolynomial TopD",
+}, submodules=("operators", "features", "mmd", "data", "methods", "spectral", "transforms", "nn", "experiments"))

@@ -46,6 +46,15 @@ import torch
 
 from .exceptions import MemoryLimitError
 
+try:
+    import resource
+except ImportError:  # pragma: no cover - Windows
+    resource = None
+try:
+    import psutil   # optional dependency: memory figures where there is no /proc
+except ImportError:  # pragma: no cover
+    psutil = None
+
 __all__ = ["check_allocation", "memory_limit", "memory_available", "tile_rows", "format_bytes", "parse_bytes",
            "peak_rss_gb"]
 
@@ -87,21 +96,15 @@ def _read_meminfo() -> dict[str, int]:
                     out[key.strip().decode()] = int(parts[0]) * (1024 if parts[1:] == [b"kB"] else 1)
     except OSError:
         pass
-    if not out:  # pragma: no cover - platforms without /proc
-        try:
-            import psutil
-            vm = psutil.virtual_memory()
-            out = {"MemTotal": int(vm.total), "MemAvailable": int(vm.available)}
-        except ImportError:
-            pass
+    if not out and psutil is not None:  # pragma: no cover - platforms without /proc
+        vm = psutil.virtual_memory()
+        out = {"MemTotal": int(vm.total), "MemAvailable": int(vm.available)}
     return out
 
 
 def _read_rlimit_as() -> int | None:
     """The soft ``RLIMIT_AS`` in bytes, ``None`` when unlimited (or on a platform without it)."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - Windows
+    if resource is None:  # pragma: no cover - Windows
         return None
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     return None if soft in (resource.RLIM_INFINITY, -1) or soft < 0 else int(soft)
@@ -323,9 +326,7 @@ def peak_rss_gb() -> float:
                     return int(line.split()[1]) / 2 ** 20          # kB
     except OSError:
         pass
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - Windows: neither /proc nor getrusage
+    if resource is None:  # pragma: no cover - Windows: neither /proc nor getrusage
         return float("nan")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss      # KiB on Linux, bytes on macOS
     return peak / 2 ** 30 if sys.platform == "darwin" else peak / 2 ** 20

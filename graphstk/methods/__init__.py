@@ -27,23 +27,18 @@ array([0, 0, 0])
 >>> lp.class_scores().shape                                            # every node
 torch.Size([34, 2])
 """
-from ..exceptions import ClassesWithoutLabelsWarning
-from .estimators import STKR, LabelPropagation, UnreachableNodesWarning
-from .grid import NonFiniteScoresWarning, predict_labels, unreachable
-from .validated import STKRCV
-from .kernel_ridge import KernelRidge, RandomFeatureRidge, kernel_ridge_solve
-from .coupled_embedding import CoupledKernelEmbedding, coupled_kernel_embedding
-from .separating import ParzenWindow, SpectralSupportEstimator, gaussian_one_class_svm
-from .sskpca import LRKPCA, LSKPCA, MVKPCA, KernelPCAClassifier   # semi-supervised KPCA (Walder et al.)
-from .fredholm import (FredholmKernel, FredholmRLSC, FredholmSVM, RandomFeatureFredholm, fredholm_gram,
-                       fredholm_random_features)
-from .laprls import LapRLSC
-from .feature_stkr import FeatureSTKR   # graph x feature kernels, closed form
+from .._lazy import lazy_exports
 
-__all__ = ["STKR", "STKRCV", "LabelPropagation", "UnreachableNodesWarning", "NonFiniteScoresWarning",
-           "predict_labels", "unreachable", "KernelRidge", "RandomFeatureRidge", "kernel_ridge_solve",
-           "CoupledKernelEmbedding", "coupled_kernel_embedding", "ClassesWithoutLabelsWarning",
-           "SpectralSupportEstimator", "ParzenWindow", "gaussian_one_class_svm",
-           "LRKPCA", "LSKPCA", "MVKPCA", "KernelPCAClassifier",
-           "FredholmKernel", "FredholmRLSC", "FredholmSVM", "RandomFeatureFredholm", "fredholm_gram",
-           "fredholm_random_features", "LapRLSC", "FeatureSTKR"]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    ".estimators": "STKR LabelPropagation UnreachableNodesWarning",
+    ".validated": "STKRCV",
+    ".grid": "NonFiniteScoresWarning predict_labels unreachable",
+    ".kernel_ridge": "KernelRidge RandomFeatureRidge kernel_ridge_solve",
+    ".coupled_embedding": "CoupledKernelEmbedding coupled_kernel_embedding",
+    "..exceptions": "ClassesWithoutLabelsWarning",
+    ".separating": "SpectralSupportEstimator ParzenWindow gaussian_one_class_svm",
+    ".sskpca": "LRKPCA LSKPCA MVKPCA KernelPCAClassifier",   # semi-supervised KPCA (Walder et al.)
+    ".fredholm": "FredholmKernel FredholmRLSC FredholmSVM RandomFeatureFredholm fredholm_gram fredholm_random_features",
+    ".laprls": "LapRLSC",
+    ".feature_stkr": "FeatureSTKR",   # graph x feature kernels, closed form
+})

@@ -1040,11 +1040,11 @@ def _():
     return (lambda env: median_width(X, k=30), lambda env, msg: median_width(X, k=quoted(msg, "pass k <=")))
 
 
-@case("laplacian_dense_too_large", "diffusion.py:laplacian_eigenpairs:pass rank=r", ValueError,
+@case("laplacian_dense_too_large", "eigen.py:laplacian_eigenpairs:pass rank=r", ValueError,
       r"a dense eigendecomposition of a 12-node graph is too large; pass rank=r \(the top-r eigenpairs by Lanczos, "
       r"e\.g\. rank=500\)")
 def _():
-    from graphstk.operators.diffusion import laplacian_eigenpairs
+    from graphstk.spectral.eigen import laplacian_eigenpairs
     return (lambda env: laplacian_eigenpairs(EDGES, N, dense_max=4),
             lambda env, msg: laplacian_eigenpairs(EDGES, N, dense_max=4, rank=4))
 

@@ -81,7 +81,7 @@ def test_a_failed_distributed_run_releases_the_output_folder(tmp_path, monkeypat
     import torch.distributed as dist
 
     from graphstk.distributed import free_port
-    from graphstk.distributed.run import run_distributed
+    from graphstk.experiments.distributed_run import run_distributed
     from graphstk.experiments.cache import run_lock
 
     def broken_factory(*args, **kwargs):
