@@ -90,10 +90,7 @@ class KernelOperator(abc.ABC):
         n_rows, n_cols = self.shape
         out = torch.empty(n_rows, n_cols, dtype=self.dtype, device=self.device)
         for j in range(0, n_cols, UNIT_BLOCK):
-            w = min(UNIT_BLOCK, n_cols - j)
-            e = torch.zeros(n_cols, w, dtype=self.dtype, device=self.device)
-            e[torch.arange(j, j + w, device=self.device), torch.arange(w, device=self.device)] = 1
-            out[:, j:j + w] = self._matmul(e)
+            out[:, j:j + UNIT_BLOCK] = self._matmul(unit_columns(self, range(j, min(j + UNIT_BLOCK, n_cols))))
         return out
 
     def diagonal(self) -> Tensor:
@@ -102,10 +99,7 @@ class KernelOperator(abc.ABC):
         out = torch.empty(n, dtype=self.dtype, device=self.device)
         for j in range(0, n, UNIT_BLOCK):
             w = min(UNIT_BLOCK, n - j)
-            idx = torch.arange(j, j + w, device=self.device)
-            e = torch.zeros(self.shape[1], w, dtype=self.dtype, device=self.device)
-            e[idx, torch.arange(w, device=self.device)] = 1
-            out[j:j + w] = self._matmul(e)[idx, torch.arange(w, device=self.device)]
+            out[j:j + w] = self._matmul(unit_columns(self, range(j, j + w))).diagonal(-j)
         return out
 
     def block(self, rows: IndexLike = None, cols: IndexLike = None) -> "KernelOperator":
@@ -181,6 +175,14 @@ class KernelOperator(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(shape={tuple(self.shape)}, dtype={self.dtype}, device={self.device})"
+
+
+def unit_columns(op: KernelOperator, ids) -> Tensor:
+    """The columns ``ids`` of the identity matching ``op``'s inputs: ``[n_cols, len(ids)]``, its dtype and device."""
+    ids = torch.as_tensor(ids, dtype=torch.long, device=op.device)
+    e = torch.zeros(op.shape[1], ids.numel(), dtype=op.dtype, device=op.device)
+    e[ids, torch.arange(ids.numel(), device=op.device)] = 1
+    return e
 
 
 def _symmetrised(a: Tensor) -> Tensor:

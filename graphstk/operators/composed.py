@@ -34,7 +34,7 @@ from typing import Sequence
 import torch
 from torch import Tensor
 
-from .base import DenseOperator, KernelOperator, SparseOperator, as_index, horner
+from .base import DenseOperator, KernelOperator, SparseOperator, as_index, horner, unit_columns
 from .feature import FeatureKernelOperator, Kernel, kernel_function
 from .graph import GraphKernel
 
@@ -134,11 +134,8 @@ class GraphFilter(KernelOperator):
 
 def _dense_block(op: KernelOperator, rows, cols) -> DenseOperator:
     """``op[rows][:, cols]`` from products with the selected unit columns (``len(cols)`` columns)."""
-    c = as_index(cols, op.shape[1], op.device)
-    r = as_index(rows, op.shape[0], op.device)
-    E = torch.zeros(op.shape[1], c.numel(), dtype=op.dtype, device=op.device)
-    E[c, torch.arange(c.numel(), device=op.device)] = 1.0
-    return DenseOperator((op @ E).index_select(0, r))
+    E = unit_columns(op, as_index(cols, op.shape[1], op.device))
+    return DenseOperator((op @ E).index_select(0, as_index(rows, op.shape[0], op.device)))
 
 
 def unit_rows(Z: Tensor) -> Tensor:

@@ -360,10 +360,8 @@ def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator |
     minus a margin. The result is accepted only if every one of the ``k`` Rayleigh quotients
     exceeds ``cut`` with residual ``||A u - mu u|| <= 1e3 tol`` (then no eigenvalue above
     ``mu_k`` can be missing, see the argument above); otherwise ``cut`` moves down (its distance
-    from ``top``, a short Lanczos estimate of ``lambda_1``, doubles), ``lo`` too, and it runs again; after ``MAX_FILTER_TRIES`` tries it falls back to a plain ``eigsh``.
-    (Halving ``[lo, cut]`` instead turned one cut placed just too high, on DBLP's giant component
-    where the top eigenvalues cluster near 1, into a filter that separated nothing: 49 s for
-    ``k = 64`` instead of about 1 s.)
+    from ``top`` doubles), ``lo`` too, and it runs again; after ``MAX_FILTER_TRIES`` tries it falls
+    back to a plain ``eigsh``.
     Returns ``(values [k] descending, vectors [n, k])``.
     """
     rng = np.random.default_rng(0) if rng is None else rng
@@ -388,11 +386,7 @@ def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator |
     LAST_SOLVE.clear()
     LAST_SOLVE.update(n=n, k=k, tries=0, fallback=False, matvecs=0, products=0)
 
-    def lower(cut, lo):
-        """The next (cut, lo) after a try that did not certify ``k`` eigenvalues above ``cut``: double
-        the distance of ``cut`` from ``top`` (at least ``step``), never below the midpoint of
-        ``[lo, cut]``. The usual miss is a cut placed just too high where the top eigenvalues
-        cluster; it then costs one more try with a still sharp filter."""
+    def lower(cut, lo):   # after a miss: double cut's distance from top, never below the middle of [lo, cut]
         dist = max(top - cut, step)
         return max(top - 2.0 * dist, cut - 0.5 * (cut - lo)), max(-radius, lo - 0.05 * radius)
 
