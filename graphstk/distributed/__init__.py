@@ -15,9 +15,9 @@
 * :class:`PartitionedKernelFactory`: the kernel factory that ``run.py CONFIG --distributed`` passes
   to the runner (``run_experiment(..., kernel_factory=)``).
 """
-from .._lazy import lazy_exports
+from .. import _lazy_exports
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, {
     ".exchange": "HaloExchange PeerFailure ShardedSpace all_gather_rows free_port gather_rows init_from_env",
     ".factory": "PartitionedKernelFactory",
     ".kernel": "PartitionedGraphKernel",

@@ -27,9 +27,9 @@ array([0, 0, 0])
 >>> lp.class_scores().shape                                            # every node
 torch.Size([34, 2])
 """
-from .._lazy import lazy_exports
+from .. import _lazy_exports
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, {
     ".estimators": "STKR LabelPropagation UnreachableNodesWarning",
     ".validated": "STKRCV",
     ".grid": "NonFiniteScoresWarning predict_labels unreachable",

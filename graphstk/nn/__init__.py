@@ -4,9 +4,9 @@
 Every module takes ``forward(y, edge_index_or_adj, mask, edge_weight=None)`` with the adjacency
 in any of PyG's forms (:mod:`graphstk.nn.adjacency`); see ``docs/nn.md``.
 """
-from .._lazy import lazy_exports
+from .. import _lazy_exports
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, {
     ".label_prop": "LabelPropagation", ".correct_and_smooth": "CorrectAndSmooth", ".stkr_prop": "STKRPropagation",
     "._common": "DivergenceWarning",
 })

@@ -25,9 +25,9 @@ True
 tensor([[0.],
         [1.]])
 """
-from .._lazy import lazy_exports
+from .. import _lazy_exports
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, {
     ".base": "KernelOperator DenseOperator SparseOperator as_index",
     ".graph": "GraphKernel NormalizedGraphKernel EdgeListWarning check_edge_index clean_edge_list normalized_adjacency "
               "random_walk_kernel",

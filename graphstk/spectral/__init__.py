@@ -31,9 +31,9 @@ tensor([0.2500, 1.0000], dtype=torch.float64)
 >>> torch.allclose(A @ res.x, torch.ones(2, 1, dtype=torch.float64))
 True
 """
-from .._lazy import lazy_exports
+from .. import _lazy_exports
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, {
     ".transforms": "Transform Polynomial ReciprocalPolynomial InverseLaplacian TopD LabelPropagationFilter",
     ".filters": "SGCFilter S2GCFilter HeatKernelFilter GGCMFilter",
     ".solvers": "richardson cg gmres SolveResult ConvergenceWarning ConvergenceError",
