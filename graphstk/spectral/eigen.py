@@ -465,7 +465,7 @@ def diffusion_kernel(edge_index: Tensor, num_nodes: int, tau: float, edge_weight
     ``tau > 0`` (diffusion time), ``rank`` (``None``: exact, dense; ``r``: the best rank-``r``
     approximation from the ``r`` smallest eigenvalues of ``L``, for large graphs).
     To sweep ``tau``, compute :func:`laplacian_eigenpairs` once and call
-    :meth:`SpectralKernelOperator.from_laplacian` per ``tau``.
+    :meth:`~graphstk.operators.SpectralKernelOperator.from_laplacian` per ``tau``.
     """
     mu, U = laplacian_eigenpairs(edge_index, num_nodes, edge_weight, rank=rank)
     return SpectralKernelOperator.from_laplacian(mu, U, tau)
