@@ -16,38 +16,41 @@ See README.md for a tour. Public entry points are re-exported here:
 Submodules are imported on first use (PEP 562), so ``import graphstk`` and the command line's
 ``--help`` do not pay for torch_geometric until something needs it.
 """
-from __future__ import annotations
-
 import importlib
+import sys
 
 __version__ = "0.1.0"
 
-_EXPORTS = {
-    "DenseOperator": "operators", "GraphKernel": "operators", "KernelOperator": "operators",
-    "SparseOperator": "operators",
-    "DatasetNotFoundError": "data", "Split": "data", "dataset_statistics": "data", "load_dataset": "data",
-    "make_split": "data", "resolve_data_root": "data",
-    "VECTOR_DATASETS": "data", "VectorDataset": "data", "load_vector_dataset": "data", "make_circle": "data",
-    "make_two_lines": "data",
-    "STKR": "methods", "STKRCV": "methods", "LabelPropagation": "methods",
-    "InverseLaplacian": "spectral", "Polynomial": "spectral", "ReciprocalPolynomial": "spectral",
-    "TopD": "spectral",
-}
-_SUBMODULES = ("operators", "features", "mmd", "data", "methods", "spectral", "nn", "experiments")
 
-__all__ = sorted(_EXPORTS) + list(_SUBMODULES)
+def _lazy_exports(package: str, names: dict[str, str], submodules: tuple[str, ...] = ()):
+    """``(__getattr__, __dir__, __all__)`` for the package named ``package``.
+
+    ``names`` maps each defining module, relative to ``package`` (``".estimators"``), to the
+    space-separated public names it defines; ``submodules`` are public names that are submodules
+    themselves. ``__all__`` lists every name in the order given, so ``from package import *``,
+    ``dir()`` and Sphinx see them all.
+    """
+    where = {name: module for module, listed in names.items() for name in listed.split()}
+    where.update({name: f".{name}" for name in submodules})
+
+    def __getattr__(name: str):
+        if name not in where:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        module = importlib.import_module(where[name], package)
+        value = module if name in submodules else getattr(module, name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    def __dir__():
+        return sorted(set(vars(sys.modules[package])) | set(where))
+
+    return __getattr__, __dir__, list(where)
 
 
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f".{name}", __name__)
-    else:
-        raise AttributeError(f"module 'graphstk' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, {
+    ".operators": "DenseOperator GraphKernel KernelOperator SparseOperator",
+    ".data": "DatasetNotFoundError Split dataset_statistics load_dataset make_split resolve_data_root VECTOR_DATASETS "
+             "VectorDataset load_vector_dataset make_circle make_two_lines",
+    ".methods": "STKR STKRCV LabelPropagation",
+    ".spectral": "InverseLaplacian Polynomial ReciprocalPolynomial TopD",
+}, submodules=("operators", "features", "mmd", "data", "methods", "spectral", "nn", "experiments"))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 
 EPILOG = """\
 examples:
@@ -69,82 +68,15 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
-    """Run the command line; returns the exit code (heavy imports only after parsing, so
-    ``--help`` and config errors are instant)."""
+    """Run the command line; returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["partition"]:   # python -m graphstk partition GRAPH --parts P --out DIR
-        from graphstk.distributed.store import partition_main
+    prog = prog or _prog()
+    parser = None if argv[:1] == ["partition"] else build_parser(prog)
+    args = None if parser is None else parser.parse_args(argv)
+    # the runner imports torch: loaded after parsing, so that --help and usage errors are instant
+    from .experiments.command import run_command
 
-        return partition_main(argv[1:], prog=f"{prog or _prog()} partition")
-    parser = build_parser(prog)
-    args = parser.parse_args(argv)
-    from graphstk.experiments.config import ConfigError, load_config
-
-    try:
-        if args.config is None:
-            from graphstk.experiments.default import default_config
-
-            cfg = default_config()
-        else:
-            cfg = load_config(args.config)
-        cfg = cfg.with_overrides(seeds=args.seeds, quick=args.quick, datasets=args.datasets, device=args.device)
-    except ConfigError as err:
-        where = f"{args.config}: " if args.config else ""
-        parser.error(f"{where}{err}")   # exits with status 2
-    except UnicodeDecodeError as err:
-        parser.error(f"{args.config}: not a UTF-8 text file (byte 0x{err.object[err.start]:02x} at position "
-                     f"{err.start}); a config is a YAML text file, see docs/experiments.md")
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as err:
-        parser.error(f"{args.config}: cannot read the config: {err.strerror or err}")
-
-    if args.threads is not None and args.threads < 1:
-        parser.error(f"--threads: must be an integer >= 1, got {args.threads}")
-    threads = args.threads if args.threads is not None else (1 if args.config is None else None)
-    if threads is not None:
-        import torch
-
-        torch.set_num_threads(threads)
-    from graphstk._malloc import reuse_freed_memory
-
-    reuse_freed_memory()   # large temporaries reuse freed heap blocks instead of fresh zero-filled pages
-    out_dir = args.out or os.path.join("runs", cfg.name)
-    from graphstk._checks import check_out_dir
-
-    try:
-        check_out_dir(out_dir, cfg.name)
-    except ValueError as err:
-        parser.error(str(err))   # exits with status 2
-    try:
-        from graphstk.experiments.pipeline import run_experiment
-        from graphstk.experiments.report import console_table
-
-        if args.distributed:
-            from graphstk.distributed import PartitionedKernelFactory
-            from graphstk.distributed.run import run_distributed
-
-            results = run_distributed(cfg, out_dir, args.data_root, not args.no_progress, threads=threads,
-                                      kernel_factory=PartitionedKernelFactory())   # kernels split by rows
-            if results is None:   # not process 0: it prints nothing
-                return 0
-        else:
-            results = run_experiment(cfg, out_dir, data_root=args.data_root, progress=not args.no_progress)
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: finished work is kept in {os.path.join(out_dir, 'cache')}; "
-              "rerun the same command to resume", file=sys.stderr)
-        return 130
-    except Exception as err:  # noqa: BLE001 - the command line turns every failure into exit code 1
-        if args.traceback:
-            traceback.print_exc()
-        msg = str(err) or type(err).__name__
-        print(f"{parser.prog}: error: {msg}" + ("" if args.traceback else "\n(use --traceback for details)"),
-              file=sys.stderr)
-        return 1
-    print(console_table(results["rows"]))
-    for s in results["skipped"]:
-        print(f"skipped {s['dataset']}: {s['reason'].splitlines()[0]}")
-    print(f"\n{len(results['rows'])} rows in {results['wall_time_s']:.1f} s -> {out_dir}/results.{{json,csv,md}}"
-          + (f" and {cfg.plot.file}" if cfg.plot is not None and results["rows"] else ""))
-    return 0
+    return run_command(argv, args, parser, prog)
 
 
 if __name__ == "__main__":

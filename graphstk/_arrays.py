@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 from sklearn.exceptions import DataConversionWarning
+from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: F401  (re-exported)
 from torch import Tensor
@@ -222,6 +223,5 @@ def torch_generator(random_state) -> torch.Generator:
     elif isinstance(random_state, np.random.Generator):
         g.manual_seed(int(random_state.integers(np.iinfo(np.int32).max)))
     else:
-        from sklearn.utils import check_random_state
         g.manual_seed(int(check_random_state(random_state).randint(np.iinfo(np.int32).max)))
     return g

@@ -1,8 +1,14 @@
 """Validation of numeric hyperparameters at the public boundary (one message style everywhere)."""
 from __future__ import annotations
 
+import errno
 import math
 import numbers
+import os
+import sys
+import tempfile
+
+import torch
 
 __all__ = ["check_real", "check_int"]
 
@@ -73,11 +79,6 @@ def check_int(name: str, value, *, low: int | None = 1, allow_none: bool = False
 def user_stacklevel() -> int:
     """The ``stacklevel`` that makes a warning point at the first caller outside graphstk and torch
     (so that a warning raised deep inside ``module(...)`` or ``est.fit(...)`` shows the user's line)."""
-    import os
-    import sys
-
-    import torch
-
     skip = (os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.abspath(torch.__file__)))
     frame, level = sys._getframe(1), 1   # level 1 = the function calling warnings.warn's caller, adjusted below
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(skip):
@@ -89,8 +90,6 @@ def check_device(device, name: str = "device"):
     """``device`` as a :class:`torch.device` (``None`` stays ``None``), refused with a clear message
     when it names CUDA and this torch has no CUDA (a CPU build, or no visible GPU), instead of
     torch's own assertion at the first allocation."""
-    import torch
-
     if device is None:
         return None
     try:
@@ -114,10 +113,6 @@ def check_out_dir(path: str, name: str = "results") -> None:
     existing file, a folder that cannot be created or written: read-only, ``/proc``) and the folder to
     pass instead. Creates the folder when it is missing, as the run would. ``name`` names the
     suggested folder (under the system's temporary folder)."""
-    import errno
-    import os
-    import tempfile
-
     where = os.path.join(tempfile.gettempdir(), name)
     if os.path.exists(path) and not os.path.isdir(path):
         raise ValueError(f"--out {path}: is an existing file, not a folder; pass a writable folder, e.g. --out {where}")

@@ -2,38 +2,18 @@
 
 One rule, two numbers (the same inputs give the same outcome on an idle or a busy machine):
 
-* :func:`memory_limit` is the **ceiling** of this process: the smallest of
+* :func:`memory_limit` is the **ceiling** of this process: the smallest of the physical memory, the
+  address-space limit ``RLIMIT_AS`` less the address space held, the memory cgroup's limit less its
+  use (v1 or v2, this cgroup and those above it) and ``GRAPHSTK_MAX_MEMORY``. A **refusal**
+  (:func:`check_allocation`, ``MemoryLimitError``) is only for a working set above it, raised before
+  anything is allocated, naming the bound that decided, the size and the option that fits.
+* :func:`memory_available` is the smaller of that ceiling and the memory free at this instant. It
+  only **sizes tiles** (:func:`tile_rows`): a tile's size changes the speed of a product, never its
+  result, and a run never dies because another program briefly held the memory.
+* :func:`peak_rss_gb` is what a run records afterwards (``VmHWM``, else ``ru_maxrss``); nothing
+  decides from it.
 
-  - the physical memory (``/proc/meminfo``'s ``MemTotal``; on CUDA the device's total memory),
-  - the address-space limit ``RLIMIT_AS`` (``ulimit -v``) less the address space the process
-    already holds (``VmSize`` of ``/proc/self/status``),
-  - the memory cgroup's limit (``memory.max`` in cgroup v2, ``memory.limit_in_bytes`` in v1, of
-    the process's cgroup and of each cgroup above it) less what the cgroup already uses
-    (``memory.current`` / ``memory.usage_in_bytes``, without its reclaimable ``inactive_file``
-    page cache),
-  - ``GRAPHSTK_MAX_MEMORY`` (bytes, or with a unit: ``8GB``, ``512MiB``), when set.
-
-  A **refusal** (:func:`check_allocation`, ``MemoryLimitError``) is
-  only for a working set larger than this ceiling, a working set that cannot fit this process
-  whatever else runs; it is raised before anything is allocated, and its message names the bound
-  that decided (``RLIMIT_AS``, the cgroup file, ``MemTotal``, ``GRAPHSTK_MAX_MEMORY``), the size,
-  and the option that fits (``approx=``, ``rank=``, ``n_components=``, a subsample).
-
-* :func:`memory_available` is the smaller of that ceiling and the memory free at this instant
-  (``MemAvailable``; on CUDA ``torch.cuda.mem_get_info``'s free bytes). It only **sizes tiles**:
-  :func:`tile_rows` picks the rows of a block (a distance tile of the kNN search, a row block
-  of a kernel product, a batch of permutations) that fit in a share of it, down to a minimum,
-  and never refuses on it. A tile's size changes the speed of a product, never its result;
-  a run never dies because another program briefly held the memory.
-
-* :func:`peak_rss_gb` is what a run records afterwards: this process's peak resident memory
-  (``VmHWM`` of ``/proc/self/status``, the high-water mark of its own resident set; where
-  ``/proc`` is absent, ``ru_maxrss`` of ``resource.getrusage``, which can also count pages a
-  forked child shared with its parent at the fork). The runner writes it to ``results.json`` and
-  the benchmarks print it; nothing decides from it.
-
-Every check costs microseconds (a few small files read); nothing is allocated before it. The
-readers of ``/proc/meminfo``, ``/proc/self/status``, ``resource.getrlimit`` and the cgroup files
+The readers of ``/proc/meminfo``, ``/proc/self/status``, ``resource.getrlimit`` and the cgroup files
 are small module functions, so tests replace them to simulate a limit.
 """
 from __future__ import annotations
@@ -45,6 +25,15 @@ import sys
 import torch
 
 from .exceptions import MemoryLimitError
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - Windows
+    resource = None
+try:
+    import psutil   # optional dependency: memory figures where there is no /proc
+except ImportError:  # pragma: no cover
+    psutil = None
 
 __all__ = ["check_allocation", "memory_limit", "memory_available", "tile_rows", "format_bytes", "parse_bytes",
            "peak_rss_gb"]
@@ -87,21 +76,15 @@ def _read_meminfo() -> dict[str, int]:
                     out[key.strip().decode()] = int(parts[0]) * (1024 if parts[1:] == [b"kB"] else 1)
     except OSError:
         pass
-    if not out:  # pragma: no cover - platforms without /proc
-        try:
-            import psutil
-            vm = psutil.virtual_memory()
-            out = {"MemTotal": int(vm.total), "MemAvailable": int(vm.available)}
-        except ImportError:
-            pass
+    if not out and psutil is not None:  # pragma: no cover - platforms without /proc
+        vm = psutil.virtual_memory()
+        out = {"MemTotal": int(vm.total), "MemAvailable": int(vm.available)}
     return out
 
 
 def _read_rlimit_as() -> int | None:
     """The soft ``RLIMIT_AS`` in bytes, ``None`` when unlimited (or on a platform without it)."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - Windows
+    if resource is None:  # pragma: no cover - Windows
         return None
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
     return None if soft in (resource.RLIM_INFINITY, -1) or soft < 0 else int(soft)
@@ -323,9 +306,7 @@ def peak_rss_gb() -> float:
                     return int(line.split()[1]) / 2 ** 20          # kB
     except OSError:
         pass
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - Windows: neither /proc nor getrusage
+    if resource is None:  # pragma: no cover - Windows: neither /proc nor getrusage
         return float("nan")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss      # KiB on Linux, bytes on macOS
     return peak / 2 ** 30 if sys.platform == "darwin" else peak / 2 ** 20

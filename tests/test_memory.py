@@ -108,7 +108,7 @@ def test_a_real_ulimit_refuses_before_allocating():
         resource.setrlimit(resource.RLIMIT_AS, (memory_ceiling, memory_ceiling))
 
     # room for the interpreter and torch (their address space) plus 100 MB: 3000 x 3000 x 8 x 2 = 144 MB does not fit
-    probe = subprocess.run([sys.executable, "-c", "import torch, graphstk.methods; from graphstk.memory import "
+    probe = subprocess.run([sys.executable, "-c", "import torch; from graphstk.methods import KernelRidge; from graphstk.memory import "
                             "_read_vmsize; print(_read_vmsize())"], capture_output=True, text=True, check=True)
     memory_ceiling = int(probe.stdout.split()[-1]) + 100 * 10 ** 6
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=limit)

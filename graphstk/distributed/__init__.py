@@ -15,16 +15,14 @@
 * :class:`PartitionedKernelFactory`: the kernel factory that ``run.py CONFIG --distributed`` passes
   to the runner (``run_experiment(..., kernel_factory=)``).
 """
-from .exchange import HaloExchange, PeerFailure, ShardedSpace, all_gather_rows, free_port, gather_rows, init_from_env
-from .factory import PartitionedKernelFactory
-from .kernel import PartitionedGraphKernel
-from .operator import OwnedRows, PartitionedOperator, SummedRows
-from .partition import Partition, default_partitioner, halo_report, halo_sizes, partition_graph
-from .sharded import RowShardSpace, ShardedGraphKernel, ShardedKernelFactory, ShardedOperator
-from .store import GraphPart, load_part, partitioned_data, read_manifest, write_partition
+from .. import _lazy_exports
 
-__all__ = ["HaloExchange", "PeerFailure", "ShardedSpace", "all_gather_rows", "free_port", "gather_rows",
-           "init_from_env", "PartitionedKernelFactory", "PartitionedGraphKernel", "OwnedRows", "PartitionedOperator",
-           "SummedRows", "Partition", "default_partitioner", "halo_report", "halo_sizes", "partition_graph",
-           "RowShardSpace", "ShardedGraphKernel", "ShardedKernelFactory", "ShardedOperator", "GraphPart", "load_part",
-           "partitioned_data", "read_manifest", "write_partition"]
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, {
+    ".exchange": "HaloExchange PeerFailure ShardedSpace all_gather_rows free_port gather_rows init_from_env",
+    ".factory": "PartitionedKernelFactory",
+    ".kernel": "PartitionedGraphKernel",
+    ".operator": "OwnedRows PartitionedOperator SummedRows",
+    ".partition": "Partition default_partitioner halo_report halo_sizes partition_graph",
+    ".sharded": "RowShardSpace ShardedGraphKernel ShardedKernelFactory ShardedOperator",
+    ".store": "GraphPart load_part partitioned_data read_manifest write_partition",
+})

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import torch
 
-from ..experiments.kernels import GraphKernelFactory
+from ..operators.factory import GraphKernelFactory
 from .kernel import PartitionedGraphKernel
+from .sharded import ShardedKernelFactory
 
 __all__ = ["PartitionedKernelFactory"]
 
 
 class PartitionedKernelFactory:
-    """A kernel factory (:mod:`graphstk.experiments.kernels`) building :class:`PartitionedGraphKernel` s.
+    """A kernel factory (:mod:`graphstk.operators.factory`) building :class:`PartitionedGraphKernel` s.
 
     ``factory(data, hidden, *, dtype, device, whole=False, normalization="symmetric")`` is called collectively (every process
     of ``group``, the same arguments, in the same order).
@@ -45,8 +46,6 @@ class PartitionedKernelFactory:
                  whole: bool = False, normalization: str = "symmetric"):
         if getattr(data, "partitioned", None) is not None:   # a graph loaded from its partitioned form
             if self._sharded is None:
-                from .sharded import ShardedKernelFactory
-
                 self._sharded = ShardedKernelFactory(group=self.group, exchange=self.exchange)
             return self._sharded(data, hidden, dtype=dtype, device=device, whole=whole, normalization=normalization)
         serial = self._whole(data, hidden, dtype=dtype, device=device, normalization=normalization)

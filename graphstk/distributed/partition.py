@@ -23,7 +23,13 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 import torch
+from scipy.sparse.csgraph import reverse_cuthill_mckee
 from torch import Tensor
+
+try:
+    import pymetis   # optional dependency: METIS partitions
+except ImportError:
+    pymetis = None
 
 METHODS = ("contiguous", "rcm", "metis")
 
@@ -70,11 +76,7 @@ class Partition:
 
 def default_partitioner() -> str:
     """``"metis"`` where ``pymetis`` is installed (the smallest halos on the benchmark graphs), else ``"rcm"``."""
-    try:
-        import pymetis  # noqa: F401
-    except ImportError:
-        return "rcm"
-    return "metis"
+    return "rcm" if pymetis is None else "metis"
 
 
 def _balanced(n: int, parts: int) -> list[int]:
@@ -120,15 +122,11 @@ def partition_graph(row: Tensor, col: Tensor, num_nodes: int, parts: int, method
     if method == "contiguous" or parts == 1:
         return Partition(torch.arange(n), _balanced(n, parts), method)
     if method == "rcm":
-        from scipy.sparse.csgraph import reverse_cuthill_mckee
-
         perm = reverse_cuthill_mckee(_pattern(row, col, n), symmetric_mode=True)
         return Partition(torch.as_tensor(perm.astype(np.int64)), _balanced(n, parts), method)
-    try:
-        import pymetis
-    except ImportError as err:
+    if pymetis is None:
         raise ImportError("partition='metis' needs the METIS binding pymetis (pip install pymetis); "
-                          "or use partition='rcm'") from err
+                          "or use partition='rcm'")
     a = _pattern(row, col, n)
     opts = pymetis.Options(seed=seed)
     _, member = pymetis.part_graph(parts, pymetis.CSRAdjacency(a.indptr, a.indices), options=opts)

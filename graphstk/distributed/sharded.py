@@ -31,6 +31,7 @@ from ..operators.base import KernelOperator, SparseOperator, as_index, is_inject
 from ..operators.graph import NormalizedGraphKernel, inv_sqrt_degree
 from .exchange import HaloExchange, all_gather_rows, all_reduce
 from .operator import SummedRows
+from .store import load_part
 
 __all__ = ["RowShardSpace", "ShardedOperator", "ShardedGraphKernel", "ShardedKernelFactory"]
 
@@ -415,7 +416,7 @@ class ShardedGraphKernel(NormalizedGraphKernel):
 
 
 class ShardedKernelFactory:
-    """A kernel factory (:mod:`graphstk.experiments.kernels`) that loads this process's part of a
+    """A kernel factory (:mod:`graphstk.operators.factory`) that loads this process's part of a
     partitioned graph (:func:`~graphstk.distributed.load_part`) and builds its
     :class:`ShardedGraphKernel`; the graph object the runner passes carries the labels (the split
     protocol's input) and the directory, never the edges (:func:`~graphstk.distributed.partitioned_data`).
@@ -433,8 +434,6 @@ class ShardedKernelFactory:
 
     def __call__(self, data, hidden: Tensor | None, *, dtype: torch.dtype = torch.float64, device=None,
                  whole: bool = False, normalization: str = "symmetric"):
-        from .store import load_part
-
         directory = self.directory or getattr(data, "partitioned", None)
         if directory is None:
             raise ValueError("ShardedKernelFactory needs the partitioned form: ShardedKernelFactory(directory) or a "

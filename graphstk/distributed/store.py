@@ -21,19 +21,27 @@ the whole graph once; a process that loads its part (:func:`load_part`) holds it
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
 import sys
+import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 import torch
+import torch.distributed as dist
 from torch import Tensor
+from torch_geometric.data import Data
 
+from .._checks import check_out_dir
+from ..data.datasets import load_dataset
 from ..data.files import reading
+from ..data.generators import make_dcsbm
 from ..exceptions import DataFileError
 from .partition import Partition, default_partitioner, halo_report, partition_graph
 
@@ -52,8 +60,6 @@ def _part_name(p: int) -> str:
 def _symmetric_csr(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None):
     """``W`` as a SciPy CSR matrix: repeated entries summed, ``(W + W^T) / 2`` when it is not
     symmetric (as :class:`~graphstk.operators.GraphKernel` reads an edge list)."""
-    import scipy.sparse as sp
-
     row = edge_index[0].numpy()
     col = edge_index[1].numpy()
     w = np.ones(row.size) if edge_weight is None else edge_weight.double().numpy()
@@ -279,8 +285,6 @@ def load_part(directory: str | os.PathLike, part: int | None = None, parts: int 
         size of the ``torch.distributed`` group (which must be started). ``parts`` must equal the
         manifest's ``P``.
     """
-    import torch.distributed as dist
-
     man = read_manifest(directory)
     if part is None or parts is None:
         if not dist.is_initialized():
@@ -314,8 +318,6 @@ def partitioned_data(directory: str | os.PathLike):
     node's label ``y`` and ``num_nodes``, no edges (``edge_index`` ``[2, 0]``), and ``partitioned``,
     the directory, from which :class:`~graphstk.distributed.ShardedKernelFactory` (and
     :class:`~graphstk.distributed.PartitionedKernelFactory`) load each process's part."""
-    from torch_geometric.data import Data
-
     man = read_manifest(directory)
     y = _load_labels(directory, man["parts"])
     data = Data(edge_index=torch.zeros(2, 0, dtype=torch.long), y=y, num_nodes=man["num_nodes"])
@@ -337,8 +339,6 @@ def graph_from_spec(spec: str, data_root: str | None = None):
     with :func:`torch.save` holding a PyG ``Data``, or a dataset name (:func:`graphstk.data.load_dataset`)."""
     m = _SPEC.match(spec)
     if m:
-        from ..data.generators import make_dcsbm
-
         kw = {}
         for item in filter(None, (m.group(1) or "").split(",")):
             key, _, value = item.partition("=")
@@ -359,16 +359,11 @@ def graph_from_spec(spec: str, data_root: str | None = None):
     if os.path.isfile(spec):
         with reading(spec, spec, "save the graph again with torch.save(data, path)"):
             return torch.load(spec, weights_only=False)
-    from ..data import load_dataset
-
     return load_dataset(spec, root=data_root)
 
 
 def partition_main(argv: list[str], prog: str = "python -m graphstk partition") -> int:
     """``partition GRAPH --parts P --out DIR [--method M] [--seed S] [--data-root PATH]``."""
-    import argparse
-    import time
-
     p = argparse.ArgumentParser(prog=prog, description="Write the partitioned form of a labelled graph, once: "
                                 "each of P processes then loads only its part (docs/distributed.md).")
     p.add_argument("graph", help="dcsbm:nodes=N,edges=E[,classes=C,homophily=H,seed=S,...], a torch.save'd PyG "
@@ -382,8 +377,6 @@ def partition_main(argv: list[str], prog: str = "python -m graphstk partition") 
     args = p.parse_args(argv)
     if args.parts < 1:
         p.error(f"--parts must be >= 1, got {args.parts}")
-    from .._checks import check_out_dir
-
     try:
         check_out_dir(args.out, "partitioned")
     except ValueError as err:

@@ -19,8 +19,8 @@
 * :mod:`.paper`    the papers' numbers (paper_results.json; paper_numbers/<paper>.json)
 * :mod:`.default`  the built-in default experiment (``python run.py`` without a config)
 """
+from .. import _lazy_exports
 from . import registrations  # noqa: F401  registers the shipped methods into registry's table
-from .config import ConfigError, ExperimentConfig, load_config, parse_config
-from .pipeline import run_experiment
 
-__all__ = ["ConfigError", "ExperimentConfig", "load_config", "parse_config", "run_experiment"]
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, {
+    ".config": "ConfigError ExperimentConfig load_config parse_config", ".pipeline": "run_experiment"})

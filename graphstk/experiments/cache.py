@@ -13,12 +13,22 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import json
 import os
 import re
 import socket
 import tempfile
 import warnings
+
+import torch
+
+from ..exceptions import RunError
+
+try:
+    import fcntl
+except ImportError:   # pragma: no cover - not POSIX: nothing is locked
+    fcntl = None
 
 __all__ = ["ResultCache", "atomic_write_text", "cache_key", "code_fingerprint", "record_digest", "run_lock", "umask_mode"]
 
@@ -82,10 +92,6 @@ def code_fingerprint(packages=CODE_PACKAGES, modules=CODE_MODULES) -> str:
 
     Part of every cache key, so that results computed by other code are never reused.
     """
-    import importlib
-
-    import torch
-
     h = hashlib.sha256(torch.__version__.encode())
     files = []
     for name in packages:
@@ -156,14 +162,10 @@ def run_lock(out_dir: str):
     folder is refused at once (:class:`~graphstk.exceptions.RunError` naming the folder and the
     process that holds it, its pid and host) instead of doing all the work again beside the first
     and racing on its results files. ``run.py --distributed`` takes the same lock on process 0 and
-    shares its decision with the other processes (:func:`graphstk.distributed.run.run_distributed`).
+    shares its decision with the other processes (:func:`graphstk.experiments.distributed_run.run_distributed`).
     The lock is an ``fcntl`` lock: it goes with the process, so a killed run never leaves a stale
     lock behind. Without ``fcntl`` (Windows) nothing is locked."""
-    from ..exceptions import RunError
-
-    try:
-        import fcntl
-    except ImportError:   # pragma: no cover - not POSIX
+    if fcntl is None:   # pragma: no cover - not POSIX
         yield
         return
     os.makedirs(out_dir, exist_ok=True)

@@ -12,9 +12,14 @@ import hashlib
 import os
 from dataclasses import dataclass
 
+import networkx as nx
 import torch
 
-from .params import fail
+from ..data.datasets import get_spec, known_datasets, load_dataset
+from ..data.generators import make_dcsbm
+from ..data.names import GRAPH_KEYS, vector_protocol_hint
+from ..distributed.store import partitioned_data, read_manifest
+from .params import fail, hint
 
 __all__ = ["DatasetEntry", "graph_dataset", "load_spec", "fingerprint", "split_fingerprint", "is_missing_error"]
 
@@ -37,10 +42,6 @@ class DatasetEntry:
 def _known_graph(name: str, *at) -> None:
     """Refuse (at the key path ``at``) a graph dataset name that no registration knows, naming the
     closest known names; checked when the config is read, before any run."""
-    from graphstk.data.datasets import get_spec, known_datasets
-    from graphstk.data.names import GRAPH_KEYS
-
-    from .params import hint
     try:
         get_spec(name)
     except ValueError:
@@ -61,8 +62,6 @@ def graph_dataset(d, base_dir: str | None, *at) -> DatasetEntry:
     if src is None:
         src = d.name
     if not src.endswith(".npz"):
-        from graphstk.data.names import vector_protocol_hint
-
         wrong = vector_protocol_hint(src)
         if wrong is not None:
             raise fail(wrong, *at)
@@ -79,7 +78,7 @@ def graph_dataset(d, base_dir: str | None, *at) -> DatasetEntry:
     return DatasetEntry(name=name if isinstance(d, str) else d.name or name, source=src)
 
 
-def _dcsbm_graph(spec: DatasetSpec):
+def _dcsbm_graph(spec: DatasetEntry):
     """A ``graph: {kind: dcsbm, ...}`` entry: generated whole (:func:`graphstk.data.make_dcsbm`), or,
     with ``partitioned: DIR`` inside a ``torch.distributed`` run, only its labels and that directory
     (:func:`graphstk.distributed.partitioned_data`): every process then loads its own part of the
@@ -90,8 +89,6 @@ def _dcsbm_graph(spec: DatasetSpec):
                                       ("exponent", "exponent")) if c in g})
     directory = g.get("partitioned")
     if directory is not None and torch.distributed.is_available() and torch.distributed.is_initialized():
-        from graphstk.distributed import partitioned_data, read_manifest
-
         man = read_manifest(directory)
         want = dcsbm_source(**kw)
         if man["source"] != want or man["num_nodes"] != kw["num_nodes"]:
@@ -100,8 +97,6 @@ def _dcsbm_graph(spec: DatasetSpec):
                              f"{torch.distributed.get_world_size()} --out {directory}")
         data = partitioned_data(directory)
     else:
-        from graphstk.data import make_dcsbm
-
         data = make_dcsbm(**kw)
     data.name = spec.name
     return data
@@ -117,8 +112,6 @@ def dcsbm_source(num_nodes: int, num_edges: int, seed: int = 0, num_classes: int
 
 
 def _networkx_graph(g: dict):
-    import networkx as nx
-
     if g["kind"] == "karate_club":
         return nx.karate_club_graph(), "club"
     sizes = g["sizes"]
@@ -158,8 +151,6 @@ def _default_split(data, train_per_class: int, val_per_class: int, seed: int = 0
 
 def load_spec(spec: DatasetEntry, root: str | None):
     """Load one dataset; raises :class:`graphstk.data.DatasetNotFoundError` when it is absent."""
-    from graphstk.data import load_dataset
-
     if spec.graph is not None and spec.graph["kind"] == "dcsbm":
         return _dcsbm_graph(spec)
     if spec.graph is not None:
@@ -173,11 +164,9 @@ def load_spec(spec: DatasetEntry, root: str | None):
 
 
 def is_missing_error(err: BaseException) -> bool:
-    try:
-        from graphstk.data import DatasetNotFoundError
-    except ImportError:  # pragma: no cover - data package not importable
-        return isinstance(err, FileNotFoundError)
-    return isinstance(err, (DatasetNotFoundError, FileNotFoundError))
+    """Whether ``err`` says a dataset is absent (:class:`graphstk.data.DatasetNotFoundError` is a
+    ``FileNotFoundError``)."""
+    return isinstance(err, FileNotFoundError)
 
 
 def _hash_tensors(*tensors) -> str:

@@ -1,60 +1,22 @@
-"""The kernels of one run: the factory that builds a graph method's kernel, and the cache that keeps them.
+"""The kernels of one run: the cache that keeps them, over the factory that builds them.
 
-A *kernel factory* is a callable ``factory(data, hidden, *, dtype, device, whole=False,
-normalization="symmetric")`` returning a square :class:`~graphstk.operators.KernelOperator` over
-every node of ``data`` (a PyG graph), with the nodes of the boolean mask ``hidden`` hidden from the
-fit (the inductive setting: degrees over the visible nodes, Eq. 23). ``whole=True`` asks for a
-kernel that every process holds whole, for a method that does not distribute (top-``d`` kernel
-PCA); a single-process factory ignores it. ``normalization`` names the graph kernel
-(:class:`~graphstk.operators.GraphKernel`: Eq. 23's ``"symmetric"`` or the positive semidefinite
-``"lazy"``).
-
-* :class:`GraphKernelFactory` (the default) builds a :class:`~graphstk.operators.GraphKernel`;
-* :class:`graphstk.distributed.PartitionedKernelFactory` builds the row-partitioned kernel of a
-  ``torch.distributed`` run (what ``run.py CONFIG --distributed`` passes).
-
-A factory reaches the methods as an argument: ``run_experiment(cfg, out, kernel_factory=...)``
-wraps it in one :class:`KernelCache` for the run, which the protocols hand to every method in
+A kernel factory (:mod:`graphstk.operators.factory`: :class:`GraphKernelFactory` by default,
+:class:`graphstk.distributed.PartitionedKernelFactory` under ``run.py CONFIG --distributed``) reaches
+the methods as an argument: ``run_experiment(cfg, out, kernel_factory=...)`` wraps it in one
+:class:`KernelCache` for the run, which the protocols hand to every method in
 :attr:`graphstk.experiments.registry.MethodInput.kernels`. The cache belongs to that run and ends with
 it; two runs never share kernels.
 """
 from __future__ import annotations
 
 import hashlib
-from typing import Callable
 
 import torch
 
+from ..operators.factory import GraphKernelFactory, KernelFactory
+from ..spectral.eigen import EigenCache
+
 __all__ = ["GraphKernelFactory", "KernelCache", "KernelFactory"]
-
-#: ``factory(data, hidden, *, dtype, device, whole=False) -> KernelOperator``
-KernelFactory = Callable[..., object]
-
-
-class GraphKernelFactory:
-    """The single-process kernel factory: the :class:`~graphstk.operators.GraphKernel` of Eq. 23, or its lazy form.
-
-    ``factory(data, hidden, *, dtype, device, whole=False, normalization="symmetric")``: the kernel
-    over ``data.num_nodes`` nodes from ``data.edge_index`` (and ``data.edge_weight`` when present),
-    with the nodes of the BoolTensor ``hidden`` ``[num_nodes]`` hidden (``None`` or all False:
-    transductive), in ``dtype`` on ``device``, normalised as ``normalization`` says. ``whole`` is
-    accepted and ignored (one process holds everything).
-    """
-
-    def __call__(self, data, hidden: torch.Tensor | None, *, dtype: torch.dtype = torch.float64, device=None,
-                 whole: bool = False, normalization: str = "symmetric"):
-        from graphstk.operators import GraphKernel
-
-        device = torch.device(device) if device is not None else torch.device("cpu")
-        hide = None if hidden is None or not bool(hidden.any()) else hidden.to(device)
-        weight = getattr(data, "edge_weight", None)
-        return GraphKernel(data.edge_index.to(device), int(data.num_nodes), hidden=hide,
-                           edge_weight=None if weight is None else weight.to(device), dtype=dtype, device=device,
-                           normalization=normalization)
-
-    def __repr__(self) -> str:
-        return "GraphKernelFactory()"
-
 
 class KernelCache:
     """The last ``size`` kernels a run built, so the stages of one split share them.
@@ -92,8 +54,6 @@ class KernelCache:
             raise ValueError(f"size must be >= 1, got {size!r}")
         self.factory = factory if factory is not None else GraphKernelFactory()
         self.size = int(size)
-        from graphstk.spectral.eigen import EigenCache
-
         self._entries: list[tuple[object, tuple, object]] = []   # (graph, key, kernel), oldest first
         self.eigen = EigenCache()
         self.built = 0

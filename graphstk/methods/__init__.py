@@ -27,23 +27,18 @@ array([0, 0, 0])
 >>> lp.class_scores().shape                                            # every node
 torch.Size([34, 2])
 """
-from ..exceptions import ClassesWithoutLabelsWarning, NonFiniteScoresWarning, UnreachableNodesWarning
-from .estimators import STKR, LabelPropagation
-from .grid import predict_labels, unreachable
-from .validated import STKRCV
-from .kernel_ridge import KernelRidge, RandomFeatureRidge, kernel_ridge_solve
-from .coupled_embedding import CoupledKernelEmbedding, coupled_kernel_embedding
-from .separating import ParzenWindow, SpectralSupportEstimator, gaussian_one_class_svm
-from .sskpca import LRKPCA, LSKPCA, MVKPCA, KernelPCAClassifier   # semi-supervised KPCA (Walder et al.)
-from .fredholm import (FredholmKernel, FredholmRLSC, FredholmSVM, RandomFeatureFredholm, fredholm_gram,
-                       fredholm_random_features)
-from .laprls import LapRLSC
-from .feature_stkr import FeatureSTKR   # graph x feature kernels, closed form
+from .. import _lazy_exports
 
-__all__ = ["STKR", "STKRCV", "LabelPropagation", "UnreachableNodesWarning", "NonFiniteScoresWarning",
-           "predict_labels", "unreachable", "KernelRidge", "RandomFeatureRidge", "kernel_ridge_solve",
-           "CoupledKernelEmbedding", "coupled_kernel_embedding", "ClassesWithoutLabelsWarning",
-           "SpectralSupportEstimator", "ParzenWindow", "gaussian_one_class_svm",
-           "LRKPCA", "LSKPCA", "MVKPCA", "KernelPCAClassifier",
-           "FredholmKernel", "FredholmRLSC", "FredholmSVM", "RandomFeatureFredholm", "fredholm_gram",
-           "fredholm_random_features", "LapRLSC", "FeatureSTKR"]
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, {
+    ".estimators": "STKR LabelPropagation",
+    ".validated": "STKRCV",
+    ".grid": "predict_labels unreachable",
+    ".kernel_ridge": "KernelRidge RandomFeatureRidge kernel_ridge_solve",
+    ".coupled_embedding": "CoupledKernelEmbedding coupled_kernel_embedding",
+    "..exceptions": "ClassesWithoutLabelsWarning NonFiniteScoresWarning UnreachableNodesWarning",
+    ".separating": "SpectralSupportEstimator ParzenWindow gaussian_one_class_svm",
+    ".sskpca": "LRKPCA LSKPCA MVKPCA KernelPCAClassifier",   # semi-supervised KPCA (Walder et al.)
+    ".fredholm": "FredholmKernel FredholmRLSC FredholmSVM RandomFeatureFredholm fredholm_gram fredholm_random_features",
+    ".laprls": "LapRLSC",
+    ".feature_stkr": "FeatureSTKR",   # graph x feature kernels, closed form
+})

@@ -4,9 +4,9 @@
 Every module takes ``forward(y, edge_index_or_adj, mask, edge_weight=None)`` with the adjacency
 in any of PyG's forms (:func:`graphstk.operators.graph.read_adjacency`); see ``docs/nn.md``.
 """
-from ._common import DivergenceWarning
-from .correct_and_smooth import CorrectAndSmooth
-from .label_prop import LabelPropagation
-from .stkr_prop import STKRPropagation
+from .. import _lazy_exports
 
-__all__ = ["LabelPropagation", "CorrectAndSmooth", "STKRPropagation", "DivergenceWarning"]
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, {
+    ".label_prop": "LabelPropagation", ".correct_and_smooth": "CorrectAndSmooth", ".stkr_prop": "STKRPropagation",
+    "._common": "DivergenceWarning",
+})

@@ -25,24 +25,16 @@ True
 tensor([[0.],
         [1.]])
 """
-from .base import DenseOperator, KernelOperator, SparseOperator, as_index
-from .graph import (
-    EdgeListWarning, GraphKernel, NormalizedGraphKernel, check_edge_index, clean_edge_list, normalized_adjacency, random_walk_kernel,
-)
-from .kernels import Kernel, kernel_function, pairwise_distances
-from .feature import FeatureKernelOperator, gram
-from .knn import cosine_neighbors, knn_graph
-from .bandwidth import kth_neighbor_distance_median, median_distance, median_sigma, median_width
-from .diffusion import (
-    MixtureKernelOperator, SpectralKernelOperator, diffusion_kernel, gaussian_knn_graph, laplacian_eigenpairs,
-)
+from .. import _lazy_exports
 
-__all__ = [
-    "KernelOperator", "DenseOperator", "SparseOperator", "as_index",
-    "GraphKernel", "NormalizedGraphKernel", "EdgeListWarning", "check_edge_index", "clean_edge_list", "normalized_adjacency",
-    "random_walk_kernel",
-    "FeatureKernelOperator", "Kernel", "gram", "kernel_function", "knn_graph", "cosine_neighbors", "pairwise_distances",
-    "median_width", "median_sigma", "kth_neighbor_distance_median", "median_distance",
-    "MixtureKernelOperator", "SpectralKernelOperator", "diffusion_kernel", "gaussian_knn_graph",
-    "laplacian_eigenpairs",
-]
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, {
+    ".base": "KernelOperator DenseOperator SparseOperator as_index",
+    ".graph": "GraphKernel NormalizedGraphKernel EdgeListWarning check_edge_index clean_edge_list normalized_adjacency "
+              "random_walk_kernel",
+    ".feature": "FeatureKernelOperator gram",
+    ".kernels": "Kernel kernel_function pairwise_distances",
+    ".knn": "knn_graph cosine_neighbors",
+    ".bandwidth": "median_width median_sigma kth_neighbor_distance_median median_distance",
+    ".diffusion": "MixtureKernelOperator SpectralKernelOperator gaussian_knn_graph",
+    ".factory": "GraphKernelFactory",
+})

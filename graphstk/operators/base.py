@@ -38,6 +38,7 @@ from __future__ import annotations
 import abc
 import math
 import warnings
+from typing import Callable
 
 import torch
 from torch import Tensor
@@ -89,10 +90,7 @@ class KernelOperator(abc.ABC):
         n_rows, n_cols = self.shape
         out = torch.empty(n_rows, n_cols, dtype=self.dtype, device=self.device)
         for j in range(0, n_cols, UNIT_BLOCK):
-            w = min(UNIT_BLOCK, n_cols - j)
-            e = torch.zeros(n_cols, w, dtype=self.dtype, device=self.device)
-            e[torch.arange(j, j + w, device=self.device), torch.arange(w, device=self.device)] = 1
-            out[:, j:j + w] = self._matmul(e)
+            out[:, j:j + UNIT_BLOCK] = self._matmul(unit_columns(self, range(j, min(j + UNIT_BLOCK, n_cols))))
         return out
 
     def diagonal(self) -> Tensor:
@@ -101,10 +99,7 @@ class KernelOperator(abc.ABC):
         out = torch.empty(n, dtype=self.dtype, device=self.device)
         for j in range(0, n, UNIT_BLOCK):
             w = min(UNIT_BLOCK, n - j)
-            idx = torch.arange(j, j + w, device=self.device)
-            e = torch.zeros(self.shape[1], w, dtype=self.dtype, device=self.device)
-            e[idx, torch.arange(w, device=self.device)] = 1
-            out[j:j + w] = self._matmul(e)[idx, torch.arange(w, device=self.device)]
+            out[j:j + w] = self._matmul(unit_columns(self, range(j, j + w))).diagonal(-j)
         return out
 
     def block(self, rows: IndexLike = None, cols: IndexLike = None) -> "KernelOperator":
@@ -180,6 +175,14 @@ class KernelOperator(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(shape={tuple(self.shape)}, dtype={self.dtype}, device={self.device})"
+
+
+def unit_columns(op: KernelOperator, ids) -> Tensor:
+    """The columns ``ids`` of the identity matching ``op``'s inputs: ``[n_cols, len(ids)]``, its dtype and device."""
+    ids = torch.as_tensor(ids, dtype=torch.long, device=op.device)
+    e = torch.zeros(op.shape[1], ids.numel(), dtype=op.dtype, device=op.device)
+    e[ids, torch.arange(ids.numel(), device=op.device)] = 1
+    return e
 
 
 def _symmetrised(a: Tensor) -> Tensor:
@@ -537,3 +540,38 @@ def position_map(idx: Tensor, size: int) -> Tensor:
 def is_injective(idx: Tensor) -> bool:
     """``True`` when the ids ``idx`` are all different."""
     return idx.numel() == torch.unique(idx).numel()
+
+
+def horner(coeffs, matmul: Callable[[Tensor], Tensor], x: Tensor, shift: int = 0, h0: Tensor | None = None) -> Tensor:
+    """``sum_p coeffs[p] M^(p + shift) x`` by Horner's rule, for any linear map ``M`` given as ``matmul``.
+
+    The one polynomial-in-an-operator evaluation of the package: Algorithms 1 and 3 (``s(S) E alpha``),
+    Algorithm 2's ``Q = sum_p xi_p S^p``, graph filters, the ``graphstk.nn`` modules (where ``coeffs``
+    may be a tensor that requires grad and ``matmul`` a differentiable product), and the transforms'
+    own values on eigenvalues (``matmul = lambda v: v * lam``).
+
+    Parameters
+    ----------
+    coeffs : sequence of float or 1-D Tensor
+        ``coeffs[p]`` multiplies ``M^(p + shift)``; at least one.
+    matmul : callable ``x -> M x``
+    x : Tensor
+    shift : int, default 0
+        Extra factors of ``M`` applied last.
+    h0 : Tensor, optional
+        A partial sum to continue from, standing for the higher coefficients (every entry of
+        ``coeffs`` is then added, ``coeffs[-1]`` first); default ``coeffs[-1] * x``.
+
+    Returns
+    -------
+    Tensor shaped like ``x``, after ``len(coeffs) - 1 + shift`` products with ``M``.
+    """
+    if h0 is None:
+        h, top = coeffs[-1] * x, len(coeffs) - 2
+    else:
+        h, top = h0, len(coeffs) - 1
+    for p in range(top, -1, -1):
+        h = matmul(h) + coeffs[p] * x
+    for _ in range(shift):
+        h = matmul(h)
+    return h

@@ -34,8 +34,7 @@ from typing import Sequence
 import torch
 from torch import Tensor
 
-from ..spectral.transforms import horner
-from .base import DenseOperator, KernelOperator, SparseOperator, as_index
+from .base import DenseOperator, KernelOperator, SparseOperator, as_index, horner, unit_columns
 from .feature import FeatureKernelOperator, Kernel, kernel_function
 from .graph import GraphKernel
 
@@ -59,11 +58,6 @@ def lazy_coefficients(depth: int, a: float = 0.5) -> tuple[float, ...]:
         raise ValueError(f"a must lie in (0, 1], got {a!r} (a = 1 gives s(l) = l^K)")
     K, a = int(depth), float(a)
     return tuple(math.comb(K, p) * a ** p * (1.0 - a) ** (K - p) for p in range(K + 1))
-
-
-def _horner(S: KernelOperator, coeffs: Sequence[float], x: Tensor) -> Tensor:
-    """``sum_p coeffs[p] S^p x`` (:func:`graphstk.spectral.transforms.horner`)."""
-    return horner(coeffs, S.matmul, x)
 
 
 def extended_adjacency(graph: GraphKernel) -> SparseOperator:
@@ -122,7 +116,7 @@ class GraphFilter(KernelOperator):
     device = property(lambda self: self.S_hat.device)
 
     def _matmul(self, x: Tensor) -> Tensor:
-        return _horner(self.S_hat, self.coeffs, x.to(self.dtype))
+        return horner(self.coeffs, self.S_hat.matmul, x.to(self.dtype))
 
     def block(self, rows=None, cols=None) -> DenseOperator:
         return _dense_block(self, rows, cols)
@@ -140,11 +134,8 @@ class GraphFilter(KernelOperator):
 
 def _dense_block(op: KernelOperator, rows, cols) -> DenseOperator:
     """``op[rows][:, cols]`` from products with the selected unit columns (``len(cols)`` columns)."""
-    c = as_index(cols, op.shape[1], op.device)
-    r = as_index(rows, op.shape[0], op.device)
-    E = torch.zeros(op.shape[1], c.numel(), dtype=op.dtype, device=op.device)
-    E[c, torch.arange(c.numel(), device=op.device)] = 1.0
-    return DenseOperator((op @ E).index_select(0, r))
+    E = unit_columns(op, as_index(cols, op.shape[1], op.device))
+    return DenseOperator((op @ E).index_select(0, as_index(rows, op.shape[0], op.device)))
 
 
 def unit_rows(Z: Tensor) -> Tensor:

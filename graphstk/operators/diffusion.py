@@ -7,12 +7,9 @@
   eigenpairs; it implements the :class:`~graphstk.operators.KernelOperator` interface and
   hands its eigenpairs to methods that need a decomposition anyway (semi-supervised KPCA),
   so no second eigendecomposition is done.
-* :func:`diffusion_kernel`: ``exp(-tau L)`` with ``L = I - D^{-1/2} W D^{-1/2}`` (Sec. 7.2;
-  ``L = diag(S e) - S`` there is the same matrix on a graph without isolated nodes). One
-  eigendecomposition of ``L`` serves every ``tau`` (:func:`laplacian_eigenpairs`, then
-  :meth:`SpectralKernelOperator.from_laplacian`). Small graphs use a dense ``eigh``; large
-  ones the top-``rank`` eigenpairs of ``S`` by Lanczos (:func:`graphstk.spectral.top_eigenpairs`),
-  which are the leading eigenpairs of ``exp(-tau L)`` for every ``tau > 0``.
+* :meth:`SpectralKernelOperator.from_laplacian`: ``exp(-tau L)`` from eigenpairs of the graph
+  Laplacian; :func:`graphstk.spectral.diffusion_kernel` builds it from a graph (the eigensolver
+  is the spectral layer's).
 * :class:`MixtureKernelOperator`: ``sum_k w_k K_k``, e.g. the convex combination
   ``w K_gamma + (1 - w) exp(-tau L)`` of Sec. 7.2.
 """
@@ -24,10 +21,8 @@ from torch import Tensor
 
 from .base import DenseOperator, KernelOperator, as_index
 from .feature import as_features, check_positive, knn_graph
-from .graph import check_edge_index, normalized_adjacency
 
-__all__ = ["gaussian_knn_graph", "laplacian_eigenpairs", "SpectralKernelOperator", "diffusion_kernel",
-           "MixtureKernelOperator"]
+__all__ = ["gaussian_knn_graph", "SpectralKernelOperator", "MixtureKernelOperator"]
 
 
 def gaussian_knn_graph(X, k: int, metric: str = "euclidean") -> tuple[Tensor, Tensor]:
@@ -54,36 +49,6 @@ def gaussian_knn_graph(X, k: int, metric: str = "euclidean") -> tuple[Tensor, Te
     return ei, torch.exp(-d2 / h)
 
 
-def laplacian_eigenpairs(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None,
-                         rank: int | None = None, dense_max: int = 4000, seed: int = 0) -> tuple[Tensor, Tensor]:
-    """Eigenpairs ``(mu [r], U [N, r])`` of ``L = I - D^{-1/2} W D^{-1/2}``, smallest ``mu`` first.
-
-    ``rank=None`` (or ``N <= dense_max`` with ``rank >= N``) gives all ``N`` pairs by a dense
-    ``eigh``; otherwise the ``rank`` smallest eigenvalues of ``L`` (= largest of ``S``) by
-    :func:`graphstk.spectral.top_eigenpairs`, component by component. Isolated nodes have
-    ``S_ii = 0``, hence ``mu = 1`` for their unit vector.
-
-    ``edge_index [2, E]``, ``num_nodes`` and optional ``edge_weight [E]`` give the graph;
-    ``dense_max`` is the largest graph decomposed densely; ``seed`` seeds the Lanczos start.
-    """
-    check_edge_index(edge_index, num_nodes, edge_weight)
-    S = normalized_adjacency(edge_index, num_nodes, edge_weight)
-    n = int(num_nodes)
-    if rank is not None and (int(rank) != rank or int(rank) < 1):
-        raise ValueError(f"rank must be a positive integer or None, got {rank!r}")
-    if rank is None and n > dense_max:
-        raise ValueError(f"a dense eigendecomposition of a {n}-node graph is too large; pass rank=r "
-                         f"(the top-r eigenpairs by Lanczos, e.g. rank=500)")
-    if rank is None or n <= dense_max:
-        A = S.to_dense().numpy()
-        mu, U = np.linalg.eigh(np.eye(n) - (A + A.T) / 2)
-        r = n if rank is None else min(int(rank), n)
-        return torch.as_tensor(mu[:r]), torch.as_tensor(U[:, :r])
-    from ..spectral.eigen import top_eigenpairs  # local import: spectral depends on operators
-    vals, vecs = top_eigenpairs(S, min(int(rank), n), seed=seed, upper_bound=1.0)
-    return 1.0 - vals, vecs
-
-
 class SpectralKernelOperator(KernelOperator):
     """``K = U diag(values) U^T`` (``U`` with orthonormal columns, ``[N, r]``; ``values [r]``).
 
@@ -102,7 +67,7 @@ class SpectralKernelOperator(KernelOperator):
 
     @classmethod
     def from_laplacian(cls, mu: Tensor, U: Tensor, tau: float) -> "SpectralKernelOperator":
-        """``exp(-tau L)`` from eigenpairs ``(mu, U)`` of ``L`` (:func:`laplacian_eigenpairs`)."""
+        """``exp(-tau L)`` from eigenpairs ``(mu, U)`` of ``L`` (:func:`graphstk.spectral.laplacian_eigenpairs`)."""
         tau = check_positive("tau", tau)
         return cls(U, torch.exp(-tau * torch.as_tensor(mu, dtype=torch.float64)))
 
@@ -140,20 +105,6 @@ class SpectralKernelOperator(KernelOperator):
 
     def __repr__(self) -> str:
         return f"SpectralKernelOperator(shape={self.shape}, rank={self.values.numel()})"
-
-
-def diffusion_kernel(edge_index: Tensor, num_nodes: int, tau: float, edge_weight: Tensor | None = None,
-                     rank: int | None = None) -> SpectralKernelOperator:
-    """The graph diffusion kernel ``exp(-tau L)``, ``L = I - D^{-1/2} W D^{-1/2}`` (Walder et al. Sec. 7.2).
-
-    Parameters: ``edge_index``/``edge_weight`` (PyG convention, symmetric), ``num_nodes``,
-    ``tau > 0`` (diffusion time), ``rank`` (``None``: exact, dense; ``r``: the best rank-``r``
-    approximation from the ``r`` smallest eigenvalues of ``L``, for large graphs).
-    To sweep ``tau``, compute :func:`laplacian_eigenpairs` once and call
-    :meth:`SpectralKernelOperator.from_laplacian` per ``tau``.
-    """
-    mu, U = laplacian_eigenpairs(edge_index, num_nodes, edge_weight, rank=rank)
-    return SpectralKernelOperator.from_laplacian(mu, U, tau)
 
 
 class MixtureKernelOperator(KernelOperator):

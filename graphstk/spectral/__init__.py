@@ -31,13 +31,13 @@ tensor([0.2500, 1.0000], dtype=torch.float64)
 >>> torch.allclose(A @ res.x, torch.ones(2, 1, dtype=torch.float64))
 True
 """
-from .eigen import EigenCache, eigen_route, operator_fingerprint, power_iteration, spectral_radius, top_eigenpairs
-from .subspace import SubspaceResult, subspace_top_eigenpairs
-from .solvers import ConvergenceError, ConvergenceWarning, SolveResult, cg, gmres, richardson
-from .filters import GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter
-from .transforms import InverseLaplacian, LabelPropagationFilter, Polynomial, ReciprocalPolynomial, TopD, Transform
+from .. import _lazy_exports
 
-__all__ = ["Transform", "SGCFilter", "S2GCFilter", "HeatKernelFilter", "GGCMFilter", "Polynomial", "ReciprocalPolynomial", "InverseLaplacian", "TopD", "LabelPropagationFilter",
-           "richardson", "cg", "gmres", "SolveResult", "ConvergenceWarning", "ConvergenceError",
-           "power_iteration", "spectral_radius", "top_eigenpairs", "EigenCache", "eigen_route", "operator_fingerprint",
-           "subspace_top_eigenpairs", "SubspaceResult"]
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, {
+    ".transforms": "Transform Polynomial ReciprocalPolynomial InverseLaplacian TopD LabelPropagationFilter",
+    ".filters": "SGCFilter S2GCFilter HeatKernelFilter GGCMFilter",
+    ".solvers": "richardson cg gmres SolveResult ConvergenceWarning ConvergenceError",
+    ".eigen": "power_iteration spectral_radius top_eigenpairs EigenCache eigen_route operator_fingerprint "
+              "laplacian_eigenpairs diffusion_kernel",
+    ".subspace": "subspace_top_eigenpairs SubspaceResult",
+})

@@ -16,9 +16,13 @@ the component that maps the unwanted part of the spectrum into ``[-1, 1]``, then
 Rayleigh-Ritz step with the component itself. Same eigenpairs as a plain ``eigsh`` to its
 tolerance (tested), with one solve for all ``k`` instead of a doubling sequence of plain
 ``eigsh`` runs (timings: ``docs/benchmarks.md``).
+
+:func:`laplacian_eigenpairs` and :func:`diffusion_kernel` (Walder et al., Sec. 7.2) build the graph
+diffusion kernel ``exp(-tau L)`` from them.
 """
 from __future__ import annotations
 
+import hashlib
 import warnings
 
 import numpy as np
@@ -32,6 +36,9 @@ from torch import Tensor
 
 from ..memory import check_allocation, memory_limit
 from ..operators.base import KernelOperator, SparseOperator
+from ..operators.diffusion import SpectralKernelOperator
+from ..operators.graph import check_edge_index, normalized_adjacency
+from .subspace import subspace_top_eigenpairs
 
 
 def power_iteration(op: KernelOperator, num_iter: int = 50, seed: int = 0, shift: float | None = None) -> float:
@@ -262,8 +269,6 @@ def _block_top(op: SparseOperator, nodes: np.ndarray, k: int, start: Tensor | No
                record: list | None) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` top eigenpairs of the component ``nodes`` of ``op`` by the torch block method on the
     operator's device (float64), warm-started from ``start[nodes]`` when given."""
-    from .subspace import subspace_top_eigenpairs
-
     idx = torch.as_tensor(nodes, device=op.device)
     blk = op.block(idx, idx).to(dtype=torch.float64)
     radius = spectral_radius(blk)
@@ -355,10 +360,8 @@ def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator |
     minus a margin. The result is accepted only if every one of the ``k`` Rayleigh quotients
     exceeds ``cut`` with residual ``||A u - mu u|| <= 1e3 tol`` (then no eigenvalue above
     ``mu_k`` can be missing, see the argument above); otherwise ``cut`` moves down (its distance
-    from ``top``, a short Lanczos estimate of ``lambda_1``, doubles), ``lo`` too, and it runs again; after ``MAX_FILTER_TRIES`` tries it falls back to a plain ``eigsh``.
-    (Halving ``[lo, cut]`` instead turned one cut placed just too high, on DBLP's giant component
-    where the top eigenvalues cluster near 1, into a filter that separated nothing: 49 s for
-    ``k = 64`` instead of about 1 s.)
+    from ``top`` doubles), ``lo`` too, and it runs again; after ``MAX_FILTER_TRIES`` tries it falls
+    back to a plain ``eigsh``.
     Returns ``(values [k] descending, vectors [n, k])``.
     """
     rng = np.random.default_rng(0) if rng is None else rng
@@ -383,11 +386,7 @@ def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator |
     LAST_SOLVE.clear()
     LAST_SOLVE.update(n=n, k=k, tries=0, fallback=False, matvecs=0, products=0)
 
-    def lower(cut, lo):
-        """The next (cut, lo) after a try that did not certify ``k`` eigenvalues above ``cut``: double
-        the distance of ``cut`` from ``top`` (at least ``step``), never below the midpoint of
-        ``[lo, cut]``. The usual miss is a cut placed just too high where the top eigenvalues
-        cluster; it then costs one more try with a still sharp filter."""
+    def lower(cut, lo):   # after a miss: double cut's distance from top, never below the middle of [lo, cut]
         dist = max(top - cut, step)
         return max(top - 2.0 * dist, cut - 0.5 * (cut - lo)), max(-radius, lo - 0.05 * radius)
 
@@ -427,6 +426,52 @@ def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator |
 
 
 # ---------------------------------------------------------------------------
+# The graph Laplacian's eigenpairs and the diffusion kernel (Walder et al., Sec. 7.2)
+# ---------------------------------------------------------------------------
+def laplacian_eigenpairs(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None,
+                         rank: int | None = None, dense_max: int = 4000, seed: int = 0) -> tuple[Tensor, Tensor]:
+    """Eigenpairs ``(mu [r], U [N, r])`` of ``L = I - D^{-1/2} W D^{-1/2}``, smallest ``mu`` first.
+
+    ``rank=None`` (or ``N <= dense_max`` with ``rank >= N``) gives all ``N`` pairs by a dense
+    ``eigh``; otherwise the ``rank`` smallest eigenvalues of ``L`` (= largest of ``S``) by
+    :func:`graphstk.spectral.top_eigenpairs`, component by component. Isolated nodes have
+    ``S_ii = 0``, hence ``mu = 1`` for their unit vector.
+
+    ``edge_index [2, E]``, ``num_nodes`` and optional ``edge_weight [E]`` give the graph;
+    ``dense_max`` is the largest graph decomposed densely; ``seed`` seeds the Lanczos start.
+    """
+    check_edge_index(edge_index, num_nodes, edge_weight)
+    S = normalized_adjacency(edge_index, num_nodes, edge_weight)
+    n = int(num_nodes)
+    if rank is not None and (int(rank) != rank or int(rank) < 1):
+        raise ValueError(f"rank must be a positive integer or None, got {rank!r}")
+    if rank is None and n > dense_max:
+        raise ValueError(f"a dense eigendecomposition of a {n}-node graph is too large; pass rank=r "
+                         f"(the top-r eigenpairs by Lanczos, e.g. rank=500)")
+    if rank is None or n <= dense_max:
+        A = S.to_dense().numpy()
+        mu, U = np.linalg.eigh(np.eye(n) - (A + A.T) / 2)
+        r = n if rank is None else min(int(rank), n)
+        return torch.as_tensor(mu[:r]), torch.as_tensor(U[:, :r])
+    vals, vecs = top_eigenpairs(S, min(int(rank), n), seed=seed, upper_bound=1.0)
+    return 1.0 - vals, vecs
+
+
+def diffusion_kernel(edge_index: Tensor, num_nodes: int, tau: float, edge_weight: Tensor | None = None,
+                     rank: int | None = None) -> SpectralKernelOperator:
+    """The graph diffusion kernel ``exp(-tau L)``, ``L = I - D^{-1/2} W D^{-1/2}`` (Walder et al. Sec. 7.2).
+
+    Parameters: ``edge_index``/``edge_weight`` (PyG convention, symmetric), ``num_nodes``,
+    ``tau > 0`` (diffusion time), ``rank`` (``None``: exact, dense; ``r``: the best rank-``r``
+    approximation from the ``r`` smallest eigenvalues of ``L``, for large graphs).
+    To sweep ``tau``, compute :func:`laplacian_eigenpairs` once and call
+    :meth:`~graphstk.operators.SpectralKernelOperator.from_laplacian` per ``tau``.
+    """
+    mu, U = laplacian_eigenpairs(edge_index, num_nodes, edge_weight, rank=rank)
+    return SpectralKernelOperator.from_laplacian(mu, U, tau)
+
+
+# ---------------------------------------------------------------------------
 # Eigenpairs computed once per operator
 # ---------------------------------------------------------------------------
 def operator_fingerprint(op: KernelOperator) -> str:
@@ -435,8 +480,6 @@ def operator_fingerprint(op: KernelOperator) -> str:
     operators with the same fingerprint have the same eigenpairs: the graph, the hidden nodes and the
     normalisation are all in the entries. The arrays are read on the host (one copy from an
     accelerator)."""
-    import hashlib
-
     h = hashlib.sha256(f"{type(op).__name__}|{tuple(op.shape)}|{op.dtype}|{op.device}".encode())
     if isinstance(op, SparseOperator):
         csr = op.csr

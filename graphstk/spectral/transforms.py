@@ -17,6 +17,8 @@ from typing import Callable, ClassVar, Sequence
 import torch
 from torch import Tensor
 
+from ..operators.base import horner
+
 __all__ = ["horner", "Transform", "Polynomial", "ReciprocalPolynomial", "InverseLaplacian", "TopD",
            "LabelPropagationFilter", "SPECTRUM_POINTS", "spectrum_points"]
 
@@ -28,41 +30,6 @@ def spectrum_points(lo: float, hi: float, dtype: torch.dtype = torch.float64, de
     """``SPECTRUM_POINTS`` evenly spaced points of ``[lo, hi]``, both ends included: a 1-D tensor of the
     given ``dtype`` (default float64) on ``device`` (default the CPU)."""
     return torch.linspace(lo, hi, SPECTRUM_POINTS, dtype=dtype, device=device)
-
-
-def horner(coeffs, matmul: Callable[[Tensor], Tensor], x: Tensor, shift: int = 0, h0: Tensor | None = None) -> Tensor:
-    """``sum_p coeffs[p] M^(p + shift) x`` by Horner's rule, for any linear map ``M`` given as ``matmul``.
-
-    The one polynomial-in-an-operator evaluation of the package: Algorithms 1 and 3 (``s(S) E alpha``),
-    Algorithm 2's ``Q = sum_p xi_p S^p``, graph filters, the ``graphstk.nn`` modules (where ``coeffs``
-    may be a tensor that requires grad and ``matmul`` a differentiable product), and the transforms'
-    own values on eigenvalues (``matmul = lambda v: v * lam``).
-
-    Parameters
-    ----------
-    coeffs : sequence of float or 1-D Tensor
-        ``coeffs[p]`` multiplies ``M^(p + shift)``; at least one.
-    matmul : callable ``x -> M x``
-    x : Tensor
-    shift : int, default 0
-        Extra factors of ``M`` applied last.
-    h0 : Tensor, optional
-        A partial sum to continue from, standing for the higher coefficients (every entry of
-        ``coeffs`` is then added, ``coeffs[-1]`` first); default ``coeffs[-1] * x``.
-
-    Returns
-    -------
-    Tensor shaped like ``x``, after ``len(coeffs) - 1 + shift`` products with ``M``.
-    """
-    if h0 is None:
-        h, top = coeffs[-1] * x, len(coeffs) - 2
-    else:
-        h, top = h0, len(coeffs) - 1
-    for p in range(top, -1, -1):
-        h = matmul(h) + coeffs[p] * x
-    for _ in range(shift):
-        h = matmul(h)
-    return h
 
 
 class Transform:

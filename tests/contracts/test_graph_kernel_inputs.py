@@ -10,7 +10,8 @@ import torch
 from sklearn.metrics import roc_auc_score
 
 from graphstk.methods import LSKPCA, MVKPCA, SpectralSupportEstimator
-from graphstk.operators import GraphKernel, diffusion_kernel
+from graphstk.operators import GraphKernel
+from graphstk.spectral import diffusion_kernel
 
 
 def _two_communities(n=80, p_in=0.2, p_out=0.01, seed=0):

@@ -807,7 +807,8 @@ def _():
       r"K\(x, x\) <= 0 for 12 training nodes .*use a kernel with a positive diagonal \(e\.g\. kernel='abel', or a "
       r"diffusion/regularised graph kernel instead of the adjacency\)")
 def _():
-    from graphstk.operators import GraphKernel, diffusion_kernel
+    from graphstk.operators import GraphKernel
+    from graphstk.spectral import diffusion_kernel
 
     def fix(env, msg):
         M.SpectralSupportEstimator(kernel=diffusion_kernel(EDGES, N, 1.0)).fit(torch.arange(N)).score_samples(TRAIN)
@@ -1040,11 +1041,11 @@ def _():
     return (lambda env: median_width(X, k=30), lambda env, msg: median_width(X, k=quoted(msg, "pass k <=")))
 
 
-@case("laplacian_dense_too_large", "diffusion.py:laplacian_eigenpairs:pass rank=r", ValueError,
+@case("laplacian_dense_too_large", "eigen.py:laplacian_eigenpairs:pass rank=r", ValueError,
       r"a dense eigendecomposition of a 12-node graph is too large; pass rank=r \(the top-r eigenpairs by Lanczos, "
       r"e\.g\. rank=500\)")
 def _():
-    from graphstk.operators.diffusion import laplacian_eigenpairs
+    from graphstk.spectral.eigen import laplacian_eigenpairs
     return (lambda env: laplacian_eigenpairs(EDGES, N, dense_max=4),
             lambda env, msg: laplacian_eigenpairs(EDGES, N, dense_max=4, rank=4))
 
@@ -1605,7 +1606,8 @@ def _():
       r"give one weight per operator \(and at least one operator\)")
 def _():
     from graphstk.operators import GraphKernel
-    from graphstk.operators.diffusion import MixtureKernelOperator, diffusion_kernel
+    from graphstk.operators.diffusion import MixtureKernelOperator
+    from graphstk.spectral import diffusion_kernel
     ops = [diffusion_kernel(EDGES, N, 1.0), diffusion_kernel(EDGES, N, 2.0)]
     return (lambda env: MixtureKernelOperator(ops, [1.0]),
             lambda env, msg: MixtureKernelOperator(ops, [0.5, 0.5]).to_dense())

@@ -21,7 +21,7 @@ def main(job_path: str, out: str) -> None:
     torch.set_num_threads(1)
     job = torch.load(job_path)
     if job.get("config") is not None:          # the command line's path: run.py CONFIG --distributed
-        from graphstk.distributed.run import run_distributed
+        from graphstk.experiments.distributed_run import run_distributed
         from graphstk.experiments.config import parse_config
 
         run_distributed(parse_config(job["config"]), os.path.join(out, "run"), progress=False, threads=1,

@@ -16,10 +16,8 @@ from graphstk.methods.sskpca import (
     DECOMPOSITIONS, LRKPCA, LSKPCA, MVKPCA, KernelPCAClassifier, fit_linear_head, kernel_basis, ls_kpca_path,
     lr_kpca, secular_solve,
 )
-from graphstk.operators import (
-    DenseOperator, MixtureKernelOperator, SpectralKernelOperator, diffusion_kernel, gaussian_knn_graph,
-    laplacian_eigenpairs,
-)
+from graphstk.operators import DenseOperator, MixtureKernelOperator, SpectralKernelOperator, gaussian_knn_graph
+from graphstk.spectral import diffusion_kernel, laplacian_eigenpairs
 
 
 # ---------------------------------------------------------------------------

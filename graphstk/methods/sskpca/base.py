@@ -13,7 +13,8 @@ from torch import Tensor
 from ..._arrays import check_is_fitted, semi_supervised_labels, to_output, validate_features
 from ...memory import check_allocation, memory_limit
 from ...operators.base import KernelOperator
-from ...operators.diffusion import gaussian_knn_graph, laplacian_eigenpairs
+from ...operators.diffusion import gaussian_knn_graph
+from ...spectral.eigen import laplacian_eigenpairs
 from ...exceptions import UnreachableNodesWarning
 from ...operators.feature import FeatureKernelOperator, Kernel, kernel_function, median_distance
 from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, Interval, kernel_names

@@ -21,17 +21,20 @@ import tempfile
 import torch
 import torch.distributed as dist
 
+from ..data import resolve_data_root
+from ..distributed.exchange import init_from_env
+from ..distributed.factory import PartitionedKernelFactory
+from ..distributed.partition import default_partitioner
+from ..exceptions import RunError
 from ..memory import peak_rss_gb
-from .exchange import init_from_env
-from .factory import PartitionedKernelFactory
-from .partition import default_partitioner
+from .cache import run_lock
+from .pipeline import run_experiment
+from .protocols import get_protocol
+from .report import write_all
 
 
 def _preload(cfg, data_root) -> None:
     """Load (and let PyG process) every dataset once, on process 0, before the others read them."""
-    from graphstk.data import resolve_data_root
-    from graphstk.experiments.protocols import get_protocol
-
     root = str(resolve_data_root(data_root))
     for task in cfg.all_tasks():
         protocol = get_protocol(task)
@@ -58,7 +61,7 @@ def run_distributed(cfg, out_dir: str, data_root: str | None = None, progress: b
     threads : int, optional
         Torch CPU threads per process (default: the CPUs divided by the processes on this machine).
     kernel_factory : callable, optional
-        The runner's kernel factory (:mod:`graphstk.experiments.kernels`); default
+        The runner's kernel factory (:mod:`graphstk.operators.factory`); default
         ``PartitionedKernelFactory(partition)``.
 
     Returns
@@ -70,9 +73,6 @@ def run_distributed(cfg, out_dir: str, data_root: str | None = None, progress: b
     RunError
         On every process, before anything runs, when another run holds ``out_dir``'s run lock.
     """
-    from graphstk.experiments.pipeline import run_experiment
-    from graphstk.experiments.report import write_all
-
     init_from_env("gloo")   # the runner builds its kernels on the CPU
     rank = dist.get_rank()
     with contextlib.ExitStack() as held:
@@ -102,9 +102,6 @@ def _lock_out_dir(held: contextlib.ExitStack, out_dir: str, rank: int) -> None:
     """Process 0 takes ``out_dir``'s run lock (held until ``held`` closes: the end of the run, or an
     error); every process learns its outcome from process 0, so all of them start or all of them
     raise the same :class:`~graphstk.exceptions.RunError`, naming the folder and the holder."""
-    from graphstk.exceptions import RunError
-    from graphstk.experiments.cache import run_lock
-
     refusal = [None]
     if rank == 0:
         try:

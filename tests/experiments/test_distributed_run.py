@@ -8,7 +8,7 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "distributed"))
 
 from dist_launch import launch  # noqa: E402
 
@@ -81,7 +81,7 @@ def test_a_failed_distributed_run_releases_the_output_folder(tmp_path, monkeypat
     import torch.distributed as dist
 
     from graphstk.distributed import free_port
-    from graphstk.distributed.run import run_distributed
+    from graphstk.experiments.distributed_run import run_distributed
     from graphstk.experiments.cache import run_lock
 
     def broken_factory(*args, **kwargs):
