@@ -397,10 +397,8 @@ def divergence_advice(tr, step) -> str:
 
 
 class LabelPropagation(_GraphEstimator):
-    """Label propagation of Zhou et al. (2003): solve ``(I - eta S) Yhat = [Y; 0]`` (STKR Eq. 22).
-
-    ``S = D^{-1/2} W D^{-1/2}`` is the normalized adjacency (Eq. 23 up to its ``n + m``
-    factor), ``Y`` the one-hot labels of the training nodes.
+    """Label propagation of Zhou et al. (2003): solve ``(I - eta S) Yhat = [Y; 0]`` (STKR Eq. 22), ``S`` the
+    normalized adjacency ``D^{-1/2} W D^{-1/2}``, ``Y`` the one-hot labels of the training nodes.
 
     Parameters
     ----------
@@ -423,27 +421,21 @@ class LabelPropagation(_GraphEstimator):
         Relative residual at which a solve stops (``0``: run exactly ``max_iter`` iterations).
     max_seconds : float, optional
         A time budget for the iterative solve: it stops after this many seconds with a
-        :class:`~graphstk.exceptions.ConvergenceWarning` and its ``history_`` entry says so
-        (``stopped``). ``None`` (default): no time limit; the route never depends on the clock.
+        :class:`~graphstk.exceptions.ConvergenceWarning`, recorded in ``history_`` (``stopped``). ``None``
+        (default): no time limit.
     setting : {"transductive", "inductive"}, default "transductive"
         Inductive: ``hidden_idx`` nodes are removed before fitting; ``predict`` gives them
-        ``eta S(x, visible) Yhat``, one step of the fixed-point equation (an extension the
-        paper does not define).
+        ``eta S(x, visible) Yhat``, one step of the fixed-point equation (not in the paper).
     num_classes : int, optional
-        Number of classes ``C``; default ``max(y) + 1`` over the entries of ``y`` that are
-        ``>= 0`` (the class count, as PyG's ``dataset.num_classes``; no other label of a node
-        outside ``train_idx`` enters the fit). Classes without a training node -- the highest
-        included -- keep their score column, are named by a
-        :class:`~graphstk.exceptions.ClassesWithoutLabelsWarning`, listed in
-        ``missing_classes_`` and never predicted.
+        Number of classes ``C``; default ``max(y) + 1`` over the entries ``>= 0`` of ``y`` (PyG's
+        ``dataset.num_classes``). Classes without a training node keep their score column, are named by a
+        :class:`~graphstk.exceptions.ClassesWithoutLabelsWarning`, listed in ``missing_classes_``, never predicted.
     clean_edges : bool, default False
-        Drop self-loops and duplicate edges of ``data.edge_index`` (otherwise they are kept,
-        duplicates summed, with an :class:`~graphstk.operators.EdgeListWarning`).
+        Drop self-loops and duplicate edges of ``data.edge_index`` (otherwise kept, duplicates summed, with an
+        :class:`~graphstk.operators.EdgeListWarning`).
     normalization : {"symmetric", "lazy"}, optional
-        The graph kernel a PyG ``Data`` becomes (:class:`~graphstk.operators.GraphKernel`).
-        ``None`` (default): ``"symmetric"``, Zhou et al.'s and PyG's ``S = D^{-1/2} W D^{-1/2}``
-        (Eq. 22): ``I - eta S`` is symmetric positive definite for ``0 < eta < 1`` whatever the sign
-        of ``S``'s eigenvalues, so Label-Prop needs no positive semidefinite kernel.
+        The graph kernel a PyG ``Data`` becomes (:class:`~graphstk.operators.GraphKernel`). ``None`` (default):
+        ``"symmetric"`` (Eq. 22; ``I - eta S`` is SPD for ``0 < eta < 1`` whatever the signs of ``S``'s spectrum).
     dtype : torch.dtype, default torch.float64
     device : torch.device, optional
         Where the kernel lives (default: that of ``data.edge_index``).
@@ -455,7 +447,7 @@ class LabelPropagation(_GraphEstimator):
     kernel_ : KernelOperator
         The kernel fitted on (the graph's :class:`~graphstk.operators.GraphKernel`, or the operator given).
     problem_ : Problem
-        The labeled problem the engines solved (``S``, its bound, the labeled points).
+        The labeled problem the engines solved.
     num_classes_ : int
     classes_ : LongTensor ``[C]``
     missing_classes_ : list of int
@@ -468,11 +460,10 @@ class LabelPropagation(_GraphEstimator):
     eta_ : float
         The propagation weight fitted (``eta``, or ``alpha`` when given).
     unreachable_ : BoolTensor
-        Set by each ``predict`` / ``decision_function`` / ``class_scores``, one entry per row of
-        its output: rows no label reaches (all-zero scores; ``predict`` labels them ``-1``).
+        Set by each ``predict`` / ``decision_function`` / ``class_scores``: the rows of its output no label
+        reaches (all-zero scores; ``predict`` labels them ``-1``).
     n_unreachable_ : int
-        Their number in the last call (the warning is shown once per code line; this count is
-        always there).
+        Their number in the last call.
 
     Examples
     --------
@@ -547,11 +538,9 @@ class LabelPropagation(_GraphEstimator):
 
 
 class STKR(_GraphEstimator):
-    """Spectrally transformed kernel regression on a graph (Zhai et al., ICLR 2024).
-
-    Solves Eq. 7, ``alpha = (G_{Khat_s,n} + n beta I)^{-1} y``, with the base kernel of
-    Eq. 23 (``beta`` and ``eta`` mean what the paper's grids mean) and predicts with the
-    paper's out-of-sample formulas (after Algorithms 1 and 2; Eq. 8 for top-d).
+    """Spectrally transformed kernel regression on a graph (Zhai et al., ICLR 2024): Eq. 7,
+    ``alpha = (G_{Khat_s,n} + n beta I)^{-1} y``, with Eq. 23's base kernel and the paper's out-of-sample
+    formulas (after Algorithms 1 and 2; Eq. 8 for top-d).
 
     Parameters
     ----------
@@ -565,26 +554,18 @@ class STKR(_GraphEstimator):
         Ridge parameter ``beta_n`` of Eq. 7 (finite, positive).
     setting : {"transductive", "inductive"}, default "transductive"
     step_size : "auto" | "paper" | float, default "auto"
-        Richardson step ``gamma``; see :func:`graphstk.methods.steps.reciprocal_step`. With
-        ``"auto"`` the step is provably stable on the lazy kernel. On Eq. 23's kernel
-        (``normalization="symmetric"``) a fit for which no positive step can converge (proved before
-        iterating; common on graphs with few labels and small ``beta``) raises ``ConvergenceError``
-        naming ``solver="direct"`` where it fits and the lazy kernel, unless the fixed budget is short
-        enough that the residual provably stays below the divergence guard.
+        Richardson step ``gamma`` (:func:`graphstk.methods.steps.reciprocal_step`; ``"auto"`` is provably stable
+        on the lazy kernel). On Eq. 23's kernel a fit proved to have no converging step raises
+        ``ConvergenceError`` naming what converges, unless a short fixed budget provably stays below the guard.
     num_iter : int, optional
         Run exactly ``T = num_iter`` Richardson iterations (the paper's budget ``T``) instead of
         solving to ``tol``.
     solver : {"auto", "richardson", "cg", "gmres", "direct"}, default "auto"
-        ``auto`` picks the direct solve (Algorithm 3 / the ``n x n`` system of Algorithm 2)
-        when there are at most 4000 labels and ``N n <= 2^25``; inside it ``(I - eta S)^{-1}``
-        is a sparse LU only for ``N <= 4000`` nodes and CG otherwise (the LU's fill cannot be
-        bounded in advance; see :func:`graphstk.methods.routes.direct_route`). On the lazy
-        kernel, Algorithm 2 takes the direct route only for ``N <= 4000`` and otherwise CG on its
-        symmetric form (``cg`` asks for it); Algorithm 1 takes CG where ``s >= 0`` on the spectrum,
-        else GMRES. On Eq. 23's kernel Algorithm 2 beyond the direct route is refused before any work
-        (:func:`graphstk.methods.routes.reciprocal_route`). The route is chosen from sizes and counted work only, so the same
-        inputs take the same route on any machine; ``history_`` records the route, why, and the most
-        work it does (:func:`~graphstk.methods.routes.describe_work`).
+        ``auto`` picks the route from sizes and counted work only (docs/methods.md, "How solver="auto"
+        decides"): the direct solve (Algorithm 3 / Algorithm 2's ``n x n`` system) for at most 4000 labels and
+        ``N n <= 2^25``, else CG (Algorithm 2's symmetric form on the lazy kernel; Algorithm 1 where ``s >= 0``)
+        or GMRES; Algorithm 2 beyond the direct route on Eq. 23's kernel is refused before any work
+        (:func:`graphstk.methods.routes.reciprocal_route`). ``history_`` records the route, why, and its work.
     max_iter : int, default 1000
     tol : float, default 1e-6
         Relative residual of a solve to tolerance (``0``: run ``max_iter`` iterations).
@@ -595,12 +576,9 @@ class STKR(_GraphEstimator):
     clean_edges : bool, default False
         See :class:`LabelPropagation`.
     normalization : {"lazy", "symmetric"}, optional
-        The graph kernel a PyG ``Data`` becomes (:class:`~graphstk.operators.GraphKernel`).
-        ``None`` (default): ``"lazy"``, ``(I + S) / 2``, positive semidefinite by construction as
-        STKR's transforms and Prop. 10 assume: Algorithm 2 then solves its symmetric form by CG and
-        Richardson's automatic step is provably stable. ``"symmetric"`` is Eq. 23 as written
-        (``S = D^{-1/2} W D^{-1/2}``, spectrum down to ``-1``): the paper's configurations, with
-        their fixed budgets, use it. A kernel operator passed to ``fit`` is used as it is.
+        The graph kernel a PyG ``Data`` becomes (:class:`~graphstk.operators.GraphKernel`; docs/kernels.md).
+        ``None`` (default): ``"lazy"``, ``(I + S) / 2``, positive semidefinite as Prop. 10 assumes.
+        ``"symmetric"`` is Eq. 23 as written (spectrum down to ``-1``), used by the paper's configurations.
     dtype : torch.dtype, default torch.float64
     device : torch.device, optional
 
