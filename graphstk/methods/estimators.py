@@ -186,57 +186,33 @@ class ScoringMixin:
     (a tensor ``[len(idx), C]`` with ``unreachable_`` set) and ``missing_classes_``."""
 
     def class_scores(self, idx=None):
-        """Scores ``[len(idx), C]``, one column per class of ``classes_``, for any number of classes
-        (the argmax over the classes with training labels is :meth:`predict`).
+        """Scores ``[len(idx), C]``, one column per class of ``classes_``, for any number of classes.
 
         Parameters
         ----------
         idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``, optional
-            Points to score (default: all ``N``); rows come in the order of ``idx`` (a mask: by id).
-            Hidden points (inductive) are scored from their kernel rows into the visible points.
+            Points to score (default: all ``N``), in the order of ``idx``; hidden points from their kernel rows.
 
         Returns
         -------
         Tensor or ndarray ``[len(idx), C]``
-            A tensor on ``idx``'s device for a tensor ``idx``, a NumPy array for NumPy (or a list),
-            a tensor on the kernel's device for ``idx=None``. All-zero rows are points no label
-            reaches: flagged in ``unreachable_`` / ``n_unreachable_`` with an
-            :class:`UnreachableNodesWarning`.
+            A tensor on ``idx``'s device for a tensor ``idx``, NumPy for NumPy (or a list), a tensor on the
+            kernel's device for ``idx=None``. All-zero rows (no label reaches them) are flagged in
+            ``unreachable_`` / ``n_unreachable_`` with an :class:`UnreachableNodesWarning`.
         """
         return output_like(self._all_scores(idx), idx)
 
     def decision_function(self, idx=None):
-        """Scores in scikit-learn's shape: ``[len(idx)]`` for two classes (the score of ``classes_[1]``
-        minus that of ``classes_[0]``: positive means ``classes_[1]``), ``[len(idx), C]`` otherwise.
-
-        Parameters
-        ----------
-        idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``, optional
-            Points to score (default: all ``N``), as in :meth:`class_scores`.
-
-        Returns
-        -------
-        Tensor or ndarray ``[len(idx)]`` (two classes) or ``[len(idx), C]``
-            In the caller's array type (see :meth:`class_scores`). A point no label reaches scores
-            ``0`` (two classes) or an all-zero row, and is flagged in ``unreachable_``.
+        """Scores in scikit-learn's shape: ``[len(idx)]`` for two classes (``classes_[1]``'s score minus
+        ``classes_[0]``'s), else ``[len(idx), C]``, in the caller's array type; ``idx`` as in :meth:`class_scores`.
+        A point no label reaches scores ``0`` (or an all-zero row) and is flagged in ``unreachable_``.
         """
         return output_like(binary_scores(self._all_scores(idx)), idx)
 
     def predict(self, idx=None):
-        """Class labels ``[len(idx)]`` from ``classes_``: the argmax of :meth:`class_scores` over the
-        classes that have training labels; ``-1`` for points no label reaches (flagged in
-        ``unreachable_``, with an :class:`UnreachableNodesWarning`).
-
-        Parameters
-        ----------
-        idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``, optional
-            Points to label (default: all ``N``).
-
-        Returns
-        -------
-        LongTensor or int64 ndarray ``[len(idx)]``
-            A tensor on ``idx``'s device for a tensor ``idx``, a NumPy array for NumPy (or a list),
-            a tensor on the kernel's device for ``idx=None``.
+        """Class labels ``[len(idx)]`` (LongTensor or int64 ndarray, in the caller's array type) from ``classes_``:
+        the argmax of :meth:`class_scores` over the classes with training labels, ``-1`` where no label reaches
+        (flagged in ``unreachable_``); ``idx`` (default: all ``N``) as in :meth:`class_scores`.
         """
         pred = argmax_of_labeled_classes(self._all_scores(idx), self.missing_classes_)
         pred[self.unreachable_] = -1
@@ -503,24 +479,19 @@ class LabelPropagation(_GraphEstimator):
                           False)
 
     def fit(self, data, train_idx=None, hidden_idx=None, *, y=None) -> "LabelPropagation":
-        """Solve Eq. 22 for the labels ``y[train_idx]``.
+        """Solve Eq. 22 for the labels ``y[train_idx]``; returns ``self``.
 
         Parameters
         ----------
         data : torch_geometric.data.Data or KernelOperator
-            A graph (``edge_index``, ``num_nodes``, ``y``, optional ``edge_weight``): its
-            :class:`~graphstk.operators.GraphKernel` is built; or any square kernel operator over
-            the points (an affinity ``W`` normalised as ``D^{-1/2} W D^{-1/2}``, a kNN graph, ...).
+            A graph (``edge_index``, ``num_nodes``, ``y``, optional ``edge_weight``), whose
+            :class:`~graphstk.operators.GraphKernel` is built, or any square kernel operator over the points.
         train_idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``
             The labeled points; ``None`` reads ``data.train_mask``.
         hidden_idx : node ids or a boolean mask ``[N]``, optional
             Points removed before fitting (``setting="inductive"`` only).
         y : Tensor or ndarray ``[N]``, optional
             Class ids (only ``y[train_idx]`` is read); default ``data.y``. Required with an operator.
-
-        Returns
-        -------
-        self
         """
         self._validate_params()
         self.eta_ = float(_resolve_alias("eta", self.eta, "alpha", self.alpha, 0.99))
@@ -628,25 +599,19 @@ class STKR(_GraphEstimator):
             check_budgets("num_iter", [self.num_iter], self.solver, isinstance(tr, ReciprocalPolynomial))
 
     def fit(self, data, train_idx=None, hidden_idx=None, *, y=None) -> "STKR":
-        """Solve Eq. 7 for the labels ``y[train_idx]``.
+        """Solve Eq. 7 for the labels ``y[train_idx]``; returns ``self``.
 
         Parameters
         ----------
         data : torch_geometric.data.Data or KernelOperator
-            A graph (``edge_index``, ``num_nodes``, ``y``, optional ``edge_weight``): the base kernel
-            of Eq. 23 is built; or any square kernel operator ``K`` over the points (a dense Gram
-            matrix, a feature kernel, a kNN graph), used through ``G_K / (n+m)`` (Eq. 5) and its
-            spectral bound.
+            A graph (``edge_index``, ``num_nodes``, ``y``, optional ``edge_weight``), whose base kernel of Eq. 23
+            is built, or any square kernel operator ``K`` over the points, used through ``G_K / (n+m)`` (Eq. 5).
         train_idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``
             The labeled points; ``None`` reads ``data.train_mask``.
         hidden_idx : node ids or a boolean mask ``[N]``, optional
             ``setting="inductive"``: points (and their edges) never seen by ``fit``.
         y : Tensor or ndarray ``[N]``, optional
             Class ids (only ``y[train_idx]`` is read); default ``data.y``. Required with an operator.
-
-        Returns
-        -------
-        self
         """
         self._validate_params()
         self.transform_ = InverseLaplacian(eta=DEFAULT_ETA) if self.transform is None else self.transform

@@ -32,15 +32,10 @@ DEFAULT_BETAS = (1e3, 1e2, 1e1, 1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1
 
 
 class STKRCV(_GraphEstimator):
-    """STKR (or Label-Prop) with its hyperparameters chosen on validation nodes, the whole grid
-    solved in one batched engine call.
+    """STKR (or Label-Prop) with its hyperparameters chosen on validation nodes, the whole grid in one engine call.
 
-    The grid is the Cartesian product ``transforms x betas x num_iter`` (in that order, the last
-    varying fastest); Label-Prop's grid has no ``beta``. Every point is what
-    ``STKR(transform, beta, num_iter=T, ...)`` (or ``LabelPropagation(eta, num_iter=T)``) would fit,
-    with the same scores, but the grid shares its work: one multi-column solve for all ``beta``
-    and ``eta``, the snapshots of one iteration for every budget ``T``, one eigendecomposition for
-    every ``d`` and ``beta``.
+    The grid is ``transforms x betas x num_iter`` (the last varying fastest; Label-Prop's has no ``beta``); every
+    point scores as ``STKR(transform, beta, num_iter=T, ...)`` (or ``LabelPropagation(eta, num_iter=T)``) would.
 
     Parameters
     ----------
@@ -67,18 +62,15 @@ class STKRCV(_GraphEstimator):
     solver, max_iter, tol, max_seconds, num_classes, clean_edges, dtype, device :
         As in :class:`~graphstk.methods.STKR` (``max_seconds`` bounds each iterative solve).
     normalization : {"lazy", "symmetric"}, optional
-        The graph kernel a PyG ``Data`` becomes. ``None`` (default): the family's, as its
-        estimator's: ``"symmetric"`` for Label-Prop (:class:`~graphstk.methods.LabelPropagation`),
-        ``"lazy"`` for every STKR transform (:class:`~graphstk.methods.STKR`).
+        The graph kernel a PyG ``Data`` becomes. ``None`` (default): ``"symmetric"`` for Label-Prop, ``"lazy"``
+        for every STKR transform (as their estimators).
 
     Attributes
     ----------
     cv_results_ : dict of numpy arrays
-        scikit-learn's layout for one validation split: ``params`` (list of dicts),
-        ``param_transform``, ``param_beta``, ``param_num_iter`` (object arrays; ``None`` where a
-        parameter does not apply), ``split0_test_score`` and ``mean_test_score`` (validation
-        accuracy in ``[0, 1]``; unreachable nodes count as wrong), ``std_test_score`` (zeros),
-        ``rank_test_score`` (1 = best; ties share the lower rank).
+        scikit-learn's layout for one split: ``params``, ``param_transform``, ``param_beta``, ``param_num_iter``
+        (``None`` where not applicable), ``split0_test_score`` = ``mean_test_score`` (validation accuracy in
+        ``[0, 1]``, unreachable nodes wrong), ``std_test_score`` (zeros), ``rank_test_score`` (ties share a rank).
     best_index_ : int
         The chosen point: the best validation accuracy, the first in grid order on ties.
     best_params_ : dict
@@ -86,8 +78,7 @@ class STKRCV(_GraphEstimator):
     best_score_ : float
         Its validation accuracy.
     h_ : Tensor ``[N_visible, C]``
-        The chosen point's solution (Label-Prop: ``Yhat``); ``decision_function`` and
-        ``predict`` use it.
+        The chosen point's solution (Label-Prop: ``Yhat``), used by ``predict``.
     kernel_, problem_, num_classes_, classes_, missing_classes_, history_, unreachable_,
     n_unreachable_ :
         As in :class:`~graphstk.methods.STKR` (``history_``: every solve of the grid).
@@ -227,8 +218,7 @@ class STKRCV(_GraphEstimator):
 
     def grid_scores(self, data, train_idx=None, eval_idx=None, hidden_idx=None, *, y=None,
                     eigen_cache=None) -> list[tuple[dict, Tensor]]:
-        """Fit every grid point (one engine call) and score ``eval_idx`` with each: what a caller that
-        selects by itself needs (the experiment runner's protocols).
+        """Fit every grid point (one engine call) and score ``eval_idx`` with each (for a caller that selects).
 
         Parameters
         ----------
@@ -243,8 +233,7 @@ class STKRCV(_GraphEstimator):
         y : Tensor ``[N]``, optional
             Class ids (only ``y[train_idx]`` is read); default ``data.y``. Required with an operator.
         eigen_cache : :class:`~graphstk.spectral.EigenCache`, optional
-            ``TopD`` grids: eigenpairs kept from earlier calls on the same operator (the experiment
-            runner passes its run's); default: none kept.
+            ``TopD`` grids: eigenpairs kept from earlier calls on the same operator; default: none kept.
 
         Returns
         -------
@@ -261,7 +250,7 @@ class STKRCV(_GraphEstimator):
         return out
 
     def fit(self, data, train_idx=None, val_idx=None, hidden_idx=None, *, y=None) -> "STKRCV":
-        """Fit every grid point in one engine call and keep the one with the best accuracy on ``val_idx``.
+        """Fit every grid point in one engine call and keep the best on ``val_idx``; returns ``self``.
 
         Parameters
         ----------
@@ -273,14 +262,9 @@ class STKRCV(_GraphEstimator):
             The validation points (their labels are read only to score the grid); ``None`` reads
             ``data.val_mask``.
         hidden_idx : node ids or a boolean mask ``[N]``, optional
-            ``setting="inductive"``: points never seen by the fit (the paper's selection hides the
-            validation points as well as the test points).
+            ``setting="inductive"``: points never seen by the fit (the paper hides validation points too).
         y : Tensor or ndarray ``[N]``, optional
             Class ids; default ``data.y``. Required with an operator.
-
-        Returns
-        -------
-        self
         """
         X = data
         if val_idx is None:

@@ -17,8 +17,8 @@ from .._spaces import VectorSpace, _space
 
 @dataclass
 class MultiShiftResult:
-    """``x[s]``: the solution ``[N, K]`` of shift ``s``; ``residuals[j]``: the largest relative
-    residual over shifts and columns after iteration ``j + 1``; ``n_iter`` products of ``S``."""
+    """``x[s]``: shift ``s``'s solution ``[N, K]``; ``residuals[j]``: the largest relative residual after iteration
+    ``j + 1``; ``n_iter`` products of ``S``."""
 
     x: list[Tensor]
     residuals: list[float] = field(default_factory=list)
@@ -43,21 +43,17 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
     max_iter : int, default 1000
         Products of ``S`` at most.
     tol : float, default 1e-10
-        Stop when ``||b - (sigma_s I - S) x_s|| <= tol ||b||`` for every shift and column (the
-        recurrence's residual; the true residual agrees up to rounding, see the tests).
+        Stop when the recurrence's ``||b - (sigma_s I - S) x_s|| <= tol ||b||`` for every shift and column.
     warn : bool, default True
         Warn (``ConvergenceWarning``) when ``max_iter`` ends the solve before ``tol``.
     callback : callable ``(iteration, relative residual)``, optional
-        Called after every iteration; a true return value stops the solve there (see
-        :func:`graphstk.spectral.solvers.time_budget`), recorded in ``stopped``.
+        A true return value stops the solve (:func:`graphstk.spectral.solvers.time_budget`), recorded in ``stopped``.
     space : VectorSpace, optional
-        Where the column reductions run (default: this process's whole tensors; a partitioned
-        operator's :attr:`vector_space` sums over its processes).
+        Where the column reductions run (default: this process's whole tensors).
 
     Returns
     -------
-    MultiShiftResult
-        ``x`` in the order of ``sigmas``.
+    MultiShiftResult, ``x`` in the order of ``sigmas``.
     """
     if b.dim() != 2:
         raise ValueError(f"b must be an [N, K] block, got shape {tuple(b.shape)}")

@@ -187,21 +187,18 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     snapshots : iterable of int, default ()
         Iteration counts ``T`` whose iterate ``x_T`` is kept.
     callback : callable ``(t, relative residual)``, optional
+        A true return value stops the solve (:func:`time_budget`).
     warn : bool, default True
-        Warn (``ConvergenceWarning``) when a solve to ``tol`` stalls; a diverging one raises
-        ``ConvergenceError`` regardless.
+        Warn (``ConvergenceWarning``) when a solve to ``tol`` stalls; a diverging one raises ``ConvergenceError``.
     fix : str, optional
-        The advice a failed solve gives (default: the ``solver=`` choices that can do better);
-        callers that chose the solver themselves (``solver='auto'``) pass what the user can change.
+        The advice a failed solve gives (default: the ``solver=`` choices that can do better).
     step : callable ``[N, K] -> [N, K]``, optional
         The whole update ``x -> x + gamma (b - A x)`` fused into one call returning a new tensor (the
         residual is then read off ``(x_{t+1} - x_t) / gamma``; the product count is ``max_iter`` either way).
     space : VectorSpace, optional
-        Where the column reductions (residual norms) run; default ``LOCAL`` (this process's
-        whole tensors). A partitioned operator's ``vector_space`` sums over its processes.
+        Where the column reductions run; default ``LOCAL`` (a partitioned operator's sums over its processes).
     differentiable : bool, default False
-        Update out of place, so that autograd differentiates ``x_T`` through the iterates (an
-        unrolled fixed budget whose ``apply``, ``b`` or ``gamma`` require grad; ``step`` is not used).
+        Update out of place, so that autograd differentiates ``x_T`` through the iterates (``step`` unused).
     """
     space = _space(space)
     snaps = set(int(t) for t in snapshots)
@@ -416,9 +413,7 @@ def metric_cg(apply: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]], b: Tenso
     Returns
     -------
     SolveResult
-        ``x`` and ``image = G x``. Components of ``x`` in the null space of ``G`` are not controlled
-        by the iteration (they are invisible in ``<., .>_G``): a caller whose answer depends on them
-        recovers them from ``G x`` (Algorithm 2's does, exactly).
+        ``x`` and ``image = G x`` (``x``'s null-space components of ``G`` are not controlled: use ``G x``).
     """
     space = _space(space)
     x, gx = torch.zeros_like(b), torch.zeros_like(b)
