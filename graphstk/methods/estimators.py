@@ -57,6 +57,11 @@ def flag_unreachable(owner, scores: Tensor, stacklevel: int | None = None) -> Te
     return scores
 
 
+#: what converges instead of a stalled solve to a tolerance
+STALL_ADVICE = ("Use solver='cg' or 'auto' on the positive semidefinite lazy kernel (normalization='lazy'), or "
+                "solver='direct', or a fixed budget num_iter=T (the paper's truncated iteration)")
+
+
 def _default_classes(y: Tensor, num_classes: int | None) -> int | None:
     """``num_classes``, or ``max(y) + 1`` over the entries ``>= 0`` of ``y`` (PyG's ``dataset.num_classes``);
     ``None`` (the training labels decide) for non-integer ``y`` or ids far beyond the distinct classes."""
@@ -125,6 +130,19 @@ def _resolve_alias(name: str, value, alias: str, alias_value, default):
                             f"{alias}={alias_value!r})")
         return alias_value
     return default if value is None else value
+
+
+def fit_indices(n: int, train_idx, hidden_idx, setting: str) -> tuple[Tensor, Tensor | None]:
+    """``(train, hidden)`` node ids of a graph estimator's ``fit`` on ``n`` nodes, checked against ``setting``."""
+    if train_idx is None:
+        raise ValueError("train_idx is required (node ids or a boolean mask of length N), or give data.train_mask")
+    train = as_index(train_idx, n, name="train_idx", allow_none=False)
+    hidden = None if hidden_idx is None else as_index(hidden_idx, n, name="hidden_idx", allow_none=False)
+    if setting == "transductive" and hidden is not None and hidden.numel() > 0:
+        raise ValueError("setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
+    if hidden is not None and hidden.numel() and _shared(train, hidden, n):
+        raise ValueError("train_idx and hidden_idx overlap: a labeled node cannot be hidden from fit")
+    return train, hidden
 
 
 def _shared(a: Tensor, b: Tensor, n: int) -> list[int]:
@@ -246,7 +264,7 @@ class _GraphEstimator(ScoringMixin, BaseEstimator):
             return (int(num_iter),)
         return (int(self.max_iter),) if self.tol == 0 else ()
 
-    def _operator(self, X, y, n: int, hidden):
+    def _operator(self, X, n: int, hidden):
         """The kernel operator for ``fit``: ``X`` itself, or the graph kernel of a PyG ``Data``."""
         if isinstance(X, KernelOperator):
             return X.to(device=self.device) if self.device is not None else X
@@ -274,19 +292,11 @@ class _GraphEstimator(ScoringMixin, BaseEstimator):
         else:
             n, y, train_idx = graph_fit_inputs(X, train_idx, y, ("edge_index", "num_nodes"),
                                                "fit takes a torch_geometric Data (a graph) or a square KernelOperator")
-        if train_idx is None:
-            raise ValueError("train_idx is required (node ids or a boolean mask of length N), or give "
-                             "data.train_mask")
+        train, hidden = fit_indices(n, train_idx, hidden_idx, self.setting)
         y = _label_tensor(y)
-        train = as_index(train_idx, n, name="train_idx", allow_none=False)
         if not isinstance(X, KernelOperator):
             _check_graph_size(X, n, y, self.dtype)
-        hidden = None if hidden_idx is None else as_index(hidden_idx, n, name="hidden_idx", allow_none=False)
-        if self.setting == "transductive" and hidden is not None and hidden.numel() > 0:
-            raise ValueError("setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
-        if hidden is not None and hidden.numel() and _shared(train, hidden, n):
-            raise ValueError("train_idx and hidden_idx overlap: a labeled node cannot be hidden from fit")
-        kernel = self._operator(X, y, n, hidden)
+        kernel = self._operator(X, n, hidden)
         prob = make_problem(kernel, y, train.to(kernel.device), _default_classes(y, self.num_classes),
                               labels=getattr(self, "labels", "onehot"), hidden=hidden)
         self.num_classes_ = prob.C
@@ -309,11 +319,7 @@ class _GraphEstimator(ScoringMixin, BaseEstimator):
             check_budget_residual(self, last)
         elif stalls and last is not None and last.stopped.startswith("stalled") and not last.converged:
             raise ConvergenceError(f"{type(self).__name__}: {last.solver} {last.stopped}; its scores are not a "
-                                   f"solution of the system. {self._stall_advice()}", result=last)
-
-    def _stall_advice(self) -> str:
-        return ("Use solver='cg' or 'auto' on the positive semidefinite lazy kernel (normalization='lazy'), or "
-                "solver='direct', or a fixed budget num_iter=T (the paper's truncated iteration)")
+                                   f"solution of the system. {STALL_ADVICE}", result=last)
 
     def _check_budget(self, history) -> None:
         """Warn when ``max_seconds`` was given but a direct route, which it cannot bound, ran."""
@@ -330,16 +336,11 @@ class _GraphEstimator(ScoringMixin, BaseEstimator):
         return divergence_advice(getattr(self, "transform_", getattr(self, "transform", None)),
                                  getattr(self, "step_size", None))
 
-    def _predict_index(self, idx) -> Tensor:
-        check_is_fitted(self, "problem_")
-        return as_index(idx, self.problem_.num_points, self.kernel_.device, name="idx")
-
-    def _scores(self, ids: Tensor) -> Tensor:
-        raise NotImplementedError
-
     def _all_scores(self, idx) -> Tensor:
-        """Scores ``[len(idx), C]`` as a tensor on the kernel's device, unreachable rows flagged."""
-        return flag_unreachable(self, self._scores(self._predict_index(idx)))
+        """Scores ``[len(idx), C]`` (the subclass's ``_scores``) on the kernel's device, unreachable rows flagged."""
+        check_is_fitted(self, "problem_")
+        return flag_unreachable(self, self._scores(as_index(idx, self.problem_.num_points, self.kernel_.device,
+                                                            name="idx")))
 
 
 def check_budget_residual(est, last) -> None:

@@ -19,7 +19,7 @@ from ..operators.composed import extended_adjacency, unit_rows
 from ..memory import check_allocation
 from ..operators.graph import GraphKernel, check_edge_index
 from .estimators import (SETTINGS, ScoringMixin, _check_graph_size, _default_classes, _label_tensor, flag_unreachable,
-                         graph_fit_inputs)
+                         fit_indices, graph_fit_inputs)
 from .feature_propagation import (check_filter_point, cosine_blocks, feature_neighbor_graph, feature_neighbors,
                                   filter_group, k_negative, preprocess_sparse, reuse_scores, sparse_features)
 from .problem import training_labels
@@ -51,6 +51,8 @@ def _depths(depth: int, mix: str) -> list[int]:
 
 
 def _check_point(p: dict) -> None:
+    """``ValueError`` naming a bad key of a grid point (the kernel's, then the filter's)."""
+    check_filter_point(p)
     depth, a, mix, kernel = p["depth"], p.get("a", 0.5), p.get("mix", "last"), p.get("kernel", "cosine-gaussian")
     if isinstance(depth, bool) or int(depth) != depth or depth < 0:
         raise ValueError(f"depth must be an integer >= 0 (0: the features alone), got {depth!r}")
@@ -176,7 +178,6 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
         raise ValueError("train is empty: feature-aware STKR needs labeled nodes")
     for p in points:
         _check_point(p)
-        check_filter_point(p)
     default_features = "sum" if normalize_features else "raw"
     if any(p.get("features", default_features) == "sum" for p in points):
         check_features_kind(Xs, "sum")
@@ -356,7 +357,6 @@ class FeatureSTKR(ScoringMixin, BaseEstimator):
 
     def _validate_params(self):
         _check_point(self._point())
-        check_filter_point(self._point())
         if self.setting not in SETTINGS:
             raise ValueError(f"setting must be 'transductive' or 'inductive', got {self.setting!r}")
         super()._validate_params()
@@ -384,18 +384,13 @@ class FeatureSTKR(ScoringMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        if self.setting == "transductive" and hidden_idx is not None:
-            raise ValueError("setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
         n, y, train_idx = graph_fit_inputs(data, train_idx, y, ("edge_index", "num_nodes", "x"),
                                            "FeatureSTKR.fit takes a torch_geometric Data with node features (x, "
                                            "edge_index; labels in data.y or y=)")
-        if train_idx is None:
-            raise ValueError("train_idx is required (node ids or a boolean mask of length N), or give data.train_mask")
+        self.train_, self.hidden_ = fit_indices(n, train_idx, hidden_idx, self.setting)
         y = _label_tensor(y)
-        self.train_ = as_index(train_idx, n, name="train_idx", allow_none=False)
         if self.train_.numel() == 0:
             raise ValueError("no labeled nodes: train_idx is empty")
-        self.hidden_ = None if hidden_idx is None else as_index(hidden_idx, n, name="hidden_idx", allow_none=False)
         check_edge_index(data.edge_index, n, getattr(data, "edge_weight", None))
         _check_graph_size(data, n, y, self.dtype)
         check_features_kind(data.x, self.features or ("sum" if self.normalize_features else "raw"))
