@@ -1,12 +1,5 @@
-"""Parameter constraints: scikit-learn's constraint objects (imported from its private module here
-alone, for every estimator of the package and the runner's :class:`~graphstk.experiments.params.Param`)
-and the constraints the estimators share (``_parameter_constraints``, checked at the start of ``fit``
-by :func:`sklearn.base._fit_context`).
-
-A value that fails its constraint is refused at ``fit`` with scikit-learn's
-:class:`~sklearn.utils._param_validation.InvalidParameterError` (a ``ValueError`` and a
-``TypeError``), whose message names the parameter as spelled and lists what it accepts:
-``The 'lam' parameter of FredholmRLSC must be a float in the range (0.0, inf). Got -1 instead.``
+"""Parameter constraints: scikit-learn's constraint objects (imported from its private module here alone) and the
+constraints the estimators share, checked at ``fit`` (``InvalidParameterError`` naming the parameter).
 """
 from __future__ import annotations
 
@@ -17,8 +10,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOp
 from ..operators.kernels import KERNEL_NAMES as _NAMES
 from ..operators.kernels import Kernel
 
-__all__ = ["Interval", "StrOptions", "Options", "HasMethods", "Integral", "Real", "KERNEL_NAMES", "kernel_names", "SIGMA", "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT",
-           "OPTIONAL_POSITIVE_INT", "Kernel"]
+__all__ = ["Interval", "StrOptions", "Options", "HasMethods", "Integral", "Real", "KERNEL_NAMES", "kernel_names",
+           "SIGMA", "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT", "OPTIONAL_POSITIVE_INT", "Kernel"]
 
 #: the names :func:`graphstk.operators.kernel_function` accepts (aliases included)
 KERNEL_NAMES = frozenset(_NAMES)

@@ -1,26 +1,8 @@
-"""The one door into the STKR / Label-Prop engine: :func:`solve`.
-
-Everything that propagates labels with a spectral transform of a kernel operator reaches the
-engine through this function: the estimators (:class:`~graphstk.methods.STKR`,
-:class:`~graphstk.methods.LabelPropagation`), the grid path the runner uses, the
-``graphstk.nn`` modules (inside their implicit-gradient function) and the distributed runs
-(a partitioned operator inside the :class:`~graphstk.methods.problem.Problem`).
-
-A call takes *transform objects*, never engine names:
-
-* :class:`~graphstk.spectral.transforms.LabelPropagationFilter` ``(eta)``: Label-Prop, Eq. 22
-  (Zhou et al., 2003), ``(I - eta S) Yhat = [Y; 0]``; no ridge (:mod:`graphstk.methods.labelprop`).
-* :class:`~graphstk.spectral.transforms.Polynomial`: STKR with ``s(l) = sum_p pi_p l^p``,
-  Algorithm 1 (iterative) or 3 (direct), Eq. 7 (:mod:`graphstk.methods.polynomial`).
-* :class:`~graphstk.spectral.transforms.ReciprocalPolynomial` / ``InverseLaplacian``: Algorithm 2
-  (Eq. 20), its symmetric form or its direct ``n x n`` solve (:mod:`graphstk.methods.reciprocal`).
-* :class:`~graphstk.spectral.transforms.TopD`: kernel PCA and a ridge probe, Eqs. 8-9 (:mod:`graphstk.methods.topd`).
-
-All transforms of one call must be of one family (the transform class's ``family``: a grid of ``eta``
-values, of polynomial degrees, of ``d`` values). Every ``(transform, beta)`` pair is solved in the same
-multi-right-hand-side solve where the family allows it; the result lists one
-:class:`~graphstk.methods.problem.GridPoint` per ``(transform, beta, T)`` in grid order (``beta`` is
-``None`` for Label-Prop, ``T`` is ``None`` for a solve to tolerance).
+"""The one door into the STKR / Label-Prop engine: :func:`solve`, for the estimators, the runner, the
+:mod:`graphstk.nn` modules and distributed runs. It takes transform objects of one family (the transform class's
+``family``): ``LabelPropagationFilter`` (Eq. 22, :mod:`~graphstk.methods.labelprop`), ``Polynomial`` (Algorithms 1
+and 3, :mod:`~graphstk.methods.polynomial`), ``ReciprocalPolynomial`` / ``InverseLaplacian`` (Algorithm 2, Eq. 20,
+:mod:`~graphstk.methods.reciprocal`) and ``TopD`` (Eqs. 8-9, :mod:`~graphstk.methods.topd`).
 """
 from __future__ import annotations
 
@@ -42,8 +24,7 @@ ENGINES = {LabelPropagationFilter: label_propagation, Polynomial: stkr_polynomia
 
 
 def transform_family(transform: Transform) -> type:
-    """The engine family of ``transform`` (its class's ``family``): :class:`LabelPropagationFilter`,
-    :class:`TopD`, :class:`ReciprocalPolynomial` (including :class:`InverseLaplacian`) or :class:`Polynomial`."""
+    """The engine family of ``transform`` (its class's ``family``); ``TypeError`` for a transform no engine solves."""
     family = getattr(transform, "family", None)
     if family not in ENGINES:
         raise TypeError(f"the engine solves LabelPropagationFilter, Polynomial, ReciprocalPolynomial / "
@@ -56,7 +37,7 @@ def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[flo
           step_size: str | float = "auto", callback: Callable[[int, float], None] | None = None,
           max_seconds: float | None = None, unstable: str = "raise", adjoint: bool = False,
           eigen_cache=None) -> EngineResult:
-    """Solve ``problem`` for every ``(transform, beta)`` pair of a grid in one batched solve.
+    """Solve ``problem`` for every ``(transform, beta)`` pair of a grid in one batched (multi-right-hand-side) solve.
 
     Parameters
     ----------
@@ -80,27 +61,21 @@ def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[flo
         A time budget the caller asks for: an iterative solve stops after this many seconds and its
         history says so (``converged=False``). ``None`` (default): no time limit.
     unstable : {"raise", "run"}, default "raise"
-        Algorithm 2 with ``step_size="auto"`` where a certificate proves that no Richardson step
-        converges (:func:`~graphstk.methods.steps.reciprocal_step`): ``"raise"`` refuses
-        before iterating, naming the solver that works; ``"run"`` runs a fixed budget ``T`` anyway
-        (the paper's truncated iteration) and records the proof in the history.
+        Algorithm 2 with ``step_size="auto"`` where no Richardson step provably converges
+        (:func:`~graphstk.methods.steps.reciprocal_step`): refuse before iterating, or run a fixed budget anyway
+        (the paper's truncated iteration) with the proof in the history.
     adjoint : bool, default False
-        Solve the adjoint (transposed) system with the problem's targets as right-hand side, by the
-        same routes: what an implicit gradient needs (:mod:`graphstk.nn.autograd`). Label-Prop:
-        ``(I - eta S^T) x = b`` (the same system for a symmetric ``S``); Algorithm 1 / 3: the same
-        system (``N [s(S)]_{nn} + n beta I`` is symmetric); Algorithm 2: ``M^T`` (Eq. 20's ``M`` is
-        not symmetric). TopD has no adjoint here (kernel PCA is not one linear solve).
+        Solve the transposed system (an implicit gradient's, :mod:`graphstk.nn.autograd`): Label-Prop's
+        ``I - eta S^T``, Algorithm 1 / 3's own (symmetric) system, Algorithm 2's ``M^T``; not for TopD.
     eigen_cache : :class:`~graphstk.spectral.EigenCache`, optional
-        TopD: eigenpairs already computed for the same operator (a run's, shared by its splits); see
-        :func:`~graphstk.methods.topd.stkr_topd`. Other families ignore it.
+        TopD: eigenpairs already computed for the same operator; other families ignore it.
 
     Returns
     -------
     EngineResult
-        ``points``: one :class:`~graphstk.methods.problem.GridPoint` per ``(transform, beta, T)``, in the
-        order of ``transforms``, then ``betas``, then ``budgets`` (ascending), with ``h`` ``[N, C]`` (scores of
-        any point ``x`` are ``problem.rows(x) @ h``; Label-Prop's ``h`` is ``Yhat`` itself) and ``x``, the
-        solution of the system solved; ``history``: the solves that ran.
+        ``points``: one :class:`~graphstk.methods.problem.GridPoint` per ``(transform, beta, T)``, in the order of
+        ``transforms``, then ``betas``, then ``budgets`` (ascending, ``None`` for a solve to tolerance), with
+        ``h`` ``[N, C]`` (scores of ``x``: ``problem.rows(x) @ h``) and ``x``; ``history``: the solves that ran.
     """
     transforms = list(transforms)
     if not transforms:

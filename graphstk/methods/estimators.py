@@ -1,33 +1,10 @@
 """User-facing estimators on a graph or any kernel operator: :class:`LabelPropagation` and :class:`STKR`.
 
-Both follow the graph estimators' contract (docs/estimators.md), shared with
-:class:`~graphstk.methods.STKRCV` and :class:`~graphstk.methods.FeatureSTKR`::
-
-    est.fit(data, train_idx, hidden_idx=None, *, y=None)  # a PyG graph: learns from data.y[train_idx]
-    est.fit(K, train_idx, y=y)                     # any square KernelOperator K over the points
-    labels = est.predict(idx)                      # [len(idx)] classes from classes_ (-1: unreachable)
-    scores = est.decision_function(idx)            # [len(idx)] for two classes, else [len(idx), C]
-    scores = est.class_scores(idx)                 # [len(idx), C], one column per class, always
-
-Every argument naming nodes (``train_idx``, ``hidden_idx``, ``idx``) is a LongTensor (or NumPy
-array) of node ids or a boolean mask of length ``N`` (PyG's ``data.train_mask``); both mean the
-same thing. Outputs come in the caller's array type: a tensor ``idx`` gives tensors on its device,
-a NumPy array (or a list) gives NumPy arrays, and ``idx=None`` (every node) gives tensors on the
-kernel's device. Parameters are checked at ``fit`` (``__init__`` only stores them), so a value set
-by ``set_params`` is refused there with the message that names it.
-
-With a graph, a :class:`~graphstk.operators.GraphKernel` (Eq. 23) is built; any other
-:class:`~graphstk.operators.KernelOperator` (a dense Gram matrix, a feature kernel, a kNN graph)
-is used as it is, normalised by the number of visible points (Eq. 5) with its spectral bound
-computed or estimated (:meth:`~graphstk.operators.KernelOperator.spectral_bound`).
-
-In the inductive setting nothing about ``hidden_idx`` points, or any edge touching
-them, is used by ``fit`` (a graph kernel is built on the visible subgraph, with visible
-degrees, Eq. 23); ``predict`` on hidden points uses only their kernel rows into the visible ones.
-Points that no label reaches get all-zero scores: ``predict`` warns
-(:class:`UnreachableNodesWarning`), records them in ``unreachable_`` and ``n_unreachable_``
-and labels them ``-1`` instead of silently assigning class 0. A class without training
-labels is never predicted (its score column is kept, and is exactly zero for one-hot labels).
+Both follow the graph estimators' contract (docs/estimators.md, "Graph estimators"), shared with
+:class:`~graphstk.methods.STKRCV` and :class:`~graphstk.methods.FeatureSTKR`: ``fit(data, train_idx,
+hidden_idx=None, *, y=None)`` on a PyG graph (a :class:`~graphstk.operators.GraphKernel`, Eq. 23) or
+``fit(K, train_idx, y=y)`` on any square kernel operator (Eq. 5); ``predict``, ``decision_function`` and
+``class_scores`` on node ids or masks, ``-1`` / all-zero scores where no label reaches.
 """
 from __future__ import annotations
 
@@ -65,10 +42,9 @@ __all__ = ["LabelPropagation", "STKR", "flag_unreachable"]
 def flag_unreachable(owner, scores: Tensor, stacklevel: int | None = None) -> Tensor:
     """Record the rows of ``scores`` that no label reaches on ``owner`` and warn once per call.
 
-    Sets ``owner.unreachable_`` (BoolTensor, one entry per row: all-zero or non-finite row)
-    and ``owner.n_unreachable_`` (their number), then emits an
-    :class:`UnreachableNodesWarning` when there are any. Used by the estimators and by the
-    :mod:`graphstk.nn` modules, so every API flags such nodes the same way. Returns ``scores``.
+    Sets ``owner.unreachable_`` (BoolTensor, one entry per row: all-zero or non-finite row) and
+    ``owner.n_unreachable_`` (their number), then emits an :class:`UnreachableNodesWarning` when there
+    are any (the estimators and the :mod:`graphstk.nn` modules). Returns ``scores``.
     """
     bad = unreachable(scores)
     stacklevel = user_stacklevel() if stacklevel is None else stacklevel
@@ -81,11 +57,14 @@ def flag_unreachable(owner, scores: Tensor, stacklevel: int | None = None) -> Te
     return scores
 
 
+#: what converges instead of a stalled solve to a tolerance
+STALL_ADVICE = ("Use solver='cg' or 'auto' on the positive semidefinite lazy kernel (normalization='lazy'), or "
+                "solver='direct', or a fixed budget num_iter=T (the paper's truncated iteration)")
+
+
 def _default_classes(y: Tensor, num_classes: int | None) -> int | None:
-    """``num_classes``, or ``max(y) + 1`` over every entry of ``y`` (PyG's ``dataset.num_classes``; ``-1``
-    entries ignored), so that a class without training labels keeps its score column (even the highest)
-    and is named by the warning. ``None`` (the training labels decide) for non-integer ``y`` or for
-    ids far beyond the number of distinct classes."""
+    """``num_classes``, or ``max(y) + 1`` over the entries ``>= 0`` of ``y`` (PyG's ``dataset.num_classes``);
+    ``None`` (the training labels decide) for non-integer ``y`` or ids far beyond the distinct classes."""
     if num_classes is not None or y.dtype.is_floating_point or y.dtype == torch.bool or y.numel() == 0:
         return num_classes
     known = y[y >= 0]
@@ -111,9 +90,7 @@ GRAPH_WORK_COLUMNS = 8   # [N, C] blocks a solve holds at once (iterate, residua
 
 
 def _check_graph_size(data, n: int, y: Tensor, dtype: torch.dtype) -> None:
-    """Refuse, before the graph kernel is built, a graph whose kernel and solve do not fit in memory:
-    the edge list in both directions with weights, the degrees, and ``GRAPH_WORK_COLUMNS`` blocks
-    of ``[N, C]`` scores."""
+    """Refuse a graph whose kernel (edges both ways, degrees) and ``GRAPH_WORK_COLUMNS`` ``[N, C]`` blocks do not fit."""
     known = y[y >= 0] if not (y.dtype.is_floating_point or y.dtype == torch.bool) else y
     C = int(known.max()) + 1 if known.numel() else 1
     C = min(C, int(torch.unique(known).numel()) + 1) if known.numel() else 1
@@ -123,6 +100,17 @@ def _check_graph_size(data, n: int, y: Tensor, dtype: torch.dtype) -> None:
     check_allocation(need, f"the graph kernel and the solve on {n} nodes, {nnz} edges and {C} classes",
                      "use a subgraph (fewer nodes), dtype=torch.float32, or split the graph over processes "
                      "(docs/distributed.md)", data.edge_index.device)
+
+
+def check_budgets(name: str, values, solver: str, reciprocal: bool) -> list[int]:
+    """``values`` as fixed budgets ``T >= 1``, refusing a solver that cannot run them."""
+    budgets = [check_int(name, t) for t in values]
+    if solver not in ("auto", "richardson", "cg"):
+        raise ValueError(f"{name} (a fixed budget of T iterations) needs solver 'auto', 'richardson' or 'cg', got "
+                         f"solver={solver!r}")
+    if reciprocal and solver == "cg":
+        raise ValueError(f"{name} with a reciprocal transform needs solver 'richardson' (Algorithm 2) or 'auto'")
+    return budgets
 
 
 def check_step_size(step_size) -> None:
@@ -144,6 +132,19 @@ def _resolve_alias(name: str, value, alias: str, alias_value, default):
     return default if value is None else value
 
 
+def fit_indices(n: int, train_idx, hidden_idx, setting: str) -> tuple[Tensor, Tensor | None]:
+    """``(train, hidden)`` node ids of a graph estimator's ``fit`` on ``n`` nodes, checked against ``setting``."""
+    if train_idx is None:
+        raise ValueError("train_idx is required (node ids or a boolean mask of length N), or give data.train_mask")
+    train = as_index(train_idx, n, name="train_idx", allow_none=False)
+    hidden = None if hidden_idx is None else as_index(hidden_idx, n, name="hidden_idx", allow_none=False)
+    if setting == "transductive" and hidden is not None and hidden.numel() > 0:
+        raise ValueError("setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
+    if hidden is not None and hidden.numel() and _shared(train, hidden, n):
+        raise ValueError("train_idx and hidden_idx overlap: a labeled node cannot be hidden from fit")
+    return train, hidden
+
+
 def _shared(a: Tensor, b: Tensor, n: int) -> list[int]:
     """The node ids (of ``0..n-1``) that index tensors ``a`` and ``b`` both hold, sorted."""
     seen = torch.zeros(n, dtype=torch.bool)
@@ -154,8 +155,7 @@ def _shared(a: Tensor, b: Tensor, n: int) -> list[int]:
 
 
 def _common_constraints() -> dict:
-    """The parameters every graph estimator shares, declared once (scikit-learn's constraint objects;
-    checked at ``fit`` by ``_validate_params``)."""
+    """The parameters every graph estimator shares (scikit-learn's constraints, checked at ``fit``)."""
     return {
         "setting": [StrOptions(set(SETTINGS))],
         "solver": [StrOptions(set(SOLVERS))],
@@ -171,8 +171,7 @@ def _common_constraints() -> dict:
 
 
 def output_like(values: Tensor, idx):
-    """``values`` in the caller's array type: a tensor on ``idx``'s device for a tensor ``idx``, the
-    estimator's own tensor for ``idx=None``, NumPy for anything else (a NumPy array, a list)."""
+    """``values`` as a tensor on ``idx``'s device (a tensor ``idx``), as they are (``None``), else NumPy."""
     if idx is None:
         return values
     if isinstance(idx, Tensor):
@@ -181,16 +180,13 @@ def output_like(values: Tensor, idx):
 
 
 def binary_scores(scores: Tensor) -> Tensor:
-    """scikit-learn's shape for ``decision_function``: ``[m, C]`` scores as they are, except for two
-    classes, where it is the 1-D ``scores[:, 1] - scores[:, 0]`` (positive: ``classes_[1]``, negative:
-    ``classes_[0]``, zero for a row no label reaches)."""
+    """scikit-learn's ``decision_function`` shape: ``scores[:, 1] - scores[:, 0]`` for two classes, else ``scores``."""
     return scores[:, 1] - scores[:, 0] if scores.dim() == 2 and scores.shape[1] == 2 else scores
 
 
 def graph_fit_inputs(data, train_idx, y, needs: tuple, takes: str):
-    """``(N, y, train_idx)`` of ``fit(data, train_idx, *, y=None)`` on a PyG ``Data``, shared by the graph
-    estimators: ``data.y`` and ``data.train_mask`` stand in for ``y`` and ``train_idx`` left out, and a
-    missing attribute among ``needs`` is refused with ``takes`` (what the estimator takes)."""
+    """``(N, y, train_idx)`` of ``fit(data, train_idx, *, y=None)`` on a PyG ``Data`` (``data.y``, ``data.train_mask``
+    by default); a missing attribute among ``needs`` is refused with ``takes``."""
     for attr in needs:
         if getattr(data, attr, None) is None:
             raise TypeError(f"{takes}; got {type(data).__name__} without .{attr}")
@@ -203,18 +199,51 @@ def graph_fit_inputs(data, train_idx, y, needs: tuple, takes: str):
     return int(data.num_nodes), y, train_idx
 
 
-class _GraphEstimator(BaseEstimator):
-    """Shared checks and fit/predict plumbing (not public: use STKR or LabelPropagation).
+class ScoringMixin:
+    """``class_scores``, ``decision_function`` and ``predict`` of every graph estimator, from its ``_all_scores``
+    (a tensor ``[len(idx), C]`` with ``unreachable_`` set) and ``missing_classes_``."""
 
-    Parameters are declared once in ``_parameter_constraints`` and checked by ``_validate_params`` at
-    the start of every fit (so ``set_params`` and grid searches cannot bypass them); ``__init__``
-    only stores them."""
+    def class_scores(self, idx=None):
+        """Scores ``[len(idx), C]``, one column per class of ``classes_``, for any number of classes.
+
+        Parameters
+        ----------
+        idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``, optional
+            Points to score (default: all ``N``), in the order of ``idx``; hidden points from their kernel rows.
+
+        Returns
+        -------
+        Tensor or ndarray ``[len(idx), C]``
+            A tensor on ``idx``'s device for a tensor ``idx``, NumPy for NumPy (or a list), a tensor on the
+            kernel's device for ``idx=None``. All-zero rows (no label reaches them) are flagged in
+            ``unreachable_`` / ``n_unreachable_`` with an :class:`UnreachableNodesWarning`.
+        """
+        return output_like(self._all_scores(idx), idx)
+
+    def decision_function(self, idx=None):
+        """Scores in scikit-learn's shape: ``[len(idx)]`` for two classes (``classes_[1]``'s score minus
+        ``classes_[0]``'s), else ``[len(idx), C]``, in the caller's array type; ``idx`` as in :meth:`class_scores`.
+        A point no label reaches scores ``0`` (or an all-zero row) and is flagged in ``unreachable_``.
+        """
+        return output_like(binary_scores(self._all_scores(idx)), idx)
+
+    def predict(self, idx=None):
+        """Class labels ``[len(idx)]`` (LongTensor or int64 ndarray, in the caller's array type) from ``classes_``:
+        the argmax of :meth:`class_scores` over the classes with training labels, ``-1`` where no label reaches
+        (flagged in ``unreachable_``); ``idx`` (default: all ``N``) as in :meth:`class_scores`.
+        """
+        pred = argmax_of_labeled_classes(self._all_scores(idx), self.missing_classes_)
+        pred[self.unreachable_] = -1
+        return output_like(pred, idx)
+
+
+class _GraphEstimator(ScoringMixin, BaseEstimator):
+    """Shared checks and fit/predict plumbing of STKR, LabelPropagation and STKRCV (checked at every fit)."""
 
     _parameter_constraints: dict = _common_constraints()
 
     def _validate_params(self):
-        """The project's checks first (their messages name the parameter and what to write instead),
-        then the declared constraints."""
+        """The project's checks first (messages naming what to write instead), then the declared constraints."""
         self._check_params()
         super()._validate_params()
 
@@ -222,21 +251,11 @@ class _GraphEstimator(BaseEstimator):
         self._check_common()
 
     def _check_common(self):
-        """The checks whose messages the declared constraints cannot give (``dtype``, ``num_classes`` and
-        ``max_seconds`` are the constraints' alone): the device exists, the solver options (shared with
-        :class:`~graphstk.methods.STKRCV`) and the setting named with their choices, the budget's spelling
-        and its solver."""
+        """The checks whose messages the declared constraints cannot give: device, solver options, setting."""
         check_device(self.device)
         check_solver_options(self.solver, self.max_iter, self.tol)
         if self.setting not in SETTINGS:
             raise ValueError(f"setting must be one of {SETTINGS}, got {self.setting!r}")
-        num_iter = getattr(self, "_num_iter", getattr(self, "num_iter", None))
-        if num_iter is not None and not isinstance(num_iter, (list, tuple)):
-            name = getattr(self, "_num_iter_name", "num_iter")
-            check_int(name, num_iter)
-            if self.solver not in ("auto", "richardson", "cg"):
-                raise ValueError(f"{name} (a fixed budget of T iterations) needs solver 'auto', 'richardson' or "
-                                 f"'cg', got solver={self.solver!r}")
 
     def _budgets(self) -> tuple[int, ...]:
         """The fixed iteration budget: ``num_iter``, or ``max_iter`` when ``tol == 0``."""
@@ -245,7 +264,7 @@ class _GraphEstimator(BaseEstimator):
             return (int(num_iter),)
         return (int(self.max_iter),) if self.tol == 0 else ()
 
-    def _operator(self, X, y, n: int, hidden):
+    def _operator(self, X, n: int, hidden):
         """The kernel operator for ``fit``: ``X`` itself, or the graph kernel of a PyG ``Data``."""
         if isinstance(X, KernelOperator):
             return X.to(device=self.device) if self.device is not None else X
@@ -255,8 +274,7 @@ class _GraphEstimator(BaseEstimator):
                            normalization=self._normalization())
 
     def _normalization(self) -> str:
-        """The graph kernel a PyG ``Data`` becomes (:class:`~graphstk.operators.GraphKernel`'s
-        ``normalization``): the estimator's ``normalization``, or its family's default."""
+        """The ``normalization`` of the graph kernel a PyG ``Data`` becomes, or its family's default."""
         return check_normalization(self.normalization if self.normalization is not None
                                    else self._default_normalization())
 
@@ -274,19 +292,11 @@ class _GraphEstimator(BaseEstimator):
         else:
             n, y, train_idx = graph_fit_inputs(X, train_idx, y, ("edge_index", "num_nodes"),
                                                "fit takes a torch_geometric Data (a graph) or a square KernelOperator")
-        if train_idx is None:
-            raise ValueError("train_idx is required (node ids or a boolean mask of length N), or give "
-                             "data.train_mask")
+        train, hidden = fit_indices(n, train_idx, hidden_idx, self.setting)
         y = _label_tensor(y)
-        train = as_index(train_idx, n, name="train_idx", allow_none=False)
         if not isinstance(X, KernelOperator):
             _check_graph_size(X, n, y, self.dtype)
-        hidden = None if hidden_idx is None else as_index(hidden_idx, n, name="hidden_idx", allow_none=False)
-        if self.setting == "transductive" and hidden is not None and hidden.numel() > 0:
-            raise ValueError("setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
-        if hidden is not None and hidden.numel() and _shared(train, hidden, n):
-            raise ValueError("train_idx and hidden_idx overlap: a labeled node cannot be hidden from fit")
-        kernel = self._operator(X, y, n, hidden)
+        kernel = self._operator(X, n, hidden)
         prob = make_problem(kernel, y, train.to(kernel.device), _default_classes(y, self.num_classes),
                               labels=getattr(self, "labels", "onehot"), hidden=hidden)
         self.num_classes_ = prob.C
@@ -297,28 +307,22 @@ class _GraphEstimator(BaseEstimator):
         self.problem_ = prob
         return prob
 
-    def _record(self, res: EngineResult):
+    def _record(self, res: EngineResult, fixed: bool, stalls: bool = True):
+        """Keep the history; refuse a diverged fixed budget (``fixed``) or, with ``stalls``, a stalled solve."""
         self._check_budget(res.history)
         self.history_ = res.history
         last = res.history[-1] if res.history else None
         self.solver_ = last.solver if last is not None else ""
         self.residuals_ = last.residuals if last is not None else []
         self.n_iter_ = last.n_iter if last is not None else 0
-        if self._budgets():
+        if fixed:
             check_budget_residual(self, last)
-        elif last is not None and last.stopped.startswith("stalled") and not last.converged:
+        elif stalls and last is not None and last.stopped.startswith("stalled") and not last.converged:
             raise ConvergenceError(f"{type(self).__name__}: {last.solver} {last.stopped}; its scores are not a "
-                                   f"solution of the system. {self._stall_advice()}", result=last)
-
-    def _stall_advice(self) -> str:
-        """What converges instead of a stalled solve to a tolerance."""
-        return ("Use solver='cg' or 'auto' on the positive semidefinite lazy kernel (normalization='lazy'), or "
-                "solver='direct', or a fixed budget num_iter=T (the paper's truncated iteration)")
+                                   f"solution of the system. {STALL_ADVICE}", result=last)
 
     def _check_budget(self, history) -> None:
-        """Warn when ``max_seconds`` was given but a route it cannot bound ran: a direct factorisation
-        (sparse LU, Algorithm 3, the ``n x n`` system by LU) runs to its end. Decided from the routes,
-        never from the clock."""
+        """Warn when ``max_seconds`` was given but a direct route, which it cannot bound, ran."""
         if self.max_seconds is None:
             return
         direct = sorted({h.solver for h in history if h.solver.startswith("direct") and "CG" not in h.solver})
@@ -332,81 +336,15 @@ class _GraphEstimator(BaseEstimator):
         return divergence_advice(getattr(self, "transform_", getattr(self, "transform", None)),
                                  getattr(self, "step_size", None))
 
-
-    def _predict_index(self, idx) -> Tensor:
-        check_is_fitted(self, "problem_")
-        return as_index(idx, self.problem_.num_points, self.kernel_.device, name="idx")
-
-    def _scores(self, ids: Tensor) -> Tensor:
-        raise NotImplementedError
-
     def _all_scores(self, idx) -> Tensor:
-        """Scores ``[len(idx), C]`` as a tensor on the kernel's device, unreachable rows flagged."""
-        return flag_unreachable(self, self._scores(self._predict_index(idx)))
-
-    def class_scores(self, idx=None):
-        """Scores ``[len(idx), C]``, one column per class of ``classes_``, for any number of classes
-        (the argmax over the classes with training labels is :meth:`predict`).
-
-        Parameters
-        ----------
-        idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``, optional
-            Points to score (default: all ``N``); rows come in the order of ``idx`` (a mask: by id).
-            Hidden points (inductive) are scored from their kernel rows into the visible points.
-
-        Returns
-        -------
-        Tensor or ndarray ``[len(idx), C]``
-            A tensor on ``idx``'s device for a tensor ``idx``, a NumPy array for NumPy (or a list),
-            a tensor on the kernel's device for ``idx=None``. All-zero rows are points no label
-            reaches: flagged in ``unreachable_`` / ``n_unreachable_`` with an
-            :class:`UnreachableNodesWarning`.
-        """
-        return output_like(self._all_scores(idx), idx)
-
-    def decision_function(self, idx=None):
-        """Scores in scikit-learn's shape: ``[len(idx)]`` for two classes (the score of ``classes_[1]``
-        minus that of ``classes_[0]``: positive means ``classes_[1]``), ``[len(idx), C]`` otherwise.
-
-        Parameters
-        ----------
-        idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``, optional
-            Points to score (default: all ``N``), as in :meth:`class_scores`.
-
-        Returns
-        -------
-        Tensor or ndarray ``[len(idx)]`` (two classes) or ``[len(idx), C]``
-            In the caller's array type (see :meth:`class_scores`). A point no label reaches scores
-            ``0`` (two classes) or an all-zero row, and is flagged in ``unreachable_``.
-        """
-        return output_like(binary_scores(self._all_scores(idx)), idx)
-
-    def predict(self, idx=None):
-        """Class labels ``[len(idx)]`` from ``classes_``: the argmax of :meth:`class_scores` over the
-        classes that have training labels; ``-1`` for points no label reaches (flagged in
-        ``unreachable_``, with an :class:`UnreachableNodesWarning`).
-
-        Parameters
-        ----------
-        idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``, optional
-            Points to label (default: all ``N``).
-
-        Returns
-        -------
-        LongTensor or int64 ndarray ``[len(idx)]``
-            A tensor on ``idx``'s device for a tensor ``idx``, a NumPy array for NumPy (or a list),
-            a tensor on the kernel's device for ``idx=None``.
-        """
-        pred = argmax_of_labeled_classes(self._all_scores(idx), self.missing_classes_)
-        pred[self.unreachable_] = -1
-        return output_like(pred, idx)
-
+        """Scores ``[len(idx), C]`` (the subclass's ``_scores``) on the kernel's device, unreachable rows flagged."""
+        check_is_fitted(self, "problem_")
+        return flag_unreachable(self, self._scores(as_index(idx, self.problem_.num_points, self.kernel_.device,
+                                                            name="idx")))
 
 
 def check_budget_residual(est, last) -> None:
-    """Refuse the result of a fixed budget whose final relative residual exceeds ``DIVERGED_RESIDUAL``:
-    the iteration diverged and its scores are meaningless (:class:`STKR`, and :class:`STKRCV` for a
-    grid of one point: one configuration, one outcome)."""
+    """Refuse a fixed budget whose final relative residual exceeds ``DIVERGED_RESIDUAL`` (it diverged)."""
     final = last.residuals[-1] if last is not None and len(last.residuals) else 0.0
     if not final <= DIVERGED_RESIDUAL:
         raise ConvergenceError(
@@ -436,10 +374,8 @@ def divergence_advice(tr, step) -> str:
 
 
 class LabelPropagation(_GraphEstimator):
-    """Label propagation of Zhou et al. (2003): solve ``(I - eta S) Yhat = [Y; 0]`` (STKR Eq. 22).
-
-    ``S = D^{-1/2} W D^{-1/2}`` is the normalized adjacency (Eq. 23 up to its ``n + m``
-    factor), ``Y`` the one-hot labels of the training nodes.
+    """Label propagation of Zhou et al. (2003): solve ``(I - eta S) Yhat = [Y; 0]`` (STKR Eq. 22), ``S`` the
+    normalized adjacency ``D^{-1/2} W D^{-1/2}``, ``Y`` the one-hot labels of the training nodes.
 
     Parameters
     ----------
@@ -462,27 +398,21 @@ class LabelPropagation(_GraphEstimator):
         Relative residual at which a solve stops (``0``: run exactly ``max_iter`` iterations).
     max_seconds : float, optional
         A time budget for the iterative solve: it stops after this many seconds with a
-        :class:`~graphstk.exceptions.ConvergenceWarning` and its ``history_`` entry says so
-        (``stopped``). ``None`` (default): no time limit; the route never depends on the clock.
+        :class:`~graphstk.exceptions.ConvergenceWarning`, recorded in ``history_`` (``stopped``). ``None``
+        (default): no time limit.
     setting : {"transductive", "inductive"}, default "transductive"
         Inductive: ``hidden_idx`` nodes are removed before fitting; ``predict`` gives them
-        ``eta S(x, visible) Yhat``, one step of the fixed-point equation (an extension the
-        paper does not define).
+        ``eta S(x, visible) Yhat``, one step of the fixed-point equation (not in the paper).
     num_classes : int, optional
-        Number of classes ``C``; default ``max(y) + 1`` over the entries of ``y`` that are
-        ``>= 0`` (the class count, as PyG's ``dataset.num_classes``; no other label of a node
-        outside ``train_idx`` enters the fit). Classes without a training node -- the highest
-        included -- keep their score column, are named by a
-        :class:`~graphstk.exceptions.ClassesWithoutLabelsWarning`, listed in
-        ``missing_classes_`` and never predicted.
+        Number of classes ``C``; default ``max(y) + 1`` over the entries ``>= 0`` of ``y`` (PyG's
+        ``dataset.num_classes``). Classes without a training node keep their score column, are named by a
+        :class:`~graphstk.exceptions.ClassesWithoutLabelsWarning`, listed in ``missing_classes_``, never predicted.
     clean_edges : bool, default False
-        Drop self-loops and duplicate edges of ``data.edge_index`` (otherwise they are kept,
-        duplicates summed, with an :class:`~graphstk.operators.EdgeListWarning`).
+        Drop self-loops and duplicate edges of ``data.edge_index`` (otherwise kept, duplicates summed, with an
+        :class:`~graphstk.operators.EdgeListWarning`).
     normalization : {"symmetric", "lazy"}, optional
-        The graph kernel a PyG ``Data`` becomes (:class:`~graphstk.operators.GraphKernel`).
-        ``None`` (default): ``"symmetric"``, Zhou et al.'s and PyG's ``S = D^{-1/2} W D^{-1/2}``
-        (Eq. 22): ``I - eta S`` is symmetric positive definite for ``0 < eta < 1`` whatever the sign
-        of ``S``'s eigenvalues, so Label-Prop needs no positive semidefinite kernel.
+        The graph kernel a PyG ``Data`` becomes (:class:`~graphstk.operators.GraphKernel`). ``None`` (default):
+        ``"symmetric"`` (Eq. 22; ``I - eta S`` is SPD for ``0 < eta < 1`` whatever the signs of ``S``'s spectrum).
     dtype : torch.dtype, default torch.float64
     device : torch.device, optional
         Where the kernel lives (default: that of ``data.edge_index``).
@@ -494,7 +424,7 @@ class LabelPropagation(_GraphEstimator):
     kernel_ : KernelOperator
         The kernel fitted on (the graph's :class:`~graphstk.operators.GraphKernel`, or the operator given).
     problem_ : Problem
-        The labeled problem the engines solved (``S``, its bound, the labeled points).
+        The labeled problem the engines solved.
     num_classes_ : int
     classes_ : LongTensor ``[C]``
     missing_classes_ : list of int
@@ -507,11 +437,10 @@ class LabelPropagation(_GraphEstimator):
     eta_ : float
         The propagation weight fitted (``eta``, or ``alpha`` when given).
     unreachable_ : BoolTensor
-        Set by each ``predict`` / ``decision_function`` / ``class_scores``, one entry per row of
-        its output: rows no label reaches (all-zero scores; ``predict`` labels them ``-1``).
+        Set by each ``predict`` / ``decision_function`` / ``class_scores``: the rows of its output no label
+        reaches (all-zero scores; ``predict`` labels them ``-1``).
     n_unreachable_ : int
-        Their number in the last call (the warning is shown once per code line; this count is
-        always there).
+        Their number in the last call.
 
     Examples
     --------
@@ -545,28 +474,25 @@ class LabelPropagation(_GraphEstimator):
         self._eta_name = "alpha" if self.alpha is not None else "eta"    # messages use the user's spelling
         check_real(self._eta_name, eta)   # the upper bound 1/lambda_1 is checked by fit
         self._num_iter = _resolve_alias("num_iter", self.num_iter, "num_layers", self.num_layers, None)
-        self._num_iter_name = "num_layers" if self.num_layers is not None else "num_iter"
         self._check_common()
+        if self._num_iter is not None:
+            check_budgets("num_layers" if self.num_layers is not None else "num_iter", [self._num_iter], self.solver,
+                          False)
 
     def fit(self, data, train_idx=None, hidden_idx=None, *, y=None) -> "LabelPropagation":
-        """Solve Eq. 22 for the labels ``y[train_idx]``.
+        """Solve Eq. 22 for the labels ``y[train_idx]``; returns ``self``.
 
         Parameters
         ----------
         data : torch_geometric.data.Data or KernelOperator
-            A graph (``edge_index``, ``num_nodes``, ``y``, optional ``edge_weight``): its
-            :class:`~graphstk.operators.GraphKernel` is built; or any square kernel operator over
-            the points (an affinity ``W`` normalised as ``D^{-1/2} W D^{-1/2}``, a kNN graph, ...).
+            A graph (``edge_index``, ``num_nodes``, ``y``, optional ``edge_weight``), whose
+            :class:`~graphstk.operators.GraphKernel` is built, or any square kernel operator over the points.
         train_idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``
             The labeled points; ``None`` reads ``data.train_mask``.
         hidden_idx : node ids or a boolean mask ``[N]``, optional
             Points removed before fitting (``setting="inductive"`` only).
         y : Tensor or ndarray ``[N]``, optional
             Class ids (only ``y[train_idx]`` is read); default ``data.y``. Required with an operator.
-
-        Returns
-        -------
-        self
         """
         self._validate_params()
         self.eta_ = float(_resolve_alias("eta", self.eta, "alpha", self.alpha, 0.99))
@@ -575,7 +501,7 @@ class LabelPropagation(_GraphEstimator):
         filt.validate(prob.lambda_max, self._eta_name)   # Zhou et al.'s fixed point (Eq. 22) needs eta < 1/lambda_1 on every route
         res = solve(prob, [filt], solver=self.solver, max_iter=int(self.max_iter),
                     tol=float(self.tol), budgets=self._budgets(), max_seconds=self.max_seconds)
-        self._record(res)
+        self._record(res, bool(self._budgets()))
         self.yhat_ = res.points[0].h
         return self
 
@@ -584,11 +510,9 @@ class LabelPropagation(_GraphEstimator):
 
 
 class STKR(_GraphEstimator):
-    """Spectrally transformed kernel regression on a graph (Zhai et al., ICLR 2024).
-
-    Solves Eq. 7, ``alpha = (G_{Khat_s,n} + n beta I)^{-1} y``, with the base kernel of
-    Eq. 23 (``beta`` and ``eta`` mean what the paper's grids mean) and predicts with the
-    paper's out-of-sample formulas (after Algorithms 1 and 2; Eq. 8 for top-d).
+    """Spectrally transformed kernel regression on a graph (Zhai et al., ICLR 2024): Eq. 7,
+    ``alpha = (G_{Khat_s,n} + n beta I)^{-1} y``, with Eq. 23's base kernel and the paper's out-of-sample
+    formulas (after Algorithms 1 and 2; Eq. 8 for top-d).
 
     Parameters
     ----------
@@ -602,26 +526,18 @@ class STKR(_GraphEstimator):
         Ridge parameter ``beta_n`` of Eq. 7 (finite, positive).
     setting : {"transductive", "inductive"}, default "transductive"
     step_size : "auto" | "paper" | float, default "auto"
-        Richardson step ``gamma``; see :func:`graphstk.methods.steps.reciprocal_step`. With
-        ``"auto"`` the step is provably stable on the lazy kernel. On Eq. 23's kernel
-        (``normalization="symmetric"``) a fit for which no positive step can converge (proved before
-        iterating; common on graphs with few labels and small ``beta``) raises ``ConvergenceError``
-        naming ``solver="direct"`` where it fits and the lazy kernel, unless the fixed budget is short
-        enough that the residual provably stays below the divergence guard.
+        Richardson step ``gamma`` (:func:`graphstk.methods.steps.reciprocal_step`; ``"auto"`` is provably stable
+        on the lazy kernel). On Eq. 23's kernel a fit proved to have no converging step raises
+        ``ConvergenceError`` naming what converges, unless a short fixed budget provably stays below the guard.
     num_iter : int, optional
         Run exactly ``T = num_iter`` Richardson iterations (the paper's budget ``T``) instead of
         solving to ``tol``.
     solver : {"auto", "richardson", "cg", "gmres", "direct"}, default "auto"
-        ``auto`` picks the direct solve (Algorithm 3 / the ``n x n`` system of Algorithm 2)
-        when there are at most 4000 labels and ``N n <= 2^25``; inside it ``(I - eta S)^{-1}``
-        is a sparse LU only for ``N <= 4000`` nodes and CG otherwise (the LU's fill cannot be
-        bounded in advance; see :func:`graphstk.methods.routes.direct_route`). On the lazy
-        kernel, Algorithm 2 takes the direct route only for ``N <= 4000`` and otherwise CG on its
-        symmetric form (``cg`` asks for it); Algorithm 1 takes CG where ``s >= 0`` on the spectrum,
-        else GMRES. On Eq. 23's kernel Algorithm 2 beyond the direct route is refused before any work
-        (:func:`graphstk.methods.routes.reciprocal_route`). The route is chosen from sizes and counted work only, so the same
-        inputs take the same route on any machine; ``history_`` records the route, why, and the most
-        work it does (:func:`~graphstk.methods.routes.describe_work`).
+        ``auto`` picks the route from sizes and counted work only (docs/methods.md, "How solver="auto"
+        decides"): the direct solve (Algorithm 3 / Algorithm 2's ``n x n`` system) for at most 4000 labels and
+        ``N n <= 2^25``, else CG (Algorithm 2's symmetric form on the lazy kernel; Algorithm 1 where ``s >= 0``)
+        or GMRES; Algorithm 2 beyond the direct route on Eq. 23's kernel is refused before any work
+        (:func:`graphstk.methods.routes.reciprocal_route`). ``history_`` records the route, why, and its work.
     max_iter : int, default 1000
     tol : float, default 1e-6
         Relative residual of a solve to tolerance (``0``: run ``max_iter`` iterations).
@@ -632,12 +548,9 @@ class STKR(_GraphEstimator):
     clean_edges : bool, default False
         See :class:`LabelPropagation`.
     normalization : {"lazy", "symmetric"}, optional
-        The graph kernel a PyG ``Data`` becomes (:class:`~graphstk.operators.GraphKernel`).
-        ``None`` (default): ``"lazy"``, ``(I + S) / 2``, positive semidefinite by construction as
-        STKR's transforms and Prop. 10 assume: Algorithm 2 then solves its symmetric form by CG and
-        Richardson's automatic step is provably stable. ``"symmetric"`` is Eq. 23 as written
-        (``S = D^{-1/2} W D^{-1/2}``, spectrum down to ``-1``): the paper's configurations, with
-        their fixed budgets, use it. A kernel operator passed to ``fit`` is used as it is.
+        The graph kernel a PyG ``Data`` becomes (:class:`~graphstk.operators.GraphKernel`; docs/kernels.md).
+        ``None`` (default): ``"lazy"``, ``(I + S) / 2``, positive semidefinite as Prop. 10 assumes.
+        ``"symmetric"`` is Eq. 23 as written (spectrum down to ``-1``), used by the paper's configurations.
     dtype : torch.dtype, default torch.float64
     device : torch.device, optional
 
@@ -683,29 +596,23 @@ class STKR(_GraphEstimator):
         check_real("beta", self.beta)
         check_step_size(self.step_size)
         self._check_common()
-        if self.num_iter is not None and isinstance(tr, ReciprocalPolynomial) and self.solver == "cg":
-            raise ValueError("num_iter with a reciprocal transform needs solver 'richardson' (Algorithm 2) or 'auto'")
+        if self.num_iter is not None:
+            check_budgets("num_iter", [self.num_iter], self.solver, isinstance(tr, ReciprocalPolynomial))
 
     def fit(self, data, train_idx=None, hidden_idx=None, *, y=None) -> "STKR":
-        """Solve Eq. 7 for the labels ``y[train_idx]``.
+        """Solve Eq. 7 for the labels ``y[train_idx]``; returns ``self``.
 
         Parameters
         ----------
         data : torch_geometric.data.Data or KernelOperator
-            A graph (``edge_index``, ``num_nodes``, ``y``, optional ``edge_weight``): the base kernel
-            of Eq. 23 is built; or any square kernel operator ``K`` over the points (a dense Gram
-            matrix, a feature kernel, a kNN graph), used through ``G_K / (n+m)`` (Eq. 5) and its
-            spectral bound.
+            A graph (``edge_index``, ``num_nodes``, ``y``, optional ``edge_weight``), whose base kernel of Eq. 23
+            is built, or any square kernel operator ``K`` over the points, used through ``G_K / (n+m)`` (Eq. 5).
         train_idx : LongTensor / NumPy array of node ids, or a boolean mask ``[N]``
             The labeled points; ``None`` reads ``data.train_mask``.
         hidden_idx : node ids or a boolean mask ``[N]``, optional
             ``setting="inductive"``: points (and their edges) never seen by ``fit``.
         y : Tensor or ndarray ``[N]``, optional
             Class ids (only ``y[train_idx]`` is read); default ``data.y``. Required with an operator.
-
-        Returns
-        -------
-        self
         """
         self._validate_params()
         self.transform_ = InverseLaplacian(eta=DEFAULT_ETA) if self.transform is None else self.transform
@@ -716,11 +623,10 @@ class STKR(_GraphEstimator):
             self.transform_.validate(prob.lambda_max)
         budgets = self._budgets() if self.solver != "direct" else ()
         step = self.step_size if isinstance(self.step_size, str) else float(self.step_size)
-        # one configuration, one outcome: STKRCV with a one-point grid refuses exactly as this fit does
         res = solve(prob, [self.transform_], [float(self.beta)], budgets=budgets, solver=self.solver,
                     max_iter=int(self.max_iter), tol=float(self.tol), step_size=step,
                     max_seconds=self.max_seconds)
-        self._record(res)
+        self._record(res, bool(self._budgets()))
         self.h_ = res.points[0].h
         return self
 

@@ -1,21 +1,6 @@
-"""The computations behind ``graphstk.methods.feature_stkr.feature_stkr_scores``: sparse
-features, the graph with feature-neighbour edges (``feature_neighbor_graph``), the graph filters
-of ``graphstk.spectral.filters`` applied in column blocks, the cosine blocks of the filtered
-rows, and the label-reuse step.
-
-Memory is linear in the graph. The filtered features ``phi = s(S_hat) X~`` are never held whole:
-the preprocessed ``X~`` stays a scipy CSR matrix, and its columns are filtered a block at a time
-(``s(S_hat)`` acts on each column separately), each block adding its share to the inner products
-``phi[rows] phi[labeled]^T`` and to the squared row norms, from which the cosine blocks
-``[len(rows), n]`` follow. The working set is one ``[N, w]`` block per filter state (``w`` chosen
-from sizes: ``BLOCK_BYTES``) plus the ``[len(rows), n]`` blocks, never an ``N x N`` or an
-``N x d`` dense matrix.
-
-Label reuse (``reuse_scores``) is a correct-and-smooth step written with STKR: the residuals of
-the kernel read-out on the labeled nodes are regressed by STKR with the inverse Laplacian
-(Algorithm 2 of Zhai et al., through ``graphstk.methods.engine.solve``), the correction is added
-to the scores, the labeled rows are set to their labels, and the result is smoothed by label
-propagation (Eq. 22, the same door). Closed form; only the labels of the labeled nodes are read.
+"""The computations behind :func:`graphstk.methods.feature_stkr.feature_stkr_scores`: sparse features, feature
+neighbours, the graph filters applied a block of columns at a time (memory linear in the graph), the cosine blocks
+of the filtered rows, and label reuse (correct-and-smooth with STKR). Explained in docs/feature_stkr.md.
 """
 from __future__ import annotations
 
@@ -70,27 +55,13 @@ def check_filter_point(p: dict) -> None:
 def feature_neighbor_graph(edge_index: Tensor, num_nodes: int, X: sp.csr_matrix, k: int, weight: float,
                            edge_weight: Tensor | None = None, hidden_mask: Tensor | None = None,
                            neighbors: Tensor | None = None) -> tuple[Tensor, Tensor]:
-    """The graph ``W + weight * N_k``: the edges of ``edge_index`` as given (self-loops dropped, one
-    copy of each ``(row, col)`` pair, weight ``edge_weight`` or 1; both directions for an
-    undirected graph, PyG's convention) plus an edge of weight ``weight`` in both directions between
-    each node and each of its ``k`` visible nodes of largest cosine similarity of the rows of ``X``
-    (the symmetric union: a pair in both lists is added once; a pair with similarity ``<= 0`` never).
+    """The graph ``W + weight * N_k`` (docs/feature_stkr.md, "Feature neighbours").
 
-    ``W`` is Eq. 23's weight matrix of the base kernel. ``N_k`` joins nodes whose features are
-    alike, so that nodes with few or no edges, and in the inductive setting a hidden node whose
-    neighbours are hidden too, still reach visible nodes. Only visible nodes (``~hidden_mask``) are
-    candidates, and a hidden node's neighbours are found from its own row of ``X`` alone: it adds
-    edges to visible nodes only (an out-of-sample row of Eq. 23), and the visible graph does not
-    depend on the hidden nodes' features.
-
-    ``X`` are the rows the cosine compares (``feature_stkr_scores`` passes the TF-IDF rows): a
-    ``ValueError`` is raised before the search when more than half of the visible rows are zero, as
-    TF-IDF rows of dense features are (every feature present at every node has weight 0).
-
-    ``neighbors``: the neighbour lists of :func:`feature_neighbors` for any ``k' >= k`` (its first
-    ``k`` columns are the ``k`` nearest), so that several ``(k, weight)`` share one search.
-
-    Returns ``(edge_index [2, E'], edge_weight [E'])``, float64 weights, sorted by (row, col).
+    ``W``: the edges of ``edge_index`` (self-loops dropped, one copy of each pair, weight ``edge_weight`` or 1);
+    ``N_k``: an edge both ways between each node and each of its ``k`` visible nodes (``~hidden_mask``) of largest
+    positive cosine of the rows of ``X``, each pair once. ``neighbors``: :func:`feature_neighbors`' lists for any
+    ``k' >= k`` (one search for several ``k``). Raises ``ValueError`` when over half the visible rows of ``X`` are
+    zero. Returns ``(edge_index [2, E'], edge_weight [E'])``, float64 weights, sorted by (row, col).
     """
     N = int(num_nodes)
     if neighbors is None:
@@ -113,10 +84,8 @@ def feature_neighbor_graph(edge_index: Tensor, num_nodes: int, X: sp.csr_matrix,
 
 
 def feature_neighbors(X: sp.csr_matrix, k: int, hidden_mask: Tensor | None = None) -> Tensor:
-    """``[N, k]`` ids of each node's ``k`` visible nodes of largest cosine similarity of the rows of ``X``
-    (:func:`graphstk.operators.knn.cosine_neighbors`; ``-1``: none), in decreasing similarity with
-    stable ties, so that the first ``k' < k`` columns are the search for ``k'``. Raises a
-    ``ValueError`` when more than half of the visible rows are zero (see :func:`feature_neighbor_graph`)."""
+    """``[N, k]`` ids of each node's ``k`` visible nodes of largest cosine of the rows of ``X`` (``-1``: none), in
+    decreasing similarity with stable ties (:func:`graphstk.operators.knn.cosine_neighbors`)."""
     N = X.shape[0]
     visible = np.ones(N, dtype=bool) if hidden_mask is None else ~hidden_mask.cpu().numpy()
     empty = int((np.diff(sp.csr_matrix(X)[visible].indptr) == 0).sum())
@@ -152,9 +121,7 @@ def _scale_rows(X: sp.csr_matrix, s: np.ndarray) -> sp.csr_matrix:
 
 
 def preprocess_sparse(X: sp.csr_matrix, kind: str, visible: Tensor | None = None) -> sp.csr_matrix:
-    """``graphstk.methods.feature_stkr.preprocess_features`` on a sparse matrix (the same
-    formulas: ``"sum"`` rows scaled to sum 1, ``"tfidf"`` presence times ``max(0, log(n_V / (1 + df)))``
-    on unit rows with ``df`` counted over visible nodes, ``"raw"`` as given)."""
+    """:func:`graphstk.methods.feature_stkr.preprocess_features` on a sparse matrix (the same formulas)."""
     if kind == "raw":
         return X
     if kind == "sum":
@@ -172,18 +139,15 @@ def preprocess_sparse(X: sp.csr_matrix, kind: str, visible: Tensor | None = None
     return _scale_rows(T, np.divide(1.0, nrm, out=np.zeros_like(nrm), where=nrm > 0))
 
 
+#: per filter, its parameters (grid key, default) that, with the filter, key the points sharing one propagation
+FILTER_PARAMS = {"lazy": (("a", 0.5),), "sgc": (), "s2gc": (("alpha", 0.05),), "dgc": (("t", 5.27),),
+                 "ggcm": (("alpha", 0.15), ("decline_neg", 1.0))}
+
+
 def filter_group(p: dict) -> tuple:
     """The key of the points that share one propagation: the filter and its parameters but the depth."""
     f = p.get("filter", "lazy")
-    if f == "lazy":
-        return (f, float(p.get("a", 0.5)))
-    if f == "s2gc":
-        return (f, float(p.get("alpha", 0.05)))
-    if f == "dgc":
-        return (f, float(p.get("t", 5.27)))
-    if f == "ggcm":
-        return (f, float(p.get("alpha", 0.15)), float(p.get("decline_neg", 1.0)))
-    return (f,)
+    return (f, *(float(p.get(key, default)) for key, default in FILTER_PARAMS[f]))
 
 
 def filter_of(group: tuple, depth: int, k_neg: int = 2):
@@ -202,8 +166,7 @@ def filter_of(group: tuple, depth: int, k_neg: int = 2):
 
 
 def _product(M) -> callable:
-    """``Z -> M Z`` for a torch sparse CSR ``M``; on the CPU through scipy's CSR product (several
-    times faster than torch's for a dense right-hand side)."""
+    """``Z -> M Z`` for a torch sparse CSR ``M`` (on the CPU by scipy's faster CSR product)."""
     if M.device.type == "cpu":
         A = sp.csr_matrix((M.values().numpy(), M.col_indices().numpy(), M.crow_indices().numpy()), shape=tuple(M.shape))
         return lambda Z: torch.from_numpy(A @ Z.numpy())
@@ -219,8 +182,7 @@ def _lazy_matrix(S_csr: Tensor, a: float) -> Tensor:
 
 
 def _projection(graph, S_mm) -> callable:
-    """GGCM's mean negative graph ``u u^T`` on the visible nodes (``u = sqrt(d) / ||sqrt(d)||``, visible
-    degrees), extended to hidden rows as every other power of ``S_hat``: ``r(x) u u^T``."""
+    """GGCM's mean negative graph ``u u^T`` (``u = sqrt(d) / ||sqrt(d)||``), hidden rows ``r(x) u u^T``."""
     N = graph.num_nodes
     u = torch.zeros(N, dtype=graph.dtype, device=graph.device)
     u[graph.visible] = graph.degree.to(graph.dtype).clamp_min(0).sqrt()
@@ -237,9 +199,8 @@ def _projection(graph, S_mm) -> callable:
 
 def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths: list[int], rows: Tensor, n: int,
                   dtype: torch.dtype, k_neg: int) -> dict[int, Tensor]:
-    """``{K: cos(phi_K[rows], phi_K[rows[:n]])}`` ``[len(rows), n]`` for the filter ``group`` at each depth
-    ``K`` of ``depths`` (``0``: the features themselves), ``phi_K = s_K(S_hat) Xf``, computed a block of
-    columns at a time (module docstring)."""
+    """``{K: cos(phi_K[rows], phi_K[rows[:n]])}`` ``[len(rows), n]``, ``phi_K = s_K(S_hat) Xf`` for each depth ``K``
+    (``0``: the features), a block of ``BLOCK_BYTES`` columns at a time."""
     N, d = Xf.shape
     device = S_csr.device
     lazy = group[0] == "lazy"
@@ -273,20 +234,12 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
 
 
 def reuse_scores(F: Tensor, Y: Tensor, train: Tensor, graph, points: list[dict], C: int) -> list[Tensor]:
-    """Correct-and-smooth with STKR for a batch of grid points sharing ``F [P, N, C]`` (each point's
-    scores at every node) and ``Y [n, C]`` (the targets of ``train``): returns ``[N, C]`` per point.
-
-    For a point with ``reuse_eta > 0``: the residuals ``R = Y - F[train]`` are regressed by STKR with
-    ``s(l) = l / (1 - reuse_eta l)`` (Example 1 of Zhai et al., Algorithm 2; ridge ``reuse_beta``,
-    default 1e-2) and the prediction at every node is added to ``F``. With ``smooth_eta > 0``:
-    the labeled rows are set to ``Y`` and the result ``B`` is smoothed, ``(I - smooth_eta S)^{-1} B``
-    on the visible nodes (Eq. 22 with a right-hand side on every row); a hidden node ``x`` gets
-    ``B(x) + smooth_eta r(x) Yhat_V`` (the same equation's out-of-sample row). Both solves go through
-    ``graphstk.methods.engine.solve``, one batched solve per ``(eta, beta)`` value, routed by
-    :mod:`graphstk.methods.routes` (``solver="auto"``).
+    """Correct-and-smooth with STKR (docs/feature_stkr.md, "Label reuse") for grid points sharing ``F [P, N, C]``
+    and the targets ``Y [n, C]`` of ``train``: ``[N, C]`` per point. ``reuse_eta > 0``: the residuals are
+    regressed by STKR with the inverse Laplacian (Algorithm 2, ridge ``reuse_beta``, default 1e-2) and added;
+    ``smooth_eta > 0``: labeled rows set to ``Y``, then Label-Prop (Eq. 22) with a right-hand side on every row.
     """
-    # each point's scores on the scale of its targets (the norm of Y over the norm of F's labeled rows),
-    # so that the correction and the clamped labeled rows weigh as much as the read-out
+    # each point's scores on the scale of its targets, so the correction weighs as much as the read-out
     tiny = torch.finfo(F.dtype).tiny
     out = [F[i] * (Y.norm() / F[i][train].norm().clamp_min(tiny))
            if float(p.get("reuse_eta", 0.0)) > 0 or float(p.get("smooth_eta", 0.0)) > 0 else F[i]

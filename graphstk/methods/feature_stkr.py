@@ -1,29 +1,7 @@
-"""Feature-aware STKR: kernel ridge with a graph x feature kernel, closed form, selected on validation nodes.
-
-The kernel (see :mod:`graphstk.operators.composed` and docs/feature_stkr.md for the derivation)
-is a feature kernel on graph-filtered node features,
-
-    K(i, j) = k_X(phi_i, phi_j),   phi = s(S_hat) X,   s(l) = ((1 - a) + a l)^K,
-
-where ``S_hat`` is the STKR base kernel of Eq. 23 divided by ``n+m`` (visible degrees,
-out-of-sample rows for hidden nodes) and ``k_X`` is the cosine or cosine-Gaussian kernel on
-unit-length rows (``k_X = exp((cos - 1) / sigma^2)``). ``mix="dyadic"`` averages the kernels of
-the depths ``1, 2, 4, ..., K`` (an ensemble of filter depths, still a PSD kernel). With the
-linear ``k_X`` on un-normalised rows this is ``s(S) X X^T s(S)``, the transformed graph kernel
-on both sides of the linear feature kernel; with ``K = 0`` it is kernel ridge on the features
-alone.
-
-``X`` is preprocessed first (``preprocess_features``): rows scaled to sum 1, or TF-IDF
-weights on unit rows; the grid chooses on validation.
-
-Fit (Eq. 6-7 with ``Khat_s`` replaced by this kernel): one-hot labels ``Y`` of the ``n``
-labeled nodes with class ``c``'s column scaled by ``n / (C n_c)`` (:func:`balanced_targets`),
-``alpha = (G_{K,n} + n beta I_n)^{-1} Y`` and scores ``f(x) = K(x, labeled) alpha``.
-Every grid point shares the filtered features of its depths and the cosine blocks, so a whole
-grid costs a few sparse products and small dense solves. The features stay sparse and are filtered
-a block of columns at a time (``graphstk.methods.feature_propagation``): memory linear in the
-graph. The filter may be any of ``graphstk.spectral.filters`` (grid key ``filter``), and an
-STKR correct-and-smooth step may follow (``reuse_eta``, ``smooth_eta``).
+"""Feature-aware STKR: kernel ridge (Eq. 6-7) with the graph x feature kernel ``K(i, j) = k_X(phi_i, phi_j)``,
+``phi = s(S_hat) X``, ``s(l) = ((1 - a) + a l)^K`` (``S_hat``: Eq. 23's kernel over ``n+m``; ``k_X``: cosine or
+cosine-Gaussian on unit rows), closed form, every grid point sharing its filtered features and cosine blocks.
+The kernels, preprocessing, label reuse and feature neighbours: docs/feature_stkr.md.
 """
 from __future__ import annotations
 
@@ -40,11 +18,11 @@ from .._index import as_index
 from ..operators.composed import extended_adjacency, unit_rows
 from ..memory import check_allocation
 from ..operators.graph import GraphKernel, check_edge_index
-from .estimators import (SETTINGS, _check_graph_size, _default_classes, _label_tensor, binary_scores, flag_unreachable,
-                         graph_fit_inputs, output_like)
+from .estimators import (SETTINGS, ScoringMixin, _check_graph_size, _default_classes, _label_tensor, flag_unreachable,
+                         fit_indices, graph_fit_inputs)
 from .feature_propagation import (check_filter_point, cosine_blocks, feature_neighbor_graph, feature_neighbors,
                                   filter_group, k_negative, preprocess_sparse, reuse_scores, sparse_features)
-from .problem import argmax_of_labeled_classes, training_labels
+from .problem import training_labels
 
 __all__ = ["FeatureSTKR", "feature_stkr_scores", "balanced_targets", "preprocess_features", "FEATURES", "select_on_validation", "KERNELS", "MIXES", "DEFAULT_GRID"]
 
@@ -73,6 +51,8 @@ def _depths(depth: int, mix: str) -> list[int]:
 
 
 def _check_point(p: dict) -> None:
+    """``ValueError`` naming a bad key of a grid point (the kernel's, then the filter's)."""
+    check_filter_point(p)
     depth, a, mix, kernel = p["depth"], p.get("a", 0.5), p.get("mix", "last"), p.get("kernel", "cosine-gaussian")
     if isinstance(depth, bool) or int(depth) != depth or depth < 0:
         raise ValueError(f"depth must be an integer >= 0 (0: the features alone), got {depth!r}")
@@ -138,15 +118,8 @@ def preprocess_features(X: Tensor, kind: str = "sum", visible: Tensor | None = N
 
 
 def balanced_targets(Y: Tensor) -> Tensor:
-    """One-hot targets ``[n, C]`` with class ``c``'s column scaled by ``n / (C n_c)`` (class mass
-    normalisation; unchanged when every class has ``n / C`` labels).
-
-    The cosine-Gaussian kernel has a large constant part (``exp(-1 / sigma^2)`` between orthogonal
-    rows), and with a strong ridge ``alpha ~ Y / (n beta)``, so ``f(x) = K(x, L) alpha`` adds about
-    ``exp(-1 / sigma^2) n_c / (n beta)`` to class ``c`` at every node: with unbalanced labels the
-    largest class wins everywhere. Scaling each column by ``1 / n_c`` gives every class the same
-    label mass and removes that offset.
-    """
+    """One-hot targets ``[n, C]`` with class ``c``'s column scaled by ``n / (C n_c)`` (class mass normalisation,
+    which removes the cosine-Gaussian kernel's constant offset per class: docs/feature_stkr.md)."""
     counts = Y.sum(0)
     present = counts > 0
     scale = torch.zeros_like(counts)
@@ -205,7 +178,6 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
         raise ValueError("train is empty: feature-aware STKR needs labeled nodes")
     for p in points:
         _check_point(p)
-        check_filter_point(p)
     default_features = "sum" if normalize_features else "raw"
     if any(p.get("features", default_features) == "sum" for p in points):
         check_features_kind(Xs, "sum")
@@ -304,7 +276,7 @@ def select_on_validation(edge_index: Tensor, X, y: Tensor, train, val, grid: dic
     return points[best], accs
 
 
-class FeatureSTKR(BaseEstimator):
+class FeatureSTKR(ScoringMixin, BaseEstimator):
     """Feature-aware STKR: kernel ridge with ``k_X(phi_i, phi_j)``, ``phi = s(S_hat) X`` (module doc).
 
     Parameters
@@ -384,9 +356,7 @@ class FeatureSTKR(BaseEstimator):
         return p
 
     def _validate_params(self):
-        """The project's checks first (messages naming the parameter), then the declared constraints."""
         _check_point(self._point())
-        check_filter_point(self._point())
         if self.setting not in SETTINGS:
             raise ValueError(f"setting must be 'transductive' or 'inductive', got {self.setting!r}")
         super()._validate_params()
@@ -414,18 +384,13 @@ class FeatureSTKR(BaseEstimator):
         self
         """
         self._validate_params()
-        if self.setting == "transductive" and hidden_idx is not None:
-            raise ValueError("setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
         n, y, train_idx = graph_fit_inputs(data, train_idx, y, ("edge_index", "num_nodes", "x"),
                                            "FeatureSTKR.fit takes a torch_geometric Data with node features (x, "
                                            "edge_index; labels in data.y or y=)")
-        if train_idx is None:
-            raise ValueError("train_idx is required (node ids or a boolean mask of length N), or give data.train_mask")
+        self.train_, self.hidden_ = fit_indices(n, train_idx, hidden_idx, self.setting)
         y = _label_tensor(y)
-        self.train_ = as_index(train_idx, n, name="train_idx", allow_none=False)
         if self.train_.numel() == 0:
             raise ValueError("no labeled nodes: train_idx is empty")
-        self.hidden_ = None if hidden_idx is None else as_index(hidden_idx, n, name="hidden_idx", allow_none=False)
         check_edge_index(data.edge_index, n, getattr(data, "edge_weight", None))
         _check_graph_size(data, n, y, self.dtype)
         check_features_kind(data.x, self.features or ("sum" if self.normalize_features else "raw"))
@@ -448,22 +413,3 @@ class FeatureSTKR(BaseEstimator):
                                      normalize_features=self.normalize_features, dtype=self.dtype,
                                      edge_weight=getattr(d, "edge_weight", None))[0]
         return flag_unreachable(self, scores)
-
-    def class_scores(self, idx=None):
-        """Scores ``[len(idx), C]``, one column per class of ``classes_`` (as
-        ``STKR.class_scores``; ``idx=None``: every node, a
-        tensor on the graph's device)."""
-        return output_like(self._all_scores(idx), idx)
-
-    def decision_function(self, idx=None):
-        """Scores ``[len(idx)]`` for two classes (``classes_[1]`` minus ``classes_[0]``), else
-        ``[len(idx), C]``, in the caller's array type (as ``STKR.decision_function``)."""
-        return output_like(binary_scores(self._all_scores(idx)), idx)
-
-    def predict(self, idx=None):
-        """Class labels ``[len(idx)]`` from ``classes_``: the argmax of :meth:`class_scores` over the
-        classes that have training labels, ``-1`` for a node no label reaches (flagged in
-        ``unreachable_``); in the caller's array type (as ``STKR.predict``)."""
-        pred = argmax_of_labeled_classes(self._all_scores(idx), self.missing_classes_)
-        pred[self.unreachable_] = -1
-        return output_like(pred, idx)

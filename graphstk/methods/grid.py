@@ -1,8 +1,5 @@
-"""Scores from the engine's solutions: the out-of-sample rows of STKR, Label-Prop's ``Yhat``, and
-the labels read off scores (``-1`` where no label reaches a point).
-
-These are the last step of every estimator (:class:`~graphstk.methods.STKR`,
-:class:`~graphstk.methods.LabelPropagation`, :class:`~graphstk.methods.STKRCV`).
+"""Scores from the engine's solutions (STKR's out-of-sample rows, Label-Prop's ``Yhat``) and the labels read
+off them (``-1`` where no label reaches a point): the last step of every graph estimator.
 """
 from __future__ import annotations
 
@@ -16,14 +13,8 @@ __all__ = ["scores_from", "lp_scores", "unreachable", "predict_labels"]
 
 
 def scores_from(prob: Problem, h: Tensor, idx: Tensor) -> Tensor:
-    """Scores ``rows(idx) @ h`` (the out-of-sample formulas of Algorithms 1-2 and Eq. 8); ``h`` may
-    hold several grid points side by side (``k C`` columns).
-
-    A labeled point whose row of the base kernel is zero (an isolated training node: Eq. 23 gives it
-    no entry, so every ``s(K)`` with ``s(0) = 0`` has none either) gets all-zero scores from the
-    formula, i.e. it would be reported as unreached although its label is given. It keeps its own
-    label row of ``Y`` instead, as the identity term of Label-Prop's ``(I - eta S)^-1`` gives it, so
-    STKR and Label-Prop agree on it."""
+    """Scores ``rows(idx) @ h`` (after Algorithms 1-2, Eq. 8; ``h`` may hold ``k C`` columns). An isolated labeled
+    point (a zero kernel row) keeps its label row of ``Y``, as Label-Prop's identity term gives it."""
     S = prob.rows(idx) @ h
     dead = (S == 0).all(dim=1)
     if bool(dead.any()):
@@ -54,30 +45,12 @@ def lp_scores(prob: Problem, yhat: Tensor, eta: float, idx: Tensor) -> Tensor:
 
 
 def unreachable(scores: Tensor) -> Tensor:
-    """Rows with no information (all zero or non-finite): no label reaches these nodes.
-
-    Parameters
-    ----------
-    scores : Tensor ``[n, C]``
-
-    Returns
-    -------
-    BoolTensor ``[n]``
-    """
+    """BoolTensor ``[n]``: the rows of ``scores`` ``[n, C]`` that are all zero or non-finite (no label reaches them)."""
     return ~torch.isfinite(scores).all(dim=1) | (scores == 0).all(dim=1)
 
 
 def predict_labels(scores: Tensor) -> Tensor:
-    """Argmax class, ``-1`` for unreachable rows (never silently class 0).
-
-    Parameters
-    ----------
-    scores : Tensor ``[n, C]``
-
-    Returns
-    -------
-    LongTensor ``[n]``: the class, or ``-1`` where :func:`unreachable`.
-    """
+    """LongTensor ``[n]``: the argmax class of ``scores`` ``[n, C]``, ``-1`` where :func:`unreachable`."""
     pred = scores.argmax(dim=1)
     pred[unreachable(scores)] = -1
     return pred

@@ -1,14 +1,7 @@
-"""A labeled propagation problem on any kernel operator, and what the engines return.
-
-Notation (local, visible numbering): ``S = G_K / (n+m)`` (Eq. 5; for a graph, the normalized
-adjacency of Eq. 23), ``N = n + m`` visible points, ``n`` labeled ones at positions ``train``,
-``E`` the ``N x n`` selection of the labeled columns, ``Y`` the ``n x C`` one-hot labels.
-
-:func:`make_problem` turns any square :class:`~graphstk.operators.KernelOperator` ``K`` over
-``num_points`` points, the labels and the hidden points (inductive setting) into a
-:class:`Problem`: the operator ``S`` over the visible points (from ``K.normalized_gram``), its
-spectral bound, and the out-of-sample rows ``K(x, visible) / (n+m)`` for scoring any point
-(``K.normalized_rows``). The engines behind :func:`graphstk.methods.engine.solve` see only this.
+"""A labeled propagation problem on any kernel operator (:func:`make_problem`, :class:`Problem`), and what the
+engines behind :func:`graphstk.methods.engine.solve` return. Notation: ``S = G_K / (n+m)`` over the ``N = n + m``
+visible points (Eq. 5; Eq. 23 for a graph), ``n`` labeled ones at ``train``, ``E`` the ``N x n`` labeled columns,
+``Y`` the ``n x C`` labels.
 """
 from __future__ import annotations
 
@@ -49,13 +42,8 @@ def warn_classes_without_labels(counts: Tensor, stacklevel: int | None = None, n
 
 
 def training_labels(yt: Tensor, num_classes: int | None = None) -> tuple[Tensor, int, list[int]]:
-    """Check the labels ``yt`` of the labeled nodes and fix the number of classes.
-
-    ``yt`` must hold integer class ids ``>= 0``; ``num_classes`` defaults to ``max(yt) + 1`` (a
-    stray huge id is refused rather than turned into that many classes). Warns
-    (:class:`ClassesWithoutLabelsWarning`) naming every class below ``num_classes`` without a label,
-    the highest included. Returns ``(yt, num_classes, missing)``, ``missing`` those classes.
-    """
+    """``(yt, num_classes, missing)`` for the class ids ``yt >= 0`` of the labeled nodes (``num_classes`` default
+    ``max(yt) + 1``); warns naming the classes without a label (``missing``)."""
     if yt.dtype.is_floating_point or yt.dtype == torch.bool:
         raise TypeError(f"labels must be integer class ids, got {yt.dtype}")
     if int(yt.min()) < 0:
@@ -118,15 +106,12 @@ class Problem:
     visible : LongTensor ``[N]``, optional
         Global ids of the visible points (local id ``i`` is point ``visible[i]``).
     rhs : Tensor ``[N, C]``, optional
-        The right-hand side of the ``N x N`` systems (Label-Prop's Eq. 22, Algorithm 2's Eq. 20)
-        when it is not ``[Y; 0]`` (:meth:`b`): a block on every visible point, e.g. the scores a
-        :mod:`graphstk.nn` module propagates, or the cotangent of an adjoint solve. Algorithm 1's
-        ``n x n`` system reads ``Y`` only (its right-hand side lives on the labeled points).
+        The right-hand side of the ``N x N`` systems (Eqs. 20, 22) when it is not ``[Y; 0]`` (:meth:`b`): e.g. the
+        scores a :mod:`graphstk.nn` module propagates, or an adjoint's cotangent.
     psd : bool, default False
         Whether ``S`` is positive semidefinite by construction (the kernel's
-        :attr:`~graphstk.operators.KernelOperator.positive_semidefinite`: the lazy graph kernel, a
-        Gram matrix). The engines then take the spectrum in ``[0, lambda_max]``: symmetric solves
-        for Algorithm 2 and the provably stable Richardson step; otherwise ``[-lambda_max, lambda_max]``.
+        :attr:`~graphstk.operators.KernelOperator.positive_semidefinite`): the spectrum is then taken in
+        ``[0, lambda_max]``, else ``[-lambda_max, lambda_max]``.
     """
 
     op: KernelOperator
@@ -141,8 +126,7 @@ class Problem:
 
     @property
     def lambda_min(self) -> float:
-        """A lower bound on the spectrum of ``S``: ``0`` for a positive semidefinite ``S``
-        (:attr:`psd`), else ``-lambda_max``."""
+        """A lower bound on the spectrum of ``S``: ``0`` if :attr:`psd`, else ``-lambda_max``."""
         return 0.0 if self.psd else -self.lambda_max
 
     def b(self) -> Tensor:
@@ -150,10 +134,7 @@ class Problem:
         return self.rhs if self.rhs is not None else self.scatter(self.Y)
 
     def with_targets(self, Y: Tensor | None = None, rhs: Tensor | None = None, transpose: bool = False) -> "Problem":
-        """The same problem with other targets: ``Y`` ``[n, C]`` (labeled rows) and / or a full
-        right-hand side ``rhs`` ``[N, C]``; ``transpose=True`` also replaces ``S`` by ``S^T`` (the
-        adjoint of a propagation on a non-symmetric operator). Blocks built from ``S`` are kept
-        unless ``S`` changes."""
+        """The same problem with targets ``Y`` ``[n, C]`` and / or ``rhs`` ``[N, C]``; ``transpose``: ``S^T`` for ``S``."""
         if rhs is not None and Y is None:
             Y = self.labeled(rhs)
         op = self.op.T if transpose else self.op
@@ -178,9 +159,7 @@ class Problem:
 
     @property
     def space(self) -> VectorSpace:
-        """Where the solvers reduce over rows: the operator's
-        :attr:`~graphstk.operators.KernelOperator.vector_space` (this process's tensors, or the
-        processes of a partitioned operator); the engines pass it to every solver they call."""
+        """Where the solvers reduce over rows: the operator's :attr:`~graphstk.operators.KernelOperator.vector_space`."""
         return self.op.vector_space
 
     @property
@@ -196,12 +175,9 @@ class Problem:
     def S(self, x: Tensor) -> Tensor:
         return self.op @ x
 
-    # -- rows of the vector blocks --------------------------------------------
     @property
     def local_range(self) -> tuple[int, int] | None:
-        """``(lo, hi)`` when the vector blocks hold only rows ``lo .. hi - 1`` of the ``N`` (an
-        operator with sharded vectors, :class:`graphstk.distributed.ShardedOperator`); ``None``:
-        blocks have all ``N`` rows."""
+        """``(lo, hi)`` when the vector blocks hold only rows ``lo .. hi - 1`` (sharded vectors), else ``None``."""
         return getattr(self.op, "local_range", None) if getattr(self.space, "sharded", False) else None
 
     @property
@@ -235,8 +211,7 @@ class Problem:
         return self.space.reduce_sum(out)
 
     def pick(self, x: Tensor, ids: Tensor) -> Tensor:
-        """``x[ids]`` for visible ids ``ids`` of a vector block, the same on every process (with
-        sharded vectors each process contributes its rows and the sum is reduced)."""
+        """``x[ids]`` for visible ids ``ids`` of a vector block, the same on every process."""
         r = self.local_range
         if r is None:
             return x[ids]
@@ -258,14 +233,12 @@ class Problem:
         return self._blocks["rows"]
 
     def scatter(self, a: Tensor) -> Tensor:
-        """``E a``: put ``[n, K]`` values at the labeled positions of an ``[N, K]`` block (this
-        process's rows of it when the vectors are sharded)."""
+        """``E a``: ``[n, K]`` values at the labeled positions of an ``[N, K]`` block (this process's rows)."""
         rows, here = self._labeled_rows()
         out = torch.zeros(self.rows_here, a.shape[1], dtype=a.dtype, device=a.device)
         out[rows] = a if here is None else a[here]
         return out
 
-    # -- points of the whole operator (global ids) ---------------------------
     def _g2l(self) -> Tensor:
         if "g2l" not in self._blocks:
             g2l = torch.full((self.num_points,), -1, dtype=torch.long, device=self.train.device)
@@ -289,14 +262,11 @@ class Problem:
 
 @dataclass
 class GridPoint:
-    """One solved point of a grid: ``transform`` with the ridge ``beta`` (``None`` for Label-Prop) and the
-    fixed budget ``T`` (``None``: solved to tolerance).
+    """One solved grid point: ``transform``, ridge ``beta`` (``None``: Label-Prop), budget ``T`` (``None``: to tol).
 
-    ``h`` ``[N, C]``: the scores of any point ``x`` are ``Problem.rows(x) @ h`` (Label-Prop's ``h`` is
-    ``Yhat`` itself, Eq. 22). ``x``: the solution of the linear system the engine solved (what an implicit
-    gradient differentiates): Label-Prop's ``Yhat`` ``[N, C]``, Algorithm 1 / 3's ``alpha`` ``[n, C]``
-    (Eq. 7), Algorithm 2's ``theta`` ``[N, C]`` (Eq. 20, also from its direct route:
-    ``theta = Q^{-1} E alpha``); ``None`` for kernel PCA (TopD).
+    ``h`` ``[N, C]``: scores of a point ``x`` are ``Problem.rows(x) @ h`` (Label-Prop: ``Yhat``, Eq. 22). ``x``: the
+    solution of the system solved (Label-Prop's ``Yhat``, Algorithm 1 / 3's ``alpha`` ``[n, C]`` (Eq. 7),
+    Algorithm 2's ``theta`` (Eq. 20)); ``None`` for TopD.
     """
 
     transform: Transform
@@ -308,18 +278,15 @@ class GridPoint:
 
 @dataclass
 class EngineResult:
-    """What :func:`graphstk.methods.engine.solve` returns: ``points``, one :class:`GridPoint` per
-    ``(transform, beta, T)`` in grid order (transforms, then ridges, then budgets varying fastest),
-    and ``history``, the solves that ran (:class:`~graphstk.spectral.solvers.SolveResult`: route, reason,
-    residuals)."""
+    """What :func:`graphstk.methods.engine.solve` returns: ``points`` (one :class:`GridPoint` per
+    ``(transform, beta, T)``, in grid order) and ``history`` (the :class:`~graphstk.spectral.solvers.SolveResult` s)."""
 
     points: list[GridPoint] = field(default_factory=list)
     history: list[SolveResult] = field(default_factory=list)
 
     def add(self, pairs: Sequence[tuple[Transform, float | None]], T: int | None, h: Tensor,
             x: Tensor | None = None) -> None:
-        """Append a point per ``(transform, beta)`` of ``pairs`` with its block of the ``len(pairs) C``
-        columns of ``h`` (and ``x``)."""
+        """Append a point per ``(transform, beta)`` of ``pairs`` with its block of ``C`` columns of ``h`` (and ``x``)."""
         C = h.shape[1] // max(len(pairs), 1)
         xs = x.split(C, dim=1) if x is not None else [None] * len(pairs)
         for (tr, bt), hb, xb in zip(pairs, h.split(C, dim=1), xs):
@@ -336,8 +303,7 @@ def grid_pairs(transforms: Sequence[Transform], betas: Sequence[float]) -> list[
 
 
 def _hidden_mask(K: KernelOperator, hidden, n: int, device) -> Tensor:
-    """The hidden points: those of ``hidden`` and, for an operator that knows its own (a graph
-    kernel built with ``hidden=``), those; the two must agree when both are given."""
+    """The hidden points: ``hidden``, or the operator's own (a graph kernel built with ``hidden=``); both must agree."""
     own = getattr(K, "hidden_mask", None)
     mask = torch.zeros(n, dtype=torch.bool, device=device)
     if hidden is not None:
@@ -449,13 +415,8 @@ def per_column(values: Sequence[float], C: int, like: Tensor) -> Tensor:
 
 
 def sym_solve_path(B: Tensor, scale: float, shifts: Sequence[float], rhs: Tensor, what: str) -> list[Tensor]:
-    """Solve ``(scale * B + shift I) a = rhs`` for every shift with one ``eigh`` of ``B``.
-
-    The eigendecomposition is always computed in float64 (``B`` is only ``n x n``): torch's
-    float32 ``eigh`` on CPU was seen to return NaN eigenpairs, without an error, for a very
-    sparse ``B`` with many zero rows (the KRR system of a Cora split). The solutions are
-    returned in the dtype of ``rhs``; a non-finite decomposition raises FloatingPointError.
-    """
+    """Solve ``(scale * B + shift I) a = rhs`` for every shift with one float64 ``eigh`` of ``B`` (float32's can
+    return NaN on a sparse ``B``); solutions in ``rhs``'s dtype."""
     if B.numel() == 0:   # no features at all (e.g. kernel PCA on an edgeless graph): the zero predictor
         return [torch.zeros(0, rhs.shape[1], dtype=rhs.dtype, device=rhs.device) for _ in shifts]
     lam, V = torch.linalg.eigh(((B + B.T) / 2).double())

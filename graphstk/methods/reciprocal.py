@@ -1,9 +1,5 @@
-"""STKR with a transform whose reciprocal is simple, ``1/s(l) = sum_p xi_p l^(p-r)`` (Algorithm 2, Eq. 20),
-every ``(transform, beta)`` pair at once: the reciprocal family of :func:`graphstk.methods.engine.solve`.
-
-Routes (:func:`~graphstk.methods.routes.reciprocal_route`): the direct ``n x n`` system, CG on the symmetric
-form (a positive semidefinite ``S``, ``r = 1``), GMRES, or Richardson (Algorithm 2 itself, with
-:func:`~graphstk.methods.steps.reciprocal_step`'s step and its proof that no step converges).
+"""STKR for ``1/s(l) = sum_p xi_p l^(p-r)`` (Algorithm 2, Eq. 20), every ``(transform, beta)`` pair at once:
+the reciprocal family of :func:`graphstk.methods.engine.solve` (routes: :func:`~graphstk.methods.routes.reciprocal_route`).
 """
 from __future__ import annotations
 
@@ -14,7 +10,7 @@ from torch import Tensor
 
 from ..exceptions import ConvergenceError
 from ..spectral.multishift import solve_shifted_laplacians
-from ..spectral.solvers import cg, metric_cg
+from ..spectral.solvers import cg, metric_cg, safe_norm
 from ..spectral.transforms import ReciprocalPolynomial, horner
 from .linsolve import AUTO_FIX, iterate, spd_solve
 from .problem import EngineResult, Problem, grid_pairs, per_column, sym_solve_path
@@ -32,27 +28,14 @@ def stkr_reciprocal(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
                     adjoint: bool = False) -> EngineResult:
     """STKR (Eq. 7) for ``1/s(l) = sum_p xi_p l^(p-r)``, every (transform, beta) pair at once (one batch per ``r``).
 
-    Iterative solvers work on ``M theta = [y; 0]`` with
-    ``M = N I_n~ S^r + n beta Q``, ``Q = sum_p xi_p S^p`` (Eq. 20); ``M`` is not
-    symmetric, so the Krylov choice is GMRES (CG on its symmetric form where ``S`` is positive
-    semidefinite and ``r = 1``, :func:`_symmetric`). Richardson (Algorithm 2) uses the step of
-    :func:`~graphstk.methods.steps.reciprocal_step`: ``gamma = 1 / (N lambda^r + n beta rho_max)`` for
-    ``step_size="auto"`` (stable whenever ``S^r`` is positive semidefinite, Prop. 10 with ``N``
-    for ``n``), Prop. 10's ``gamma = 1/(n lambda^r)`` for ``step_size="paper"``, or a number.
-    Before Richardson runs with ``step_size="auto"``, a pair for which ``reciprocal_step``
-    proves that no positive step converges (Eq. 7's ``A`` indefinite, so ``M`` has a real
-    eigenvalue ``<= 0``; common on graphs with small ``beta``) raises :class:`ConvergenceError`
-    naming a route that converges -- unless the fixed budget is at most the number of iterations whose
-    residual provably stays below ``DIVERGED_RESIDUAL`` (:func:`~graphstk.methods.steps.guard_safe_budget`),
-    or ``unstable="run"`` (the grid's fixed budgets ``T``); then the paper's truncated iteration runs
-    and ``history`` records the proof in ``reason``. An explicit ``step_size`` always runs (the guard of
-    the caller judges its residual). ``direct`` solves ``Q X = E`` (dense, or sparse LU on large graphs),
-    forms the ``n x n`` matrix ``A = N (S^r X)_{nn} + n beta I`` and serves every ``beta`` with one ``eigh``.
-    Prediction: ``f(x) = v_K(x)^T S^(r-1) theta`` (the formula after Algorithm 2).
-
-    The right-hand side is ``prob.b()`` (``[Y; 0]`` unless the problem carries a full ``rhs``;
-    :func:`direct_other_rhs` for the direct route). ``adjoint=True`` solves ``M^T lambda = rhs`` instead
-    (``M^T = N S^r I_n~ + n beta Q`` for the symmetric ``S``; an implicit gradient's adjoint).
+    Solves ``M theta = prob.b()`` with ``M = N I_n~ S^r + n beta Q``, ``Q = sum_p xi_p S^p`` (Eq. 20), by the
+    route of :func:`~graphstk.methods.routes.reciprocal_route`; Richardson's step is
+    :func:`~graphstk.methods.steps.reciprocal_step`'s (``step_size``: ``"auto"``, ``"paper"`` or a number).
+    With ``step_size="auto"`` a pair proved to have no stable step raises :class:`ConvergenceError` naming a
+    route that converges, unless ``unstable="run"`` or the fixed budget stays below the divergence guard
+    (:func:`~graphstk.methods.steps.guard_safe_budget`); the proof is then kept in ``history``. ``adjoint=True``
+    solves ``M^T lambda = rhs`` (an implicit gradient's adjoint). Predictions: ``f(x) = v_K(x)^T S^(r-1) theta``
+    (after Algorithm 2). The routes and proofs: docs/methods.md and docs/kernels.md.
     """
     for tr in transforms:
         tr.validate(prob.lambda_max)
@@ -182,12 +165,10 @@ def _iterative(prob: Problem, transforms, betas, route: str, route_why: str, max
 def _system(prob: Problem, pairs, gamma, adjoint: bool):
     """``(apply, step)``: Eq. 20's ``M`` (``M^T`` for ``adjoint``) on the ``[N, len(pairs) C]`` block, and
     Richardson's fused update where one exists (``None``: the solver's own update)."""
-    N, n, C = prob.N, prob.n, prob.C
-    r, q = pairs[0][0].r, max(len(tr.xi) for tr, _ in pairs)
-    xi = torch.tensor([[tr.xi[p] if p < len(tr.xi) else 0.0 for tr, _ in pairs] for p in range(q)],
-                      dtype=prob.Y.dtype, device=prob.Y.device).repeat_interleave(C, dim=1)  # [q, K]
-    beta_col = per_column([bt for _, bt in pairs], C, prob.Y)
-    train_mask = prob.scatter(torch.ones(n, 1, dtype=prob.Y.dtype, device=prob.Y.device))
+    N, n = prob.N, prob.n
+    r = pairs[0][0].r
+    xi, beta_col, train_mask = _columns(prob, pairs)
+    q = xi.shape[0]
     if adjoint:   # M^T theta = N S^r (I_n~ theta) + n beta Q theta (S symmetric)
         def apply(theta):
             return N * _powers(prob, train_mask * theta, r) + n * beta_col * horner(xi, prob.S, theta)
@@ -224,10 +205,17 @@ def _system(prob: Problem, pairs, gamma, adjoint: bool):
     return apply, None
 
 
+def _columns(prob: Problem, pairs) -> tuple[Tensor, Tensor, Tensor]:
+    """``(xi [q, K], beta per column [K], the labeled rows as an [N, 1] mask)`` of a ``[N, len(pairs) C]`` block."""
+    q = max(len(tr.xi) for tr, _ in pairs)
+    xi = torch.tensor([[tr.xi[p] if p < len(tr.xi) else 0.0 for tr, _ in pairs] for p in range(q)],
+                      dtype=prob.Y.dtype, device=prob.Y.device).repeat_interleave(prob.C, dim=1)
+    mask = prob.scatter(torch.ones(prob.n, 1, dtype=prob.Y.dtype, device=prob.Y.device))
+    return xi, per_column([bt for _, bt in pairs], prob.C, prob.Y), mask
+
+
 def _converging_route(prob: Problem) -> str:
-    """The advice of a refused Algorithm 2 solve on a kernel that is not positive semidefinite: a route
-    that converges for this problem (the direct ``n x n`` solve where it fits, by sizes only), and the
-    positive semidefinite lazy kernel."""
+    """The advice of a refused Algorithm 2 solve on a non-PSD kernel: the direct route where it fits, the lazy kernel."""
     lazy = ("the positive semidefinite lazy graph kernel (normalization='lazy'), on which the automatic step is "
             "provably stable and CG solves Algorithm 2's symmetric form")
     if auto_is_direct(prob):
@@ -236,43 +224,17 @@ def _converging_route(prob: Problem) -> str:
     return f"Use {lazy}"
 
 
-
 def _symmetric(prob: Problem, transforms: Sequence[ReciprocalPolynomial], betas: Sequence[float],
                           max_iter: int, tol: float, callback, reason: str, fix: str | None) -> EngineResult:
     """Algorithm 2 (Eq. 20) on a positive semidefinite ``S`` with ``r = 1``, by CG on its symmetric form.
 
-    **The symmetric form.** With ``P = I~_n`` (the labeled rows) and ``Q = rho(S) = sum_p xi_p S^p``,
-    Eq. 20 reads ``M theta = R``, ``M = N P S + n beta Q`` (``R = [Y; 0]``, or any right-hand side
-    ``Problem.rhs``). ``M`` is not symmetric, but ``S M = N S P S + n beta S Q`` is (``S`` and ``Q``
-    commute), and for a positive semidefinite ``S`` it is positive semidefinite: ``M`` is self-adjoint
-    and positive in the inner product ``<u, v>_S = u^T S v``. On the range of ``S`` its eigenvalues are
-    those of the symmetric ``R_M = N S^{1/2} P S^{1/2} + n beta Q`` (``S^{1/2} M = R_M S^{1/2}``, Prop. 10's
-    proof), which lie in ``[n beta rho_min, N lambda_1 + n beta rho_max]`` with ``rho`` on ``[0, lambda_1]``
-    (:func:`~graphstk.methods.routes.symmetric_iterations`). CG in that inner product
-    (:func:`~graphstk.spectral.solvers.metric_cg`: CG on ``(S M) theta = S R`` preconditioned by ``S^{-1}``,
-    which is never applied) converges at the rate of that condition number, with one product of ``S``
-    per iteration for the inverse Laplacian (``q - 1`` for a ``Q`` of degree ``q - 1``).
-
-    **The solution.** The iteration determines ``w = S theta`` (the null space of ``S`` is invisible to
-    ``<., .>_S``; every solution of ``S M theta = S R`` has the same ``S theta``, since ``M z = n beta xi_0 z``
-    for ``S z = 0``). ``theta`` follows from ``w`` exactly, without another solve: Eq. 20 gives
-    ``n beta Q theta = R - N P w``, i.e.
-    ``theta = ((R - N P w) / (n beta) - sum_{p >= 1} xi_p S^{p-1} w) / xi_0``.
-    The predictions are the formula after Algorithm 2 with ``r = 1``: ``f(x) = N v_K(x)^T theta``
-    (``h = N theta``; on visible nodes ``f = N w``). The history records the relative residual of Eq. 20
-    itself for the recovered ``theta``.
-
-    When every point is labeled (``n = N``, a GNN layer) ``P = I`` and ``M = N S + n beta Q`` is itself
-    symmetric; the same iteration solves it, and the adjoint ``M^T = M``.
+    Derivation (``S M`` symmetric, ``theta`` recovered from ``w = S theta``): docs/kernels.md, "Algorithm 2's
+    symmetric form".
     """
-    N, n, C = prob.N, prob.n, prob.C
+    N, n = prob.N, prob.n
     pairs = grid_pairs(transforms, betas)
-    q = max(len(tr.xi) for tr in transforms)
-    dtype, device = prob.Y.dtype, prob.Y.device
-    xi = torch.tensor([[tr.xi[p] if p < len(tr.xi) else 0.0 for tr, _ in pairs] for p in range(q)],
-                      dtype=dtype, device=device).repeat_interleave(C, dim=1)    # [q, K]
-    nb = n * per_column([bt for _, bt in pairs], C, prob.Y)                         # [1, K]
-    mask = prob.scatter(torch.ones(n, 1, dtype=dtype, device=device))            # P as a column
+    xi, beta_col, mask = _columns(prob, pairs)   # mask: P as a column
+    q, nb = xi.shape[0], n * beta_col
     R = prob.b().repeat(1, len(pairs))
 
     def apply(p, sp):   # (M p, S M p) from p and S p: q - 1 products of S
@@ -298,7 +260,7 @@ def _symmetric(prob: Problem, transforms: Sequence[ReciprocalPolynomial], betas:
             sw = prob.S(sw)
     theta = theta / xi[0]
     check, _ = apply(theta, prob.S(theta))             # Eq. 20's residual of the recovered theta (one product)
-    rel = float((prob.space.col_norm(R - check) / _safe_col_norm(R, prob.space)).max()) if R.numel() else 0.0
+    rel = float((prob.space.col_norm(R - check) / safe_norm(R, prob.space)).max()) if R.numel() else 0.0
     res.x, res.image = theta, None
     res.solver = "cg (Algorithm 2, symmetric form)"
     res.reason = f"{reason}; Eq. 20's relative residual of the recovered theta {rel:.2e}"
@@ -307,17 +269,10 @@ def _symmetric(prob: Problem, transforms: Sequence[ReciprocalPolynomial], betas:
     return out
 
 
-def _safe_col_norm(x: Tensor, space) -> Tensor:
-    nrm = space.col_norm(x)
-    return torch.where(nrm > 0, nrm, torch.ones_like(nrm))
-
-
-
 def _reciprocal_multishift(prob: Problem, transforms: Sequence[ReciprocalPolynomial], rhs: Tensor, callback=None
                            ) -> tuple[list[Tensor] | None, str]:
-    """``(Q_t^{-1} rhs for every transform, its counted work)`` by one multi-shift CG when all are
-    inverse-Laplacian type (``Q = xi_0 (I - eta S)``, ``eta > 0``) and :func:`use_multishift` says so;
-    else ``(None, "")``."""
+    """``(Q_t^{-1} rhs per transform, its counted work)`` by one multi-shift CG for inverse-Laplacian ``Q`` where
+    :func:`use_multishift` says so; else ``(None, "")``."""
     lap = [len(tr.xi) == 2 and tr.xi[1] < 0 for tr in transforms]
     if not all(lap) or not use_multishift(prob, len(transforms)):
         return None, ""
@@ -331,8 +286,7 @@ def _reciprocal_multishift(prob: Problem, transforms: Sequence[ReciprocalPolynom
 
 def _reciprocal_direct(prob: Problem, tr: ReciprocalPolynomial, rhs: Tensor, route: str = "lu"
                        ) -> tuple[Tensor, int]:
-    """``(Q^{-1} rhs, CG iterations)`` with ``Q = sum_p xi_p S^p``, by ``route``: ``"lu"`` (inverse
-    Laplacian: sparse LU), ``"dense"`` (``N <= DENSE_LIMIT``) or ``"cg"`` (``Q`` must be SPD)."""
+    """``(Q^{-1} rhs, CG iterations)``, ``Q = sum_p xi_p S^p``, by ``route``: ``"lu"``, ``"dense"`` or ``"cg"``."""
     if len(tr.xi) == 2 and route in ("lu", "cg"):  # Q = xi_0 I + xi_1 S: the inverse-Laplacian case
         return spd_solve(prob, rhs / tr.xi[0], -tr.xi[1] / tr.xi[0], route)
     if len(tr.xi) == 1:
@@ -355,7 +309,6 @@ def _reciprocal_direct(prob: Problem, tr: ReciprocalPolynomial, rhs: Tensor, rou
     return torch.linalg.solve(Q, rhs), 0
 
 
-
 def _powers(prob: Problem, x: Tensor, k: int) -> Tensor:
     """``S^k x``."""
     for _ in range(k):
@@ -365,22 +318,12 @@ def _powers(prob: Problem, x: Tensor, k: int) -> Tensor:
 
 def direct_other_rhs(prob: Problem, tr: ReciprocalPolynomial, X: Tensor, Z: Tensor, B: Tensor,
                      betas: Sequence[float], route: str, adjoint: bool) -> list[Tensor]:
-    """``theta`` (or, with ``adjoint``, ``lambda``) ``[N, C]`` per ridge ``beta`` for the right-hand side
-    ``prob.b()``; ``route``: how ``Q^{-1}`` is applied (``"lu"``, ``"dense"``, ``"cg"``).
-
+    """``theta`` (``adjoint``: ``lambda``) ``[N, C]`` per ridge ``beta`` for the right-hand side ``prob.b()``:
     Algorithm 2's direct route (Eq. 20) for right-hand sides other than ``[Y; 0]``.
-    
-    With ``X = Q^{-1} E`` (``Q = sum_p xi_p S^p``, ``E`` the labeled columns), ``Z = S^{r-1} X`` and
-    ``B = (S^r X)_{nn}`` already formed by :func:`stkr_reciprocal`:
-    
-    * ``M theta = R`` for a block ``R`` on every point (``Problem.rhs``): with ``R_U`` its unlabeled
-      rows, ``theta = X u + Q^{-1} R_U / (n beta)`` where
-      ``(N B + n beta I) u = R_n - N (S^r Q^{-1} R_U)_n / (n beta)``;
-    * ``M^T lambda = R`` (the adjoint of an implicit gradient; ``S`` symmetric, so
-      ``M^T = N S^r I_n~ + n beta Q``): with ``W = Q^{-1} R``, ``(N B + n beta I) mu = W_n`` and
-      ``lambda = (W - N S^r X mu) / (n beta)``.
-    
-    Both need one more ``Q^{-1}`` solve on ``C`` columns, by the route ``X`` took.
+
+    ``X = Q^{-1} E``, ``Z = S^{r-1} X`` and ``B = (S^r X)_{nn}`` come from :func:`stkr_reciprocal`; ``route``
+    applies ``Q^{-1}`` (``"lu"``, ``"dense"``, ``"cg"``) once more on ``C`` columns. The formulas:
+    docs/kernels.md, "Other right-hand sides of the direct route".
     """
     N, n, r, R = prob.N, prob.n, tr.r, prob.b()
     if adjoint:

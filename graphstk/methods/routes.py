@@ -1,9 +1,6 @@
-"""How ``solver="auto"`` routes a solve: direct or iterative, sparse LU or CG, one CG per shift
-or one multi-shift CG. Each decision is made from sizes known before the solve starts and
-returns the reason that the fit's ``history_`` records.
-
-The thresholds were measured on this project's 2-core reference machine (float64, 2 threads);
-``bench/propagation.py`` and ``bench/suite.py`` rerun the measurements.
+"""How ``solver="auto"`` routes a solve (direct or iterative, sparse LU or CG, multi-shift CG), from sizes known
+before it starts, with the reason ``history_`` records (docs/methods.md, "How solver="auto" decides"). The
+thresholds were measured on a 2-core machine (``bench/propagation.py``, ``bench/suite.py``).
 """
 from __future__ import annotations
 
@@ -24,37 +21,28 @@ DIRECT_MAX_ENTRIES = 2 ** 25  # ... and up to N * n entries in its dense N x n b
 LU_MAX_NODES = 4000  # solver="auto": sparse LU of Q = I - eta S always up to this many visible nodes (see direct_route)
 LU_MAX_ENVELOPE = 50_000_000  # ... and above it while the RCM envelope of Q holds at most this many entries (400 MB)
 
+
 def auto_is_direct(prob: Problem) -> bool:
-    """Whether ``solver="auto"`` (without a fixed budget) uses the direct solve: the ``n x n``
-    system is small and the ``N x n`` blocks it is built from fit in memory."""
+    """Whether ``solver="auto"`` takes the direct solve: a small ``n x n`` system from ``N x n`` blocks that fit."""
     return prob.n <= DIRECT_MAX_LABELED and prob.N * prob.n <= DIRECT_MAX_ENTRIES
 
 
 def label_prop_route(eta: float, lambda_max: float, symmetric: bool) -> str:
-    """The solver for Label-Prop's ``(I - eta S) Y = b`` on a propagation matrix taken as it is (a
-    :mod:`graphstk.nn` adjacency): ``"cg"`` when ``I - eta S`` is symmetric positive definite (``symmetric``:
-    ``S`` symmetric with its spectrum in ``[-1, 1]``, e.g. ``gcn_norm``-ed, and ``0 < eta < 1``),
-    ``"richardson"`` while ``0 < eta lambda_max < 1`` (Zhou et al.'s series converges), else ``"gmres"``."""
+    """Label-Prop's solver on a :mod:`graphstk.nn` adjacency: ``"cg"`` for an SPD ``I - eta S`` (``symmetric`` and
+    ``0 < eta < 1``), ``"richardson"`` while ``0 < eta lambda_max < 1``, else ``"gmres"``."""
     if symmetric and 0 < eta < 1:
         return "cg"
     return "richardson" if 0 < eta * lambda_max < 1 else "gmres"
 
 
 def cg_iterations(eta: float, tol: float = 1e-12) -> int:
-    """Bound on the CG iterations for ``(I - eta S) x = b``: its eigenvalues lie in
-    ``[1 - eta, 1 + eta]`` (``|lambda(S)| <= 1``), so ``kappa <= (1 + eta) / (1 - eta)`` and CG
-    needs at most :func:`krylov_iterations` of that ``kappa``."""
+    """CG's iteration bound for ``(I - eta S) x = b``: :func:`krylov_iterations` of ``kappa <= (1 + eta) / (1 - eta)``."""
     return krylov_iterations((1 + abs(eta)) / max(1 - abs(eta), 1e-300), tol)
 
 
 def lu_envelope(prob: Problem) -> int:
-    """Entries in the lower envelope (profile) of ``I - eta S`` in reverse Cuthill-McKee order.
-
-    A symmetric positive definite matrix factored in that order fills in only inside its
-    envelope, so this is an upper bound on the fill a sparse factorization needs (SuperLU's
-    minimum-degree ordering, which :func:`~graphstk.methods.linsolve.spd_solve` uses, fills in far less).
-    ``O(nnz)`` to compute, cached on the operator.
-    """
+    """Entries in the lower envelope of ``I - eta S`` in reverse Cuthill-McKee order: a bound on an SPD LU's fill
+    (cached on the operator)."""
     S = prob.sparse
     if S is None:
         raise TypeError("lu_envelope needs a sparse operator")
@@ -77,15 +65,8 @@ def lu_envelope(prob: Problem) -> int:
 def direct_route(prob: Problem, eta: float, n_rhs: int) -> tuple[str, str]:
     """How ``solver="auto"`` applies ``(I - eta S)^{-1}`` to ``n_rhs`` columns: ``("lu" | "cg", reason)``.
 
-    A sparse LU's fill can grow like ``N^2`` (a random graph of 20k nodes and average degree 20:
-    213 s and 2.45 GB; 2M nodes: not finished after 600 s), so it is bounded before it is
-    computed: the LU is taken for ``N <= LU_MAX_NODES`` (a dense factor is cheap there) or when
-    :func:`lu_envelope` bounds the fill by ``LU_MAX_ENVELOPE`` entries (DBLP: 3.1e7). Elsewhere CG
-    on the symmetric positive definite ``I - eta S`` runs, whose cost is known in advance:
-    ``n_rhs`` columns x :func:`cg_iterations` products with ``S`` (``O(nnz)`` each, memory
-    ``O(N n_rhs)``), solved to a relative residual of 1e-12. CG stops once the residual is that
-    small, so nodes many hops from every label keep a score of exactly 0 where the LU gives the
-    tiny ``eta^k`` terms (visible for ``eta <= 0.1``): the LU is preferred whenever it is bounded.
+    The sparse LU (whose fill can grow like ``N^2``) for ``N <= LU_MAX_NODES`` or when :func:`lu_envelope` bounds
+    its fill by ``LU_MAX_ENVELOPE``; elsewhere CG to 1e-12 (``n_rhs`` x :func:`cg_iterations` products).
     """
     N, nnz = prob.N, prob.nnz
     if prob.space.sharded:
@@ -115,15 +96,8 @@ MULTISHIFT_TOL = 1e-12        # relative residual of every shifted system (the L
 
 
 def use_multishift(prob: Problem, n_shifts: int) -> bool:
-    """Whether the ``(I - eta S)^{-1} E`` solves of a grid (inductive SP-Lap, direct route, ``solver="auto"``)
-    go through one multi-shift CG rather than one solve per ``eta``.
-
-    CG costs a number of products with ``n`` columns whatever the fill and the number of shifts, while
-    the LU's fill grows much faster than ``nnz(S)`` (the thresholds come from ``bench/propagation.py``).
-    Multi-shift is taken for at least ``MULTISHIFT_MIN_SHIFTS`` etas when ``nnz(S) >= MULTISHIFT_MIN_NNZ``
-    (CPU, where the LU would run), for any number of etas from ``SINGLE_SHIFT_MIN_NNZ``, or when
-    :func:`direct_route` would run CG for each eta anyway: one Krylov sequence then replaces one CG per eta.
-    """
+    """Whether a grid's ``(I - eta S)^{-1} E`` solves go through one multi-shift CG: from ``SINGLE_SHIFT_MIN_NNZ``,
+    from ``MULTISHIFT_MIN_NNZ`` with ``MULTISHIFT_MIN_SHIFTS`` etas (CPU), or where :func:`direct_route` runs CG."""
     if prob.Y.device.type == "cpu" and prob.sparse is not None:
         nnz = prob.nnz
         if nnz >= SINGLE_SHIFT_MIN_NNZ or (nnz >= MULTISHIFT_MIN_NNZ and n_shifts >= MULTISHIFT_MIN_SHIFTS):
@@ -135,16 +109,9 @@ def use_multishift(prob: Problem, n_shifts: int) -> bool:
 
 @dataclass(frozen=True)
 class Work:
-    """The most an iterative solve does, counted before it starts.
-
-    ``products``: calls of the solver's ``apply`` (each holds the products with ``S`` of one
-    iteration); ``steps``: Krylov vector steps, each one column dot and one update ``w - h v``
-    (:func:`~graphstk.spectral.solvers.mgs_step`) on ``[N, columns]`` blocks (``[n, columns]`` for
-    Algorithm 1's ``n x n`` system); ``vectors``: how many such blocks the solver keeps (its
-    working set, swept when a step is timed); ``lstsq``: GMRES's small least-squares problems, each
-    at most ``[columns, restart + 1, restart]``; ``gathers``: basis vectors combined into ``x``
-    (GMRES's ``x += V y`` at the end of each cycle).
-    """
+    """The most an iterative solve does, counted before it starts: ``products`` (calls of ``apply``), ``steps``
+    (Krylov vector steps, :func:`~graphstk.spectral.solvers.mgs_step`), ``vectors`` (blocks kept), ``lstsq``
+    (GMRES's least-squares problems) and ``gathers`` (basis vectors combined into ``x``)."""
 
     iterations: int
     products: int
@@ -160,8 +127,7 @@ class Work:
 
 
 def cg_work(iterations: int, shifts: int = 1) -> Work:
-    """CG (``shifts = 1``) or multi-shift CG: per iteration one product, two column dots and three
-    updates (three steps), and two updates per shift beyond the seed system's."""
+    """CG (``shifts = 1``) or multi-shift CG: one product and 3 steps per iteration, 2 more per extra shift."""
     its = int(iterations)
     if shifts <= 1:
         return Work(its, its, 3 * its, vectors=4)
@@ -169,16 +135,8 @@ def cg_work(iterations: int, shifts: int = 1) -> Work:
 
 
 def gmres_work(max_iter: int, restart: int = GMRES_RESTART) -> Work:
-    """Restarted GMRES(``restart``) run to ``max_iter`` products, as
-    :func:`~graphstk.spectral.solvers.gmres` runs it: a cycle of ``m`` iterations orthogonalises
-    iteration ``j`` against ``j + 1`` basis vectors (``m (m + 1) / 2`` steps), normalises every new
-    vector (a norm, a division and a guard: ``3 m``), gathers ``x += V y`` (``m + 1`` vectors) and,
-    from the second cycle on, starts from one more product for the residual (``+ 2`` steps for its
-    norm and the first basis vector). The orthogonalisation is
-    ``(m + 1) / 2`` steps per product on average (25.5 for ``restart = 50``): on a sparse graph it
-    costs more than the product with ``S``. Restarted GMRES on Algorithm 2's non-normal ``M`` has no
-    iteration bound from the conditioning, so ``max_iter`` is the count (the stagnation stop can
-    only end it sooner)."""
+    """Restarted GMRES(``restart``) run to ``max_iter`` products: ``m (m + 1) / 2 + 3 m + 2`` steps per cycle of
+    ``m``, one residual product per restart, ``m + 1`` gathered vectors (docs/methods.md)."""
     T, m = int(max_iter), max(int(restart), 1)
     full, rem = divmod(T, m)
     cycles = full + (rem > 0)
@@ -190,31 +148,18 @@ def gmres_work(max_iter: int, restart: int = GMRES_RESTART) -> Work:
 
 
 def describe_work(route: str, columns: int, work: Work) -> str:
-    """The route ``solver="auto"`` chose and the most work it does, as text for the fit's
-    ``history_``: counted from sizes only, never timed, so the same inputs give the same text (and
-    the same route) on an idle or a busy machine. Nothing is refused here: a time limit is the
-    caller's choice (``max_seconds=``), and long solves report progress through their callback."""
+    """The route ``solver="auto"`` chose and the most work it does (counted, never timed), for ``history_``."""
     return f"{route} on {columns} columns, {work.describe()}"
 
 
 def spectrum_grid(prob: Problem):
-    """:func:`~graphstk.spectral.transforms.spectrum_points` of the interval that holds the spectrum of ``S``:
-    ``[0, lambda_max]`` for a positive semidefinite ``S`` (:attr:`Problem.psd`), else ``[-lambda_max, lambda_max]``."""
+    """:func:`~graphstk.spectral.transforms.spectrum_points` of ``[Problem.lambda_min, Problem.lambda_max]``."""
     return spectrum_points(prob.lambda_min, prob.lambda_max)
 
 
 def symmetric_iterations(prob: Problem, transforms, betas, tol: float) -> int:
-    """A bound on CG's iterations for Algorithm 2's symmetric form on a positive semidefinite ``S``
-    with ``r = 1`` (:func:`~graphstk.methods.reciprocal.stkr_reciprocal`).
-
-    In the inner product of ``S``, ``M``'s eigenvalues are those of the symmetric
-    ``R = n beta Q + N S^{1/2} P S^{1/2}`` (``P`` the labeled rows, ``Q = rho(S)``). With every point
-    labeled (``P = I``) they lie in ``[n beta rho_min, N lambda + n beta rho_max]``. Otherwise
-    ``N S^{1/2} P S^{1/2}`` has rank ``n``, so (Weyl's interlacing) all but the ``n`` largest
-    eigenvalues of ``R`` lie in ``[n beta rho_min, n beta rho_max]``, and CG needs at most ``n``
-    iterations more than it needs for a condition number ``rho_max / rho_min`` (``rho`` on
-    ``[0, lambda]``). The bound is counted from sizes; the measured counts are far below it (the
-    ``n`` large eigenvalues cluster near ``N [S]_aa``)."""
+    """A bound on CG's iterations for Algorithm 2's symmetric form (``n = N``: the condition number of ``R``;
+    else ``n`` more than for ``rho_max / rho_min``, by Weyl's interlacing: docs/kernels.md)."""
     grid = spectrum_grid(prob)
     its = 0
     for tr in transforms:
@@ -235,9 +180,7 @@ def krylov_iterations(kappa: float, tol: float) -> int:
 
 
 def symmetric_reciprocal_ok(prob: Problem, transforms, adjoint: bool) -> bool:
-    """Whether Algorithm 2 can take its symmetric form (:func:`~graphstk.methods.reciprocal.stkr_reciprocal`):
-    ``S`` positive semidefinite by construction, ``r = 1``, and for an adjoint solve every point labeled
-    (``n = N``, where ``M`` itself is symmetric)."""
+    """Whether Algorithm 2 can take its symmetric form: a PSD ``S``, ``r = 1``, and ``n = N`` for an adjoint."""
     return prob.psd and all(tr.r == 1 for tr in transforms) and (not adjoint or prob.n == prob.N)
 
 
@@ -245,15 +188,9 @@ def reciprocal_route(prob: Problem, transforms, betas, solver: str, budgets, adj
                      tol: float) -> tuple[str, str]:
     """How Algorithm 2 runs: ``("budget" | "direct" | "symmetric" | "gmres" | "richardson", reason)``.
 
-    ``"symmetric"`` is CG on Algorithm 2's symmetric form (a positive semidefinite ``S``, ``r = 1``):
-    its iterations are bounded by :func:`symmetric_iterations`. ``solver="auto"`` takes the direct
-    ``n x n`` route on a positive semidefinite ``S`` only where it fits (:func:`auto_is_direct`), some
-    point is unlabeled, and ``N <= LU_MAX_NODES`` (the sparse LU of ``Q`` is cheap there, and one
-    eigendecomposition serves every ``beta`` of a grid); elsewhere one CG solve on the symmetric form,
-    so every point labeled (``n = N``, a GNN layer) never forms an ``n x n`` system. On a kernel that is not positive
-    semidefinite no iterative route is guaranteed to converge (``M`` can have eigenvalues with
-    non-positive real part): ``"auto"`` takes the direct route where it fits and otherwise refuses
-    before any work (:class:`~graphstk.exceptions.ConvergenceError`), naming the routes that converge.
+    ``solver="auto"`` on a PSD ``S``: the direct route where it fits with some point unlabeled and
+    ``N <= LU_MAX_NODES``, else CG on the symmetric form. On a non-PSD kernel: the direct route where it fits,
+    else :class:`~graphstk.exceptions.ConvergenceError` before any work (docs/kernels.md).
     """
     N, n = prob.N, prob.n
     if budgets:

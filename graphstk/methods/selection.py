@@ -1,7 +1,4 @@
-"""Model selection, the one rule every caller uses: :class:`~graphstk.methods.STKRCV` and the experiment
-runner's protocols (:mod:`graphstk.experiments.metrics`) score grid points with :func:`correct` and choose
-one with :func:`select`.
-"""
+"""Model selection, the one rule of :class:`~graphstk.methods.STKRCV` and the runner: :func:`correct`, :func:`select`."""
 from __future__ import annotations
 
 import torch
@@ -14,21 +11,9 @@ __all__ = ["correct", "select"]
 
 
 def correct(scores: Tensor, y: Tensor, missing: list[int] = ()) -> tuple[Tensor, Tensor]:
-    """Which rows of ``scores`` predict ``y``, and which carry information.
-
-    Parameters
-    ----------
-    scores : Tensor ``[n, C]``
-    y : LongTensor ``[n]``
-    missing : list of int, default ()
-        Classes without training labels: they never win the argmax.
-
-    Returns
-    -------
-    ``(hit, reached)``: BoolTensors ``[n]`` on the host; ``hit``: the argmax (non-finite entries
-    zeroed first) equals ``y``; ``reached``: the row is finite and not all zero (no label reaches
-    the other rows, :func:`~graphstk.methods.grid.unreachable`).
-    """
+    """``(hit, reached)``, BoolTensors ``[n]`` on the host: the argmax of ``scores`` ``[n, C]`` (non-finite entries
+    zeroed, classes ``missing`` never winning) equals ``y`` ``[n]``; the row is not
+    :func:`~graphstk.methods.grid.unreachable`."""
     pred = argmax_of_labeled_classes(torch.nan_to_num(scores), list(missing))
     return (pred.cpu() == y.cpu()), ~unreachable(scores).cpu()
 

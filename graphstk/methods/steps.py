@@ -77,60 +77,8 @@ def reciprocal_step(prob: Problem, transforms: Sequence[ReciprocalPolynomial], b
     a number: that step. The certificates do not depend on ``step_size``; ``certify=False`` skips
     them (a Krylov route that needs no step).
 
-    **Why the automatic step is stable when S^r is positive semidefinite** (Prop. 10, with
-    ``N`` for ``n``). Richardson ``theta <- theta + gamma ([y; 0] - M theta)`` on Eq. 20,
-    ``M = N I~ S^r + n beta Q``, ``Q = rho(S) = sum_p xi_p S^p``, converges for every right-hand
-    side iff ``|1 - gamma mu| < 1`` for every eigenvalue ``mu`` of ``M``. ``M`` is not symmetric,
-    but ``S^r M = N S^r I~ S^r + n beta S^r Q`` is (``S`` and ``Q`` commute). When ``S^r`` is
-    positive semidefinite its square root ``S^{r/2}`` is real and ``S^{r/2} M = R S^{r/2}`` with
-    the symmetric ``R = N S^{r/2} I~ S^{r/2} + n beta Q`` (Prop. 10's proof); by continuity
-    (``S + eps I``, ``eps -> 0``) every eigenvalue of ``M`` is one of ``R``, real, in
-    ``[n beta rho_min, N lambda^r + n beta rho_max]``: ``||S^{r/2} I~ S^{r/2}|| <= lambda^r``
-    (Sylvester: it has the non-zero eigenvalues of the labeled block ``[S^r]_nn``), which on a
-    graph can reach ``lambda^r`` itself, so the bound carries ``N``, not Prop. 10's ``n`` (whose
-    ``||G_{K,n}|| <= n lambda`` holds for a kernel sampled i.i.d., not for a graph's block).
-    With ``gamma = 1 / (N lambda^r + n beta rho_max)``, ``0 < gamma mu <= 1`` and the error
-    contracts by ``1 - gamma n beta rho_min`` per iteration. This holds for even ``r`` on any
-    operator, and for every ``r`` on a positive semidefinite ``S`` (a Gram matrix; a graph made
-    positive semidefinite).
-
-    **Why no positive step converges on most graphs with small beta.** A graph's
-    ``S = D^{-1/2} W D^{-1/2}`` has trace ``0`` (no self-loops), so eigenvalues down to
-    ``-lambda``: for odd ``r`` (the inverse Laplacian, ``r = 1``) ``S^{r/2}`` is not real and the
-    argument above fails. Write ``M = n beta Q + N E (E^T S^r)``, ``E`` the ``N x n`` labeled
-    columns; for ``mu`` outside the spectrum of ``n beta Q`` (which is positive) the determinant
-    lemma gives ``det(M - mu I) = det(n beta Q - mu I) det F(mu)`` with
-    ``F(mu) = I_n + N E^T S^r (n beta Q - mu I)^{-1} E``. For real ``mu <= 0``, ``F(mu)`` is
-    symmetric, continuous in ``mu``, and ``F(mu) -> I_n`` as ``mu -> -inf``. Hence ``M`` has a real
-    eigenvalue ``mu* <= 0`` *iff* ``F(mu)`` fails to be positive definite for some ``mu <= 0`` (if it
-    fails at ``mu_0``, its smallest eigenvalue crosses ``0`` at some ``mu* <= mu_0``), and then
-    ``|1 - gamma mu*| >= 1`` for **every** ``gamma > 0``: no step rule, no precision (float32 or
-    float64) and no ``beta`` below the threshold helps. Krylov solvers (GMRES on ``M``; CG on
-    ``Q``, then the ``n x n`` system) need no step and are unaffected (``M`` is non-singular).
-    For ``r = 1``, ``Q = xi_0 (I - eta S)`` (the inverse Laplacian: ``xi_0 = 1``, ``xi_1 = -eta``),
-    ``n beta Q - mu I = (n beta xi_0 - mu)(I - e S)`` with ``e = n beta eta xi_0 / (n beta xi_0 - mu)``,
-    which runs over ``(0, eta]`` as ``mu`` runs over ``(-inf, 0]``, and ``F(mu) = I_n + (N / (n beta
-    |xi_1|)) ([(I - e S)^{-1}]_nn - I_n)``. So ``M`` has a real eigenvalue ``<= 0`` iff
-    ``lambda_min([(I - e S)^{-1}]_nn) <= 1 - n beta |xi_1| / N`` for some ``e`` in ``(0, eta]``. At
-    ``e = eta`` this says that Eq. 7's matrix ``A = N [s(S)]_nn + n beta I`` is not positive
-    definite (``F(0) = A / (n beta)``), but ``A`` positive definite is not enough: a labeled edge
-    ``(a, b)`` gives ``[(I - e S)^{-1}]_{ab} ~ e S_ab`` against diagonals ``~ 1 + e^2 (S^2)_aa``,
-    a dip of about ``S_ab^2 / (4 (S^2)_aa)`` at an interior ``e``, and the threshold
-    ``n beta eta / N`` is tiny when ``N / n`` is large.
-
-    **The certificate** (``r = 1``, ``Q = xi_0 I + xi_1 S`` with ``xi_1 < 0``; other shapes get
-    none and are iterated under the caller's divergence guard). For the labeled pairs ``(a, b)``
-    with the largest ``|S_ab|`` (at most ``STEP_CERT_PAIRS``, ties by position: deterministic)
-    take ``v = e_a - sign(S_ab) e_b`` and solve ``(I - e S) x = v`` for ``e = eta 2^(-j/2)``,
-    ``j < STEP_CERT_SHIFTS``, by one multi-shift CG of ``STEP_CERT_ITERS`` iterations in float64.
-    For any ``x``, with ``r = v - (I - e S) x`` recomputed, ``L(x) = 2 x^T v - x^T (I - e S) x <=
-    v^T (I - e S)^{-1} v <= L(x) + ||r||^2 / (1 - e lambda)`` (the gap is ``r^T (I - e S)^{-1} r``).
-    When an upper bound divided by ``||v||^2`` is below ``1 - n beta |xi_1| / N`` by
-    ``STEP_CERT_MARGIN``, ``lambda_min`` is too (Courant-Fischer), and the pair has no stable step;
-    the sentence names the nodes, ``e`` and the real eigenvalue bound ``mu* <= n beta xi_0 (1 - eta
-    / e)``. The work is counted (pairs x shifts x iterations), never timed. When nothing is proved
-    (no labeled edge, or a bound too loose), ``M`` may still be unstable through complex eigenvalues
-    with non-positive real part; then the iteration runs and the caller's guard stays.
+    The proofs (stability on a PSD ``S^r``, the determinant lemma, the certificate) are in docs/methods.md,
+    "Algorithm 2's Richardson step: the proofs" (Eq. 20, Prop. 10).
     """
     lam = prob.lambda_max
     N, n, C = prob.N, prob.n, prob.C

@@ -17,14 +17,8 @@ from ..spectral.transforms import TopD
 from .problem import EngineResult, GridPoint, Problem, grid_pairs, sym_solve_path
 
 
-# ---------------------------------------------------------------------------
-# Kernel PCA features + ridge probe: Eqs. 8-9
-# ---------------------------------------------------------------------------
 def labeled_components(prob: Problem) -> Tensor:
-    """Mask of visible nodes whose connected component contains a labeled node (SciPy, on the host).
-
-    The components are those of the sparsity pattern of ``S``; an operator that is not sparse
-    (a dense Gram matrix, a feature kernel) counts as one component."""
+    """Mask of visible nodes whose component (of ``S``'s pattern; one for a dense ``S``) holds a labeled node."""
     if prob.sparse is None:
         return torch.ones(prob.N, dtype=torch.bool, device=prob.train.device)
     row, col, _ = prob.sparse.coo()
@@ -53,31 +47,9 @@ def stkr_topd(prob: Problem, transforms: Sequence[TopD], betas: Sequence[float],
 
 def _topd(prob: Problem, transforms: Sequence[TopD], betas: Sequence[float], support: str,
           eigen_cache: "eigen.EigenCache | None") -> EngineResult:
-    """Kernel PCA of one ``support`` with a ridge probe (Eqs. 8-9).
-
-    ``G_{K,m} = N S_UU`` over the unlabeled visible nodes ``U``; with ``S_UU u_i = mu_i u_i``
-    (``||u_i|| = 1``) Eq. 8's normalisation ``<v_i, v_i> = 1/(m lambda~_i)``,
-    ``m lambda~_i = N mu_i`` gives ``v_i = u_i / sqrt(N mu_i)`` and
-    ``psi_i(x) = sum_j v_i[j] K(x_{U_j}, x) = sqrt(N / mu_i) rows(x)[:, U] u_i``.
-    One eigendecomposition (``max(d)`` pairs) serves every ``d`` and ``beta``.
-
-    ``support="all"`` is Eq. 8 as written (every unlabeled visible node). On a
-    disconnected graph each component without a label contributes an eigenvalue 1
-    whose eigenvector vanishes on the labeled nodes, so it gets a zero probe weight
-    and only wastes one of the ``d`` dimensions (on DBLP the top 32 are all such).
-    ``support="labeled"`` (a documented variant, not the paper's) restricts ``U`` to
-    the components that contain a labeled node, spending all ``d`` dimensions there.
-
-    ``eigen_cache`` (:class:`~graphstk.spectral.EigenCache`, optional): the run's eigenpairs. The
-    eigenpairs of ``S_UU`` are taken from it when the same operator was solved before (the same
-    graph, hidden nodes and labeled nodes: the transductive rows of a dataset whose labeled nodes do
-    not change between seeds, e.g. Planetoid's public split), else computed and kept. Where
-    :func:`~graphstk.spectral.eigen_route` takes the block method (an accelerator) and no point is
-    hidden (transductive), a large component starts from the top eigenvectors of ``S``'s large
-    components over every node (before the labeled nodes are removed), computed once per operator
-    and kept in the same cache: the same ``S`` for every seed of a transductive row. The eigensolve's route, residual and bound
-    are recorded in ``history``.
-    """
+    """Kernel PCA of one ``support`` with a ridge probe (Eqs. 8-9): ``psi_i(x) = sqrt(N / mu_i) rows(x)[:, U] u_i``
+    for ``S_UU u_i = mu_i u_i`` (docs/methods.md, "Kernel PCA features"), one eigendecomposition for every ``d``
+    and ``beta``; ``eigen_cache`` keeps eigenpairs (and a warm start) per operator."""
     N, n, C = prob.N, prob.n, prob.C
     ds = [t.d for t in transforms]
     is_train = torch.zeros(N, dtype=torch.bool, device=prob.Y.device)
@@ -128,11 +100,8 @@ def _topd(prob: Problem, transforms: Sequence[TopD], betas: Sequence[float], sup
 
 
 def _warm_start(prob: Problem, U: Tensor, k: int, eigen_cache: "eigen.EigenCache") -> Tensor | None:
-    """Rows ``U`` of the top eigenvectors of ``S`` over the large components of the graph (a warm
-    start for the block route of :func:`~graphstk.spectral.top_eigenpairs`), or ``None`` where that
-    route is not taken (the CPU), ``S`` has no pattern or no large component, or points are hidden
-    (the inductive setting: its ``S`` changes with the split, so a basis of it would serve one solve
-    and cost one more). The basis is computed once per operator ``S`` (``eigen_cache``)."""
+    """Rows ``U`` of the top eigenvectors of ``S``'s large components (a warm start for the block route of
+    :func:`~graphstk.spectral.top_eigenpairs`, transductive only), or ``None``."""
     if prob.sparse is None or prob.N != prob.num_points or eigen.eigen_route(prob.N, k, prob.op.device) != "block":
         return None   # only a transductive S (no hidden point) is the same for every split: its basis is reused
     row, col, _ = prob.sparse.coo()

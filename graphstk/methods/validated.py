@@ -1,12 +1,6 @@
-"""A validated STKR: the whole hyperparameter grid in one engine call, chosen on validation nodes.
-
-:class:`STKRCV` is to :class:`~graphstk.methods.STKR` what scikit-learn's ``RidgeCV`` is to
-``Ridge``: it takes lists of transforms, ridges and iteration budgets, solves every grid point in
-ONE :func:`graphstk.methods.engine.solve` call (one multi-right-hand-side solve for every ``beta``
-and ``eta``, snapshots of one run for every budget ``T``, one eigendecomposition for every ``d``),
-scores the validation nodes and keeps the best point. :meth:`STKRCV.grid_scores` is the lower
-level: the scores of every grid point on any nodes, for a caller that selects by itself (the
-experiment runner's protocols).
+"""A validated STKR (as scikit-learn's ``RidgeCV``): :class:`STKRCV` solves the whole hyperparameter grid in one
+:func:`graphstk.methods.engine.solve` call and keeps the point best on validation nodes; :meth:`STKRCV.grid_scores`
+gives every point's scores to a caller that selects by itself (the runner's protocols).
 """
 from __future__ import annotations
 
@@ -19,14 +13,14 @@ from sklearn.utils.validation import check_is_fitted
 from torch import Tensor
 
 from ._constraints import Interval, StrOptions
-from .._checks import check_int, check_real, user_stacklevel
+from .._checks import check_real, user_stacklevel
 from .._index import as_index
 from ..exceptions import NonFiniteScoresWarning
 from ..operators.base import KernelOperator
 from ..spectral.transforms import InverseLaplacian, LabelPropagationFilter, ReciprocalPolynomial, Transform
 from .engine import solve, transform_family
-from .estimators import (_common_constraints, _GraphEstimator, _label_tensor, _shared,
-                         check_budget_residual, check_step_size, divergence_advice)
+from .estimators import (_common_constraints, _GraphEstimator, _label_tensor, _shared, check_budgets,
+                         check_step_size, divergence_advice)
 from .grid import lp_scores, scores_from
 from .selection import correct, select
 
@@ -38,15 +32,10 @@ DEFAULT_BETAS = (1e3, 1e2, 1e1, 1e0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1
 
 
 class STKRCV(_GraphEstimator):
-    """STKR (or Label-Prop) with its hyperparameters chosen on validation nodes, the whole grid
-    solved in one batched engine call.
+    """STKR (or Label-Prop) with its hyperparameters chosen on validation nodes, the whole grid in one engine call.
 
-    The grid is the Cartesian product ``transforms x betas x num_iter`` (in that order, the last
-    varying fastest); Label-Prop's grid has no ``beta``. Every point is what
-    ``STKR(transform, beta, num_iter=T, ...)`` (or ``LabelPropagation(eta, num_iter=T)``) would fit,
-    with the same scores, but the grid shares its work: one multi-column solve for all ``beta``
-    and ``eta``, the snapshots of one iteration for every budget ``T``, one eigendecomposition for
-    every ``d`` and ``beta``.
+    The grid is ``transforms x betas x num_iter`` (the last varying fastest; Label-Prop's has no ``beta``); every
+    point scores as ``STKR(transform, beta, num_iter=T, ...)`` (or ``LabelPropagation(eta, num_iter=T)``) would.
 
     Parameters
     ----------
@@ -73,18 +62,15 @@ class STKRCV(_GraphEstimator):
     solver, max_iter, tol, max_seconds, num_classes, clean_edges, dtype, device :
         As in :class:`~graphstk.methods.STKR` (``max_seconds`` bounds each iterative solve).
     normalization : {"lazy", "symmetric"}, optional
-        The graph kernel a PyG ``Data`` becomes. ``None`` (default): the family's, as its
-        estimator's: ``"symmetric"`` for Label-Prop (:class:`~graphstk.methods.LabelPropagation`),
-        ``"lazy"`` for every STKR transform (:class:`~graphstk.methods.STKR`).
+        The graph kernel a PyG ``Data`` becomes. ``None`` (default): ``"symmetric"`` for Label-Prop, ``"lazy"``
+        for every STKR transform (as their estimators).
 
     Attributes
     ----------
     cv_results_ : dict of numpy arrays
-        scikit-learn's layout for one validation split: ``params`` (list of dicts),
-        ``param_transform``, ``param_beta``, ``param_num_iter`` (object arrays; ``None`` where a
-        parameter does not apply), ``split0_test_score`` and ``mean_test_score`` (validation
-        accuracy in ``[0, 1]``; unreachable nodes count as wrong), ``std_test_score`` (zeros),
-        ``rank_test_score`` (1 = best; ties share the lower rank).
+        scikit-learn's layout for one split: ``params``, ``param_transform``, ``param_beta``, ``param_num_iter``
+        (``None`` where not applicable), ``split0_test_score`` = ``mean_test_score`` (validation accuracy in
+        ``[0, 1]``, unreachable nodes wrong), ``std_test_score`` (zeros), ``rank_test_score`` (ties share a rank).
     best_index_ : int
         The chosen point: the best validation accuracy, the first in grid order on ties.
     best_params_ : dict
@@ -92,8 +78,7 @@ class STKRCV(_GraphEstimator):
     best_score_ : float
         Its validation accuracy.
     h_ : Tensor ``[N_visible, C]``
-        The chosen point's solution (Label-Prop: ``Yhat``); ``decision_function`` and
-        ``predict`` use it.
+        The chosen point's solution (Label-Prop: ``Yhat``), used by ``predict``.
     kernel_, problem_, num_classes_, classes_, missing_classes_, history_, unreachable_,
     n_unreachable_ :
         As in :class:`~graphstk.methods.STKR` (``history_``: every solve of the grid).
@@ -130,7 +115,6 @@ class STKRCV(_GraphEstimator):
     def _divergence_advice(self) -> str:
         return divergence_advice(self._grid()[0][0], self.step_size)
 
-    # -- parameters, checked at fit --------------------------------------------
     def _check_params(self):
         self._check_common()
         self._grid()
@@ -166,15 +150,7 @@ class STKRCV(_GraphEstimator):
             raw = [self.num_iter] if isinstance(self.num_iter, (int, np.integer)) else list(self.num_iter)
             if not raw:
                 raise ValueError("num_iter is empty: give budgets, or None to solve to tol")
-            budgets = [check_int("num_iter", t) for t in raw]
-            if any(t < 1 for t in budgets):
-                raise ValueError(f"num_iter budgets must be >= 1, got {raw}")
-            if self.solver not in ("auto", "richardson", "cg"):
-                raise ValueError(f"num_iter (fixed budgets) needs solver 'auto', 'richardson' or 'cg', got "
-                                 f"solver={self.solver!r}")
-            if family is ReciprocalPolynomial and self.solver == "cg":
-                raise ValueError("num_iter with a reciprocal transform needs solver 'richardson' (Algorithm 2) or "
-                                 "'auto'")
+            budgets = check_budgets("num_iter", raw, self.solver, family is ReciprocalPolynomial)
         for axis, vals in (("transforms", [repr(t) for t in transforms]), ("betas", betas), ("num_iter", budgets)):
             if len(set(vals)) != len(vals):
                 raise ValueError(f"{axis} repeats a value: {vals}")
@@ -185,7 +161,6 @@ class STKRCV(_GraphEstimator):
         transforms, _, betas, budgets = self._grid()
         return [{"transform": t, "beta": b, "num_iter": T} for t in transforms for b in betas for T in budgets]
 
-    # -- the one engine call ----------------------------------------------------
     def _solve_grid(self, X, train_idx, hidden_idx, y, eigen_cache=None) -> None:
         self._validate_params()
         transforms, family, betas, budgets = self._grid()
@@ -197,23 +172,15 @@ class STKRCV(_GraphEstimator):
             for t in transforms:
                 t.validate(prob.lambda_max)
         fixed = [T for T in budgets if T is not None]
-        # fixed budgets T are the paper's truncated iteration: every point of a grid runs, even where no stable
-        # Richardson step exists (the proof is kept in the history), and validation chooses among them; a
-        # one-point grid is one configuration and refuses as STKR(num_iter=T) does
+        one = len(transforms) * len(betas) * len(budgets) == 1
+        # fixed budgets: every point of a grid runs (validation chooses); one point refuses as STKR(num_iter=T) does
         res = solve(prob, transforms, [b for b in betas if b is not None],
                     budgets=fixed, solver=self.solver,
                     max_iter=int(self.max_iter), tol=float(self.tol),
                     step_size=self.step_size if isinstance(self.step_size, str) else float(self.step_size),
                     max_seconds=self.max_seconds, eigen_cache=eigen_cache,
-                    unstable="run" if fixed and len(transforms) * len(betas) * len(budgets) > 1 else "raise")
-        self._check_budget(res.history)
-        self.history_ = res.history
-        last = res.history[-1] if res.history else None
-        self.solver_ = last.solver if last is not None else ""
-        self.n_iter_ = last.n_iter if last is not None else 0
-        self.residuals_ = last.residuals if last is not None else []
-        if fixed and len(transforms) * len(betas) * len(budgets) == 1:   # one configuration: STKR's outcome
-            check_budget_residual(self, last)
+                    unstable="run" if fixed and not one else "raise")
+        self._record(res, bool(fixed) and one, stalls=False)
         solved = {(p.transform, p.beta, p.T): p.h for p in res.points}
         grid, hs = [], []
         for t in transforms:
@@ -224,8 +191,7 @@ class STKRCV(_GraphEstimator):
         self.grid_, self.grid_h_, self.family_ = grid, hs, family
 
     def _point_scores(self, ids: Tensor, points: list[int] | None = None) -> list[Tensor]:
-        """Scores ``[len(ids), C]`` of the grid points ``points`` (default: all), one sparse product
-        for all of them (Label-Prop: ``Yhat`` rows and one step of Eq. 22 for hidden points)."""
+        """Scores ``[len(ids), C]`` of the grid points ``points`` (default: all), one sparse product for all."""
         points = list(range(len(self.grid_))) if points is None else points
         prob = self.problem_
         if self.family_ is LabelPropagationFilter:
@@ -237,9 +203,7 @@ class STKRCV(_GraphEstimator):
 
     @staticmethod
     def _check_validation(X, train_idx, val_idx) -> None:
-        """Refuse validation nodes that are also training nodes (before any work): their labels are
-        given to the fit, so they would choose the grid point that fits them best, not the one that
-        generalises."""
+        """Refuse validation nodes that are also training nodes (before any work)."""
         n = int(X.shape[0]) if isinstance(X, KernelOperator) else getattr(X, "num_nodes", None)
         train_idx = getattr(X, "train_mask", None) if train_idx is None else train_idx
         if n is None or train_idx is None:
@@ -254,8 +218,7 @@ class STKRCV(_GraphEstimator):
 
     def grid_scores(self, data, train_idx=None, eval_idx=None, hidden_idx=None, *, y=None,
                     eigen_cache=None) -> list[tuple[dict, Tensor]]:
-        """Fit every grid point (one engine call) and score ``eval_idx`` with each: what a caller that
-        selects by itself needs (the experiment runner's protocols).
+        """Fit every grid point (one engine call) and score ``eval_idx`` with each (for a caller that selects).
 
         Parameters
         ----------
@@ -270,8 +233,7 @@ class STKRCV(_GraphEstimator):
         y : Tensor ``[N]``, optional
             Class ids (only ``y[train_idx]`` is read); default ``data.y``. Required with an operator.
         eigen_cache : :class:`~graphstk.spectral.EigenCache`, optional
-            ``TopD`` grids: eigenpairs kept from earlier calls on the same operator (the experiment
-            runner passes its run's); default: none kept.
+            ``TopD`` grids: eigenpairs kept from earlier calls on the same operator; default: none kept.
 
         Returns
         -------
@@ -288,7 +250,7 @@ class STKRCV(_GraphEstimator):
         return out
 
     def fit(self, data, train_idx=None, val_idx=None, hidden_idx=None, *, y=None) -> "STKRCV":
-        """Fit every grid point in one engine call and keep the one with the best accuracy on ``val_idx``.
+        """Fit every grid point in one engine call and keep the best on ``val_idx``; returns ``self``.
 
         Parameters
         ----------
@@ -300,14 +262,9 @@ class STKRCV(_GraphEstimator):
             The validation points (their labels are read only to score the grid); ``None`` reads
             ``data.val_mask``.
         hidden_idx : node ids or a boolean mask ``[N]``, optional
-            ``setting="inductive"``: points never seen by the fit (the paper's selection hides the
-            validation points as well as the test points).
+            ``setting="inductive"``: points never seen by the fit (the paper hides validation points too).
         y : Tensor or ndarray ``[N]``, optional
             Class ids; default ``data.y``. Required with an operator.
-
-        Returns
-        -------
-        self
         """
         X = data
         if val_idx is None:

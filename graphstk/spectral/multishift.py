@@ -1,26 +1,6 @@
-"""Multi-shift conjugate gradient: ``(sigma_s I - S) X_s = B`` for every shift from one Krylov sequence.
-
-The systems ``(I - eta S) X = B`` of Label-Prop (STKR Eq. 22) and of the inverse Laplacian
-(STKR Example 1, ``Q = I - eta S`` in Eq. 20) for every ``eta`` of a grid are shifts of one
-operator: ``I - eta S = eta (sigma I - S)`` with ``sigma = 1/eta``. Their Krylov spaces
-``span{B, S B, S^2 B, ...}`` coincide, so one CG recurrence on the hardest system (the
-smallest ``sigma``, i.e. the largest ``eta``) yields the CG iterates of every other shift
-at the cost of a few vector updates (Frommer & Maass, 1999; Jegerlehner, 1996): the
-residual of shift ``s`` after ``j`` steps is ``zeta_j^s r_j``, collinear with the seed's
-residual ``r_j``, where ``zeta`` follows from the residual polynomial ``pi_j`` of the seed,
-``zeta_j^s = 1 / pi_j(-delta_s)`` (``delta_s = sigma_s - sigma_seed >= 0``). With CG's
-coefficients ``alpha_j`` and ``beta_j``::
-
-    zeta_{j+1} = zeta_j zeta_{j-1} alpha_{j-1}
-                 / (alpha_j beta_{j-1} (zeta_{j-1} - zeta_j) + zeta_{j-1} alpha_{j-1} (1 + alpha_j delta))
-    alpha_j^s = alpha_j zeta_{j+1} / zeta_j,   beta_j^s = beta_j (zeta_{j+1} / zeta_j)^2
-    x^s += alpha_j^s p^s,   p^s = zeta_{j+1} r_{j+1} + beta_j^s p^s
-
-One product ``S @ P`` per iteration serves every shift and every column (classes, or the
-``n`` labeled columns ``E`` of the inductive SP-Lap); each shift costs two ``[N, K]`` updates.
-Every ``sigma_s I - S`` must be positive definite (``sigma_s > lambda_max(S)``, i.e.
-``eta < 1 / lambda_1``); it is written here because SciPy's solvers take one right-hand side
-and one shift at a time.
+"""Multi-shift conjugate gradient: ``(sigma_s I - S) X_s = B`` for every shift from one Krylov sequence
+(Frommer & Maass, 1999): Label-Prop's ``I - eta S`` (Eq. 22) and the inverse Laplacian's ``Q`` (Eq. 20) for every
+``eta`` of a grid, one product ``S @ P`` per iteration. The recurrences: docs/methods.md, "Multi-shift CG".
 """
 from __future__ import annotations
 
@@ -31,14 +11,14 @@ from typing import Callable, Sequence
 import torch
 from torch import Tensor
 
-from .solvers import ConvergenceWarning
+from .solvers import ConvergenceWarning, safe_norm
 from .._spaces import VectorSpace, _space
 
 
 @dataclass
 class MultiShiftResult:
-    """``x[s]``: the solution ``[N, K]`` of shift ``s``; ``residuals[j]``: the largest relative
-    residual over shifts and columns after iteration ``j + 1``; ``n_iter`` products of ``S``."""
+    """``x[s]``: shift ``s``'s solution ``[N, K]``; ``residuals[j]``: the largest relative residual after iteration
+    ``j + 1``; ``n_iter`` products of ``S``."""
 
     x: list[Tensor]
     residuals: list[float] = field(default_factory=list)
@@ -63,21 +43,17 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
     max_iter : int, default 1000
         Products of ``S`` at most.
     tol : float, default 1e-10
-        Stop when ``||b - (sigma_s I - S) x_s|| <= tol ||b||`` for every shift and column (the
-        recurrence's residual; the true residual agrees up to rounding, see the tests).
+        Stop when the recurrence's ``||b - (sigma_s I - S) x_s|| <= tol ||b||`` for every shift and column.
     warn : bool, default True
         Warn (``ConvergenceWarning``) when ``max_iter`` ends the solve before ``tol``.
     callback : callable ``(iteration, relative residual)``, optional
-        Called after every iteration; a true return value stops the solve there (see
-        :func:`graphstk.spectral.solvers.time_budget`), recorded in ``stopped``.
+        A true return value stops the solve (:func:`graphstk.spectral.solvers.time_budget`), recorded in ``stopped``.
     space : VectorSpace, optional
-        Where the column reductions run (default: this process's whole tensors; a partitioned
-        operator's :attr:`vector_space` sums over its processes).
+        Where the column reductions run (default: this process's whole tensors).
 
     Returns
     -------
-    MultiShiftResult
-        ``x`` in the order of ``sigmas``.
+    MultiShiftResult, ``x`` in the order of ``sigmas``.
     """
     if b.dim() != 2:
         raise ValueError(f"b must be an [N, K] block, got shape {tuple(b.shape)}")
@@ -95,8 +71,7 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
     def apply_seed(p):  # (sigma_seed I - S) p
         return matvec(p).sub_(p, alpha=s0).neg_()
 
-    bn = space.col_norm(b)
-    bn = torch.where(bn > 0, bn, torch.ones_like(bn))
+    bn = safe_norm(b, space)
     x = torch.zeros(G, *b.shape, dtype=b.dtype, device=b.device)
     r = b.clone()
     p = b.clone()

@@ -1,25 +1,8 @@
-"""Linear solvers for multi-right-hand-side systems ``A X = B``.
-
-Every solver takes ``apply``, a callable mapping an ``[N, K]`` block to ``A @ block``,
-and treats the ``K`` columns as independent systems solved in one pass: one
-operator product per iteration for all columns (all classes, and all grid points
-that share the operator). Scalars of Krylov methods are kept per column, so the
-result is exactly that of ``K`` separate solves.
-
-* :func:`richardson`: ``x_{t+1} = x_t + gamma (b - A x_t)`` from ``x_0 = 0``, the solver
-  of STKR Algorithms 1 and 2 and of Label-Prop; ``max_iter=T, tol=0`` is the
-  paper's fixed iteration budget. ``snapshots`` records ``x_T`` for several ``T``
-  in one run.
-* :func:`cg`: conjugate gradient for symmetric positive definite ``A``.
-* :func:`metric_cg`: conjugate gradient for an ``A`` that is self-adjoint and positive in the
-  inner product of a positive semidefinite ``G`` (``G A`` symmetric), e.g. Algorithm 2's ``M`` on
-  a positive semidefinite kernel with ``G = S``.
-* :func:`gmres`: restarted GMRES for general (non-symmetric or indefinite) ``A``,
-  e.g. the ``M`` of Algorithm 2 (STKR Eq. 20).
-
-These are written in torch rather than taken from :mod:`scipy.sparse.linalg` because
-scipy solves one right-hand side at a time and only on CPU, while here all classes
-and grid points go through one sparse product, on any device.
+"""Linear solvers for multi-right-hand-side systems ``A X = B``, one operator product per iteration for all
+``K`` columns (classes and grid points), scalars kept per column: :func:`richardson` (Algorithms 1-2, Label-Prop;
+``max_iter=T, tol=0`` is the paper's fixed budget), :func:`cg` (SPD ``A``), :func:`metric_cg` (``A`` self-adjoint
+in the inner product of a PSD ``G``) and :func:`gmres` (restarted, general ``A``). Written in torch because
+scipy solves one right-hand side at a time, on the CPU only.
 """
 from __future__ import annotations
 
@@ -42,18 +25,16 @@ Apply = Callable[[Tensor], Tensor]
 class SolveResult:
     """Solution and history of an iterative solve (or a record of a direct one).
 
-    ``residuals[t]`` is the largest relative residual ``||b - A x_t|| / ||b||`` over the
-    columns after iteration ``t + 1``; ``snapshots[T]`` is ``x_T`` for requested ``T``.
-    ``solver`` names the route that ran (``"cg"``, ``"gmres"``, ``"richardson"``,
-    ``"direct (sparse LU)"``, ...) and ``reason`` says why it was chosen.
-
     Attributes
     ----------
     x : Tensor, the solution.
+    residuals : list of float, ``residuals[t]`` the largest relative residual ``||b - A x|| / ||b||`` over the
+        columns after iteration ``t + 1``.
     n_iter : int, iterations (operator products) that ran.
     converged : bool, whether ``tol`` was reached (direct routes: True).
-    stopped : str, why the solve ended early (a time budget the caller set, see ``time_budget``, or a
-        Richardson stall), else ``""``.
+    snapshots : dict, ``x_T`` for each requested budget ``T``.
+    solver, reason : str, the route that ran (``"cg"``, ``"direct (sparse LU)"``, ...) and why it was chosen.
+    stopped : str, why the solve ended early (a time budget, see ``time_budget``, or a stall), else ``""``.
     image : Tensor or None, ``G x`` for ``metric_cg`` (else ``None``).
     """
 
@@ -70,10 +51,8 @@ class SolveResult:
 
 def time_budget(callback: Callable[[int, float], object] | None, max_seconds: float | None
                 ) -> Callable[[int, float], object] | None:
-    """``callback`` extended with a time budget the caller asked for: the returned callable returns a
-    non-empty reason (a true value, which stops the solver after that iteration, with the reason
-    in :attr:`SolveResult.stopped`) once ``max_seconds`` have passed since this call. ``None``:
-    ``callback`` itself (no limit). The solvers never decide from the clock on their own."""
+    """``callback`` extended with a time budget: the result returns a reason (stopping the solver, recorded in
+    :attr:`SolveResult.stopped`) once ``max_seconds`` have passed since this call; ``None``: ``callback`` itself."""
     if max_seconds is None:
         return callback
     limit = float(max_seconds)
@@ -91,7 +70,8 @@ def time_budget(callback: Callable[[int, float], object] | None, max_seconds: fl
     return budgeted
 
 
-def _safe_norm(b: Tensor, space: VectorSpace) -> Tensor:
+def safe_norm(b: Tensor, space: VectorSpace) -> Tensor:
+    """Column norms of ``b`` with zeros replaced by 1 (the divisor of a relative residual)."""
     n = space.col_norm(b)
     return torch.where(n > 0, n, torch.ones_like(n))
 
@@ -129,15 +109,8 @@ FLOAT32_STALL = 1e-4
 
 def _finish(res: SolveResult, tol: float, name: str, warn: bool, fix: str | None = None,
             space: VectorSpace = LOCAL) -> SolveResult:
-    """Record the solver; for a solve to tolerance that missed it, say why and what to do.
-
-    A diverging solve, or one that ends with a relative residual >= 1 (no better than
-    ``x = 0``), raises :class:`ConvergenceError`: its result is never passed on as scores.
-    A stalled one warns that its result can be far from the solution; only a solve that was
-    still improving is told to raise ``max_iter``. ``fix`` replaces the default advice (which
-    names ``solver=`` choices) where the caller knows better, e.g. a route that ``solver='auto'``
-    chose, or a module without a ``solver=`` parameter.
-    """
+    """Record the solver; a missed ``tol`` raises (diverging, or residual >= 1) or warns (stalled, still
+    decreasing) with advice (``fix``, else the ``solver=`` choices)."""
     res.solver = res.solver or name
     _settle(res, space)
     if res.stopped and not res.converged:
@@ -198,49 +171,38 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
                snapshots: Iterable[int] = (), callback: Callable[[int, float], None] | None = None,
                warn: bool = True, step: Apply | None = None, fix: str | None = None,
                space: VectorSpace | None = None, differentiable: bool = False) -> SolveResult:
-    """Richardson iteration ``x <- x + gamma (b - A x)`` from ``x = 0``.
+    """Richardson iteration ``x <- x + gamma (b - A x)`` from ``x = 0``, one call of ``apply`` (or ``step``) each.
 
-    ``gamma`` may be a scalar or a ``[K]`` tensor (one step size per column). Each
-    iteration costs one call of ``apply`` (or of ``step``). Stops early when every column's
-    relative residual is below ``tol`` (``tol=0``: run exactly ``max_iter`` iterations, the
-    paper's "number of iterations T"; then residual norms are only computed at the
-    snapshots and at the last iteration, which is all the history records).
-
-    ``step``, when given, is the whole update ``x -> x + gamma (b - A x)`` as one fused call
-    that returns a new tensor and leaves ``x`` unchanged (one operator product and one or two
-    elementwise passes, against five for ``apply`` plus the generic update). The iterates are
-    the same up to rounding; the residual ``b - A x_t`` is then read off ``(x_{t+1} - x_t) /
-    gamma`` where it is recorded, and ``apply`` runs once, for the residual of the last
-    iterate, so the product count is ``max_iter`` either way.
+    Stops when every column's relative residual is below ``tol`` (``tol=0``: exactly ``max_iter`` iterations,
+    the paper's budget ``T``; residuals then only at the snapshots and the end).
 
     Parameters
     ----------
     apply : callable ``[N, K] -> [N, K]``, the product with ``A``.
     b : Tensor ``[N, K]``
     gamma : float or Tensor ``[K]``
+        The step, or one per column.
     max_iter : int
     tol : float, default 0.0
     snapshots : iterable of int, default ()
         Iteration counts ``T`` whose iterate ``x_T`` is kept.
     callback : callable ``(t, relative residual)``, optional
+        A true return value stops the solve (:func:`time_budget`).
     warn : bool, default True
-        Warn (``ConvergenceWarning``) when a solve to ``tol`` stalls; a diverging one raises
-        ``ConvergenceError`` regardless.
+        Warn (``ConvergenceWarning``) when a solve to ``tol`` stalls; a diverging one raises ``ConvergenceError``.
     fix : str, optional
-        The advice a failed solve gives (default: the ``solver=`` choices that can do better);
-        callers that chose the solver themselves (``solver='auto'``) pass what the user can change.
+        The advice a failed solve gives (default: the ``solver=`` choices that can do better).
     step : callable ``[N, K] -> [N, K]``, optional
-        The fused update described above.
+        The whole update ``x -> x + gamma (b - A x)`` fused into one call returning a new tensor (the
+        residual is then read off ``(x_{t+1} - x_t) / gamma``; the product count is ``max_iter`` either way).
     space : VectorSpace, optional
-        Where the column reductions (residual norms) run; default ``LOCAL`` (this process's
-        whole tensors). A partitioned operator's ``vector_space`` sums over its processes.
+        Where the column reductions run; default ``LOCAL`` (a partitioned operator's sums over its processes).
     differentiable : bool, default False
-        Update out of place, so that autograd differentiates ``x_T`` through the iterates (an
-        unrolled fixed budget whose ``apply``, ``b`` or ``gamma`` require grad; ``step`` is not used).
+        Update out of place, so that autograd differentiates ``x_T`` through the iterates (``step`` unused).
     """
     space = _space(space)
     snaps = set(int(t) for t in snapshots)
-    bn = _safe_norm(b.detach(), space)
+    bn = safe_norm(b.detach(), space)
     track = tol > 0 or callback is not None  # otherwise residuals only at snapshots and the end
     # gamma = 0: r_t is not (x_{t+1} - x_t) / gamma
     if step is not None and not differentiable and bool((torch.as_tensor(gamma) != 0).all()):
@@ -277,8 +239,7 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     return _finish(res, tol, "richardson", warn, fix, space)
 
 
-#: Richardson to a tolerance ends early when its residual fell by less than ``STALL_GAIN`` (relative)
-#: over the last ``STALL_WINDOW`` iterations: a contraction that slow cannot reach any useful ``tol``
+#: Richardson to a tolerance ends when its residual fell by less than ``STALL_GAIN`` over ``STALL_WINDOW`` iterations
 STALL_WINDOW, STALL_GAIN = 100, 0.01
 
 
@@ -319,13 +280,8 @@ def _ask(res: SolveResult, callback, t: int, rel: float) -> bool:
 
 def _richardson_fused(apply: Apply, step: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, tol: float,
                       snaps: set[int], callback, bn: Tensor, track: bool, space: VectorSpace) -> SolveResult:
-    """:func:`richardson` with a fused ``step``: ``x_t`` is never modified in place, so snapshots
-    keep references, and ``r_t = (x_{t+1} - x_t) / gamma`` costs one pass where it is recorded.
-
-    That difference measures how far the stored iterate moved: once rounding stops it (float32
-    with a ``tol`` below its reach) it reads 0 while ``b - A x_t`` does not. So a ``tol`` seemingly
-    met is confirmed with the true residual (one more product, once); if that misses ``tol`` the
-    iterate cannot improve any more and the solve ends as stalled."""
+    """:func:`richardson` with a fused ``step`` (``x_t`` never modified in place; ``r_t = (x_{t+1} - x_t) / gamma``).
+    A ``tol`` seemingly met is confirmed once with the true residual: rounding can freeze the iterate."""
     x = gamma * b if max_iter >= 1 else torch.zeros_like(b)   # x_1 = x_0 + gamma (b - A x_0), x_0 = 0
     res = SolveResult(x)
     for t in range(1, max_iter + 1):
@@ -368,10 +324,8 @@ def _richardson_fused(apply: Apply, step: Apply, b: Tensor, gamma: float | Tenso
 def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | None = None,
        snapshots: Iterable[int] = (), callback: Callable[[int, float], None] | None = None,
        warn: bool = True, fix: str | None = None, space: VectorSpace | None = None) -> SolveResult:
-    """Conjugate gradient, one independent CG per column of ``b`` (``A`` must be SPD).
-
-    A non-positive curvature ``p^T A p <= 0`` means ``A`` is not positive definite;
-    it raises ``FloatingPointError`` naming the fix (``solver='gmres'``).
+    """Conjugate gradient, one independent CG per column of ``b``; ``A`` must be SPD (a non-positive curvature
+    ``p^T A p <= 0`` raises ``FloatingPointError`` naming ``solver='gmres'``).
 
     Parameters
     ----------
@@ -389,7 +343,7 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
     r = b - apply(x) if x0 is not None else b.clone()
     p = r.clone()
     rs = space.col_dot(r, r)
-    bn = _safe_norm(b, space)
+    bn = safe_norm(b, space)
     res = SolveResult(x)
     done = torch.sqrt(rs) / bn < tol if tol > 0 else torch.zeros_like(rs, dtype=torch.bool)
     if tol > 0 and bool(done.all()):
@@ -441,15 +395,9 @@ def _cg_beta(rs: Tensor, rs_new: Tensor) -> Tensor:   # 0 for a column already s
 def metric_cg(apply: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]], b: Tensor, gb: Tensor, max_iter: int,
               tol: float = 1e-6, callback: Callable[[int, float], None] | None = None, warn: bool = True,
               fix: str | None = None, space: VectorSpace | None = None) -> SolveResult:
-    """Conjugate gradient for ``A x = b`` where ``A`` is self-adjoint and positive definite in the
-    inner product ``<u, v>_G = u^T G v`` of a symmetric positive semidefinite ``G`` (``G A`` is
-    symmetric), one independent CG per column.
-
-    This is CG on the symmetric system ``(G A) x = G b`` preconditioned by ``G^{-1}``: the
-    preconditioned residual is ``A``'s own residual ``r = b - A x``, so ``G^{-1}`` is never applied.
-    Its convergence is governed by the spectrum of ``A`` on the range of ``G`` (not by that of
-    ``G A``). The iteration keeps ``G``-images of its vectors (``G x``, ``G r``, ``G p``) by the
-    same recurrences as the vectors themselves, so one iteration costs one call of ``apply``.
+    """Conjugate gradient for ``A x = b`` with ``A`` self-adjoint and positive definite in ``<u, v>_G = u^T G v``
+    (``G`` symmetric PSD), one CG per column: CG on ``(G A) x = G b`` preconditioned by ``G^{-1}``, which is never
+    applied (``G``-images follow the same recurrences; one ``apply`` per iteration; docs/kernels.md).
 
     Parameters
     ----------
@@ -465,9 +413,7 @@ def metric_cg(apply: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]], b: Tenso
     Returns
     -------
     SolveResult
-        ``x`` and ``image = G x``. Components of ``x`` in the null space of ``G`` are not controlled
-        by the iteration (they are invisible in ``<., .>_G``): a caller whose answer depends on them
-        recovers them from ``G x`` (Algorithm 2's does, exactly).
+        ``x`` and ``image = G x`` (``x``'s null-space components of ``G`` are not controlled: use ``G x``).
     """
     space = _space(space)
     x, gx = torch.zeros_like(b), torch.zeros_like(b)
@@ -520,9 +466,7 @@ def _lstsq(h: Tensor, rhs: Tensor) -> Tensor:
 
 def mgs_step(w: Tensor, v: Tensor, inplace: bool = False, space: VectorSpace | None = None
              ) -> tuple[Tensor, Tensor]:
-    """One modified Gram-Schmidt step of :func:`gmres`: ``(h, w - h v)`` with ``h = <w, v>`` per column,
-    written into ``w`` when ``inplace`` (what ``solver="auto"`` times to estimate GMRES's
-    orthogonalisation)."""
+    """One modified Gram-Schmidt step of :func:`gmres`: ``(h, w - h v)``, ``h = <w, v>`` per column (into ``w`` if ``inplace``)."""
     hij = _space(space).col_dot(w, v)
     return hij, (w.addcmul_(v, hij, value=-1.0) if inplace else w - hij * v)
 
@@ -535,14 +479,10 @@ GMRES_STALL_RATIO = 0.99   # ... together lowered the relative residual by less 
 def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: int = GMRES_RESTART,
           x0: Tensor | None = None, callback: Callable[[int, float], None] | None = None,
           warn: bool = True, fix: str | None = None, space: VectorSpace | None = None) -> SolveResult:
-    """Restarted GMRES(``restart``), an independent Arnoldi process per column.
+    """Restarted GMRES(``restart``), an independent Arnoldi process per column, for any non-singular ``A``.
 
-    Works for any non-singular ``A`` (non-symmetric, indefinite). ``max_iter`` counts
-    operator products. Restarted GMRES can stagnate (each cycle ends where the previous one
-    did); a solve to ``tol`` then stops once ``GMRES_STALL_CYCLES`` cycles in a row lowered the
-    residual by less than 1% together, and is reported as stalled, instead of running the rest
-    of ``max_iter``. The small least-squares problems are solved in one batched
-    ``torch.linalg.lstsq`` over the columns.
+    ``max_iter`` counts operator products. A solve to ``tol`` whose last ``GMRES_STALL_CYCLES`` restart cycles
+    lowered the residual by less than 1% together stops there, reported as stalled.
 
     Parameters
     ----------
@@ -557,7 +497,7 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
     space = _space(space)
     n, k = b.shape
     x = torch.zeros_like(b) if x0 is None else x0.clone()
-    bn = _safe_norm(b, space)
+    bn = safe_norm(b, space)
     res = SolveResult(x)
     total = 0
     tiny = torch.finfo(b.dtype).tiny ** 0.5

@@ -1,13 +1,6 @@
-"""Spectral transforms ``s(lambda)`` of STKR (Zhai et al., ICLR 2024).
-
-* :class:`Polynomial`: ``s(l) = sum_{p=1}^q pi_p l^p`` (Sec. 3, Algorithm 1); ``coeffs[p-1] = pi_p``.
-  ``Polynomial([1.0])`` is KRR with the base kernel, ``Polynomial.monomial(8)`` is ``l^8``.
-* :class:`ReciprocalPolynomial`: transforms whose reciprocal is simple,
-  ``1/s(l) = sum_{p=0}^{q-1} xi_p l^(p-r)`` (Algorithm 2, Eq. 20).
-* :class:`InverseLaplacian`: Example 1, ``1/s(l) = 1/l - eta``, i.e. ``s(l) = l / (1 - eta l)``,
-  ``r = 1``, ``xi = (1, -eta)``; needs ``0 < eta < 1/lambda_1``.
-* :class:`TopD`: kernel PCA on the unlabeled visible nodes plus a ridge probe
-  (Sec. 4, Eqs. 8-9): the "truncation" transform.
+"""Spectral transforms ``s(lambda)`` of STKR (Zhai et al., ICLR 2024): :class:`Polynomial` (Algorithm 1),
+:class:`ReciprocalPolynomial` and :class:`InverseLaplacian` (Algorithm 2, Eq. 20; Example 1), :class:`TopD`
+(Eqs. 8-9) and Label-Prop's :class:`LabelPropagationFilter` (Eq. 22).
 """
 from __future__ import annotations
 
@@ -35,16 +28,9 @@ def spectrum_points(lo: float, hi: float, dtype: torch.dtype = torch.float64, de
 class Transform:
     """Base class: a spectral transform ``s`` evaluated on eigenvalues.
 
-    Class attributes describe the transform's *family* for the engine
-    (:func:`graphstk.methods.engine.solve`) and for grids:
-
-    * ``family``: the class whose engine solves it (a grid holds one family): :class:`Polynomial`,
-      :class:`ReciprocalPolynomial` (also for :class:`InverseLaplacian`), :class:`TopD` or
-      :class:`LabelPropagationFilter`; ``None`` for a transform no engine solves (a graph filter).
-      A subclass declared with ``class X(Transform, engine_family=True)`` starts a family.
-    * ``ridge``: whether the family takes ridge parameters ``beta`` (Eq. 7); Label-Prop does not.
-    * ``grid_key``: the name of the one grid parameter that builds a transform with :meth:`from_grid`
-      (``"eta"``, ``"k"``, ``"d"``), or ``None``.
+    Class attributes: ``family``, the class whose engine (:func:`graphstk.methods.engine.solve`) solves it
+    (``None``: none; ``class X(Transform, engine_family=True)`` starts a family); ``ridge``, whether it takes
+    ridges ``beta`` (Eq. 7); ``grid_key``, the grid parameter :meth:`from_grid` builds it from, or ``None``.
     """
 
     family: ClassVar[type | None] = None
@@ -237,18 +223,13 @@ class TopD(Transform, engine_family=True):
 
 @dataclass(frozen=True)
 class LabelPropagationFilter(Transform, engine_family=True):
-    """Label Propagation's filter (Zhou et al., 2003; STKR Eq. 22): ``h(l) = 1 / (1 - eta l)``.
-
-    Label-Prop solves ``(I - eta S) Yhat = [Y; 0]``, i.e. applies ``h(S)`` to the one-hot labels of
-    the labeled nodes (zero elsewhere); unlike the STKR transforms there is no ridge and no
-    ``n x n`` system. Needs ``0 < eta < 1/lambda_1`` (``eta < 1`` on a normalized adjacency).
+    """Label Propagation's filter (Zhou et al., 2003; STKR Eq. 22): ``h(l) = 1 / (1 - eta l)``, applied to
+    ``[Y; 0]`` by solving ``(I - eta S) Yhat = [Y; 0]`` (no ridge; grid key ``"eta"``).
 
     Parameters
     ----------
     eta : float
-        Propagation weight, ``0 < eta < 1/lambda_1``.
-
-    Its family takes no ridge (``ridge = False``); grid key ``"eta"``.
+        Propagation weight, ``0 < eta < 1/lambda_1`` (``eta < 1`` on a normalized adjacency).
     """
 
     eta: float

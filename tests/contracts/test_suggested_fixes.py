@@ -631,7 +631,7 @@ def _():
     return (lambda env: stkr().fit(graph(y=None), TRAIN, y=y), fix)
 
 
-@case("hidden_in_transductive", "estimators.py:_GraphEstimator._prepare:pass hidden_idx only with", ValueError,
+@case("hidden_in_transductive", "estimators.py:fit_indices:pass hidden_idx only with", ValueError,
       r"setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
 def _():
     return (lambda env: stkr().fit(graph(), TRAIN, torch.tensor([9])),
@@ -670,7 +670,7 @@ def _():
             lambda env, msg: M.FeatureSTKR(features="raw").fit(g, TRAIN).predict(torch.arange(N)))
 
 
-@case("feature_stkr_hidden", "feature_stkr.py:FeatureSTKR.fit:pass hidden_idx only with", ValueError,
+@case("feature_stkr_hidden", "estimators.py:fit_indices:pass hidden_idx only with", ValueError,
       r"setting='transductive' sees every node; pass hidden_idx only with setting='inductive'")
 def _():
     g = graph(x=torch.rand(N, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0)))
@@ -1469,14 +1469,14 @@ def _():
                               M.LabelPropagation(alpha=0.9).fit(graph(), TRAIN)))
 
 
-@case("train_idx_missing", "estimators.py:_GraphEstimator._prepare:or give data.train_mask", ValueError,
+@case("train_idx_missing", "estimators.py:fit_indices:or give data.train_mask", ValueError,
       r"train_idx is required \(node ids or a boolean mask of length N\), or give data\.train_mask")
 def _():
     return (lambda env: stkr().fit(graph()),
             lambda env, msg: (stkr().fit(graph(), TRAIN), stkr().fit(graph(train_mask=torch.arange(N) < 6))))
 
 
-@case("feature_stkr_train_idx_missing", "feature_stkr.py:FeatureSTKR.fit:or give data.train_mask", ValueError,
+@case("feature_stkr_train_idx_missing", "estimators.py:fit_indices:or give data.train_mask", ValueError,
       r"train_idx is required \(node ids or a boolean mask of length N\), or give data\.train_mask")
 def _():
     x = torch.rand(N, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
