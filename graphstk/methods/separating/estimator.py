@@ -19,7 +19,8 @@ from ...features.random_features import RFF_KERNELS as RFF_KERNELS
 from ...memory import check_allocation, memory_limit
 from ...operators.base import KernelOperator, as_index
 from ...operators.feature import FeatureKernelOperator, Kernel, kernel_function
-from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, Interval, kernel_names, StrOptions, store_params
+from .._constraints import (OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, Interval, StrOptions, kernel_names,
+                            store_params)
 from .base import DTYPE_CONSTRAINT, SIGMA_KNN, OneClassEstimator, as_float_offset, unit_scale
 from ...spectral.filters import FILTER_NAMES
 from .filters import check_lams, filter_g, filter_r, max_curvature_lambda
