@@ -128,9 +128,7 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     :meth:`fit_modes`; single modes out of sample: :meth:`transform_l`, :meth:`transform_h`;
     Eq. 24's distances: :meth:`distances`.
 
-    Devices: the kernels and the out-of-sample maps run on the input's device; the
-    eigendecomposition of Eq. 28 (SciPy ``eigh``) runs on the host, the kernel matrices moved
-    there once and the coefficients moved back once. NumPy in gives NumPy out.
+    The eigendecomposition of Eq. 28 runs on the host; kernels and out-of-sample maps on the input's device.
 
     Parameters
     ----------
@@ -139,9 +137,7 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     kernel_l, sigma_l, kernel_h, sigma_h : str / float or None, defaults "gaussian", None
         The kernels of the two modes (:func:`graphstk.operators.kernel_function`; the Gaussian is
         ``exp(-||x - y||^2 / (2 sigma^2))``, other kernels with a width take ``sigma`` as their scale,
-        e.g. ``"abel"``: ``exp(-||x - y|| / sigma)``). ``sigma=None``: the median heuristic, the
-        median pairwise distance of that mode's training data (a seeded subsample of at most 2000
-        rows).
+        e.g. ``"abel"``: ``exp(-||x - y|| / sigma)``). ``sigma=None``: the median heuristic on that mode.
     reg : float >= 0, default 1e-3
         Relative weight of the RKHS-norm penalty, ``eps = reg * s_max * mean(diag G)``; ``0`` is
         Eq. 28 as printed.

@@ -257,12 +257,9 @@ def train_gnn(model: str, x, edge_index: Tensor, y: Tensor, train: Tensor, eval_
     preset : str, optional
         A key of ``PRESETS[model]`` (default :data:`DEFAULT_PRESET`).
     **hyperparameters
-        ``features``, ``weight_decay``, ``lr``, ``dropout``, ``hidden``, ``epochs``, ``patience`` and
-        the model's own keys (:data:`PRESETS`), overriding the preset; ``None`` keeps the preset's.
+        :data:`HYPERPARAMETERS` and the model's own keys, overriding the preset; ``None`` keeps the preset's.
 
-    Returns
-    -------
-    Tensor: log-probabilities (GNNs, MLP) or C&S-smoothed probabilities (``MLP+C&S``) of ``eval_idx``.
+    Returns log-probabilities (GNNs, MLP) or C&S-smoothed probabilities (``MLP+C&S``) of ``eval_idx``.
     """
     hp = gnn_setting(model, preset, **hyperparameters)
     torch.manual_seed(int(seed))

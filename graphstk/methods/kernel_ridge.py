@@ -141,31 +141,11 @@ class _Ridge(RegressorMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit on the training points (the solve of the class docstring).
-
-        Parameters
-        ----------
-        X : Tensor or array ``[n, d]``
-        y : Tensor or array ``[n]`` or ``[n, C]``
-            Targets of every row (``-1`` is a target value, not an unlabeled marker).
-
-        Returns
-        -------
-        self
-        """
+        """Fit on ``X`` ``[n, d]`` (Tensor or array) and targets ``y`` ``[n]`` or ``[n, C]``; returns ``self``."""
         return self._fit(X, y)
 
     def predict(self, X):
-        """The predictions ``f(x)`` of the class docstring for every row of ``X``.
-
-        Parameters
-        ----------
-        X : array-like or Tensor ``[m, d]`` (scipy.sparse where the estimator accepts it)
-
-        Returns
-        -------
-        ndarray or Tensor ``[m]`` or ``[m, C]`` (the shape of ``y``), of ``X``'s array type.
-        """
+        """``f(x)`` for every row of ``X`` ``[m, d]``: ``[m]`` or ``[m, C]`` (the shape of ``y``), ``X``'s array type."""
         check_is_fitted(self)
         return to_output(self._predict(X), X)
 
@@ -179,11 +159,8 @@ class KernelRidge(_Ridge):
     """Kernel ridge regression with a feature kernel: ``alpha = (K + lam I)^{-1} y``
     (slides, Proposition 3; no ``1/n``), ``f(x) = sum_i alpha_i k(x, x_i)``.
 
-    ``fit(X, y)`` (``X`` ``[n, d]``, ``y`` ``[n]`` or ``[n, C]``), ``predict(X)``, ``score`` (R^2,
-    scikit-learn's regressor contract). NumPy in gives NumPy out; a tensor on any device gives a
-    tensor there. With the linear and Gaussian kernels, ``X`` may be ``scipy.sparse`` (tf-idf
-    text; CPU).
-    :meth:`predict_path` gives the predictions of many ``lam`` from one kernel evaluation.
+    A scikit-learn regressor (``X`` ``[n, d]``, ``y`` ``[n]`` or ``[n, C]``); with the linear and Gaussian
+    kernels ``X`` may be ``scipy.sparse`` (CPU).
 
     Parameters
     ----------
@@ -192,8 +169,7 @@ class KernelRidge(_Ridge):
         ``K(x,y)/sqrt(K(x,x)K(y,y))`` for training and test points alike).
     sigma : float > 0 or None, default None
         Width of the Gaussian ``exp(-||x - y||^2 / (2 sigma^2))`` (the scale of other kernels with a
-        width, e.g. ``"abel"``: ``exp(-||x - y|| / sigma)``). ``None``: the median heuristic, the
-        median pairwise distance of the training points (a seeded subsample of at most 2000 rows).
+        width). ``None``: the median heuristic over the training points.
     lam : float >= 0, the ridge parameter.
     solver : ``"direct"`` or ``"cg"`` (CG uses blockwise kernel products, no ``n x n`` matrix).
     block_size, tol, max_iter : forwarded to the operator / CG.
@@ -311,9 +287,7 @@ class RandomFeatureRidge(_Ridge):
     ``w = (Z^T Z + lam I)^{-1} Z^T y``, ``f(x) = z(x)^T w`` with ``z(x)^T z(y) ~ k(x, y)``
     (slides Eq. 1 and Eq. 4 / Eq. 8). Cost ``O(n F^2)`` for ``F`` features instead of ``O(n^3)``.
 
-    ``fit(X, y)`` (``X`` ``[n, d]``, ``y`` ``[n]`` or ``[n, C]``), ``predict(X)``, ``score`` (R^2,
-    scikit-learn's regressor contract). NumPy in gives NumPy out; a tensor on any device gives a
-    tensor there.
+    A scikit-learn regressor (``X`` ``[n, d]``, ``y`` ``[n]`` or ``[n, C]``).
 
     Parameters
     ----------

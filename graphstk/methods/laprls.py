@@ -87,11 +87,8 @@ class LapRLSC(SemiSupervisedClassifier):
     """Laplacian RLS classifier (Belkin, Niyogi, Sindhwani 2006, Sec. 4.2):
     ``min (1/l) sum_L (y_i - f(x_i))^2 + gamma_A ||f||_K^2 + gamma_I / N^2 f^T L f``.
 
-    ``fit(X, y)``: ``X`` ``[N, d]`` every point (labeled and unlabeled: the kNN graph spans all of
-    them), ``y`` ``[N]`` class labels with ``-1`` marking the unlabeled points (as
-    :class:`sklearn.semi_supervised.LabelSpreading`); NumPy or a tensor on any device.
-    ``predict`` returns labels from ``classes_``, ``decision_function`` the scores ``r(x)^T beta``
-    (1-D for two classes), ``score`` the accuracy.
+    ``fit(X, y)``: ``X`` ``[N, d]`` every point (the kNN graph spans all of them), ``y`` ``[N]`` with ``-1``
+    marking the unlabeled points; ``decision_function`` gives ``r(x)^T beta`` (1-D for two classes).
 
     Parameters
     ----------
@@ -100,10 +97,8 @@ class LapRLSC(SemiSupervisedClassifier):
         :class:`~graphstk.operators.Kernel` of :func:`graphstk.operators.kernel_function`
         (``graphstk.methods.fredholm.kernel_from_sigma``).
     sigma : float > 0 or None, default None
-        Width of the Gaussian ``exp(-||x-z||^2 / (2 sigma^2))`` (the scale of other kernels with a
-        width, e.g. ``"abel"``: ``exp(-||x-z|| / sigma)``; ignored for ``"linear"``). ``None``: the
-        median heuristic, the median pairwise distance of the rows of ``X`` (a seeded subsample of
-        at most 2000 rows), as scikit-learn's ``gamma="scale"`` picks a width from the data.
+        Width of the Gaussian (the scale of other kernels with a width; ignored for ``"linear"``).
+        ``None``: the median heuristic over the rows of ``X`` (``docs/estimators.md``, "Widths").
     gamma_A : float > 0, default 1e-3
         Ambient (RKHS) regularisation.
     gamma_I : float >= 0, default 1.0
@@ -120,17 +115,13 @@ class LapRLSC(SemiSupervisedClassifier):
         Seeds the landmark draw.
     gamma_scale : {"absolute", "trace"}, default "absolute"
         ``"trace"`` multiplies ``gamma_A`` and ``gamma_I`` by the mean of ``diag(R R^T)`` (the
-        kernel's mean diagonal: 1 for an exact Gaussian, ``mean ||x||^2`` for linear), so one grid
-        fits every data set; the same rule as ``lam_scale`` of the Fredholm classifiers.
-
-    :meth:`decision_path` gives the scores of many ``(gamma_A, gamma_I)`` from one fit.
+        kernel's mean diagonal), so one grid fits every data set.
 
     Attributes
     ----------
     classes_, n_features_in_
     sigma_ : float or None, the width used (``None`` for a kernel without one)
-    unreachable_ : bool array (a tensor for a tensor fit) ``[N]``, the fitted points whose scores are
-        all zero or not finite (``predict`` gives them ``-1``); ``n_unreachable_`` counts them
+    unreachable_, n_unreachable_ : the fitted points with all scores zero or not finite, their count
     coef_ : Tensor ``[m, C]`` (``beta``; one column for two classes)
     scale_ : float, the mean of ``diag(R R^T)`` (``gamma_scale="trace"``)
     landmarks_ : Tensor ``[m, d]`` or None (linear kernel)

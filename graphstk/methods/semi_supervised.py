@@ -102,20 +102,9 @@ class SemiSupervisedClassifier(UnreachableMixin, ClassifierMixin, BaseEstimator)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit on every point ``X`` ``[n, d]`` with labels ``y`` ``[n]``, ``-1`` marking the unlabeled rows.
-
-        Parameters
-        ----------
-        X : array-like, Tensor (or scipy.sparse where supported) ``[n_samples, n_features]``
-            Labeled and unlabeled points together; the unlabeled ones enter the fit without labels.
-        y : array-like or Tensor ``[n_samples]``
-            Class labels (ints or strings); ``-1`` marks an unlabeled point (as
-            :class:`sklearn.semi_supervised.LabelSpreading`). At least two classes must be labeled.
-
-        Returns
-        -------
-        self
-        """
+        """Fit on every point ``X`` ``[n, d]`` (array, tensor, or scipy.sparse where supported) with class
+        labels ``y`` ``[n]`` (ints or strings, ``-1`` marking the unlabeled rows; at least two classes
+        labeled). Returns ``self``."""
         name = type(self).__name__
         if y is None:
             raise ValueError(f"{name} requires y to be passed, but the target y is None")

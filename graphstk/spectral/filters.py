@@ -242,22 +242,17 @@ def degree_projection(degree: Tensor) -> MatMul:
 
 @dataclass(frozen=True)
 class GGCMFilter(PropagationFilter):
-    """GGCM's filter (Wang et al. 2023, "From cluster assumption to graph convolution: graph-based
-    semi-supervised learning revisited", IEEE TNNLS, the section introducing GGCM): ``K`` lazy graph convolutions, each averaged
-    with an inverse graph convolution on a random negative graph, and a residual of the features:
+    """GGCM's filter (Wang et al. 2023, IEEE TNNLS, the section introducing GGCM): ``K`` lazy graph
+    convolutions, each averaged with an inverse one on a random negative graph, plus a residual:
 
         U_0 = X,   U_k = ((1 - b_k) I + b_k S) U_{k-1},                    b_k = beta decline^(k-1),
         V_k = ((1 - c_k) I + c_k (2 I - k_neg A_neg) / (k_neg + 2)) U_{k-1},  c_k = beta_neg decline_neg^(k-1),
         X'  = alpha X + (1 - alpha) / K sum_{k=1}^{K} (U_k + V_k) / 2,
 
-    with ``A_neg`` the degree-normalised adjacency (rows sum to 1) of a random ``k_neg``-regular
-    graph, drawn afresh at each step as in the authors' DGL implementation (``(2 I - k_neg A_neg) / (k_neg + 2)`` is the paper's inverse step
-    with its re-normalisation).
-
-    ``apply(matmul, X, negative=...)``: ``negative(k, Z)`` returns ``A_neg^(k) Z`` for step ``k``
-    (``random_negative_graph``). Without it (``negative=None``) the negative graph is its mean,
-    the projection ``P = u u^T`` on the top eigenvector of ``S`` (``degree_projection``, given as
-    ``projection``): deterministic, and a function of ``S`` on a connected graph, where
+    with ``A_neg`` the row-normalised adjacency of a random ``k_neg``-regular graph drawn at each step.
+    ``apply(matmul, X, negative=...)``: ``negative(k, Z)`` returns ``A_neg^(k) Z`` (``random_negative_graph``);
+    with ``negative=None`` the negative graph is its mean ``P = u u^T`` (``projection``,
+    ``degree_projection``), and on a connected graph
 
         nu(l) = (2 - k_neg [l = 1]) / (k_neg + 2),
         s(l)  = alpha + (1 - alpha) / K sum_k ((1 - b_k + b_k l) + (1 - c_k + c_k nu(l))) / 2 prod_{j<k} (1 - b_j + b_j l)

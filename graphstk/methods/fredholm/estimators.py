@@ -115,12 +115,10 @@ class _FredholmBase(SemiSupervisedClassifier):
 class FredholmRLSC(_FredholmBase):
     __doc__ = """Fredholm kernel RLS classifier: square loss, Eq. 3 (Sec. 2; kernel form after Eq. 5).
 
-    ``fit(X, y)``: ``X`` ``[n, d]`` every point (labeled and unlabeled; the integral of Eq. 2 runs
-    over all of them), ``y`` ``[n]`` class labels with ``-1`` marking the unlabeled points (as
-    :class:`sklearn.semi_supervised.LabelSpreading`). ``X`` may be a NumPy array, a torch tensor
-    on any device, or ``scipy.sparse`` (CPU). ``predict`` returns labels from ``classes_``,
-    ``decision_function`` the scores ``c(x) = sum_s kF(x, x_s) alpha_s`` (1-D for two classes),
-    ``score`` the accuracy. ``alpha = (K_F + l lam I)^{-1} Y`` with ``K_F`` the ``l x l`` Fredholm Gram matrix of Eq. 5
+    ``fit(X, y)``: ``X`` ``[n, d]`` every point (the integral of Eq. 2 runs over all of them; NumPy, a
+    tensor on any device, or ``scipy.sparse``), ``y`` ``[n]`` with ``-1`` marking the unlabeled points;
+    ``decision_function`` gives ``c(x) = sum_s kF(x, x_s) alpha_s`` (1-D for two classes),
+    ``alpha = (K_F + l lam I)^{-1} Y`` with ``K_F`` the ``l x l`` Fredholm Gram matrix of Eq. 5
     (Eq. 6 when ``normalized``) over the labeled points and ``Y`` one-vs-rest ``+-1`` targets.
 
 """ + _PARAMS + """
@@ -131,8 +129,7 @@ class FredholmRLSC(_FredholmBase):
     ----------
     classes_, n_features_in_, lam_
     outer_sigma_, inner_sigma_ : float or None, the widths used (``None`` for a kernel without one)
-    unreachable_ : bool array (a tensor for a tensor fit) ``[n]``, the fitted points whose scores are
-        all zero or not finite (``predict`` gives them ``-1``); ``n_unreachable_`` counts them
+    unreachable_, n_unreachable_ : the fitted points with all scores zero or not finite, their count
     dual_coef_ : Tensor ``[l, C]`` (``alpha``; one column for two classes)
     gram_ : Tensor ``[l, l]``, ``K_F`` over the labeled points
     h_ : Tensor ``[n, C]``, ``KH A_L^T alpha`` (prediction needs only the outer weights of new points)

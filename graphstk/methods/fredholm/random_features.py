@@ -87,9 +87,7 @@ class RandomFeatureFredholm(SemiSupervisedClassifier):
     ----------
     outer : {"gaussian", "linear"} or Kernel, default "gaussian"
     outer_sigma : float > 0 or None, default None
-        Width ``sigma`` of the outer Gaussian ``exp(-||x-z||^2 / (2 sigma^2))`` (the paper's
-        ``r = sigma^2``); ``None``: the median heuristic, the median pairwise distance of the fit
-        points (a seeded subsample of at most 2000 rows).
+        Width ``sigma`` of the outer Gaussian (the paper's ``r = sigma^2``); ``None``: the median heuristic.
     inner_sigma : float > 0 or None, default None
         Width ``sigma`` of the inner Gaussian; ``None``: the median heuristic.
     normalized : bool, default False
@@ -108,7 +106,7 @@ class RandomFeatureFredholm(SemiSupervisedClassifier):
     ----------
     classes_, n_features_in_, lam_
     outer_sigma_, inner_sigma_ : float or None, the widths used
-    unreachable_ : bool array (a tensor for a tensor fit) ``[n]``, fitted points with all scores zero
+    unreachable_ : ``[n]``, fitted points with all scores zero
     coef_ : Tensor ``[2D, C]`` (``w``)
     dual_coef_ : Tensor ``[l, C]``
     features_ : the fitted :class:`~graphstk.features.RandomFourierFeatures`

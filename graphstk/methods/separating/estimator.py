@@ -39,12 +39,9 @@ def _seed(random_state) -> int:
 class SpectralSupportEstimator(OneClassEstimator):
     """Spectral support estimator ``F_n`` of Eq. 19 with the filters of Table 1.
 
-    ``fit(X, y=None)``: ``X [n, d]`` samples of the set (``y`` is ignored); or, with a
-    :class:`~graphstk.operators.KernelOperator` as ``kernel``, node ids (LongTensor or a boolean
-    mask of length ``N``) instead of feature rows. Then ``score_samples(X)`` gives ``F_n`` (Eq. 19),
-    ``decision_function(X) = F_n - offset_`` and ``predict(X)`` ``+1`` inside
-    ``{F_n >= 1 - tau_}`` (Eq. 17), ``-1`` outside. NumPy in gives NumPy out; tensors stay on
-    their device (every step, the eigendecomposition included, runs there).
+    ``fit(X, y=None)``: ``X [n, d]`` samples of the set, or node ids (LongTensor or boolean mask) for a
+    ``KernelOperator`` kernel; ``score_samples`` is ``F_n`` (Eq. 19), ``predict`` ``+1`` inside
+    ``{F_n >= 1 - tau_}`` (Eq. 17). Every step runs on the input's device.
 
     Parameters
     ----------
@@ -59,8 +56,8 @@ class SpectralSupportEstimator(OneClassEstimator):
     filter : ``"tikhonov"`` (default) | ``"cutoff"`` | ``"landweber"`` | ``"kpca"`` | ``"nu"``
     lam : float, sequence of floats, or None, default None
         Regularisation parameter(s), ``> 0``. ``None`` = the maximum-curvature point of the
-        eigenvalue decay (Sec. 7, Fig. 3; ``max_curvature_lambda`` in :mod:`graphstk.methods.separating.filters`). A sequence gives one score
-        column per value, all from the same eigendecomposition.
+        eigenvalue decay (Sec. 7, Fig. 3; :func:`~graphstk.methods.separating.max_curvature_lambda`). A
+        sequence gives one score column per value, all from the same eigendecomposition.
     tau : float in [0, 1] or None, default None
         Offset of Eq. 17: ``x`` is inside when ``F_n(x) >= 1 - tau``. ``None`` = ``tau_n`` of
         Eq. 30, ``1 - min_i F_n(x_i)``, which accepts every training point.
@@ -97,8 +94,7 @@ class SpectralSupportEstimator(OneClassEstimator):
     tau_ : float or ``[L]``
         The offset in use; ``threshold_ = 1 - tau_``.
     offset_ : float or ``[L]``
-        ``threshold_ - 1e-10`` (a rounding slack: the scores behind ``tau_n`` and those of
-        ``score_samples`` come from different float operations).
+        ``threshold_ - 1e-10`` (a rounding slack).
     train_scores_ : tensor ``[n]`` or ``[n, L]``
         ``F_n(x_i)`` on the training samples.
     n_samples_fit_, n_features_in_ : int
