@@ -115,10 +115,7 @@ class SGCFilter(PropagationFilter):
 
 @dataclass(frozen=True)
 class S2GCFilter(PropagationFilter):
-    """S2GC's filter (Zhu & Koniusz, "Simple spectral graph convolution", ICLR 2021, Sec. 4, the S2GC filter:
-    ``X' = (1/K) sum_{k=1}^{K} ((1 - alpha) T~^k X + alpha X)``, ``T~ = D~^{-1/2} A~ D~^{-1/2}``):
-
-        s(l) = alpha + (1 - alpha) / K * sum_{k=1}^{K} l^k.
+    """S2GC's filter (Zhu & Koniusz, ICLR 2021, Sec. 4): ``s(l) = alpha + (1 - alpha) / K sum_{k=1}^{K} l^k``.
 
     Parameters
     ----------
@@ -152,13 +149,8 @@ class S2GCFilter(PropagationFilter):
 
 @dataclass(frozen=True)
 class HeatKernelFilter(PropagationFilter):
-    """DGC's heat kernel in ``K`` Euler steps (Wang et al., NeurIPS 2021, "Dissecting the diffusion
-    process in linear graph convolutional networks", Sec. 3-4: the heat kernel ``exp(-T L~)`` of
-    ``L~ = I - T~`` applied as ``X' = (I - (T/K) L~)^K X`` with step ``Delta t = T / K``):
-
-        s(l) = (1 - (t/K) (1 - l))^K  ->  exp(-t (1 - l))  as  K -> infinity.
-
-    Each step is the lazy walk ``(1 - t/K) I + (t/K) S``: one sparse product.
+    """DGC's heat kernel ``exp(-t (1 - l))`` in ``K`` Euler steps (Wang et al., NeurIPS 2021, Sec. 3-4):
+    ``s(l) = (1 - (t/K) (1 - l))^K``, each step the lazy walk ``(1 - t/K) I + (t/K) S``.
 
     Parameters
     ----------

@@ -330,7 +330,8 @@ class FredholmKernel(KernelOperator):
 def fredholm_gram(X, Z, U, outer="gaussian", inner="gaussian", outer_sigma=None, inner_sigma=None,
                   normalized: bool = False) -> Tensor:
     """The dense block ``kF(X, Z)`` ``[|X|, |Z|]`` over the points ``U`` (Eq. 5; Eq. 6 when ``normalized``):
-    ``FredholmKernel(X, Z, U, ...).to_dense()``, parameters as :class:`FredholmKernel` (``Z=None``: ``X``)."""
+    ``FredholmKernel(X, Z, U, ...).to_dense()`` (``Z=None``: ``X``). ``outer``, ``inner``: the two kernels;
+    ``outer_sigma``, ``inner_sigma``: their widths (``None``: the median heuristic over ``U``)."""
     return FredholmKernel(X, Z, U, outer=outer, inner=inner, outer_sigma=outer_sigma,
                           inner_sigma=inner_sigma, normalized=normalized).to_dense()
 

@@ -165,12 +165,9 @@ def kernel_basis(K, rank: int | None = None, centered: bool = True, tol: float =
     Parameters
     ----------
     K : KernelOperator, Tensor or ndarray ``[m, m]``
-        Symmetric positive semi-definite. A :class:`~graphstk.operators.SpectralKernelOperator`
-        (e.g. :func:`~graphstk.operators.diffusion_kernel`) hands over its eigenpairs, no new
-        decomposition. Up to ``dense_max`` points: dense ``eigh`` on the host (with a PSD check;
-        a kernel on an accelerator is copied to the host once); larger operators need ``rank``
-        and use Lanczos (ARPACK ``eigsh`` on the host, or :func:`graphstk.spectral.top_eigenpairs`
-        for a sparse operator).
+        Symmetric PSD. A :class:`~graphstk.operators.SpectralKernelOperator` hands over its eigenpairs.
+        Up to ``dense_max`` points: dense ``eigh`` on the host; larger operators need ``rank`` (Lanczos:
+        ARPACK, or :func:`graphstk.spectral.top_eigenpairs` for a sparse operator).
     rank : int, optional
         Keep the top ``rank`` eigenpairs (``None``: all above ``tol * lam_max``).
     centered : bool, default True
