@@ -145,7 +145,7 @@ class _Ridge(RegressorMixin, BaseEstimator):
         return self._fit(X, y)
 
     def predict(self, X):
-        """``f(x)`` for every row of ``X`` ``[m, d]``: ``[m]`` or ``[m, C]`` (the shape of ``y``), ``X``'s array type."""
+        """``f(x)`` for every row of ``X`` ``[m, d]``: ``[m]`` or ``[m, C]`` (as ``y``), ``X``'s array type."""
         check_is_fitted(self)
         return to_output(self._predict(X), X)
 
