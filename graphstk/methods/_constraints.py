@@ -11,7 +11,7 @@ from ..operators.kernels import KERNEL_NAMES as _NAMES
 from ..operators.kernels import Kernel
 
 __all__ = ["Interval", "StrOptions", "Options", "HasMethods", "Integral", "Real", "KERNEL_NAMES", "kernel_names",
-           "SIGMA", "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT", "OPTIONAL_POSITIVE_INT", "Kernel"]
+           "SIGMA", "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT", "OPTIONAL_POSITIVE_INT", "Kernel", "store_params"]
 
 #: the names :func:`graphstk.operators.kernel_function` accepts (aliases included)
 KERNEL_NAMES = frozenset(_NAMES)
@@ -20,6 +20,13 @@ KERNEL_NAMES = frozenset(_NAMES)
 def kernel_names(*extra: str) -> StrOptions:
     """``StrOptions`` of every feature-kernel name, plus ``extra`` (e.g. ``"precomputed"``)."""
     return StrOptions(set(KERNEL_NAMES) | set(extra))
+
+
+def store_params(estimator, params: dict) -> None:
+    """Set every ``__init__`` argument in ``params`` (the ``__init__``'s ``locals()``) as an attribute."""
+    for name, value in params.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
 
 
 #: a kernel width ``sigma > 0``, or ``None`` for the median heuristic

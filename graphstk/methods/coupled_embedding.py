@@ -1,34 +1,8 @@
-"""Coupled kernel embedding (CKE; kernel-methods slides, "Coupled Kernel Embedding",
-Eqs. 24-28, after Ren, Dai & Yan, IEEE TIP 2012).
-
-Two modes of data (the slides: low-resolution images ``l_i`` and high-resolution images
-``h_j``) are mapped by two kernels ``k_L``, ``k_H`` and projected into a common
-``R^c`` (Eq. 24: ``d_ij = dist(f(h_i), g(l_j))``). With ``P = Z U`` (representer form) the
-embeddings of the training points are ``Y_L = K_L U_L`` and ``Y_H = K_H U_H``, and Eq. 25
-
-    J = sum_{i,j} ||Y_L[i] - Y_H[j]||^2 W_ij = Tr(Y^T G Y),   Y = [Y_L; Y_H],
-    G = [[D_L, -W], [-W^T, D_H]]       (Eq. 26; the Laplacian of the bipartite graph W)
-
-is minimised under ``U^T Zk Zk^T U = I`` with ``Zk = blockdiag(K_L, K_H)`` (Eqs. 27-28), i.e.
-the generalised eigenproblem ``Zk G Zk u = lambda Zk Zk u``, smallest ``lambda`` first. Note
-``U^T Zk Zk U = Y^T Y``: the constraint makes the training embedding orthonormal.
-
-Regularisation (an addition; ``reg = 0`` is Eq. 28 as printed). With full-rank kernels Eq. 28 only
-sees ``Y`` (its solutions are the eigenvectors of ``G`` whatever the kernel, an unstable
-out-of-sample map), so ``reg > 0`` adds the RKHS norms of the projections:
-``Tr(Y^T G Y) + eps sum_k ||f_k||_H^2 = Tr(U^T (Zk G Zk + eps Zk) U)``, ``eps = reg * s_max *
-mean(diag G)`` (``s_max``: the largest kernel eigenvalue).
-
-Solving it. ``u`` is restricted to ``range(Zk) = span(V)`` (kernel eigenvectors with ``s > rcond
-s_max``; null-space components change nothing); with ``Y = V q``, ``u = V S^-1 q`` the pencil is the
-symmetric problem ``(V^T G V + eps S^-1) q = lambda q`` (:func:`scipy.linalg.eigh`, ``Y^T Y = I``).
-The trivial solution (``G 1 = 0``: every point on one spot) is removed by requiring ``Y^T 1 = 0``, as
-in Laplacian eigenmaps; ``constant_residual_`` reports ``||P 1 - 1|| / ||1||`` for the projection
-``P`` onto ``range(Zk)``. Only the global constant is removed: a disconnected bipartite graph keeps
-its centred per-component indicators (``lambda ~ 0``).
-
-Out-of-sample. ``f_L(t) = U_L^T k_L(L, t)``, ``f_H(t) = U_H^T k_H(H, t)``: a training point
-maps exactly onto its in-sample embedding.
+"""Coupled kernel embedding (CKE; kernel-methods slides, "Coupled Kernel Embedding", Eqs. 24-28, after
+Ren, Dai & Yan, IEEE TIP 2012): two modes mapped by two kernels into a common ``R^c`` by the generalised
+eigenproblem ``Zk G Zk u = lambda Zk Zk u`` on the bipartite-graph Laplacian ``G`` of the affinity ``W``
+(Eq. 26), the constant solution removed, with an optional RKHS-norm penalty ``reg`` (derivation and
+solve: ``docs/methods.md``).
 """
 from __future__ import annotations
 
@@ -41,7 +15,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from torch import Tensor
 
 from .._arrays import check_is_fitted, semi_supervised_labels, to_output, validate_features
-from ._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE_INT, SIGMA, kernel_names
+from ._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE_INT, SIGMA, kernel_names, store_params
 from ..operators.base import KernelOperator
 from ..operators.feature import FeatureKernelOperator, as_features, gram, kernel_function, knn_graph, median_distance
 
@@ -85,15 +59,16 @@ def coupled_kernel_embedding(K_L, K_H, W, n_components: int = 2, reg: float = 1e
     """Solve Eq. 28 for given Gram matrices (tensors, arrays or :class:`~graphstk.operators.KernelOperator`\\ s).
 
     ``K_L [n_L, n_L]``, ``K_H [n_H, n_H]`` symmetric PSD; ``W [n_L, n_H]`` non-negative affinities
-    (Eq. 25). Returns the ``n_components`` smallest non-trivial eigenpairs (see module docstring)
-    as torch float64 tensors.
+    (Eq. 25). Returns the ``n_components`` smallest non-trivial eigenpairs as torch float64 tensors
+    (:class:`CKEResult`).
 
     Parameters
     ----------
     K_L, K_H, W : see above.
     n_components : int, default 2
     reg : float >= 0, default 1e-3
-        Relative weight of the RKHS-norm penalty (module docstring; ``0`` is Eq. 28 as printed).
+        Relative weight of the RKHS-norm penalty, ``eps = reg * s_max * mean(diag G)`` (``0``: Eq. 28
+        as printed).
     rcond : float, default 1e-10
         Relative cutoff below which eigenvalues of the constraint matrix count as zero.
     """
@@ -131,7 +106,7 @@ def coupled_kernel_embedding(K_L, K_H, W, n_components: int = 2, reg: float = 1e
     if r - 1 < n_components:
         raise ValueError(f"n_components = {n_components} exceeds the {r - 1} non-trivial directions "
                          "available (rank of the kernels minus the constant)")
-    # Y^T 1 = q^T V^T 1 = 0: restrict q to the orthogonal complement of p1
+    # Y^T 1 = q^T V^T 1 = 0: q in the orthogonal complement of p1
     Q = scipy.linalg.null_space(p1[None, :] / np.linalg.norm(p1))  # [r, r-1], orthonormal
     lam, Cq = scipy.linalg.eigh(Q.T @ M @ Q, subset_by_index=[0, n_components - 1])
     q = Q @ Cq
@@ -153,9 +128,7 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     :meth:`fit_modes`; single modes out of sample: :meth:`transform_l`, :meth:`transform_h`;
     Eq. 24's distances: :meth:`distances`.
 
-    Devices: the kernels and the out-of-sample maps run on the input's device; the
-    eigendecomposition of Eq. 28 (SciPy ``eigh``) runs on the host, the kernel matrices moved
-    there once and the coefficients moved back once. NumPy in gives NumPy out.
+    The eigendecomposition of Eq. 28 runs on the host; kernels and out-of-sample maps on the input's device.
 
     Parameters
     ----------
@@ -164,12 +137,10 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     kernel_l, sigma_l, kernel_h, sigma_h : str / float or None, defaults "gaussian", None
         The kernels of the two modes (:func:`graphstk.operators.kernel_function`; the Gaussian is
         ``exp(-||x - y||^2 / (2 sigma^2))``, other kernels with a width take ``sigma`` as their scale,
-        e.g. ``"abel"``: ``exp(-||x - y|| / sigma)``). ``sigma=None``: the median heuristic, the
-        median pairwise distance of that mode's training data (a seeded subsample of at most 2000
-        rows).
+        e.g. ``"abel"``: ``exp(-||x - y|| / sigma)``). ``sigma=None``: the median heuristic on that mode.
     reg : float >= 0, default 1e-3
-        Relative weight of the RKHS-norm penalty, ``eps = reg * s_max * mean(diag G)`` (module
-        docstring); ``0`` is Eq. 28 as printed.
+        Relative weight of the RKHS-norm penalty, ``eps = reg * s_max * mean(diag G)``; ``0`` is
+        Eq. 28 as printed.
     affinity_sigma : float or None, default None
         Bandwidth ``t`` of the default affinity (``None``: the median distance of the H mode).
     n_neighbors : int or None, default None
@@ -197,16 +168,7 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
                  kernel_h: str = "gaussian", sigma_h: float | None = None, reg: float = 1e-3,
                  affinity_sigma: float | None = None, n_neighbors: int | None = None, rcond: float = 1e-10,
                  n_features_l: int | None = None):
-        self.n_components = n_components
-        self.kernel_l = kernel_l
-        self.sigma_l = sigma_l
-        self.kernel_h = kernel_h
-        self.sigma_h = sigma_h
-        self.reg = reg
-        self.affinity_sigma = affinity_sigma
-        self.n_neighbors = n_neighbors
-        self.rcond = rcond
-        self.n_features_l = n_features_l
+        store_params(self, locals())
 
     @staticmethod
     def _kernel(name, sigma, X):
@@ -254,7 +216,6 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         Xt = validate_features(self, X, reset=True, dtype=torch.float64, ensure_min_samples=2)
         XL, XH = self._split(Xt)
         self._fit(XL, XH, None, y)
-        self._n_features_out = 2 * int(self.n_components)
         return self
 
     def fit_modes(self, XL, XH, W=None, y=None):
@@ -268,7 +229,6 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         XL = as_features(XL, dtype=torch.float64, name="XL")
         XH = as_features(XH, dtype=torch.float64, name="XH")
         self._fit(XL, XH, W, y)
-        self._n_features_out = 2 * int(self.n_components)
         return self
 
     def _fit(self, XL: Tensor, XH: Tensor, W, y):
@@ -291,6 +251,7 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         self.embedding_l_, self.embedding_h_ = res.embedding_l.to(device), res.embedding_h.to(device)
         self.constant_residual_ = res.constant_residual
         self.eps_ = res.eps
+        self._n_features_out = 2 * int(self.n_components)
 
     def _map(self, X: Tensor, mode: str) -> Tensor:
         train, k, coef = ((self.XL_fit_, self.kernel_l_, self.coef_l_) if mode == "L"

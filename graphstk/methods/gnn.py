@@ -1,45 +1,7 @@
-"""Trained GNN baselines built from PyG's own layers (``torch_geometric.nn``), for side-by-side tables.
-
-Every model declares the hyperparameters its papers set: feature normalisation (``features``:
-``"sum"`` scales each row to sum 1 as PyG's ``NormalizeFeatures``, ``"none"`` keeps the raw
-features), ``weight_decay`` (Adam's L2 term), ``lr``, ``dropout``, ``hidden``, ``epochs`` (the most
-epochs trained) and ``patience`` (early stopping: training ends when the cross-entropy on the
-validation nodes has not improved for ``patience`` epochs, and the parameters of the epoch with the
-lowest validation loss are returned; ``None``: the fixed ``epochs``). Each published setting is a
-named preset (:data:`PRESETS`); any hyperparameter given explicitly overrides the preset's value.
-
-``kipf-welling`` (the Planetoid public split; the default of every model):
-
-==========  ============================================================================  ==========================
-model       layers                                                                        features, Adam (lr, decay)
-==========  ============================================================================  ==========================
-GCN         ``GCNConv(d, 16)`` ReLU, dropout 0.5, ``GCNConv(16, C)`` (Kipf & Welling      sum, 0.01, 5e-4 (first
-            2017, Sec. 5.2), 200 epochs                                                   layer)
-GAT         dropout 0.6, ``GATConv(d, 8, heads=8, dropout=0.6)`` ELU, dropout 0.6,        sum, 0.005, 5e-4
-            ``GATConv(64, C, heads=1, dropout=0.6)`` (Velickovic et al. 2018, Sec. 3.3)
-APPNP       dropout 0.5, ``Linear(d, 64)`` ReLU, dropout 0.5, ``Linear(64, C)``,          sum, 0.01, 5e-3 (first
-            ``APPNP(K=10, alpha=0.1)`` (Gasteiger et al. 2019, Sec. 6), 300 epochs        layer)
-MLP         dropout 0.5, ``Linear(d, 64)`` ReLU, dropout 0.5, ``Linear(64, C)``           sum, 0.01, 5e-4
-MLP + C&S   the MLP, then ``CorrectAndSmooth(50, 1.0, 50, 0.8)`` on the train labels      sum, 0.01, 5e-4
-            (Huang et al. 2021, Sec. 3)
-==========  ============================================================================  ==========================
-
-``shchur`` (Shchur et al. 2018, "Pitfalls of GNN evaluation", Sec. 4 and their released
-hyperparameters, the setting of the Amazon and Coauthor graphs): Adam, early stopping with patience
-50 on the validation loss (their cap of 100000 epochs is 1000 here); GCN with 64 hidden units,
-dropout 0.8, lr 0.01, L2 1e-3; GAT with 8 heads of 8 units, dropout 0.6 on the features and 0.3 on
-the attention coefficients, lr 0.01, L2 1e-2; APPNP with Gasteiger et al.'s setting and patience
-100; the MLP as GCN; raw features (bag-of-words scaled to sum 1 make the L2 term outweigh the data).
-
-Weight decay is Adam's L2 term on every parameter, except for GCN and APPNP, whose papers regularise
-the weights of the first layer only (Kipf & Welling's released code; Gasteiger et al. 2019,
-experimental setup: "L2 regularization with lambda = 0.005 on the weights of the first layer").
-
-Validation labels (``val``, ``y_val``) are read only for early stopping; seeded by ``seed``
-(initialisation and dropout). The dropout on the input features draws only for their nonzero
-entries (:meth:`Features.dropped`: a zero is zero whatever its mask, so this is ``F.dropout``'s
-distribution for one uniform per nonzero); features with at most a quarter of their entries nonzero
-are kept as a CSR matrix.
+"""Trained GNN baselines built from PyG's own layers (GCN, GAT, APPNP, MLP, MLP + C&S), for side-by-side
+tables. Each model declares its hyperparameters (:data:`HYPERPARAMETERS`) with named published settings
+(:data:`PRESETS`: ``kipf-welling``, ``shchur``; ``docs/feature_stkr.md``); explicit values override the
+preset's. Validation labels are read only for early stopping; ``seed`` seeds initialisation and dropout.
 """
 from __future__ import annotations
 
@@ -295,12 +257,9 @@ def train_gnn(model: str, x, edge_index: Tensor, y: Tensor, train: Tensor, eval_
     preset : str, optional
         A key of ``PRESETS[model]`` (default :data:`DEFAULT_PRESET`).
     **hyperparameters
-        ``features``, ``weight_decay``, ``lr``, ``dropout``, ``hidden``, ``epochs``, ``patience`` and
-        the model's own keys (:data:`PRESETS`), overriding the preset; ``None`` keeps the preset's.
+        :data:`HYPERPARAMETERS` and the model's own keys, overriding the preset; ``None`` keeps the preset's.
 
-    Returns
-    -------
-    Tensor: log-probabilities (GNNs, MLP) or C&S-smoothed probabilities (``MLP+C&S``) of ``eval_idx``.
+    Returns log-probabilities (GNNs, MLP) or C&S-smoothed probabilities (``MLP+C&S``) of ``eval_idx``.
     """
     hp = gnn_setting(model, preset, **hyperparameters)
     torch.manual_seed(int(seed))

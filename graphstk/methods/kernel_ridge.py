@@ -1,24 +1,7 @@
-"""Kernel ridge regression (KRR) on any kernel operator, and ridge on random features.
-
-Convention (kernel-methods slides, Proposition 3, squared loss; no ``1/n`` in this deck):
-
-    f_hat = argmin_f  sum_i (y_i - f(x_i))^2 + lam ||f||_H^2,
-    f_hat(.) = sum_i alpha_i k(., x_i),    alpha = (K + lam I_n)^{-1} y.
-
-This is the convention of ``sklearn.kernel_ridge.KernelRidge`` (its ``alpha`` is our ``lam``).
-A ``1/n``-normalised objective ``(1/n) sum (...)^2 + lam' ||f||^2`` is the same with
-``lam = n lam'``.
-
-* :func:`kernel_ridge_solve`: ``(K + lam I) alpha = y`` for any square
-  :class:`~graphstk.operators.KernelOperator`, by dense Cholesky or by CG through products only;
-* :class:`KernelRidge`: the feature-kernel estimator (a scikit-learn regressor);
-* :class:`RandomFeatureRidge`: the primal form on random features ``Z = z(X)`` (slides Eq. 1,
-  ``K ~ Z Z^T``), ``w = (Z^T Z + lam I)^{-1} Z^T y``, which approaches exact KRR with the same
-  ``lam`` as the number of features grows.
-
-Targets ``[n, C]`` are ``C`` right-hand sides at once. Both estimators are supervised (``-1`` is a
-target value, not the unlabeled marker) and follow scikit-learn's contract (``docs/estimators.md``):
-NumPy in gives NumPy out, a tensor in gives a tensor out on its device.
+"""Kernel ridge regression on any kernel operator, and ridge on random features (kernel-methods slides,
+Proposition 3, squared loss, no ``1/n``): ``alpha = (K + lam I_n)^{-1} y``, the convention of
+``sklearn.kernel_ridge.KernelRidge`` (its ``alpha`` is ``lam``; a ``1/n``-normalised objective has
+``lam = n lam'``). Targets ``[n, C]`` are ``C`` right-hand sides; ``-1`` is a target value, not a marker.
 """
 from __future__ import annotations
 
@@ -44,7 +27,7 @@ from ..operators.bandwidth import median_sigma
 from ..operators.base import DenseOperator, KernelOperator
 from ..operators.feature import FeatureKernelOperator, Kernel, kernel_function
 from ._constraints import (NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, HasMethods, Interval,
-                           StrOptions, kernel_names)
+                           StrOptions, kernel_names, store_params)
 from ..spectral.solvers import cg
 
 __all__ = ["kernel_ridge_solve", "KernelRidge", "RandomFeatureRidge", "block_cg", "cg_products"]
@@ -70,14 +53,9 @@ def _as_targets(y, n: int, dtype, device) -> tuple[Tensor, bool]:
 
 def block_cg(matvec, B: Tensor, tol: float = 1e-10, max_iter: int | None = None,
              x0: Tensor | None = None, progress: str | None = None) -> tuple[Tensor, int, bool]:
-    """Conjugate gradients for ``A X = B`` (``A`` symmetric positive definite, given as a
-    callable ``X -> A X`` on ``[n, C]`` blocks), ``C`` independent CG runs vectorised.
-
-    A thin wrapper of :func:`graphstk.spectral.cg` (the solver the propagation engines
-    use) returning ``(X, iterations, converged)``; ``max_iter`` defaults to ``10 n``.
-    ``progress``: a label for a ``tqdm`` bar on stderr, one step per product with ``A`` and the
-    relative residual beside it (``None``: no bar).
-    """
+    """Conjugate gradients for ``A X = B`` (``matvec: X -> A X`` on ``[n, C]`` blocks, ``A`` SPD) by
+    :func:`graphstk.spectral.cg`, from ``x0``, to relative residual ``tol`` in at most ``max_iter`` (default
+    ``10 n``) steps: ``(X, iterations, converged)``. ``progress``: a label for a ``tqdm`` bar on stderr."""
     max_iter = 10 * B.shape[0] if max_iter is None else int(max_iter)
     with tqdm(desc=progress, unit="product", disable=progress is None, leave=False,
               file=sys.stderr) as bar:
@@ -114,7 +92,6 @@ def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str =
     solver : ``"direct"`` (materialises ``K``: Cholesky, LU fallback; small ``n``) or
         ``"cg"`` (conjugate gradients through ``op @ block`` products only; needs ``lam > 0``).
     tol, max_iter : CG stopping rule (relative residual per column; default ``10 n`` steps).
-
     return_n_iter : bool, default False
         Also return the number of iterations (1 for ``"direct"``).
     progress : str, optional
@@ -160,36 +137,15 @@ def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str =
 
 
 class _Ridge(RegressorMixin, BaseEstimator):
-    """The regressor contract of :class:`KernelRidge` and :class:`RandomFeatureRidge`: a subclass gives
-    ``_fit(X, y)`` and ``_predict(X)``."""
+    """The regressor contract of :class:`KernelRidge` and :class:`RandomFeatureRidge` (``_fit``, ``_predict``)."""
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit on the training points (the solve of the class docstring).
-
-        Parameters
-        ----------
-        X : Tensor or array ``[n, d]``
-        y : Tensor or array ``[n]`` or ``[n, C]``
-            Targets of every row (``-1`` is a target value, not an unlabeled marker).
-
-        Returns
-        -------
-        self
-        """
+        """Fit on ``X`` ``[n, d]`` (Tensor or array) and targets ``y`` ``[n]`` or ``[n, C]``; returns ``self``."""
         return self._fit(X, y)
 
     def predict(self, X):
-        """The predictions ``f(x)`` of the class docstring for every row of ``X``.
-
-        Parameters
-        ----------
-        X : array-like or Tensor ``[m, d]`` (scipy.sparse where the estimator accepts it)
-
-        Returns
-        -------
-        ndarray or Tensor ``[m]`` or ``[m, C]`` (the shape of ``y``), of ``X``'s array type.
-        """
+        """``f(x)`` for every row of ``X`` ``[m, d]``: ``[m]`` or ``[m, C]`` (as ``y``), ``X``'s array type."""
         check_is_fitted(self)
         return to_output(self._predict(X), X)
 
@@ -203,11 +159,8 @@ class KernelRidge(_Ridge):
     """Kernel ridge regression with a feature kernel: ``alpha = (K + lam I)^{-1} y``
     (slides, Proposition 3; no ``1/n``), ``f(x) = sum_i alpha_i k(x, x_i)``.
 
-    ``fit(X, y)`` (``X`` ``[n, d]``, ``y`` ``[n]`` or ``[n, C]``), ``predict(X)``, ``score`` (R^2,
-    scikit-learn's regressor contract). NumPy in gives NumPy out; a tensor on any device gives a
-    tensor there. With the linear and Gaussian kernels, ``X`` may be ``scipy.sparse`` (tf-idf
-    text; CPU).
-    :meth:`predict_path` gives the predictions of many ``lam`` from one kernel evaluation.
+    A scikit-learn regressor (``X`` ``[n, d]``, ``y`` ``[n]`` or ``[n, C]``); with the linear and Gaussian
+    kernels ``X`` may be ``scipy.sparse`` (CPU).
 
     Parameters
     ----------
@@ -216,8 +169,7 @@ class KernelRidge(_Ridge):
         ``K(x,y)/sqrt(K(x,x)K(y,y))`` for training and test points alike).
     sigma : float > 0 or None, default None
         Width of the Gaussian ``exp(-||x - y||^2 / (2 sigma^2))`` (the scale of other kernels with a
-        width, e.g. ``"abel"``: ``exp(-||x - y|| / sigma)``). ``None``: the median heuristic, the
-        median pairwise distance of the training points (a seeded subsample of at most 2000 rows).
+        width). ``None``: the median heuristic over the training points.
     lam : float >= 0, the ridge parameter.
     solver : ``"direct"`` or ``"cg"`` (CG uses blockwise kernel products, no ``n x n`` matrix).
     block_size, tol, max_iter : forwarded to the operator / CG.
@@ -241,17 +193,7 @@ class KernelRidge(_Ridge):
                  degree: int | None = None, c: float | None = None, normalize: bool = False,
                  solver: str = "direct", block_size: int | None = None, tol: float = 1e-10,
                  max_iter: int | None = None, verbose: bool | None = None):
-        self.kernel = kernel
-        self.sigma = sigma
-        self.lam = lam
-        self.degree = degree
-        self.c = c
-        self.normalize = normalize
-        self.solver = solver
-        self.block_size = block_size
-        self.tol = tol
-        self.max_iter = max_iter
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _kernel(self, X):
         if isinstance(self.kernel, Kernel):
@@ -285,8 +227,7 @@ class KernelRidge(_Ridge):
         return self
 
     def _cg_work(self, n: int, X) -> str:
-        """The work of ``solver='cg'`` on these points, for a message (:func:`cg_products`, with
-        ``trace K`` from the kernel's diagonal: ``n`` for a Gaussian or normalised kernel)."""
+        """The work of ``solver='cg'`` on these points, for a message (:func:`cg_products`)."""
         if sp.issparse(X):
             trace = float(X.multiply(X).sum()) if self.kernel_.name == "linear" else float(n)
         else:
@@ -295,9 +236,7 @@ class KernelRidge(_Ridge):
         return f"cg: about {k} products of an {n} x {n} kernel in blocks at most"
 
     def _operator(self, X) -> KernelOperator:
-        """``K(X, X_fit_)`` (``X_fit_`` itself when ``X`` is it): a lazy feature-kernel operator, or
-        for ``scipy.sparse`` points (linear and Gaussian kernels) the dense block from
-        :mod:`sklearn.metrics.pairwise` (a host step: sparse points live on the CPU)."""
+        """``K(X, X_fit_)``: lazy, or dense from :mod:`sklearn.metrics.pairwise` for ``scipy.sparse`` points."""
         Y = None if X is self.X_fit_ else self.X_fit_
         if sp.issparse(X):
             if self.normalize:
@@ -315,10 +254,8 @@ class KernelRidge(_Ridge):
         return self._operator(self._validated(X)) @ self.dual_coef_
 
     def predict_path(self, X, lams) -> list:
-        """``predict(X)`` for every ``lam`` in ``lams`` from one evaluation of ``K(X, X_fit_)``
-        (what a grid search over ``lam`` needs; the fitted state is unchanged). ``solver="direct"``
-        materialises the ``n x n`` training kernel once; ``"cg"`` solves through products.
-        Returns a list of arrays of ``X``'s type."""
+        """``predict(X)`` for every ``lam`` in ``lams`` from one evaluation of ``K(X, X_fit_)`` (the fitted state
+        is unchanged; ``solver="direct"`` forms the training kernel once). A list of arrays of ``X``'s type."""
         check_is_fitted(self)
         K_X = self._operator(self._validated(X)).to_dense()
         K = self._operator(self.X_fit_)
@@ -350,9 +287,7 @@ class RandomFeatureRidge(_Ridge):
     ``w = (Z^T Z + lam I)^{-1} Z^T y``, ``f(x) = z(x)^T w`` with ``z(x)^T z(y) ~ k(x, y)``
     (slides Eq. 1 and Eq. 4 / Eq. 8). Cost ``O(n F^2)`` for ``F`` features instead of ``O(n^3)``.
 
-    ``fit(X, y)`` (``X`` ``[n, d]``, ``y`` ``[n]`` or ``[n, C]``), ``predict(X)``, ``score`` (R^2,
-    scikit-learn's regressor contract). NumPy in gives NumPy out; a tensor on any device gives a
-    tensor there.
+    A scikit-learn regressor (``X`` ``[n, d]``, ``y`` ``[n]`` or ``[n, C]``).
 
     Parameters
     ----------
@@ -391,16 +326,7 @@ class RandomFeatureRidge(_Ridge):
     def __init__(self, features=None, kernel: str = "gaussian", sigma: float = 1.0, n_features: int = 100,
                  random_state=None, map: str = "cos_sin", lam: float = 1.0, solver: str = "auto",
                  tol: float = 1e-10, max_iter: int | None = None):
-        self.features = features
-        self.kernel = kernel
-        self.sigma = sigma
-        self.n_features = n_features
-        self.random_state = random_state
-        self.map = map
-        self.lam = lam
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
+        store_params(self, locals())
 
     def _make_features(self):
         if self.features is not None:

@@ -1,32 +1,7 @@
-"""Laplacian regularized least squares, LapRLSC (Belkin, Niyogi, Sindhwani, "Manifold
-regularization", JMLR 7, 2006, Sec. 4.2): the manifold-regularization baseline of the Fredholm
-kernel paper's tables.
-
-Objective over the ``N = l + u`` points (labeled first in the paper's notation)
-
-    f* = argmin_{f in H_K} (1/l) sum_{i<=l} (y_i - f(x_i))^2 + gamma_A ||f||_K^2
-                           + gamma_I / N^2  f^T L f,                                     (LapRLS)
-
-with ``f = [f(x_1), ..., f(x_N)]`` and ``L = D - W`` the Laplacian of a kNN graph on all ``N``
-points (built by :func:`graphstk.operators.knn_graph`, applied through a
-:class:`~graphstk.operators.SparseOperator`). The paper's closed form (Sec. 4.2, Theorem 2's
-expansion ``f = sum_{i<=N} alpha_i k(., x_i)``) is
-``alpha = (J K + gamma_A l I + gamma_I l / N^2  L K)^{-1} J Y``, an ``N x N`` non-symmetric solve.
-
-Here the same minimiser is computed through a factor ``K = R R^T`` (``R`` ``[N, m]``):
-with ``f = R beta`` and ``||f||_K^2 = beta^T beta`` the objective is the ``m x m`` ridge system
-
-    (R_L^T R_L / l + gamma_A I + gamma_I / N^2  R^T L R) beta = R_L^T Y / l,
-
-and ``f(x) = r(x)^T beta`` with ``r(x) = k(x, landmarks) K_mm^{-1/2}``. The factor is exact for
-a linear kernel (``R = X``, ``m = d``) and for ``landmarks=None`` (every point a landmark:
-``R = K^{1/2}`` from one ``eigh``); ``landmarks=m`` uses ``m`` random points (Nyström), the
-approximation to use when ``N`` is too large for an ``N x N`` eigendecomposition. Every
-``(gamma_A, gamma_I)`` pair then shares ``R`` and ``R^T L R`` (see :func:`laprls_path`).
-Multi-class: one-vs-rest with ``+-1`` targets and argmax.
-
-:class:`LapRLSC` follows scikit-learn's semi-supervised contract, ``fit(X, y)`` with ``y = -1``
-marking the unlabeled points (``docs/estimators.md``), on any torch device.
+"""Laplacian regularized least squares, LapRLSC (Belkin, Niyogi, Sindhwani, "Manifold regularization",
+JMLR 7, 2006, Sec. 4.2), the manifold-regularization baseline of the Fredholm paper's tables: the LapRLS
+minimiser through a kernel factor ``K = R R^T`` as an ``m x m`` ridge system (exact, or Nystrom on
+``landmarks``; derivation: ``docs/methods.md``), on any torch device.
 """
 from __future__ import annotations
 
@@ -40,7 +15,8 @@ from ..memory import check_allocation
 from ..operators.base import SparseOperator
 from ..operators.graph import symmetric_normalization
 from ..operators.feature import FeatureKernelOperator, Kernel, as_features, check_positive, knn_graph
-from ._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, kernel_names, StrOptions
+from ._constraints import (NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, StrOptions, kernel_names,
+                           store_params)
 from .semi_supervised import SemiSupervisedClassifier
 from .fredholm import kernel_from_sigma
 
@@ -71,11 +47,9 @@ def kernel_factor(kernel: Kernel, X: Tensor, landmarks: Tensor | None = None,
                   rtol: float = 1e-10) -> tuple[Tensor, Tensor | None]:
     """``(R, P)`` with ``K(X, X) ~ R R^T`` and ``r(x) = k(x, X[landmarks]) P``.
 
-    Linear kernel: ``R = X``, ``P = None`` (``r(x) = x``, exact). Otherwise
-    ``P = V diag(ev^-1/2)`` from ``K_mm = V diag(ev) V^T`` (eigenvalues below ``rtol * max``
-    dropped) and ``R = K(X, X_m) P``: exact (``R R^T = K``) when ``landmarks`` is every point.
-    Kernel blocks come from :class:`~graphstk.operators.FeatureKernelOperator` (row blocks, on
-    ``X``'s device).
+    Linear kernel: ``R = X``, ``P = None`` (exact). Otherwise ``P = V diag(ev^-1/2)`` from
+    ``K_mm = V diag(ev) V^T`` over ``X[landmarks]`` (all rows when ``None``: exact; eigenvalues below
+    ``rtol * max`` dropped) and ``R = K(X, X_m) P``, on ``X``'s device.
     """
     if kernel.name == "linear":
         return X, None
@@ -92,8 +66,8 @@ def kernel_factor(kernel: Kernel, X: Tensor, landmarks: Tensor | None = None,
 
 
 def laprls_path(R: Tensor, LR: Tensor, labeled: Tensor, Y: Tensor, params: list[tuple[float, float]]) -> list[Tensor]:
-    """``beta`` ``[m, C]`` for each ``(gamma_A, gamma_I)`` in ``params`` (module docstring system),
-    sharing ``R`` ``[N, m]`` and ``LR = L R``."""
+    """``beta`` ``[m, C]`` of ``(R_L^T R_L / l + gamma_A I + gamma_I / N^2 R^T L R) beta = R_L^T Y / l`` for
+    each ``(gamma_A, gamma_I)`` in ``params``, sharing ``R`` ``[N, m]`` and ``LR = L R``."""
     N = R.shape[0]
     l = labeled.numel()
     RL = R.index_select(0, labeled)
@@ -110,13 +84,11 @@ def laprls_path(R: Tensor, LR: Tensor, labeled: Tensor, Y: Tensor, params: list[
 
 
 class LapRLSC(SemiSupervisedClassifier):
-    """Laplacian RLS classifier (Belkin, Niyogi, Sindhwani 2006, Sec. 4.2; module docstring).
+    """Laplacian RLS classifier (Belkin, Niyogi, Sindhwani 2006, Sec. 4.2):
+    ``min (1/l) sum_L (y_i - f(x_i))^2 + gamma_A ||f||_K^2 + gamma_I / N^2 f^T L f``.
 
-    ``fit(X, y)``: ``X`` ``[N, d]`` every point (labeled and unlabeled: the kNN graph spans all of
-    them), ``y`` ``[N]`` class labels with ``-1`` marking the unlabeled points (as
-    :class:`sklearn.semi_supervised.LabelSpreading`); NumPy or a tensor on any device.
-    ``predict`` returns labels from ``classes_``, ``decision_function`` the scores ``r(x)^T beta``
-    (1-D for two classes), ``score`` the accuracy.
+    ``fit(X, y)``: ``X`` ``[N, d]`` every point (the kNN graph spans all of them), ``y`` ``[N]`` with ``-1``
+    marking the unlabeled points; ``decision_function`` gives ``r(x)^T beta`` (1-D for two classes).
 
     Parameters
     ----------
@@ -125,10 +97,8 @@ class LapRLSC(SemiSupervisedClassifier):
         :class:`~graphstk.operators.Kernel` of :func:`graphstk.operators.kernel_function`
         (``graphstk.methods.fredholm.kernel_from_sigma``).
     sigma : float > 0 or None, default None
-        Width of the Gaussian ``exp(-||x-z||^2 / (2 sigma^2))`` (the scale of other kernels with a
-        width, e.g. ``"abel"``: ``exp(-||x-z|| / sigma)``; ignored for ``"linear"``). ``None``: the
-        median heuristic, the median pairwise distance of the rows of ``X`` (a seeded subsample of
-        at most 2000 rows), as scikit-learn's ``gamma="scale"`` picks a width from the data.
+        Width of the Gaussian (the scale of other kernels with a width; ignored for ``"linear"``).
+        ``None``: the median heuristic over the rows of ``X`` (``docs/estimators.md``, "Widths").
     gamma_A : float > 0, default 1e-3
         Ambient (RKHS) regularisation.
     gamma_I : float >= 0, default 1.0
@@ -145,17 +115,13 @@ class LapRLSC(SemiSupervisedClassifier):
         Seeds the landmark draw.
     gamma_scale : {"absolute", "trace"}, default "absolute"
         ``"trace"`` multiplies ``gamma_A`` and ``gamma_I`` by the mean of ``diag(R R^T)`` (the
-        kernel's mean diagonal: 1 for an exact Gaussian, ``mean ||x||^2`` for linear), so one grid
-        fits every data set; the same rule as ``lam_scale`` of the Fredholm classifiers.
-
-    :meth:`decision_path` gives the scores of many ``(gamma_A, gamma_I)`` from one fit.
+        kernel's mean diagonal), so one grid fits every data set.
 
     Attributes
     ----------
     classes_, n_features_in_
     sigma_ : float or None, the width used (``None`` for a kernel without one)
-    unreachable_ : bool array (a tensor for a tensor fit) ``[N]``, the fitted points whose scores are
-        all zero or not finite (``predict`` gives them ``-1``); ``n_unreachable_`` counts them
+    unreachable_, n_unreachable_ : the fitted points with all scores zero or not finite, their count
     coef_ : Tensor ``[m, C]`` (``beta``; one column for two classes)
     scale_ : float, the mean of ``diag(R R^T)`` (``gamma_scale="trace"``)
     landmarks_ : Tensor ``[m, d]`` or None (linear kernel)
@@ -174,16 +140,7 @@ class LapRLSC(SemiSupervisedClassifier):
                  gamma_I: float = 1.0, n_neighbors: int = 10, graph_weights: str = "gaussian",
                  normalized_laplacian: bool = False, landmarks: int | None = None, random_state=None,
                  gamma_scale: str = "absolute"):
-        self.kernel = kernel
-        self.sigma = sigma
-        self.gamma_A = gamma_A
-        self.gamma_I = gamma_I
-        self.n_neighbors = n_neighbors
-        self.graph_weights = graph_weights
-        self.normalized_laplacian = normalized_laplacian
-        self.landmarks = landmarks
-        self.random_state = random_state
-        self.gamma_scale = gamma_scale
+        store_params(self, locals())
 
     def _landmark_ids(self, n: int, device) -> Tensor | None:
         if self.landmarks is None:
@@ -231,9 +188,8 @@ class LapRLSC(SemiSupervisedClassifier):
         return R @ self.coef_.to(R.dtype)
 
     def decision_path(self, X, gammas) -> list:
-        """``decision_function(X)`` for every ``(gamma_A, gamma_I)`` in ``gammas`` (same
-        ``gamma_scale``), sharing this fit's kernel factor and graph (what a grid search over the
-        two regularisers needs; the fitted state is unchanged). A list of arrays of ``X``'s type."""
+        """``decision_function(X)`` for every ``(gamma_A, gamma_I)`` in ``gammas`` (same ``gamma_scale``) from
+        this fit's kernel factor and graph; the fitted state is unchanged. A list of arrays of ``X``'s type."""
         check_is_fitted(self)
         RX = self.features(validate_features(self, X, reset=False))
         betas = laprls_path(*self._path_state, [self._gammas(gA, gI) for gA, gI in gammas])

@@ -1,21 +1,9 @@
-"""The semi-supervised classifier contract shared by the Fredholm classifiers and LapRLSC.
+"""The semi-supervised classifier contract of the Fredholm classifiers and LapRLSC (``docs/estimators.md``).
 
-``fit(X, y)`` takes every point, labeled and unlabeled, in one matrix ``X`` and marks the
-unlabeled rows with ``y = -1`` (scikit-learn's :class:`~sklearn.semi_supervised.LabelSpreading`
-convention, read by :func:`graphstk._arrays.semi_supervised_labels`). A subclass implements
-
-* ``_fit(X, labeled, Y)``: ``X`` the validated points (a tensor, or a CSR matrix where the
-  subclass accepts sparse input), ``labeled`` a LongTensor of the labeled rows, ``Y`` the
-  ``+-1`` one-vs-rest targets ``[l, C]`` of those rows (one column, ``+1`` for ``classes_[1]``,
-  when there are two classes);
-* ``_scores(X)``: the scores ``[m, C]`` (one column for two classes) of validated points.
-
-and gets ``fit``, ``decision_function`` (1-D for two classes), ``predict`` (labels from
-``classes_``) and ``score`` (NumPy in gives NumPy out, a tensor in a tensor on its device).
-Parameters are declared once per subclass in ``_parameter_constraints``, checked at ``fit``.
-``unreachable_`` flags the fitted points whose decision values are all zero or not finite (no
-kernel weight on any labeled point): ``predict`` gives them ``-1`` instead of a class, and does
-the same, with an :class:`UnreachableNodesWarning`, for any such point it is asked about.
+``fit(X, y)`` takes every point in ``X``, ``y = -1`` marking the unlabeled rows. A subclass implements
+``_fit(X, labeled, Y)`` (validated points, a LongTensor of the labeled rows, their ``+-1`` one-vs-rest
+targets ``[l, C]``, one column for two classes) and ``_scores(X)`` (``[m, C]``), and gets ``fit``,
+``decision_function``, ``predict``, ``score`` and ``unreachable_``.
 """
 from __future__ import annotations
 
@@ -48,9 +36,8 @@ def onevsrest_targets(codes: Tensor, n_classes: int, dtype=torch.float64, full: 
 
 
 def labels_from_scores(classes: np.ndarray, S: Tensor, bad: Tensor, like):
-    """Labels ``classes[argmax]`` of scores ``S`` ``[n, C]`` (one column: ``classes[1]`` where it
-    is > 0), ``-1`` (``"-1"`` for string classes) on the rows flagged in ``bad``; a tensor on
-    ``like``'s device when ``like`` is a tensor and the classes are numbers, else NumPy."""
+    """Labels ``classes[argmax S]`` (one column: ``classes[1]`` where > 0), ``-1`` on the rows flagged in
+    ``bad``; a tensor on ``like``'s device for tensor ``like`` and numeric classes, else NumPy."""
     idx = (S[:, 0] > 0).long() if S.shape[1] == 1 else S.argmax(1)
     bad = bad.to(idx.device)
     flagged = bool(bad.any())
@@ -83,11 +70,8 @@ def labeled_accuracy(estimator, X, y, sample_weight=None) -> float:
 
 
 class UnreachableMixin:
-    """``unreachable_`` / ``n_unreachable_`` of a fitted classifier: over the fitted points, ``True``
-    where every decision value is zero or not finite (no label reaches the point; ``predict``
-    gives it ``-1``), all ``False`` where every point gets a score. A subclass supplies
-    ``_fit_scores()``, the scores ``[n, C]`` of its fitted points; they are computed on the first
-    access and kept."""
+    """``unreachable_`` / ``n_unreachable_`` of a fitted classifier from ``_fit_scores()`` (the scores
+    ``[n, C]`` of its fitted points, computed on first access and kept)."""
 
     def _fit_scores(self) -> Tensor:
         raise NotImplementedError
@@ -110,32 +94,17 @@ class UnreachableMixin:
 
 
 class SemiSupervisedClassifier(UnreachableMixin, ClassifierMixin, BaseEstimator):
-    """Base of the semi-supervised classifiers (module docstring: the one contract).
-
-    Subclasses set ``_accept_sparse = True`` when they work on ``scipy.sparse`` points, declare
-    their parameters in ``_parameter_constraints`` and name their width parameters in
-    ``_width_params`` (for the message about degenerate kernels).
-    """
+    """Base of the semi-supervised classifiers (module docstring); ``_accept_sparse``: takes
+    ``scipy.sparse`` points; ``_width_params``: the width parameters named in the degenerate-kernel warning."""
 
     _accept_sparse = False
     _width_params = "sigma"
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit on every point ``X`` ``[n, d]`` with labels ``y`` ``[n]``, ``-1`` marking the unlabeled rows.
-
-        Parameters
-        ----------
-        X : array-like, Tensor (or scipy.sparse where supported) ``[n_samples, n_features]``
-            Labeled and unlabeled points together; the unlabeled ones enter the fit without labels.
-        y : array-like or Tensor ``[n_samples]``
-            Class labels (ints or strings); ``-1`` marks an unlabeled point (as
-            :class:`sklearn.semi_supervised.LabelSpreading`). At least two classes must be labeled.
-
-        Returns
-        -------
-        self
-        """
+        """Fit on every point ``X`` ``[n, d]`` (array, tensor, or scipy.sparse where supported) with class
+        labels ``y`` ``[n]`` (ints or strings, ``-1`` marking the unlabeled rows; at least two classes
+        labeled). Returns ``self``."""
         name = type(self).__name__
         if y is None:
             raise ValueError(f"{name} requires y to be passed, but the target y is None")
@@ -156,15 +125,12 @@ class SemiSupervisedClassifier(UnreachableMixin, ClassifierMixin, BaseEstimator)
         return self._flagged_decision(X)[0]
 
     def _flagged_decision(self, X) -> tuple[Tensor, Tensor]:
-        """``(scores, degenerate rows)`` of ``X``."""
         check_is_fitted(self)
         S = self._scores(validate_features(self, X, reset=False, accept_sparse=self._accept_sparse))
         return S, self._flag_degenerate(S)
 
     def _flag_degenerate(self, S: Tensor) -> Tensor:
-        """Flag the rows of ``S`` whose decision values are all zero (or not finite): the kernel gives
-        those points no weight on any labeled point, so no class is better than another there.
-        Warns (:class:`UnreachableNodesWarning`) when there are such rows; returns the flags."""
+        """Flags of the rows of ``S`` with all decision values zero or not finite (warned about)."""
         bad = unreachable(S)
         k = int(bad.sum())
         if k:

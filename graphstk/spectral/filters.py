@@ -1,55 +1,12 @@
-"""Spectral filters, one hierarchy: functions ``s(l)`` of an operator's eigenvalues.
+"""Spectral filters, one hierarchy: functions ``s(l)`` of an operator's eigenvalues (:class:`Filter`).
 
-Every filter is a :class:`Filter` (a ``graphstk.spectral.transforms.Transform``): ``f(lam)``
-evaluates ``s`` on a tensor of eigenvalues. Two families share it.
-
-**Graph filters** (:class:`PropagationFilter`), transforms ``s(lambda)`` of a normalised adjacency
-``S`` (eigenvalues in ``[-1, 1]``), with the interface of ``graphstk.spectral.transforms.Polynomial``:
-
-* ``f.apply(matmul, X)``: ``s(S) X`` for a block ``X [N, d]`` (multi-right-hand-side), given the
-  product ``Z -> S Z`` (one sparse product per step, no other work on ``N``-sized data beyond a
-  running sum);
-* ``f.iter_depths(matmul, X, depths)``: ``s_K(S) X`` for several depths ``K`` of the same filter
-  from ONE propagation, yielded in increasing ``K`` (a grid over depths costs its deepest member);
-* ``f.coefficients()``: ``(pi_0, ..., pi_q)`` of ``s(l) = sum_p pi_p l^p`` (the polynomial
-  filters), so that ``s(S)`` is the graph kernel operator
-  ``graphstk.operators.composed.GraphFilter(graph, f.coefficients())``.
-
-Unlike STKR's ``graphstk.spectral.transforms.Polynomial`` (``p >= 1``), these filters have a
-``p = 0`` term (the identity, a node's own features).
-
-* ``SGCFilter``: ``s(l) = l^K`` (Wu et al. 2019, Eq. 8);
-* ``S2GCFilter``: ``s(l) = alpha + (1 - alpha) / K sum_{k=1}^K l^k`` (Zhu & Koniusz 2021, Sec. 4);
-* ``HeatKernelFilter``: DGC's ``s(l) = (1 - (t/K)(1 - l))^K``, the heat kernel ``exp(-t (1 - l))``
-  in ``K`` Euler steps (Wang et al. 2021, Sec. 3-4);
-* ``GGCMFilter``: lazy steps, each averaged with an inverse step on a negative graph, plus a
-  residual ``alpha X`` (Wang et al. 2023, the section introducing GGCM).
-
-The papers apply their filter to ``S~ = D~^{-1/2} (A + I) D~^{-1/2}`` (GCN's renormalisation);
-here ``S`` is whatever the caller's ``matmul`` multiplies by (``FeatureSTKR`` uses STKR's base
-kernel of Eq. 23, the peers of the Planetoid table use ``S~``).
-
-**Regularisation filters** (:class:`RegularizationFilter`): the filters ``g_lambda(s)`` of
-spectral regularisation (De Vito, Rosasco, Toigo, "Learning sets with separating kernels", ACHA
-2014, Table 1 and Sec. 5.4; Lo Gerfo et al. 2008) on the eigenvalues ``s`` of ``K_n / n`` (in
-``[0, 1]`` for a normalised kernel), each with its regularisation parameter ``lam > 0``:
-
-===========  =====================================================  ==============================
-name         ``g_lambda(s)``                                        ``r_lambda(s) = s g_lambda(s)``
-===========  =====================================================  ==============================
-tikhonov     ``1 / (s + lambda)``                                   ``s / (s + lambda)``
-cutoff       ``1/s`` for ``s > lambda``, ``1/lambda`` for ``s <= lambda``  1 above, linear ramp ``s/lambda``
-landweber    ``sum_{k=0}^{m} (1 - s)^k``, ``m = ceil(1/lambda) - 1``  ``1 - (1 - s)^(m+1)``
-kpca         ``1/s`` for ``s >= lambda``, 0 below (Sec. 5.4)         hard 0/1 cut (a projection)
-nu           the nu-method polynomial of ``t = ceil(lambda^-1/2)``    accelerated Landweber
-             steps (Lo Gerfo et al. 2008)
-===========  =====================================================  ==============================
-
-Landweber runs ``m + 1`` steps of the iteration of Sec. 4.2 (errata: the paper's ``t = 1..m``
-is one term short of Table 1). The config-facing names (``filter=`` of
-``graphstk.methods.SpectralSupportEstimator``, the ``Spectral-<name>`` methods of a config) map to
-these classes in one place, :data:`REGULARIZATION_FILTERS` with the spellings of
-:data:`FILTER_NAMES`, read by :func:`regularization_filter`.
+**Graph filters** (:class:`PropagationFilter`: SGC, S2GC, DGC's heat kernel, GGCM) of a normalised
+adjacency ``S`` applied to a feature block by ``apply(matmul, X)`` (one sparse product per step),
+``iter_depths`` (several depths from one propagation) and ``coefficients()`` (the polynomial, ``p = 0``
+term included; ``docs/feature_stkr.md``). **Regularisation filters** (:class:`RegularizationFilter`):
+``g_lambda(s)`` of Table 1 of De Vito, Rosasco, Toigo (ACHA 2014) and the nu-method (Lo Gerfo et al.
+2008) on the eigenvalues of ``K_n / n``, named in :data:`REGULARIZATION_FILTERS` / :data:`FILTER_NAMES`
+(``docs/methods.md``).
 
 >>> regularization_filter("tsvd", 0.5)(torch.tensor([0.25, 1.0])).tolist()
 [2.0, 1.0]
@@ -80,10 +37,10 @@ def _int_at_least(name: str, v, low: int) -> int:
     return int(v)
 
 
-def _unit(name: str, v, *, open_low: bool = False) -> float:
+def _unit(name: str, v) -> float:
     v = float(v)
-    if not (0.0 < v <= 1.0 if open_low else 0.0 <= v <= 1.0):
-        raise ValueError(f"{name} must lie in {'(0, 1]' if open_low else '[0, 1]'}, got {v!r}")
+    if not 0.0 <= v <= 1.0:
+        raise ValueError(f"{name} must lie in [0, 1], got {v!r}")
     return v
 
 
@@ -110,6 +67,9 @@ class PropagationFilter(Filter):
     """Base class of the graph filters: ``s(S) X`` by a loop of ``K`` sparse products (module docstring)."""
 
     K: int
+
+    def __post_init__(self):
+        object.__setattr__(self, "K", _int_at_least("K", self.K, 1))
 
     def with_depth(self, K: int) -> "PropagationFilter":  # pragma: no cover - abstract
         """The same filter with ``K`` steps."""
@@ -139,9 +99,6 @@ class SGCFilter(PropagationFilter):
 
     K: int = 2
 
-    def __post_init__(self):
-        object.__setattr__(self, "K", _int_at_least("K", self.K, 1))
-
     def with_depth(self, K: int) -> "SGCFilter":
         return SGCFilter(K)
 
@@ -158,10 +115,7 @@ class SGCFilter(PropagationFilter):
 
 @dataclass(frozen=True)
 class S2GCFilter(PropagationFilter):
-    """S2GC's filter (Zhu & Koniusz, "Simple spectral graph convolution", ICLR 2021, Sec. 4, the S2GC filter:
-    ``X' = (1/K) sum_{k=1}^{K} ((1 - alpha) T~^k X + alpha X)``, ``T~ = D~^{-1/2} A~ D~^{-1/2}``):
-
-        s(l) = alpha + (1 - alpha) / K * sum_{k=1}^{K} l^k.
+    """S2GC's filter (Zhu & Koniusz, ICLR 2021, Sec. 4): ``s(l) = alpha + (1 - alpha) / K sum_{k=1}^{K} l^k``.
 
     Parameters
     ----------
@@ -175,7 +129,7 @@ class S2GCFilter(PropagationFilter):
     alpha: float = 0.05
 
     def __post_init__(self):
-        object.__setattr__(self, "K", _int_at_least("K", self.K, 1))
+        super().__post_init__()
         object.__setattr__(self, "alpha", _unit("alpha", self.alpha))
 
     def with_depth(self, K: int) -> "S2GCFilter":
@@ -195,13 +149,8 @@ class S2GCFilter(PropagationFilter):
 
 @dataclass(frozen=True)
 class HeatKernelFilter(PropagationFilter):
-    """DGC's heat kernel in ``K`` Euler steps (Wang et al., NeurIPS 2021, "Dissecting the diffusion
-    process in linear graph convolutional networks", Sec. 3-4: the heat kernel ``exp(-T L~)`` of
-    ``L~ = I - T~`` applied as ``X' = (I - (T/K) L~)^K X`` with step ``Delta t = T / K``):
-
-        s(l) = (1 - (t/K) (1 - l))^K  ->  exp(-t (1 - l))  as  K -> infinity.
-
-    Each step is the lazy walk ``(1 - t/K) I + (t/K) S``: one sparse product.
+    """DGC's heat kernel ``exp(-t (1 - l))`` in ``K`` Euler steps (Wang et al., NeurIPS 2021, Sec. 3-4):
+    ``s(l) = (1 - (t/K) (1 - l))^K``, each step the lazy walk ``(1 - t/K) I + (t/K) S``.
 
     Parameters
     ----------
@@ -215,7 +164,7 @@ class HeatKernelFilter(PropagationFilter):
     K: int = 250
 
     def __post_init__(self):
-        object.__setattr__(self, "K", _int_at_least("K", self.K, 1))
+        super().__post_init__()
         t = float(self.t)
         if not 0.0 < t < float("inf"):
             raise ValueError(f"the end time t must be a finite number > 0, got {self.t!r}")
@@ -233,9 +182,8 @@ class HeatKernelFilter(PropagationFilter):
         return (1.0 - (self.t / self.K) * (1.0 - lam)) ** self.K
 
     def iter_depths(self, matmul, x, depths=None):
-        """``s(S) x`` for each step count ``K'`` of ``depths`` at the SAME end time ``t``: every ``K'``
-        has its own step ``t / K'`` and runs its own ``K'`` products (the heat kernel at one end time
-        is not a prefix of a longer one)."""
+        """``s(S) x`` for each step count ``K'`` of ``depths`` at the same end time ``t`` (step ``t / K'``,
+        ``K'`` products each: not a prefix of a longer run)."""
         for k in _depths(depths, self.K):
             h = self.t / k
             Z = x
@@ -261,8 +209,7 @@ def random_negative_graph(num_nodes: int, degree: int, generator: torch.Generato
     """A random ``degree``-regular multigraph on ``num_nodes`` nodes, normalised by its degree: the
     union of ``degree / 2`` uniformly random permutations ``pi_j`` and their inverses
     (``A = sum_j P_j + P_j^T``, the permutation model of random regular graphs), returned as the
-    sparse CSR matrix ``A / degree`` (rows sum to 1). GGCM's negative graph is a random
-    regular graph; this draws one with torch alone, in ``O(N degree)``."""
+    sparse CSR matrix ``A / degree`` (rows sum to 1), drawn from ``generator`` in ``O(N degree)``."""
     degree = _int_at_least("degree", degree, 2)
     if degree % 2:
         raise ValueError(f"degree must be even (the union of degree/2 permutations), got {degree}")
@@ -287,22 +234,17 @@ def degree_projection(degree: Tensor) -> MatMul:
 
 @dataclass(frozen=True)
 class GGCMFilter(PropagationFilter):
-    """GGCM's filter (Wang et al. 2023, "From cluster assumption to graph convolution: graph-based
-    semi-supervised learning revisited", IEEE TNNLS, the section introducing GGCM): ``K`` lazy graph convolutions, each averaged
-    with an inverse graph convolution on a random negative graph, and a residual of the features:
+    """GGCM's filter (Wang et al. 2023, IEEE TNNLS, the section introducing GGCM): ``K`` lazy graph
+    convolutions, each averaged with an inverse one on a random negative graph, plus a residual:
 
         U_0 = X,   U_k = ((1 - b_k) I + b_k S) U_{k-1},                    b_k = beta decline^(k-1),
         V_k = ((1 - c_k) I + c_k (2 I - k_neg A_neg) / (k_neg + 2)) U_{k-1},  c_k = beta_neg decline_neg^(k-1),
         X'  = alpha X + (1 - alpha) / K sum_{k=1}^{K} (U_k + V_k) / 2,
 
-    with ``A_neg`` the degree-normalised adjacency (rows sum to 1) of a random ``k_neg``-regular
-    graph, drawn afresh at each step as in the authors' DGL implementation (``(2 I - k_neg A_neg) / (k_neg + 2)`` is the paper's inverse step
-    with its re-normalisation).
-
-    ``apply(matmul, X, negative=...)``: ``negative(k, Z)`` returns ``A_neg^(k) Z`` for step ``k``
-    (``random_negative_graph``). Without it (``negative=None``) the negative graph is its mean,
-    the projection ``P = u u^T`` on the top eigenvector of ``S`` (``degree_projection``, given as
-    ``projection``): deterministic, and a function of ``S`` on a connected graph, where
+    with ``A_neg`` the row-normalised adjacency of a random ``k_neg``-regular graph drawn at each step.
+    ``apply(matmul, X, negative=...)``: ``negative(k, Z)`` returns ``A_neg^(k) Z`` (``random_negative_graph``);
+    with ``negative=None`` the negative graph is its mean ``P = u u^T`` (``projection``,
+    ``degree_projection``), and on a connected graph
 
         nu(l) = (2 - k_neg [l = 1]) / (k_neg + 2),
         s(l)  = alpha + (1 - alpha) / K sum_k ((1 - b_k + b_k l) + (1 - c_k + c_k nu(l))) / 2 prod_{j<k} (1 - b_j + b_j l)
@@ -333,7 +275,7 @@ class GGCMFilter(PropagationFilter):
     decline_neg: float = 1.0
 
     def __post_init__(self):
-        object.__setattr__(self, "K", _int_at_least("K", self.K, 1))
+        super().__post_init__()
         object.__setattr__(self, "alpha", _unit("alpha", self.alpha))
         k = _int_at_least("k_neg", self.k_neg, 2)
         if k % 2:

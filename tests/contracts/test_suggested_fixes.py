@@ -1533,7 +1533,7 @@ def _():
             lambda env, msg: (make_problem(K, None, TRAIN, targets=T), make_problem(K, None, TRAIN, targets=T[TRAIN])))
 
 
-@case("support_width_of_widthless_kernel", "separating/estimator.py:SpectralSupportEstimator._fit_features:leave sigma=None",
+@case("support_width_of_widthless_kernel", "separating/base.py:OneClassEstimator._resolve_kernel:leave sigma=None",
       ValueError, r"kernel 'linear' has no width; leave sigma=None")
 def _():
     return (lambda env: M.SpectralSupportEstimator(kernel="linear", sigma=1.0).fit(X),

@@ -1,7 +1,5 @@
-"""The Fredholm classifiers (Que, Belkin, Wang 2014): square loss (Eq. 3) and hinge loss (Eq. 7)
-on the Fredholm kernel, in scikit-learn's semi-supervised contract ``fit(X, y)`` with ``y = -1``
-marking the unlabeled points (see :mod:`graphstk.methods.fredholm`).
-"""
+"""The Fredholm classifiers (Que, Belkin, Wang 2014): square loss (Eq. 3) and hinge loss (Eq. 7),
+``fit(X, y)`` with ``y = -1`` marking the unlabeled points."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,7 +10,7 @@ from torch import Tensor
 from ..._arrays import check_is_fitted, to_output, validate_features
 from ...memory import check_allocation
 from .._constraints import (NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, Kernel, StrOptions,
-                            kernel_names)
+                            kernel_names, store_params)
 from ..semi_supervised import SemiSupervisedClassifier
 from .kernel import FredholmKernel, _match, _n, _take, fredholm_instance
 from .solvers import effective_lam, solve_hinge, solve_square
@@ -59,14 +57,7 @@ class _FredholmBase(SemiSupervisedClassifier):
     def __init__(self, outer="gaussian", inner="gaussian", outer_sigma=None, inner_sigma=None,
                  normalized: bool = False, lam: float = 1e-3, lam_scale: str = "absolute",
                  block_size: int | None = None):
-        self.outer = outer
-        self.inner = inner
-        self.outer_sigma = outer_sigma
-        self.inner_sigma = inner_sigma
-        self.normalized = normalized
-        self.lam = lam
-        self.lam_scale = lam_scale
-        self.block_size = block_size
+        store_params(self, locals())
 
     @classmethod
     def instance(cls, name: str, sigma: float | None = None, **kwargs):
@@ -75,7 +66,6 @@ class _FredholmBase(SemiSupervisedClassifier):
         return cls(**fredholm_instance(name, sigma), **kwargs)
 
     def _solve(self, K_LL: Tensor, Y: Tensor, lam: float) -> tuple[Tensor, int | None]:
-        """``(beta, iterations or None)``."""
         return solve_square(K_LL, Y, lam), None
 
     def _fit(self, X, labeled: Tensor, Y: Tensor):
@@ -96,8 +86,6 @@ class _FredholmBase(SemiSupervisedClassifier):
         self.operator_ = op
         self.gram_ = K_LL
         self._targets = Y
-        # c(x) = a(x)^T (KH A_L^T beta): keep h = KH A_L^T beta [n, C]; prediction needs a(x) only.
-        # The [n, l] factor KH A_L^T stays cached in the operator for decision_path.
         self.h_ = op.right_factor() @ beta.to(device=op.device, dtype=op.dtype)
         if op.outer.name == "linear":
             U = op.U
@@ -111,9 +99,8 @@ class _FredholmBase(SemiSupervisedClassifier):
         return self.operator_._weights_matmul(self.operator_.U, self.h_)
 
     def decision_path(self, X, lams) -> list:
-        """``decision_function(X)`` of this fitted kernel for every ``lam`` in ``lams`` (same
-        ``lam_scale``), from one evaluation of ``K_F[X, L]`` (what a grid search over ``lam``
-        needs; the fitted state is unchanged). Returns a list of arrays of ``X``'s type."""
+        """``decision_function(X)`` for every ``lam`` in ``lams`` (same ``lam_scale``) from one evaluation
+        of ``K_F[X, L]``; the fitted state is unchanged. Returns a list of arrays of ``X``'s type."""
         check_is_fitted(self)
         P = validate_features(self, X, reset=False, accept_sparse=self._accept_sparse)
         K_PL = self.operator_.cross(P)
@@ -128,13 +115,9 @@ class _FredholmBase(SemiSupervisedClassifier):
 class FredholmRLSC(_FredholmBase):
     __doc__ = """Fredholm kernel RLS classifier: square loss, Eq. 3 (Sec. 2; kernel form after Eq. 5).
 
-    ``fit(X, y)``: ``X`` ``[n, d]`` every point (labeled and unlabeled; the integral of Eq. 2 runs
-    over all of them), ``y`` ``[n]`` class labels with ``-1`` marking the unlabeled points (as
-    :class:`sklearn.semi_supervised.LabelSpreading`). ``X`` may be a NumPy array, a torch tensor
-    on any device, or ``scipy.sparse`` (CPU). ``predict`` returns labels from ``classes_``,
-    ``decision_function`` the scores ``c(x) = sum_s kF(x, x_s) alpha_s`` (1-D for two classes),
-    ``score`` the accuracy.
-
+    ``fit(X, y)``: ``X`` ``[n, d]`` every point (the integral of Eq. 2 runs over all of them; NumPy, a
+    tensor on any device, or ``scipy.sparse``), ``y`` ``[n]`` with ``-1`` marking the unlabeled points;
+    ``decision_function`` gives ``c(x) = sum_s kF(x, x_s) alpha_s`` (1-D for two classes),
     ``alpha = (K_F + l lam I)^{-1} Y`` with ``K_F`` the ``l x l`` Fredholm Gram matrix of Eq. 5
     (Eq. 6 when ``normalized``) over the labeled points and ``Y`` one-vs-rest ``+-1`` targets.
 
@@ -146,8 +129,7 @@ class FredholmRLSC(_FredholmBase):
     ----------
     classes_, n_features_in_, lam_
     outer_sigma_, inner_sigma_ : float or None, the widths used (``None`` for a kernel without one)
-    unreachable_ : bool array (a tensor for a tensor fit) ``[n]``, the fitted points whose scores are
-        all zero or not finite (``predict`` gives them ``-1``); ``n_unreachable_`` counts them
+    unreachable_, n_unreachable_ : the fitted points with all scores zero or not finite, their count
     dual_coef_ : Tensor ``[l, C]`` (``alpha``; one column for two classes)
     gram_ : Tensor ``[l, l]``, ``K_F`` over the labeled points
     h_ : Tensor ``[n, C]``, ``KH A_L^T alpha`` (prediction needs only the outer weights of new points)
@@ -160,9 +142,8 @@ class FredholmSVM(_FredholmBase):
     __doc__ = """Fredholm SVM: hinge loss, Eq. 7, **no bias**, ``C = 1/(2 l lam)`` (dual after l.141).
 
     ``fit(X, y)`` with ``y = -1`` marking the unlabeled points, ``predict``, ``decision_function``,
-    ``score``: the contract of :class:`FredholmRLSC`. Solved by ``solve_hinge`` (``graphstk.methods.fredholm.solvers``) (liblinear dual
-    coordinate descent on an exact feature map of ``K_F``; a host step: the ``l x l`` block is
-    copied to the CPU once); ``dual_coef_`` holds ``a * y`` per one-vs-rest column.
+    ``score``: the contract of :class:`FredholmRLSC`. Solved on the host by liblinear
+    (``graphstk.methods.fredholm.solvers.solve_hinge``); ``dual_coef_`` holds ``a * y`` per column.
 
 """ + _PARAMS + """    random_state : int, RandomState or None, default None
         Seeds liblinear's coordinate order.
@@ -182,11 +163,7 @@ class FredholmSVM(_FredholmBase):
     def __init__(self, outer="gaussian", inner="gaussian", outer_sigma=None, inner_sigma=None,
                  normalized: bool = False, lam: float = 1e-3, lam_scale: str = "absolute",
                  block_size: int | None = None, random_state=None, tol: float = 1e-8, max_iter: int = 100000):
-        super().__init__(outer=outer, inner=inner, outer_sigma=outer_sigma, inner_sigma=inner_sigma,
-                         normalized=normalized, lam=lam, lam_scale=lam_scale, block_size=block_size)
-        self.random_state = random_state
-        self.tol = tol
-        self.max_iter = max_iter
+        store_params(self, locals())
 
     def _solve(self, K_LL: Tensor, Y: Tensor, lam: float) -> tuple[Tensor, int]:
         return solve_hinge(K_LL, Y, lam, tol=self.tol, max_iter=self.max_iter, random_state=self.random_state,

@@ -1,11 +1,7 @@
-"""The Fredholm kernel (Que, Belkin, Wang 2014, Eqs. 5-6) as a lazy operator, its dense block,
-and the Gaussian family's blocks over a grid of widths (see :mod:`graphstk.methods.fredholm`).
-
-Points may be dense tensors / arrays ``[n, d]`` (on any device) or ``scipy.sparse`` matrices
-(tf-idf text, CPU, float64); sparse points support the linear, Gaussian and polynomial kernels.
-"""
+"""The Fredholm kernel (Eqs. 5-6) as a lazy operator, its dense block, and the Gaussian family's blocks
+over a grid of widths. Points: dense ``[n, d]`` (any device) or ``scipy.sparse`` (CPU, float64; linear,
+Gaussian and polynomial kernels)."""
 from __future__ import annotations
-
 
 import numpy as np
 import scipy.sparse as sp
@@ -49,11 +45,7 @@ def fredholm_instance(name: str, sigma: float | None = None) -> dict:
             "inner_sigma": sigma if inner == "gaussian" else None}
 
 
-# ---------------------------------------------------------------------------
-# points (dense torch tensors or scipy CSR) and kernels on them
-# ---------------------------------------------------------------------------
 def _as_points(X, name: str, dtype=None):
-    """A dense float tensor ``[n, d]`` or a float64 scipy CSR matrix, checked."""
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
         if X.nnz and not np.isfinite(X.data).all():
@@ -63,7 +55,6 @@ def _as_points(X, name: str, dtype=None):
 
 
 def _match(P, like, name: str):
-    """``P`` as points of the same kind (dense / scipy.sparse) and dtype as ``like``."""
     if sp.issparse(like):
         if not sp.issparse(P):
             P = sp.csr_matrix(np.asarray(P.cpu().numpy() if isinstance(P, Tensor) else P, dtype=np.float64))
@@ -92,7 +83,6 @@ def _concat(A, B):
 
 
 def _dot(A, B, dtype=torch.float64) -> Tensor:
-    """``A B^T`` as a dense torch tensor."""
     if sp.issparse(A) or sp.issparse(B):
         M = A @ B.T
         return torch.from_numpy(np.asarray(M.todense() if sp.issparse(M) else M, dtype=np.float64)).to(dtype)
@@ -103,6 +93,14 @@ def _sqnorms(A, dtype=torch.float64) -> Tensor:
     if sp.issparse(A):
         return torch.from_numpy(np.asarray(A.multiply(A).sum(1)).ravel()).to(dtype)
     return (A * A).sum(1)
+
+
+def _check_against(U, **points) -> None:
+    if _n(U) == 0:
+        raise ValueError("U is empty: the Fredholm kernel needs at least one (unlabeled) point to integrate over")
+    for name, P in points.items():
+        if P.shape[1] != U.shape[1]:
+            raise ValueError(f"dimension mismatch: {name} has {P.shape[1]} features, U has {U.shape[1]}")
 
 
 def _dtype(P) -> torch.dtype:
@@ -151,7 +149,7 @@ def kernel_from_sigma(kernel, sigma=None, role: str = "kernel", X=None) -> Kerne
 
 
 def _kblock(kernel: Kernel, A, B, log: bool = False) -> Tensor:
-    """Dense kernel block ``k(A, B)`` (``log=True``: the log-kernel, Gaussian only)."""
+    """``k(A, B)`` dense (``log=True``: the log-kernel, Gaussian only)."""
     if not (sp.issparse(A) or sp.issparse(B)):
         if log:
             d = torch.addmm(_sqnorms(A).unsqueeze(1) + _sqnorms(B).unsqueeze(0), A, B.T, alpha=-2.0)
@@ -170,11 +168,7 @@ def _kblock(kernel: Kernel, A, B, log: bool = False) -> Tensor:
 
 
 def _rows_per_block(n_cols: int, block_size: int | None, itemsize: int = 8, adapt: bool = True) -> int:
-    """Rows of one ``[rows, n_cols]`` tile: ``block_size`` (default ``2**22 // n_cols``), fewer while
-    the free memory is short (:func:`graphstk.memory.tile_rows`) where the tiles' rows are
-    independent, so the result does not change; refused only when one row cannot fit the memory
-    ceiling. ``adapt=False`` (a sum over the tiles, whose rounding depends on where they split)
-    keeps the fixed size."""
+    """Rows of one ``[rows, n_cols]`` tile, fewer while memory is short unless ``adapt=False`` (sums over tiles)."""
     rows = int(block_size) if block_size else max(1, _BLOCK_ELEMS // max(1, n_cols))
     if not adapt:
         return rows
@@ -183,8 +177,7 @@ def _rows_per_block(n_cols: int, block_size: int | None, itemsize: int = 8, adap
 
 
 def _kernel_matmul(kernel: Kernel, P, Q, B: Tensor, block_size: int | None = None) -> Tensor:
-    """``k(P, Q) @ B`` without the ``|P| x |Q|`` matrix: row blocks of ``P``; a linear kernel
-    is applied as ``P (Q^T B)``."""
+    """``k(P, Q) @ B`` in row blocks of ``P`` (linear: ``P (Q^T B)``)."""
     if kernel.name == "linear":
         QtB = torch.from_numpy(np.asarray(Q.T @ B.cpu().numpy())).to(B.dtype) if sp.issparse(Q) else Q.T @ B
         return torch.from_numpy(np.asarray(P @ QtB.numpy())).to(B.dtype) if sp.issparse(P) else P @ QtB
@@ -212,9 +205,8 @@ class FredholmKernel(KernelOperator):
         (a softmax for the Gaussian); the row sums must be positive.
     block_size : rows per temporary ``[rows, n]`` tile (default ``2**22 // n``).
 
-    Products cost ``O((a + b + n) n d)`` and hold ``[block, n]`` tiles only; ``to_dense`` computes
-    ``KH A_Z^T`` once (``[n, b]``, cached and shared by row blocks from :meth:`block`), then
-    ``A_X`` in row blocks. ``T`` swaps rows and columns (``kF`` is symmetric when ``kH`` is).
+    Products cost ``O((a + b + n) n d)`` and hold ``[block, n]`` tiles only; ``KH A_Z^T`` ``[n, b]`` is
+    computed once and shared by the row blocks of :meth:`block`. ``T`` swaps rows and columns.
     """
 
     def __init__(self, X, Z=None, U=None, outer="gaussian", inner="gaussian", outer_sigma=None,
@@ -224,11 +216,7 @@ class FredholmKernel(KernelOperator):
         Up = _as_points(U, "U")
         Xp = _match(X, Up, "X")
         Zp = Xp if Z is None else _match(Z, Up, "Z")
-        if _n(Up) == 0:
-            raise ValueError("U is empty: the Fredholm kernel needs at least one (unlabeled) point to integrate over")
-        for name, P in (("X", Xp), ("Z", Zp)):
-            if P.shape[1] != Up.shape[1]:
-                raise ValueError(f"dimension mismatch: {name} has {P.shape[1]} features, U has {Up.shape[1]}")
+        _check_against(Up, X=Xp, Z=Zp)
         if block_size is not None and (int(block_size) != block_size or int(block_size) < 1):
             raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
         self.X, self.Z, self.U = Xp, Zp, Up
@@ -245,7 +233,6 @@ class FredholmKernel(KernelOperator):
         op.X, op.Z, op._right = X, Z, right
         return op
 
-    # -- the outer weights a(x) = k(x, U) / n (Eq. 5) or the Eq. 6 row-normalised form ---------
     def weights(self, P) -> Tensor:
         """``A_P = [k(p, x_i) / n]_{p, i}`` (Eq. 5) or, when ``normalized``,
         ``[k(p, x_i) / sum_m k(p, x_m) / n]`` (Eq. 6; a softmax for the Gaussian): ``[|P|, n]``."""
@@ -263,13 +250,11 @@ class FredholmKernel(KernelOperator):
         return W.div_(n)
 
     def _weights_matmul(self, P, B: Tensor) -> Tensor:
-        """``A_P @ B`` in row blocks of ``P``."""
         bs = _rows_per_block(_n(self.U), self.block_size)
         out = [self.weights(P[s:s + bs]) @ B for s in range(0, _n(P), bs)]
         return torch.cat(out) if out else B.new_zeros(0, B.shape[1])
 
     def _weights_t_matmul(self, P, V: Tensor) -> Tensor:
-        """``A_P^T @ V`` (``[n, C]``) in row blocks of ``P`` (a sum over the blocks: fixed size)."""
         bs = _rows_per_block(_n(self.U), self.block_size, adapt=False)
         out = V.new_zeros(_n(self.U), V.shape[1])
         for s in range(0, _n(P), bs):
@@ -296,7 +281,6 @@ class FredholmKernel(KernelOperator):
         sharing the cached right factor: ``A_P (KH A_Z^T)`` in row blocks of ``P``."""
         return self._weights_matmul(_match(P, self.U, "P"), self.right_factor())
 
-    # -- KernelOperator interface ------------------------------------------------------------
     shape = property(lambda self: (_n(self.X), _n(self.Z)))
     dtype = property(lambda self: _dtype(self.X))
     device = property(lambda self: torch.device("cpu") if sp.issparse(self.X) else self.X.device)
@@ -345,16 +329,9 @@ class FredholmKernel(KernelOperator):
 
 def fredholm_gram(X, Z, U, outer="gaussian", inner="gaussian", outer_sigma=None, inner_sigma=None,
                   normalized: bool = False) -> Tensor:
-    """The dense block ``kF(X, Z)`` ``[|X|, |Z|]`` over the points ``U`` (Eq. 5; Eq. 6 when
-    ``normalized``).
-
-    ``outer``/``inner`` are ``"linear"`` or ``"gaussian"`` (``exp(-||x - z||^2 / (2 sigma^2))``; the
-    paper's width is ``r = sigma^2``), or any kernel of :func:`graphstk.operators.kernel_function`.
-    ``outer_sigma`` and ``inner_sigma`` are the widths ``sigma`` of the two kernels (``None``: the
-    median heuristic over ``U``).
-    ``Z=None`` means ``Z = X``. For small inputs and checks; the estimators never need it (it is
-    ``FredholmKernel(X, Z, U, ...).to_dense()``, which holds ``[|Z|, n]`` and ``[rows, n]`` tiles).
-    """
+    """The dense block ``kF(X, Z)`` ``[|X|, |Z|]`` over the points ``U`` (Eq. 5; Eq. 6 when ``normalized``):
+    ``FredholmKernel(X, Z, U, ...).to_dense()`` (``Z=None``: ``X``). ``outer``, ``inner``: the two kernels;
+    ``outer_sigma``, ``inner_sigma``: their widths (``None``: the median heuristic over ``U``)."""
     return FredholmKernel(X, Z, U, outer=outer, inner=inner, outer_sigma=outer_sigma,
                           inner_sigma=inner_sigma, normalized=normalized).to_dense()
 
@@ -363,25 +340,16 @@ def gaussian_fredholm_path(XL, XE, U, sigmas, normalized=(False, True),
                            block_size: int | None = None) -> dict:
     """The blocks ``(K_F[L, L], K_F[E, L])`` of the FredGauss family (outer and inner Gaussian
     ``exp(-||x - z||^2 / (2 sigma^2))`` of one width ``sigma``, Eq. 5 and/or Eq. 6) for every
-    ``sigma`` in ``sigmas`` and every flag in ``normalized``, from two passes over the points
-    (what a grid search needs).
-
-    Pass 1 evaluates ``||u - u'||^2`` in row blocks of ``U`` once and, per width and variant,
-    accumulates ``R = KH A_L^T`` ``[n, l]``; pass 2 evaluates ``||x - u||^2`` in row blocks of
-    ``XE`` once and forms ``A_E R``. The squared distances are shared by all widths, so the
-    cost is ``~2 n^2 d + 2 n^2 l |widths| |normalized|`` and the memory ``[block, n]`` tiles plus
-    the ``[n, l]`` factors; never an ``n x n`` matrix. Dense points only.
+    ``sigma`` in ``sigmas`` and every flag in ``normalized``, from two passes over the dense points
+    ``U`` (the squared distances shared by all widths; never an ``n x n`` matrix, ``docs/methods.md``).
+    ``XL`` are the labeled points, ``XE`` the points to evaluate; ``block_size``: rows per tile.
 
     Returns ``{(sigma, normalized): (K_LL [l, l], K_EL [|XE|, l])}``.
     """
     U = as_features(U, name="U")
     XL = as_features(XL, dtype=U.dtype, name="XL")
     XE = as_features(XE, dtype=U.dtype, name="XE")
-    for name, P in (("XL", XL), ("XE", XE)):
-        if P.shape[1] != U.shape[1]:
-            raise ValueError(f"dimension mismatch: {name} has {P.shape[1]} features, U has {U.shape[1]}")
-    if U.shape[0] == 0:
-        raise ValueError("U is empty: the Fredholm kernel needs at least one (unlabeled) point to integrate over")
+    _check_against(U, XL=XL, XE=XE)
     sigmas = [check_positive("sigma", v) for v in sigmas]
     flags = [bool(v) for v in normalized]
     n = U.shape[0]

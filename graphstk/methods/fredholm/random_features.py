@@ -1,8 +1,5 @@
-"""Random-feature Fredholm classification (Que, Belkin, Wang 2014, Sec. 5.3, corrected by the
-erratum): memory linear in the number of points (see :mod:`graphstk.methods.fredholm`).
-"""
+"""Random-feature Fredholm classification (Sec. 5.3, corrected by the erratum): memory linear in ``n``."""
 from __future__ import annotations
-
 
 import scipy.sparse as sp
 import torch
@@ -12,29 +9,26 @@ from ..._arrays import check_positive_int
 from ...features import RandomFourierFeatures
 from ...memory import check_allocation, tile_rows
 from ...operators.feature import check_positive
-from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, Kernel, StrOptions
+from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, Kernel, StrOptions, store_params
 from ..semi_supervised import SemiSupervisedClassifier
 from .kernel import _BLOCK_ELEMS, FredholmKernel, _n, _take, fredholm_instance, median_sigma
 from .solvers import effective_lam, solve_square
 
 __all__ = ["fredholm_random_features", "RandomFeatureFredholm"]
 
+
 def fredholm_random_features(X, U, outer="gaussian", outer_sigma=None, inner_sigma=None,
                              normalized: bool = False, n_components: int = 500, random_state=0,
                              features=None, block_size: int | None = None) -> Tensor:
     """``z_F(X) = A_X z(U)`` ``[|X|, F]`` with ``z_F(x)^T z_F(x') ~ kF(x, x')`` (Sec. 5.3).
 
-    Corrected map (erratum): ``z`` are random Fourier features of the inner Gaussian
-    ``exp(-||u-v||^2/(2 sigma^2))`` with ``omega ~ N(0, I/sigma^2)`` and ``z(u) = sqrt(1/D)[cos, sin]``
-    (:class:`graphstk.features.RandomFourierFeatures`, ``z(u)^T z(v) ~ kH(u, v)``; the paper's
-    extra ``1/D`` is dropped). ``A_X`` are the Eq. 5 / Eq. 6 outer weights ``k(x, U)/n``.
-    ``z(U)`` is never stored: it is accumulated in row blocks of ``U`` (memory
-    ``O(|X| F + block n)``, linear in ``n``). ``features`` may be a pre-fitted map (then
-    ``inner_sigma``/``n_components``/``random_state`` are unused). ``outer_sigma``, ``inner_sigma``:
-    widths ``sigma`` of the outer and inner Gaussians (``None``: the median heuristic over ``U``,
-    :func:`~graphstk.operators.median_sigma`); ``normalized``: Eq. 6 outer weights;
-    ``block_size``: rows of ``U`` per block;
-    ``random_state`` seeds the frequencies. Dense points on any device; returns a tensor there.
+    ``z``: random Fourier features of the inner Gaussian with the erratum's map
+    (:class:`graphstk.features.RandomFourierFeatures`, ``n_components`` frequencies seeded by
+    ``random_state``); ``A_X``: the Eq. 5 / Eq. 6 (``normalized``) outer weights of ``outer``. ``z(U)`` is
+    accumulated in row blocks of ``U`` (``block_size`` rows), never stored. ``features`` may be a
+    pre-fitted map (then ``inner_sigma``/``n_components``/``random_state`` are unused). ``outer_sigma``,
+    ``inner_sigma``: widths of the two Gaussians (``None``: the median heuristic over ``U``). Dense
+    points on any device; returns a tensor there.
     """
     ctx = _RFContext(X, U, outer, outer_sigma, inner_sigma, normalized, n_components, random_state, features,
                      block_size)
@@ -65,12 +59,9 @@ class _RFContext:
             yield s, min(n, s + bs)
 
     def features_of(self, P) -> Tensor:
-        """``A_P z(U)``: row chunks of ``P`` (up to ``2**24`` weights each), ``z`` evaluated on row
-        blocks of ``U`` once per chunk."""
+        """``A_P z(U)`` in row chunks of ``P`` (independent: they shrink to the free memory)."""
         F = self.z.n_output_features_
         out = []
-        # row chunks of P are independent (the sum over U's blocks keeps its fixed order), so they
-        # shrink to the free memory without changing the result
         rb = tile_rows(max(1, 4 * _BLOCK_ELEMS // max(1, _n(self.U))), 8.0 * (_n(self.U) + F),
                        what=f"one row of the Fredholm weights ({_n(self.U)} entries)", hint="subsample the points")
         for s in range(0, _n(P), rb):
@@ -82,33 +73,21 @@ class _RFContext:
         return torch.cat(out) if out else torch.zeros(0, F, dtype=self.op.dtype, device=self.op.device)
 
     def lift(self, w: Tensor) -> Tensor:
-        """``z(U) w`` ``[n, C]`` in row blocks of ``U``."""
         return torch.cat([self.z.map_tensor(self.U[s:e]).to(w.dtype) @ w for s, e in self._u_blocks()])
 
 
 class RandomFeatureFredholm(SemiSupervisedClassifier):
     """Square-loss Fredholm classifier (Eq. 3) on the random-feature approximation of Sec. 5.3
     (corrected map and density, erratum): ``kF(x, z) ~ z_F(x)^T z_F(z)``, see
-    :func:`fredholm_random_features`. The inner kernel is the Gaussian of width ``inner_sigma``;
-    the outer kernel is exact (``"gaussian"`` with ``outer_sigma``, or ``"linear"``).
-
-    ``fit(X, y)``: ``X`` ``[n, d]`` every point (dense; NumPy or a tensor on any device), ``y``
-    ``[n]`` class labels with ``-1`` marking the unlabeled points; ``predict`` returns labels from
-    ``classes_``, ``decision_function`` the scores (1-D for two classes), ``score`` the accuracy:
-    the contract of :class:`FredholmRLSC`.
-
-    Ridge in the dual over the ``l`` labeled points, ``alpha = (Z_L Z_L^T + l lam I)^{-1} Y``
-    (the same Eq. 3 ``lam`` as :class:`FredholmRLSC`, which it approaches as ``n_components``
-    grows), ``w = Z_L^T alpha``; prediction ``c(x) = a(x)^T (z(U) w)``. Memory is linear in
-    ``n``: ``z(U)`` is never stored, only ``[l, 2D]``, ``[n, C]`` and ``[block, n]`` tiles.
+    :func:`fredholm_random_features`; the outer kernel is exact. The contract of :class:`FredholmRLSC`
+    (dense ``X`` only), with ``alpha = (Z_L Z_L^T + l lam I)^{-1} Y`` (the same Eq. 3 ``lam``; it approaches
+    :class:`FredholmRLSC` as ``n_components`` grows), ``w = Z_L^T alpha``, ``c(x) = a(x)^T (z(U) w)``.
 
     Parameters
     ----------
     outer : {"gaussian", "linear"} or Kernel, default "gaussian"
     outer_sigma : float > 0 or None, default None
-        Width ``sigma`` of the outer Gaussian ``exp(-||x-z||^2 / (2 sigma^2))`` (the paper's
-        ``r = sigma^2``); ``None``: the median heuristic, the median pairwise distance of the fit
-        points (a seeded subsample of at most 2000 rows).
+        Width ``sigma`` of the outer Gaussian (the paper's ``r = sigma^2``); ``None``: the median heuristic.
     inner_sigma : float > 0 or None, default None
         Width ``sigma`` of the inner Gaussian; ``None``: the median heuristic.
     normalized : bool, default False
@@ -127,7 +106,7 @@ class RandomFeatureFredholm(SemiSupervisedClassifier):
     ----------
     classes_, n_features_in_, lam_
     outer_sigma_, inner_sigma_ : float or None, the widths used
-    unreachable_ : bool array (a tensor for a tensor fit) ``[n]``, fitted points with all scores zero
+    unreachable_ : ``[n]``, fitted points with all scores zero
     coef_ : Tensor ``[2D, C]`` (``w``)
     dual_coef_ : Tensor ``[l, C]``
     features_ : the fitted :class:`~graphstk.features.RandomFourierFeatures`
@@ -145,15 +124,7 @@ class RandomFeatureFredholm(SemiSupervisedClassifier):
     def __init__(self, outer="gaussian", outer_sigma=None, inner_sigma=None, normalized: bool = False,
                  n_components: int = 500, lam: float = 1e-3, lam_scale: str = "absolute", random_state=None,
                  block_size: int | None = None):
-        self.outer = outer
-        self.outer_sigma = outer_sigma
-        self.inner_sigma = inner_sigma
-        self.normalized = normalized
-        self.n_components = n_components
-        self.lam = lam
-        self.lam_scale = lam_scale
-        self.random_state = random_state
-        self.block_size = block_size
+        store_params(self, locals())
 
     @classmethod
     def instance(cls, name: str, sigma: float | None = None, **kwargs):

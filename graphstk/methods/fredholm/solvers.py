@@ -1,6 +1,5 @@
-"""Solvers of the Fredholm learning problem on a Gram block ``K_F[L, L]``: square loss (Eq. 3)
-and hinge loss (Eq. 7), and the one scaling rule of their ``lam`` (see :mod:`graphstk.methods.fredholm`).
-"""
+"""Solvers of the Fredholm problem on a Gram block ``K_F[L, L]``: square loss (Eq. 3), hinge loss (Eq. 7)
+and the scaling rule of their ``lam``."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,6 +8,7 @@ from sklearn.svm import LinearSVC
 from torch import Tensor
 
 from ...operators.feature import check_positive
+from ..semi_supervised import onevsrest_targets as _codes_targets
 
 __all__ = ["onevsrest_targets", "effective_lam", "solve_square", "solve_hinge"]
 
@@ -19,19 +19,15 @@ def onevsrest_targets(y, classes=None) -> tuple[np.ndarray, Tensor]:
     cls = np.unique(yn) if classes is None else np.asarray(classes)
     if len(cls) < 2:
         raise ValueError(f"need labeled points of at least 2 classes, got classes {cls.tolist()}")
-    Y = np.where(yn[:, None] == cls[None, :], 1.0, -1.0)
-    return cls, torch.from_numpy(Y)
-
-
-def _check_lam(lam) -> float:
-    return check_positive("lam", lam)
+    match = yn[:, None] == cls[None, :]
+    codes = np.where(match.any(1), match.argmax(1), -1)
+    return cls, _codes_targets(torch.from_numpy(codes), len(cls), full=True)
 
 
 def effective_lam(lam: float, lam_scale: str, K_LL: Tensor) -> float:
     """The ``lam`` a solver uses: ``lam`` itself (``lam_scale="absolute"``) or ``lam`` times the
-    mean of ``diag(K_LL)`` (``"trace"``: a grid that does not change with the kernel's scale, as
-    the Fredholm kernel carries ``1/n^2`` and products of kernel values)."""
-    lam = _check_lam(lam)
+    mean of ``diag(K_LL)`` (``"trace"``: a grid that does not change with the kernel's scale)."""
+    lam = check_positive("lam", lam)
     if lam_scale == "absolute":
         return lam
     if lam_scale == "trace":
@@ -42,7 +38,7 @@ def effective_lam(lam: float, lam_scale: str, K_LL: Tensor) -> float:
 def solve_square(K_LL: Tensor, Y: Tensor, lam: float) -> Tensor:
     """Eq. 3 on the Fredholm Gram block: ``alpha = (K_F + l lam I)^{-1} Y`` (erratum convention;
     the paper's Eq. 4 ``lambda`` is ``n^2 l lam``). ``K_LL`` ``[l, l]``, ``Y`` ``[l, C]``."""
-    lam = _check_lam(lam)
+    lam = check_positive("lam", lam)
     l = K_LL.shape[0]
     A = K_LL.to(torch.float64).clone()
     A.diagonal().add_(l * lam)
@@ -55,22 +51,13 @@ def solve_hinge(K_LL: Tensor, Y: Tensor, lam: float, tol: float = 1e-8, max_iter
                 random_state=0, return_n_iter: bool = False):
     """Eq. 7 (hinge loss, no bias) on the Fredholm Gram block, one binary SVM per column of ``Y``.
 
-    The dual after l.141 is ``max_a sum_i a_i - 1/2 sum_ij a_i a_j y_i y_j K_F(x_i, x_j)``,
-    ``0 <= a_i <= C``, ``C = 1/(2 l lam)``, **without** the equality constraint
-    ``sum_i a_i y_i = 0`` that an intercept adds. It is solved by liblinear's dual coordinate
-    descent (scikit-learn's ``LinearSVC(loss="hinge", dual=True, fit_intercept=False)``), which
-    solves exactly this box-constrained dual for an explicit feature map: here
-    ``Phi = V diag(sqrt(max(ev, 0)))`` from ``K_F = V diag(ev) V^T``, so ``Phi Phi^T = K_F``
-    (up to clipped negative round-off). scikit-learn's ``SVC`` was not used: its dual carries the
-    intercept's equality constraint, a different problem. Returns ``beta = a * y`` ``[l, C]``
-    so that the decision function is ``c(x) = sum_s K_F(x, x_s) beta_s``.
-
-    Runs on the host (liblinear): ``K_LL`` ``[l, l]`` and ``Y`` are copied to the CPU once and
-    ``beta`` is returned on ``K_LL``'s device (with liblinear's largest iteration count over the
-    columns when ``return_n_iter``). ``tol``, ``max_iter``: liblinear's stopping rule;
-    ``random_state``: its coordinate order.
+    The dual after l.141 without an intercept, ``0 <= a_i <= C = 1/(2 l lam)``, by liblinear on an exact
+    feature map of ``K_F`` (``docs/methods.md``), on the host: ``K_LL`` ``[l, l]`` and ``Y`` ``[l, C]``
+    are copied to the CPU once. Returns ``beta = a * y`` ``[l, C]`` on ``K_LL``'s device (and liblinear's
+    largest iteration count when ``return_n_iter``); ``c(x) = sum_s K_F(x, x_s) beta_s``. ``tol``,
+    ``max_iter``: liblinear's stopping rule; ``random_state``: its coordinate order.
     """
-    lam = _check_lam(lam)
+    lam = check_positive("lam", lam)
     l = K_LL.shape[0]
     C = 1.0 / (2.0 * l * lam)
     device = K_LL.device
@@ -92,7 +79,6 @@ def solve_hinge(K_LL: Tensor, Y: Tensor, lam: float, tol: float = 1e-8, max_iter
                         random_state=random_state).fit(Phi, yc)
         n_iter = max(n_iter, int(np.max(svm.n_iter_)))
         w = torch.from_numpy(svm.coef_.ravel().astype(np.float64))
-        # w = Phi^T beta; every beta with Phi^T beta = w gives the same K_F-predictions
         out[:, c] = V @ (w / ev.sqrt())
     return (out.to(device), n_iter) if return_n_iter else out.to(device)
 

@@ -1,11 +1,6 @@
 """What the one-class estimators of the separating-kernel paper share: scikit-learn's outlier-detector
-contract (:class:`sklearn.base.OutlierMixin`), arrays in and arrays out, and the kernel helpers.
-
-``fit(X, y=None)`` on samples of the set; ``score_samples(X)`` (higher = more inside),
-``decision_function(X) = score_samples(X) - offset_`` (``>= 0`` inside), ``predict(X)`` ``+1``
-inside and ``-1`` outside, ``fit_predict(X)``. NumPy in gives NumPy out; a tensor in gives a
-tensor out on its device.
-"""
+contract (``score_samples``, ``decision_function = score_samples - offset_``, ``predict`` ``+1`` inside),
+arrays in and arrays out, and the kernel width rule of Sec. 7."""
 from __future__ import annotations
 
 import numpy as np
@@ -21,9 +16,7 @@ from ...operators.feature import Kernel, median_width
 
 __all__ = ["width_heuristic", "unit_scale", "OneClassEstimator", "ROUND_TOL", "DTYPE_CONSTRAINT"]
 
-#: Rounding slack folded into ``offset_``: the training scores behind ``tau_n`` (Eq. 30) and the scores
-#: of the same points through ``score_samples`` come from different float operations, and the
-#: threshold must accept every training point.
+#: Rounding slack folded into ``offset_`` so that the threshold accepts every training point.
 ROUND_TOL = 1e-10
 
 _DTYPES = {"float64": torch.float64, "double": torch.float64, "float32": torch.float32, "float": torch.float32}
@@ -68,6 +61,22 @@ class OneClassEstimator(OutlierMixin, BaseEstimator):
         if d is None:
             return torch.float64
         return d if isinstance(d, torch.dtype) else _DTYPES[d]
+
+    def _resolve_kernel(self, X: Tensor, base: Kernel) -> None:
+        """Sets ``sigma_``, ``kernel_``: ``sigma``, else a Kernel instance's width, else :func:`width_heuristic`."""
+        if "sigma" not in Kernel(base.name).params:
+            if self.sigma is not None:
+                raise ValueError(f"kernel {base.name!r} has no width; leave sigma=None")
+            self.sigma_, self.kernel_ = None, base
+            return
+        if self.sigma is not None:
+            sigma = float(self.sigma)
+        elif isinstance(self.kernel, Kernel):
+            sigma = self.kernel.params["sigma"]
+        else:
+            sigma = width_heuristic(X, self.n_neighbors, base)
+        self.sigma_ = float(sigma)
+        self.kernel_ = Kernel(base.name, **{**base.params, "sigma": self.sigma_})
 
     def _points(self, X, reset: bool) -> Tensor:
         return validate_features(self, X, reset=reset, dtype=self._compute_dtype())

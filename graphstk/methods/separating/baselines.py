@@ -8,8 +8,8 @@ from sklearn.base import _fit_context
 from sklearn.svm import OneClassSVM
 
 from ...operators.feature import FeatureKernelOperator, Kernel, check_positive, kernel_function
-from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE_INT, kernel_names
-from .base import DTYPE_CONSTRAINT, SIGMA_KNN, OneClassEstimator, as_float_offset, width_heuristic
+from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE_INT, kernel_names, store_params
+from .base import DTYPE_CONSTRAINT, SIGMA_KNN, OneClassEstimator, as_float_offset
 
 __all__ = ["ParzenWindow", "gaussian_one_class_svm"]
 
@@ -48,25 +48,14 @@ class ParzenWindow(OneClassEstimator):
     }
 
     def __init__(self, kernel="abel", sigma=None, n_neighbors=10, threshold=None, dtype=None, block_size=None):
-        self.kernel = kernel
-        self.sigma = sigma
-        self.n_neighbors = n_neighbors
-        self.threshold = threshold
-        self.dtype = dtype
-        self.block_size = block_size
+        store_params(self, locals())
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on samples ``X [n, d]`` of the set; returns ``self``."""
         X = self._points(X, reset=True)
         self._check_n(X.shape[0])
-        base = kernel_function(self.kernel)
-        if "sigma" in Kernel(base.name).params:
-            self.sigma_ = (float(self.sigma) if self.sigma is not None
-                           else width_heuristic(X, self.n_neighbors, base))
-            self.kernel_ = Kernel(base.name, **{**base.params, "sigma": self.sigma_})
-        else:
-            self.sigma_, self.kernel_ = None, base
+        self._resolve_kernel(X, kernel_function(self.kernel))
         self.X_fit_ = X
         if self.threshold is None:
             self.threshold_ = float(self._density(X).min())

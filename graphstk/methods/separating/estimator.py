@@ -1,25 +1,6 @@
 """The spectral support estimator of De Vito, Rosasco, Toigo, "Learning sets with separating kernels"
-(ACHA 2014), Sec. 4 and 7, with the errata of ``notes/kernel_papers_errata.md``.
-
-Given samples ``x_1..x_n`` of a set, with a normalised kernel (``K(x, x) = 1``, any kernel made
-so by ``K(x, y) / sqrt(K(x, x) K(y, y))``, test points included), the estimator is
-
-    ``F_n(x) = (1/n) K_x^T g_lambda(K_n / n) K_x``                                    (Eq. 19)
-           ``= sum_j r_lambda(s_j) s_j |phi_j(x)|^2,  r_lambda(s) = s g_lambda(s)``     (Eq. 16)
-
-and the estimated set is ``{x : F_n(x) >= 1 - tau}`` (Eq. 17), with the data-driven threshold
-``tau_n = 1 - min_i F_n(x_i)`` (Eq. 30) or a user ``tau``. Filters: :mod:`.filters`.
-
-Computation. One symmetric eigendecomposition of ``K_n / n`` (``torch.linalg.eigh`` on the
-input's device) serves every ``lambda`` and every filter: with ``q_j(x) = (u_j^T K_x)^2 / n``,
-``F_n(x) = sum_j g_lambda(s_j) q_j(x)``, so a path of ``L`` values costs one ``[N, n] x [n, L]``
-product more than a single value. The low-rank path (``approx="nystroem"`` on ``k`` landmarks, or
-``"rff"`` random Fourier features) replaces ``K_x`` by a ``k``-dimensional feature ``z(x)`` with
-``z(x)^T z(y) ~ K(x, y)``; then ``T_n = (1/n) sum_i z_i z_i^T`` (``k x k``, accumulated
-blockwise, never ``n x n``) and ``F_n(x) = sum_j r_lambda(s_j) (v_j^T z(x))^2``. The Nystroem
-feature is the projection of ``K_x`` onto the span of the landmark features, so
-``||z(x)|| <= 1`` and ``0 <= F_n <= 1`` still hold (for ``tikhonov``, ``cutoff``, ``kpca``,
-``landweber``; the nu-method may exceed 1 slightly).
+(ACHA 2014), Sec. 4 and 7, with the errata of ``notes/kernel_papers_errata.md``: ``F_n`` of Eq. 19 from one
+eigendecomposition of ``K_n / n`` for every ``lambda`` and filter, exact or low rank (``docs/methods.md``).
 """
 from __future__ import annotations
 
@@ -38,8 +19,9 @@ from ...features.random_features import RFF_KERNELS as RFF_KERNELS
 from ...memory import check_allocation, memory_limit
 from ...operators.base import KernelOperator, as_index
 from ...operators.feature import FeatureKernelOperator, Kernel, kernel_function
-from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, Interval, kernel_names, StrOptions
-from .base import DTYPE_CONSTRAINT, SIGMA_KNN, OneClassEstimator, as_float_offset, unit_scale, width_heuristic
+from .._constraints import (OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, Interval, StrOptions, kernel_names,
+                            store_params)
+from .base import DTYPE_CONSTRAINT, SIGMA_KNN, OneClassEstimator, as_float_offset, unit_scale
 from ...spectral.filters import FILTER_NAMES
 from .filters import check_lams, filter_g, filter_r, max_curvature_lambda
 
@@ -49,7 +31,6 @@ _FEATURE_CACHE_ELEMS = 1 << 27      # low-rank fit: keep the n x k training feat
 
 
 def _seed(random_state) -> int:
-    """An int seed: ``random_state`` itself when it is an int, else one draw from it."""
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
         return int(random_state)
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
@@ -58,12 +39,9 @@ def _seed(random_state) -> int:
 class SpectralSupportEstimator(OneClassEstimator):
     """Spectral support estimator ``F_n`` of Eq. 19 with the filters of Table 1.
 
-    ``fit(X, y=None)``: ``X [n, d]`` samples of the set (``y`` is ignored); or, with a
-    :class:`~graphstk.operators.KernelOperator` as ``kernel``, node ids (LongTensor or a boolean
-    mask of length ``N``) instead of feature rows. Then ``score_samples(X)`` gives ``F_n`` (Eq. 19),
-    ``decision_function(X) = F_n - offset_`` and ``predict(X)`` ``+1`` inside
-    ``{F_n >= 1 - tau_}`` (Eq. 17), ``-1`` outside. NumPy in gives NumPy out; tensors stay on
-    their device (every step, the eigendecomposition included, runs there).
+    ``fit(X, y=None)``: ``X [n, d]`` samples of the set, or node ids (LongTensor or boolean mask) for a
+    ``KernelOperator`` kernel; ``score_samples`` is ``F_n`` (Eq. 19), ``predict`` ``+1`` inside
+    ``{F_n >= 1 - tau_}`` (Eq. 17). Every step runs on the input's device.
 
     Parameters
     ----------
@@ -78,8 +56,8 @@ class SpectralSupportEstimator(OneClassEstimator):
     filter : ``"tikhonov"`` (default) | ``"cutoff"`` | ``"landweber"`` | ``"kpca"`` | ``"nu"``
     lam : float, sequence of floats, or None, default None
         Regularisation parameter(s), ``> 0``. ``None`` = the maximum-curvature point of the
-        eigenvalue decay (Sec. 7, Fig. 3; ``max_curvature_lambda`` in :mod:`graphstk.methods.separating.filters`). A sequence gives one score
-        column per value, all from the same eigendecomposition.
+        eigenvalue decay (Sec. 7, Fig. 3; :func:`~graphstk.methods.separating.max_curvature_lambda`). A
+        sequence gives one score column per value, all from the same eigendecomposition.
     tau : float in [0, 1] or None, default None
         Offset of Eq. 17: ``x`` is inside when ``F_n(x) >= 1 - tau``. ``None`` = ``tau_n`` of
         Eq. 30, ``1 - min_i F_n(x_i)``, which accepts every training point.
@@ -116,8 +94,7 @@ class SpectralSupportEstimator(OneClassEstimator):
     tau_ : float or ``[L]``
         The offset in use; ``threshold_ = 1 - tau_``.
     offset_ : float or ``[L]``
-        ``threshold_ - 1e-10`` (a rounding slack: the scores behind ``tau_n`` and those of
-        ``score_samples`` come from different float operations).
+        ``threshold_ - 1e-10`` (a rounding slack).
     train_scores_ : tensor ``[n]`` or ``[n, L]``
         ``F_n(x_i)`` on the training samples.
     n_samples_fit_, n_features_in_ : int
@@ -136,20 +113,8 @@ class SpectralSupportEstimator(OneClassEstimator):
 
     def __init__(self, kernel="abel", sigma=None, filter="tikhonov", lam=None, tau=None, *, nu=1.0,
                  approx=None, n_components=None, n_neighbors=10, random_state=None, dtype=None, block_size=None):
-        self.kernel = kernel
-        self.sigma = sigma
-        self.filter = filter
-        self.lam = lam
-        self.tau = tau
-        self.nu = nu
-        self.approx = approx
-        self.n_components = n_components
-        self.n_neighbors = n_neighbors
-        self.random_state = random_state
-        self.dtype = dtype
-        self.block_size = block_size
+        store_params(self, locals())
 
-    # -- fitting ---------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit on samples ``X`` of the set (``[n, d]`` features, or node ids for a ``KernelOperator``)."""
@@ -174,9 +139,7 @@ class SpectralSupportEstimator(OneClassEstimator):
         return self
 
     def _check_exact_memory(self, n: int, device, kernel: str | None = None):
-        """Refuse an exact fit on ``n`` points that cannot fit; the advice is what works with these
-        parameters: ``approx`` for a feature ``kernel`` (``'rff'`` only when it is shift-invariant), fewer
-        training nodes for a kernel operator (``kernel=None``), which is always used exactly."""
+        """Refuse an exact fit on ``n`` points that cannot fit, advising what works (``kernel=None``: an operator)."""
         need = 3.0 * n * n * 8
         if need <= memory_limit(device)[0]:
             return
@@ -217,20 +180,7 @@ class SpectralSupportEstimator(OneClassEstimator):
         base = self.kernel if isinstance(self.kernel, Kernel) else kernel_function(self.kernel)
         if self.approx is None:
             self._check_exact_memory(n, X.device, base.name)
-        if "sigma" in Kernel(base.name).params:
-            if self.sigma is not None:
-                sigma = float(self.sigma)
-            elif isinstance(self.kernel, Kernel):
-                sigma = self.kernel.params["sigma"]       # a Kernel instance carries its own width
-            else:
-                sigma = width_heuristic(X, self.n_neighbors, base)
-            self.sigma_ = float(sigma)
-            self.kernel_ = Kernel(base.name, **{**base.params, "sigma": self.sigma_})
-        else:
-            if self.sigma is not None:
-                raise ValueError(f"kernel {base.name!r} has no width; leave sigma=None")
-            self.sigma_ = None
-            self.kernel_ = base
+        self._resolve_kernel(X, base)
         self.n_samples_fit_ = n
         unit_scale(FeatureKernelOperator(X, kernel=self.kernel_).diagonal().to(torch.float64), "training points")
         if self.approx is None:
@@ -292,7 +242,6 @@ class SpectralSupportEstimator(OneClassEstimator):
         Km = FeatureKernelOperator(Z, self.landmarks_, kernel=self.kernel_, normalize=True).to_dense()
         return Km @ self._nys_map
 
-    # -- scoring -----------------------------------------------------------------
     def _weights(self, lam) -> Tensor:
         if self._lowrank:
             return filter_r(self.filter_, self.eigenvalues_, lam, self.nu)
@@ -322,7 +271,7 @@ class SpectralSupportEstimator(OneClassEstimator):
             del self._X_train_tmp, self._train_q
             F = (self._q(X, validated=True) if q is None else q) @ self._weights(lam)
         else:
-            # (u_j^T K_n)_i = n s_j U_ij, so q_j(x_i) = n s_j^2 U_ij^2
+            # q_j(x_i) = n s_j^2 U_ij^2
             n = self.n_samples_fit_
             F = (self._U.square() * (n * self.eigenvalues_.square())) @ self._weights(lam)
         return F[:, 0] if not isinstance(lam, Tensor) else F

@@ -1,13 +1,7 @@
-"""The spectral filters of "Learning sets with separating kernels" (De Vito, Rosasco, Toigo, Table 1 and
-Sec. 5.4; Lo Gerfo et al. 2008) on a path of ``lambda`` values, their iterative forms (Sec. 4.2) and the
-lambda heuristic (Sec. 7, Fig. 3).
-
-The filters themselves, ``g_lambda(s)`` on the eigenvalues ``s`` of ``K_n / n`` (Tikhonov, cut-off,
-Landweber, kernel PCA, nu-method), are the :class:`~graphstk.spectral.filters.RegularizationFilter`
-objects of :mod:`graphstk.spectral.filters`, where their names (:data:`FILTERS`) map to them. Every
-function runs on the device of its tensor inputs; the ``lambda`` values are read on the host (they are
-parameters, not data).
-"""
+"""The spectral filters of "Learning sets with separating kernels" (Table 1, Sec. 5.4) on a path of
+``lambda`` values, their iterative forms (Sec. 4.2) and the lambda heuristic (Sec. 7, Fig. 3). The filters
+are the :class:`~graphstk.spectral.filters.RegularizationFilter` classes; every function runs on the
+device of its tensor inputs."""
 from __future__ import annotations
 
 import numpy as np
@@ -105,17 +99,9 @@ def nu_method_iteration(K_n: Tensor, K_x: Tensor, steps: int, nu: float = 1.0) -
 def max_curvature_lambda(eigvals, floor: float = 1e-12) -> float:
     """``lambda`` at the point of maximum curvature of the eigenvalue decay (Sec. 7, Fig. 3).
 
-    The eigenvalues ``s_1 >= s_2 >= ...`` of ``K_n / n`` are drawn as the curve ``(j, log10 s_j)``
-    (Fig. 3 plots them on a log scale), both axes rescaled to ``[0, 1]``. The point of maximum
-    curvature of this decreasing, convex-looking curve (the elbow where the fast decay turns into the
-    flat tail) is located as the point farthest below the chord joining its ends ("Kneedle",
-    Satopaa et al. 2011): ``j* = argmax_j (1 - x_j) - y_j``. The returned ``lambda`` is ``s_{j*}``:
-    "after this value the eigenvalues are relatively small" (Sec. 7). Eigenvalues below
-    ``floor * s_1`` (rounding noise) are dropped first.
-
-    Why not the discrete curvature ``|y''| / (1 + y'^2)^{3/2}``: on the nearly flat tail it is just
-    the second difference of rounding-level wiggles, so its maximum lands on the last few
-    eigenvalues (on MNIST digits, index 498 of 500), not on the elbow the paper describes.
+    The elbow of the curve ``(j, log10 s_j)`` of the eigenvalues ``eigvals`` of ``K_n / n``, both axes
+    rescaled to ``[0, 1]``: the point farthest below the chord ("Kneedle", ``docs/methods.md``); returns
+    ``s_{j*}``. Eigenvalues below ``floor * s_1`` are dropped first.
     """
     s = np.sort(np.asarray(torch.as_tensor(eigvals, dtype=torch.float64).cpu(), dtype=np.float64))[::-1]
     if s.size == 0 or not np.isfinite(s).all() or s[0] <= 0:

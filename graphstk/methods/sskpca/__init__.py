@@ -1,20 +1,9 @@
 """Semi-supervised kernel PCA (Walder, Henao, Mørup, Hansen): KPCA, MV-, LS- and LR-KPCA.
 
-All four methods look for one function ``f = sum_j alpha_j k(x_j, .)`` (representer theorem)
-over the ``m`` fit points, labeled and unlabeled alike, with
-
-* ``VAR[f] = sum_i (f(x_i) - mean f)^2`` (a *sum* over the ``m`` points, errata), i.e.
-  ``alpha^T P alpha`` with ``P = K K - K E_m K`` (centred) or ``P = K K`` (uncentred);
-* ``||f||_H^2 = alpha^T K alpha``.
-
-Modules, one job each:
-
-* :mod:`.basis`: the kernel basis (one eigendecomposition of the fit kernel, cached);
-* :mod:`.secular`: KPCA (Eq. 5), MV-KPCA (Eq. 6) and LS-KPCA's secular equation (Sec. 4);
-* :mod:`.irls`: LR-KPCA (Eqs. 16-21, corrected IRLS);
-* :mod:`.heads`: the linear SVM head (Sec. 7.1);
-* :mod:`.estimators`: the scikit-learn estimators :class:`KernelPCAClassifier`, :class:`MVKPCA`,
-  :class:`LSKPCA`, :class:`LRKPCA` (``fit(X, y)`` with ``-1`` marking unlabeled points).
+:mod:`.basis` (one eigendecomposition of the fit kernel, cached), :mod:`.secular` (KPCA Eq. 5,
+MV-KPCA Eq. 6, LS-KPCA's secular equation Sec. 4), :mod:`.irls` (LR-KPCA, Eqs. 16-21), :mod:`.heads`
+(the linear SVM head, Sec. 7.1), :mod:`.estimators` (the scikit-learn estimators). Derivations:
+``docs/methods.md``.
 """
 from .basis import (  # noqa: F401
     BASIS_CACHE, DECOMPOSITIONS, BasisCache, KernelBasis, array_key, basis_from_eigenpairs, kernel_basis,

@@ -37,8 +37,13 @@ _COMMON_CONSTRAINTS = {
 }
 
 
+def _like(X):
+    """What ``to_output`` matches: ``X``, or an empty tensor on a KernelOperator's device."""
+    return torch.empty(0, device=X.device) if isinstance(X, KernelOperator) else X
+
+
 class SSKPCABase(UnreachableMixin, ClassNamePrefixFeaturesOutMixin, ClassifierMixin, TransformerMixin, BaseEstimator):
-    """Shared fit/transform/predict of the semi-supervised KPCA estimators (module docstring).
+    """Shared fit/transform/predict of the semi-supervised KPCA estimators.
 
     Fitted attributes: ``classes_``, ``n_features_in_``, ``basis_``
     (:class:`~graphstk.methods.sskpca.KernelBasis`), ``beta_ [r, k]``, ``dual_coef_ [m, k]``
@@ -51,7 +56,6 @@ class SSKPCABase(UnreachableMixin, ClassNamePrefixFeaturesOutMixin, ClassifierMi
     _paired = False          # LS-/LR-KPCA: one eigenfunction per one-vs-rest column
     _path_keys: tuple = ()   # parameters that may vary along :meth:`fit_path`
 
-    # -- parameters -------------------------------------------------------------
     def _precomputed(self) -> bool:
         return isinstance(self.kernel, str) and self.kernel == "precomputed"
 
@@ -87,9 +91,7 @@ class SSKPCABase(UnreachableMixin, ClassNamePrefixFeaturesOutMixin, ClassifierMi
         self.sigma_ = float(sigma)
         return kernel_function(base.name, sigma=self.sigma_)
 
-    # -- fit ------------------------------------------------------------------------
     def _validate(self, X):
-        """``X`` checked (a tensor on its device, or a square KernelOperator); sets ``n_features_in_``."""
         self._device = X.device if isinstance(X, (Tensor, KernelOperator)) else torch.device("cpu")
         if isinstance(X, KernelOperator):
             if not self._precomputed():
@@ -102,7 +104,7 @@ class SSKPCABase(UnreachableMixin, ClassNamePrefixFeaturesOutMixin, ClassifierMi
         return X
 
     def _basis(self, Xt):
-        """Build the fit kernel of the validated ``Xt`` and its (cached) basis; returns ``m``."""
+        """Sets ``basis_`` (cached) for the validated ``Xt``; returns ``m``."""
         rank, centered, kind = self.rank, bool(self.centered), self._kind()
         m = int(Xt.shape[0])
         if kind == "precomputed":
@@ -119,8 +121,6 @@ class SSKPCABase(UnreachableMixin, ClassNamePrefixFeaturesOutMixin, ClassifierMi
 
             def make():
                 op = FeatureKernelOperator(Xt, kernel=kern)
-                # Lanczos on the lazy kernel (rank= required), never m x m in memory: above _DENSE_MAX, or
-                # where rank= is given and the dense decomposition does not fit the process
                 if m > _DENSE_MAX or (rank is not None and 3.0 * m * m * 8 > memory_limit(Xt.device)[0]):
                     return kernel_basis(op, rank=rank, centered=centered, dense_max=_DENSE_MAX)
                 check_allocation(3.0 * m * m * 8, f"the {m} x {m} fit kernel matrix and its eigendecomposition",
@@ -176,13 +176,9 @@ class SSKPCABase(UnreachableMixin, ClassNamePrefixFeaturesOutMixin, ClassifierMi
         return self
 
     def fit_path(self, X, y, params: list[dict]) -> list:
-        """Fit once per parameter set of ``params`` on the same ``X``, ``y``; returns the fitted copies.
-
-        The copies share the kernel basis (one decomposition) and, where the method allows,
-        the pencil ``P v = nu C v`` of each ``c`` (LS-, LR-, MV-KPCA: every ``s`` and
-        ``n_components`` of one ``c`` reuse it). Keys of ``params`` may be those of
-        ``_path_keys`` (e.g. ``c``, ``s``, ``n_components``, ``standardize``).
-        """
+        """Fit once per parameter set of ``params`` (keys of ``_path_keys``, e.g. ``c``, ``s``,
+        ``n_components``, ``standardize``) on the same ``X``, ``y``; returns the fitted copies, which share
+        the kernel basis and the pencil of each ``c``."""
         for p in params:
             bad = set(p) - set(self._path_keys)
             if bad:
@@ -227,7 +223,6 @@ class SSKPCABase(UnreachableMixin, ClassNamePrefixFeaturesOutMixin, ClassifierMi
             warnings.warn(f"n_components={k} exceeds the rank {self.basis_.r} of the fit kernel: "
                           f"{type(self).__name__} keeps {self.basis_.r} components", UserWarning, stacklevel=3)
 
-    # -- prediction ------------------------------------------------------------------
     def _values(self, X) -> Tensor:
         check_is_fitted(self, "head_")
         kind = self._kind()
@@ -253,7 +248,7 @@ class SSKPCABase(UnreachableMixin, ClassNamePrefixFeaturesOutMixin, ClassifierMi
 
     def transform(self, X):
         """Eigenfunction values ``f(x) = sum_j alpha_j k(x_j, x)`` at ``X``: ``[n, k]``."""
-        return to_output(self._values(X), X if not isinstance(X, KernelOperator) else torch.empty(0, device=X.device))
+        return to_output(self._values(X), _like(X))
 
     def _scores(self, X) -> Tensor:
         F = self._values(X)
@@ -269,8 +264,7 @@ class SSKPCABase(UnreachableMixin, ClassNamePrefixFeaturesOutMixin, ClassifierMi
 
     def decision_function(self, X):
         """SVM scores: ``[n]`` (two classes, ``> 0`` means ``classes_[1]``) or ``[n, C]`` one-vs-rest."""
-        like = X if not isinstance(X, KernelOperator) else torch.empty(0, device=X.device)
-        return to_output(self._scores(X), like)
+        return to_output(self._scores(X), _like(X))
 
     def score(self, X, y, sample_weight=None) -> float:
         """Accuracy of ``predict`` on the labeled entries of ``y`` (entries ``-1`` are unlabeled and left
@@ -291,8 +285,7 @@ class SSKPCABase(UnreachableMixin, ClassNamePrefixFeaturesOutMixin, ClassifierMi
             warnings.warn(f"{type(self).__name__}: {k} of {bad.numel()} points have all decision values zero or "
                           "not finite; predict marks them -1 instead of a class", UnreachableNodesWarning,
                           stacklevel=2)
-        like = X if not isinstance(X, KernelOperator) else torch.empty(0, device=X.device)
-        return labels_from_scores(self.classes_, S, bad, like)
+        return labels_from_scores(self.classes_, S, bad, _like(X))
 
     def _fit_scores(self) -> Tensor:
         s = torch.as_tensor(self.decision_function_fit())

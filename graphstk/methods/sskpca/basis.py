@@ -1,19 +1,6 @@
-"""The kernel basis of semi-supervised KPCA: one eigendecomposition of the fit kernel, reused.
-
-Every solve of :mod:`graphstk.methods.sskpca` runs in the coordinates of ``K = U diag(lam) U^T``
-(:class:`KernelBasis`): with ``Phi = U_r diag(lam_r)^{1/2}`` and ``alpha = U_r
-diag(lam_r)^{-1/2} beta``, ``||f||_H^2 = beta^T beta``, ``f = Phi beta`` on the fit points and
-``P`` becomes ``Phi^T H Phi`` (``r x r``). ``r`` is the numerical rank (eigenvalues above
-``tol * lam_max``) or, with ``rank=r``, the top ``r`` eigenpairs.
-
-The decomposition runs on the host (LAPACK ``eigh``, or ARPACK ``eigsh`` / the package's sparse
-Lanczos for ``rank=r`` on large operators): a kernel on an accelerator is moved to the host once.
-
-Reuse. The decomposition depends on neither labels nor ``c``/``s``: :data:`BASIS_CACHE` keeps the
-recent ones (bounded by bytes), keyed by a hash of the fit data and the kernel, so that
-cross-validation folds sharing their fit points (labeled + unlabeled) decompose the kernel once.
-:data:`DECOMPOSITIONS` counts the decompositions actually done.
-"""
+"""The kernel basis of semi-supervised KPCA: one eigendecomposition of the fit kernel
+(``K = U diag(lam) U^T``, ``Phi = U_r diag(lam_r)^{1/2}``), run on the host and reused across fits on the
+same points through :data:`BASIS_CACHE` (``docs/methods.md``)."""
 from __future__ import annotations
 
 import hashlib
@@ -34,8 +21,7 @@ from ...spectral.eigen import top_eigenpairs
 __all__ = ["DECOMPOSITIONS", "BASIS_CACHE", "KernelBasis", "kernel_basis", "basis_from_eigenpairs", "BasisCache",
            "array_key", "median_pairwise_distance"]
 
-#: Counts of the decompositions done: ``"kernel"`` (one ``m x m`` eigendecomposition of ``K``,
-#: or a Lanczos run), ``"pencil"`` (one ``r x r`` generalised eigendecomposition ``P v = nu C v``).
+#: Counts of the decompositions done: ``"kernel"`` (of ``K``, dense or Lanczos), ``"pencil"`` (``P v = nu C v``).
 DECOMPOSITIONS: Counter = Counter()
 
 
@@ -85,11 +71,8 @@ class KernelBasis:
 
 
 class BasisCache:
-    """A least-recently-used store of decompositions, bounded by the bytes of what it holds.
-
-    ``get(key, make)`` returns the stored value of ``key`` or stores ``make()``; ``clear()``
-    empties it. Values are :class:`KernelBasis` objects, NumPy arrays or tuples of them.
-    """
+    """A least-recently-used store of decompositions bounded by bytes: ``get(key, make)`` returns the stored
+    value of ``key`` or stores ``make()``; ``clear()`` empties it."""
 
     def __init__(self, max_bytes: float = 900e6):
         self.max_bytes, self.data, self.bytes = float(max_bytes), OrderedDict(), 0
@@ -126,7 +109,7 @@ class BasisCache:
         self.bytes = 0
 
 
-#: The decompositions the estimators reuse across fits on the same fit points (see module docstring).
+#: The decompositions the estimators reuse across fits on the same fit points.
 BASIS_CACHE = BasisCache()
 
 
@@ -163,11 +146,8 @@ def _check_psd(lam: np.ndarray, psd_tol: float, what: str = "kernel matrix") -> 
 
 
 def basis_from_eigenpairs(lam, U, rank: int | None = None, centered: bool = True, tol: float = 1e-10) -> KernelBasis:
-    """A :class:`KernelBasis` from given eigenpairs ``(lam [r], U [m, r])`` of the fit kernel.
-
-    The pairs are sorted by decreasing ``lam``; those below ``tol * lam_max`` are dropped, and
-    only the top ``rank`` kept when ``rank`` is given.
-    """
+    """A :class:`KernelBasis` from eigenpairs ``(lam [r], U [m, r])`` of the fit kernel: sorted by decreasing
+    ``lam``, those below ``tol * lam_max`` dropped, the top ``rank`` kept when given (``centered``: the VAR)."""
     lam = lam.detach().cpu().numpy() if isinstance(lam, Tensor) else np.asarray(lam, dtype=np.float64)
     U = U.detach().cpu().numpy() if isinstance(U, Tensor) else np.asarray(U, dtype=np.float64)
     order = np.argsort(-lam, kind="stable")
@@ -185,12 +165,9 @@ def kernel_basis(K, rank: int | None = None, centered: bool = True, tol: float =
     Parameters
     ----------
     K : KernelOperator, Tensor or ndarray ``[m, m]``
-        Symmetric positive semi-definite. A :class:`~graphstk.operators.SpectralKernelOperator`
-        (e.g. :func:`~graphstk.spectral.diffusion_kernel`) hands over its eigenpairs, no new
-        decomposition. Up to ``dense_max`` points: dense ``eigh`` on the host (with a PSD check;
-        a kernel on an accelerator is copied to the host once); larger operators need ``rank``
-        and use Lanczos (ARPACK ``eigsh`` on the host, or :func:`graphstk.spectral.top_eigenpairs`
-        for a sparse operator).
+        Symmetric PSD. A :class:`~graphstk.operators.SpectralKernelOperator` hands over its eigenpairs.
+        Up to ``dense_max`` points: dense ``eigh`` on the host; larger operators need ``rank`` (Lanczos:
+        ARPACK, or :func:`graphstk.spectral.top_eigenpairs` for a sparse operator).
     rank : int, optional
         Keep the top ``rank`` eigenpairs (``None``: all above ``tol * lam_max``).
     centered : bool, default True
@@ -253,12 +230,8 @@ def kernel_basis(K, rank: int | None = None, centered: bool = True, tol: float =
 
 
 def median_pairwise_distance(X) -> float:
-    """The exact median Euclidean distance over the pairs ``i < j`` of the rows of ``X`` (the width unit
-    of the semi-supervised KPCA experiments: the Gaussian width is ``sigma * median``), cached by content.
-
-    The pairwise rule of :func:`graphstk.operators.median_width` on every row (no subsampling), in
-    float64 on the host.
-    """
+    """The exact median Euclidean distance over the pairs ``i < j`` of the rows of ``X`` (every row, float64,
+    host; the width unit of the KPCA experiments), cached by content."""
     A = X.detach().cpu().double() if isinstance(X, Tensor) else torch.as_tensor(np.asarray(X, dtype=np.float64))
     med = float(BASIS_CACHE.get(("median", array_key(A)),
                                 lambda: np.array(median_width(A, max_samples=None, allow_zero=True))))

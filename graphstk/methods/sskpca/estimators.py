@@ -1,41 +1,14 @@
 """The semi-supervised KPCA estimators (Walder et al.): KPCA-10, MV-KPCA, LS-KPCA, LR-KPCA.
 
-One contract (scikit-learn's, as :class:`sklearn.semi_supervised.LabelSpreading`):
-``fit(X, y)`` with ``X`` the ``m`` fit points, labeled and unlabeled alike, and ``y`` their
-labels with ``-1`` marking an unlabeled point (any other negative, NaN or mixed-type label is a
-:class:`~graphstk.exceptions.LabelError`). Each estimator is a classifier (``predict`` returns
-labels from ``classes_``, ``decision_function`` the SVM scores) and a transformer
-(``transform`` returns the eigenfunction values ``f(x) = sum_j alpha_j k(x_j, x)``). NumPy in
-gives NumPy out; a tensor (or a :class:`~graphstk.operators.KernelOperator`) in gives a tensor
-out on its device.
-
-Kernels (parameter ``kernel``):
-
-* a feature kernel (``"gaussian"`` default, ``exp(-||x - y||^2 / (2 sigma^2))``, the paper's
-  ``exp(-gamma ||x - y||^2)`` with ``gamma = 1 / (2 sigma^2)``; any name of
-  :func:`~graphstk.operators.kernel_function` or a :class:`~graphstk.operators.Kernel`);
-* ``"diffusion"``: ``exp(-tau L)`` of the Gaussian-weighted ``n_neighbors``-NN graph of the fit
-  points (Sec. 7.2, :func:`~graphstk.operators.gaussian_knn_graph`), transductive;
-* ``"mixture"``: ``w K_sigma + (1 - w) exp(-tau L)`` (Sec. 7.2), transductive;
-* ``"precomputed"``: ``X`` is the ``[m, m]`` kernel of the fit points (array, tensor, or any
-  square :class:`~graphstk.operators.KernelOperator`, e.g. a graph kernel or a
-  :class:`~graphstk.operators.SpectralKernelOperator` whose eigenpairs are used as they are);
-  ``transform``/``predict`` take the ``[n, m]`` kernel between new points and the fit points.
-
-Devices: kernels are evaluated on the input's device; the eigendecomposition and the ``r x r``
-solves run on the host (LAPACK/ARPACK: the fit kernel is moved to the host once), and the
-fitted coefficients are moved back once, so ``transform``/``predict`` run on the device.
-Transductive kernels (``"diffusion"``, ``"mixture"``) accept only rows of the fit data in
-``transform``.
-
-Scale of ``s``: ``s`` is the root-mean-square deviation of ``f`` over the fit points, i.e. the
-paper's constraint is ``VAR[f] = m s^2`` (the paper's ``s`` is ``sqrt(m) s``).
+Classifiers and transformers with ``fit(X, y)``, ``-1`` marking an unlabeled point; kernels, devices and
+the transductive kernels: ``docs/estimators.md``. ``s`` is the RMS deviation of ``f`` over the fit
+points (the paper's constraint is ``VAR[f] = m s^2``).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT
+from .._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, store_params
 from .base import _COMMON_CONSTRAINTS, COMMON_DOC, SSKPCABase
 from .irls import lr_kpca
 from .secular import kpca_components, secular_solve, targets, within_class_scatter
@@ -61,8 +34,7 @@ class KernelPCAClassifier(SSKPCABase):
 
     def __init__(self, kernel="gaussian", sigma=None, n_components: int = 10, centered: bool = True,
                  rank=None, standardize: bool = False, n_neighbors: int = 10, tau: float = 1.0, w: float = 0.5):
-        self.kernel, self.sigma, self.n_components, self.centered, self.rank = kernel, sigma, n_components, centered, rank
-        self.standardize, self.n_neighbors, self.tau, self.w = standardize, n_neighbors, tau, w
+        store_params(self, locals())
 
     def _solve(self, lab, codes, cache):
         self._warn_components(int(self.n_components))
@@ -93,9 +65,7 @@ class MVKPCA(SSKPCABase):
 
     def __init__(self, kernel="gaussian", sigma=None, c: float = 1.0, n_components=None, centered: bool = True,
                  rank=None, standardize: bool = False, n_neighbors: int = 10, tau: float = 1.0, w: float = 0.5):
-        self.kernel, self.sigma, self.c, self.n_components, self.centered, self.rank = \
-            kernel, sigma, c, n_components, centered, rank
-        self.standardize, self.n_neighbors, self.tau, self.w = standardize, n_neighbors, tau, w
+        store_params(self, locals())
 
     def _solve(self, lab, codes, cache):
         c = float(self.c)
@@ -130,8 +100,7 @@ class LSKPCA(SSKPCABase):
 
     def __init__(self, kernel="gaussian", sigma=None, c: float = 1.0, s: float = 1.0, centered: bool = True,
                  rank=None, standardize: bool = False, n_neighbors: int = 10, tau: float = 1.0, w: float = 0.5):
-        self.kernel, self.sigma, self.c, self.s, self.centered, self.rank = kernel, sigma, c, s, centered, rank
-        self.standardize, self.n_neighbors, self.tau, self.w = standardize, n_neighbors, tau, w
+        store_params(self, locals())
 
     def _ls_start(self, lab, codes, cache, c, s2):
         basis = self.basis_
@@ -176,9 +145,7 @@ class LRKPCA(LSKPCA):
     def __init__(self, kernel="gaussian", sigma=None, c: float = 1.0, s: float = 1.0, centered: bool = True,
                  rank=None, max_iter: int = 50, tol: float = 1e-10, standardize: bool = False,
                  n_neighbors: int = 10, tau: float = 1.0, w: float = 0.5):
-        super().__init__(kernel=kernel, sigma=sigma, c=c, s=s, centered=centered, rank=rank,
-                         standardize=standardize, n_neighbors=n_neighbors, tau=tau, w=w)
-        self.max_iter, self.tol = max_iter, tol
+        store_params(self, locals())
 
     def _solve(self, lab, codes, cache):
         c, s = float(self.c), float(self.s)

@@ -1,11 +1,5 @@
-"""The classifier head of semi-supervised KPCA (Walder et al., Sec. 7.1): linear SVMs on
-eigenfunction values.
-
-The first eigenfunction and a 1-D threshold from a linear SVM on the labeled values (hard
-margin when separable, soft margin ``C = 1`` otherwise); the ``-10`` variants train the SVM on
-ten eigenfunctions. More than two classes: one-vs-rest. Training is host work on the few
-labeled points; :meth:`LinearHead.scores` runs on the device of its input.
-"""
+"""The classifier head of semi-supervised KPCA (Walder et al., Sec. 7.1): linear SVMs on eigenfunction
+values (hard margin when separable, else ``C = 1``; one-vs-rest), trained on the host."""
 from __future__ import annotations
 
 import math
@@ -41,7 +35,7 @@ class LinearHead:
 
 
 def _separable(Z: np.ndarray, t: np.ndarray) -> bool:
-    """Is there ``(w, b)`` with ``t_i (w . z_i + b) >= 1`` for all ``i``? (LP feasibility)."""
+    """Whether some ``(w, b)`` has ``t_i (w . z_i + b) >= 1`` for all ``i`` (LP feasibility)."""
     A = -t[:, None] * np.hstack([Z, np.ones((Z.shape[0], 1))])
     res = scipy.optimize.linprog(np.zeros(Z.shape[1] + 1), A_ub=A, b_ub=-np.ones(Z.shape[0]),
                                  bounds=[(None, None)] * (Z.shape[1] + 1), method="highs")
@@ -49,12 +43,7 @@ def _separable(Z: np.ndarray, t: np.ndarray) -> bool:
 
 
 def _hard_margin_1d(z: np.ndarray, t: np.ndarray) -> tuple[float, float] | None:
-    """The hard-margin SVM on one feature in closed form, or ``None`` if not separable.
-
-    Separable with ``w > 0`` iff ``max z[t<0] < min z[t>0]``: the maximum-margin threshold is the
-    midpoint, ``w = 2 / gap`` (the support points sit at ``+-1``), ``b = -w * midpoint``;
-    likewise with ``w < 0``. (Closed form instead of a QP: thousands of grid points call it.)
-    """
+    """``(w, b)`` of the hard-margin SVM on one feature (threshold at the gap's midpoint), or ``None``."""
     pos, neg = z[t > 0], z[t < 0]
     if pos.size == 0 or neg.size == 0:
         return None
@@ -69,23 +58,13 @@ def _hard_margin_1d(z: np.ndarray, t: np.ndarray) -> tuple[float, float] | None:
 
 
 def _soft_margin_1d(z: np.ndarray, t: np.ndarray, C: float) -> tuple[float, float]:
-    """The soft-margin linear SVM on one feature, exactly:
-    ``min_{w, b} w^2 / 2 + C sum_i max(0, 1 - t_i (w z_i + b))``.
-
-    For fixed ``w`` the hinge sum is convex piecewise linear in ``b``, minimised at the
-    ``n_+``-th smallest breakpoint (``n_+`` = number of ``+1`` points); the profile ``F(w)`` is
-    convex (partial minimisation of a jointly convex function), minimised by bounded Brent
-    (:func:`scipy.optimize.minimize_scalar`)
-    on ``|w| <= sqrt(2 C n)`` (``F(0) <= C n``). Used instead of scikit-learn's ``SVC`` because a
-    grid of thousands of one-feature problems spends most of its time in ``SVC``'s input checks.
-    """
+    """``argmin_{w, b} w^2 / 2 + C sum_i max(0, 1 - t_i (w z_i + b))`` on one feature: bounded Brent on the
+    convex profile in ``w`` (``|w| <= sqrt(2 C n)``), ``b`` at the ``n_+``-th breakpoint."""
     z = np.asarray(z, dtype=np.float64)
     n = z.size
     k = int((t > 0).sum()) - 1
 
     def best_b(w):
-        # hinge breakpoints in b; passing any of them raises the slope by 1 and the slope at
-        # -inf is -(number of +1 points), so the (k+1)-th smallest breakpoint is a minimiser
         bp = np.where(t > 0, 1.0 - w * z, -1.0 - w * z)
         b = float(np.partition(bp, k)[k])
         return b, float(np.maximum(0.0, 1.0 - t * (w * z + b)).sum())

@@ -1,11 +1,5 @@
-"""LR-KPCA (Walder et al., Eqs. 16-21, with the corrected IRLS step): logistic labeled loss by
-iteratively reweighted LS-KPCA, in the kernel basis (host NumPy/LAPACK work, ``r x r``).
-
-Step: ``z = sigmoid(t g)``, ``r = z (1 - z)``, working response ``g + t / z``,
-``C = I + (c/2) Phi_L^T R Phi_L``, ``b = (c/2) Phi_L^T R (g + t/z)``; a step that does not lower
-the objective is redone with a proximal term (``C + lam I``, ``b + lam beta_n``, ``lam`` growing
-tenfold).
-"""
+"""LR-KPCA (Walder et al., Eqs. 16-21, corrected IRLS step): logistic labeled loss by iteratively
+reweighted LS-KPCA in the kernel basis (host ``r x r`` work; the step: ``docs/methods.md``)."""
 from __future__ import annotations
 
 import warnings
@@ -43,15 +37,11 @@ def lr_objective(basis: KernelBasis, lab: np.ndarray, t: np.ndarray, c: float, b
 def lr_kpca(basis: KernelBasis, lab: np.ndarray, t: np.ndarray, c: float, s2: float,
             beta0: np.ndarray | None = None, max_iter: int = 50, tol: float = 1e-10,
             max_backoff: int = 30) -> LRResult:
-    """LR-KPCA for one target column ``t`` (``+-1``): IRLS with LS-KPCA inner solves.
-
-    Step (errata): ``g = Phi_L beta``, ``z = sigmoid(t g)``, ``r = z (1 - z)``,
-    ``C = I + (c/2) Phi_L^T R Phi_L``, ``b = (c/2) Phi_L^T R (g + t / z)``
-    (``R (g + t/z) = r g + t (1 - z)``, no overflow), then :func:`secular_solve`.
-    If the objective does not decrease, the step is redone with ``C + lam I``,
-    ``b + lam beta_n`` (``lam = 1e-6 ||C||``, tenfold up to ``max_backoff`` times); if none
-    helps, ``beta_n`` is returned as converged (no descent direction on the constraint set).
-    Start: LS-KPCA with the same ``c`` and ``s^2`` unless ``beta0`` is given.
+    """LR-KPCA for one target column ``t`` (``+-1``) of the labeled positions ``lab``: IRLS with LS-KPCA
+    inner solves (:func:`secular_solve`, ``VAR[f] = s2``, labeled loss weight ``c``), a step that does not
+    lower the objective redone with a proximal term up to ``max_backoff`` times. Starts from ``beta0``
+    (default: LS-KPCA with the same ``c``, ``s2``); stops after ``max_iter`` steps or a relative decrease
+    below ``tol``. Returns an :class:`LRResult`.
     """
     c, s2 = float(c), float(s2)
     t = np.asarray(t, dtype=np.float64)

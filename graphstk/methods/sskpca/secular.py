@@ -1,22 +1,6 @@
-"""LS-KPCA's secular equation (Walder et al., Sec. 4), KPCA (Eq. 5) and MV-KPCA (Eq. 6) in the kernel basis.
-
-* **KPCA** (Eq. 5): the largest ``mu`` of ``P a = mu K a`` (the paper's "largest lambda" of its
-  reversed pencil picks a degenerate vector), normalised ``a^T K a = 1``: ``eigh(P)`` in the basis.
-* **MV-KPCA** (Eq. 6): the largest ``mu`` of ``P a = mu Q a``,
-  ``Q = K + c sum_g K_g^T (I - E_|g|) K_g`` over the label groups ``g``.
-* **LS-KPCA** (Eqs. 10, 11, 14): ``min a^T K a + c ||K_L a - t||^2`` s.t. ``a^T P a = s^2``;
-  ``a = (C - zeta P)^{-1} b`` with ``C = K + c K_L^T K_L`` and ``b = c K_L^T t`` (the paper's
-  ``c K_L t`` is a typo). Solved through the secular equation (never the ``2m x 2m`` pencil of
-  Eq. 15): one symmetric-definite generalised eigendecomposition ``P v = nu C v`` (``V^T C V = I``),
-  then ``a(zeta) = sum_i (v_i^T b) / (1 - zeta nu_i) v_i`` and the root of
-  ``a^T P a = sum_i nu_i (v_i^T b)^2 / (1 - zeta nu_i)^2 = s^2`` left of the pole ``1 / nu_max`` by
-  Brent's method (:func:`scipy.optimize.brentq`). Hard case ``u^T b ~ 0`` (always for ``c = 0``):
-  ``zeta = 1 / nu_max`` and ``a = a_rest + theta u`` (for ``c = 0`` exactly ``+-s u``).
-
-The pencil ``P v = nu C v`` depends on ``c`` and the labeled set but not on ``s`` or ``t``: the
-path functions do one pencil per ``c`` for the whole ``s`` grid and all one-vs-rest targets.
-All of this is ``r x r`` host (LAPACK) work.
-"""
+"""KPCA (Eq. 5), MV-KPCA (Eq. 6) and LS-KPCA's secular equation (Walder et al., Sec. 4) in the kernel
+basis: one pencil ``P v = nu C v`` per ``c`` serves every ``s`` and target (``docs/methods.md``). Host
+(LAPACK) work on ``r x r`` matrices."""
 from __future__ import annotations
 
 import math
@@ -25,33 +9,34 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 import scipy.optimize
+import torch
 
+from ..semi_supervised import onevsrest_targets
 from .basis import DECOMPOSITIONS, KernelBasis
 
 __all__ = ["pencil", "SecularSolution", "secular_solve", "targets", "ls_kpca_path", "kpca_components",
            "mv_kpca_path", "within_class_scatter", "check_c", "check_s"]
 
 
+def _check_number(name: str, v, strict: bool, what: str = "") -> float:
+    bound = "> 0" if strict else ">= 0"
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number {bound}, got {v!r}") from None
+    if not (v > 0 if strict else v >= 0) or not math.isfinite(v):
+        raise ValueError(f"{name} must be a finite number {bound}{what}, got {v!r}")
+    return v
+
+
 def check_s(s) -> float:
     """``s`` as a float ``> 0`` (the RMS deviation of ``f`` over the fit points), else a clear error."""
-    try:
-        s = float(s)
-    except (TypeError, ValueError):
-        raise TypeError(f"s must be a number > 0, got {s!r}") from None
-    if not s > 0 or not math.isfinite(s):
-        raise ValueError(f"s must be a finite number > 0 (the RMS deviation of f over the fit points), got {s!r}")
-    return s
+    return _check_number("s", s, True, " (the RMS deviation of f over the fit points)")
 
 
 def check_c(c) -> float:
     """``c`` as a finite float ``>= 0`` (the weight of the labeled loss), else a clear error."""
-    try:
-        c = float(c)
-    except (TypeError, ValueError):
-        raise TypeError(f"c must be a number >= 0, got {c!r}") from None
-    if not c >= 0 or not math.isfinite(c):
-        raise ValueError(f"c must be a finite number >= 0, got {c!r}")
-    return c
+    return _check_number("c", c, False)
 
 
 def pencil(P: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -87,9 +72,8 @@ def secular_solve(nu: np.ndarray, V: np.ndarray, b: np.ndarray, s2: float, hard_
     sign_hint : ``[r]`` vector; in the hard case the sign of ``theta u`` makes
         ``sign_hint^T beta >= 0`` when ``u^T b`` is exactly 0 (e.g. ``Phi_L^T t``: agree with the labels).
 
-    Secular function in ``x = 1 - zeta nu_max`` (exact near the pole):
-    ``g(x) = sum_i nu_i d_i^2 / (1 - rho_i + x rho_i)^2``, ``d = V^T b``, ``rho = nu / nu_max``,
-    strictly decreasing in ``x``; its root ``g = s^2`` is found by Brent's method in ``log x``.
+    The root of ``g(x) = sum_i nu_i d_i^2 / (1 - rho_i + x rho_i)^2 = s^2`` (``x = 1 - zeta nu_max``,
+    ``d = V^T b``, ``rho = nu / nu_max``) by Brent's method in ``log x``.
     """
     s2 = float(s2)
     if not s2 > 0 or not math.isfinite(s2):
@@ -144,9 +128,9 @@ def secular_solve(nu: np.ndarray, V: np.ndarray, b: np.ndarray, s2: float, hard_
 
 def targets(y_lab: np.ndarray, classes: np.ndarray) -> np.ndarray:
     """``+-1`` targets: one column for two classes (``classes[1]`` is ``+1``), else one per class."""
-    if classes.size == 2:
-        return np.where(y_lab == classes[1], 1.0, -1.0)[:, None]
-    return np.stack([np.where(y_lab == k, 1.0, -1.0) for k in classes], axis=1)
+    match = np.asarray(y_lab)[:, None] == np.asarray(classes)[None, :]
+    codes = torch.from_numpy(np.where(match.any(1), match.argmax(1), -1))
+    return onevsrest_targets(codes, classes.size).numpy()
 
 
 def ls_kpca_path(basis: KernelBasis, lab: np.ndarray, T: np.ndarray, cs, s2s) -> dict:
