@@ -1,24 +1,8 @@
-"""One-class methods of the separating-kernel paper (De Vito, Rosasco, Toigo, Sec. 7), registered by name.
-
-* ``"Spectral"``: :class:`~graphstk.methods.SpectralSupportEstimator`, Tikhonov filter, Abel kernel,
-  ``sigma`` = median distance to the 10th nearest training neighbour, ``lambda`` at the maximum
-  curvature of the eigenvalue decay (Fig. 3); the score is ``F_n`` of Eq. 19.
-* ``"Spectral-<filter>"`` for every filter of :data:`~graphstk.methods.separating.FILTERS`
-  (``tikhonov``, ``cutoff``, ``landweber``, ``kpca``, ``nu``), the same heuristics.
-* ``"Parzen"``: :class:`~graphstk.methods.ParzenWindow`, the same kernel and width.
-* ``"1CSVM"``: scikit-learn ``OneClassSVM``, Gaussian kernel of the same width, ``nu = 0.9``,
-  scored by ``decision_function``.
-
-All are ``task="one-class"``: they fit on ``problem.labeled`` (samples of the set; no other label
-exists) and return 1-D scores for ``problem.eval`` (higher = more inside); the AUC over the
-threshold (the paper's varying offsets tau, tau', tau'') is the protocol's. Parameters are chosen
-from the training sample only. Grid key ``lam``: ``"auto"`` (the heuristic) or a number; grid
-points of one call share one eigendecomposition (the regularisation path). Fixed options a config
-may override (``fixed:``): ``sigma`` (``"auto"`` or a number), ``kernel``, ``approx``
-(``"exact"`` | ``"nystroem"`` | ``"rff"``), ``n_components``, ``n_neighbors``, and ``elbow_of``:
-``"K_n/n"`` (default; the elbow of the eigenvalues of ``K_n / n``, the operator ``g_lambda`` acts on in
-Eq. 19) or ``"K_n"`` (a reproduction study: the elbow read off the eigenvalues of ``K_n`` itself and
-used as the ``lambda`` of ``(K_n + n lambda I)^{-1}``, i.e. ``n`` times larger).
+"""One-class methods of the separating-kernel paper (De Vito, Rosasco, Toigo, Sec. 7), registered by name:
+``Spectral`` and ``Spectral-<filter>`` (:class:`~graphstk.methods.SpectralSupportEstimator`, ``F_n`` of
+Eq. 19), ``Parzen`` (:class:`~graphstk.methods.ParzenWindow`) and ``1CSVM`` (scikit-learn's ``OneClassSVM``).
+Each fits on ``problem.labeled`` and returns 1-D scores (higher = more inside). Heuristics and options:
+docs/experiments.md, "Separating kernels".
 """
 from __future__ import annotations
 
