@@ -1,11 +1,8 @@
 """One experiment end to end: datasets -> protocol splits -> cached selections -> rows -> files.
 
-The loop is (task, dataset, level, repetition, method series), where the task's protocol
-(:mod:`graphstk.experiments.protocols`) says what a level (``p_test``, or a number of labeled
-points) and a repetition (a seed, or one of the dataset's own splits) are, how the sets are
-drawn, how a method series is evaluated and how records become a row. Every finished unit is
-cached in ``OUT/cache/`` before the next one starts, so a rerun of the same config resumes
-where an interrupted one stopped and reproduces identical numbers.
+The loop is (task, dataset, level, repetition, method series); the task's protocol
+(:mod:`graphstk.experiments.protocols`) fills in each step. Every finished unit is cached in ``OUT/cache/``
+before the next starts, so a rerun resumes where an interrupted one stopped with identical numbers.
 """
 from __future__ import annotations
 

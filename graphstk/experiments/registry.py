@@ -1,29 +1,10 @@
 """Methods by name: the one interface through which every protocol calls a method.
 
-A protocol hands a method a :class:`MethodInput` (features and/or graph, the labels of the
-labeled fit points only, the ids it may use unlabeled, the ids to score) and a list of
-grid points; the method returns one score tensor per grid point. The runner never knows
-a method's internals; a method never sees a validation or test label.
-
-Registrations live in :mod:`graphstk.experiments.registrations` (one module per topic), which import
-this module and register into its table. This module never imports a registration: :data:`SHIPPED` names
-the module of every shipped method, and :func:`get_method` loads that module (by name, with importlib) the
-first time a config names one of its methods, so a run loads only the methods it runs. Each entry declares
-its parameters (:class:`~.params.Param`), so that every grid value of a config is checked when the config
-loads: :meth:`MethodEntry.resolve` turns a config's method entry into a :class:`MethodSpec` (full grid,
-sweep, options).
-
-Example::
-
-    from graphstk.experiments.registry import MethodEntry, MethodInput, register_method
-
-    def _nearest_mean(problem: MethodInput, grid: list[dict]) -> list[torch.Tensor]:
-        ...                                  # one [len(problem.eval), C] tensor per grid point
-
-    register_method(MethodEntry(name="NearestMean", needs=frozenset({"features"}),
-                                task="classification", grid={"shrink": [0.0, 0.5]},
-                                fit_predict=_nearest_mean,
-                                params=(Param("shrink", float, low=0, high=1),)))
+A protocol hands a method a :class:`MethodInput` and a list of grid points; the method returns one score
+tensor per grid point and never sees a validation or test label. Registrations live in
+:mod:`graphstk.experiments.registrations`; :data:`SHIPPED` names the module of every shipped method, which
+:func:`get_method` loads the first time a config names one of its methods. Registering a method:
+docs/experiments.md, "Methods by name".
 """
 from __future__ import annotations
 
@@ -286,8 +267,7 @@ class MethodEntry:
                           {k: grid[k] for k in self.gridable if k in grid}, sweep, options)
 
     def _options(self, m: dict, *at) -> dict:
-        """The declared options and the ``fixed`` values (under ``fixed:`` or, for a declared option,
-        written directly) that differ from the registration's."""
+        """The declared options and the ``fixed`` values of ``m`` that differ from the registration's."""
         given = {k: (v, (*at, "fixed", k)) for k, v in (m.get("fixed") or {}).items()}
         for k in [k for k in m if k not in ("label", "grid", "sweep", "fixed")]:
             if k not in self.options:

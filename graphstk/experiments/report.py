@@ -55,8 +55,7 @@ def _sweep(row) -> str:
 
 
 def _method(row) -> str:
-    """The method label plus its non-default options; the kernel-PCA ``support`` is always shown
-    (``SP-topd (t) [support=labeled]``), so every row says which variant ran."""
+    """The method label plus its non-default options; the kernel-PCA ``support`` is always shown."""
     opts = row.get("options") or {}
     suffix = options_suffix(opts, row["method"])
     if "support" in opts and "support=" not in suffix:
@@ -280,8 +279,7 @@ def _vector_section(cfg: dict, rows: list[dict], desc: dict, h: str = "##") -> l
 
 
 def _pivots(rows: list[dict], h: str = "##") -> list[str]:
-    """Paper-style tables (methods x datasets, "ours (paper)") per level (p_test or n_labeled), for rows
-    without sweep."""
+    """Paper-style tables (methods x datasets, "ours (paper)") per level, for rows without sweep."""
     plain = [r for r in rows if not r.get("sweep")]
     datasets = list(dict.fromkeys(r["dataset"] for r in plain))
     if len(datasets) < 2:

@@ -1,10 +1,7 @@
 """The config schema: one pydantic model per protocol, discriminated on ``protocol``.
 
-Every key of a config is a field of these models (their descriptions are the reference part of
-docs/experiments.md, written by :mod:`graphstk.experiments.schema_doc`). Unknown keys are refused
-with the closest known key; datasets are resolved by :mod:`graphstk.experiments.datasets` and
-:mod:`graphstk.experiments.vector_data`, methods by their registrations
-(:meth:`graphstk.experiments.registry.MethodEntry.resolve`), before anything runs.
+Field descriptions are the reference part of docs/experiments.md (:mod:`.schema_doc`). Unknown keys are
+refused with the closest known key; datasets and methods are resolved before anything runs.
 """
 from __future__ import annotations
 

@@ -131,8 +131,7 @@ class Protocol:
                 ("graphstk.experiments.registry", "graphstk.experiments.metrics", "graphstk.experiments.vector_data"))
 
     def _select(self, scores: list, nv: int, y_val, y_test, score) -> tuple[list, list, int]:
-        """``(val, test, best)``: ``score`` of the first ``nv`` rows (val) and of the others (test) per grid
-        point, and the point with the best val score (ties: the first)."""
+        """``(val, test, best)``: ``score`` of the first ``nv`` rows and of the rest, and the best val point."""
         val = [score(s[:nv], y_val) for s in scores]
         test = [score(s[nv:], y_test) for s in scores]
         return val, test, select(val, higher_is_better=self.higher_is_better)

@@ -168,4 +168,5 @@ KRLSC = register_method(MethodEntry(
     description="kernel RLS classifier, Gaussian kernel (sigma x median fit distance), one-vs-rest (supervised)"))
 LINEAR_SVM = register_method(MethodEntry(
     name="LinearSVM", needs=frozenset({"features"}), task="classification", grid={"C": list(C_GRID)},
-    fit_predict=linear_svm_fit_predict, params=_PARAMS, description="linear SVM (sklearn LinearSVC, one-vs-rest; supervised)"))
+    fit_predict=linear_svm_fit_predict, params=_PARAMS,
+    description="linear SVM (sklearn LinearSVC, one-vs-rest; supervised)"))

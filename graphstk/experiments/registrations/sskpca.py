@@ -49,8 +49,7 @@ def _one_class(present: np.ndarray, n_eval: int, C: int, n_points: int) -> list[
 
 
 class _Fold:
-    """The fit points of one call (labeled + unlabeled, sorted), their labels (``-1`` unlabeled)
-    and where the eval points are."""
+    """The fit points of one call (sorted), their labels (``-1`` unlabeled), where the eval points are."""
 
     def __init__(self, problem: MethodInput):
         if problem.X is None:
@@ -114,7 +113,7 @@ def _path_fit_predict(cls, path_keys: tuple, fixed: dict | None = None):
 ls_fit_predict = _path_fit_predict(LSKPCA, ("c", "s", "standardize"))
 ls_fit_predict.__doc__ = "LS-KPCA (Eqs. 10, 11, 14) for every grid point: one basis per kernel, one pencil per ``c``."
 lr_fit_predict = _path_fit_predict(LRKPCA, ("c", "s", "standardize", "max_iter", "tol"), {"max_iter": 20, "tol": 1e-6})
-lr_fit_predict.__doc__ = "LR-KPCA (corrected IRLS) for every grid point, started from LS-KPCA with the same ``c``, ``s``."
+lr_fit_predict.__doc__ = "LR-KPCA (corrected IRLS) per grid point, started from LS-KPCA with the same ``c``, ``s``."
 mv_fit_predict = _path_fit_predict(MVKPCA, ("c", "n_components", "standardize"))
 mv_fit_predict.__doc__ = "MV-KPCA (Eq. 6) and MV-KPCA-10 (``n_components``), one pencil per (kernel, ``c``)."
 kpca_fit_predict = _path_fit_predict(KernelPCAClassifier, ("n_components", "standardize"))
@@ -157,8 +156,7 @@ for _name, _fit, _grid, _fixed, _what in (
 # graphs (node classification): LS-KPCA on the STKR graph kernel
 # ---------------------------------------------------------------------------
 def _graph_eigenpairs(problem: MethodInput, rank: int, support: str):
-    """``(lam, U, nodes)``: top-``rank`` eigenpairs of ``S = D^-1/2 W D^-1/2`` on ``nodes`` (``support``:
-    the components holding a label, or all), cached in :data:`~graphstk.methods.sskpca.BASIS_CACHE`."""
+    """``(lam, U, nodes)``: top-``rank`` eigenpairs of ``D^-1/2 W D^-1/2`` on the ``support`` nodes, cached."""
     data = problem.data
     N = int(data.num_nodes)
     ei = data.edge_index.cpu()
