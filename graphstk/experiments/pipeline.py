@@ -81,13 +81,10 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
         wraps it in a ``graphstk.experiments.kernels.KernelCache`` of its own.
     """
     with run_lock(out_dir):
-        return _run_experiment(cfg, out_dir, data_root, progress=progress, log=log, write=write,
-                               kernel_factory=kernel_factory)
+        return _run_experiment(cfg, out_dir, data_root, progress, log, write, kernel_factory)
 
 
-def _run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = None, *,
-                    progress: bool = True, log: Callable[[str], None] | None = None, write: bool = True,
-                    kernel_factory: KernelFactory | None = None) -> dict:
+def _run_experiment(cfg, out_dir, data_root, progress, log, write, kernel_factory) -> dict:
     if log is None:
         def log(msg: str) -> None:
             tqdm.write(msg, file=sys.stderr)
@@ -131,9 +128,9 @@ def _run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None =
                 unit = protocol.prepare(spec, data, level, rep)
                 for m, sweep, grid in series:
                     name = f"{m.display()}{_sweep_str(sweep)}"
-                    bar.set_postfix_str(f"{spec.name} {name} {_level_str(protocol, level)} "
-                                        f"{'split' if protocol.name == 'fixed-splits' else 'seed'}={rep}",
-                                        refresh=False)
+                    where = (f"{_level_str(protocol, level)} "
+                             f"{'split' if protocol.name == 'fixed-splits' else 'seed'}={rep}")
+                    bar.set_postfix_str(f"{spec.name} {name} {where}", refresh=False)
                     payload = protocol.payload(spec, fp, level, rep, unit, m, grid, code)
                     label = protocol.label(spec.name, name, level, rep)
                     rec = cache.get(label, payload)
@@ -143,8 +140,7 @@ def _run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None =
                                 rec = protocol.evaluate(m, grid, data, unit, level, rep)
                             rec["warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
                         except Exception as err:
-                            raise RunError(f"{spec.name} / {name} / {_level_str(protocol, level)} / "
-                                           f"{'split' if protocol.name == 'fixed-splits' else 'seed'}={rep}: "
+                            raise RunError(f"{spec.name} / {name} / {where.replace(' ', ' / ')}: "
                                            f"{type(err).__name__}: {err}") from err
                         cache.put(label, payload, rec)
                         computed += 1
