@@ -70,14 +70,8 @@ def subset(ds, ids: torch.Tensor, name: str | None = None):
         parts[key] = m[m >= 0]
     splits = {}
     for L, pairs in ds.splits.items():
-        mapped = []
-        for lab, unl in pairs:
-            a, b = new_id[lab], new_id[unl]
-            if bool((a < 0).any()) or bool((b < 0).any()):
-                mapped = None
-                break
-            mapped.append((a, b))
-        if mapped:
+        mapped = [(new_id[lab], new_id[unl]) for lab, unl in pairs]
+        if mapped and all(bool((a >= 0).all()) and bool((b >= 0).all()) for a, b in mapped):
             splits[L] = mapped
     return dataclasses.replace(ds, name=name or ds.name, X=X, y=ds.y[ids].clone(), classes=list(ds.classes),
                                parts=parts, splits=splits)

@@ -188,22 +188,17 @@ for _name in ("GCN", "GAT", "APPNP", "MLP", "MLP+C&S"):
         description=f"{_name} with PyG's layers, hyperparameters of a named published setting (preset: "
                     f"{', '.join(PRESETS[_name])})"))
 _LR_DECAY = list(WEIGHT_DECAYS)
-register_method(MethodEntry(
-    name="SGC", needs=_FEATURES_GRAPH, task="classification", grid={"weight_decay": _LR_DECAY},
-    fit_predict=filter_lr_fit_predict, fixed={"filter": "sgc", "K": 2},
-    description="SGC (Wu et al. 2019): logistic regression on S~^K X, K=2 (Eq. 8)"))
-register_method(MethodEntry(
-    name="S2GC", needs=_FEATURES_GRAPH, task="classification", grid={"weight_decay": _LR_DECAY},
-    fit_predict=filter_lr_fit_predict, fixed={"filter": "s2gc", "K": 16, "alpha": 0.05},
-    description="S2GC (Zhu & Koniusz 2021): logistic regression on alpha X + (1 - alpha) mean_k S~^k X, K=16"))
-register_method(MethodEntry(
-    name="DGC", needs=_FEATURES_GRAPH, task="classification", grid={"t": [5.27, 3.78], "weight_decay": _LR_DECAY},
-    fit_predict=filter_lr_fit_predict, fixed={"filter": "dgc", "K": 250},
-    description="DGC (Wang et al. 2021): logistic regression on the heat kernel (I - (T/K)(I - S~))^K X, "
-                "K=250, T among the published Cora / CiteSeer values"))
-register_method(MethodEntry(
-    name="GGCM", needs=_FEATURES_GRAPH, task="classification",
-    grid={"decline_neg": [0.5, 1.0], "weight_decay": _LR_DECAY}, fit_predict=ggcm_lr_fit_predict,
-    fixed={"filter": "ggcm", "K": 16, "alpha": 0.15},
-    description="GGCM (Wang et al. 2023): logistic regression on lazy and negative-graph inverse steps, "
-                "0.15 X + 0.85 mean over 16 steps; decline_neg among the published Cora / CiteSeer values"))
+for _name, _fit, _grid, _fixed, _what in (
+        ("SGC", filter_lr_fit_predict, {}, {"filter": "sgc", "K": 2},
+         "SGC (Wu et al. 2019): logistic regression on S~^K X, K=2 (Eq. 8)"),
+        ("S2GC", filter_lr_fit_predict, {}, {"filter": "s2gc", "K": 16, "alpha": 0.05},
+         "S2GC (Zhu & Koniusz 2021): logistic regression on alpha X + (1 - alpha) mean_k S~^k X, K=16"),
+        ("DGC", filter_lr_fit_predict, {"t": [5.27, 3.78]}, {"filter": "dgc", "K": 250},
+         "DGC (Wang et al. 2021): logistic regression on the heat kernel (I - (T/K)(I - S~))^K X, "
+         "K=250, T among the published Cora / CiteSeer values"),
+        ("GGCM", ggcm_lr_fit_predict, {"decline_neg": [0.5, 1.0]}, {"filter": "ggcm", "K": 16, "alpha": 0.15},
+         "GGCM (Wang et al. 2023): logistic regression on lazy and negative-graph inverse steps, "
+         "0.15 X + 0.85 mean over 16 steps; decline_neg among the published Cora / CiteSeer values")):
+    register_method(MethodEntry(name=_name, needs=_FEATURES_GRAPH, task="classification",
+                                grid={**_grid, "weight_decay": _LR_DECAY}, fit_predict=_fit, fixed=_fixed,
+                                description=_what))

@@ -26,12 +26,8 @@ def _rows(problem: MethodInput, idx: torch.Tensor) -> torch.Tensor:
     return feature_rows(problem.X, idx, tensor=True)
 
 
-def _sigma(point: dict):
-    s = point.get("sigma", "auto")
-    return None if s in (None, "auto") else float(s)
-
-
-def _lam(v):
+def _auto(v):
+    """``None`` for ``"auto"`` (or no value), else ``float(v)``."""
     return None if v in (None, "auto") else float(v)
 
 
@@ -44,12 +40,12 @@ def spectral_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch
         p = points[idx[0]]
         approx = p.get("approx", "exact")
         est = SpectralSupportEstimator(
-            kernel=p.get("kernel", "abel"), sigma=_sigma(p), filter=p.get("filter", "tikhonov"), lam=None,
+            kernel=p.get("kernel", "abel"), sigma=_auto(p.get("sigma")), filter=p.get("filter", "tikhonov"), lam=None,
             nu=float(p.get("nu", 1.0)), approx=None if approx in (None, "exact") else approx,
             n_components=p.get("n_components"), n_neighbors=int(p.get("n_neighbors", 10)),
             random_state=problem.seed).fit(Xtr)
         auto = est.lam_ * (Xtr.shape[0] if p.get("elbow_of", "K_n/n") == "K_n" else 1)
-        lams = [auto if v is None else v for v in (_lam(points[i].get("lam", "auto")) for i in idx)]
+        lams = [auto if v is None else v for v in (_auto(points[i].get("lam")) for i in idx)]
         F = est.score_samples(Z, lam=lams)
         for j, i in enumerate(idx):
             out[i] = F[:, j]
@@ -59,7 +55,8 @@ def spectral_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch
 def parzen_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Parzen window ``(1/n) sum_i K(x, x_i)``, the spectral estimator's kernel and width."""
     Xtr, Z = _rows(problem, problem.labeled), _rows(problem, problem.eval)
-    return [ParzenWindow(kernel=p.get("kernel", "abel"), sigma=_sigma(p), n_neighbors=int(p.get("n_neighbors", 10)))
+    return [ParzenWindow(kernel=p.get("kernel", "abel"), sigma=_auto(p.get("sigma")),
+                         n_neighbors=int(p.get("n_neighbors", 10)))
             .fit(Xtr).score_samples(Z) for p in points]
 
 
@@ -68,7 +65,7 @@ def one_class_svm_fit_predict(problem: MethodInput, points: list[dict]) -> list[
     Xtr, Z = _rows(problem, problem.labeled), _rows(problem, problem.eval)
     out = []
     for p in points:
-        sigma = _sigma(p)
+        sigma = _auto(p.get("sigma"))
         if sigma is None:       # the Euclidean width of the spectral estimator (Abel kernel)
             sigma = width_heuristic(Xtr, int(p.get("n_neighbors", 10)), "abel")
         svm = gaussian_one_class_svm(sigma, nu=float(p.get("nu", 0.9))).fit(Xtr.numpy())
