@@ -55,7 +55,7 @@ def call_method(entry: MethodEntry, options: dict, problem: MethodInput, points:
     return res
 
 
-def unlabeled_rest(n: int, *excluded: torch.Tensor) -> torch.Tensor:
+def rest_ids(n: int, *excluded: torch.Tensor) -> torch.Tensor:
     """The ids of ``0..n-1`` outside every tensor of ``excluded``."""
     rest = torch.ones(n, dtype=torch.bool)
     for ids in excluded:

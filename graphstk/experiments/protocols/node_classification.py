@@ -19,7 +19,7 @@ from ..datasets import split_fingerprint
 from ..metrics import accuracies, mean_std, select
 from ..paper import paper_cell
 from ..registry import MethodInput, grid_points
-from .base import Protocol, ProtocolError, call_method, masked_labels, unlabeled_rest
+from .base import Protocol, ProtocolError, call_method, masked_labels, rest_ids
 
 __all__ = ["NodeClassification", "num_classes_of", "UNREACHABLE_TEXT"]
 
@@ -81,7 +81,7 @@ class NodeClassification(Protocol):
     def _problem(self, data, split, hidden: list, evals: list, rep: int) -> MethodInput:
         y = data.y.long()
         return MethodInput(X=self._features(data), data=data, y=masked_labels(y, split.train), labeled=split.train,
-                           unlabeled=unlabeled_rest(y.numel(), split.train, *hidden), eval=torch.cat(evals),
+                           unlabeled=rest_ids(y.numel(), split.train, *hidden), eval=torch.cat(evals),
                            num_classes=num_classes_of(data), seed=rep, device=self.device,
                            options=self.cfg.solver.model_dump(), kernels=self.kernels)
 

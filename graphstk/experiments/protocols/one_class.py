@@ -13,7 +13,7 @@ import torch
 
 from ..metrics import auc
 from ..registry import grid_points
-from .base import ProtocolError, VectorProtocol, call_method
+from .base import ProtocolError, VectorProtocol, call_method, rest_ids
 
 __all__ = ["OneClass"]
 
@@ -58,9 +58,7 @@ class OneClass(VectorProtocol):
             tr, te = perm[:a], perm[a:]
         elif tr is None or te is None:
             known = tr if tr is not None else te
-            mask = torch.ones(n, dtype=torch.bool)
-            mask[known] = False
-            other = torch.nonzero(mask).flatten()
+            other = rest_ids(n, known)
             tr, te = (known, other) if te is None else (other, known)
 
         def reduce(ids, size, key):

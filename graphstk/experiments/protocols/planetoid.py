@@ -14,7 +14,7 @@ import torch
 from torch_geometric.data import Data
 
 from ..registry import MethodInput, get_method, grid_points
-from .base import Protocol, ProtocolError, call_method, unlabeled_rest
+from .base import Protocol, ProtocolError, call_method, rest_ids
 from .node_classification import num_classes_of
 
 __all__ = ["Planetoid", "FIT_LABELS", "public_split"]
@@ -75,7 +75,7 @@ class Planetoid(Protocol):
     def _problem(self, data, X, labeled, evaluate, hide, num_classes, rep, val=None) -> MethodInput:
         y_in = torch.full((int(data.num_nodes),), -1, dtype=torch.long)
         y_in[labeled] = data.y[labeled].long()
-        rest = unlabeled_rest(int(data.num_nodes), labeled, *(() if hide is None else (hide,)))
+        rest = rest_ids(int(data.num_nodes), labeled, *(() if hide is None else (hide,)))
         return MethodInput(X=X, data=_graph_only(data, y_in), y=y_in, labeled=labeled, unlabeled=rest, eval=evaluate,
                            num_classes=num_classes, seed=rep, kernels=self.kernels, val=val,
                            y_val=None if val is None else data.y[val].long())
