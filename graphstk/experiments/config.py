@@ -1,9 +1,6 @@
-"""Experiment configs: YAML loading, validation through the schema, command-line overrides.
-
-A config is a YAML mapping (docs/experiments.md lists every key, generated from
-:mod:`graphstk.experiments.schema`). It is checked completely before anything is computed;
-every problem raises :class:`ConfigError` naming the key path (``tasks[0].methods[2].grid.beta``),
-the value as written and what is allowed there.
+"""Experiment configs: YAML loading, validation through :mod:`graphstk.experiments.schema`, command-line
+overrides. Every problem raises :class:`ConfigError` naming the key path (``tasks[0].methods[2].grid.beta``),
+the value as written and what is allowed there, before anything is computed.
 """
 from __future__ import annotations
 
@@ -83,8 +80,7 @@ _TAGS = {"str", "int", "float", "bool", *PROTOCOLS,
 
 
 def _config_error(err: ValidationError) -> ConfigError:
-    """The deepest error of ``err`` as a :class:`ConfigError`: the key path as the user wrote it
-    and the message in the project's words."""
+    """The deepest error of ``err`` as a :class:`ConfigError`."""
     found = []
     for e in err.errors():
         kind, v, ctx = e["type"], e.get("input"), e.get("ctx") or {}

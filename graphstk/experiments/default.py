@@ -1,8 +1,5 @@
-"""The built-in default experiment: ``python run.py`` with no config.
-
-It needs no dataset files and no network: Zachary's karate club (networkx, label
-``club``) and a seeded stochastic block model (networkx, label ``block``), every method
-of the paper with small grids, 5 seeds. It finishes in seconds on a laptop CPU.
+"""The built-in default experiment (``python run.py`` with no config): Zachary's karate club and a seeded
+stochastic block model (networkx, no files, no network), every method of the STKR paper with small grids.
 """
 from __future__ import annotations
 

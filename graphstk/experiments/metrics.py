@@ -1,12 +1,6 @@
-"""The metrics and the model-selection rule every protocol shares.
-
-* :func:`accuracies` / :func:`accuracy`: argmax accuracy in percent, with the two conventions
-  for a score row that carries no information (all zero or not finite: no label reached it);
-* :func:`n_wrong` / :func:`error_rate`: classification error in percent;
-* :func:`auc`: ROC AUC of one-class scores;
-* :func:`select` (from :mod:`graphstk.methods.selection`): the best grid point (ties: the first in grid
-  order; NaN never wins);
-* :func:`mean_std`: mean and sample standard deviation over repetitions.
+"""The metrics and the model-selection rule every protocol shares: argmax accuracy (two conventions for
+unreachable rows), classification error, ROC AUC, :func:`select` (ties: the first grid point; NaN never
+wins) and :func:`mean_std` over repetitions.
 """
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Command-line overrides of a parsed config: ``--seeds N``, ``--quick``, ``--datasets NAME ...``, ``--device``.
-
-:func:`override_tasks` applies them to a config's tasks; :meth:`Runnable.with_overrides
-<graphstk.experiments.schema.Runnable.with_overrides>` (and :func:`graphstk.experiments.config.with_overrides`)
-put the tasks back into a config. This module stands below :mod:`graphstk.experiments.schema`.
+"""Command-line overrides of a parsed config: ``--seeds N``, ``--quick``, ``--datasets NAME ...``, ``--device``
+(:func:`override_tasks`; :meth:`graphstk.experiments.schema.Runnable.with_overrides` puts the tasks back).
 """
 from __future__ import annotations
 
@@ -34,8 +31,7 @@ QUICK_DCSBM_NODES = 3000
 
 
 def _quick_levels(task) -> dict:
-    """``--quick``: the first level only (``p_test``, ``n_labeled`` or ``fit_labels``) where a task lists
-    several."""
+    """``--quick``: the first level only (``p_test``, ``n_labeled`` or ``fit_labels``) where a task lists several."""
     out = {}
     for key in ("p_test", "n_labeled", "fit_labels"):
         vals = getattr(task, key, None)
@@ -56,8 +52,7 @@ def _quick_values(key: str, values: list) -> list:
 
 
 def _quick_grid(m) -> dict:
-    """``--quick``: method series ``m``'s grid thinned, its ``epochs`` capped; a method that trains for
-    ``epochs`` (a parameter it declares) but leaves it to its defaults gets ``epochs: [QUICK_MAX_EPOCHS]``."""
+    """``--quick``: ``m``'s grid thinned and its ``epochs`` capped (or set) at ``QUICK_MAX_EPOCHS``."""
     grid = {k: _quick_values(k, thin_grid(v)) for k, v in m.grid.items()}
     if "epochs" not in grid and (m.sweep is None or m.sweep.param != "epochs") and \
             "epochs" in get_method(m.label).gridable:
@@ -66,9 +61,7 @@ def _quick_grid(m) -> dict:
 
 
 def _quick_dataset(spec):
-    """``--quick``: a vector dataset drawn per class (``n_per_class``) is drawn with at most
-    ``QUICK_MAX_PER_CLASS`` per class; a generated ``dcsbm`` graph has at most ``QUICK_DCSBM_NODES``
-    nodes (its edges scaled alike, generated whole); every other dataset is kept whole."""
+    """``--quick``: ``n_per_class`` capped at ``QUICK_MAX_PER_CLASS``, a dcsbm graph at ``QUICK_DCSBM_NODES``."""
     vec = spec.vector or {}
     if vec.get("n_per_class", 0) > QUICK_MAX_PER_CLASS:
         return replace(spec, vector={**vec, "n_per_class": QUICK_MAX_PER_CLASS})

@@ -1,19 +1,6 @@
-"""Parameter declarations of the registered methods: one :class:`Param` per parameter.
-
-A method's registration declares each of its grid and fixed parameters once, with a type and
-a range (in the style of scikit-learn's ``_parameter_constraints``); the config check reads the
-declaration to refuse a bad value when the config loads, naming the value as the user wrote it,
-and the registration reads the same declaration through :meth:`Param.check` before it calls an
-estimator. Example::
-
-    Param("beta", float, low=0, low_open=True)              # beta > 0
-    Param("eta", float, low=0, high=1, low_open=True, high_open=True)
-    Param("loss", str, choices=("square", "hinge"))
-    Param("lam", float, low=0, low_open=True, special=("auto",))   # "auto" or a number > 0
-    Param.of("nu", OneClassSpectral._parameter_constraints["nu"])  # an estimator's own declaration
-
-The helpers at the end word the config errors: :func:`fail` is an error at a key path below the
-model being validated, which :mod:`graphstk.experiments.config` reports as a ``ConfigError``.
+"""Parameter declarations of the registered methods (one :class:`Param` per parameter, in the style of
+scikit-learn's ``_parameter_constraints``), and the helpers that word config errors (:func:`fail`: an error
+at a key path, reported by :mod:`graphstk.experiments.config` as a ``ConfigError``).
 """
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """One experiment end to end: datasets -> protocol splits -> cached selections -> rows -> files.
 
-The loop is (task, dataset, level, repetition, method series), where the task's protocol
-(:mod:`graphstk.experiments.protocols`) says what a level (``p_test``, or a number of labeled
-points) and a repetition (a seed, or one of the dataset's own splits) are, how the sets are
-drawn, how a method series is evaluated and how records become a row. Every finished unit is
-cached in ``OUT/cache/`` before the next one starts, so a rerun of the same config resumes
-where an interrupted one stopped and reproduces identical numbers.
+The loop is (task, dataset, level, repetition, method series); the task's protocol
+(:mod:`graphstk.experiments.protocols`) fills in each step. Every finished unit is cached in ``OUT/cache/``
+before the next starts, so a rerun resumes where an interrupted one stopped with identical numbers.
 """
 from __future__ import annotations
 
@@ -84,13 +81,10 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
         wraps it in a ``graphstk.experiments.kernels.KernelCache`` of its own.
     """
     with run_lock(out_dir):
-        return _run_experiment(cfg, out_dir, data_root, progress=progress, log=log, write=write,
-                               kernel_factory=kernel_factory)
+        return _run_experiment(cfg, out_dir, data_root, progress, log, write, kernel_factory)
 
 
-def _run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = None, *,
-                    progress: bool = True, log: Callable[[str], None] | None = None, write: bool = True,
-                    kernel_factory: KernelFactory | None = None) -> dict:
+def _run_experiment(cfg, out_dir, data_root, progress, log, write, kernel_factory) -> dict:
     if log is None:
         def log(msg: str) -> None:
             tqdm.write(msg, file=sys.stderr)
@@ -134,9 +128,9 @@ def _run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None =
                 unit = protocol.prepare(spec, data, level, rep)
                 for m, sweep, grid in series:
                     name = f"{m.display()}{_sweep_str(sweep)}"
-                    bar.set_postfix_str(f"{spec.name} {name} {_level_str(protocol, level)} "
-                                        f"{'split' if protocol.name == 'fixed-splits' else 'seed'}={rep}",
-                                        refresh=False)
+                    where = (f"{_level_str(protocol, level)} "
+                             f"{'split' if protocol.name == 'fixed-splits' else 'seed'}={rep}")
+                    bar.set_postfix_str(f"{spec.name} {name} {where}", refresh=False)
                     payload = protocol.payload(spec, fp, level, rep, unit, m, grid, code)
                     label = protocol.label(spec.name, name, level, rep)
                     rec = cache.get(label, payload)
@@ -146,8 +140,7 @@ def _run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None =
                                 rec = protocol.evaluate(m, grid, data, unit, level, rep)
                             rec["warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
                         except Exception as err:
-                            raise RunError(f"{spec.name} / {name} / {_level_str(protocol, level)} / "
-                                           f"{'split' if protocol.name == 'fixed-splits' else 'seed'}={rep}: "
+                            raise RunError(f"{spec.name} / {name} / {where.replace(' ', ' / ')}: "
                                            f"{type(err).__name__}: {err}") from err
                         cache.put(label, payload, rec)
                         computed += 1

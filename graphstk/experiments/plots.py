@@ -1,8 +1,5 @@
-"""Sweep figures (Figure 2: accuracy vs the power k of s(l) = l^k; the eta ablation).
-
-One line per (dataset, method, p_test) with the swept value on the x axis (evenly spaced,
-labelled with the values, so that eta = 0.99, 0.999, ... stay readable) and mean ± std
-over seeds as error bars.
+"""Sweep figures (Figure 2: accuracy vs the power k of s(l) = l^k; the eta ablation): one line per
+(dataset, method, p_test), the swept values evenly spaced on the x axis, mean ± std as error bars.
 """
 from __future__ import annotations
 

@@ -1,29 +1,10 @@
 """Methods by name: the one interface through which every protocol calls a method.
 
-A protocol hands a method a :class:`MethodInput` (features and/or graph, the labels of the
-labeled fit points only, the ids it may use unlabeled, the ids to score) and a list of
-grid points; the method returns one score tensor per grid point. The runner never knows
-a method's internals; a method never sees a validation or test label.
-
-Registrations live in :mod:`graphstk.experiments.registrations` (one module per topic), which import
-this module and register into its table. This module never imports a registration: :data:`SHIPPED` names
-the module of every shipped method, and :func:`get_method` loads that module (by name, with importlib) the
-first time a config names one of its methods, so a run loads only the methods it runs. Each entry declares
-its parameters (:class:`~.params.Param`), so that every grid value of a config is checked when the config
-loads: :meth:`MethodEntry.resolve` turns a config's method entry into a :class:`MethodSpec` (full grid,
-sweep, options).
-
-Example::
-
-    from graphstk.experiments.registry import MethodEntry, MethodInput, register_method
-
-    def _nearest_mean(problem: MethodInput, grid: list[dict]) -> list[torch.Tensor]:
-        ...                                  # one [len(problem.eval), C] tensor per grid point
-
-    register_method(MethodEntry(name="NearestMean", needs=frozenset({"features"}),
-                                task="classification", grid={"shrink": [0.0, 0.5]},
-                                fit_predict=_nearest_mean,
-                                params=(Param("shrink", float, low=0, high=1),)))
+A protocol hands a method a :class:`MethodInput` and a list of grid points; the method returns one score
+tensor per grid point and never sees a validation or test label. Registrations live in
+:mod:`graphstk.experiments.registrations`; :data:`SHIPPED` names the module of every shipped method, which
+:func:`get_method` loads the first time a config names one of its methods. Registering a method:
+docs/experiments.md, "Methods by name".
 """
 from __future__ import annotations
 
@@ -87,18 +68,13 @@ class MethodInput:
         tensor) is already there.
     options : protocol-wide options for the methods that take them (node classification:
         ``solver``, ``max_iter``, ``tol``, ``step_size``, ``dtype`` of the config's ``solver:``).
-    val, y_val : validation nodes and their labels, handed by the protocols with a validation set
-        (``planetoid``, ``per-class-splits``) for early stopping only (a GNN's training loop); ``None``
-        elsewhere. Model selection stays with the protocol.
-    kernels : the run's :class:`~graphstk.experiments.kernels.KernelCache` (its kernel factory and
-        the kernels it built), from which graph methods take their kernel; ``None`` (a problem made
-        outside a run): a method uses a cache of its own, with the single-process factory.
+    val, y_val : validation nodes and their labels (``planetoid``, ``per-class-splits``), for early
+        stopping only; ``None`` elsewhere.
+    kernels : the run's :class:`~graphstk.experiments.kernels.KernelCache`, from which graph methods take
+        their kernel; ``None``: a method uses a cache of its own (single process).
 
-    Points outside ``labeled`` and ``unlabeled`` are hidden from the fit (the inductive setting
-    of a graph method: its kernel is built over the visible points only).
-
-    Rule: a method may read the ``X`` rows of ``eval`` points ONLY to predict them
-    (out-of-sample), unless they are also in ``unlabeled``.
+    Points outside ``labeled`` and ``unlabeled`` are hidden from the fit. A method may read the ``X``
+    rows of ``eval`` points ONLY to predict them (out-of-sample), unless they are also in ``unlabeled``.
     """
     X: object
     data: object
@@ -173,33 +149,28 @@ class MethodEntry:
     engine: str = "registry"
 
     def __post_init__(self):
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise ValueError(f"MethodEntry.name must be a non-empty string, got {self.name!r}")
-        needs = frozenset(self.needs)
-        if not needs or not needs <= NEEDS:
-            raise ValueError(f"MethodEntry {self.name!r}: needs must be a non-empty subset of "
-                             f"{sorted(NEEDS)}, got {sorted(needs)}")
-        object.__setattr__(self, "needs", needs)
-        if self.task not in TASKS:
-            raise ValueError(f"MethodEntry {self.name!r}: task must be one of {TASKS}, got {self.task!r}")
-        if not isinstance(self.grid, dict) or any(not isinstance(v, (list, tuple)) or not v
-                                                  for v in self.grid.values()):
-            raise ValueError(f"MethodEntry {self.name!r}: grid must map each parameter to a non-empty list")
-        if not callable(self.fit_predict):
-            raise ValueError(f"MethodEntry {self.name!r}: fit_predict must be callable")
-        clash = set(self.grid) & set(self.fixed)
-        if clash:
-            raise ValueError(f"MethodEntry {self.name!r}: {sorted(clash)} are both grid and fixed parameters")
-        params = tuple(self.params)
-        if any(not isinstance(p, Param) for p in params) or len({p.name for p in params}) != len(params):
-            raise ValueError(f"MethodEntry {self.name!r}: params must be Param objects with distinct names")
-        object.__setattr__(self, "params", params)
-        if self.setting is not None and self.setting not in SETTINGS:
-            raise ValueError(f"MethodEntry {self.name!r}: setting must be one of {SETTINGS} or None")
-        object.__setattr__(self, "options", tuple(self.options))
-        if not set(self.options) <= set(self.fixed):
-            raise ValueError(f"MethodEntry {self.name!r}: options {sorted(set(self.options) - set(self.fixed))} "
-                             "need a default in fixed")
+        needs, params, options = frozenset(self.needs), tuple(self.params), tuple(self.options)
+        clash = sorted(set(self.grid) & set(self.fixed)) if isinstance(self.grid, dict) else []
+        for bad, msg in (
+                (not isinstance(self.name, str) or not self.name.strip(), "name must be a non-empty string"),
+                (not needs or not needs <= NEEDS,
+                 f"needs must be a non-empty subset of {sorted(NEEDS)}, got {sorted(needs)}"),
+                (self.task not in TASKS, f"task must be one of {TASKS}, got {self.task!r}"),
+                (not isinstance(self.grid, dict) or any(not isinstance(v, (list, tuple)) or not v
+                                                        for v in self.grid.values()),
+                 "grid must map each parameter to a non-empty list"),
+                (not callable(self.fit_predict), "fit_predict must be callable"),
+                (clash, f"{clash} are both grid and fixed parameters"),
+                (any(not isinstance(p, Param) for p in params) or len({p.name for p in params}) != len(params),
+                 "params must be Param objects with distinct names"),
+                (self.setting is not None and self.setting not in SETTINGS,
+                 f"setting must be one of {SETTINGS} or None"),
+                (not set(options) <= set(self.fixed),
+                 f"options {sorted(set(options) - set(self.fixed))} need a default in fixed")):
+            if bad:
+                raise ValueError(f"MethodEntry {self.name!r}: {msg}")
+        for key, value in (("needs", needs), ("params", params), ("options", options)):
+            object.__setattr__(self, key, value)
         for key, vals in [*self.grid.items(), *((k, [v]) for k, v in self.fixed.items())]:
             for v in vals:
                 try:
@@ -286,8 +257,7 @@ class MethodEntry:
                           {k: grid[k] for k in self.gridable if k in grid}, sweep, options)
 
     def _options(self, m: dict, *at) -> dict:
-        """The declared options and the ``fixed`` values (under ``fixed:`` or, for a declared option,
-        written directly) that differ from the registration's."""
+        """The declared options and the ``fixed`` values of ``m`` that differ from the registration's."""
         given = {k: (v, (*at, "fixed", k)) for k, v in (m.get("fixed") or {}).items()}
         for k in [k for k in m if k not in ("label", "grid", "sweep", "fixed")]:
             if k not in self.options:

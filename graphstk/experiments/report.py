@@ -55,8 +55,7 @@ def _sweep(row) -> str:
 
 
 def _method(row) -> str:
-    """The method label plus its non-default options; the kernel-PCA ``support`` is always shown
-    (``SP-topd (t) [support=labeled]``), so every row says which variant ran."""
+    """The method label plus its non-default options; the kernel-PCA ``support`` is always shown."""
     opts = row.get("options") or {}
     suffix = options_suffix(opts, row["method"])
     if "support" in opts and "support=" not in suffix:
@@ -179,11 +178,7 @@ def console_table(rows: list[dict]) -> str:
     """The results table for the terminal; one table per task for a multi-task config."""
     tasks = list(dict.fromkeys(r.get("task") for r in rows))
     if len(tasks) > 1:
-        return "\n\n".join(f"[task {t}]\n" + _console_table([r for r in rows if r.get("task") == t]) for t in tasks)
-    return _console_table(rows)
-
-
-def _console_table(rows: list[dict]) -> str:
+        return "\n\n".join(f"[task {t}]\n" + console_table([r for r in rows if r.get("task") == t]) for t in tasks)
     head, body = _table(rows)
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
@@ -210,11 +205,7 @@ def to_markdown(results: dict) -> str:
         desc = described.get(name) if len(tasks) > 1 else described
         if len(tasks) > 1:
             out += [f"## Task {name}: {t.get('protocol', 'node-classification')}", ""]
-        h = "###" if len(tasks) > 1 else "##"
-        if t.get("protocol", "node-classification") == "node-classification":
-            out += _node_section(t, trows, h)
-        else:
-            out += _vector_section(t, trows, desc or {}, h)
+        out += _section(t, trows, desc or {}, "###" if len(tasks) > 1 else "##")
     if results.get("skipped"):
         out += ["## Skipped datasets", ""]
         out += [f"- {s['dataset']}: {s['reason'].splitlines()[0]}" for s in results["skipped"]]
@@ -247,41 +238,33 @@ def _chosen_lines(rows: list[dict], per: str = "seed", h: str = "##") -> list[st
     return out + [""]
 
 
-def _node_section(cfg: dict, rows: list[dict], h: str = "##") -> list[str]:
-    out = [f"- seeds: {cfg['seeds']}; p_test: {cfg['p_test']}",
-           "- accuracy: test accuracy in percent, mean ± sample std over seeds; hyperparameters selected on val "
-           "(ties: first grid point)",
-           "- paper: the cell of the STKR paper (source table in results.json), where it reports one", ""]
+def _section(cfg: dict, rows: list[dict], desc: dict, h: str = "##") -> list[str]:
+    """The results.md section of one task: its protocol's summary, the table, pivots, chosen parameters."""
+    proto = cfg.get("protocol", "node-classification")
+    if proto == "node-classification":
+        out = [f"- seeds: {cfg['seeds']}; p_test: {cfg['p_test']}",
+               "- accuracy: test accuracy in percent, mean ± sample std over seeds; hyperparameters selected on val "
+               "(ties: first grid point)",
+               "- paper: the cell of the STKR paper (source table in results.json), where it reports one", ""]
+    else:
+        reps = "splits" if proto == "fixed-splits" else "seeds"
+        which = cfg.get("splits", "all") if proto == "fixed-splits" else cfg.get("seeds")
+        out = [f"- protocol: **{proto}**; {reps}: {which}"]
+        out += [f"- {key}: {desc[key]}" for key in ("metric", "n_labeled", "selection", "test", "unlabeled", "sets",
+                                                   "std") if desc.get(key)]
+        table = '' if cfg.get("paper_table") in (None, "auto") else f" ({cfg['paper_table']})"
+        out += ["- paper: " + (f"`graphstk/experiments/paper_numbers/{cfg['paper']}.json`{table}" if cfg.get("paper")
+                               else "none (no published cell to compare with)"), ""]
     if not rows:
         return out + ["No rows (every dataset was skipped).", ""]
     out += _table_lines(rows)
-    out += [unreachable_note(cfg.get("unreachable", "wrong")), ""]
-    out += _pivots(rows, h)
-    return out + _chosen_lines(rows, "seed", h)
-
-
-def _vector_section(cfg: dict, rows: list[dict], desc: dict, h: str = "##") -> list[str]:
-    proto = cfg.get("protocol")
-    reps = "splits" if proto == "fixed-splits" else "seeds"
-    which = cfg.get("splits", "all") if proto == "fixed-splits" else cfg.get("seeds")
-    out = [f"- protocol: **{proto}**; {reps}: {which}"]
-    for key in ("metric", "n_labeled", "selection", "test", "unlabeled", "sets", "std"):
-        if desc.get(key):
-            out.append(f"- {key}: {desc[key]}")
-    out.append("- paper: " + (f"`graphstk/experiments/paper_numbers/{cfg['paper']}.json`"
-                              f"{'' if cfg.get('paper_table') in (None, 'auto') else ' (' + cfg['paper_table'] + ')'}"
-                              if cfg.get("paper") else "none (no published cell to compare with)"))
-    out.append("")
-    if not rows:
-        return out + ["No rows (every dataset was skipped).", ""]
-    out += _table_lines(rows)
-    out += _pivots(rows, h)
-    return out + _chosen_lines(rows, "split" if proto == "fixed-splits" else "seed", h)
+    if proto == "node-classification":
+        out += [unreachable_note(cfg.get("unreachable", "wrong")), ""]
+    return out + _pivots(rows, h) + _chosen_lines(rows, "split" if proto == "fixed-splits" else "seed", h)
 
 
 def _pivots(rows: list[dict], h: str = "##") -> list[str]:
-    """Paper-style tables (methods x datasets, "ours (paper)") per level (p_test or n_labeled), for rows
-    without sweep."""
+    """Paper-style tables (methods x datasets, "ours (paper)") per level, for rows without sweep."""
     plain = [r for r in rows if not r.get("sweep")]
     datasets = list(dict.fromkeys(r["dataset"] for r in plain))
     if len(datasets) < 2:

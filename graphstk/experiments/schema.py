@@ -1,10 +1,7 @@
 """The config schema: one pydantic model per protocol, discriminated on ``protocol``.
 
-Every key of a config is a field of these models (their descriptions are the reference part of
-docs/experiments.md, written by :mod:`graphstk.experiments.schema_doc`). Unknown keys are refused
-with the closest known key; datasets are resolved by :mod:`graphstk.experiments.datasets` and
-:mod:`graphstk.experiments.vector_data`, methods by their registrations
-(:meth:`graphstk.experiments.registry.MethodEntry.resolve`), before anything runs.
+Field descriptions are the reference part of docs/experiments.md (:mod:`.schema_doc`). Unknown keys are
+refused with the closest known key; datasets and methods are resolved before anything runs.
 """
 from __future__ import annotations
 
@@ -65,6 +62,7 @@ class Strict(BaseModel):
 # ------------------------------------------------------------------------------------------ parts
 _SBM_KEYS = ("sizes", "p_in", "p_out")
 _DCSBM_KEYS = ("nodes", "edges", "classes", "homophily", "exponent", "partitioned")
+_OWN = {"karate_club": (), "sbm": (*_SBM_KEYS, "seed"), "dcsbm": (*_DCSBM_KEYS, "seed")}
 
 
 class GraphSpec(Strict):
@@ -91,20 +89,20 @@ class GraphSpec(Strict):
         if (self.train_per_class is None) != (self.val_per_class is None):
             raise fail("missing: give both train_per_class and val_per_class",
                        "val_per_class" if self.val_per_class is None else "train_per_class")
-        given = self.model_fields_set
-        own = {"karate_club": (), "sbm": (*_SBM_KEYS, "seed"), "dcsbm": (*_DCSBM_KEYS, "seed")}[self.kind]
-        other = [k for k in (*_SBM_KEYS, *_DCSBM_KEYS, "seed") if k in given and k not in own]
+        other = [k for k in self._others() if k in self.model_fields_set]
         if other:
-            raise unknown_key(other[0], {"kind", "train_per_class", "val_per_class", *own})
+            raise unknown_key(other[0], {"kind", "train_per_class", "val_per_class", *_OWN[self.kind]})
         if self.kind == "dcsbm" and (self.nodes is None or self.edges is None):
             raise fail("missing: a dcsbm graph needs nodes and edges", "nodes" if self.nodes is None else "edges")
         return self
 
     def resolved(self) -> dict:
         """The generator's keywords (``kind`` included)."""
-        own = {"karate_club": (), "sbm": (*_SBM_KEYS, "seed"), "dcsbm": (*_DCSBM_KEYS, "seed")}[self.kind]
-        drop = {k for k in (*_SBM_KEYS, *_DCSBM_KEYS, "seed") if k not in own}
-        return self.model_dump(exclude_none=True, exclude=drop)
+        return self.model_dump(exclude_none=True, exclude=set(self._others()))
+
+    def _others(self) -> list[str]:
+        """The generator keys of the other kinds."""
+        return [k for k in (*_SBM_KEYS, *_DCSBM_KEYS, "seed") if k not in _OWN[self.kind]]
 
 
 class GraphDataset(Strict):

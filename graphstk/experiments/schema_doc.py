@@ -1,9 +1,7 @@
 """Writes the reference part of docs/experiments.md from the config schema and the method registrations.
 
-``python -m graphstk.experiments.schema_doc`` rewrites the block between the two marker lines of
-``docs/experiments.md`` (every config key per protocol, the nested mappings, and the method
-catalogue with each parameter's type, range and default grid); ``--check`` exits 1 when the
-committed block differs from what the code gives (the test suite runs it).
+``python -m graphstk.experiments.schema_doc`` rewrites the block between the two marker lines; ``--check``
+exits 1 when the committed block differs from what the code gives.
 """
 from __future__ import annotations
 

@@ -1,23 +1,7 @@
-"""Turn a config's vector dataset entries into :class:`graphstk.data.VectorDataset` objects.
-
-An entry names a loader (``source``, default its ``name``), loader ``options`` (e.g. the
-toy generators' ``n``/``noise``/``seed``), and two optional restrictions applied in this
-order, both of which re-number the points ``0..n'-1``:
-
-* ``part``: keep only the dataset's own partition of that name (e.g. MNIST's ``test``);
-* ``n_per_class`` (+ ``subsample_seed``, default 0): a seeded balanced subsample, ``n`` points
-  of every class drawn at random (the Fredholm paper's "10k digits with balanced examples
-  for each class" is ``n_per_class: 1000``).
-
-Then, optionally, ``noise_std`` (+ ``noise_seed``, default 0): i.i.d. Gaussian noise of that
-standard deviation added to every feature, seeded (the Fredholm paper's Table 6: "MNIST
-corrupted with Gaussian noise with standard deviation 0.3"; dense features only).
-
-The dataset's supplied splits survive a restriction only when every split lies inside the
-kept points (they are re-numbered); otherwise they are dropped.
-
-A one-class entry names its classes: ``"SOURCE AvsB"`` (train on A, test on A and B) or
-``positive`` / ``negative``.
+"""Turn a config's vector dataset entries into :class:`graphstk.data.VectorDataset` objects: a loader
+(``source``) with ``options``, then ``part``, ``n_per_class`` (seeded balanced subsample) and ``noise_std``
+(seeded Gaussian noise), in this order; supplied splits survive a restriction only when every split lies
+inside the kept points. Keys: docs/experiments.md, "Vector dataset entries".
 """
 from __future__ import annotations
 
@@ -86,14 +70,8 @@ def subset(ds, ids: torch.Tensor, name: str | None = None):
         parts[key] = m[m >= 0]
     splits = {}
     for L, pairs in ds.splits.items():
-        mapped = []
-        for lab, unl in pairs:
-            a, b = new_id[lab], new_id[unl]
-            if bool((a < 0).any()) or bool((b < 0).any()):
-                mapped = None
-                break
-            mapped.append((a, b))
-        if mapped:
+        mapped = [(new_id[lab], new_id[unl]) for lab, unl in pairs]
+        if mapped and all(bool((a >= 0).all()) and bool((b >= 0).all()) for a, b in mapped):
             splits[L] = mapped
     return dataclasses.replace(ds, name=name or ds.name, X=X, y=ds.y[ids].clone(), classes=list(ds.classes),
                                parts=parts, splits=splits)

@@ -1,19 +1,8 @@
-"""Protocols: plug-ins of the one pipeline (how splits are drawn, where model selection
-happens, which metric is reported). See :mod:`.base` for the interface and
-docs/experiments.md for each protocol's config keys.
+"""Protocols: plug-ins of the one pipeline (how splits are drawn, where model selection happens, which
+metric is reported); :mod:`.base` holds the interface, docs/experiments.md ("Protocols") each protocol.
 
-========================  ===========================================================  ========
-protocol                  splits / selection                                           metric
-========================  ===========================================================  ========
-``node-classification``   STKR App. D: split per seed, select on val nodes             accuracy
-``fixed-splits``          the dataset's own splits, k-fold CV over the labeled points  error
-``labeled-per-class``     k labeled per class, validation set, test held out           error
-``one-class``             train on one class, test on it and another                   auc
-``planetoid``             the public split (train/val/test masks), select on val       accuracy
-========================  ===========================================================  ========
-
-Each protocol's module is loaded when a config names the protocol (:func:`get_protocol`) or when one of
-its names is imported from this package.
+A protocol's module is loaded when a config names the protocol (:func:`get_protocol`) or when one of its
+names is imported from this package.
 """
 from __future__ import annotations
 
@@ -21,8 +10,8 @@ import importlib
 
 from .base import Protocol, ProtocolError, VectorProtocol, call_method
 
-__all__ = ["PROTOCOL_CLASSES", "get_protocol", "protocol_class", "Protocol", "ProtocolError", "VectorProtocol", "FixedSplits",
-           "LabeledPerClass", "NodeClassification", "OneClass", "PerClassSplits", "Planetoid", "cv_folds",
+__all__ = ["PROTOCOL_CLASSES", "get_protocol", "protocol_class", "Protocol", "ProtocolError", "VectorProtocol",
+           "FixedSplits", "LabeledPerClass", "NodeClassification", "OneClass", "PerClassSplits", "Planetoid", "cv_folds",
            "draw_labeled_per_class", "call_method", "PROTOCOL_MODULES"]
 
 #: the module of each protocol (``protocol:`` of a config)

@@ -1,13 +1,9 @@
-"""What every protocol shares: the interface the pipeline calls, metrics, selection, method calls.
+"""What every protocol shares: the interface the pipeline calls, cache keys, results rows, method calls.
 
-A protocol is a plug-in of the one pipeline (:mod:`graphstk.experiments.pipeline`). It says
-
-* how a dataset entry is loaded and checked (every bad input raises before any computation),
-* its *levels* (``p_test`` values, or numbers of labeled points) and, per level, its
-  *repetitions* (seeds, or the dataset's own split indices),
-* how one repetition's sets are drawn (seeded, identical for every method),
-* how one method series is evaluated on them (model selection never on test points), and
-* how the per-repetition records become one results row (``metric``, ``n_labeled``, ...).
+A protocol (a plug-in of :mod:`graphstk.experiments.pipeline`) loads and checks a dataset entry, names
+its *levels* (``p_test`` values, numbers of labeled points) and per level its *repetitions*, draws one
+repetition's sets, evaluates one method series on them (selection never on test points) and turns the
+per-repetition records into one results row (docs/experiments.md, "Protocols").
 """
 from __future__ import annotations
 
@@ -16,7 +12,8 @@ import time
 import torch
 
 from ...exceptions import ProtocolError
-from ..metrics import mean_std
+from ..datasets import fingerprint, load_spec
+from ..metrics import mean_std, select
 from ..paper import vector_paper_cell
 from ..registry import MethodEntry, MethodInput, get_method
 from ..vector_data import ids_fingerprint, load_vector_spec, vector_fingerprint
@@ -58,6 +55,14 @@ def call_method(entry: MethodEntry, options: dict, problem: MethodInput, points:
     return res
 
 
+def rest_ids(n: int, *excluded: torch.Tensor) -> torch.Tensor:
+    """The ids of ``0..n-1`` outside every tensor of ``excluded``."""
+    rest = torch.ones(n, dtype=torch.bool)
+    for ids in excluded:
+        rest[ids] = False
+    return rest.nonzero().flatten()
+
+
 class Protocol:
     """The interface the pipeline calls (see the module doc); one instance per (task) config."""
     name = ""
@@ -78,17 +83,15 @@ class Protocol:
         """The registration of method series ``m``."""
         return get_method(m.label)
 
-    # data -------------------------------------------------------------------------------
     def load(self, spec, root):
-        raise NotImplementedError
+        return load_spec(spec, root)
 
     def check(self, spec, data) -> None:
         """Raise :class:`ProtocolError` for any input this protocol cannot run (before computation)."""
 
     def fingerprint(self, data) -> str:
-        raise NotImplementedError
+        return fingerprint(data)
 
-    # units ------------------------------------------------------------------------------
     def levels(self) -> list:
         raise NotImplementedError
 
@@ -99,8 +102,16 @@ class Protocol:
     def prepare(self, spec, data, level, rep):
         raise NotImplementedError
 
+    def split_key(self, unit) -> str:
+        """A hash of the id sets of a unit (a dict of id tensors)."""
+        return ids_fingerprint(*[unit[k] for k in sorted(unit) if isinstance(unit[k], torch.Tensor)])
+
     def payload(self, spec, fp: str, level, rep, unit, m, grid: dict, code: str) -> dict:
-        raise NotImplementedError
+        """The cache key of one (unit, method series): everything its record depends on."""
+        return {"protocol": self.name, "options": {k: v for k, v in self.opts.items() if k != "fit_labels"},
+                "dataset": spec.identity(), "data": fp, "level": level, "rep": rep, "split": self.split_key(unit),
+                "method": m.label, "setting": m.setting, "grid": grid, "fixed": m.options,
+                "device": str(self.device), "code": code}
 
     def label(self, dataset: str, series: str, level, rep) -> str:
         raise NotImplementedError
@@ -119,6 +130,27 @@ class Protocol:
         return (("graphstk.experiments.protocols", "graphstk.experiments.registrations"),
                 ("graphstk.experiments.registry", "graphstk.experiments.metrics", "graphstk.experiments.vector_data"))
 
+    def _select(self, scores: list, nv: int, y_val, y_test, score) -> tuple[list, list, int]:
+        """``(val, test, best)``: ``score`` of the first ``nv`` rows and of the rest, and the best val point."""
+        val = [score(s[:nv], y_val) for s in scores]
+        test = [score(s[nv:], y_test) for s in scores]
+        return val, test, select(val, higher_is_better=self.higher_is_better)
+
+    def _row(self, dataset: str, m, sweep, reps: list, records: list[dict], vals: list, **extra) -> dict:
+        """The keys of a results row every protocol writes, then ``extra`` (which may override them)."""
+        mean, std = mean_std(vals)
+        return {"dataset": dataset, "method": m.label, "setting": m.setting, "p_test": None,
+                "n_labeled_unit": self.n_labeled_unit, "metric": self.metric, "protocol": self.name, "sweep": sweep,
+                "options": dict(m.options), "seeds": list(reps), "test_acc": vals, "mean": mean, "std": std,
+                "best_params": [r["chosen"] for r in records], "n_test": [r["n_test"] for r in records],
+                "wall_time_s": sum(r["wall_time_s"] for r in records),
+                "warnings": list(dict.fromkeys(w for r in records for w in r.get("warnings", []))),
+                "engine": "registry", "grid_size": len(records[0]["grid"]) if records else 0, **extra}
+
+    def _paper(self, dataset: str, m, n_labeled, sweep) -> dict | None:
+        return vector_paper_cell(self.cfg.paper, self.cfg.paper_table, dataset, m.label, n_labeled, self.metric,
+                                 self.name, sweep)
+
 
 class VectorProtocol(Protocol):
     """Shared parts of the protocols on :class:`~graphstk.data.vector.VectorDataset` objects."""
@@ -135,46 +167,19 @@ class VectorProtocol(Protocol):
     def levels(self) -> list:
         return list(self.opts["n_labeled"])
 
-    def reps(self, data, level) -> list[int]:
-        return list(self.cfg.seeds)
-
     def label(self, dataset: str, series: str, level, rep) -> str:
         return f"{dataset}_{series}_n{level}_r{rep}"
-
-    def unit_ids(self, unit) -> dict:
-        """The id sets of a unit (for the cache key and the invariance tests)."""
-        return {k: v for k, v in unit.items() if isinstance(v, torch.Tensor)}
-
-    def payload(self, spec, fp: str, level, rep, unit, m, grid: dict, code: str) -> dict:
-        ids = self.unit_ids(unit)
-        return {"protocol": self.name, "options": self.opts, "dataset": spec.identity(), "data": fp,
-                "level": level, "rep": rep, "split": ids_fingerprint(*[ids[k] for k in sorted(ids)]),
-                "method": m.label, "grid": grid, "fixed": m.options, "device": str(self.device), "code": code}
 
     def problem(self, data, y, labeled, unlabeled, eval, rep: int, num_classes: int | None = None) -> MethodInput:
         """The :class:`MethodInput` of one fit: labels outside ``labeled`` masked, features on the device."""
         X = data.X.to(self.device) if isinstance(data.X, torch.Tensor) else data.X
-        return MethodInput(X=X, data=None, y=masked_labels(y, labeled), labeled=labeled, unlabeled=unlabeled, eval=eval,
-                       num_classes=data.num_classes if num_classes is None else num_classes, seed=rep,
-                       device=self.device, kernels=self.kernels)
+        return MethodInput(X=X, data=None, y=masked_labels(y, labeled), labeled=labeled, unlabeled=unlabeled,
+                           eval=eval, num_classes=data.num_classes if num_classes is None else num_classes, seed=rep,
+                           device=self.device, kernels=self.kernels)
 
     def aggregate(self, dataset: str, m, sweep, level, reps: list, records: list[dict]) -> dict:
-        vals = [r["test"] for r in records]
-        mean, std = mean_std(vals)
-        return {
-            "dataset": dataset, "method": m.label, "setting": m.setting, "p_test": None,
-            "n_labeled": level, "n_labeled_unit": self.n_labeled_unit, "metric": self.metric,
-            "protocol": self.name, "sweep": sweep, "options": dict(m.options), "seeds": list(reps),
-            "test_acc": vals, "mean": mean, "std": std,
-            "best_params": [r["chosen"] for r in records],
-            "val": [r["val"] for r in records],
-            "n_test": [r["n_test"] for r in records],
-            "paper": vector_paper_cell(self.cfg.paper, self.cfg.paper_table, dataset, m.label, level,
-                                       self.metric, self.name, sweep),
-            "wall_time_s": sum(r["wall_time_s"] for r in records),
-            "warnings": list(dict.fromkeys(w for r in records for w in r.get("warnings", []))),
-            "engine": "registry", "grid_size": len(records[0]["grid"]) if records else 0,
-        }
+        return self._row(dataset, m, sweep, reps, records, [r["test"] for r in records], n_labeled=level,
+                         val=[r["val"] for r in records], paper=self._paper(dataset, m, level, sweep))
 
     def _record(self, points: list[dict], val: list[float], test_all: list | None, best: int, test: float,
                 t0: float, **sizes) -> dict:

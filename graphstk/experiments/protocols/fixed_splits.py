@@ -1,27 +1,8 @@
 """``fixed-splits``: the dataset's own splits, k-fold cross-validation over the labeled points.
 
-The SSL benchmark of Chapelle, Schoelkopf and Zien ships 12 splits at 10 and at 100 labeled
-points per dataset; Walder et al. (semi-supervised kernel PCA, Sec. 7.1) choose every
-hyperparameter per split by "10 fold cross validation over the labeled points of that split"
-and report the mean (std) error over the 12 splits. Per split ``(L, U)``:
-
-1. **Folds.** ``k = min(cv_folds, |L|)`` folds of ``L`` (``cv_folds: leave-one-out``: ``k = |L|``,
-   the selection of Walder et al.'s Table 2), shuffled with the split index as
-   seed. Stratified (``sklearn.model_selection.StratifiedKFold``) when every class present in
-   ``L`` has at least ``k`` points, else plain ``KFold``. At 10 labels and ``cv_folds: 10``
-   this is leave-one-out (stratifying one point per fold is meaningless). A fold whose
-   training part lacks a class (a class with one labeled point, left out) is fitted without
-   that class: the method sees no label of it, and its held-out point counts as an error for
-   every grid point alike, so it does not bias the selection.
-2. **Selection.** Each fold calls the method once with the whole grid: labeled = the fold's
-   training part, unlabeled = ``U`` plus the held-out part (features only), eval = the
-   held-out part. The CV error of a grid point is its number of held-out mistakes over
-   ``|L|`` (in %); the lowest wins, ties go to the first point in grid order.
-3. **Refit and test.** The chosen point is refitted on all of ``L`` (unlabeled = ``U``) and
-   the error on ``U`` is reported (transductive: the test points are the unlabeled points,
-   whose labels no step ever reads).
-
-``n_labeled`` is ``|L|``, labeled points per split.
+Walder et al.'s SSL-benchmark protocol (Sec. 7.1): per split, folds of the labeled points choose the grid
+point (lowest CV error, ties: the first), which is refitted on all labeled points and scored on the
+unlabeled ones. Folds, stratification and refit: docs/experiments.md, "fixed-splits".
 """
 from __future__ import annotations
 
@@ -42,10 +23,9 @@ __all__ = ["FixedSplits", "cv_folds"]
 def cv_folds(y_labeled: torch.Tensor, n_folds: int | str, seed: int) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
     """The folds of the labeled points (positions into ``y_labeled``) and whether they are stratified.
 
-    ``y_labeled``: labels of the labeled points; ``n_folds``: an integer, or
-    ``"leave-one-out"`` (one fold per labeled point, the selection of Walder et al.'s Table 2,
-    Sec. 7.2); ``seed``: shuffles the folds. ``k = min(n_folds, len(y_labeled))``; stratified
-    when every class present has at least ``k`` points (see the module doc).
+    ``y_labeled``: labels of the labeled points; ``n_folds``: an integer, or ``"leave-one-out"`` (one
+    fold per labeled point, Walder et al.'s Table 2); ``seed``: shuffles the folds.
+    ``k = min(n_folds, len(y_labeled))``; stratified when every class present has at least ``k`` points.
     """
     y = y_labeled.cpu().numpy()
     n = len(y)
@@ -65,7 +45,6 @@ def cv_folds(y_labeled: torch.Tensor, n_folds: int | str, seed: int) -> tuple[li
 
 class FixedSplits(VectorProtocol):
     name = "fixed-splits"
-    metric = "error"
     n_labeled_unit = "per split"
     selection = "k-fold cross-validation over the labeled points of each split"
 

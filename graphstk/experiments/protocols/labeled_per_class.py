@@ -1,36 +1,9 @@
 """``labeled-per-class``: k labeled points per class, a validation set, the rest unlabeled.
 
-The protocol of the Fredholm-kernel paper (Que, Belkin, Wang, Sec. 5): "for each class, we
-will give a few labeled points, and large amount of unlabeled points ... we pick the
-parameters based on their performance on the validation set, while the final classification
-error is computed on the held-out testing data set", repeated over random draws. Per
-repetition seed ``r`` and ``k = n_labeled``:
-
-1. **Test set.** ``test: unlabeled`` (default): the test points are the unlabeled points
-   (step 3), as in the paper's real-data tables ("20 labeled data per class are given with
-   rest of the data set as unlabeled points"). ``test: held-out``: the test points are drawn
-   first and never given to the method at fit time (only to predict, out of sample), either
-   ``test_size`` points (an integer, or a fraction of the dataset; stratified, seed ``r``,
-   ``sklearn.model_selection.train_test_split``) or a fixed part of the dataset
-   (``test_part``, e.g. MNIST's ``test``), as in the paper's toy tables.
-2. **Labeled and validation points.** From the remaining points of each class, in a random
-   order (seed ``r``): the first ``k`` are labeled, the next ``val_per_class`` (default ``k``)
-   are the validation points.
-3. **Unlabeled points.** The rest, or ``n_unlabeled`` of them drawn at random (the toy
-   tables use 2000).
-4. **One call per repetition.** The method is fitted once with the whole grid: labeled = the
-   ``k C`` labeled points (the only labels it sees), unlabeled = the unlabeled plus the
-   validation points (features only), eval = validation then test points. The grid point
-   with the lowest validation error is chosen (ties: first in grid order) and its test error
-   reported. Test labels are read only to score the chosen point (every point's test error
-   is kept in the cache for analysis, never used to choose).
-
-Draws depend only on the seed: every method sees the same sets, and the same seed at a
-larger ``k`` extends the labeled set of a smaller one (the class orders are shared).
-Deviation from the paper: its text tables (3, 4) "pick the optimal parameter on testing
-data"; this protocol never does.
-
-``n_labeled`` is per class.
+The Fredholm-kernel paper's protocol (Que, Belkin, Wang, Sec. 5): per seed, ``n_labeled`` labeled and
+``val_per_class`` validation points per class; one fit per seed with the whole grid, lowest validation
+error wins (ties: the first), its error on the test points (the unlabeled ones, or held out) is reported.
+Draws and options: docs/experiments.md, "labeled-per-class". ``n_labeled`` is per class.
 """
 from __future__ import annotations
 
@@ -39,7 +12,7 @@ import time
 import torch
 from sklearn.model_selection import train_test_split
 
-from ..metrics import error_rate, select
+from ..metrics import error_rate
 from ..registry import grid_points
 from .base import ProtocolError, VectorProtocol, call_method
 
@@ -51,7 +24,11 @@ def draw_labeled_per_class(y: torch.Tensor, num_classes: int, k: int, val_per_cl
                            n_unlabeled: int | None = None, what: str = "dataset") -> dict:
     """The id sets of one repetition: ``{"labeled", "val", "unlabeled", "test"}`` (LongTensors).
 
-    See the module doc; raises :class:`ProtocolError` when a class has too few points.
+    Per class, in a random order (``seed``), the first ``k`` points are labeled, the next ``val_per_class``
+    validation points, the rest unlabeled (or ``n_unlabeled`` of them). ``test="unlabeled"``: the test
+    points are the unlabeled ones; ``"held-out"``: drawn first, ``test_ids`` or a stratified draw of
+    ``test_size`` points (or a fraction). Raises :class:`ProtocolError` (prefixed by ``what``) when a class
+    has too few points.
     """
     n = y.numel()
     g = torch.Generator().manual_seed(int(seed))
@@ -100,7 +77,6 @@ def draw_labeled_per_class(y: torch.Tensor, num_classes: int, k: int, val_per_cl
 
 class LabeledPerClass(VectorProtocol):
     name = "labeled-per-class"
-    metric = "error"
     n_labeled_unit = "per class"
     selection = "validation set (val_per_class points per class)"
 
@@ -129,18 +105,14 @@ class LabeledPerClass(VectorProtocol):
 
     def evaluate(self, m, grid: dict, data, unit, level, rep) -> dict:
         t0 = time.perf_counter()
-        entry = self.entry(m)
         points = grid_points(grid)
         y = data.y
         L, V, U, T = unit["labeled"], unit["val"], unit["unlabeled"], unit["test"]
         prob = self.problem(data, y, L, torch.cat([U, V]), torch.cat([V, T]), rep)
-        nv = V.numel()
-        scores = call_method(entry, m.options, prob, points)
-        val = [error_rate(s[:nv], y[V]) for s in scores]
-        test_all = [error_rate(s[nv:], y[T]) for s in scores]
-        best = select(val, higher_is_better=False)
+        scores = call_method(self.entry(m), m.options, prob, points)
+        val, test_all, best = self._select(scores, V.numel(), y[V], y[T], error_rate)
         return self._record(points, val, test_all, best, test_all[best], t0, n_labeled=int(L.numel()),
-                            n_val=int(nv), n_unlabeled=int(U.numel()), n_test=int(T.numel()))
+                            n_val=int(V.numel()), n_unlabeled=int(U.numel()), n_test=int(T.numel()))
 
     def describe(self) -> dict:
         o = self.opts

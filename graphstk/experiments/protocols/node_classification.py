@@ -1,23 +1,10 @@
 """``node-classification``: the STKR paper's Appendix D protocol (the default).
 
-* One split per (dataset, ``p_test``, seed) from :func:`graphstk.make_split`, shared by every method.
-* Every method is a registered method (:mod:`graphstk.experiments.registrations`), called once
-  per split and stage with its whole grid. The labels it gets are those of the training nodes
-  only (all other entries ``-1``), so no hyperparameter depends on val or test labels except
-  through the val accuracies used for selection.
-* Transductive (the default setting): ``labeled`` = the training nodes, ``unlabeled`` = every
-  other node, ``eval`` = the val then the test nodes; the grid point with the best val accuracy
-  is chosen (ties: the first point in grid order) and its test accuracy reported.
-* Inductive (methods registered with ``setting="inductive"``, the ``(i)`` rows): a selection
-  stage with test and val hidden (``unlabeled`` = the other nodes), scored on val; a final
-  stage with only test hidden, the chosen point alone, scored on test.
-* A score row that is all zero (or not finite) means no label reaches the node; it is reported
-  as ``unreachable`` and scored by the config's ``unreachable``: ``"wrong"`` (default) counts it
-  as a wrong prediction; ``"class0"`` takes the plain argmax, i.e. class 0 (the convention behind
-  the STKR paper's numbers), for val (selection) and test alike; every record also carries the
-  chosen point's test accuracy under both conventions.
-
-``n_labeled`` is the number of training nodes of a split.
+One split per (dataset, ``p_test``, seed) (:func:`graphstk.make_split`), shared by every method; each
+method is called per split (and stage) with its whole grid and the training labels only; the best val
+accuracy wins (ties: the first grid point). Inductive methods get a selection stage with val and test
+hidden and a final stage with test hidden. All-zero score rows are scored by ``unreachable``. Details:
+docs/experiments.md, "Protocol (Appendix D)".
 """
 from __future__ import annotations
 
@@ -28,11 +15,11 @@ import torch
 
 from graphstk.data import make_split
 
-from ..datasets import fingerprint, load_spec, split_fingerprint
+from ..datasets import split_fingerprint
 from ..metrics import accuracies, mean_std, select
 from ..paper import paper_cell
 from ..registry import MethodInput, grid_points
-from .base import Protocol, ProtocolError, call_method, masked_labels
+from .base import Protocol, ProtocolError, call_method, masked_labels, rest_ids
 
 __all__ = ["NodeClassification", "num_classes_of", "UNREACHABLE_TEXT"]
 
@@ -75,12 +62,6 @@ class NodeClassification(Protocol):
             self._x_key, self._x = id(data), x
         return self._x
 
-    def load(self, spec, root):
-        return load_spec(spec, root)
-
-    def fingerprint(self, data) -> str:
-        return fingerprint(data)
-
     def levels(self) -> list:
         return list(self.cfg.p_test)
 
@@ -99,12 +80,10 @@ class NodeClassification(Protocol):
 
     def _problem(self, data, split, hidden: list, evals: list, rep: int) -> MethodInput:
         y = data.y.long()
-        rest = torch.ones(y.numel(), dtype=torch.bool)
-        for ids in (split.train, *hidden):
-            rest[ids] = False
         return MethodInput(X=self._features(data), data=data, y=masked_labels(y, split.train), labeled=split.train,
-                       unlabeled=torch.nonzero(rest).flatten(), eval=torch.cat(evals), num_classes=num_classes_of(data),
-                       seed=rep, device=self.device, options=self.cfg.solver.model_dump(), kernels=self.kernels)
+                           unlabeled=rest_ids(y.numel(), split.train, *hidden), eval=torch.cat(evals),
+                           num_classes=num_classes_of(data), seed=rep, device=self.device,
+                           options=self.cfg.solver.model_dump(), kernels=self.kernels)
 
     def evaluate(self, m, grid: dict, data, unit, level, rep) -> dict:
         t0 = time.perf_counter()
@@ -136,30 +115,16 @@ class NodeClassification(Protocol):
                 "n_val": int(nv), "n_test": int(split.test.numel()), "wall_time_s": time.perf_counter() - t0}
 
     def aggregate(self, dataset: str, m, sweep, level, reps: list, records: list[dict]) -> dict:
-        """One results row from the per-seed records (the contract's keys plus extras).
-
-        ``test_acc``/``mean``/``std`` follow the config's ``unreachable`` convention;
-        ``test_acc_class0``/``test_acc_wrong`` (and their means) score the same chosen models under
-        each convention, so the gap between them is visible in every row.
-        """
-        accs = [r["test_acc"] for r in records]
+        """One results row: ``test_acc``/``mean``/``std`` follow the config's ``unreachable`` convention;
+        ``test_acc_class0``/``test_acc_wrong`` (and their means) score the same chosen models under each."""
         acc0, accw = [r["test_acc_class0"] for r in records], [r["test_acc_wrong"] for r in records]
         n_train = sorted({r["n_train"] for r in records})
-        mean, std = mean_std(accs)
-        return {
-            "dataset": dataset, "method": m.label, "setting": m.setting, "p_test": level, "sweep": sweep,
-            "options": dict(m.options), "seeds": list(reps), "test_acc": accs, "mean": mean, "std": std,
-            "test_acc_class0": acc0, "mean_class0": mean_std(acc0)[0],
-            "test_acc_wrong": accw, "mean_wrong": mean_std(accw)[0],
-            "best_params": [r["chosen"] for r in records], "val_acc": [r["val_acc"] for r in records],
-            "unreachable": [r["unreachable"] for r in records], "n_test": [r["n_test"] for r in records],
-            "paper": paper_cell(dataset, m.label, level, self.cfg.paper_table, sweep),
-            "wall_time_s": sum(r["wall_time_s"] for r in records),
-            "warnings": list(dict.fromkeys(w for r in records for w in r.get("warnings", []))),
-            "engine": m.engine, "grid_size": len(records[0]["grid"]) if records else 0,
-            "n_labeled": n_train[0] if len(n_train) == 1 else [r["n_train"] for r in records],
-            "n_labeled_unit": self.n_labeled_unit, "metric": self.metric, "protocol": self.name,
-        }
+        return self._row(
+            dataset, m, sweep, reps, records, [r["test_acc"] for r in records], p_test=level, engine=m.engine,
+            test_acc_class0=acc0, mean_class0=mean_std(acc0)[0], test_acc_wrong=accw, mean_wrong=mean_std(accw)[0],
+            val_acc=[r["val_acc"] for r in records], unreachable=[r["unreachable"] for r in records],
+            paper=paper_cell(dataset, m.label, level, self.cfg.paper_table, sweep),
+            n_labeled=n_train[0] if len(n_train) == 1 else [r["n_train"] for r in records])
 
     def describe(self) -> dict:
         return {

@@ -1,32 +1,9 @@
 """``one-class``: train on samples of one class, test on a mix of it and another, ROC AUC.
 
-The protocol of the separating-kernel paper (De Vito, Rosasco, Toigo, Sec. 7): "For the
-digits we considered a reduced set consisting of a training set of 5000 images and a test
-set of 1000 images. In the first experiment we trained on 500 images for the digit 3 and
-tested on 200 images of digits 3 and 8 ... repeated for 20 trials over different training
-set choices", with the AUC of the ROC curve over the threshold. A task is named
-``"SOURCE AvsB"`` (``"MNIST 3vs8"``: class value 3 is the set, 8 the outliers).
-
-1. **Reduced sets**, drawn per repetition seed ``r`` (or once, with ``pool_seed``):
-   ``train_pool`` points of the dataset's ``train_part`` and ``test_pool`` points of its
-   ``test_part`` (``null`` = the whole part; ``train_part``/``test_part: null`` = the two are
-   drawn disjointly from all points). ``balanced: true`` (default) draws ``pool / C`` points of
-   every class: the paper's numbers fit exactly that reading (5000 = 500 per digit, "trained
-   on 500 images for the digit 3"; 1000 = 100 per digit, "tested on 200 images of digits 3
-   and 8"), while a uniform draw of 5000 often holds fewer than 500 of a digit.
-2. **Per repetition:** ``n_train`` points of the positive class drawn from the reduced
-   training set (the method's only input: labeled = them, all labelled 0;
-   ``num_classes = 1``), and ``n_test`` points drawn from the points of the two classes in
-   the reduced test set (never seen at fit time). With the defaults these are all 500
-   positives and all 200 points of the two digits.
-3. **Metric:** ``sklearn.metrics.roc_auc_score`` of the method's 1-D scores (higher = more
-   inside) for "is the positive class", in [0, 1].
-
-No labels exist for model selection (the paper: "cross validation ... cannot be used in our
-setting"): every method series must have a single grid point; sweep a parameter to get one
-row per value, or let the method choose its parameters from the training sample.
-
-``n_labeled`` is ``n_train``: training points of the one class.
+The separating-kernel paper's protocol (De Vito, Rosasco, Toigo, Sec. 7). A task ``"SOURCE AvsB"`` trains
+on ``n_train`` points of class A drawn from a reduced training set and scores ``n_test`` points of A and B
+drawn from a reduced test set (``sklearn.metrics.roc_auc_score``). No labels exist for selection: every
+method series has one grid point. Pools and options: docs/experiments.md, "one-class".
 """
 from __future__ import annotations
 
@@ -36,7 +13,7 @@ import torch
 
 from ..metrics import auc
 from ..registry import grid_points
-from .base import ProtocolError, VectorProtocol, call_method
+from .base import ProtocolError, VectorProtocol, call_method, rest_ids
 
 __all__ = ["OneClass"]
 
@@ -81,9 +58,7 @@ class OneClass(VectorProtocol):
             tr, te = perm[:a], perm[a:]
         elif tr is None or te is None:
             known = tr if tr is not None else te
-            mask = torch.ones(n, dtype=torch.bool)
-            mask[known] = False
-            other = torch.nonzero(mask).flatten()
+            other = rest_ids(n, known)
             tr, te = (known, other) if te is None else (other, known)
 
         def reduce(ids, size, key):

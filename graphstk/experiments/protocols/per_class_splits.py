@@ -1,27 +1,9 @@
 """``per-class-splits``: random splits with a fixed number of labeled nodes per class, on any graph.
 
-The protocol most GNN papers publish with on graphs without a public split (Shchur et al. 2018,
-"Pitfalls of graph neural network evaluation", Sec. 4: "we use 20 labeled nodes per class as the
-training set, 30 nodes per class as the validation set, and the rest as the test set", on the
-largest connected component, over random splits). Per seed ``r``:
-
-1. **Graph.** With ``largest_component: true`` the graph is restricted to its largest connected
-   component (PyG's ``LargestConnectedComponents``; edges taken as undirected), once per dataset,
-   before any split.
-2. **Sets.** ``train_per_class`` (default 20) nodes of every class are drawn for training and
-   ``val_per_class`` (default 30) more for validation (:func:`graphstk.data.make_split`, per class,
-   seeded by ``r`` alone: every method sees the same sets, and another seed another split); the test
-   set is every remaining node, or ``n_test`` of them drawn with the same seed (the others are then
-   unlabeled nodes, seen without labels).
-3. **One call per split**, as :mod:`.planetoid`: the method is fitted with its whole grid on the
-   train labels (``MethodInput.y`` holds nothing else), scored on the validation then the test
-   nodes; the grid point with the best validation accuracy is chosen (ties: first in grid order) and
-   its test accuracy reported. Validation nodes and labels also reach the method in
-   ``MethodInput.val`` / ``MethodInput.y_val``, for early stopping only (the GNNs). Inductive
-   methods predict the test nodes hidden, with their edges, at fit time.
-
-Every method runs on every split, deterministic ones included (the sets change with the seed).
-``fit_labels: [train, train+val]`` adds a refit of the chosen point on train and validation labels.
+Shchur et al. (2018, Sec. 4): per seed, ``train_per_class`` train and ``val_per_class`` validation nodes
+drawn per class (optionally on the largest connected component), the rest (or ``n_test`` of it) test
+nodes; evaluated as :mod:`.planetoid`, but every method runs on every split. Details:
+docs/experiments.md, "per-class-splits".
 """
 from __future__ import annotations
 
@@ -30,7 +12,7 @@ from torch_geometric.transforms import LargestConnectedComponents
 
 from graphstk.data import make_split
 
-from ..datasets import fingerprint, load_spec, split_fingerprint
+from ..datasets import load_spec
 from .base import ProtocolError
 from .planetoid import Planetoid
 
@@ -90,16 +72,6 @@ class PerClassSplits(Planetoid):
 
     def prepare(self, spec, data, level, rep):
         return self._draw(spec, data, rep)
-
-    def payload(self, spec, fp: str, level, rep, unit, m, grid: dict, code: str) -> dict:
-        class _S:
-            train, val, test = unit["train"], unit["val"], unit["test"]
-        return {"protocol": self.name, "options": {k: v for k, v in self.opts.items() if k != "fit_labels"},
-                "dataset": spec.identity(), "data": fp, "fit_labels": level, "seed": rep, "split": split_fingerprint(_S),
-                "method": m.label, "grid": grid, "fixed": m.options, "code": code}
-
-    def fingerprint(self, data) -> str:
-        return fingerprint(data)
 
     def describe(self) -> dict:
         o = self.opts

@@ -1,26 +1,9 @@
 """``planetoid``: the Planetoid public split (Yang et al. 2016; PyG's ``Planetoid(split="public")``).
 
-Every seed uses the same sets: the dataset's public masks, 20 labeled nodes per class
-(``train``), 500 validation nodes, 1000 test nodes (Cora: 140 / 500 / 1000, CiteSeer:
-120 / 500 / 1000, PubMed: 60 / 500 / 1000). The seed only seeds the method (a GNN's
-initialisation and dropout). A deterministic method (its ``fit_predict`` has the attribute
-``deterministic = True``) runs once, on the first seed, and its row lists that seed alone.
-
-One repetition, for a method and its grid:
-
-1. **Selection.** The method is fitted once with the whole grid on the ``train`` labels
-   (``labeled``); ``unlabeled`` holds every other node in the transductive setting, and every
-   node except the test nodes in the inductive one (a method registered with
-   ``fixed: {setting: inductive}``: the test nodes and their edges are hidden at fit time and
-   predicted out of sample). ``eval`` = validation then test nodes. The grid point with the
-   best validation accuracy is chosen (ties: first in grid order).
-2. **Labels used for the reported model** (``fit_labels``, one results row each, printed in
-   the method column): ``train`` reports the chosen point's test accuracy; ``train+val``
-   refits the chosen point on the train and validation labels together (the protocol of
-   methods such as OGC) and reports its test accuracy.
-
-A method only ever sees ``MethodInput.y``, where every node outside ``labeled`` is ``-1``, and a
-graph without labels; test labels are read only to score the chosen model.
+Every seed uses the public train/val/test masks (the seed only seeds the method; a deterministic method
+runs once). One fit per seed with the whole grid on the train labels, best validation accuracy wins
+(ties: the first); ``fit_labels: train+val`` refits the chosen point on train and validation labels.
+Details: docs/experiments.md, "planetoid".
 """
 from __future__ import annotations
 
@@ -30,11 +13,8 @@ import time
 import torch
 from torch_geometric.data import Data
 
-from ..datasets import fingerprint, load_spec, split_fingerprint
-from ..metrics import mean_std, select
-from ..paper import vector_paper_cell
 from ..registry import MethodInput, get_method, grid_points
-from .base import Protocol, ProtocolError, call_method
+from .base import Protocol, ProtocolError, call_method, rest_ids
 from .node_classification import num_classes_of
 
 __all__ = ["Planetoid", "FIT_LABELS", "public_split"]
@@ -75,13 +55,6 @@ class Planetoid(Protocol):
     higher_is_better = True
     same_sets = True            # every seed the same sets: a deterministic method runs once
 
-    def extra_code(self):
-        return (("graphstk.experiments.protocols", "graphstk.experiments.registrations"),
-                ("graphstk.experiments.registry",))
-
-    def load(self, spec, root):
-        return load_spec(spec, root)
-
     def check(self, spec, data) -> None:
         sets = public_split(data)
         seen = torch.zeros(int(data.num_nodes), dtype=torch.long)
@@ -90,38 +63,22 @@ class Planetoid(Protocol):
         if bool((seen > 1).any()):
             raise ProtocolError(f"dataset {spec.name!r}: the public train/val/test masks overlap")
 
-    def fingerprint(self, data) -> str:
-        return fingerprint(data)
-
     def levels(self) -> list:
         return list(self.opts["fit_labels"])
 
-    def reps(self, data, level) -> list[int]:
-        return list(self.cfg.seeds)
-
     def prepare(self, spec, data, level, rep):
         return public_split(data)
-
-    def payload(self, spec, fp: str, level, rep, unit, m, grid: dict, code: str) -> dict:
-        class _S:
-            train, val, test = unit["train"], unit["val"], unit["test"]
-        return {"protocol": self.name, "dataset": spec.identity(), "data": fp, "fit_labels": level, "seed": rep,
-                "split": split_fingerprint(_S), "method": m.label, "grid": grid, "fixed": m.options, "code": code}
 
     def label(self, dataset: str, series: str, level, rep) -> str:
         return f"{dataset}_{series}_{level.replace('+', '-')}_s{rep}"
 
     def _problem(self, data, X, labeled, evaluate, hide, num_classes, rep, val=None) -> MethodInput:
-        n = int(data.num_nodes)
-        y_in = torch.full((n,), -1, dtype=torch.long)
+        y_in = torch.full((int(data.num_nodes),), -1, dtype=torch.long)
         y_in[labeled] = data.y[labeled].long()
-        rest = torch.ones(n, dtype=torch.bool)
-        rest[labeled] = False
-        if hide is not None:
-            rest[hide] = False
-        return MethodInput(X=X, data=_graph_only(data, y_in), y=y_in, labeled=labeled,
-                       unlabeled=rest.nonzero().flatten(), eval=evaluate, num_classes=num_classes, seed=rep,
-                       kernels=self.kernels, val=val, y_val=None if val is None else data.y[val].long())
+        rest = rest_ids(int(data.num_nodes), labeled, *(() if hide is None else (hide,)))
+        return MethodInput(X=X, data=_graph_only(data, y_in), y=y_in, labeled=labeled, unlabeled=rest, eval=evaluate,
+                           num_classes=num_classes, seed=rep, kernels=self.kernels, val=val,
+                           y_val=None if val is None else data.y[val].long())
 
     def evaluate(self, m, grid: dict, data, unit, level, rep) -> dict:
         t0 = time.perf_counter()
@@ -142,11 +99,8 @@ class Planetoid(Protocol):
         y = data.y.long()
         hide = te if inductive else None
         points = grid_points(grid)
-        scores = call_method(entry, m.options, self._problem(data, X, tr, torch.cat([va, te]), hide, C, rep, val=va), points)
-        nv = va.numel()
-        val = [_acc(s[:nv], y[va]) for s in scores]
-        best = select(val, higher_is_better=True)
-        test_all = [_acc(s[nv:], y[te]) for s in scores]
+        prob = self._problem(data, X, tr, torch.cat([va, te]), hide, C, rep, val=va)
+        val, test_all, best = self._select(call_method(entry, m.options, prob, points), va.numel(), y[va], y[te], _acc)
         test = test_all[best]
         if level == "train+val":
             fit = torch.cat([tr, va])
@@ -154,33 +108,22 @@ class Planetoid(Protocol):
             test = _acc(s, y[te])
         grid_rec = [{"params": p, "val": v, "test": t} for p, v, t in zip(points, val, test_all)]
         return {"grid": grid_rec, "chosen_index": best, "chosen": points[best], "val": val[best], "test": test,
-                "n_labeled": n_labeled,
-                "n_val": int(nv), "n_test": int(te.numel()), "setting": "inductive" if inductive else "transductive",
-                "wall_time_s": time.perf_counter() - t0}
+                "n_labeled": n_labeled, "n_val": int(va.numel()), "n_test": int(te.numel()),
+                "setting": "inductive" if inductive else "transductive", "wall_time_s": time.perf_counter() - t0}
 
     def aggregate(self, dataset: str, m, sweep, level, reps: list, records: list[dict]) -> dict:
         kept = [(s, r) for s, r in zip(reps, records) if "same_as_seed" not in r]   # a deterministic method: one run
         reps, records = [s for s, _ in kept], [r for _, r in kept]
-        vals = [r["test"] for r in records]
-        mean, std = mean_std(vals)
         n_lab = records[0]["n_labeled"] if records else None
         times = [r["wall_time_s"] for r in records]
-        return {
-            "dataset": dataset, "method": m.label, "setting": records[0]["setting"] if records else m.setting,
-            "p_test": None, "n_labeled": n_lab, "n_labeled_unit": self.n_labeled_unit, "metric": self.metric,
-            "protocol": self.name, "sweep": sweep, "options": {**m.options, "fit_labels": level},
-            "seeds": list(reps), "test_acc": vals, "mean": mean, "std": std,
-            "best_params": [r["chosen"] for r in records], "val": [r["val"] for r in records],
-            "n_test": [r["n_test"] for r in records],
-            "paper": vector_paper_cell(self.cfg.paper, self.cfg.paper_table, dataset, m.label, n_lab, self.metric,
-                                       self.name, sweep) if level == "train" else None,
-            "wall_time_s": sum(times), "fit_time_s": statistics.fmean(times) if times else None,
+        return self._row(
+            dataset, m, sweep, reps, records, [r["test"] for r in records], n_labeled=n_lab,
+            setting=records[0]["setting"] if records else m.setting, options={**m.options, "fit_labels": level},
+            val=[r["val"] for r in records], paper=self._paper(dataset, m, n_lab, sweep) if level == "train" else None,
+            fit_time_s=statistics.fmean(times) if times else None,
             # analysis only, never used to choose: the best test accuracy of any grid point (train fit)
-            "grid_test_max": [max((g["test"] for g in r["grid"]), default=None) for r in records],
-            "warnings": list(dict.fromkeys(w for r in records for w in r.get("warnings", []))),
-            "engine": "registry", "grid_size": len(records[0]["grid"]) if records else 0,
-            **({"note": records[0]["note"]} if records and records[0].get("note") else {}),
-        }
+            grid_test_max=[max((g["test"] for g in r["grid"]), default=None) for r in records],
+            **({"note": records[0]["note"]} if records and records[0].get("note") else {}))
 
     def describe(self) -> dict:
         return {"name": self.name, "metric": "accuracy: test accuracy on the 1000 public test nodes, in percent",

@@ -1,26 +1,8 @@
-"""The supervised baselines every kernel paper compares against, registered by name.
-
-* ``"RLSC"``: regularized least-squares classification with the linear kernel ``x^T z``.
-* ``"KRLSC"``: the same with the Gaussian kernel ``exp(-||x - z||^2 / (2 (sigma m)^2))``,
-  ``sigma`` in units of ``m``, the median pairwise distance of the fit points (labeled and
-  unlabeled features; no label is used for it).
-* ``"LinearSVM"``: ``sklearn.svm.LinearSVC`` (squared hinge, one-vs-rest), parameter ``C``.
-
-RLSC/KRLSC are kernel ridge regression (slides, Proposition 3; Fredholm paper Eq. 3 with
-the plain kernel) on one-vs-rest targets ``+1`` for the class and ``-1`` otherwise
-(Fredholm paper Sec. 5, errata: "Multi-class: one-vs-rest with +-1 targets and argmax"),
-fitted on the labeled points only (supervised):
-
-    f_c = argmin_f (1/l) sum_{i<=l} (f(x_i) - t_ic)^2 + lam ||f||_H^2
-        => alpha = (K_LL + l lam I)^{-1} T,   scores = K_EL alpha,
-
-fitted by the public :class:`graphstk.methods.KernelRidge` (``lam_KernelRidge = l * lam``; its
-:meth:`~graphstk.methods.KernelRidge.predict_path` scores every ``lam`` of one kernel from one
-kernel evaluation). The ``1/l``-normalised ``lam`` keeps one grid meaningful at 10 and at 100
-labels. The linear kernel takes sparse (tf-idf) features unchanged.
-
-:func:`class_scores` places an estimator's scores in the ``[len(eval), C]`` columns of the
-problem's classes (every registration over a scikit-learn-style classifier uses it).
+"""The supervised baselines every kernel paper compares against, registered by name: ``RLSC`` (linear
+kernel), ``KRLSC`` (Gaussian kernel, width in units of the median fit distance), both kernel ridge on
+one-vs-rest ``+-1`` targets (Fredholm paper Eq. 3 with the plain kernel), and ``LinearSVM``; and the
+helpers the other registrations share (feature rows, grid groups, class columns). Conventions:
+docs/experiments.md, "Supervised baselines".
 """
 from __future__ import annotations
 
@@ -38,10 +20,7 @@ from ..params import Param
 __all__ = ["rls_fit_predict", "linear_svm_fit_predict", "feature_rows", "group_points", "median_fit_distance",
            "class_scores", "semi_supervised_labels"]
 
-#: default grids (a config may override any key). Every protocol breaks ties in favour of the
-#: first grid point, so each grid runs from the smoothest model to the most flexible one (wide
-#: kernels and strong regularisation first), as the STKR grids do (beta from 1e3 down): with 10
-#: labels, leave-one-out errors tie often and the tie should go to the simpler model.
+#: default grids, from the smoothest model to the most flexible one (ties go to the first grid point)
 LAM_GRID = [100.0, 10.0, 1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6]
 SIGMA_GRID = [4.0, 2.0, 1.0, 0.5, 0.25, 0.125]
 C_GRID = [1e-2, 1e-1, 1.0, 10.0, 100.0]
@@ -111,8 +90,8 @@ def median_fit_distance(problem: MethodInput, max_points: int = 1000) -> float:
 
 
 def rls_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
-    """(Kernel) RLS classification, one-vs-rest, for every grid point (see the module doc):
-    :class:`graphstk.methods.KernelRidge` on the ``+-1`` targets of the labeled points.
+    """(Kernel) RLS classification, one-vs-rest, for every grid point: :class:`graphstk.methods.KernelRidge`
+    with ``alpha = (K_LL + l lam I)^{-1} T`` on the ``+-1`` targets ``T`` of the labeled points.
 
     Grid keys: ``lam`` (> 0, the ``1/l``-normalised ridge) and, for ``kernel="gaussian"``,
     ``sigma`` (> 0, in units of the median fit distance unless ``sigma_units="absolute"``).
@@ -149,30 +128,21 @@ def rls_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tens
 def linear_svm_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Linear SVM (``sklearn.svm.LinearSVC``, one-vs-rest, squared hinge) per grid point ``C``.
 
-    Scores are ``decision_function`` columns placed at their class ids; a class absent from
-    the labeled points (possible in a cross-validation fold) gets a score below every other.
-    With a single labeled class the prediction is that class.
+    Scores are ``decision_function`` columns placed at their class ids (:func:`class_scores`); with a
+    single labeled class the prediction is that class.
     """
     if problem.X is None:
         raise ValueError("LinearSVM needs features (problem.X is None)")
+    single = _single_class(problem, len(points))
+    if single is not None:
+        return single
     XL, XE = feature_rows(problem.X, problem.labeled), feature_rows(problem.X, problem.eval)
     yl = problem.labeled_targets().cpu().numpy()
-    present = np.unique(yl)
-    C = problem.num_classes
     out = []
     for p in points:
-        S = np.full((XE.shape[0], C), -1.0)
-        if present.size < 2:
-            S[:, present] = 1.0
-        else:
-            clf = LinearSVC(C=float(p["C"]), dual="auto", max_iter=int(p.get("max_iter", 10000)),
-                            random_state=int(problem.seed)).fit(XL, yl)
-            d = clf.decision_function(XE)
-            if d.ndim == 1:
-                d = np.stack([-d, d], axis=1)
-            S[:] = d.min() - 1.0
-            S[:, clf.classes_] = d
-        out.append(torch.from_numpy(S))
+        clf = LinearSVC(C=float(p["C"]), dual="auto", max_iter=int(p.get("max_iter", 10000)),
+                        random_state=int(problem.seed)).fit(XL, yl)
+        out.append(class_scores(clf.classes_, clf.decision_function(XE), problem.num_classes))
     return out
 
 
@@ -198,4 +168,5 @@ KRLSC = register_method(MethodEntry(
     description="kernel RLS classifier, Gaussian kernel (sigma x median fit distance), one-vs-rest (supervised)"))
 LINEAR_SVM = register_method(MethodEntry(
     name="LinearSVM", needs=frozenset({"features"}), task="classification", grid={"C": list(C_GRID)},
-    fit_predict=linear_svm_fit_predict, params=_PARAMS, description="linear SVM (sklearn LinearSVC, one-vs-rest; supervised)"))
+    fit_predict=linear_svm_fit_predict, params=_PARAMS,
+    description="linear SVM (sklearn LinearSVC, one-vs-rest; supervised)"))

@@ -1,32 +1,8 @@
-"""The Fredholm-kernel paper's methods by name (Que, Belkin, Wang 2014, Tables 1-6).
-
-* ``FredLin1``, ``FredLin2``, ``FredLin2(N)``, ``FredGauss``, ``FredGauss(N)``: the Sec. 5
-  instances (:mod:`graphstk.methods.fredholm`), square loss (Eq. 3) by default; grid key
-  ``loss`` accepts ``"hinge"`` (Eq. 7, no bias). Semi-supervised: the integral of Eq. 2 runs
-  over the labeled and unlabeled fit points; evaluation points enter only through their
-  outer-kernel weights (out-of-sample prediction).
-* ``LapRLSC``: Laplacian RLS (Belkin, Niyogi, Sindhwani 2006; :mod:`graphstk.methods.laprls`)
-  on a kNN graph of the fit points.
-* ``RLSC`` / ``KRLSC`` are the baselines of :mod:`.baselines` (not re-registered here).
-
-Units of the grids (the same conventions as :mod:`.baselines`, so one grid fits every data set):
-
-* ``width``: the Gaussian width ``sigma`` of ``exp(-||x - z||^2 / (2 sigma^2))`` is ``width * m``
-  (the paper's ``r = sigma^2``), ``m`` the median pairwise distance of the fit points (labeled +
-  unlabeled; no label used); for LapRLSC and KRLSC the same number is called ``sigma``.
-* ``lam``: Eq. 3's ``lambda`` (erratum convention: ``alpha = (K_F + l lam I)^{-1} Y``) relative
-  to the mean of ``diag(K_F)`` over the labeled points (``lam_scale="trace"`` of the estimators):
-  the Fredholm kernel carries ``1/n^2`` and products of kernel values, so an absolute grid
-  would have to change with every data set and width.
-* LapRLSC: ``gamma_A`` (relative to ``mean diag K``, 1 for a Gaussian), ``gamma_I`` (the
-  ``gamma_I / N^2 f^T L f`` term), ``n_neighbors``, ``kernel`` (``"gaussian"`` or ``"linear"``)
-  and ``landmarks`` (``0`` = exact kernel factor, ``m > 0`` = Nyström on ``m`` fit points).
-
-Every method is the public estimator users import (:class:`~graphstk.methods.FredholmRLSC`,
-:class:`~graphstk.methods.FredholmSVM`, :class:`~graphstk.methods.LapRLSC`), fitted in the one
-contract ``fit(X_fit, y)`` on the fit points with ``y = -1`` for the unlabeled ones. Grid points
-that share a kernel share one fit: the estimators' ``decision_path`` scores every ``lam`` (or
-``(gamma_A, gamma_I)``) from it.
+"""The Fredholm-kernel paper's methods by name (Que, Belkin, Wang 2014, Tables 1-6): ``FredLin1``,
+``FredLin2``, ``FredLin2(N)``, ``FredGauss``, ``FredGauss(N)`` (Sec. 5; square loss, Eq. 3, or hinge, Eq. 7)
+and ``LapRLSC`` (Belkin, Niyogi, Sindhwani 2006), adapters over :class:`~graphstk.methods.FredholmRLSC`,
+:class:`~graphstk.methods.FredholmSVM` and :class:`~graphstk.methods.LapRLSC`. Grid units (``width``,
+``lam``, ``gamma_A``, ``gamma_I``): docs/experiments.md, "Fredholm kernels".
 """
 from __future__ import annotations
 

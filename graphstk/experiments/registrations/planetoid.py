@@ -1,23 +1,7 @@
-"""Methods of the Planetoid public-split table: feature-aware STKR and the baselines it is compared with.
-
-* ``FeatureSTKR`` / ``FeatureSTKR (i)``: :func:`graphstk.methods.feature_stkr.feature_stkr_scores`,
-  transductive / inductive (the nodes outside ``labeled`` and ``unlabeled``, i.e. the test
-  nodes, hidden with their edges at fit time).
-* ``FeatureSTKR (feature kNN)`` / ``FeatureSTKR (i, feature kNN)``: the same on the graph plus
-  feature-neighbour edges (grid keys ``knn``, ``knn_weight``;
-  :func:`graphstk.methods.feature_propagation.feature_neighbor_graph`).
-* ``KRR (features)``: the same ridge with depth 0: the cosine-Gaussian kernel on the features alone.
-* ``SGC (ridge)``: ridge (dual, Eq. 7's ``n beta`` scaling) on ``S~^K X`` with SGC's
-  ``S~ = D~^{-1/2} (A + I) D~^{-1/2}`` (PyG's ``gcn_norm``), linear kernel.
-* ``Label-Prop``: :class:`graphstk.LabelPropagation` (Zhou et al.; STKR Eq. 22), graph only.
-* ``GCN``, ``GAT``, ``APPNP``, ``MLP``, ``MLP+C&S``: :func:`graphstk.methods.gnn.train_gnn` (PyG layers),
-  every hyperparameter declared (:data:`GNN_PARAMS`), defaults from the named published setting
-  (option ``preset``: ``kipf-welling`` for the Planetoid split, ``shchur`` for Shchur et al.'s protocol).
-* ``SGC``, ``S2GC``, ``DGC``, ``GGCM``: the non-neural filters of :mod:`graphstk.spectral.filters` on
-  ``S~ = D~^{-1/2} (A + I) D~^{-1/2}`` with their published read-out, logistic regression on the
-  labeled nodes trained as the papers train it (Adam, lr 0.2, 100 epochs, from a seeded start;
-  :mod:`graphstk.methods.linear_filters`), the weight decay chosen on validation; GGCM also draws its
-  negative graphs from the seed.
+"""Graph baselines of the planetoid / per-class-splits protocols, registered by name: feature-aware STKR
+(``FeatureSTKR`` and its variants, ``KRR (features)``), ``SGC (ridge)``, ``Label-Prop``, the GNNs (``GCN``,
+``GAT``, ``APPNP``, ``MLP``, ``MLP+C&S``; :data:`GNN_PARAMS`) and the non-neural filters with a logistic
+read-out (``SGC``, ``S2GC``, ``DGC``, ``GGCM``). Details: docs/experiments.md, "Graph baselines".
 """
 from __future__ import annotations
 
@@ -148,50 +132,37 @@ def ggcm_lr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.
 for _fn in (feature_stkr_fit_predict, sgc_ridge_fit_predict, label_prop_fit_predict):
     _fn.deterministic = True
 
-register_method(MethodEntry(
-    name="FeatureSTKR", needs=_FEATURES_GRAPH, task="classification", grid={k: list(v) for k, v in DEFAULT_GRID.items()},
-    fit_predict=feature_stkr_fit_predict, fixed={"setting": "transductive"},
-    description="feature-aware STKR: cosine-Gaussian kernel on lazy-walk-filtered features (sum-1 or TF-IDF rows), ridge (transductive)"))
-register_method(MethodEntry(
-    name="FeatureSTKR (i)", needs=_FEATURES_GRAPH, task="classification",
-    grid={k: list(v) for k, v in DEFAULT_GRID.items()}, fit_predict=feature_stkr_fit_predict,
-    fixed={"setting": "inductive"},
-    description="feature-aware STKR, inductive: test nodes and their edges hidden, out-of-sample rows (Eq. 23)"))
+_STKR_GRID = {k: list(v) for k, v in DEFAULT_GRID.items()}
 #: feature neighbours per node and their edge weight (``feature_neighbor_graph``), beside the registered grid
 FEATURE_KNN_GRID = {"knn": [10, 20, 40, 80], "knn_weight": [0.01, 0.03, 0.1]}
-register_method(MethodEntry(
-    name="FeatureSTKR (feature kNN)", needs=_FEATURES_GRAPH, task="classification",
-    grid={**{k: list(v) for k, v in DEFAULT_GRID.items()}, **FEATURE_KNN_GRID}, fit_predict=feature_stkr_fit_predict,
-    fixed={"setting": "transductive"},
-    description="feature-aware STKR on the graph plus feature-neighbour edges (TF-IDF cosine), transductive"))
-register_method(MethodEntry(
-    name="FeatureSTKR (i, feature kNN)", needs=_FEATURES_GRAPH, task="classification",
-    grid={**{k: list(v) for k, v in DEFAULT_GRID.items()}, **FEATURE_KNN_GRID}, fit_predict=feature_stkr_fit_predict,
-    fixed={"setting": "inductive"},
-    description="feature-aware STKR, inductive, on the graph plus feature-neighbour edges: a hidden node is joined "
-                "to its most similar visible nodes by its own features"))
 _BASE = {k: list(v) for k, v in DEFAULT_GRID.items() if k not in ("depth", "a", "mix")}
-register_method(MethodEntry(
-    name="FeatureSTKR (S2GC filter)", needs=_FEATURES_GRAPH, task="classification",
-    grid={"depth": [8, 16, 32], "alpha": [0.05, 0.15], **_BASE}, fit_predict=feature_stkr_fit_predict,
-    fixed={"filter": "s2gc", "setting": "transductive"},
-    description="feature-aware STKR with S2GC's filter alpha + (1 - alpha) mean_k l^k on STKR's base kernel"))
-register_method(MethodEntry(
-    name="FeatureSTKR (GGCM filter)", needs=_FEATURES_GRAPH, task="classification",
-    grid={"depth": [8, 16], "decline_neg": [0.5, 1.0], **_BASE}, fit_predict=feature_stkr_fit_predict,
-    fixed={"filter": "ggcm", "alpha": 0.15, "setting": "transductive"},
-    description="feature-aware STKR with GGCM's filter (its negative graph replaced by its mean) on STKR's base kernel"))
-register_method(MethodEntry(
-    name="FeatureSTKR + C&S", needs=_FEATURES_GRAPH, task="classification",
-    grid={**{k: list(v) for k, v in DEFAULT_GRID.items()}, "reuse_eta": [0.0, 0.9], "smooth_eta": [0.0, 0.8]},
-    fit_predict=feature_stkr_fit_predict, fixed={"reuse_beta": 1e-2, "setting": "transductive"},
-    description="feature-aware STKR, then its training residuals regressed by STKR (inverse Laplacian, Algorithm 2) "
-                "and the scores smoothed by label propagation (Eq. 22), training labels only"))
-register_method(MethodEntry(
-    name="KRR (features)", needs=frozenset({"features"}), task="classification",
-    grid={"sigma": [1.0, 0.7, 0.5], "beta": [1e-1, 1e-2, 1e-3, 1e-4]}, fit_predict=feature_stkr_fit_predict,
-    fixed={"depth": 0, "kernel": "cosine-gaussian", "setting": "transductive"},
-    description="kernel ridge, cosine-Gaussian kernel on the node features alone"))
+_T, _I = {"setting": "transductive"}, {"setting": "inductive"}
+for _name, _grid, _fixed, _what in (
+        ("FeatureSTKR", _STKR_GRID, _T, "feature-aware STKR: cosine-Gaussian kernel on lazy-walk-filtered features "
+                                         "(sum-1 or TF-IDF rows), ridge (transductive)"),
+        ("FeatureSTKR (i)", _STKR_GRID, _I,
+         "feature-aware STKR, inductive: test nodes and their edges hidden, out-of-sample rows (Eq. 23)"),
+        ("FeatureSTKR (feature kNN)", {**_STKR_GRID, **FEATURE_KNN_GRID}, _T,
+         "feature-aware STKR on the graph plus feature-neighbour edges (TF-IDF cosine), transductive"),
+        ("FeatureSTKR (i, feature kNN)", {**_STKR_GRID, **FEATURE_KNN_GRID}, _I,
+         "feature-aware STKR, inductive, on the graph plus feature-neighbour edges: a hidden node is joined "
+         "to its most similar visible nodes by its own features"),
+        ("FeatureSTKR (S2GC filter)", {"depth": [8, 16, 32], "alpha": [0.05, 0.15], **_BASE}, {"filter": "s2gc", **_T},
+         "feature-aware STKR with S2GC's filter alpha + (1 - alpha) mean_k l^k on STKR's base kernel"),
+        ("FeatureSTKR (GGCM filter)", {"depth": [8, 16], "decline_neg": [0.5, 1.0], **_BASE},
+         {"filter": "ggcm", "alpha": 0.15, **_T},
+         "feature-aware STKR with GGCM's filter (its negative graph replaced by its mean) on STKR's base kernel"),
+        ("FeatureSTKR + C&S", {**_STKR_GRID, "reuse_eta": [0.0, 0.9], "smooth_eta": [0.0, 0.8]},
+         {"reuse_beta": 1e-2, **_T}, "feature-aware STKR, then its training residuals regressed by STKR (inverse "
+                                     "Laplacian, Algorithm 2) and the scores smoothed by label propagation (Eq. 22), "
+                                     "training labels only"),
+        ("KRR (features)", {"sigma": [1.0, 0.7, 0.5], "beta": [1e-1, 1e-2, 1e-3, 1e-4]},
+         {"depth": 0, "kernel": "cosine-gaussian", **_T},
+         "kernel ridge, cosine-Gaussian kernel on the node features alone")):
+    register_method(MethodEntry(
+        name=_name, needs=frozenset({"features"}) if _name == "KRR (features)" else _FEATURES_GRAPH,
+        task="classification", grid={k: list(v) for k, v in _grid.items()}, fit_predict=feature_stkr_fit_predict,
+        fixed=dict(_fixed), description=_what))
 register_method(MethodEntry(
     name="SGC (ridge)", needs=_FEATURES_GRAPH, task="classification",
     grid={"K": [2], "beta": [1e-1, 1e-2, 1e-3, 1e-4, 1e-5]}, fit_predict=sgc_ridge_fit_predict,
@@ -217,22 +188,17 @@ for _name in ("GCN", "GAT", "APPNP", "MLP", "MLP+C&S"):
         description=f"{_name} with PyG's layers, hyperparameters of a named published setting (preset: "
                     f"{', '.join(PRESETS[_name])})"))
 _LR_DECAY = list(WEIGHT_DECAYS)
-register_method(MethodEntry(
-    name="SGC", needs=_FEATURES_GRAPH, task="classification", grid={"weight_decay": _LR_DECAY},
-    fit_predict=filter_lr_fit_predict, fixed={"filter": "sgc", "K": 2},
-    description="SGC (Wu et al. 2019): logistic regression on S~^K X, K=2 (Eq. 8)"))
-register_method(MethodEntry(
-    name="S2GC", needs=_FEATURES_GRAPH, task="classification", grid={"weight_decay": _LR_DECAY},
-    fit_predict=filter_lr_fit_predict, fixed={"filter": "s2gc", "K": 16, "alpha": 0.05},
-    description="S2GC (Zhu & Koniusz 2021): logistic regression on alpha X + (1 - alpha) mean_k S~^k X, K=16"))
-register_method(MethodEntry(
-    name="DGC", needs=_FEATURES_GRAPH, task="classification", grid={"t": [5.27, 3.78], "weight_decay": _LR_DECAY},
-    fit_predict=filter_lr_fit_predict, fixed={"filter": "dgc", "K": 250},
-    description="DGC (Wang et al. 2021): logistic regression on the heat kernel (I - (T/K)(I - S~))^K X, "
-                "K=250, T among the published Cora / CiteSeer values"))
-register_method(MethodEntry(
-    name="GGCM", needs=_FEATURES_GRAPH, task="classification",
-    grid={"decline_neg": [0.5, 1.0], "weight_decay": _LR_DECAY}, fit_predict=ggcm_lr_fit_predict,
-    fixed={"filter": "ggcm", "K": 16, "alpha": 0.15},
-    description="GGCM (Wang et al. 2023): logistic regression on lazy and negative-graph inverse steps, "
-                "0.15 X + 0.85 mean over 16 steps; decline_neg among the published Cora / CiteSeer values"))
+for _name, _fit, _grid, _fixed, _what in (
+        ("SGC", filter_lr_fit_predict, {}, {"filter": "sgc", "K": 2},
+         "SGC (Wu et al. 2019): logistic regression on S~^K X, K=2 (Eq. 8)"),
+        ("S2GC", filter_lr_fit_predict, {}, {"filter": "s2gc", "K": 16, "alpha": 0.05},
+         "S2GC (Zhu & Koniusz 2021): logistic regression on alpha X + (1 - alpha) mean_k S~^k X, K=16"),
+        ("DGC", filter_lr_fit_predict, {"t": [5.27, 3.78]}, {"filter": "dgc", "K": 250},
+         "DGC (Wang et al. 2021): logistic regression on the heat kernel (I - (T/K)(I - S~))^K X, "
+         "K=250, T among the published Cora / CiteSeer values"),
+        ("GGCM", ggcm_lr_fit_predict, {"decline_neg": [0.5, 1.0]}, {"filter": "ggcm", "K": 16, "alpha": 0.15},
+         "GGCM (Wang et al. 2023): logistic regression on lazy and negative-graph inverse steps, "
+         "0.15 X + 0.85 mean over 16 steps; decline_neg among the published Cora / CiteSeer values")):
+    register_method(MethodEntry(name=_name, needs=_FEATURES_GRAPH, task="classification",
+                                grid={**_grid, "weight_decay": _LR_DECAY}, fit_predict=_fit, fixed=_fixed,
+                                description=_what))

@@ -1,24 +1,8 @@
-"""One-class methods of the separating-kernel paper (De Vito, Rosasco, Toigo, Sec. 7), registered by name.
-
-* ``"Spectral"``: :class:`~graphstk.methods.SpectralSupportEstimator`, Tikhonov filter, Abel kernel,
-  ``sigma`` = median distance to the 10th nearest training neighbour, ``lambda`` at the maximum
-  curvature of the eigenvalue decay (Fig. 3); the score is ``F_n`` of Eq. 19.
-* ``"Spectral-<filter>"`` for every filter of :data:`~graphstk.methods.separating.FILTERS`
-  (``tikhonov``, ``cutoff``, ``landweber``, ``kpca``, ``nu``), the same heuristics.
-* ``"Parzen"``: :class:`~graphstk.methods.ParzenWindow`, the same kernel and width.
-* ``"1CSVM"``: scikit-learn ``OneClassSVM``, Gaussian kernel of the same width, ``nu = 0.9``,
-  scored by ``decision_function``.
-
-All are ``task="one-class"``: they fit on ``problem.labeled`` (samples of the set; no other label
-exists) and return 1-D scores for ``problem.eval`` (higher = more inside); the AUC over the
-threshold (the paper's varying offsets tau, tau', tau'') is the protocol's. Parameters are chosen
-from the training sample only. Grid key ``lam``: ``"auto"`` (the heuristic) or a number; grid
-points of one call share one eigendecomposition (the regularisation path). Fixed options a config
-may override (``fixed:``): ``sigma`` (``"auto"`` or a number), ``kernel``, ``approx``
-(``"exact"`` | ``"nystroem"`` | ``"rff"``), ``n_components``, ``n_neighbors``, and ``elbow_of``:
-``"K_n/n"`` (default; the elbow of the eigenvalues of ``K_n / n``, the operator ``g_lambda`` acts on in
-Eq. 19) or ``"K_n"`` (a reproduction study: the elbow read off the eigenvalues of ``K_n`` itself and
-used as the ``lambda`` of ``(K_n + n lambda I)^{-1}``, i.e. ``n`` times larger).
+"""One-class methods of the separating-kernel paper (De Vito, Rosasco, Toigo, Sec. 7), registered by name:
+``Spectral`` and ``Spectral-<filter>`` (:class:`~graphstk.methods.SpectralSupportEstimator`, ``F_n`` of
+Eq. 19), ``Parzen`` (:class:`~graphstk.methods.ParzenWindow`) and ``1CSVM`` (scikit-learn's ``OneClassSVM``).
+Each fits on ``problem.labeled`` and returns 1-D scores (higher = more inside). Heuristics and options:
+docs/experiments.md, "Separating kernels".
 """
 from __future__ import annotations
 
@@ -42,12 +26,8 @@ def _rows(problem: MethodInput, idx: torch.Tensor) -> torch.Tensor:
     return feature_rows(problem.X, idx, tensor=True)
 
 
-def _sigma(point: dict):
-    s = point.get("sigma", "auto")
-    return None if s in (None, "auto") else float(s)
-
-
-def _lam(v):
+def _auto(v):
+    """``None`` for ``"auto"`` (or no value), else ``float(v)``."""
     return None if v in (None, "auto") else float(v)
 
 
@@ -60,12 +40,12 @@ def spectral_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch
         p = points[idx[0]]
         approx = p.get("approx", "exact")
         est = SpectralSupportEstimator(
-            kernel=p.get("kernel", "abel"), sigma=_sigma(p), filter=p.get("filter", "tikhonov"), lam=None,
+            kernel=p.get("kernel", "abel"), sigma=_auto(p.get("sigma")), filter=p.get("filter", "tikhonov"), lam=None,
             nu=float(p.get("nu", 1.0)), approx=None if approx in (None, "exact") else approx,
             n_components=p.get("n_components"), n_neighbors=int(p.get("n_neighbors", 10)),
             random_state=problem.seed).fit(Xtr)
         auto = est.lam_ * (Xtr.shape[0] if p.get("elbow_of", "K_n/n") == "K_n" else 1)
-        lams = [auto if v is None else v for v in (_lam(points[i].get("lam", "auto")) for i in idx)]
+        lams = [auto if v is None else v for v in (_auto(points[i].get("lam")) for i in idx)]
         F = est.score_samples(Z, lam=lams)
         for j, i in enumerate(idx):
             out[i] = F[:, j]
@@ -75,7 +55,8 @@ def spectral_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch
 def parzen_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Parzen window ``(1/n) sum_i K(x, x_i)``, the spectral estimator's kernel and width."""
     Xtr, Z = _rows(problem, problem.labeled), _rows(problem, problem.eval)
-    return [ParzenWindow(kernel=p.get("kernel", "abel"), sigma=_sigma(p), n_neighbors=int(p.get("n_neighbors", 10)))
+    return [ParzenWindow(kernel=p.get("kernel", "abel"), sigma=_auto(p.get("sigma")),
+                         n_neighbors=int(p.get("n_neighbors", 10)))
             .fit(Xtr).score_samples(Z) for p in points]
 
 
@@ -84,7 +65,7 @@ def one_class_svm_fit_predict(problem: MethodInput, points: list[dict]) -> list[
     Xtr, Z = _rows(problem, problem.labeled), _rows(problem, problem.eval)
     out = []
     for p in points:
-        sigma = _sigma(p)
+        sigma = _auto(p.get("sigma"))
         if sigma is None:       # the Euclidean width of the spectral estimator (Abel kernel)
             sigma = width_heuristic(Xtr, int(p.get("n_neighbors", 10)), "abel")
         svm = gaussian_one_class_svm(sigma, nu=float(p.get("nu", 0.9))).fit(Xtr.numpy())

@@ -1,44 +1,8 @@
-"""Semi-supervised kernel PCA (Walder et al.) by name, for the vector protocols (``fixed-splits``).
-
-Names exactly as the paper's tables write them:
-
-* Table 1 (Gaussian kernel ``exp(-gamma ||x - y||^2)`` in the paper, ``gamma = 1 / (2 sigma^2)``):
-  ``LR-KPCA``, ``LS-KPCA``, ``MV-KPCA``,
-  ``MV-KPCA-10``, ``KPCA-10``;
-* Table 2 (Sec. 7.2): ``G-LS`` (LS-KPCA with the diffusion kernel ``exp(-tau L)`` of a
-  Gaussian-weighted kNN graph) and ``M-LS`` (LS-KPCA with ``w K_sigma + (1 - w) exp(-tau L)``).
-
-Parameters (grid keys):
-
-* ``sigma``: Gaussian width in units of the median pairwise distance ``med`` of the fit points
-  (labeled + unlabeled features, no label used): the estimators' ``sigma`` is ``sigma * med``
-  (the paper's ``gamma = 1 / (2 (sigma med)^2)``);
-* ``c``: weight of the labeled loss (LS/LR: Eq. 10; MV: within-class variance, Eq. 6);
-* ``s``: root-mean-square deviation of ``f`` over the ``m`` fit points (``VAR[f] = m s^2``; the
-  paper's ``s`` is ``sqrt(m) s``);
-* ``k`` (nearest neighbours), ``tau`` (diffusion time), ``w`` (weight of the Gaussian kernel).
-
-Fixed options: ``rank`` (default 200: every solve runs in the span of the top-200 eigenvectors
-of the fit kernel, see :mod:`graphstk.methods.sskpca`; ``rank: 1500`` keeps the numerical rank of
-the SSL sets), ``centered`` (True), ``standardize`` (False: the SVM head sees the eigenfunction
-values as they are; True: each divided by its RMS over the fit points).
-
-Every name is a thin adapter over the public estimators :class:`~graphstk.methods.LSKPCA`,
-:class:`~graphstk.methods.LRKPCA`, :class:`~graphstk.methods.MVKPCA` and
-:class:`~graphstk.methods.KernelPCAClassifier`: ``fit(X_fit, y_fit)`` on the fit points (labeled +
-unlabeled, ``y = -1`` for the unlabeled ones), one :meth:`fit_path` per kernel over the grid.
-
-Reuse (why one call gets the whole grid): the fit points of every cross-validation fold and of
-the final refit are the same (labeled + unlabeled = the whole data set), so the estimators'
-cached kernel basis (:data:`graphstk.methods.sskpca.BASIS_CACHE`) decomposes the kernel of one
-``sigma`` (or ``k``, ``tau``, ``w``) once per data set; ``fit_path`` does one pencil
-``P v = nu C v`` per ``c`` for every ``s``. ``graphstk.methods.sskpca.DECOMPOSITIONS`` counts them.
-
-Scores: the estimator's ``decision_function`` (for eval points among the fit points, its
-transductive :meth:`decision_function_fit`), one-vs-rest ``+-1`` columns; two classes: one
-column, scores ``[-d, d]``. A fold whose
-labeled part holds a single class predicts that class (scores 1 for it, 0 elsewhere); a class
-absent from the labeled points gets a score below every other.
+"""Semi-supervised kernel PCA (Walder et al.) by name, for the vector protocols: Table 1's ``LR-KPCA``,
+``LS-KPCA``, ``MV-KPCA``, ``MV-KPCA-10``, ``KPCA-10``, Table 2's ``G-LS`` and ``M-LS``, and ``LS-KPCA (t)``
+on a graph. Thin adapters over :class:`~graphstk.methods.LSKPCA`, :class:`~graphstk.methods.LRKPCA`,
+:class:`~graphstk.methods.MVKPCA` and :class:`~graphstk.methods.KernelPCAClassifier`: one ``fit_path`` per
+kernel over the grid. Grid keys, units and reuse: docs/experiments.md, "Semi-supervised kernel PCA".
 """
 from __future__ import annotations
 
@@ -54,7 +18,7 @@ from graphstk.operators import GraphKernel, SpectralKernelOperator
 from graphstk.spectral.eigen import top_eigenpairs
 from ..registry import MethodEntry, MethodInput, register_method
 from ..params import Param
-from .baselines import feature_rows, group_points
+from .baselines import class_scores, feature_rows, group_points
 
 __all__ = ["clear_cache", "SIGMA_GRID", "C_GRID", "S_GRID"]
 
@@ -77,9 +41,15 @@ def clear_cache() -> None:
     BASIS_CACHE.clear()
 
 
+def _one_class(present: np.ndarray, n_eval: int, C: int, n_points: int) -> list[torch.Tensor]:
+    """Scores predicting the one labeled class everywhere (1 for it, 0 elsewhere), per grid point."""
+    S = np.zeros((n_eval, C))
+    S[:, present] = 1.0
+    return [torch.from_numpy(S.copy()) for _ in range(n_points)]
+
+
 class _Fold:
-    """The fit points of one call (labeled + unlabeled, sorted), their labels (``-1`` unlabeled)
-    and where the eval points are."""
+    """The fit points of one call (sorted), their labels (``-1`` unlabeled), where the eval points are."""
 
     def __init__(self, problem: MethodInput):
         if problem.X is None:
@@ -103,11 +73,6 @@ class _Fold:
     def single(self) -> bool:
         return self.present.size < 2
 
-    def constant(self) -> torch.Tensor:
-        S = np.zeros((len(self.eval_ids), self.C))
-        S[:, self.present] = 1.0
-        return torch.from_numpy(S)
-
     def kernel_params(self, p: dict) -> dict:
         """Estimator keywords of grid point ``p``'s kernel (``sigma`` in units of the median distance)."""
         kind = p.get("kernel", "gaussian")
@@ -123,18 +88,10 @@ class _Fold:
         return kw
 
     def scores(self, est) -> torch.Tensor:
-        """``[len(eval), C]`` scores from a fitted estimator; a class without labeled points scores
-        below every other."""
+        """``[len(eval), C]`` scores from a fitted estimator (:func:`.baselines.class_scores`)."""
         d = est.decision_function_fit()[self.eval_pos] if self.eval_pos is not None else \
             est.decision_function(self.rows(self.eval_ids))
-        S = np.empty((len(self.eval_ids), self.C))
-        if d.ndim == 1:
-            S[:] = (-np.abs(d).max() - 1.0) if d.size else -1.0
-            S[:, est.classes_[0]], S[:, est.classes_[1]] = -d, d
-        else:
-            S[:] = (d.min() - 1.0) if d.size else -1.0
-            S[:, est.classes_] = d
-        return torch.from_numpy(S)
+        return class_scores(est.classes_, d, self.C)
 
 
 def _path_fit_predict(cls, path_keys: tuple, fixed: dict | None = None):
@@ -142,7 +99,7 @@ def _path_fit_predict(cls, path_keys: tuple, fixed: dict | None = None):
     def fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
         fold = _Fold(problem)
         if fold.single:
-            return [fold.constant() for _ in points]
+            return _one_class(fold.present, len(fold.eval_ids), fold.C, len(points))
         out: list = [None] * len(points)
         for idx in group_points(points, lambda p: tuple(p.get(k) for k in _KERNEL_KEYS)).values():
             est = cls(**fold.kernel_params(points[idx[0]]), **(fixed or {}))
@@ -156,7 +113,7 @@ def _path_fit_predict(cls, path_keys: tuple, fixed: dict | None = None):
 ls_fit_predict = _path_fit_predict(LSKPCA, ("c", "s", "standardize"))
 ls_fit_predict.__doc__ = "LS-KPCA (Eqs. 10, 11, 14) for every grid point: one basis per kernel, one pencil per ``c``."
 lr_fit_predict = _path_fit_predict(LRKPCA, ("c", "s", "standardize", "max_iter", "tol"), {"max_iter": 20, "tol": 1e-6})
-lr_fit_predict.__doc__ = "LR-KPCA (corrected IRLS) for every grid point, started from LS-KPCA with the same ``c``, ``s``."
+lr_fit_predict.__doc__ = "LR-KPCA (corrected IRLS) per grid point, started from LS-KPCA with the same ``c``, ``s``."
 mv_fit_predict = _path_fit_predict(MVKPCA, ("c", "n_components", "standardize"))
 mv_fit_predict.__doc__ = "MV-KPCA (Eq. 6) and MV-KPCA-10 (``n_components``), one pencil per (kernel, ``c``)."
 kpca_fit_predict = _path_fit_predict(KernelPCAClassifier, ("n_components", "standardize"))
@@ -171,54 +128,35 @@ _PARAMS = tuple(Param.of(k, _C[k], doc=doc) for k, doc in (
     ("w", "weight of the Gaussian kernel"), ("rank", ""), ("n_components", ""), ("centered", ""), ("standardize", "")))
 
 _F = frozenset({"features"})
-_LS_GRID = {"sigma": list(SIGMA_GRID), "c": list(C_GRID), "s": list(S_GRID)}
-
-register_method(MethodEntry(
-    params=_PARAMS, name="LS-KPCA", needs=_F, task="classification", grid=dict(_LS_GRID), fit_predict=ls_fit_predict,
-    fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True, "standardize": False},
-    description="LS-KPCA (Walder et al. Eqs. 10-14, secular equation), Gaussian kernel, 1-D SVM threshold"))
-register_method(MethodEntry(
-    params=_PARAMS, name="LR-KPCA", needs=_F, task="classification", grid={k: list(v) for k, v in LR_GRID.items()},
-    fit_predict=lr_fit_predict,
-    fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True, "standardize": False},
-    description="LR-KPCA (Walder et al. Eqs. 16-21, corrected IRLS), Gaussian kernel, 1-D SVM threshold"))
-register_method(MethodEntry(
-    params=_PARAMS, name="MV-KPCA", needs=_F, task="classification", grid={"sigma": list(SIGMA_GRID), "c": list(MV_C_GRID)},
-    fit_predict=mv_fit_predict, fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True,
-                                       "n_components": 1, "standardize": False},
-    description="MV-KPCA (Walder et al. Eq. 6), first eigenfunction + 1-D SVM threshold"))
-register_method(MethodEntry(
-    params=_PARAMS, name="MV-KPCA-10", needs=_F, task="classification", grid={"sigma": list(SIGMA_GRID), "c": list(MV_C_GRID)},
-    fit_predict=mv_fit_predict, fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True,
-                                       "n_components": 10, "standardize": False},
-    description="MV-KPCA (Eq. 6), top 10 eigenfunctions + hard-margin linear SVM"))
-register_method(MethodEntry(
-    params=_PARAMS, name="KPCA-10", needs=_F, task="classification", grid={"sigma": list(KPCA_SIGMA_GRID)},
-    fit_predict=kpca_fit_predict, fixed={"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True,
-                                         "n_components": 10, "standardize": False},
-    description="KPCA (Eq. 5), top 10 eigenfunctions + hard-margin linear SVM"))
-register_method(MethodEntry(
-    params=_PARAMS, name="G-LS", needs=_F, task="classification",
-    grid={"k": list(K_GRID), "tau": list(TAU_GRID), "c": list(C_GRID), "s": list(S_GRID)},
-    fit_predict=ls_fit_predict, fixed={"kernel": "diffusion", "rank": DEFAULT_RANK, "centered": True},
-    description="LS-KPCA with the diffusion kernel exp(-tau L) of a Gaussian-weighted kNN graph (Sec. 7.2)"))
-register_method(MethodEntry(
-    params=_PARAMS, name="M-LS", needs=_F, task="classification",
-    grid={"k": [10], "tau": list(TAU_GRID), "w": list(W_GRID), "sigma": list(SIGMA_GRID), "c": list(C_GRID),
-          "s": list(S_GRID)},
-    fit_predict=ls_fit_predict, fixed={"kernel": "mixture", "rank": DEFAULT_RANK, "centered": True},
-    description="LS-KPCA with w K_sigma + (1 - w) exp(-tau L) (Sec. 7.2)"))
+_G = {"kernel": "gaussian", "rank": DEFAULT_RANK, "centered": True}
+_LS_GRID = {"sigma": SIGMA_GRID, "c": C_GRID, "s": S_GRID}
+_MV_GRID = {"sigma": SIGMA_GRID, "c": MV_C_GRID}
+for _name, _fit, _grid, _fixed, _what in (
+        ("LS-KPCA", ls_fit_predict, _LS_GRID, {**_G, "standardize": False},
+         "LS-KPCA (Walder et al. Eqs. 10-14, secular equation), Gaussian kernel, 1-D SVM threshold"),
+        ("LR-KPCA", lr_fit_predict, LR_GRID, {**_G, "standardize": False},
+         "LR-KPCA (Walder et al. Eqs. 16-21, corrected IRLS), Gaussian kernel, 1-D SVM threshold"),
+        ("MV-KPCA", mv_fit_predict, _MV_GRID, {**_G, "n_components": 1, "standardize": False},
+         "MV-KPCA (Walder et al. Eq. 6), first eigenfunction + 1-D SVM threshold"),
+        ("MV-KPCA-10", mv_fit_predict, _MV_GRID, {**_G, "n_components": 10, "standardize": False},
+         "MV-KPCA (Eq. 6), top 10 eigenfunctions + hard-margin linear SVM"),
+        ("KPCA-10", kpca_fit_predict, {"sigma": KPCA_SIGMA_GRID}, {**_G, "n_components": 10, "standardize": False},
+         "KPCA (Eq. 5), top 10 eigenfunctions + hard-margin linear SVM"),
+        ("G-LS", ls_fit_predict, {"k": K_GRID, "tau": TAU_GRID, "c": C_GRID, "s": S_GRID},
+         {**_G, "kernel": "diffusion"},
+         "LS-KPCA with the diffusion kernel exp(-tau L) of a Gaussian-weighted kNN graph (Sec. 7.2)"),
+        ("M-LS", ls_fit_predict, {"k": [10], "tau": TAU_GRID, "w": W_GRID, **_LS_GRID}, {**_G, "kernel": "mixture"},
+         "LS-KPCA with w K_sigma + (1 - w) exp(-tau L) (Sec. 7.2)")):
+    register_method(MethodEntry(params=_PARAMS, name=_name, needs=_F, task="classification",
+                                grid={k: list(v) for k, v in _grid.items()}, fit_predict=_fit, fixed=_fixed,
+                                description=_what))
 
 
 # ---------------------------------------------------------------------------
 # graphs (node classification): LS-KPCA on the STKR graph kernel
 # ---------------------------------------------------------------------------
 def _graph_eigenpairs(problem: MethodInput, rank: int, support: str):
-    """Top-``rank`` eigenpairs of ``S = D^-1/2 W D^-1/2`` (the STKR graph's normalized adjacency,
-    transductive: all nodes), restricted to the connected components holding a labeled node
-    when ``support="labeled"`` (the other components have no label to fit: an eigenvalue 1 each,
-    they would otherwise soak up the variance constraint). Returns ``(lam, U, nodes)``. Kept in
-    the estimators' :data:`~graphstk.methods.sskpca.BASIS_CACHE`, keyed by the graph's content."""
+    """``(lam, U, nodes)``: top-``rank`` eigenpairs of ``D^-1/2 W D^-1/2`` on the ``support`` nodes, cached."""
     data = problem.data
     N = int(data.num_nodes)
     ei = data.edge_index.cpu()
@@ -233,8 +171,7 @@ def _graph_eigenpairs(problem: MethodInput, rank: int, support: str):
     gkey = array_key(ei) + (N,)
 
     def component_pairs(members: np.ndarray, k: int):
-        """Top-``k`` eigenpairs of ``S`` on one connected component (its own degrees are the
-        graph's: a component has no edge leaving it)."""
+        """Top-``k`` eigenpairs of ``S`` on one connected component (whose degrees are the graph's)."""
         loc = np.full(N, -1)
         loc[members] = np.arange(members.size)
         m = (loc[ei[0].numpy()] >= 0) & (loc[ei[1].numpy()] >= 0)
@@ -280,9 +217,7 @@ def graph_ls_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch
     C = int(problem.num_classes)
     ev = problem.eval.cpu().numpy()
     if present.size < 2:
-        S = np.zeros((ev.size, C))
-        S[:, present] = 1.0
-        return [torch.from_numpy(S) for _ in points]
+        return _one_class(present, ev.size, C, len(points))
     out: list = [None] * len(points)
     groups = group_points(points, lambda p: (p.get("rank"), p.get("support"), p.get("tau")))
     for (rank, support, tau), idx in groups.items():
@@ -299,13 +234,7 @@ def graph_ls_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch
             d[inside] = est.decision_function_fit()[loc[ev[inside]]]
             if (~inside).any():     # no kernel row outside the support: f = 0 there
                 d[~inside] = est.decision_function(np.zeros((1, nodes.size)))[0]
-            Sc = np.empty((ev.size, C))
-            Sc[:] = (d.min() - 1.0) if d.ndim > 1 else (-np.abs(d).max() - 1.0)
-            if d.ndim == 1:
-                Sc[:, est.classes_[0]], Sc[:, est.classes_[1]] = -d, d
-            else:
-                Sc[:, est.classes_] = d
-            out[i] = torch.from_numpy(Sc)
+            out[i] = class_scores(est.classes_, d, C)
     return out
 
 

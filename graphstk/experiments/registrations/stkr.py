@@ -1,31 +1,8 @@
-"""The STKR paper's methods by name (Zhai et al., Tables 1, 4, 5 and Figure 2; Appendix D).
-
-``LP (t)`` (Label-Prop, Eq. 22), ``SP-Lap (t)``/``(i)`` (inverse Laplacian, Algorithm 2),
-``SP-poly (t)``/``(i)`` (``s(l) = l^k``, Algorithm 1), ``SP-topd (t)``/``(i)`` (kernel PCA,
-Eq. 8) and ``KRR (i)`` (``s(l) = l``). Each builds the transform objects of its grid
-(:class:`~graphstk.spectral.transforms.LabelPropagationFilter`, ``InverseLaplacian``,
-``Polynomial.monomial(k)``, ``TopD``) and scores every grid point with one
-:meth:`graphstk.methods.STKRCV.grid_scores` call (one engine solve: one multi-column solve for every
-``beta`` and ``eta``, snapshots of one run for every budget ``T``, one eigendecomposition for every
-``d`` and ``beta``); the protocol selects on the validation nodes itself.
-
-The kernel is the graph kernel over the points the problem lets the method see
-(``labeled`` and ``unlabeled`` are visible, every other node is hidden; the inductive setting
-predicts hidden nodes out of sample), taken from the run's
-:class:`~graphstk.experiments.kernels.KernelCache` (``MethodInput.kernels``), whose kernel factory the
-runner was given (a :class:`~graphstk.operators.GraphKernel`, or a partitioned kernel in a
-distributed run). A kernel whose points are renumbered (a partitioned kernel: ``order`` /
-``position``) gets node ids mapped through ``position``.
-
-Every method takes the option ``normalization``: ``"lazy"`` (the positive semidefinite ``(I + S) / 2``,
-the default of the STKR methods, whose transforms and convergence assume a PSD kernel) or
-``"symmetric"`` (Eq. 23 as written, the default of ``LP (t)``; the paper's configurations pin it on
-every method).
-
-Default grids are Appendix D's (l.989-1005); ``k`` defaults to ``[8]``: Tables 1, 4 and 5 use
-``s(l) = l^8`` (their captions), Appendix D's ``k`` grid ``[1, 2, 4, 6, 8]`` is what Figure 2
-sweeps. ``T`` (a fixed iteration budget) is part of the transductive grids; without it every
-system is solved to the solver's tolerance.
+"""The STKR paper's methods by name (Zhai et al., Tables 1, 4, 5 and Figure 2; Appendix D): ``LP (t)``
+(Eq. 22), ``SP-Lap`` (Algorithm 2), ``SP-poly`` (Algorithm 1), ``SP-topd`` (Eq. 8), each ``(t)``/``(i)``, and
+``KRR (i)``. Each builds the transforms of its grid and scores every grid point with one
+:meth:`graphstk.methods.STKRCV.grid_scores` call on the graph kernel of the run's
+:class:`~graphstk.experiments.kernels.KernelCache`. Grids and normalization: docs/experiments.md, "STKR on a graph".
 """
 from __future__ import annotations
 

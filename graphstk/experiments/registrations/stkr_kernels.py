@@ -1,19 +1,7 @@
-"""STKR on a feature kernel, registered for the vector protocols: the same :class:`graphstk.STKR`
-engines as on a graph, on the Gaussian kernel of the features.
-
-* ``"STKR-Lap"``: the inverse-Laplacian transform ``s(l) = l / (1 - eta l)`` (STKR Example 1,
-  Algorithm 2), grid ``sigma``, ``eta``, ``beta``;
-* ``"STKR-poly"``: ``s(l) = l^k`` (Algorithm 1 / 3), grid ``sigma``, ``k``, ``beta``.
-
-The kernel is ``K(x, z) = exp(-||x - z||^2 / (2 (sigma m)^2))`` over every point the method may
-see at fit time (labeled and unlabeled), ``sigma`` in units of ``m``, the median pairwise
-distance of the fit points (the width convention of ``KRLSC``, :mod:`.baselines`). It enters
-the engines as a :class:`~graphstk.operators.DenseOperator` through ``G_K / (n+m)`` (Eq. 5) and
-its spectral bound (``eta`` must stay below ``1 / lambda_1``; a Gaussian Gram matrix over
-``n+m`` points has ``lambda_1 <= 1``). Points scored but not seen at fit time are hidden:
-their scores come from the out-of-sample rows ``K(x, visible) / (n+m)``. Every grid point of
-one ``sigma`` is served by one :meth:`graphstk.methods.STKRCV.grid_scores` call (one engine solve),
-the path :class:`graphstk.STKR` uses.
+"""STKR on a feature kernel, registered for the vector protocols: ``STKR-Lap`` (``s(l) = l / (1 - eta l)``,
+Algorithm 2) and ``STKR-poly`` (``s(l) = l^k``, Algorithm 1/3) on the Gaussian kernel of the features,
+``G_K / (n+m)`` (Eq. 5), ``sigma`` in units of the median fit distance; hidden points are scored through
+their out-of-sample rows. Details: docs/experiments.md, "STKR on a feature kernel".
 """
 from __future__ import annotations
 
