@@ -1,24 +1,8 @@
-"""Dataset loading: the PyG benchmark graphs of the STKR paper and bring-your-own graphs.
+"""Dataset loading: the PyG benchmark graphs of the STKR paper (:func:`load_dataset`, :data:`DATASETS`).
 
-Entry point: :func:`load_dataset`. Every loader returns a
-:class:`torch_geometric.data.Data` with at least ``edge_index`` (``[2, E]``, both
-directions of an undirected edge, as PyG stores it), ``y`` (``[N]`` int64 class ids,
-all ``>= 0``), ``num_nodes`` and ``x`` (``[N, F]`` or ``None`` when features are
-unavailable), plus ``name`` (the canonical dataset name, or the file / object it came from) and
-``split_protocol``: ``"planetoid"`` when the graph carries a default split
-(``train_mask``/``val_mask``/``test_mask``), else ``"random"``; :func:`graphstk.data.make_split`
-reads it to pick the protocol of App. D of the STKR paper.
-
-Data root (:func:`~graphstk.data.resolve_data_root`): ``root`` argument > ``$GRAPHSTK_DATA`` >
-``./datasets``, in PyG's own layout (``<root>/<Dir>/raw/<files>``, see :data:`DATASETS` and
-``docs/data.md``). PyG writes ``<root>/<Dir>/processed/`` beside ``raw/`` on first load, so the
-root must be writable then; copy a read-only root (a shared or CI copy) to a temporary directory
-first. Raw files absent: PyG downloads them, unless ``GRAPHSTK_OFFLINE=1`` or the download host
-is unreachable: then a :class:`~graphstk.exceptions.DatasetNotFoundError` names the directory
-searched and the files expected there. Damaged files: :mod:`graphstk.data.files` (a truncated
-raw file, an unreadable ``processed/``) and :mod:`graphstk.data.known` (a raw file that parses but
-differs from the published one). Bring-your-own graphs: :mod:`graphstk.data.graph_io`, checked by
-:mod:`graphstk.data.validation`.
+Every loader returns a PyG ``Data`` with ``edge_index``, ``y``, ``num_nodes``, ``x`` (or ``None``), ``name``
+and ``split_protocol`` (``"planetoid"`` with a default split, else ``"random"``). Data root, offline
+layout, downloads and damaged files: ``docs/data.md``.
 """
 from __future__ import annotations
 

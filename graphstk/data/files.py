@@ -1,20 +1,5 @@
-"""Damaged data files: named, and the processed cache rebuilt instead of breaking every load.
-
-Every reader of :mod:`graphstk.data` opens its files inside :func:`reading`, so a truncated,
-corrupted or unreadable file raises :class:`~graphstk.exceptions.DataFileError` naming the
-file, the dataset and the fix, instead of the reader's own ``EOFError``, ``BadZipFile``,
-``"Unknown mat file type"`` or ``"Ran out of input"``.
-
-PyG's processed cache (``<root>/<Dir>/processed/``) is handled by :func:`load_pyg`:
-
-* it is written atomically: PyG processes into a temporary folder inside the dataset's folder
-  (whose ``raw/`` is a link to the real one) and the finished ``processed/`` is renamed into
-  place, so a first load killed midway leaves no half-written ``data.pt``;
-* an unreadable ``processed/`` (a killed load of an older version, a full disk, a copy cut
-  short) is deleted and rebuilt once, with a warning; when it cannot be deleted the error
-  says to delete it;
-* when PyG cannot process the raw files, each one is checked (zip CRCs, pickles) and the
-  damaged one is named.
+"""Damaged data files: named (:class:`~graphstk.exceptions.DataFileError`, :func:`reading`), and PyG's
+processed cache written atomically and rebuilt once when unreadable (:func:`load_pyg`); see ``docs/data.md``.
 """
 from __future__ import annotations
 

@@ -1,40 +1,6 @@
-"""The train / val / test / other split protocol of the STKR paper (Zhai et al., ICLR 2024, App. D.1).
-
-Every node goes to exactly one of four sets. ``train`` and ``val`` are labelled, ``test``
-and ``other`` unlabelled; accuracy is reported on ``test`` only. The same seed gives the
-same split for every method (a private :class:`torch.Generator` seeded with ``seed``;
-the global RNG is never touched or read).
-
-Sizes (``N`` nodes, ``C = max(y) + 1`` classes, ``n_test = round(p_test * N)``, half up):
-
-* **Planetoid protocol** (``data.split_protocol == "planetoid"``: Cora, CiteSeer, PubMed
-  and bring-your-own files with a default split): keep the default train/val sizes and
-  take ``n_test`` nodes out of the default test set; the rest of the default test set
-  and every node outside the default split go to ``other``.
-  App. D does not say whether train/val are the public masks or fresh random draws of
-  the same sizes, so both are offered (``planetoid_split``):
-
-  - ``"public"`` (default): train and val are the public masks (the same for every
-    seed); test is ``n_test`` nodes drawn with the seed from the public test set. This is
-    the literal reading of "use the default train/validation/test split size, and from
-    the test set take out p_test x N samples", and keeps the 20-per-class balance of the
-    public train set.
-  - ``"random"``: mirrors PyG's ``Planetoid(split="random")``: train is drawn per class
-    with the per-class counts of the public train mask (20 each), val is
-    ``|public val|`` nodes drawn from the rest, test ``n_test`` nodes drawn from the
-    rest, everything else is ``other``. All four sets change with the seed, as App. D
-    says they do ("with a different random seed, the four splits are different").
-
-  If ``n_test`` exceeds the public test set (PubMed with ``p_test >= 0.1``, as in the
-  ``p_test`` ablation of Table 5), the public mode takes the whole public test set and
-  draws the remaining test nodes from the nodes outside the default split, with a warning.
-* **Random protocol** (every other dataset): ``20 C`` train and ``20 C`` val nodes drawn
-  uniformly at random (not per class), ``n_test`` test nodes drawn from the rest, the
-  remainder is ``other``.
-
-Views used by the methods (App. D.1): transductive learners see every node and hide
-only the labels of val/test/other; inductive learners do not see test nodes nor any edge
-touching them, and for model selection they also hide val entirely (:meth:`Split.hidden`).
+"""The train / val / test / other split protocol of the STKR paper (Zhai et al., ICLR 2024, App. D.1):
+:func:`make_split` and :class:`Split`. The Planetoid and random protocols, the two readings of the
+Planetoid train/val, and the transductive / inductive views are described in ``docs/data.md``.
 """
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
-"""Text benchmarks as tf-idf features: movie-review polarity v2.0 and the 4-class WebKB set.
-
-Both load through :func:`graphstk.data.load_vector_dataset` (``"MovieReviews"``, ``"WebKB4"``)
-and return a :class:`~graphstk.data.VectorDataset` whose ``X`` is a ``scipy.sparse.csr_matrix``
-(float64, one l2-normalised row per document).
-
-Vectorizer: scikit-learn's :class:`~sklearn.feature_extraction.text.TfidfVectorizer` with
-:data:`TFIDF_DEFAULTS` (its own defaults, written out so they cannot drift; smoothed idf
-``log((1 + n) / (1 + df)) + 1``), ``dtype=float64``; the ``tfidf`` option replaces any of them,
-e.g. ``load_vector_dataset("MovieReviews", tfidf={"min_df": 2, "sublinear_tf": True})``. The idf
-is computed on every document of the set (no labels are used), the transductive setting of the
-semi-supervised papers; the Fredholm-kernel paper (Sec. 5.2.1) says only that tf-idf features were extracted.
+"""Text benchmarks as tf-idf features (CSR float64, l2 rows): movie-review polarity v2.0 and the 4-class
+WebKB set, loaded through :func:`graphstk.data.load_vector_dataset`; settings :data:`TFIDF_DEFAULTS`
+(``docs/data.md``, Text).
 """
 from __future__ import annotations
 
