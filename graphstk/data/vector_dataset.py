@@ -41,9 +41,6 @@ class VectorDataset:
     description : str
         One paragraph: source (the files actually read), what the set is, how it differs from
         the set a paper used.
-
-    Construction validates shapes, label range, partitions and finiteness, so a
-    ``VectorDataset`` built from your own arrays (:meth:`from_arrays`) is as safe as a loaded one.
     """
 
     name: str
