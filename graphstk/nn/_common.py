@@ -81,8 +81,7 @@ def row_mask(mask, N: int, device, dtype) -> Tensor | None:
 
 
 def check_edge_weight(w: Tensor, owner: str) -> None:
-    """Refuse NaN, infinite or negative edge weights ``w``, named as such; ``owner`` is the module named in the message.
-    """
+    """Refuse NaN, infinite or negative edge weights ``w``, named as such (``owner``: the module, in the message)."""
     w = w.detach()
     if not w.dtype.is_floating_point:
         w = w.double()
