@@ -88,7 +88,7 @@ def known_datasets() -> list[str]:
 
 
 def get_spec(name: str) -> DatasetSpec:
-    """The :class:`DatasetSpec` of a graph dataset's ``name`` or alias (case, spaces, ``-`` and ``_`` ignored); a
+    """The ``DatasetSpec`` of a graph dataset's ``name`` or alias (case, spaces, ``-`` and ``_`` ignored); a
     vector dataset's name is an error that says how to load it.
     """
     if not isinstance(name, str):

@@ -1,5 +1,5 @@
 r"""STKR-Prop (Zhai et al., ICLR 2024): transductive STKR (Eq. 7) as a differentiable module with PyG's
-input conventions. A solve to tolerance is one call of the engine (:func:`graphstk.methods.engine.solve`)
+input conventions. A solve to tolerance is one call of the engine (``graphstk.methods.engine.solve``)
 inside the implicit-gradient function of :mod:`graphstk.nn.autograd`; a fixed budget ``num_iter=T`` is
 ``T`` Richardson steps unrolled by autograd, watched for divergence. Equations: ``docs/nn.md``.
 """

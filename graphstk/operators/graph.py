@@ -383,7 +383,7 @@ class GraphKernel(NormalizedGraphKernel):
         num_nodes : int
         normalize : bool, default True
             ``gcn_norm`` without self-loops, ``w_ji / sqrt(d_j d_i)`` with in-degrees ``d``
-            (:func:`symmetric_normalization`); ``False``: the weights as given.
+            (``symmetric_normalization``); ``False``: the weights as given.
         lazy : bool, default False
             ``S = (I + P) / 2``: positive semidefinite for a normalised undirected ``P``, bound 1.
         layout : dict, optional
