@@ -1,27 +1,7 @@
-"""Kernel mean embeddings and the maximum mean discrepancy (MMD) two-sample test.
-
-Equation numbers refer to ``kernel_methods_slides.md`` (after Gretton et al. 2012), with the
-corrections of the errata (``notes/kernel_papers_errata.md``, "Kernel method slides"):
-
-* mean embedding (Definition 8, Eq. 16 with ``a_i = 1/n``): ``mu_X(t) = (1/n) sum_i k(x_i, t)``;
-* population ``MMD^2 = ||mu_P - mu_Q||_H^2`` (Lemma 15) ``= E k(x,x') - 2 E k(x,y) + E k(y,y')`` (Eq. 20);
-* ``estimator="biased"``: the V-statistic, Eq. 19 in kernel form (Eq. 23),
-  ``MMD_b^2 = (1/m^2) sum_{i,j} k(x_i,x_j) - (2/(mn)) sum_{i,j} k(x_i,y_j) + (1/n^2) sum_{i,j} k(y_i,y_j)``
-  (the slide calls Eq. 19 "unbiased"; it is biased, errata) -- equals ``||mu_X - mu_Y||_H^2``;
-* ``estimator="unbiased"``: the U-statistic of Eq. 21 (diagonal terms removed);
-* ``estimator="equal_size"``: Eq. 22 for ``m = n``, ``(1/(m(m-1))) sum_{i != j} h(z_i, z_j)``,
-  ``h(z_i, z_j) = k(x_i,x_j) + k(y_i,y_j) - k(x_i,y_j) - k(x_j,y_i)`` (a different unbiased estimator);
-* the slides give no test: :func:`mmd_test` is a permutation test on the pooled sample.
-
-Polynomial kernels are not characteristic (Example 11: the mean embedding of
-``(x^T t + 1)^p`` only sees the moments up to order ``p``), so their MMD cannot separate
-distributions with equal first ``p`` moments; Gaussian/Laplacian/Abel kernels can (Theorem 16).
-
-All kernels come from :mod:`graphstk.operators.feature`; kernel sums are computed through
-:class:`~graphstk.operators.FeatureKernelOperator` products (row blocks, no full Gram matrix
-held), on the samples' device, and everything is differentiable in ``X`` and ``Y`` (usable as a
-training loss): results are tensors on that device (:func:`mmd2` a 0-dim tensor; :func:`mmd_test`
-two floats).
+"""Kernel mean embeddings and the maximum mean discrepancy (MMD): :func:`mmd2` (the biased, unbiased and
+equal-size estimators of the kernel-method slides, Eqs. 19-23), :func:`mean_embedding` (Eq. 16) and the
+permutation test :func:`mmd_test`, on :class:`~graphstk.operators.FeatureKernelOperator` products,
+differentiable in the samples. Estimators, errata and the test's cost: ``docs/toolbox.md``.
 """
 from __future__ import annotations
 
@@ -198,31 +178,30 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
              **params) -> MMDTestResult:
     """Permutation two-sample test of ``H0: P = Q`` with the MMD^2 statistic.
 
-    The pooled sample ``Z = [X; Y]`` is split at random ``n_permutations`` times into parts of
-    sizes ``m`` and ``n`` (seeded by ``seed``); the statistic (``estimator``, see :func:`mmd2`,
-    bandwidth fixed once on the pooled sample) is recomputed on each split, and
+    The pooled sample ``Z = [X; Y]`` is split at random ``n_permutations`` times (seeded by ``seed``) into
+    parts of sizes ``m`` and ``n``; the statistic (``estimator``, see :func:`mmd2`, bandwidth fixed once on the
+    pooled sample) is recomputed on each split, and ``p = (1 + #{b : T_b >= T_obs}) / (1 + n_permutations)``.
 
-        p = (1 + #{b : T_b >= T_obs}) / (1 + n_permutations)
+    Parameters
+    ----------
+    X : Tensor or array ``[m, d]``
+    Y : Tensor or array ``[n, d]``
+    kernel, sigma, **params
+        As in :func:`mmd2`.
+    n_permutations : int >= 1, default 500
+    seed : int, default 0
+    estimator : {"unbiased", "biased", "equal_size"}, default "unbiased"
+    batch_size : int >= 1, default 128
+        Splits evaluated per operator product (halved while a batch takes more than half the free memory;
+        the p-value does not change with it).
+    max_seconds : float, optional
+        A time budget: when it runs out the test stops after the current batch and the p-value is
+        computed over the permutations drawn so far, with a warning. Default: no limit.
 
-    (the ``+1`` correction makes the test exact-level: ``P(p <= alpha) <= alpha`` under H0).
-
-    Cost and memory: splits are evaluated ``batch_size`` at a time by one operator product
-    ``K [N, N] @ A [N, batch]`` (``A`` the split indicators; ``K`` evaluated in row blocks and
-    never held, so memory is ``O(N batch)``: about 40 MB per 1000 points at the default 128);
-    the other kernel sums follow from ``K 1``, computed once. The test costs about
-    ``(n_permutations / batch_size + 2) N^2`` kernel evaluations. Before the first product the
-    batch is halved while it takes more than half the memory free now (the p-value does not
-    change with it); only a batch of one split beyond the process's memory ceiling
-    (``graphstk.memory.check_allocation``) is refused. The run time is never estimated or capped
-    by the library: ``max_seconds`` (default ``None``, no limit) is a time budget the caller may
-    ask for; when it runs out the test stops after the current batch and the p-value is computed
-    over the permutations drawn so far (``n_permutations`` in the formula becomes that count, so
-    the test stays exact-level), with a warning naming the count.
-
-    The permutations are drawn on the host with one seeded generator (so the p-value does not
-    depend on the device) and copied to the device per batch; the count of exceedances stays on
-    the device until the end (no host synchronisation inside the loop). Returns
-    ``MMDTestResult(statistic, p_value)`` (floats; unpacks as a pair).
+    Returns
+    -------
+    MMDTestResult
+        ``(statistic, p_value)`` as floats; unpacks as a pair.
     """
     X, Y = as_feature_pair(X, Y)
     m, n = X.shape[0], Y.shape[0]

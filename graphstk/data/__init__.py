@@ -1,18 +1,9 @@
-"""Datasets and the split protocol of the STKR paper.
+"""Datasets and the split protocol of the STKR paper: :func:`load_dataset` (PyG benchmark graphs,
+``.npz`` files, networkx graphs), :func:`make_split` / :class:`Split` (App. D.1),
+:func:`load_vector_dataset` / :class:`VectorDataset` (vector and text benchmarks), the generators and
+:func:`dataset_key` (one normal form of dataset names). See ``docs/data.md``.
 
-* :func:`load_dataset`: PyG benchmark graphs by name (Cora, CiteSeer, PubMed, Computers,
-  Photo, CS, Physics, DBLP, CoraFull), ``.npz`` files, networkx graphs, PyG ``Data``.
-* :func:`resolve_data_root`: ``root`` > ``$GRAPHSTK_DATA`` > ``./datasets``.
-* :func:`make_split` / :class:`Split`: train / val / test / other (App. D.1).
-* :func:`dataset_statistics`: node, edge, feature, class, isolated-node and component counts.
-* :func:`load_vector_dataset` / :class:`VectorDataset`: vector and text benchmarks (SSL book
-  sets, MNIST, USPS, movie reviews, WebKB, scikit-learn digits) and the Fredholm paper's toy
-  generators :func:`make_two_lines` / :func:`make_circle`; names in :data:`VECTOR_DATASETS`.
-* :func:`dataset_key` / :func:`match_datasets`: the one normal form of dataset names.
-* Damaged files raise :class:`~graphstk.exceptions.DataFileError` (:mod:`graphstk.data.files`).
-
-The names are loaded from their modules on first use (PEP 562), so that a graph run never
-loads the vector and text readers. See ``docs/data.md``.
+Names are loaded from their modules on first use (PEP 562): a graph run never loads the vector readers.
 """
 from __future__ import annotations
 

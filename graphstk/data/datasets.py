@@ -1,24 +1,8 @@
-"""Dataset loading: the PyG benchmark graphs of the STKR paper and bring-your-own graphs.
+"""Dataset loading: the PyG benchmark graphs of the STKR paper (:func:`load_dataset`, :data:`DATASETS`).
 
-Entry point: :func:`load_dataset`. Every loader returns a
-:class:`torch_geometric.data.Data` with at least ``edge_index`` (``[2, E]``, both
-directions of an undirected edge, as PyG stores it), ``y`` (``[N]`` int64 class ids,
-all ``>= 0``), ``num_nodes`` and ``x`` (``[N, F]`` or ``None`` when features are
-unavailable), plus ``name`` (the canonical dataset name, or the file / object it came from) and
-``split_protocol``: ``"planetoid"`` when the graph carries a default split
-(``train_mask``/``val_mask``/``test_mask``), else ``"random"``; :func:`graphstk.data.make_split`
-reads it to pick the protocol of App. D of the STKR paper.
-
-Data root (:func:`~graphstk.data.resolve_data_root`): ``root`` argument > ``$GRAPHSTK_DATA`` >
-``./datasets``, in PyG's own layout (``<root>/<Dir>/raw/<files>``, see :data:`DATASETS` and
-``docs/data.md``). PyG writes ``<root>/<Dir>/processed/`` beside ``raw/`` on first load, so the
-root must be writable then; copy a read-only root (a shared or CI copy) to a temporary directory
-first. Raw files absent: PyG downloads them, unless ``GRAPHSTK_OFFLINE=1`` or the download host
-is unreachable: then a :class:`~graphstk.exceptions.DatasetNotFoundError` names the directory
-searched and the files expected there. Damaged files: :mod:`graphstk.data.files` (a truncated
-raw file, an unreadable ``processed/``) and :mod:`graphstk.data.known` (a raw file that parses but
-differs from the published one). Bring-your-own graphs: :mod:`graphstk.data.graph_io`, checked by
-:mod:`graphstk.data.validation`.
+Every loader returns a PyG ``Data`` with ``edge_index``, ``y``, ``num_nodes``, ``x`` (or ``None``), ``name``
+and ``split_protocol`` (``"planetoid"`` with a default split, else ``"random"``). Data root, offline
+layout, downloads and damaged files: ``docs/data.md``.
 """
 from __future__ import annotations
 
@@ -104,13 +88,8 @@ def known_datasets() -> list[str]:
 
 
 def get_spec(name: str) -> DatasetSpec:
-    """Look up a dataset by name or alias (case, spaces, ``-`` and ``_`` are ignored).
-
-    Parameters
-    ----------
-    name : str
-        A graph dataset's name or alias. A vector dataset's name (``Digit1``, ``MNIST``) is an
-        error that says how to load it and which config ``protocol:`` takes it.
+    """The ``DatasetSpec`` of a graph dataset's ``name`` or alias (case, spaces, ``-`` and ``_`` ignored); a
+    vector dataset's name is an error that says how to load it.
     """
     if not isinstance(name, str):
         raise TypeError(f"dataset name must be a str, got {type(name).__name__}")
@@ -132,35 +111,18 @@ def load_dataset(name_or_path, root: str | os.PathLike | None = None, *, feature
     Parameters
     ----------
     name_or_path
-        * a dataset name (case-insensitive, aliases accepted): ``Cora``, ``CiteSeer``,
-          ``PubMed``, ``Computers``, ``Photo``, ``CS``, ``Physics``, ``DBLP``, ``CoraFull``;
-        * a path to an ``.npz`` file with ``edge_index`` (int ``[2, E]``) and ``y``
-          (int ``[N]``), optionally ``x`` (``[N, F]``), ``edge_weight`` (``[E]``) and
-          ``train_index``/``val_index``/``test_index`` (all three or none; they become
-          ``train_mask``/``val_mask``/``test_mask`` and ``split_protocol = "planetoid"``);
-        * a :mod:`networkx` graph whose nodes carry the attribute ``label`` (e.g.
-          ``load_dataset(nx.karate_club_graph(), label="club")``); string labels are
-          mapped to ``0..C-1`` in sorted order and the names kept in ``data.label_names``;
-        * a :class:`~torch_geometric.data.Data`: validated and returned unchanged.
+        A dataset name (case-insensitive, aliases accepted: ``Cora``, ``CiteSeer``, ``PubMed``,
+        ``Computers``, ``Photo``, ``CS``, ``Physics``, ``DBLP``, ``CoraFull``), a path to an ``.npz`` file
+        (format in ``docs/data.md``), a :mod:`networkx` graph whose nodes carry the attribute ``label``, or
+        a PyG ``Data`` (validated and returned unchanged).
     root
         Data root for named datasets (see :func:`resolve_data_root`); ignored otherwise.
     features
-        ``False`` loads graph and labels only (``x = None``). For the npz-based datasets
-        (Computers, Photo, CS, Physics, DBLP, CoraFull) this reads the raw file directly,
-        exactly as PyG's ``read_npz`` builds ``edge_index`` and ``y`` but without densifying
-        the features (1.1 GB for Physics) and without writing ``processed/`` (so a read-only
-        root works). Label-Prop and graph-kernel STKR need nothing more.
+        ``False`` loads graph and labels only (``x = None``); the npz-based datasets are then read from
+        the raw file directly, without densifying the features or writing ``processed/``.
     label, feature_attr
         networkx input only: node attribute holding the class label, and (optional) node
         attribute holding a feature vector.
-
-    Notes
-    -----
-    * PubMed: if ``<root>/PubMed/raw`` lacks any of PyG's 8 files but
-      ``<root>/PubMed/alt/pubmed_graph_labels.npz`` exists, that graph + labels + public
-      split is loaded with ``x = None`` (and a :class:`FeaturesUnavailableWarning`):
-      methods that need features fail loudly instead of silently using empty features.
-    * Planetoid datasets keep PyG's public masks and get ``split_protocol = "planetoid"``.
 
     Raises
     ------
@@ -246,8 +208,7 @@ def _index_fix(spec: DatasetSpec, raw_dir: Path) -> str:
 
 
 def _check_planetoid_split(data: Data, raw_dir: Path, spec: DatasetSpec) -> None:
-    """The test index file, checked against the loaded graph: ids inside ``[0, N)`` and a test mask
-    that is not empty (named when wrong)."""
+    """The test index file checked against the loaded graph: ids inside ``[0, N)`` and no empty public mask."""
     path = raw_dir / f"ind.{spec.name.lower()}.test.index"
     if not path.is_file():
         return
@@ -279,9 +240,8 @@ def _finish(data: Data, spec: DatasetSpec) -> Data:
 
 
 def _read_npz_graph(path: Path, dataset: str) -> Data:
-    """``edge_index`` and ``y`` of a gnn-benchmark / graph2gauss npz, built exactly as PyG's
-    :func:`torch_geometric.io.read_npz` builds them (self-loops removed, made undirected), but
-    without the feature matrix."""
+    """``edge_index`` and ``y`` of a gnn-benchmark npz exactly as PyG's ``read_npz`` builds them, without the features.
+    """
     fix = (f"delete {path} and load again online (PyG downloads it again), or copy an intact copy there "
            "(see docs/data.md)")
     with reading(path, dataset, fix), np.load(path) as f:   # allow_pickle=False: 'class_names' is never read

@@ -1,20 +1,5 @@
-"""Damaged data files: named, and the processed cache rebuilt instead of breaking every load.
-
-Every reader of :mod:`graphstk.data` opens its files inside :func:`reading`, so a truncated,
-corrupted or unreadable file raises :class:`~graphstk.exceptions.DataFileError` naming the
-file, the dataset and the fix, instead of the reader's own ``EOFError``, ``BadZipFile``,
-``"Unknown mat file type"`` or ``"Ran out of input"``.
-
-PyG's processed cache (``<root>/<Dir>/processed/``) is handled by :func:`load_pyg`:
-
-* it is written atomically: PyG processes into a temporary folder inside the dataset's folder
-  (whose ``raw/`` is a link to the real one) and the finished ``processed/`` is renamed into
-  place, so a first load killed midway leaves no half-written ``data.pt``;
-* an unreadable ``processed/`` (a killed load of an older version, a full disk, a copy cut
-  short) is deleted and rebuilt once, with a warning; when it cannot be deleted the error
-  says to delete it;
-* when PyG cannot process the raw files, each one is checked (zip CRCs, pickles) and the
-  damaged one is named.
+"""Damaged data files: named (:class:`~graphstk.exceptions.DataFileError`, :func:`reading`), and PyG's
+processed cache written atomically and rebuilt once when unreadable (:func:`load_pyg`); see ``docs/data.md``.
 """
 from __future__ import annotations
 
@@ -52,18 +37,8 @@ def _size(path: Path) -> str:
 
 
 def damaged(path, dataset: str, err: BaseException | str, fix: str | None = None) -> DataFileError:
-    """The :class:`DataFileError` for an unreadable ``path`` of ``dataset``.
-
-    Parameters
-    ----------
-    path : path-like
-        The file that could not be read.
-    dataset : str
-        The dataset's name.
-    err : exception or str
-        What the reader reported.
-    fix : str, optional
-        What to do; default: replace the file with an intact copy.
+    """The :class:`DataFileError` for an unreadable ``path`` of ``dataset``: what the reader reported (``err``) and
+    ``fix`` (default: replace the file with an intact copy).
     """
     what = f"{type(err).__name__}: {err}" if isinstance(err, BaseException) else str(err)
     return DataFileError(f"{dataset}: cannot read {path} ({_size(Path(path))}): the file is truncated, corrupted "
@@ -76,9 +51,9 @@ def _fix(fix: str | None) -> str:
 
 @contextlib.contextmanager
 def reading(path, dataset: str, fix: str | None = None):
-    """Context manager around the code that reads ``path``: any error of the reader becomes a
-    :class:`DataFileError` naming ``path``, ``dataset`` and ``fix`` (missing files, permissions and
-    memory errors pass through unchanged)."""
+    """Context manager: an error of the reader of ``path`` becomes a :class:`DataFileError` naming ``path``,
+    ``dataset`` and ``fix`` (missing files, permissions and memory errors pass through).
+    """
     try:
         yield
     except _PASS:
@@ -122,11 +97,8 @@ def _index_values(path: Path) -> list[int]:
 
 
 def read_index_file(path, dataset: str, fix: str | None = None) -> list[int]:
-    """The node ids of a split / index file (a Planetoid ``ind.*.test.index``: one integer a line).
-
-    Raises :class:`DataFileError` naming ``path`` when the file is empty, holds something other
-    than integers, negative ids or an id twice; :func:`check_index_range` checks the ids against
-    the graph's node count once it is known.
+    """The node ids of a split / index file (one integer a line); :class:`DataFileError` naming ``path`` when it is
+    empty or holds a non-integer, a negative id or an id twice.
     """
     path = Path(path)
     try:
@@ -147,10 +119,8 @@ def check_index_range(ids, n: int, path, dataset: str, fix: str | None = None) -
 
 
 def find_damaged(files: Iterable[Path]) -> tuple[Path, BaseException] | None:
-    """The first of ``files`` (that exists) that fails its check, with the error; ``None`` if all pass.
-
-    Checks: a zip / ``.npz`` archive has intact CRCs, a Planetoid ``ind.*`` pickle loads, a
-    ``*.test.index`` file holds distinct non-negative integers, at least one. Files of other kinds pass.
+    """The first existing file of ``files`` that fails its check (zip CRCs, Planetoid pickles, index files),
+    with the error; ``None`` if all pass.
     """
     for path in files:
         path = Path(path)
@@ -167,10 +137,9 @@ def find_damaged(files: Iterable[Path]) -> tuple[Path, BaseException] | None:
 
 @contextlib.contextmanager
 def processing_lock(ds_dir: Path):
-    """Hold an exclusive lock on ``<ds_dir>/.graphstk-processing.lock`` while PyG downloads or
-    writes ``processed/``: two processes loading a dataset for the first time (two ``run.py``
-    on one data root) wait for each other instead of racing. Without ``fcntl`` (Windows) or on a
-    read-only root nothing is locked."""
+    """Hold an exclusive lock on ``<ds_dir>/.graphstk-processing.lock`` while PyG downloads or writes ``processed/``
+    (nothing is locked without ``fcntl`` or on a read-only root).
+    """
     if fcntl is None:   # pragma: no cover - not POSIX
         yield
         return
@@ -190,28 +159,20 @@ def processing_lock(ds_dir: Path):
 
 def load_pyg(make: Callable[[str], object], root: Path, dirname: str, dataset: str, raw_files: Iterable[str],
              redownload: str, check: Callable[[object], None] | None = None):
-    """Build or load a PyG dataset ``make(root)`` whose files live in ``root / dirname``.
+    """Build or load the PyG dataset ``make(root)`` whose files live in ``root / dirname`` (call it under
+    :func:`processing_lock`): an unreadable ``processed/`` is rebuilt once, ``processed/`` is written atomically,
+    and a raw file that PyG cannot process is named (:func:`find_damaged`).
 
     Parameters
     ----------
-    make : callable
-        ``root -> dataset`` (e.g. ``lambda r: Planetoid(r, "Cora")``).
-    root : Path
-        The data root.
-    dirname : str
-        The dataset's folder under the root (``raw/`` and ``processed/`` inside).
-    dataset : str
-        The dataset's name, for messages.
-    raw_files : iterable of str
-        The raw files PyG reads, checked by :func:`find_damaged` when processing fails.
-    redownload : str
-        How to get an intact raw file again, for the message.
-    check : callable, optional
-        ``dataset -> None``, run once when ``processed/`` is built (never on a cached load); an error
-        it raises leaves no ``processed/`` behind, so the next load checks again.
-
-    Call it under :func:`processing_lock`. See the module docstring for what happens to a
-    damaged ``processed/``.
+    make : callable ``root -> dataset`` (e.g. ``lambda r: Planetoid(r, "Cora")``)
+    root : Path, the data root
+    dirname : str, the dataset's folder under the root
+    dataset : str, the dataset's name, for messages
+    raw_files : iterable of str, the raw files PyG reads
+    redownload : str, how to get an intact raw file again, for the message
+    check : callable ``dataset -> None``, optional
+        Run once when ``processed/`` is built; an error it raises leaves no ``processed/`` behind.
     """
     ds_dir = root / dirname
     processed = ds_dir / "processed"

@@ -1,18 +1,7 @@
-"""Toy problems of the Fredholm-kernel paper (Que, Belkin & Wang 2014, Sec. 5.1.2, Tables 1 and 2),
-and a labelled graph of any size.
-
-"Each example is based on 1-dimensional manifold(s), and corrupted with additional Gaussian
-noise in R^100" (Sec. 5.1.2). The paper's Figure 3 is missing from the text; :func:`make_two_lines`
-("twoline-nocluster": two clusters that do *not* carry the label, so the cluster assumption fails
-while the noise assumption holds) and :func:`make_circle` ("circle-quad") follow the first
-author's public generators as described in ``notes/kernel_papers_errata.md`` (Fredholm section).
-The paper draws labeled, 2000 unlabeled and held-out test points from one distribution; draw
-``n`` = their total and split with a protocol.
-
-:func:`make_dcsbm` draws a degree-corrected stochastic block model in ``O(nodes + edges)`` work
-and memory: the large graphs of ``bench/scale.py`` and of ``python -m graphstk partition``.
-Every generator draws from one :func:`numpy.random.default_rng` seeded with ``seed``: the same
-arguments give the same data on every machine.
+"""Toy problems of the Fredholm-kernel paper (Que, Belkin & Wang 2014, Sec. 5.1.2, Tables 1 and 2:
+:func:`make_two_lines`, :func:`make_circle`) and a degree-corrected block model of any size
+(:func:`make_dcsbm`). Every generator draws from one ``numpy.random.default_rng(seed)``: the same
+arguments give the same data on every machine (``docs/data.md``).
 """
 from __future__ import annotations
 
@@ -143,13 +132,8 @@ def _check_dcsbm(num_nodes, num_edges, num_classes, homophily, exponent, max_wei
 def dcsbm_edges(num_nodes: int, num_edges: int, num_classes: int = 10, homophily: float = 0.8,
                 exponent: float = 2.5, max_weight: float | None = None, seed: int = 0
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The classes and undirected edges of :func:`make_dcsbm` as NumPy arrays (no PyG, no copies in
-    both directions): ``(y, u, v)`` with ``y`` int64 ``[num_nodes]`` and ``u < v`` int64 ``[E]``,
-    sorted by ``(u, v)``, without self-loops or repeats (``E <= num_edges``).
-
-    Work and memory are ``O(num_nodes + num_edges)``: every edge is two draws by inverse-CDF search
-    (:func:`numpy.searchsorted`) in the cumulative degree weights of the nodes sorted by class; no
-    pair of nodes is enumerated.
+    """The classes and undirected edges of :func:`make_dcsbm` as NumPy arrays ``(y, u, v)``: ``y`` int64
+    ``[num_nodes]``, ``u < v`` int64 ``[E]`` sorted by ``(u, v)``, no self-loops or repeats (``E <= num_edges``).
 
     Parameters
     ----------
@@ -198,15 +182,8 @@ def make_dcsbm(num_nodes: int, num_edges: int, num_classes: int = 10, homophily:
                feature_signal: float = 1.0, seed: int = 0):
     """A labelled graph of any size: the degree-corrected stochastic block model (Karrer & Newman, 2011).
 
-    Every node gets a class ``y ~ U{0 .. num_classes - 1}`` and a degree propensity ``theta >= 1``
-    drawn from a Pareto law with tail ``P(theta >= t) = t^-(exponent - 1)`` (capped at
-    ``max_weight``). Each of ``num_edges`` edges picks its first end with probability proportional
-    to ``theta``; with probability ``homophily`` its second end is in the same class, else in
-    another class chosen uniformly; within the chosen class the second end is again drawn
-    proportionally to ``theta``. So expected degrees follow ``theta`` (a heavy, power-law tail)
-    and the fraction of edges inside a class (the edge homophily) is ``homophily`` up to the
-    dropped self-loops and repeats. Work and memory are ``O(num_nodes + num_edges)``
-    (:func:`dcsbm_edges`); the same arguments give the same graph on every machine.
+    Expected degrees follow Pareto propensities ``theta`` and the edge homophily is ``homophily``; work and
+    memory are ``O(num_nodes + num_edges)`` (``docs/data.md`` describes the draw).
 
     Parameters
     ----------
@@ -221,8 +198,7 @@ def make_dcsbm(num_nodes: int, num_edges: int, num_classes: int = 10, homophily:
     exponent : float > 1, default 2.5
         Tail exponent of the degree propensities (smaller: heavier tail).
     max_weight : float, optional
-        Cap of the propensities (default ``sqrt(num_nodes)``, which keeps the largest expected
-        degree below about ``sqrt(N)`` times the mean).
+        Cap of the propensities (default ``sqrt(num_nodes)``).
     num_features : int, default 0
         Node features ``x`` ``[N, num_features]`` float32: a class mean (``feature_signal`` times a
         standard normal vector per class) plus standard normal noise; 0: no ``x``.
@@ -233,9 +209,8 @@ def make_dcsbm(num_nodes: int, num_edges: int, num_classes: int = 10, homophily:
     Returns
     -------
     torch_geometric.data.Data
-        ``edge_index`` int64 ``[2, 2E]`` (the edges ``(u, v)``, ``u < v``, sorted, then the same
-        edges reversed), ``y`` int64 ``[N]``,
-        ``x`` (when ``num_features > 0``), ``num_nodes``.
+        ``edge_index`` int64 ``[2, 2E]`` (the edges ``(u, v)``, ``u < v``, sorted, then reversed),
+        ``y`` int64 ``[N]``, ``x`` (when ``num_features > 0``), ``num_nodes``.
     """
     _check_dcsbm(num_nodes, num_edges, num_classes, homophily, exponent, max_weight, num_features, seed)
     if not isinstance(feature_signal, numbers.Real) or not np.isfinite(feature_signal):

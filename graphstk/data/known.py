@@ -1,15 +1,5 @@
-"""What the named datasets' raw files are known to hold: sha256 digests and published statistics.
-
-A raw file that still parses can be wrong (an ``ind.cora.test.index`` cut at a line boundary reads
-as 100 test ids instead of 1,000). :func:`check_known` compares a freshly built dataset with what
-is published for it (node and edge counts, the public split's sizes) and its raw files with their
-known digests, and names the file that differs with what was expected. It runs when PyG's
-``processed/`` cache is built, never on a cached load; the graph-only fast path, which has no cache,
-checks the statistics only.
-
-Digests are those of the upstream files (``SOURCES.md`` in the shared datasets folder lists them);
-a file with no known digest (Cora, CiteSeer; DBLP's and CoraFull's raw files exist in more than one
-packaging) is checked by the statistics alone.
+"""What the named datasets' raw files are known to hold: sha256 digests and published statistics,
+compared by :func:`check_known` when PyG's ``processed/`` cache is built (``docs/data.md``, Damaged files).
 """
 from __future__ import annotations
 

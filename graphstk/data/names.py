@@ -1,17 +1,8 @@
-"""Dataset names: one normal form for every loader and for the command line.
+"""Dataset names: one normal form (:func:`dataset_key`: letters and digits, lower-cased, aliases resolved)
+for the graph registry, the vector registry and the runner's ``--datasets`` filter (:func:`match_datasets`).
 
-A name is compared by its letters and digits only, lower-cased (``"MNIST 3vs8"``,
-``"mnist_3vs8"`` and ``"MNIST-3VS8"`` are one name), and an alias of a graph or vector
-dataset stands for its canonical name (``"amazon-computers"`` is ``"Computers"``). The graph
-registry (:func:`graphstk.data.get_spec`), the vector registry
-(:func:`graphstk.data.load_vector_dataset`) and the runner's ``--datasets`` filter
-(:func:`match_datasets`) all use :func:`dataset_key`.
-
-This module knows the names of both registries (:data:`GRAPH_DATASET_NAMES`,
-:data:`VECTOR_DATASET_NAMES`) and nothing of how they load, so that both loaders
-(:mod:`graphstk.data.datasets`, :mod:`graphstk.data.vector`) stand on it and never on each other:
-it gives the canonical names and the message for a name given to the wrong loader
-(:func:`vector_protocol_hint`, :func:`graph_dataset_hint`).
+Both loaders stand on this module, never on each other: it holds the names of both registries and the
+message for a name given to the wrong loader.
 """
 from __future__ import annotations
 

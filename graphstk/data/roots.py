@@ -1,8 +1,5 @@
-"""The data root: ``root`` argument > ``$GRAPHSTK_DATA`` > ``./datasets``, and the offline switches.
-
-``GRAPHSTK_OFFLINE=1`` forbids downloads (a missing dataset is then a
-:class:`~graphstk.exceptions.DatasetNotFoundError`); ``GRAPHSTK_DOWNLOAD_TIMEOUT`` bounds the
-reachability probe and the download (seconds, default 10).
+"""The data root (``root`` > ``$GRAPHSTK_DATA`` > ``./datasets``) and the offline switches
+``GRAPHSTK_OFFLINE`` and ``GRAPHSTK_DOWNLOAD_TIMEOUT`` (seconds, default 10).
 """
 from __future__ import annotations
 

@@ -1,40 +1,6 @@
-"""The train / val / test / other split protocol of the STKR paper (Zhai et al., ICLR 2024, App. D.1).
-
-Every node goes to exactly one of four sets. ``train`` and ``val`` are labelled, ``test``
-and ``other`` unlabelled; accuracy is reported on ``test`` only. The same seed gives the
-same split for every method (a private :class:`torch.Generator` seeded with ``seed``;
-the global RNG is never touched or read).
-
-Sizes (``N`` nodes, ``C = max(y) + 1`` classes, ``n_test = round(p_test * N)``, half up):
-
-* **Planetoid protocol** (``data.split_protocol == "planetoid"``: Cora, CiteSeer, PubMed
-  and bring-your-own files with a default split): keep the default train/val sizes and
-  take ``n_test`` nodes out of the default test set; the rest of the default test set
-  and every node outside the default split go to ``other``.
-  App. D does not say whether train/val are the public masks or fresh random draws of
-  the same sizes, so both are offered (``planetoid_split``):
-
-  - ``"public"`` (default): train and val are the public masks (the same for every
-    seed); test is ``n_test`` nodes drawn with the seed from the public test set. This is
-    the literal reading of "use the default train/validation/test split size, and from
-    the test set take out p_test x N samples", and keeps the 20-per-class balance of the
-    public train set.
-  - ``"random"``: mirrors PyG's ``Planetoid(split="random")``: train is drawn per class
-    with the per-class counts of the public train mask (20 each), val is
-    ``|public val|`` nodes drawn from the rest, test ``n_test`` nodes drawn from the
-    rest, everything else is ``other``. All four sets change with the seed, as App. D
-    says they do ("with a different random seed, the four splits are different").
-
-  If ``n_test`` exceeds the public test set (PubMed with ``p_test >= 0.1``, as in the
-  ``p_test`` ablation of Table 5), the public mode takes the whole public test set and
-  draws the remaining test nodes from the nodes outside the default split, with a warning.
-* **Random protocol** (every other dataset): ``20 C`` train and ``20 C`` val nodes drawn
-  uniformly at random (not per class), ``n_test`` test nodes drawn from the rest, the
-  remainder is ``other``.
-
-Views used by the methods (App. D.1): transductive learners see every node and hide
-only the labels of val/test/other; inductive learners do not see test nodes nor any edge
-touching them, and for model selection they also hide val entirely (:meth:`Split.hidden`).
+"""The train / val / test / other split protocol of the STKR paper (Zhai et al., ICLR 2024, App. D.1):
+:func:`make_split` and :class:`Split`. The Planetoid and random protocols, the two readings of the
+Planetoid train/val, and the transductive / inductive views are described in ``docs/data.md``.
 """
 from __future__ import annotations
 
@@ -67,10 +33,8 @@ def _empty() -> Tensor:
 class Split:
     """A partition of ``range(num_nodes)`` into sorted LongTensors ``train``, ``val``, ``test``, ``other``.
 
-    Build one with :func:`make_split`, or directly from four node selections (LongTensor ids
-    or boolean masks of length ``num_nodes``; validated: in range, disjoint, covering every
-    node; they are sorted for you). :meth:`mask` gives a part back as a boolean mask.
-    ``seed``, ``p_test`` and ``protocol`` record how it was made.
+    Build one with :func:`make_split`, or from four node selections (ids or boolean masks; validated and
+    sorted). ``seed``, ``p_test`` and ``protocol`` record how it was made.
     """
 
     train: Tensor
@@ -121,11 +85,7 @@ class Split:
         return m
 
     def transductive(self) -> tuple[Tensor, None]:
-        """``(train_idx, hidden_idx)`` for the transductive setting: nothing is hidden.
-
-        The learner sees every node and edge; only the train labels are used (val labels
-        are hidden by the learner and used for model selection, test labels for the score).
-        """
+        """``(train_idx, None)`` for the transductive setting: the learner sees every node and edge."""
         return self.train, None
 
     def inductive(self, selection: bool = False) -> tuple[Tensor, Tensor]:
@@ -152,14 +112,10 @@ class Split:
         return self.test.clone()
 
     def inductive_subgraph(self, data: Data, selection: bool = False) -> Data:
-        """The graph an inductive learner sees: visible nodes only, relabelled ``0..n_vis-1``.
-
-        Returns a :class:`Data` with ``edge_index`` (edges between visible nodes only, via
-        :func:`torch_geometric.utils.subgraph`), ``node_ids`` (global id of each local node),
-        ``x``/``y``/``edge_weight`` restricted to visible nodes where present, and local
-        boolean masks ``train_mask``, ``val_mask`` (all False when ``selection``) and
-        ``other_mask``. ``y`` is carried for evaluation convenience: a learner must use only
-        ``y[train_mask]``.
+        """The graph an inductive learner sees, relabelled ``0..n_vis-1``: a :class:`Data` with the edges between
+        visible nodes, ``node_ids`` (global ids), ``x``/``y``/``edge_weight`` where present and local masks
+        ``train_mask``, ``val_mask`` (all False with ``selection``), ``other_mask`` (a learner reads only
+        ``y[train_mask]``).
         """
         n = int(data.num_nodes)
         if n != self.num_nodes:
@@ -247,26 +203,19 @@ def make_split(data: Data, p_test: float | None = None, seed: int = 0, *, n_test
     n_test : int, optional
         The test-set size as a count instead of a fraction (give ``p_test`` or ``n_test``).
     train_per_class, val_per_class : int, optional
-        Draw exactly this many train (val) nodes *of each class* (stratified), as the YAML
-        runner's options of the same names. Default: App. D's protocol, ``20 C`` train and
-        ``20 C`` val nodes drawn uniformly (random protocol) or the default masks (Planetoid).
-        Giving one of them switches to per-class draws; the other then defaults to the same
-        value. Small graphs need them: networkx's karate club (34 nodes, 2 classes) fits e.g.
-        ``train_per_class=4, val_per_class=4, n_test=10``.
+        Draw exactly this many train (val) nodes *of each class* (the YAML runner's options); the other
+        defaults to the same value. Default: App. D's protocol (``20 C`` uniform draws, or the default masks).
     protocol : {"planetoid", "random"}, optional
         By default ``data.split_protocol`` (set by :func:`graphstk.data.load_dataset`), else
         ``"random"``. Ignored when ``train_per_class``/``val_per_class`` are given.
     planetoid_split : {"public", "random"}, default "public"
-        How the Planetoid protocol picks train/val. App. D leaves this open; see the module
-        docstring for both readings. ``"public"`` keeps PyG's public train/val masks and draws
-        test from the public test set.
+        How the Planetoid protocol picks train/val (App. D leaves it open; ``docs/data.md``): PyG's public
+        masks, or per-class draws with the public counts.
 
     Returns
     -------
     Split
-        Sorted, disjoint LongTensors covering all nodes; e.g. Cora with ``p_test=0.01``
-        gives 140/500/27 train/val/test, DBLP 80/80/177. ``split.mask("train")`` gives the
-        boolean mask; the estimators take either form.
+        Sorted, disjoint LongTensors covering all nodes (Cora, ``p_test=0.01``: 140/500/27 train/val/test).
 
     Raises
     ------

@@ -1,15 +1,6 @@
-"""Text benchmarks as tf-idf features: movie-review polarity v2.0 and the 4-class WebKB set.
-
-Both load through :func:`graphstk.data.load_vector_dataset` (``"MovieReviews"``, ``"WebKB4"``)
-and return a :class:`~graphstk.data.VectorDataset` whose ``X`` is a ``scipy.sparse.csr_matrix``
-(float64, one l2-normalised row per document).
-
-Vectorizer: scikit-learn's :class:`~sklearn.feature_extraction.text.TfidfVectorizer` with
-:data:`TFIDF_DEFAULTS` (its own defaults, written out so they cannot drift; smoothed idf
-``log((1 + n) / (1 + df)) + 1``), ``dtype=float64``; the ``tfidf`` option replaces any of them,
-e.g. ``load_vector_dataset("MovieReviews", tfidf={"min_df": 2, "sublinear_tf": True})``. The idf
-is computed on every document of the set (no labels are used), the transductive setting of the
-semi-supervised papers; the Fredholm-kernel paper (Sec. 5.2.1) says only that tf-idf features were extracted.
+"""Text benchmarks as tf-idf features (CSR float64, l2 rows): movie-review polarity v2.0 and the 4-class
+WebKB set, loaded through :func:`graphstk.data.load_vector_dataset`; settings :data:`TFIDF_DEFAULTS`
+(``docs/data.md``, Text).
 """
 from __future__ import annotations
 
@@ -81,15 +72,7 @@ _POLARITY = "review_polarity.tar.gz"
 
 
 def _load_movie_reviews(root: Path, where: str, tfidf: dict | None = None) -> VectorDataset:
-    """Pang & Lee's movie-review polarity dataset v2.0 (2000 full reviews).
-
-    Read straight from ``<root>/movie_review_polarity/review_polarity.tar.gz``: the files
-    ``txt_sentoken/{neg,pos}/*.txt`` in sorted path order (the 1000 negative reviews, then the
-    1000 positive ones), decoded as UTF-8 (they are ASCII). ``classes = ["neg", "pos"]``.
-    It matches the Fredholm paper's "IMDB movie review" set (1000 positive and 1000 negative
-    reviews, Sec. 5.2.1 and Table 3; the v2.0 reviews come from the IMDB archive of
-    rec.arts.movies.reviews); the paper names no file and gives no tf-idf settings.
-    """
+    """Pang & Lee's movie-review polarity v2.0 (2000 reviews) read from the tarball, classes ``neg``, ``pos``."""
     _check_tfidf(tfidf)
     d = _require(root, where, "MovieReviews", "movie_review_polarity", (_POLARITY,))
     docs, labels = [], []
@@ -135,22 +118,7 @@ def _read_labeled_lines(path: Path) -> tuple[list[str], list[str]]:
 
 
 def _load_webkb4(root: Path, where: str, tfidf: dict | None = None) -> VectorDataset:
-    """The 4-class WebKB set of Cardoso-Cachopo (stemmed), parts ``train`` and ``test``.
-
-    Files in ``<root>/webkb/``: ``webkb-test-stemmed.txt`` (complete, 1396 pages) and
-    ``webkb-train-stemmed.txt`` (complete, 2803 pages) or else
-    ``webkb-train-stemmed.PARTIAL.txt`` (the copy here: 1747 of the 2803 pages). One page per
-    line, ``label<TAB>stemmed text``; rows are the train lines, then the test lines, in file
-    order; pages with empty text stay (all-zero rows). Classes ``course, faculty, project,
-    student`` (ids 0..3).
-
-    Not the Fredholm paper's WebKB (Sec. 5.2.1, Tables 3-4): that one is 2-class, "the two
-    largest classes" (1511 and 1079 pages) of a 7-class, 7746-page version of the raw pages. The
-    paper does not name the classes (by size, probably student and faculty); it is not the
-    Blum-Mitchell course / non-course co-training set either (1051 pages). Here the four classes
-    are kept and the text is Cardoso-Cachopo's stemmed version; a binary task must be derived
-    explicitly (e.g. student vs. faculty) and will not match the paper's counts.
-    """
+    """Cardoso-Cachopo's stemmed 4-class WebKB, parts ``train`` (the complete or else the PARTIAL file) and ``test``."""
     _check_tfidf(tfidf)
     d = root / "webkb"
     train_name = next((f for f in _WEBKB_TRAIN if (d / f).is_file()), _WEBKB_TRAIN[1])

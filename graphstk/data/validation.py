@@ -1,8 +1,5 @@
-"""Graph arrays in, a checked PyG ``Data`` out: :func:`build_data` and :func:`validate_data`.
-
-Errors name the problem and what to write instead: wrong shapes or dtypes, edge ids out of
-``[0, N)``, missing or negative labels, ``x``/``y`` size mismatch, NaN or infinite features,
-overlapping or partial train/val/test indices.
+"""Graph arrays in, a checked PyG ``Data`` out: :func:`build_data` and :func:`validate_data` (errors name the
+problem and what to write instead).
 """
 from __future__ import annotations
 

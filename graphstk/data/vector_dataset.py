@@ -1,8 +1,5 @@
-"""The vector-data object: :class:`VectorDataset` (features, labels, partitions, supplied splits).
-
-Construction validates shapes, label range, partitions and finiteness;
-:meth:`VectorDataset.from_arrays` brings your own arrays. :func:`encode_labels` maps label
-values to class ids, :func:`check_partition` checks a supplied (labeled, unlabeled) split.
+"""The vector-data object :class:`VectorDataset` (validated on construction), :func:`encode_labels` and
+:func:`check_partition`.
 """
 from __future__ import annotations
 
@@ -44,9 +41,6 @@ class VectorDataset:
     description : str
         One paragraph: source (the files actually read), what the set is, how it differs from
         the set a paper used.
-
-    Construction validates shapes, label range, partitions and finiteness, so a
-    ``VectorDataset`` built from your own arrays (:meth:`from_arrays`) is as safe as a loaded one.
     """
 
     name: str

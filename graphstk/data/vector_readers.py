@@ -1,10 +1,5 @@
-"""Readers of the vector benchmarks' files: the SSL book sets (``.mat``), MNIST (IDX ``.gz``),
-USPS-ESL (``.gz`` text), USPST (``.mat``) and scikit-learn's digits.
-
-Each reader opens its files inside :func:`graphstk.data.files.reading`, so a truncated,
-corrupted or unreadable file is a :class:`~graphstk.exceptions.DataFileError` naming the file,
-the dataset and the fix. The registry that maps names to these readers is
-:mod:`graphstk.data.vector`.
+"""Readers of the vector benchmarks' files (SSL book ``.mat``, MNIST IDX, USPS-ESL, USPST, scikit-learn's
+digits), each inside :func:`graphstk.data.files.reading`; the registry is :mod:`graphstk.data.vector`.
 """
 from __future__ import annotations
 

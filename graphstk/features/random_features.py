@@ -1,46 +1,7 @@
-"""Random features for shift-invariant kernels (kernel-methods slides, "Random Features
-for Large-Scale Kernel Machines", Rahimi & Recht 2007).
-
-Both maps are scikit-learn transformers (``fit`` / ``transform`` / ``fit_transform``,
-``get_feature_names_out``, ``set_output``, ``random_state``) with ``z(x)^T z(y) ~ k(x, y)``:
-NumPy in gives NumPy out, a torch tensor in gives a tensor out on its device (the whole map runs
-there). No extra normalisation (the errata's fix to the Fredholm
-paper's doubly-normalised map). Kernel conventions are those of
-:mod:`graphstk.operators.feature`.
-
-Random Fourier features (slides Eqs. 2-4, Algorithm "Random Fourier Features")
---------------------------------------------------------------------------------
-Bochner (Theorem 6): ``k(x - y) = E_omega[cos(omega^T (x - y))]`` with ``omega ~ p``, the
-Fourier transform of ``k`` (density prefactor ``(2 pi)^-d`` in ``R^d``; the slides' table of
-``p`` is a missing figure, errata). The densities, per coordinate ``omega_m``:
-
-* Gaussian ``exp(-||d||^2 / (2 sigma^2))``: ``omega ~ N(0, I / sigma^2)``;
-* Laplacian (l1) ``exp(-||d||_1 / sigma) = prod_m exp(-|d_m|/sigma)``: each ``omega_m ~
-  Cauchy(0, 1/sigma)``, since ``(1/2pi) int e^{-i w t} e^{-|t|/sigma} dt =
-  (1/pi) (1/sigma) / ((1/sigma)^2 + w^2)``;
-* Cauchy ``prod_m 1 / (1 + d_m^2 / sigma^2)``: each ``omega_m ~ Laplace(0, 1/sigma)``, since
-  ``(1/2pi) int e^{-i w t} / (1 + t^2/sigma^2) dt = (sigma/2) e^{-sigma |w|}`` (the errata's
-  ``Laplace(0, 1)`` is the case ``sigma = 1``).
-
-Maps (Eq. 3 and the slide after it), ``D = n_features`` frequencies:
-
-* ``map="cos_sin"``: ``z(x) = sqrt(1/D) [cos(W^T x), sin(W^T x)]`` (``2D`` outputs, Eq. 4 /
-  Algorithm), ``z(x)^T z(y) = (1/D) sum_j cos(omega_j^T (x - y))``;
-* ``map="phase"``: ``z(x) = sqrt(2/D) cos(W^T x + b)``, ``b ~ U[0, 2 pi)`` (``D`` outputs).
-
-Both are unbiased; the error decays as ``O(1/sqrt(D))`` (Eq. 5, Proposition 4).
-
-Random binning features (slides Eqs. 6-8, Lemma 7, Algorithm "Random Binning Features")
----------------------------------------------------------------------------------------
-For the l1-Laplacian ``exp(-||x - y||_1 / sigma)``: for each of ``P = n_grids`` grids and each
-dimension ``m``, a pitch ``delta ~ p(delta) = delta k''(delta) = Gamma(shape 2, scale sigma)``
-(Lemma 7) and a shift ``u ~ U[0, delta)``; the bin of ``x`` is
-``floor((x_m - u_m) / delta_m)`` per dimension. For a fixed pitch ``P_u[same bin] =
-max(0, 1 - |x - y| / delta)`` (Eq. 6; the slide drops the ``1 -``, errata), and averaging over
-the pitch gives ``exp(-|x - y| / sigma)``; dimensions are independent, so the product is the
-l1-Laplacian. ``z(x) = sqrt(1/P) [z_1(x), ..., z_P(x)]`` (Eq. 8) with ``z_p`` the one-hot
-indicator of ``x``'s bin in grid ``p``: ``z(x)^T z(y)`` is the fraction of grids in which
-``x`` and ``y`` collide.
+"""Random features for shift-invariant kernels (Rahimi & Recht 2007; kernel-method slides Eqs. 2-8):
+:class:`RandomFourierFeatures` (Gaussian, l1-Laplacian, Cauchy) and :class:`RandomBinningFeatures`
+(l1-Laplacian), scikit-learn transformers with ``z(x)^T z(y) ~ k(x, y)``. The sampling densities and
+their derivations are in ``docs/toolbox.md``.
 """
 from __future__ import annotations
 
@@ -279,24 +240,12 @@ def bin_ids(X, pitch: Tensor, shift: Tensor) -> Tensor:
 class RandomBinningFeatures(_RandomFeatures):
     """Random binning features for ``exp(-||x - y||_1 / sigma)`` (slides Eqs. 6-8, Lemma 7).
 
-    Per grid ``p`` and dimension ``m``: pitch ``delta ~ Gamma(2, scale sigma)`` (``delta k''``),
-    shift ``u ~ U[0, delta)``, bin ``floor((x_m - u_m)/delta_m)``. ``z(x)`` has one entry
-    ``1/sqrt(n_grids)`` per grid, so ``z(x)^T z(y)`` = fraction of grids in which ``x`` and ``y``
-    share a bin (Eq. 8).
-
-    ``fit(X)`` (``y`` ignored) finds the occupied bins; ``transform(X)`` returns ``z(X)``
-    ``[n, n_bins_]``: dense by default (NumPy for NumPy input, a tensor on ``X``'s device for a
-    tensor); with ``sparse_output=True`` a ``scipy.sparse.csr_matrix`` for NumPy input and a
-    coalesced sparse COO tensor on ``X``'s device for a tensor. Everything runs on ``X``'s device
-    (the grids are drawn on the host with a seeded generator and moved once, in ``fit``).
-
-    Columns are the occupied bins of the data passed to ``fit`` (exact tuples of
-    per-dimension bin ids, found with ``torch.unique``; no hashing, no collisions).
-    **Bins not occupied at fit time get no column**: a point that falls into such a bin
-    at ``transform`` time has no entry for that grid. Its products with the fitted
-    (training) points are still exact (no training point shares that bin), but collisions
-    among new points in unseen bins are not represented. Fit on all points whose mutual
-    kernel values you need (e.g. training + test in a transductive setting).
+    ``z(x)`` has one entry ``1/sqrt(n_grids)`` per grid (the bin of ``x``), so ``z(x)^T z(y)`` is the fraction
+    of grids in which ``x`` and ``y`` share a bin (Eq. 8). ``fit(X)`` finds the occupied bins;
+    ``transform(X)`` returns ``z(X)`` ``[n, n_bins_]``, dense (NumPy for NumPy input, a tensor on ``X``'s
+    device for a tensor) or with ``sparse_output=True`` a ``scipy.sparse.csr_matrix`` / coalesced sparse
+    COO tensor. **Bins not occupied at fit time get no column**: fit on all points whose mutual kernel
+    values you need (``docs/toolbox.md``).
 
     Parameters
     ----------

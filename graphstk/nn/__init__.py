@@ -1,8 +1,5 @@
-"""torch.nn modules for GNN code: PyG's :class:`LabelPropagation` and :class:`CorrectAndSmooth`
-(same signatures, defaults and outputs) and graphstk's :class:`STKRPropagation`, all differentiable.
-
-Every module takes ``forward(y, edge_index_or_adj, mask, edge_weight=None)`` with the adjacency
-in any of PyG's forms (:func:`graphstk.operators.graph.read_adjacency`); see ``docs/nn.md``.
+"""torch.nn modules for GNN code: PyG's :class:`LabelPropagation` and :class:`CorrectAndSmooth` (same
+signatures, defaults and outputs) and :class:`STKRPropagation`, all differentiable; see ``docs/nn.md``.
 """
 from .. import _lazy_exports
 

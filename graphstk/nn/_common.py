@@ -1,5 +1,6 @@
-"""Shared pieces of the :mod:`graphstk.nn` modules: label matrices, masks, the divergence watch, and the
-graph kernel of an adjacency kept while the same graph comes back."""
+"""Shared pieces of the :mod:`graphstk.nn` modules: label matrices, masks, edge-weight check, the divergence
+watch, and the graph kernel of an adjacency kept while the same graph comes back.
+"""
 from __future__ import annotations
 
 import warnings
@@ -39,12 +40,9 @@ def warn_switch(owner, what: str, t: int, rel: float, route: str) -> None:
 
 
 def label_matrix(y: Tensor, num_classes: int | None = None, mask=None) -> Tensor:
-    """PyG's reading of ``y``: integer labels ``[N]`` (or ``[N, 1]``) become one-hot rows with
-    ``max(y) + 1`` columns, a float ``[N, C]`` matrix is used as it is.
-
-    With ``num_classes`` given, labels outside ``0..num_classes-1`` are refused on the nodes of
-    ``mask`` and give all-zero rows elsewhere (they are never read); negative labels (``-1`` for
-    "unlabeled") always give all-zero rows.
+    """PyG's reading of ``y``: integer labels ``[N]`` (or ``[N, 1]``) as one-hot rows (``max(y) + 1`` columns, or
+    ``num_classes``: labels beyond it refused on ``mask``, zero rows elsewhere; negative labels give zero rows);
+    a float ``[N, C]`` matrix as it is.
     """
     if not isinstance(y, Tensor):
         raise TypeError(f"y must be a torch.Tensor, got {type(y).__name__}")
@@ -83,9 +81,7 @@ def row_mask(mask, N: int, device, dtype) -> Tensor | None:
 
 
 def check_edge_weight(w: Tensor, owner: str) -> None:
-    """Edge weights are similarities: NaN, infinite or negative entries of ``w`` are refused, named as
-    such (not reported as a directed graph by a symmetry check they would fail); ``owner`` is the module
-    named in the message."""
+    """Refuse NaN, infinite or negative edge weights ``w``, named as such (``owner``: the module, in the message)."""
     w = w.detach()
     if not w.dtype.is_floating_point:
         w = w.double()
@@ -109,18 +105,14 @@ def _version(t):
 
 
 class KernelCache:
-    """The :class:`~graphstk.operators.GraphKernel` (:meth:`~graphstk.operators.GraphKernel.from_edges`) of
-    an adjacency in any of PyG's forms (:func:`~graphstk.operators.graph.read_adjacency`), kept while the
-    same graph comes back.
+    """The :meth:`~graphstk.operators.GraphKernel.from_edges` kernel of an adjacency in any of PyG's forms, kept
+    while the same graph comes back.
 
-    Two levels: the structure (edge lists, CSR orders) is keyed on the identity and in-place version
-    of ``adj`` and ``num_nodes``; the values on those of ``edge_weight``, ``dtype``, ``normalize`` and
-    ``lazy``. Modifying a tensor in place, or passing another one, rebuilds that level. Weights that
-    require grad reuse the structure and get their values recomputed, differentiably, every call.
-
-    Values: ``edge_weight`` as given (PyG never renormalises them), else the adjacency's own values,
-    ``gcn_norm``-ed by PyG's rule, else ``gcn_norm`` of ones; ``normalize=True`` / ``False`` overrides
-    the rule (always / never ``gcn_norm``).
+    The structure (edge lists, CSR orders) is keyed on the identity and in-place version of ``adj`` and
+    ``num_nodes``, the values on those of ``edge_weight``, ``dtype``, ``normalize`` and ``lazy``; weights that
+    require grad reuse the structure and get their values recomputed every call. Values: ``edge_weight`` as
+    given, else the adjacency's own values ``gcn_norm``-ed by PyG's rule, else ``gcn_norm`` of ones;
+    ``normalize=True`` / ``False`` overrides the rule.
     """
 
     def __init__(self):

@@ -1,15 +1,7 @@
-"""Differentiation through the :mod:`graphstk.nn` propagations (the product ``P x`` differentiable in
-the edge values is the graph kernel's own, :meth:`graphstk.operators.GraphKernel.propagate`).
-
-* :func:`implicit_solve`: the solution ``x`` of a linear system ``A(theta) x = b`` whose gradient
-  comes from the adjoint system ``A^T lambda = g`` (implicit function theorem:
-  ``dL/db = lambda``, ``dL/dtheta = -lambda^T (dA/dtheta) x``), solved by the same iterative
-  engine with the transposed operator. Nothing of the forward iteration is stored: memory is that
-  of one solve, whatever the iteration count. The ``theta`` part is one vector-Jacobian product of
-  ``A(theta) x`` taken by autograd, so any differentiable ``A`` (edge weights, ``alpha``,
-  polynomial coefficients, ``beta``) is covered by one mechanism.
-* :func:`engine_system`: the system whose forward and adjoint solves are both one call of the
-  engine, :func:`graphstk.methods.engine.solve` (``adjoint=True`` for the backward).
+"""Differentiation through the :mod:`graphstk.nn` solves: :func:`implicit_solve` gives ``x = A(theta)^{-1} b``
+the implicit gradient (adjoint ``A^T lambda = g``; ``dL/db = lambda``, ``dL/dtheta = -lambda^T (dA/dtheta) x``,
+one vector-Jacobian product of ``A(theta) x``; memory of one solve), and :func:`engine_system` the system whose
+forward and adjoint solves are both one call of :func:`graphstk.methods.engine.solve`.
 """
 from __future__ import annotations
 
@@ -42,13 +34,9 @@ class LinearSystem:
 
 def engine_system(problem, transforms, betas, apply: Callable[..., Tensor], labeled_rhs: bool,
                   **options) -> LinearSystem:
-    """The :class:`LinearSystem` whose solves are the engine's, :func:`graphstk.methods.engine.solve`.
-
-    The forward solve and the adjoint solve of :func:`implicit_solve` are both one call of the
-    engine on ``problem`` with the right-hand side as its targets (``adjoint=True`` for the
-    adjoint): Label-Prop's ``I - eta S`` (``S^T`` in the adjoint), Algorithm 1 / 3's symmetric
-    ``n x n`` system, Algorithm 2's ``M`` (``M^T``). The solution is the engine's ``x`` (``Yhat``,
-    ``alpha`` or ``theta``).
+    """The :class:`LinearSystem` whose forward and adjoint solves are each one call of the engine on ``problem``
+    with the right-hand side as its targets (``adjoint=True`` for the adjoint); ``system.history`` holds the
+    engine's history of the last solve.
 
     Parameters
     ----------
@@ -60,8 +48,6 @@ def engine_system(problem, transforms, betas, apply: Callable[..., Tensor], labe
         ``True``: the right-hand side is ``Y`` ``[n, C]`` (Algorithms 1 / 3); ``False``: a block on
         every point ``[N, C]`` (Label-Prop, Algorithm 2).
     **options : the engine's ``solver``, ``tol``, ``max_iter``, ``step_size``.
-
-    ``system.history`` holds the engine's history of the last solve.
     """
 
     def solve(rhs: Tensor, transpose: bool) -> Tensor:

@@ -1,14 +1,6 @@
 r"""Correct-and-Smooth (Huang et al., ICLR 2021) with the signature and outputs of PyG's
-:class:`torch_geometric.nn.models.CorrectAndSmooth`, on :class:`graphstk.nn.LabelPropagation`.
-
-Correct: ``E^{(0)} = [Y_L - Z_L; 0]``, ``E^{(l)} = alpha_1 P E^{(l-1)} + (1 - alpha_1) E^{(0)}``
-(``num_correction_layers`` steps), ``Zhat = Z + gamma E^{(L_1)}``, with ``gamma`` the per-row
-autoscale ``sigma / ||E^{(L_1)}_i||_1`` (``sigma`` the mean L1 error on the training rows; PyG's
-post step clamps the error to ``[-1, 1]``) or the fixed ``scale`` (the training rows then keep
-their error at every step). Smooth: ``Zhat_L <- Y_L``, then ``num_smoothing_layers`` steps of
-label propagation with ``alpha_2`` (clamped to ``[0, 1]``, as PyG).
-
-Everything is differentiable (the soft predictions ``Z``, edge weights, ``alpha`` tensors).
+:class:`torch_geometric.nn.models.CorrectAndSmooth`, on :class:`graphstk.nn.LabelPropagation`, differentiable
+in the soft predictions, edge weights and ``alpha`` tensors (equations: ``docs/nn.md``).
 """
 from __future__ import annotations
 

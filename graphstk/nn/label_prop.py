@@ -1,20 +1,6 @@
-r"""Label propagation with the signature, defaults and outputs of PyG's ``LabelPropagation``.
-
-``Y^{(0)} = [Y_L; 0]``, ``Y^{(t+1)} = clamp(alpha P Y^{(t)} + (1 - alpha) Y^{(0)}, 0, 1)``,
-``t = 0..num_layers-1`` (Zhu and Ghahramani, 2002, in the form of Huang et al.'s Correct-and-Smooth,
-:class:`torch_geometric.nn.models.LabelPropagation`), with ``P`` read from
-``edge_index_or_adj`` as PyG reads it (:func:`graphstk.operators.graph.read_adjacency`). Its fixed point without the
-clamp is Zhou et al.'s ``(1 - alpha) (I - alpha P)^{-1} Y^{(0)}`` (STKR Eq. 22 up to the factor).
-
-graphstk's options (all off by default, where the module is PyG's to the rounding):
-
-* ``keep_labels=True``: the labeled rows are reset to ``Y_L`` after every step (pyg-team/pytorch_geometric#10627:
-  its ``post_step`` never sees the mask);
-* ``clamp=False``: no clipping to ``[0, 1]``;
-* ``flag_unreachable=True``: rows no label reaches are recorded in ``unreachable_`` and warned about;
-* ``num_layers=None``: solve the fixed point to ``tol`` instead of a fixed number of layers;
-* ``backward="implicit"``: differentiate a fixed budget through the fixed point's adjoint system
-  (memory of one solve) instead of unrolling the layers.
+r"""Label propagation with the signature, defaults and outputs of PyG's ``LabelPropagation``, differentiable,
+plus graphstk's keyword-only options (``keep_labels``, ``clamp``, ``flag_unreachable``, ``num_layers=None``,
+``backward="implicit"``); equations and options in ``docs/nn.md``.
 """
 from __future__ import annotations
 
@@ -39,8 +25,7 @@ def _norm(x: Tensor) -> float:
 
 
 def _watched(t: int, steps: int) -> bool:
-    """Whether a fixed budget of ``steps`` checks its residual after step ``t + 1``: steps 1, 2, 4, 8, ...
-    and the last, so that a diverging iteration is caught within twice its length at no cost per step."""
+    """Whether a budget of ``steps`` checks its residual after step ``t + 1``: steps 1, 2, 4, 8, ... and the last."""
     return (t + 1) & t == 0 or t + 1 == steps
 
 
@@ -74,18 +59,10 @@ class LabelPropagation(torch.nn.Module):
     max_iter : int, default 1000
         Iteration cap of the solve to tolerance.
     backward : {"unroll", "implicit"}, default "unroll"
-        Gradient of a fixed budget: autograd through the ``num_layers`` steps (exact for the
-        ``T``-step output; memory grows with ``T``), or the implicit gradient of the fixed point
-        (memory of one solve; equal to the unrolled one once the iteration has converged): its
-        adjoint ``(I - alpha P^T D) lambda = g`` is solved to ``tol`` by the engine
-        (``graphstk.methods.engine.solve`` with ``adjoint=True``; CG when ``P`` is a symmetric
-        ``gcn_norm``-ed matrix and ``D = I``, Zhou et al.'s iteration or GMRES otherwise). Needs
-        ``clamp=False`` and no ``post_step``. The solve to tolerance (``num_layers=None``) is the
-        engine's, with the same adjoint.
-
-    The ``num_layers`` steps themselves are PyG's loop (clamp, ``post_step``, the start at
-    ``Y^{(0)}``), not a solve: they are the module's PyG contract and run as written; the engine
-    solves the fixed point (``num_layers=None``, ``backward="implicit"``, and a diverging budget).
+        Gradient of a fixed budget: autograd through the ``num_layers`` steps (exact; memory grows with
+        ``T``), or the implicit gradient of the fixed point (memory of one solve): its adjoint
+        ``(I - alpha P^T D) lambda = g`` solved to ``tol`` by the engine. Needs ``clamp=False`` and no
+        ``post_step``.
 
     Attributes
     ----------
@@ -159,7 +136,6 @@ class LabelPropagation(torch.nn.Module):
             _flag(self, out)
         return out
 
-    # -- the T layers, PyG's loop (differentiable by autograd when anything requires grad) -----------------
     def _layers(self, kernel, out: Tensor, free, post_step, linear: bool) -> Tensor:
         self.route_ = "layers"
         alpha = self.alpha
@@ -197,14 +173,9 @@ class LabelPropagation(torch.nn.Module):
                     return self._fixed_point(kernel, y0, free, None, route="gmres")
         return out
 
-    # -- the fixed point: the engine inside the implicit-gradient function ---------------------------------
     def _fixed_point(self, kernel, y0: Tensor, free, budget: int | None, route: str = "auto") -> Tensor:
-        """``(I - alpha D P) Y = b`` (Eq. 22 with ``S = D P``) through ``graphstk.methods.engine.solve``,
-        differentiated implicitly (the adjoint ``(I - alpha P^T D) lambda = g`` through the same engine).
-
-        The engine's solver: :func:`graphstk.methods.routes.label_prop_route` (CG, Zhou et al.'s
-        iteration or GMRES), GMRES after a diverging budget. With a ``budget`` (``backward="implicit"``)
-        the forward value is PyG's ``num_layers`` steps (:meth:`_layers`), the gradient the fixed point's.
+        """``(I - alpha D P) Y = b`` (Eq. 22 with ``S = D P``) through the engine, differentiated implicitly; with a
+        ``budget`` the forward value is PyG's ``num_layers`` steps (:meth:`_layers`), the gradient the fixed point's.
         """
         N = y0.size(0)
         alpha = self.alpha if isinstance(self.alpha, Tensor) else torch.tensor(self.alpha, dtype=y0.dtype,

@@ -1,35 +1,7 @@
-r"""STKR-Prop (Zhai et al., ICLR 2024) as a differentiable module with PyG's input conventions.
-
-Transductive STKR (Eq. 7) on the graph of ``edge_index_or_adj``: with the lazy kernel
-``S = (I + D^{-1/2} W D^{-1/2}) / 2`` (the default, positive semidefinite; ``normalization="symmetric"``
-gives Eq. 23's ``D^{-1/2} W D^{-1/2}``, ``gcn_norm`` without self-loops, with every node visible),
-``N`` nodes and ``n`` labeled ones,
-
-``f = N s(S) E alpha``,  ``(N [s(S)]_{nn} + n beta I) alpha = Y_L``   (``E``: the labeled columns).
-
-With every node a target (``mask=None``, a GNN layer) this is the filter
-``f = s(S) (s(S) + beta I)^{-1} Y``. On the lazy kernel ``0 <= g(lambda) = s / (s + beta) < 1`` on the
-whole spectrum: a low-pass filter. On Eq. 23's kernel the inverse Laplacian's ``s`` is negative on
-``[-1, 0)`` and ``g`` has a pole at ``lambda = -beta / (1 - beta eta)``, inside the spectrum.
-
-A solve to tolerance is one call of the engine, ``graphstk.methods.engine.solve``, on the
-:class:`~graphstk.methods.problem.Problem` of the graph's :class:`~graphstk.operators.GraphKernel`
-(:meth:`~graphstk.operators.GraphKernel.from_edges`) with the input scores as targets, inside the
-implicit-gradient function of :mod:`graphstk.nn.autograd`: the routes are those of
-:class:`graphstk.methods.STKR` (:mod:`graphstk.methods.routes`; ``route_`` names the one taken), and the
-backward pass is one adjoint solve through the same engine (Algorithms 1 / 3: the same symmetric
-system; Algorithm 2's ``M theta = [Y_L; 0]``, ``M = N I_n S^r + n beta Q`` (Eq. 20): ``M^T``), memory
-independent of the iteration count.
-
-A fixed budget ``num_iter=T`` runs the ``T`` Richardson steps of Algorithm 1 or 2 (the same
-iterates as the engine's budget ``T``, the engine's step,
-:func:`graphstk.methods.steps.richardson_step`) through the package's one Richardson loop,
-:func:`graphstk.spectral.solvers.richardson` with ``differentiable=True``, on differentiable torch
-operations: a truncated iteration is not a solve, so it has no adjoint system, and its exact
-gradient (including the step size's dependence on ``beta`` and the coefficients) is autograd through
-the ``T`` steps (memory grows with ``T``). Every fixed budget watches its residual: a residual more
-than 10x the first and above ``||Y||`` cannot belong to a converging solve, so the module warns once
-(:class:`~graphstk.nn.DivergenceWarning`) and returns the solve to tolerance for that call.
+r"""STKR-Prop (Zhai et al., ICLR 2024): transductive STKR (Eq. 7) as a differentiable module with PyG's
+input conventions. A solve to tolerance is one call of the engine (``graphstk.methods.engine.solve``)
+inside the implicit-gradient function of :mod:`graphstk.nn.autograd`; a fixed budget ``num_iter=T`` is
+``T`` Richardson steps unrolled by autograd, watched for divergence. Equations: ``docs/nn.md``.
 """
 from __future__ import annotations
 
@@ -72,11 +44,8 @@ class STKRPropagation(torch.nn.Module):
     tol : float, default 1e-6
         Relative residual of a solve to tolerance; ``0`` means ``max_iter`` Richardson steps.
     solver : {"auto", "richardson", "cg", "gmres", "direct"}, default "auto"
-        The engine's solver (``graphstk.methods.engine.solve``); ``"auto"`` routes from sizes
-        and counted work (:mod:`graphstk.methods.routes`): on the lazy kernel, Algorithm 2 takes CG on
-        its symmetric form (always when every node is a target, ``n = N``), Algorithm 1 CG where
-        ``s >= 0`` (else GMRES); small problems with unlabeled nodes take the direct ``n x n`` route.
-        The adjoint solve of the backward pass goes through the same engine.
+        The engine's solver (``graphstk.methods.engine.solve``), also for the adjoint solve of the backward
+        pass; ``"auto"`` routes from sizes and counted work (:mod:`graphstk.methods.routes`).
     step_size : "auto" | "paper" | float, default "auto"
         Richardson step: ``1 / (N max|s| + n beta)`` (Algorithm 1) or ``1 / (N + n beta max rho)``
         (Algorithm 2) for ``"auto"``; ``"paper"``: Proposition 10's ``1 / n`` for Algorithm 2.
@@ -94,9 +63,8 @@ class STKRPropagation(torch.nn.Module):
     flag_unreachable : bool, default True
         Record all-zero rows in ``unreachable_`` and warn.
     normalization : {"lazy", "symmetric"}, default "lazy"
-        The graph kernel: the lazy ``(I + S) / 2`` (positive semidefinite, as STKR assumes; its
-        solves converge in a few dozen products) or Eq. 23's ``S = D^{-1/2} W D^{-1/2}``
-        (:class:`~graphstk.operators.GraphKernel`'s ``normalization``).
+        The graph kernel: the lazy ``(I + S) / 2`` (positive semidefinite, as STKR assumes) or Eq. 23's
+        ``S = D^{-1/2} W D^{-1/2}`` (:class:`~graphstk.operators.GraphKernel`'s ``normalization``).
 
     Attributes
     ----------
@@ -149,7 +117,6 @@ class STKRPropagation(torch.nn.Module):
         self.unreachable_: Tensor | None = None
         self.n_unreachable_ = 0
 
-    # -- parameters ----------------------------------------------------------------------------------
     def _params(self, dtype, device) -> tuple[Tensor, Tensor]:
         """``(coeffs, beta)``: ``pi`` (polynomial) or ``xi`` (reciprocal) and ``beta`` in ``dtype``."""
         c = getattr(self, self._param).to(dtype=dtype, device=device)
@@ -168,7 +135,6 @@ class STKRPropagation(torch.nn.Module):
             return InverseLaplacian(-c[1])
         return ReciprocalPolynomial(c, self.transform.r)
 
-    # -- forward -------------------------------------------------------------------------------------
     def forward(self, y: Tensor, edge_index, mask=None, edge_weight: Tensor | None = None) -> Tensor:
         """Scores ``f`` ``[N, C]`` of every node.
 
@@ -201,10 +167,8 @@ class STKRPropagation(torch.nn.Module):
         f = f.to(out_dtype)
         return _flag(self, f) if self.flag_unreachable else f
 
-    # -- the system, in differentiable operations -------------------------------------------------------
     def _apply(self, ctx: "_Context"):
-        """``A(theta) x`` of the system the engine solves, differentiable in ``(x, coeffs, beta, values)``:
-        Algorithm 1's ``N [s(S)]_{nn} alpha + n beta alpha`` or Algorithm 2's ``M theta`` (Eq. 20)."""
+        """``A(theta) x`` of Algorithm 1 or Algorithm 2's ``M`` (Eq. 20), differentiable in ``(x, c, beta, v)``."""
         N, n, train = ctx.N, ctx.n, ctx.train
         if self._poly:
             def apply(a, c_, b_, v_):
@@ -223,7 +187,6 @@ class STKRPropagation(torch.nn.Module):
             return ctx.N * horner(ctx.c, ctx.S(ctx.v), ctx.embed(x), shift=1)
         return ctx.N * horner((1.0,), ctx.S(ctx.v), x, shift=self.transform.r)
 
-    # -- a solve to tolerance: the engine inside the implicit-gradient function ----------------------------
     def _to_tol(self, ctx: "_Context", Y: Tensor, solver: str, tol: float, max_iter: int) -> Tensor:
         problem = make_problem(ctx.kernel, None, ctx.train, targets=Y.detach())
         system = engine_system(problem, [self._transform(ctx.c)], [float(ctx.beta.detach())], self._apply(ctx),
@@ -235,11 +198,8 @@ class STKRPropagation(torch.nn.Module):
                        + (f": {last.reason}" if last is not None and last.reason else ""))
         return self._scores(ctx, x)
 
-    # -- fixed budget: T Richardson steps of the one loop, unrolled, with a residual watch --------------
     def _budget(self, ctx: "_Context", Y: Tensor) -> Tensor:
-        """The engine's step (:func:`~graphstk.methods.steps.richardson_step`, ``lambda_1 = 1``) in the
-        parameters' tensors, so that the gradient includes the step's dependence on ``beta`` and the
-        coefficients; a diverging residual switches to the solve to tolerance."""
+        """``T`` Richardson steps, the engine's step in the parameters' tensors; divergence switches to the solve."""
         gamma = self.step_size if isinstance(self.step_size, (int, float)) else richardson_step(
             "polynomial" if self._poly else "reciprocal", self.step_size, ctx.c, ctx.beta, ctx.N, ctx.n,
             0.0 if self.normalization == "lazy" else -1.0, 1.0, r=getattr(self.transform, "r", 1))
@@ -270,16 +230,14 @@ class STKRPropagation(torch.nn.Module):
 
 
 class _Context:
-    """One call's graph kernel, its (differentiable) edge values, the labeled ids, the transform's
-    coefficients (``pi`` or ``xi``) and ``beta``."""
+    """One call's kernel, edge values ``v``, labeled ids, transform coefficients (``pi`` or ``xi``) and ``beta``."""
 
     def __init__(self, kernel, train: Tensor, c: Tensor, beta: Tensor):
         self.kernel, self.v, self.train, self.c, self.beta = kernel, kernel.edges[2], train, c, beta
         self.N, self.n = kernel.num_nodes, int(train.numel())
 
     def S(self, v: Tensor):
-        """``x -> S x`` with edge values ``v`` (differentiable in both): ``P x``, or ``(x + P x) / 2`` for the
-        lazy kernel."""
+        """``x -> S x`` with edge values ``v`` (``(x + P x) / 2`` for the lazy kernel), differentiable in both."""
         if self.kernel.positive_semidefinite:
             return lambda x: 0.5 * (x + self.kernel.propagate(x, v))
         return lambda x: self.kernel.propagate(x, v)

@@ -1,25 +1,9 @@
-"""Sparse graph kernels built from a PyG ``edge_index``.
-
-Three normalisations from the STKR paper (Zhai et al., ICLR 2024), and one positive
-semidefinite construction on top of them:
-
-* :func:`normalized_adjacency`: ``S = D^{-1/2} W D^{-1/2}`` (the ``S`` of Eq. 22);
-* :class:`GraphKernel`: the STKR base kernel of Eq. 23,
-  ``K(x, x') = (n+m) W(x, x') / sqrt(D(x) D(x'))`` on the *visible* nodes, with
-  degrees counted over visible nodes only (the inductive setting of App. D.1), so
-  that ``G_K / (n+m) = S_visible``; plus the out-of-sample rows ``K(x, visible)`` of
-  hidden nodes through their edges to visible nodes. ``normalization="lazy"`` gives the
-  *lazy* kernel ``(I + S) / 2`` instead (see :class:`GraphKernel`): positive semidefinite by
-  construction, which STKR's transforms and convergence results assume and Eq. 23 is not;
-* :func:`random_walk_kernel`: ``Tr(D) D^{-1} W D^{-1}`` (Proposition 5).
-
-:meth:`GraphKernel.from_edges` builds the same kernel type from a propagation matrix read as PyG reads
-an adjacency (:func:`read_adjacency`: ``edge_index``, ``EdgeIndex``, ``torch.sparse`` or ``SparseTensor``;
-directed graphs, weights as given or ``gcn_norm``-ed), differentiable in the edge weights: what the
-:mod:`graphstk.nn` modules propagate with and hand the engine.
-
-Isolated nodes (degree 0, or no visible neighbour) get an all-zero row and column
-instead of ``0/0 = NaN``: ``D^{-1/2}`` is defined as 0 where ``D = 0``.
+"""Sparse graph kernels built from a PyG ``edge_index`` (STKR paper, Zhai et al., ICLR 2024):
+:func:`normalized_adjacency` (``S = D^{-1/2} W D^{-1/2}``, Eq. 22), :func:`random_walk_kernel`
+(Proposition 5) and :class:`GraphKernel`, Eq. 23's base kernel over the visible nodes (or its lazy,
+positive semidefinite form ``(I + S) / 2``) with the out-of-sample rows of hidden nodes;
+:meth:`GraphKernel.from_edges` builds it from any of PyG's adjacency forms (:func:`read_adjacency`) for
+:mod:`graphstk.nn`. Isolated nodes get zero rows (``D^{-1/2} = 0`` where ``D = 0``). See ``docs/kernels.md``.
 """
 from __future__ import annotations
 
@@ -41,14 +25,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 
 def edge_list_issues(edge_index: Tensor, num_nodes: int) -> tuple[int, int]:
-    """``(duplicates, self_loops)``: how many entries of ``edge_index`` repeat an earlier
-    ``(row, col)`` pair, and how many are ``(i, i)``.
-
-    Parameters
-    ----------
-    edge_index : LongTensor ``[2, E]``
-    num_nodes : int
-    """
+    """``(duplicates, self_loops)``: entries of ``edge_index`` that repeat an earlier pair, and ``(i, i)`` ones."""
     if edge_index.numel() == 0:
         return 0, 0
     row, col = edge_index[0].long(), edge_index[1].long()
@@ -59,17 +36,13 @@ def edge_list_issues(edge_index: Tensor, num_nodes: int) -> tuple[int, int]:
 
 def clean_edge_list(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None
                     ) -> tuple[Tensor, Tensor | None]:
-    """Drop self-loops and keep one copy of each ``(row, col)`` pair (the first one and its weight).
+    """``(edge_index, edge_weight)`` without self-loops and with one copy (the first) of each ``(row, col)`` pair.
 
     Parameters
     ----------
     edge_index : LongTensor ``[2, E]``
     num_nodes : int
     edge_weight : Tensor ``[E]``, optional
-
-    Returns
-    -------
-    (edge_index, edge_weight) without self-loops and repeated pairs.
     """
     row, col = edge_index[0].long(), edge_index[1].long()
     keep = row != col
@@ -93,11 +66,10 @@ def _edges(edge_index, num_nodes, edge_weight, dtype, device):
 def read_adjacency(adj, num_nodes: int):
     """An adjacency in one of PyG's forms as ``(tgt, src, values or None, PyG normalises?, is an edge_index)``.
 
-    ``(P x)[i] = sum_{edges j -> i} w_ji x[j]`` (PyG's ``flow="source_to_target"``): an ``edge_index``
-    ``[2, E]`` (LongTensor or :class:`torch_geometric.EdgeIndex`) has the source in row 0 and the
-    target in row 1; a ``torch.sparse`` COO / CSR or ``torch_sparse.SparseTensor`` ``adj_t`` ``[N, N]``
-    has row = target. PyG ``gcn_norm``-s an ``edge_index`` without weights and a ``torch.sparse`` ``adj_t``
-    always, a ``SparseTensor`` when it has no values.
+    ``(P x)[i] = sum_{j -> i} w_ji x[j]``: an ``edge_index`` ``[2, E]`` (or ``EdgeIndex``) has the source in
+    row 0; a ``torch.sparse`` COO / CSR or ``SparseTensor`` ``adj_t`` ``[N, N]`` has row = target. PyG
+    ``gcn_norm``-s an ``edge_index`` without weights, a ``torch.sparse`` ``adj_t`` always, a
+    ``SparseTensor`` without values.
     """
     if _SparseTensor is not None and isinstance(adj, _SparseTensor):
         row, col, value = adj.coo()
@@ -170,13 +142,10 @@ def inv_sqrt_degree(deg: Tensor) -> Tensor:
 
 
 def symmetric_normalization(row: Tensor, col: Tensor, w: Tensor, num_nodes: int) -> tuple[Tensor, Tensor, Tensor]:
-    """The entries of ``D^{-1/2} W D^{-1/2}`` (``D = diag(W 1)``, the row sums) for ``W``'s entries
-    ``(row, col, w)``: ``w / sqrt(D[row] D[col])``; a node of degree 0 gets factor 0, never NaN.
+    """The entries ``w / sqrt(D[row] D[col])`` of ``D^{-1/2} W D^{-1/2}`` (``D`` the row sums of ``W = (row, col, w)``).
 
-    The package's one symmetric normalisation: :func:`normalized_adjacency`, :class:`GraphKernel`
-    (Eq. 23), the normalised Laplacian of :func:`graphstk.methods.laprls.graph_laplacian` and the
-    ``gcn_norm`` of the :mod:`graphstk.nn` modules (``row`` = target, ``col`` = source). Differentiable
-    in ``w`` (edge weights that require grad).
+    The package's one symmetric normalisation (also the ``gcn_norm`` of :mod:`graphstk.nn`, ``row`` = target);
+    a node of degree 0 gets factor 0, never NaN; differentiable in ``w``.
 
     Returns
     -------
@@ -192,15 +161,9 @@ SYMMETRY_CHUNK = 1 << 22
 
 
 def _symmetric(row: Tensor, col: Tensor, w: Tensor, n: int, chunk: int = SYMMETRY_CHUNK) -> bool:
-    """Whether ``W = W^T`` (duplicate entries summed), to a relative 1e-10 per row (1e-5 on MPS).
-
-    ``W v = W^T v`` for every ``v`` exactly when ``W`` is symmetric, and for two fixed Gaussian
-    probes ``v`` (a seeded generator: the same edges always give the same answer) an asymmetric
-    ``W`` makes them differ by the size of its asymmetry at some row, except on a set of ``v`` of
-    measure zero. Both products are index-adds in float64 over ``chunk`` edges at a time, so the
-    check needs ``O(N)`` memory beyond one chunk, where coalescing ``W - W^T`` would hold several
-    copies of the edge list.
-    """
+    """Whether ``W = W^T`` (duplicates summed), to a relative 1e-10 per row (1e-5 on MPS), in ``O(N)`` memory."""
+    # W v = W^T v for two seeded Gaussian probes v: an asymmetric W breaks it except on a null set of v;
+    # index-adds over `chunk` edges at a time, where coalescing W - W^T would copy the edge list
     if row.numel() == 0:
         return True
     dt = torch.float32 if row.device.type == "mps" else torch.float64     # MPS has no float64
@@ -253,14 +216,9 @@ def random_walk_kernel(edge_index: Tensor, num_nodes: int, edge_weight: Tensor |
 
 
 class NormalizedGraphKernel(KernelOperator):
-    """A graph kernel that holds its normalized adjacency: ``S = D^{-1/2} W D^{-1/2}`` over the
-    visible nodes (Eq. 23) as ``self.S``, its top eigenvalue as ``self.lambda_max``, and the
-    out-of-sample rows as :meth:`rows`.
-
-    :meth:`normalized_gram` and :meth:`normalized_rows` hand these to the engines after
-    ``_check_visible`` confirms that the learner's visible nodes are those the kernel was built
-    with; each subclass says in that check what "visible" means for it (node ids, partition
-    points, or every node of a graph loaded by parts).
+    """A graph kernel holding ``S = D^{-1/2} W D^{-1/2}`` over the visible nodes (Eq. 23) as ``self.S``, its
+    top eigenvalue ``self.lambda_max`` and the out-of-sample :meth:`rows`; each subclass's
+    ``_check_visible`` says which visible nodes it was built with.
     """
 
     S: KernelOperator
@@ -270,8 +228,7 @@ class NormalizedGraphKernel(KernelOperator):
         raise NotImplementedError
 
     def rows(self, idx) -> KernelOperator:
-        """``K(x, visible) / (n+m)`` for the nodes ``idx``: their rows of ``S``, and for hidden
-        nodes their out-of-sample rows (Eq. 23). Defined by each subclass."""
+        """``K(x, visible) / (n+m)`` for the nodes ``idx`` (Eq. 23); defined by each subclass."""
         raise NotImplementedError
 
     def normalized_gram(self, visible: Tensor) -> tuple[KernelOperator, float]:
@@ -301,13 +258,10 @@ class GraphKernel(NormalizedGraphKernel):
     """The STKR base kernel (Eq. 23) of a graph, or its lazy form, as a ``[num_nodes, num_nodes]``
     kernel operator.
 
-    Its entries are Eq. 23's ``K(x, x') = (n+m) W(x, x') / sqrt(D(x) D(x'))`` between visible
-    nodes (degrees over visible nodes only), the out-of-sample rows ``K(x, visible)`` of hidden
-    nodes ``x`` through their edges to visible nodes, and zero columns for hidden nodes (the
-    learner never sees them). The engines use it through the operator interface: its
-    ``normalized_gram`` is exactly the normalized adjacency ``S = G_K / (n+m)`` over the
-    visible nodes (no rescaling round trip) with ``lambda_max`` known in closed form, and its
-    ``normalized_rows`` are :meth:`rows`.
+    Entries: ``K(x, x') = (n+m) W(x, x') / sqrt(D(x) D(x'))`` between visible nodes (degrees over
+    visible nodes only), the out-of-sample rows ``K(x, visible)`` of hidden nodes through their edges to
+    visible nodes, zero columns for hidden nodes. ``normalized_gram`` is exactly ``S = G_K / (n+m)``
+    with ``lambda_max`` in closed form; ``normalized_rows`` are :meth:`rows`.
 
     Parameters
     ----------
@@ -325,40 +279,25 @@ class GraphKernel(NormalizedGraphKernel):
     device : torch.device, optional
         Default: the device of ``edge_index``.
     clean_edges : bool, default False
-        Duplicate ``(row, col)`` entries are summed into one weight and self-loops are kept
-        (a legitimate weighted graph with loops), with one :class:`EdgeListWarning` saying so.
-        ``True`` drops self-loops and keeps one copy of each edge, silently (the usual reading
-        of an unweighted benchmark graph).
+        ``False``: duplicate ``(row, col)`` entries are summed and self-loops kept, with one
+        :class:`EdgeListWarning` saying so; ``True``: self-loops dropped and one copy of each edge kept,
+        silently (the usual reading of an unweighted benchmark graph).
     normalization : {"symmetric", "lazy"}, default "symmetric"
-        ``"symmetric"``: Eq. 23 as written, ``S = D^{-1/2} W D^{-1/2}``. Its eigenvalues lie in
-        ``[-1, 1]`` and reach ``-1`` on every bipartite component; about half of them are
-        negative on citation graphs (``tr S = 0``), so ``K`` is **not** positive semidefinite.
-        ``"lazy"``: ``S_lazy = (I + S) / 2``, the kernel of the lazy random walk, i.e.
-        ``K_lazy(x, x') = (K(x, x') + (n+m) delta(x, x')) / 2``. Its eigenvalues are
-        ``(1 + lambda) / 2`` in ``[0, 1]``: positive semidefinite by construction, because
-        ``D + W = B B^T`` for the signless incidence matrix ``B`` (one column
-        ``sqrt(w_e) (e_i + e_j)`` per edge), so ``S_lazy = L L^T`` with
-        ``L = D^{-1/2} B / sqrt(2)`` (an isolated node keeps ``1/2`` on the diagonal). It has the
-        same eigenvectors as ``S`` (every spectral transform ``s`` of it is ``s((1 + lambda) / 2)``
-        of Eq. 23's), ``lambda_1 = 1`` with the same top eigenvector, and the same degrees over
-        visible nodes; a hidden node's out-of-sample row is half its Eq. 23 row (``delta(x, x') =
-        0`` for ``x`` hidden). STKR's transforms and Prop. 10 assume a PSD kernel, so the
-        estimators and :mod:`graphstk.nn` build this one by default.
+        ``"symmetric"``: Eq. 23 as written, ``S = D^{-1/2} W D^{-1/2}`` (eigenvalues in ``[-1, 1]``,
+        not positive semidefinite). ``"lazy"``: ``S_lazy = (I + S) / 2``, i.e. ``K_lazy(x, x') =
+        (K(x, x') + (n+m) delta(x, x')) / 2``: positive semidefinite, eigenvalues ``(1 + lambda) / 2``,
+        the same eigenvectors; a hidden node's row is half its Eq. 23 row. ``docs/kernels.md`` derives both.
 
     Attributes
     ----------
     S : SparseOperator ``[N, N]``
-        ``G_K / (n+m)`` over visible nodes in *local* numbering: ``D^{-1/2} W D^{-1/2}``, or
-        ``(I + D^{-1/2} W D^{-1/2}) / 2`` for the lazy kernel; ``N = n + m`` = number of visible nodes.
+        ``G_K / (n+m)`` over visible nodes in *local* numbering (``N = n + m`` visible nodes).
     visible : LongTensor ``[N]``
         Global ids of the visible nodes; local id ``i`` is global node ``visible[i]``.
     isolated : BoolTensor ``[N]``
         Visible nodes without a visible neighbour (zero rows of ``S``).
     lambda_max : float
-        Largest eigenvalue of ``S``: exactly 1 when ``S`` has an edge (``S D^{1/2} 1 =
-        D^{1/2} 1`` on every non-isolated component, and ``D^{-1} W`` is stochastic),
-        0 for an edgeless graph (``1/2`` for the lazy kernel of an edgeless graph). No estimate
-        is needed.
+        Largest eigenvalue of ``S``: 1 when ``S`` has an edge, else 0 (``1/2`` for the lazy kernel).
     positive_semidefinite : bool
         ``True`` for the lazy kernel, ``False`` for Eq. 23's.
     """
@@ -388,7 +327,6 @@ class GraphKernel(NormalizedGraphKernel):
         if hidden is not None:
             hidden_mask[as_index(hidden, num_nodes, device)] = True
         self._nodes(int(num_nodes), hidden_mask, dtype, device)
-        # Only edges between visible nodes define the training-time kernel.
         if hidden is None:          # every node visible: the edge list as it is, not a copy
             r, c, wv = row, col, w
         else:
@@ -404,8 +342,7 @@ class GraphKernel(NormalizedGraphKernel):
         self.lambda_max = 1.0 if bool((self.degree > 0).any()) else 0.0
         if self.positive_semidefinite:
             self.lambda_max = 1.0 if self.lambda_max else (0.5 if n_vis else 0.0)
-        # Edges from hidden nodes to visible ones: used only for out-of-sample rows.
-        if hidden is not None:
+        if hidden is not None:      # edges from hidden nodes to visible ones: the out-of-sample rows
             cross = hidden_mask[row] & ~hidden_mask[col]
             self._cross = (row[cross], self._g2l[col[cross]], w[cross])
 
@@ -434,9 +371,8 @@ class GraphKernel(NormalizedGraphKernel):
     @classmethod
     def from_edges(cls, tgt: Tensor, src: Tensor, weight: Tensor, num_nodes: int, *, normalize: bool = True,
                    lazy: bool = False, layout: dict | None = None, unit_bound: bool | None = None) -> "GraphKernel":
-        """The propagation matrix ``P`` of a graph, ``P[tgt, src] = w`` (duplicates summed, self-loops kept,
-        directed graphs as they are: PyG's reading, :func:`read_adjacency`) as a kernel with every node
-        visible: ``S = P``, or ``(I + P) / 2`` with ``lazy``. What the :mod:`graphstk.nn` modules use.
+        """The propagation matrix ``P[tgt, src] = w`` (duplicates summed, self-loops kept, directed graphs as
+        they are: PyG's reading) as a kernel with every node visible: ``S = P``, or ``(I + P) / 2`` with ``lazy``.
 
         Parameters
         ----------
@@ -447,7 +383,7 @@ class GraphKernel(NormalizedGraphKernel):
         num_nodes : int
         normalize : bool, default True
             ``gcn_norm`` without self-loops, ``w_ji / sqrt(d_j d_i)`` with in-degrees ``d``
-            (:func:`symmetric_normalization`); ``False``: the weights as given.
+            (``symmetric_normalization``); ``False``: the weights as given.
         lazy : bool, default False
             ``S = (I + P) / 2``: positive semidefinite for a normalised undirected ``P``, bound 1.
         layout : dict, optional
@@ -547,7 +483,6 @@ class GraphKernel(NormalizedGraphKernel):
             return _SpMM.apply(value, x, self)
         return self.csr(value) @ x
 
-    # -- the operator interface ---------------------------------------------
     shape = property(lambda self: (self.num_nodes, self.num_nodes))
     dtype = property(lambda self: self._dtype)
     device = property(lambda self: self._device)
@@ -605,7 +540,6 @@ class GraphKernel(NormalizedGraphKernel):
             raise ValueError("the visible nodes differ from those this GraphKernel was built with; build it with "
                              "hidden= the nodes to hide (Eq. 23 counts degrees over visible nodes only, App. D.1)")
 
-    # -- graph-specific ---------------------------------------------------------
     @property
     def num_visible(self) -> int:
         """``n + m``: the number of nodes the learner sees."""
@@ -631,16 +565,15 @@ class GraphKernel(NormalizedGraphKernel):
         return self.hidden_mask[as_index(idx, self.num_nodes, self.device)]
 
     def rows(self, idx) -> SparseOperator:
-        """``K(x, visible) / (n+m)`` for global nodes ``idx``: a ``[len(idx), N]`` operator.
+        """``K(x, visible) / (n+m)`` (``v_K(x) / (n+m)`` of Eq. 5) for global nodes ``idx``: ``[len(idx), N]``.
 
-        Visible nodes give their rows of ``S``. A hidden node ``x`` gives
-        ``W(x, v) / sqrt(D(x) D(v))`` over its visible neighbours ``v`` (Eq. 23, with
-        ``D(x)`` its degree into visible nodes and ``D(v)`` the visible degree), i.e.
-        ``v_K(x) / (n+m)`` in the notation of Eq. 5. A hidden node without visible
-        neighbours gets a zero row (its prediction will be flagged as unreachable).
+        Visible nodes give their rows of ``S``; a hidden node ``x`` gives ``W(x, v) / sqrt(D(x) D(v))``
+        over its visible neighbours ``v`` (Eq. 23, ``D(x)`` its degree into visible nodes), a zero row
+        when it has none.
         """
         g = as_index(idx, self.num_nodes, self.device)
-        out_rows, out_cols, out_vals = [], [], []
+        e = torch.zeros(0, dtype=torch.long, device=self.device)
+        out_rows, out_cols, out_vals = [e], [e], [torch.zeros(0, dtype=self.dtype, device=self.device)]
         loc = self._g2l[g]
         vis_pos = (loc >= 0).nonzero().flatten()
         if vis_pos.numel():
@@ -657,10 +590,6 @@ class GraphKernel(NormalizedGraphKernel):
             dx = torch.zeros(g.numel(), dtype=self.dtype, device=self.device).index_add_(0, cr, cw)
             out_rows.append(cr); out_cols.append(cc)
             out_vals.append(inv_sqrt_degree(dx)[cr] * cw * self._dis[cc] * self._half)
-        if not out_rows:
-            e = torch.zeros(0, dtype=torch.long, device=self.device)
-            return SparseOperator(e, e, torch.zeros(0, dtype=self.dtype, device=self.device),
-                                  (g.numel(), self.num_visible))
         return SparseOperator(torch.cat(out_rows), torch.cat(out_cols), torch.cat(out_vals),
                               (g.numel(), self.num_visible))
 
