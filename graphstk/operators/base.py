@@ -43,6 +43,7 @@ from typing import Callable
 import torch
 from torch import Tensor
 
+from .._checks import check_positive
 from .._index import IndexLike, as_index  # noqa: F401  (the one index helper: ids or a boolean mask)
 from .._spaces import LOCAL, VectorSpace
 
@@ -356,6 +357,64 @@ class DenseOperator(KernelOperator):
     @property
     def T(self) -> "DenseOperator":
         return DenseOperator(self.matrix.T)
+
+
+class SpectralKernelOperator(KernelOperator):
+    """``K = U diag(values) U^T`` (``U`` with orthonormal columns, ``[N, r]``; ``values [r]``).
+
+    Exact for a full eigendecomposition, the best rank-``r`` approximation for the top ``r``
+    eigenpairs. ``eigenpairs()`` returns ``(values, U)`` so that methods needing a
+    decomposition of ``K`` reuse it. Values may be any reals; a PSD check is the user's
+    (semi-supervised KPCA raises for a negative eigenvalue).
+    """
+
+    def __init__(self, U: Tensor, values: Tensor):
+        U = torch.as_tensor(U, dtype=torch.float64)
+        values = torch.as_tensor(values, dtype=torch.float64).flatten()
+        if U.dim() != 2 or U.shape[1] != values.numel():
+            raise ValueError(f"U must be [N, r] with r = len(values) = {values.numel()}, got {tuple(U.shape)}")
+        self.U, self.values = U, values
+
+    @classmethod
+    def from_laplacian(cls, mu: Tensor, U: Tensor, tau: float) -> "SpectralKernelOperator":
+        """``exp(-tau L)`` from eigenpairs ``(mu, U)`` of ``L`` (:func:`graphstk.spectral.laplacian_eigenpairs`)."""
+        tau = check_positive("tau", tau)
+        return cls(U, torch.exp(-tau * torch.as_tensor(mu, dtype=torch.float64)))
+
+    shape = property(lambda self: (int(self.U.shape[0]), int(self.U.shape[0])))
+    dtype = property(lambda self: self.U.dtype)
+    device = property(lambda self: self.U.device)
+
+    def eigenpairs(self) -> tuple[Tensor, Tensor]:
+        """``(values [k], U [N, k])``: the eigenvalues and eigenvectors this operator is built from."""
+        return self.values, self.U
+
+    def _matmul(self, x: Tensor) -> Tensor:
+        return self.U @ (self.values.unsqueeze(1) * (self.U.T @ x.to(self.dtype)))
+
+    def block(self, rows=None, cols=None) -> KernelOperator:
+        if rows is None and cols is None:
+            return self
+        r = as_index(rows, self.shape[0])
+        c = as_index(cols, self.shape[1])
+        return DenseOperator((self.U[r] * self.values) @ self.U[c].T)
+
+    def diagonal(self) -> Tensor:
+        return (self.U.square() * self.values).sum(1)
+
+    def to_dense(self) -> Tensor:
+        return (self.U * self.values) @ self.U.T
+
+    def to(self, device=None, dtype=None) -> "SpectralKernelOperator":
+        return SpectralKernelOperator(self.U.to(device=device, dtype=dtype),
+                                      self.values.to(device=device, dtype=dtype))
+
+    @property
+    def T(self) -> "SpectralKernelOperator":
+        return self
+
+    def __repr__(self) -> str:
+        return f"SpectralKernelOperator(shape={self.shape}, rank={self.values.numel()})"
 
 
 CACHE_BLOCK_BYTES = 4 * 2 ** 20   # bytes of one column block of the right-hand side (see column_block_width)

@@ -23,13 +23,13 @@ the same kernel in row blocks.
 """
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import numpy as np
 import torch
 from torch import Tensor
 
+from .._checks import check_positive
 from ..memory import check_allocation, format_bytes
 
 __all__ = [
@@ -203,17 +203,6 @@ def _distance_fn(metric: str) -> Callable[[Tensor, Tensor], Tensor]:
 # ---------------------------------------------------------------------------
 # kernels
 # ---------------------------------------------------------------------------
-def check_positive(name: str, value) -> float:
-    """``float(value)``, or a clear error naming ``name`` unless it is finite and > 0."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a positive number, got {value!r}") from None
-    if not (v > 0.0) or not math.isfinite(v):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return v
-
-
 def _gaussian(X, Y, sigma):
     if X.requires_grad or Y.requires_grad:
         return torch.exp(_sqdist(X, Y) * (-0.5 / sigma**2))

@@ -35,8 +35,7 @@ from scipy.sparse.linalg import eigsh
 from torch import Tensor
 
 from ..memory import check_allocation, memory_limit
-from ..operators.base import KernelOperator, SparseOperator
-from ..operators.diffusion import SpectralKernelOperator
+from ..operators.base import KernelOperator, SparseOperator, SpectralKernelOperator
 from ..operators.graph import check_edge_index, normalized_adjacency
 from .subspace import subspace_top_eigenpairs
 
