@@ -1,11 +1,7 @@
-"""Turn a config's dataset entries into :class:`DatasetEntry` objects, and graph ones into PyG ``Data``.
-
-Named datasets and ``.npz`` paths go to :func:`graphstk.load_dataset`; generated graphs
-(``graph: karate_club`` / ``graph: {kind: sbm, ...}``) are built with networkx here and
-handed to the same loader, so every dataset reaches the runner the same way; ``graph: {kind:
-dcsbm, ...}`` is :func:`graphstk.data.make_dcsbm`, or its partitioned form under ``--distributed``
-(:mod:`graphstk.experiments.distributed_run`). Vector entries are resolved and loaded by
-:mod:`graphstk.experiments.vector_data`.
+"""Turn a config's dataset entries into :class:`DatasetEntry` objects, and graph ones into PyG ``Data``:
+named datasets and ``.npz`` paths by :func:`graphstk.load_dataset`, generated graphs (``karate_club``,
+``sbm``) by networkx, ``dcsbm`` by :func:`graphstk.data.make_dcsbm` (or its partitioned form under
+``--distributed``). Vector entries: :mod:`graphstk.experiments.vector_data`.
 """
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
-"""``run.py CONFIG --distributed`` under ``torchrun``: one experiment, every graph kernel split
-over the processes.
-
-Every process runs the same pipeline on the same data (splits and grids are deterministic);
-the runner is given a :class:`PartitionedKernelFactory` (``run_experiment(..., kernel_factory=)``),
-so the kernels of its STKR / Label-Prop methods are :class:`PartitionedGraphKernel` s whose
-products and reductions the processes share; process 0 holds the output folder's run lock (the
-single-process run's :func:`~graphstk.experiments.cache.run_lock`), writes the results and prints
-the table. ``results.json`` records every process's peak resident memory
-(``distributed.peak_rss_gb``, process 0 first; ``peak_rss_gb`` is their largest), as a
-single-process run records its own (``peak_rss_gb``). The runner's resume cache is not used
-(each process would need the same cache hits, or the collectives would fall out of step). The
-runner builds its kernels on the CPU, so the processes talk through gloo.
+"""``run.py CONFIG --distributed`` under ``torchrun``: one experiment, every graph kernel split over
+the processes (:class:`PartitionedKernelFactory`); process 0 holds the run lock and writes the
+results, with every process's peak memory. Design notes: docs/distributed.md.
 """
 from __future__ import annotations
 

@@ -1,25 +1,8 @@
 """Kernel functions on ``R^d``: the registry, the input check, and pairwise distances.
 
-Kernel conventions (stated once, used everywhere in graphstk; ``sigma > 0`` is the
-bandwidth, ``d = x - y``):
-
-=============  ==================================================  ==========================
-name           k(x, y)                                             notes
-=============  ==================================================  ==========================
-gaussian/rbf   ``exp(-||d||_2^2 / (2 sigma^2))``                   random-features table
-laplacian      ``exp(-||d||_1 / sigma) = prod_m exp(-|d_m|/sigma)`` l1 form, a product of 1-D
-               kernels (random binning; "l1-Laplacian" of the separating-kernel paper)
-abel           ``exp(-||d||_2 / sigma)``                           Abel kernel (separating-kernel
-               paper); also called the (l2) Laplacian/exponential kernel elsewhere
-cauchy         ``prod_m 1 / (1 + d_m^2 / sigma^2)``                random-features table
-linear         ``x^T y``                                           no bandwidth
-polynomial     ``(x^T y + c)^degree``                              ``c >= 0``, ``degree >= 1``
-=============  ==================================================  ==========================
-
-A dense ``[a, b]`` evaluation (``__call__``, :func:`pairwise_distances`) checks its
-size with :func:`graphstk.memory.check_allocation` first and is refused, before anything is
-allocated, when it does not fit; :class:`~graphstk.operators.FeatureKernelOperator` evaluates
-the same kernel in row blocks.
+The kernel conventions (``gaussian``, ``laplacian`` (l1), ``abel`` (l2), ``cauchy``, ``linear``,
+``polynomial``) are tabled in docs/toolbox.md; a dense evaluation is checked against the memory
+ceiling before it is allocated (docs/operators.md).
 """
 from __future__ import annotations
 
