@@ -309,9 +309,6 @@ def partitioned_data(directory: str | os.PathLike):
     return data
 
 
-# ---------------------------------------------------------------------------
-# the command line: python -m graphstk partition GRAPH --parts P --out DIR
-# ---------------------------------------------------------------------------
 _SPEC = re.compile(r"^dcsbm(?::(.*))?$")
 _KEYS = {"nodes": "num_nodes", "edges": "num_edges", "classes": "num_classes", "homophily": "homophily",
          "exponent": "exponent", "features": "num_features", "signal": "feature_signal", "seed": "seed"}

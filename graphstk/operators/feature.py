@@ -67,9 +67,6 @@ def _scale(K: Tensor, rows: Tensor, cols: Tensor) -> Tensor:
     return K.mul_(rows.unsqueeze(1)).mul_(cols.unsqueeze(0))
 
 
-# ---------------------------------------------------------------------------
-# the operator
-# ---------------------------------------------------------------------------
 class FeatureKernelOperator(KernelOperator):
     """The kernel matrix ``K[i, j] = k(X_i, Y_j)`` as a lazy :class:`~graphstk.operators.KernelOperator`.
 

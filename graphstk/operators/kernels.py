@@ -38,9 +38,6 @@ def check_dense(rows: int, cols: int, dtype: torch.dtype, device, what: str, hin
                      f"{what}, {rows} x {cols} {str(dtype).replace('torch.', '')}{extra},", hint, device)
 
 
-# ---------------------------------------------------------------------------
-# input handling
-# ---------------------------------------------------------------------------
 def as_features(X, dtype: torch.dtype | None = None, device=None, name: str = "X") -> Tensor:
     """Convert ``X`` (tensor, numpy array, list) to a finite 2-D floating tensor ``[n, d]``.
 
@@ -127,9 +124,6 @@ def as_feature_pair(X, Y=None, dtype=None, device=None) -> tuple[Tensor, Tensor]
     return X, Y
 
 
-# ---------------------------------------------------------------------------
-# distances
-# ---------------------------------------------------------------------------
 def _sqdist(X: Tensor, Y: Tensor) -> Tensor:
     """Squared Euclidean distances via ``|x|^2 + |y|^2 - 2 x.y`` (fast; clamped at 0)."""
     d = (X * X).sum(1, keepdim=True) + (Y * Y).sum(1).unsqueeze(0) - 2.0 * (X @ Y.T)
@@ -183,9 +177,6 @@ def _distance_fn(metric: str) -> Callable[[Tensor, Tensor], Tensor]:
     raise ValueError(f"unknown metric {metric!r}; choose euclidean, manhattan or cosine")
 
 
-# ---------------------------------------------------------------------------
-# kernels
-# ---------------------------------------------------------------------------
 def _gaussian(X, Y, sigma):
     if X.requires_grad or Y.requires_grad:
         return torch.exp(_sqdist(X, Y) * (-0.5 / sigma**2))
