@@ -1,18 +1,8 @@
 """The scikit-learn boundary: arrays in, arrays out, and semi-supervised labels as ``y = -1``.
 
-Every estimator that takes a feature matrix validates it here, once, at the start of
-``fit``/``predict``/``transform``:
-
-* NumPy (or anything array-like) goes through scikit-learn's own :func:`validate_data`, so
-  sparse, complex, object, empty, NaN/inf input gets scikit-learn's errors and ``n_features_in_``
-  is set and checked the scikit-learn way; the result comes back as NumPy
-  (:func:`to_output`).
-* A torch tensor stays a torch tensor on its device (scikit-learn's array-API convention):
-  the same checks run in torch, without a host copy, and results come back as tensors there.
-
-Semi-supervised classifiers read labels as :class:`sklearn.semi_supervised.LabelSpreading`
-does: ``-1`` marks an unlabeled point, anything else is a class label
-(:func:`semi_supervised_labels`).
+NumPy input goes through scikit-learn's ``validate_data`` and comes back as NumPy
+(:func:`to_output`); a torch tensor is checked in torch and stays on its device (the array-API
+convention). ``-1`` marks an unlabeled point, as in :class:`sklearn.semi_supervised.LabelSpreading`.
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import tempfile
 
 import torch
 
-__all__ = ["check_real", "check_int"]
+__all__ = ["check_real", "check_positive", "check_int"]
 
 
 def _scalar(value):
@@ -60,6 +60,17 @@ def check_real(name: str, value, *, low: float | None = 0.0, high: float | None 
         raise ValueError(f"{name} must be {'>' if low_open else '>='} {low:g}, got {value!r}")
     if high is not None and (v >= high if high_open else v > high):
         raise ValueError(f"{name} must be {'<' if high_open else '<='} {high:g}, got {value!r}")
+    return v
+
+
+def check_positive(name: str, value) -> float:
+    """``float(value)``, or a clear error naming ``name`` unless it is finite and > 0."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a positive number, got {value!r}") from None
+    if not (v > 0.0) or not math.isfinite(v):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
     return v
 
 

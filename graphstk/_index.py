@@ -1,10 +1,5 @@
-"""The one place where an argument naming nodes (or rows) becomes a LongTensor of ids.
-
-Every public argument that names nodes -- ``train_idx``, ``hidden_idx`` and ``idx`` of the
-estimators, ``mask`` of the :mod:`graphstk.nn` modules, ``eval_idx`` of
-:meth:`graphstk.methods.STKRCV.grid_scores`, the ``rows``/``cols`` of an operator block -- goes
-through :func:`as_index`, so that a boolean mask of length ``N`` and a tensor of ids mean the
-same thing everywhere, and anything else gets the same clear error.
+"""The one place where an argument naming nodes (or rows) becomes a LongTensor of ids: a boolean
+mask of length ``N`` and a tensor of ids mean the same thing everywhere (:func:`as_index`).
 """
 from __future__ import annotations
 

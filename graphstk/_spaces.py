@@ -1,10 +1,7 @@
-"""Where the solvers reduce over rows: :class:`VectorSpace` (one process's whole tensors) and
-its subclasses (:class:`graphstk.distributed.ShardedSpace`: rows spread over processes);
-re-exported by :mod:`graphstk.spectral.solvers`.
-
-A space is an argument, never ambient state: every solver of :mod:`graphstk.spectral.solvers` and
-:mod:`graphstk.spectral.multishift` takes ``space=`` (default ``LOCAL``), an operator names its
-own in :attr:`graphstk.operators.KernelOperator.vector_space`, and the engines pass the problem's.
+"""Where the solvers reduce over rows: :class:`VectorSpace` (one process's whole tensors) and its
+subclasses (:class:`graphstk.distributed.ShardedSpace`). A space is an argument, never ambient state:
+every solver takes ``space=`` (default ``LOCAL``), an operator names its own in
+:attr:`graphstk.operators.KernelOperator.vector_space`.
 """
 from __future__ import annotations
 

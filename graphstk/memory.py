@@ -1,20 +1,7 @@
-"""Memory: the limit a working set is refused against, and the free memory a tile is sized to.
-
-One rule, two numbers (the same inputs give the same outcome on an idle or a busy machine):
-
-* :func:`memory_limit` is the **ceiling** of this process: the smallest of the physical memory, the
-  address-space limit ``RLIMIT_AS`` less the address space held, the memory cgroup's limit less its
-  use (v1 or v2, this cgroup and those above it) and ``GRAPHSTK_MAX_MEMORY``. A **refusal**
-  (:func:`check_allocation`, ``MemoryLimitError``) is only for a working set above it, raised before
-  anything is allocated, naming the bound that decided, the size and the option that fits.
-* :func:`memory_available` is the smaller of that ceiling and the memory free at this instant. It
-  only **sizes tiles** (:func:`tile_rows`): a tile's size changes the speed of a product, never its
-  result, and a run never dies because another program briefly held the memory.
-* :func:`peak_rss_gb` is what a run records afterwards (``VmHWM``, else ``ru_maxrss``); nothing
-  decides from it.
-
-The readers of ``/proc/meminfo``, ``/proc/self/status``, ``resource.getrlimit`` and the cgroup files
-are small module functions, so tests replace them to simulate a limit.
+"""Memory: the ceiling a working set is refused against (:func:`memory_limit`,
+:func:`check_allocation`), the free memory a tile is sized to (:func:`memory_available`,
+:func:`tile_rows`), and the peak a run records (:func:`peak_rss_gb`); docs/operators.md. The readers of
+``/proc`` and the cgroup files are module functions, so tests replace them to simulate a limit.
 """
 from __future__ import annotations
 

@@ -1,16 +1,7 @@
-"""The kernel factory of a distributed run: the runner's graph kernels, partitioned over processes.
-
-``run.py CONFIG --distributed`` passes a :class:`PartitionedKernelFactory` to
-:func:`~graphstk.experiments.pipeline.run_experiment` (``kernel_factory=``): every kernel the
-runner's STKR / Label-Prop methods ask for is built whole (the same on every process, from the
-same data), then split by rows (:class:`PartitionedGraphKernel`). Its points are the nodes in
-partition order; the methods map node ids through its ``position`` and the problem's operator
-brings the reductions over the partition to every solver (its ``vector_space``). A method that
-does not distribute (top-``d`` kernel PCA, an eigensolver on ``S_UU``) asks for ``whole=True`` and
-gets the single-process :class:`~graphstk.operators.GraphKernel`. A graph loaded from its
-partitioned form (:func:`~graphstk.distributed.partitioned_data`: labels and the directory,
-no edges) gets each process's :class:`~graphstk.distributed.ShardedGraphKernel`, loaded from its
-part alone (:class:`~graphstk.distributed.ShardedKernelFactory`), with sharded vectors.
+"""The kernel factory of a distributed run (``run.py CONFIG --distributed``): the runner's graph kernels
+split by rows (:class:`PartitionedGraphKernel`), the whole :class:`~graphstk.operators.GraphKernel` for
+``whole=True``, and :class:`~graphstk.distributed.ShardedGraphKernel` for a partitioned graph
+(docs/distributed.md).
 """
 from __future__ import annotations
 

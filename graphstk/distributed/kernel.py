@@ -1,16 +1,8 @@
 """The STKR base kernel (Eq. 23) with its rows spread over processes.
 
-:class:`PartitionedGraphKernel` is a square :class:`~graphstk.operators.KernelOperator` over all
-nodes, like :class:`~graphstk.operators.GraphKernel`, whose ``normalized_gram`` is a
-:class:`PartitionedOperator`: :func:`graphstk.methods.problem.make_problem` and the engines
-run on it unchanged (the problem's operator brings its :attr:`~PartitionedOperator.vector_space`, the
-reductions over the partition, to every solver).
-
-Its points are the graph's nodes *renumbered by the partition* (as PETSc's application ordering):
-point ``i < N`` is the ``i``-th visible node in partition order, so that every process owns a
-contiguous range of points; the hidden nodes follow. ``order[i]`` is the node of point ``i``,
-``position[v]`` the point of node ``v``; labels, training and evaluation ids go in through
-``position`` (the runner's STKR methods do this for any kernel that has ``position``).
+:class:`PartitionedGraphKernel` is a :class:`~graphstk.operators.GraphKernel` whose ``normalized_gram``
+is a :class:`PartitionedOperator`; the engines run on it unchanged. Its points are the nodes renumbered
+by the partition (``order``, ``position``; docs/distributed.md).
 """
 from __future__ import annotations
 

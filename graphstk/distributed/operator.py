@@ -1,21 +1,8 @@
 """The row-partitioned operator: an ``N x N`` sparse matrix whose rows are spread over processes.
 
-Process ``p`` stores rows ``lo .. hi - 1`` (``bounds[p] .. bounds[p + 1] - 1`` of a
-:class:`~graphstk.distributed.partition.Partition`'s numbering), split into the *interior* block
-(columns it owns) and the *boundary* block (columns of its halo), as PETSc's ``MatMult`` splits
-its diagonal and off-diagonal parts. A product ``S @ x``:
-
-1. starts the halo exchange of ``x``'s rows (:class:`HaloExchange`, asynchronous);
-2. multiplies the interior block with the owned rows of ``x`` while the exchange runs;
-3. waits for the halo and adds the boundary block's product.
-
-Vector convention. A block ``x`` ``[N, K]`` is passed *whole-length* on every process, so the
-engines index it (labeled rows, scatters) exactly as on one process; only its owned rows are
-read, and a product returns its owned rows filled and the others zero. Reductions over rows go
-through :class:`ShardedSpace`, the operator's :attr:`~PartitionedOperator.vector_space`, which the engines
-pass to their solvers.
-Sub-blocks whose rows are a given index set (the labeled rows, the rows of the nodes to score)
-return the same ``[len(rows), K]`` result on every process (one ``all_reduce``).
+Each process stores an interior block (its own columns) and a boundary block (its halo); a product
+starts the halo exchange, multiplies the interior block meanwhile, then adds the boundary product.
+Vectors are whole-length, reductions go through :class:`ShardedSpace` (docs/distributed.md).
 """
 from __future__ import annotations
 

@@ -1,20 +1,8 @@
 """Row partitions of a graph over ``P`` processes, and the halo each one implies.
 
-A :class:`Partition` renumbers the ``N`` nodes so that process ``p`` owns the contiguous range
-``bounds[p] <= i < bounds[p + 1]`` of the new numbering (``order[i]`` is the old id of new id
-``i``). The halo of ``p`` is the set of columns its rows touch outside its own range: the rows of
-the vector block it must receive from other processes before every product. Three partitioners:
-
-* ``"contiguous"``: the given order cut into ``P`` blocks of equal row counts (CAGNET's 1-D
-  split); good when the numbering already follows the graph (meshes, ordered crawls), poor on
-  randomly numbered graphs, where almost every remote row is needed;
-* ``"rcm"``: reverse Cuthill-McKee (:func:`scipy.sparse.csgraph.reverse_cuthill_mckee`), a
-  bandwidth-reducing order, then equal blocks: every halo row lies within one bandwidth of a cut;
-* ``"metis"``: METIS's multilevel k-way partition through ``pymetis`` (optional; the
-  ``pymetis`` wheel installs from PyPI), which minimises the edge cut directly.
-
-:func:`halo_report` measures a partition without starting any process, so communication
-volumes for ``P`` up to 64 can be computed on one machine.
+A :class:`Partition` gives each process a contiguous range of a new numbering; the partitioners are
+``"contiguous"``, ``"rcm"`` (reverse Cuthill-McKee) and ``"metis"`` (optional ``pymetis``).
+:func:`halo_report` measures a partition without starting any process (docs/distributed.md).
 """
 from __future__ import annotations
 

@@ -1,21 +1,9 @@
 """Sharded vectors: the operator and kernel of a graph loaded from its partitioned form, whose
-``[N, K]`` blocks exist only as each process's own rows.
+``[N, K]`` blocks exist only as each process's own rows (docs/distributed.md).
 
-Process ``p`` holds the points ``lo .. hi - 1`` (:func:`~graphstk.distributed.load_part`).
-Every vector block the engines build on a :class:`ShardedGraphKernel` is ``[hi - lo, K]``: a
-product ``S @ x`` takes this process's rows of ``x``, fetches its halo rows from the processes that
-own them (:class:`~graphstk.distributed.exchange.HaloExchange`, overlapped with the interior
-product) and returns this process's rows of ``S x``. Small blocks are gathered or reduced
-explicitly: the labeled rows and the ``n x n`` systems (:class:`SummedRows`, one ``all_reduce``),
-the solvers' inner products (:class:`RowShardSpace`, one ``all_reduce`` of ``K`` numbers). No
-process holds the edge list or a whole-length vector; the index vectors ``order`` / ``position``
-(``N`` integers) and the labels are the same on every process.
-
-The engines (:func:`graphstk.methods.engine.solve`) run on it unchanged: the problem
-(:func:`~graphstk.methods.problem.make_problem`) reads the operator's :attr:`ShardedOperator.local_range`
-and scatters and gathers the labeled rows through it. Label-Prop (Eq. 22) and Algorithm 2
-(inverse Laplacian: Richardson, CG, GMRES) run on sharded vectors; so does Algorithm 1, whose
-``n x K`` coefficients are the same on every process. Routes that factor ``S`` take CG instead.
+Products exchange halo rows (:class:`~graphstk.distributed.exchange.HaloExchange`); small blocks are
+reduced (:class:`SummedRows`, :class:`RowShardSpace`). Label-Prop (Eq. 22) and Algorithms 1-2 run on
+it through :func:`graphstk.methods.engine.solve`; routes that factor ``S`` take CG instead.
 """
 from __future__ import annotations
 

@@ -1,23 +1,7 @@
-"""The partitioned on-disk form of a graph: written once, then each process loads only its part.
-
-``python -m graphstk partition GRAPH --parts P --out DIR`` (or :func:`write_partition`) orders the
-nodes (:func:`~graphstk.distributed.partition.partition_graph`: METIS where ``pymetis`` is
-installed, else reverse Cuthill-McKee, or contiguous blocks) and writes ``DIR``:
-
-* ``manifest.json``: ``format`` (``"graphstk-sharded"``), ``version`` (:data:`FORMAT_VERSION`),
-  ``num_nodes`` ``N``, ``parts`` ``P``, ``bounds`` (``P + 1`` row offsets: part ``p`` holds the
-  points ``bounds[p] .. bounds[p + 1] - 1``), ``nnz``, ``num_classes``, ``num_features``,
-  ``partitioner``, ``source`` (what was partitioned) and the part files' names;
-* ``part-PPPPP.pt`` per part (a :func:`torch.save` dict): ``indptr`` / ``indices`` / ``weight``,
-  the CSR of its rows of ``W`` with *global* column ids in point numbering (``weight`` ``None``
-  for an unweighted graph), ``halo`` (the sorted ids of the columns outside its rows), ``nodes``
-  (the original node id of each of its rows), ``y`` (their labels) and ``x`` (their features,
-  when the graph has them);
-* ``labels.pt``: every node's label (int16 where the classes allow), in original numbering, for
-  the split protocol (which draws labeled nodes per class); never an edge.
-
-Points are the nodes in partition order (``nodes`` of part 0, then part 1, ...). The writer holds
-the whole graph once; a process that loads its part (:func:`load_part`) holds its rows only.
+"""The partitioned on-disk form of a graph: written once (:func:`write_partition`,
+``python -m graphstk partition GRAPH --parts P --out DIR``), then each process loads only its part
+(:func:`load_part`). The files (``manifest.json``, ``part-PPPPP.pt``, ``labels.pt``) are described in
+docs/distributed.md.
 """
 from __future__ import annotations
 
@@ -325,9 +309,6 @@ def partitioned_data(directory: str | os.PathLike):
     return data
 
 
-# ---------------------------------------------------------------------------
-# the command line: python -m graphstk partition GRAPH --parts P --out DIR
-# ---------------------------------------------------------------------------
 _SPEC = re.compile(r"^dcsbm(?::(.*))?$")
 _KEYS = {"nodes": "num_nodes", "edges": "num_edges", "classes": "num_classes", "homophily": "homophily",
          "exponent": "exponent", "features": "num_features", "signal": "feature_signal", "seed": "seed"}

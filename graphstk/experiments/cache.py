@@ -1,13 +1,8 @@
 """A resumable, crash-safe cache of finished (dataset, method, setting, p_test, seed) results.
 
-One small JSON file per entry in ``DIR/cache/``. A file is written to a temporary name in
-the same folder and moved into place with :func:`os.replace`, so an interrupted run
-(Ctrl-C, a crash, a killed job) leaves either the complete file or none. The file name
-holds a readable label and a hash of everything that affects the result; the full key
-payload is stored inside and checked on reading, so a changed config never reuses a
-stale entry. Each entry also carries a sha256 digest of its key and record: an entry whose
-content no longer matches its digest (edited by hand, damaged on disk) is recomputed, with a
-warning naming the file.
+One JSON file per entry in ``DIR/cache/``, written to a temporary name and moved into place
+(:func:`os.replace`); the key payload is stored inside and checked on reading, and a sha256 digest
+of key and record makes a damaged entry recompute, with a warning.
 """
 from __future__ import annotations
 

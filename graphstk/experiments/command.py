@@ -4,6 +4,7 @@
 (:func:`graphstk.distributed.store.partition_main`)."""
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
@@ -12,18 +13,27 @@ import torch
 
 from .._checks import check_out_dir
 from .._malloc import reuse_freed_memory
-from ..distributed.store import partition_main
 from .config import ConfigError, load_config
 from .default import default_config
 from .pipeline import run_experiment
 from .report import console_table
+
+#: what one command needs, imported when it runs: the partitioned graph and the collectives
+#: (torch.distributed) stay out of an ordinary run
+_DEFERRED = {"partition": ("..distributed.store", "partition_main"),
+             "distributed": (".distributed_run", "run_distributed")}
+
+
+def _deferred(command: str):
+    module, name = _DEFERRED[command]
+    return getattr(importlib.import_module(module, __package__), name)
 
 
 def run_command(argv: list[str], args, parser, prog: str) -> int:
     """Run the parsed command line ``args`` (``None`` for ``partition``, which parses ``argv`` itself);
     ``parser`` reports usage errors (exit status 2). Returns the exit code."""
     if args is None:   # python -m graphstk partition GRAPH --parts P --out DIR
-        return partition_main(argv[1:], prog=f"{prog} partition")
+        return _deferred("partition")(argv[1:], prog=f"{prog} partition")
     try:
         cfg = default_config() if args.config is None else load_config(args.config)
         cfg = cfg.with_overrides(seeds=args.seeds, quick=args.quick, datasets=args.datasets, device=args.device)
@@ -49,10 +59,7 @@ def run_command(argv: list[str], args, parser, prog: str) -> int:
         parser.error(str(err))   # exits with status 2
     try:
         if args.distributed:
-            # only under --distributed: the partitioned kernels and their collectives (torch.distributed)
-            from .distributed_run import run_distributed
-
-            results = run_distributed(cfg, out_dir, args.data_root, not args.no_progress, threads=threads)
+            results = _deferred("distributed")(cfg, out_dir, args.data_root, not args.no_progress, threads=threads)
             if results is None:   # not process 0: it prints nothing
                 return 0
         else:

@@ -1,14 +1,12 @@
-"""Turn a config's dataset entries into :class:`DatasetEntry` objects, and graph ones into PyG ``Data``.
-
-Named datasets and ``.npz`` paths go to :func:`graphstk.load_dataset`; generated graphs
-(``graph: karate_club`` / ``graph: {kind: sbm, ...}``) are built with networkx here and
-handed to the same loader, so every dataset reaches the runner the same way; ``graph: {kind:
-dcsbm, ...}`` is :func:`graphstk.data.make_dcsbm`, or its partitioned form under ``--distributed``. Vector entries
-are resolved and loaded by :mod:`graphstk.experiments.vector_data`.
+"""Turn a config's dataset entries into :class:`DatasetEntry` objects, and graph ones into PyG ``Data``:
+named datasets and ``.npz`` paths by :func:`graphstk.load_dataset`, generated graphs (``karate_club``,
+``sbm``) by networkx, ``dcsbm`` by :func:`graphstk.data.make_dcsbm` (or its partitioned form under
+``--distributed``). Vector entries: :mod:`graphstk.experiments.vector_data`.
 """
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 from dataclasses import dataclass
 
@@ -18,7 +16,6 @@ import torch
 from ..data.datasets import get_spec, known_datasets, load_dataset
 from ..data.generators import make_dcsbm
 from ..data.names import GRAPH_KEYS, vector_protocol_hint
-from ..distributed.store import partitioned_data, read_manifest
 from .params import fail, hint
 
 __all__ = ["DatasetEntry", "graph_dataset", "load_spec", "fingerprint", "split_fingerprint", "is_missing_error"]
@@ -80,35 +77,20 @@ def graph_dataset(d, base_dir: str | None, *at) -> DatasetEntry:
 
 def _dcsbm_graph(spec: DatasetEntry):
     """A ``graph: {kind: dcsbm, ...}`` entry: generated whole (:func:`graphstk.data.make_dcsbm`), or,
-    with ``partitioned: DIR`` inside a ``torch.distributed`` run, only its labels and that directory
-    (:func:`graphstk.distributed.partitioned_data`): every process then loads its own part of the
-    graph through the run's kernel factory and no process holds the edges."""
+    with ``partitioned: DIR`` inside a ``torch.distributed`` run, its partitioned form
+    (:func:`graphstk.experiments.distributed_run.partitioned_dcsbm`)."""
     g = spec.graph
     kw = dict(num_nodes=g["nodes"], num_edges=g["edges"], seed=g.get("seed", 0),
               **{k: g[c] for k, c in (("num_classes", "classes"), ("homophily", "homophily"),
                                       ("exponent", "exponent")) if c in g})
     directory = g.get("partitioned")
     if directory is not None and torch.distributed.is_available() and torch.distributed.is_initialized():
-        man = read_manifest(directory)
-        want = dcsbm_source(**kw)
-        if man["source"] != want or man["num_nodes"] != kw["num_nodes"]:
-            raise ValueError(f"{directory} holds the partitioned form of {man['source']!r}, not of this config's "
-                             f"graph {want!r}: write it with python -m graphstk partition '{want}' --parts "
-                             f"{torch.distributed.get_world_size()} --out {directory}")
-        data = partitioned_data(directory)
+        # the partitioned form belongs to the distributed runner: loaded only when a config names it
+        data = importlib.import_module(".distributed_run", __package__).partitioned_dcsbm(directory, kw)
     else:
         data = make_dcsbm(**kw)
     data.name = spec.name
     return data
-
-
-def dcsbm_source(num_nodes: int, num_edges: int, seed: int = 0, num_classes: int | None = None,
-                 homophily: float | None = None, exponent: float | None = None) -> str:
-    """The ``GRAPH`` argument of ``python -m graphstk partition`` for these generator keywords."""
-    parts = [f"nodes={num_nodes}", f"edges={num_edges}"]
-    parts += [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-              for k, v in (("classes", num_classes), ("homophily", homophily), ("exponent", exponent)) if v is not None]
-    return "dcsbm:" + ",".join(parts + [f"seed={seed}"])
 
 
 def _networkx_graph(g: dict):

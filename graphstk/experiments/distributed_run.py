@@ -1,16 +1,6 @@
-"""``run.py CONFIG --distributed`` under ``torchrun``: one experiment, every graph kernel split
-over the processes.
-
-Every process runs the same pipeline on the same data (splits and grids are deterministic);
-the runner is given a :class:`PartitionedKernelFactory` (``run_experiment(..., kernel_factory=)``),
-so the kernels of its STKR / Label-Prop methods are :class:`PartitionedGraphKernel` s whose
-products and reductions the processes share; process 0 holds the output folder's run lock (the
-single-process run's :func:`~graphstk.experiments.cache.run_lock`), writes the results and prints
-the table. ``results.json`` records every process's peak resident memory
-(``distributed.peak_rss_gb``, process 0 first; ``peak_rss_gb`` is their largest), as a
-single-process run records its own (``peak_rss_gb``). The runner's resume cache is not used
-(each process would need the same cache hits, or the collectives would fall out of step). The
-runner builds its kernels on the CPU, so the processes talk through gloo.
+"""``run.py CONFIG --distributed`` under ``torchrun``: one experiment, every graph kernel split over
+the processes (:class:`PartitionedKernelFactory`); process 0 holds the run lock and writes the
+results, with every process's peak memory. Design notes: docs/distributed.md.
 """
 from __future__ import annotations
 
@@ -25,6 +15,7 @@ from ..data import resolve_data_root
 from ..distributed.exchange import init_from_env
 from ..distributed.factory import PartitionedKernelFactory
 from ..distributed.partition import default_partitioner
+from ..distributed.store import partitioned_data, read_manifest
 from ..exceptions import RunError
 from ..memory import peak_rss_gb
 from .cache import run_lock
@@ -112,3 +103,26 @@ def _lock_out_dir(held: contextlib.ExitStack, out_dir: str, rank: int) -> None:
     if refusal[0] is not None:
         dist.destroy_process_group()
         raise RunError(refusal[0])
+
+
+def partitioned_dcsbm(directory: str, generator: dict):
+    """The partitioned form in ``directory`` (:func:`graphstk.distributed.partitioned_data`: labels and the
+    directory; every process loads its own part through the run's kernel factory, none holds the edges) of
+    the graph :func:`graphstk.data.make_dcsbm` ``(**generator)`` builds; refused when the directory holds
+    another graph."""
+    man = read_manifest(directory)
+    want = dcsbm_source(**generator)
+    if man["source"] != want or man["num_nodes"] != generator["num_nodes"]:
+        raise ValueError(f"{directory} holds the partitioned form of {man['source']!r}, not of this config's "
+                         f"graph {want!r}: write it with python -m graphstk partition '{want}' --parts "
+                         f"{dist.get_world_size()} --out {directory}")
+    return partitioned_data(directory)
+
+
+def dcsbm_source(num_nodes: int, num_edges: int, seed: int = 0, num_classes: int | None = None,
+                 homophily: float | None = None, exponent: float | None = None) -> str:
+    """The ``GRAPH`` argument of ``python -m graphstk partition`` for these generator keywords."""
+    parts = [f"nodes={num_nodes}", f"edges={num_edges}"]
+    parts += [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+              for k, v in (("classes", num_classes), ("homophily", homophily), ("exponent", exponent)) if v is not None]
+    return "dcsbm:" + ",".join(parts + [f"seed={seed}"])

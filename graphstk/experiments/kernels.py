@@ -1,11 +1,6 @@
-"""The kernels of one run: the cache that keeps them, over the factory that builds them.
-
-A kernel factory (:mod:`graphstk.operators.factory`: :class:`GraphKernelFactory` by default,
-:class:`graphstk.distributed.PartitionedKernelFactory` under ``run.py CONFIG --distributed``) reaches
-the methods as an argument: ``run_experiment(cfg, out, kernel_factory=...)`` wraps it in one
-:class:`KernelCache` for the run, which the protocols hand to every method in
-:attr:`graphstk.experiments.registry.MethodInput.kernels`. The cache belongs to that run and ends with
-it; two runs never share kernels.
+"""The kernels of one run: the cache that keeps them (:class:`KernelCache`, one per run, handed to
+every method in :attr:`graphstk.experiments.registry.MethodInput.kernels`) over the kernel factory
+that builds them (:mod:`graphstk.operators.factory`).
 """
 from __future__ import annotations
 

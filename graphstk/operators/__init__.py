@@ -28,13 +28,13 @@ tensor([[0.],
 from .. import _lazy_exports
 
 __getattr__, __dir__, __all__ = _lazy_exports(__name__, {
-    ".base": "KernelOperator DenseOperator SparseOperator as_index",
+    ".base": "KernelOperator DenseOperator SparseOperator SpectralKernelOperator as_index",
     ".graph": "GraphKernel NormalizedGraphKernel EdgeListWarning check_edge_index clean_edge_list normalized_adjacency "
               "random_walk_kernel",
     ".feature": "FeatureKernelOperator gram",
     ".kernels": "Kernel kernel_function pairwise_distances",
     ".knn": "knn_graph cosine_neighbors",
     ".bandwidth": "median_width median_sigma kth_neighbor_distance_median median_distance",
-    ".diffusion": "MixtureKernelOperator SpectralKernelOperator gaussian_knn_graph",
+    ".diffusion": "MixtureKernelOperator gaussian_knn_graph",
     ".factory": "GraphKernelFactory",
 })

@@ -1,22 +1,8 @@
 """Kernel widths from the data: the median heuristics, in one place.
 
-:func:`median_width` is the one public heuristic; every width rule of the package calls it:
-
-* ``k=None``: the median pairwise distance over pairs ``i < j`` of ``X`` (or over all cross
-  pairs ``(x_i, y_j)``), on a seeded subsample of ``max_samples`` rows: the usual median
-  heuristic (Gretton et al., "A kernel two-sample test", JMLR 2012, Sec. 8; the MMD and KPCA
-  widths);
-* ``k`` an integer: the median over points of the distance to their ``k``-th nearest
-  neighbour (De Vito, Rosasco, Toigo, "Learning sets with separating kernels", Sec. 7:
-  "sigma = median distance to the 10th nearest neighbour"). A ``k`` larger than ``n - 1`` is
-  capped at ``n - 1`` with a :class:`UserWarning` naming the cap.
-
-Both evaluate distances in row blocks, check the distances they keep against the process's
-memory ceiling first (:func:`graphstk.memory.tile_rows`; the blocks shrink to the free
-memory), and refuse a zero median (duplicate points)
-with an error that says to pass the width explicitly. :func:`median_of` is the median of
-given distances (e.g. the kNN distances of :func:`~graphstk.operators.knn_graph`); it lives in
-:mod:`graphstk.operators.medians`, below both this module and :mod:`graphstk.operators.knn`.
+:func:`median_width` is the one public heuristic: the median pairwise distance (``k=None``; Gretton
+et al., JMLR 2012, Sec. 8) or the median distance to the ``k``-th nearest neighbour (De Vito et al.,
+"Learning sets with separating kernels", Sec. 7), in row blocks sized to the free memory.
 """
 from __future__ import annotations
 

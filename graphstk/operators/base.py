@@ -1,37 +1,9 @@
 """The kernel-operator interface: the one way every method talks to a kernel.
 
-A :class:`KernelOperator` is a (possibly implicit) matrix ``K[rows, cols]``. Like SciPy's
-:class:`~scipy.sparse.linalg.LinearOperator`, a subclass supplies four things:
-
-* ``shape``, ``dtype``, ``device`` (properties);
-* ``_matmul(x)``: the product with a block ``x`` of shape ``[n_cols, C]`` (the
-  multi-right-hand-side product every solver is built on).
-
-Everything else has a correct default, which a subclass overrides only for speed:
-
-=====================  =====================================================  ================================
-member                 meaning                                                default
-=====================  =====================================================  ================================
-``op @ x``             product with ``[n_cols]`` or ``[n_cols, C]``           checks, then ``_matmul``
-``op.T``               the transposed operator                                ``_rmatmul`` through ``to_dense``
-``op.block(r, c)``     sub-block ``K[r][:, c]`` as an operator                products of the whole operator
-``op.diagonal()``      ``K[i, i]``                                            products with unit-vector blocks
-``op.to_dense()``      a dense ``[n_rows, n_cols]`` tensor (small problems)   products with identity blocks
-``op.to(device,dtype)`` a copy elsewhere                                      a :class:`DenseOperator`
-``op.scale(a)``        ``a K``                                                a lazy scaled operator
-``op.spectral_bound()`` an upper bound on ``|lambda|`` of a square ``K``      exact (small) or Lanczos estimate
-=====================  =====================================================  ================================
-
-and two hooks that the STKR engines call (:func:`graphstk.methods.engine.solve`):
-``normalized_gram(visible)`` returns ``(K[V, V] / |V|, spectral bound)``, the ``G_K / (n+m)`` of
-Eq. 5, and ``normalized_rows(rows, visible)`` returns ``K[rows, V] / |V|`` (the out-of-sample
-rows ``v_K(x) / (n+m)``). A graph kernel overrides both to return its normalized adjacency
-exactly (Eq. 23); any other operator (a dense Gram matrix, a feature kernel, a kNN graph, a
-partitioned operator) gets them from its products.
-
-It is deliberately smaller than SciPy's or GPyTorch's operators: no operator algebra beyond
-scaling, no lazy inverses. Solvers take plain callables ``X -> A X``
-(:mod:`graphstk.spectral.solvers`), so an operator never needs to know which system it is part of.
+A :class:`KernelOperator` is a (possibly implicit) matrix ``K[rows, cols]``; a subclass supplies
+``shape``, ``dtype``, ``device`` and ``_matmul`` (the product with a block ``[n_cols, C]``), and gets
+correct defaults for the rest, including the engines' hooks ``normalized_gram`` and
+``normalized_rows`` (Eq. 5). The members and their defaults are tabled in docs/operators.md.
 """
 from __future__ import annotations
 
@@ -43,6 +15,7 @@ from typing import Callable
 import torch
 from torch import Tensor
 
+from .._checks import check_positive
 from .._index import IndexLike, as_index  # noqa: F401  (the one index helper: ids or a boolean mask)
 from .._spaces import LOCAL, VectorSpace
 
@@ -51,11 +24,8 @@ UNIT_BLOCK = 256       # columns of the identity multiplied at once by the to_de
 
 
 class KernelOperator(abc.ABC):
-    """A kernel operator ``K[rows, cols]`` on any torch device (see the module docstring).
-
-    Subclasses implement ``shape``, ``dtype``, ``device`` and ``_matmul``; the rest has
-    correct defaults built on ``_matmul``.
-    """
+    """A kernel operator ``K[rows, cols]`` on any torch device: subclasses implement ``shape``, ``dtype``,
+    ``device`` and ``_matmul``; the rest has correct defaults built on ``_matmul``."""
 
     # -- what every operator has to provide ---------------------------------
     @property
@@ -83,10 +53,7 @@ class KernelOperator(abc.ABC):
         return self.to_dense().T @ x.to(self.dtype)
 
     def to_dense(self) -> Tensor:
-        """Materialise as a dense ``[n_rows, n_cols]`` tensor (small problems and tests).
-
-        Default: products with blocks of ``UNIT_BLOCK`` identity columns.
-        """
+        """Materialise as a dense ``[n_rows, n_cols]`` tensor (default: products with identity blocks)."""
         n_rows, n_cols = self.shape
         out = torch.empty(n_rows, n_cols, dtype=self.dtype, device=self.device)
         for j in range(0, n_cols, UNIT_BLOCK):
@@ -122,12 +89,8 @@ class KernelOperator(abc.ABC):
         return ScaledOperator(self, factor)
 
     def spectral_bound(self) -> float:
-        """An upper bound on ``max |lambda(K)|`` of a square symmetric operator.
-
-        Exact (``eigvalsh`` of the dense matrix) up to ``DENSE_EIG_MAX`` rows; above, the largest
-        Ritz value of 64 Lanczos steps from a fixed start, raised by the Lanczos residual
-        bound (``|lambda - theta| <= ||r||``), so that step sizes built on it are stable.
-        """
+        """An upper bound on ``max |lambda(K)|`` of a square symmetric operator: exact up to
+        ``DENSE_EIG_MAX`` rows, else the largest ``|Ritz value| + residual`` of 64 Lanczos steps."""
         n, m = self.shape
         if n != m:
             raise ValueError(f"spectral_bound needs a square operator, got shape {self.shape}")
@@ -150,11 +113,8 @@ class KernelOperator(abc.ABC):
     #: where the solvers reduce over rows of the blocks it multiplies (a partitioned operator's spans its processes)
     vector_space: VectorSpace = LOCAL
 
-    #: whether the operator is positive semidefinite *by construction* (a Gram matrix of a positive
-    #: definite kernel, the lazy graph kernel ``(I + S) / 2``). ``False`` means "not known to be":
-    #: the engines then assume a spectrum in ``[-lambda, lambda]`` (Eq. 23's ``D^-1/2 W D^-1/2``
-    #: reaches ``-1``). STKR's transforms and Prop. 10 assume a PSD kernel; the engines use this
-    #: flag to take symmetric solves (CG) and the provably stable Richardson step.
+    #: positive semidefinite *by construction* (``False``: not known to be; the engines then assume a
+    #: spectrum in ``[-lambda, lambda]``); lets the engines take CG and the stable Richardson step
     positive_semidefinite: bool = False
 
     # -- shared behaviour ----------------------------------------------------
@@ -344,8 +304,7 @@ class DenseOperator(KernelOperator):
         return self.matrix.T @ x.to(self.matrix.dtype)
 
     def spectral_bound(self) -> float:
-        """Exact up to ``DENSE_EIG_MAX`` rows; above, Gershgorin's bound ``max_i sum_j |K_ij|`` (one
-        pass over the matrix; tight for non-negative kernels such as a Gaussian Gram matrix)."""
+        """Exact up to ``DENSE_EIG_MAX`` rows; above, Gershgorin's bound ``max_i sum_j |K_ij|``."""
         n, m = self.shape
         if n != m:
             raise ValueError(f"spectral_bound needs a square operator, got shape {self.shape}")
@@ -358,21 +317,69 @@ class DenseOperator(KernelOperator):
         return DenseOperator(self.matrix.T)
 
 
+class SpectralKernelOperator(KernelOperator):
+    """``K = U diag(values) U^T`` (``U [N, r]`` with orthonormal columns; ``values [r]``, any reals).
+
+    The best rank-``r`` approximation from the top ``r`` eigenpairs (exact for all of them); methods
+    that need a decomposition of ``K`` reuse ``eigenpairs()``.
+    """
+
+    def __init__(self, U: Tensor, values: Tensor):
+        U = torch.as_tensor(U, dtype=torch.float64)
+        values = torch.as_tensor(values, dtype=torch.float64).flatten()
+        if U.dim() != 2 or U.shape[1] != values.numel():
+            raise ValueError(f"U must be [N, r] with r = len(values) = {values.numel()}, got {tuple(U.shape)}")
+        self.U, self.values = U, values
+
+    @classmethod
+    def from_laplacian(cls, mu: Tensor, U: Tensor, tau: float) -> "SpectralKernelOperator":
+        """``exp(-tau L)`` from eigenpairs ``(mu, U)`` of ``L`` (:func:`graphstk.spectral.laplacian_eigenpairs`)."""
+        tau = check_positive("tau", tau)
+        return cls(U, torch.exp(-tau * torch.as_tensor(mu, dtype=torch.float64)))
+
+    shape = property(lambda self: (int(self.U.shape[0]), int(self.U.shape[0])))
+    dtype = property(lambda self: self.U.dtype)
+    device = property(lambda self: self.U.device)
+
+    def eigenpairs(self) -> tuple[Tensor, Tensor]:
+        """``(values [k], U [N, k])``: the eigenvalues and eigenvectors this operator is built from."""
+        return self.values, self.U
+
+    def _matmul(self, x: Tensor) -> Tensor:
+        return self.U @ (self.values.unsqueeze(1) * (self.U.T @ x.to(self.dtype)))
+
+    def block(self, rows=None, cols=None) -> KernelOperator:
+        if rows is None and cols is None:
+            return self
+        r = as_index(rows, self.shape[0])
+        c = as_index(cols, self.shape[1])
+        return DenseOperator((self.U[r] * self.values) @ self.U[c].T)
+
+    def diagonal(self) -> Tensor:
+        return (self.U.square() * self.values).sum(1)
+
+    def to_dense(self) -> Tensor:
+        return (self.U * self.values) @ self.U.T
+
+    def to(self, device=None, dtype=None) -> "SpectralKernelOperator":
+        return SpectralKernelOperator(self.U.to(device=device, dtype=dtype),
+                                      self.values.to(device=device, dtype=dtype))
+
+    @property
+    def T(self) -> "SpectralKernelOperator":
+        return self
+
+    def __repr__(self) -> str:
+        return f"SpectralKernelOperator(shape={self.shape}, rank={self.values.numel()})"
+
+
 CACHE_BLOCK_BYTES = 4 * 2 ** 20   # bytes of one column block of the right-hand side (see column_block_width)
 WIDE_BLOCK_BYTES = 12 * 2 ** 20   # right-hand sides up to this size go through one product
 
 
 def column_block_width(x: Tensor) -> int:
-    """Columns per product for ``S @ x`` on CPU: all of them, or blocks of ``CACHE_BLOCK_BYTES``.
-
-    A sparse product gathers one row of ``x`` per nonzero; when ``x`` is wider than the cache
-    those gathers go to memory, so on the CPU a right-hand side over ``WIDE_BLOCK_BYTES`` is
-    multiplied in column blocks of about ``CACHE_BLOCK_BYTES`` (4 MiB), copied contiguous. On
-    accelerators ``x`` goes through whole, and so it does where even 8 columns exceed
-    ``CACHE_BLOCK_BYTES`` (from 65k nodes in float64): the gathers then miss the cache anyway and
-    every block would read the whole matrix again. The measurements behind these sizes are in
-    ``docs/benchmarks.md`` (column blocks of the sparse product).
-    """
+    """Columns per product for ``S @ x``: all of them, or on the CPU, for ``x`` over ``WIDE_BLOCK_BYTES``,
+    blocks of ``CACHE_BLOCK_BYTES`` (unless under 8 columns); measurements in docs/benchmarks.md."""
     n_rows, width = x.shape
     if x.device.type != "cpu" or n_rows * width * x.element_size() <= WIDE_BLOCK_BYTES:
         return width
@@ -381,15 +388,8 @@ def column_block_width(x: Tensor) -> int:
 
 
 def csr_from_triplets(row: Tensor, col: Tensor, value: Tensor, shape: tuple[int, int]) -> Tensor:
-    """The ``torch.sparse_csr`` matrix of the triplets ``(row, col, value)``, duplicates summed,
-    columns sorted within each row.
-
-    One sort of the keys ``row * n_cols + col`` orders the entries; the row pointers are counts of
-    the sorted rows. Only when two keys are equal are the values summed (``index_add``). The
-    working set is the keys, the sort's output and the result, about 4 edge-length integer arrays,
-    where coalescing a COO tensor first and converting it afterwards holds both forms at once.
-    Differentiable in ``value``.
-    """
+    """The ``torch.sparse_csr`` matrix of the triplets ``(row, col, value)``, duplicates summed, columns
+    sorted within rows, by one sort of ``row * n_cols + col`` (no COO copy). Differentiable in ``value``."""
     n_rows, n_cols = int(shape[0]), int(shape[1])
     key, order = torch.sort(row.long() * n_cols + col.long())
     val = value[order]
@@ -408,9 +408,7 @@ def csr_from_triplets(row: Tensor, col: Tensor, value: Tensor, shape: tuple[int,
 class SparseOperator(KernelOperator):
     """A kernel operator backed by a sparse matrix in CSR form.
 
-    Built from COO triplets (``row``, ``col``, ``value``); duplicates are summed.
-    The product uses ``torch.sparse.mm`` on a CSR tensor, which works on CPU and
-    CUDA and takes a whole ``[n_cols, C]`` block in one call.
+    Built from COO triplets, duplicates summed; products by ``torch.sparse.mm`` (CPU and CUDA).
 
     Parameters
     ----------
@@ -456,8 +454,7 @@ class SparseOperator(KernelOperator):
         return self._csr
 
     def coo(self) -> tuple[Tensor, Tensor, Tensor]:
-        """``(row, col, value)`` triplets (coalesced, row-major order); ``col`` and ``value`` are the
-        CSR form's own tensors, ``row`` is expanded from its row pointers."""
+        """``(row, col, value)`` triplets (coalesced, row-major; ``col`` and ``value`` are the CSR's own)."""
         crow = self._csr.crow_indices()
         rows = torch.arange(self._shape[0], device=crow.device)
         return (torch.repeat_interleave(rows, crow.diff(), output_size=self.nnz),
@@ -545,10 +542,8 @@ def is_injective(idx: Tensor) -> bool:
 def horner(coeffs, matmul: Callable[[Tensor], Tensor], x: Tensor, shift: int = 0, h0: Tensor | None = None) -> Tensor:
     """``sum_p coeffs[p] M^(p + shift) x`` by Horner's rule, for any linear map ``M`` given as ``matmul``.
 
-    The one polynomial-in-an-operator evaluation of the package: Algorithms 1 and 3 (``s(S) E alpha``),
-    Algorithm 2's ``Q = sum_p xi_p S^p``, graph filters, the ``graphstk.nn`` modules (where ``coeffs``
-    may be a tensor that requires grad and ``matmul`` a differentiable product), and the transforms'
-    own values on eigenvalues (``matmul = lambda v: v * lam``).
+    The package's one polynomial evaluation: Algorithms 1-3 (``s(S) E alpha``, ``Q = sum_p xi_p S^p``),
+    graph filters, ``graphstk.nn`` (differentiable ``coeffs``) and transforms on eigenvalues.
 
     Parameters
     ----------

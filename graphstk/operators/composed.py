@@ -1,30 +1,9 @@
-"""Graph x feature kernels: a spectral transform of the graph composed with a kernel on node features.
-
-The STKR base kernel of a graph (Eq. 23) gives ``S = G_K / (n+m) = D^{-1/2} W D^{-1/2}`` on the
-visible nodes, and a polynomial transform ``s(l) = sum_p pi_p l^p`` gives the transformed kernel
-``G_{K_s} = (n+m) s(S)`` (Eq. 5-6: ``G_{Khat^p} = (n+m) S^p`` on visible nodes). Node features
-``X`` enter through a second kernel ``k_X``. Three ways of combining them are provided, each a
-:class:`~graphstk.operators.KernelOperator` over ALL ``N`` nodes (global numbering):
-
-* :class:`GraphFilter` ``P = s(S)``, extended to hidden nodes by Eq. 5's out-of-sample rows:
-  for a hidden node ``x`` with out-of-sample row ``r(x) = v_K(x) / (n+m)`` (Eq. 23,
-  :meth:`GraphKernel.rows`), ``P[x, V] = sum_{p>=1} pi_p r(x) S^{p-1}`` and ``P[x, x] = pi_0``
-  (``Khat^p(x, x') = v_K(x)^T G_K^{p-2} v_K(x') / (n+m)^{p-1}``, so the row of ``S^p`` of an
-  unseen point is ``r(x) S^{p-1}``; the ``p = 0`` term is the identity). Visible rows are
-  ``s(S)``; columns of hidden nodes are zero in visible rows.
-* :class:`FilteredFeatureKernel` ``K(i, j) = k_X(phi_i, phi_j)`` with ``phi = P X`` the filtered
-  features (optionally rows scaled to unit length: the cosine kernels). For the linear ``k_X``
-  this is exactly ``P X X^T P^T = s(S) K_X s(S)``; for a non-linear ``k_X`` it is the kernel of
-  the filtered features (SGC's ``S^K X`` followed by a kernel read-out).
-* :class:`SandwichKernel` ``P K_X P^T`` for any square feature operator ``K_X``: the transformed
-  graph kernel on both sides of the feature kernel.
-* :func:`hadamard_kernel`: the entrywise product ``K_G o K_X`` of a sparse graph kernel and a
-  feature kernel (positive semi-definite by the Schur product theorem); the sum of kernels is
-  :class:`~graphstk.operators.MixtureKernelOperator`.
-
-:func:`lazy_coefficients` gives the coefficients of ``s(l) = ((1 - a) + a l)^K``: ``K`` steps of
-the lazy walk ``(1 - a) I + a S``, the low-pass filter of SGC / S2GC written as an STKR
-polynomial transform with a ``p = 0`` term.
+"""Graph x feature kernels: a spectral transform ``P = s(S)`` of the graph (Eq. 5-6, out of sample for
+hidden nodes, Eq. 23) composed with a kernel ``k_X`` on node features, each a
+:class:`~graphstk.operators.KernelOperator` over all ``N`` nodes: :class:`GraphFilter` ``P``,
+:class:`FilteredFeatureKernel` ``k_X(P X)``, :class:`SandwichKernel` ``P K_X P^T``, :func:`hadamard_kernel`
+``K_G o K_X``; :func:`lazy_coefficients` gives the lazy-walk filter ``((1 - a) + a l)^K``. The
+derivations are in docs/feature_stkr.md.
 """
 from __future__ import annotations
 
@@ -63,9 +42,7 @@ def lazy_coefficients(depth: int, a: float = 0.5) -> tuple[float, ...]:
 def extended_adjacency(graph: GraphKernel) -> SparseOperator:
     """``S_hat [N, N]``: ``S`` on the visible nodes, the out-of-sample rows ``r(x)`` (Eq. 23) for hidden ones.
 
-    Global numbering; hidden columns are zero. Because no row reaches a hidden node,
-    ``S_hat^p[x, V] = r(x) S^{p-1}`` for a hidden ``x`` and ``p >= 1``: exactly the row of Eq. 5's
-    ``Khat^p(x, .) / (n+m)`` for an unseen point. Without hidden nodes it is ``S``.
+    Global numbering; hidden columns are zero, so ``S_hat^p[x, V] = r(x) S^{p-1}`` (Eq. 5's out-of-sample row).
 
     Parameters
     ----------
@@ -94,12 +71,8 @@ class GraphFilter(KernelOperator):
     coeffs : sequence of float
         ``(pi_0, pi_1, ..., pi_q)`` (index ``p`` is the power; :func:`lazy_coefficients`).
 
-    Notes
-    -----
-    ``[N, N]`` in global node numbering. Visible rows: ``s(S)`` on visible columns (Eq. 5-6:
-    ``G_{K_s} / (n+m) = s(S)``), zero on hidden columns. Hidden row ``x``: ``pi_0`` on the diagonal
-    and ``sum_{p>=1} pi_p r(x) S^{p-1}`` on visible columns (Eq. 5 with Eq. 23's ``v_K(x)``). With
-    no hidden node it is the symmetric matrix ``s(S)``.
+    ``[N, N]`` in global numbering: visible rows ``s(S)`` (Eq. 5-6), hidden row ``x``: ``pi_0`` on the
+    diagonal and ``sum_{p>=1} pi_p r(x) S^{p-1}`` on visible columns.
     """
 
     def __init__(self, graph, coeffs: Sequence[float]):
@@ -177,10 +150,7 @@ class FilteredFeatureKernel(KernelOperator):
         Unit-length filtered rows: ``"linear"`` becomes the cosine kernel and ``"gaussian"``
         the cosine-Gaussian ``exp((cos(phi_i, phi_j) - 1) / sigma^2)``.
 
-    Notes
-    -----
-    With ``kernel="linear"`` and ``unit=False`` this equals ``P X X^T P^T`` = ``s(S) K_X s(S)``
-    with the linear feature kernel (:class:`SandwichKernel`), evaluated in the primal.
+    With ``kernel="linear"`` and ``unit=False`` this is :class:`SandwichKernel` ``P X X^T P^T`` in the primal.
     """
 
     def __init__(self, P: GraphFilter, X: Tensor, kernel: str | Kernel = "gaussian", sigma: float | None = None,
@@ -226,10 +196,7 @@ class SandwichKernel(KernelOperator):
     K_X : KernelOperator ``[N, N]``
         The feature kernel over the same nodes (e.g. :class:`FeatureKernelOperator`).
 
-    Notes
-    -----
-    Positive semi-definite whenever ``K_X`` is. Products cost two filter passes and one
-    ``K_X`` product; a block ``[rows, cols]`` costs ``len(cols)`` columns of that.
+    Positive semi-definite whenever ``K_X`` is; a product costs two filter passes and one ``K_X`` product.
     """
 
     def __init__(self, P: KernelOperator, K_X: KernelOperator):

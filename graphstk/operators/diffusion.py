@@ -1,17 +1,10 @@
-"""Spectral kernel operators: the graph diffusion kernel ``exp(-tau L)`` and kernel mixtures.
+"""Kernels of Walder et al. (Sec. 7.2): the Gaussian kNN graph and kernel mixtures.
 
-* :func:`gaussian_knn_graph`: the kNN graph of Walder et al. (Sec. 7.2): nearest-neighbour
-  connectivity, Gaussian edge weights ``W_ij = exp(-||x_i - x_j||^2 / h)`` whose bandwidth
-  ``h`` is the mean squared distance of connected points, no self loops (``W_ii = 0``).
-* :class:`SpectralKernelOperator`: ``K = U diag(values) U^T`` from (possibly truncated)
-  eigenpairs; it implements the :class:`~graphstk.operators.KernelOperator` interface and
-  hands its eigenpairs to methods that need a decomposition anyway (semi-supervised KPCA),
-  so no second eigendecomposition is done.
-* :meth:`SpectralKernelOperator.from_laplacian`: ``exp(-tau L)`` from eigenpairs of the graph
-  Laplacian; :func:`graphstk.spectral.diffusion_kernel` builds it from a graph (the eigensolver
-  is the spectral layer's).
-* :class:`MixtureKernelOperator`: ``sum_k w_k K_k``, e.g. the convex combination
-  ``w K_gamma + (1 - w) exp(-tau L)`` of Sec. 7.2.
+* :func:`gaussian_knn_graph`: the kNN graph with Gaussian edge weights;
+* :class:`MixtureKernelOperator`: ``sum_k w_k K_k``, e.g. ``w K_gamma + (1 - w) exp(-tau L)``.
+
+The diffusion kernel ``exp(-tau L)`` itself is a :class:`~graphstk.operators.SpectralKernelOperator`
+(:mod:`graphstk.operators.base`) built by :func:`graphstk.spectral.diffusion_kernel`.
 """
 from __future__ import annotations
 
@@ -19,10 +12,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .base import DenseOperator, KernelOperator, as_index
-from .feature import as_features, check_positive, knn_graph
+from .base import KernelOperator
+from .kernels import as_features
+from .knn import knn_graph
 
-__all__ = ["gaussian_knn_graph", "SpectralKernelOperator", "MixtureKernelOperator"]
+__all__ = ["gaussian_knn_graph", "MixtureKernelOperator"]
 
 
 def gaussian_knn_graph(X, k: int, metric: str = "euclidean") -> tuple[Tensor, Tensor]:
@@ -47,64 +41,6 @@ def gaussian_knn_graph(X, k: int, metric: str = "euclidean") -> tuple[Tensor, Te
         raise ValueError("all neighbour distances are 0 (duplicate points): the Gaussian edge weights "
                          "exp(-d^2 / mean d^2) are undefined; remove duplicates first")
     return ei, torch.exp(-d2 / h)
-
-
-class SpectralKernelOperator(KernelOperator):
-    """``K = U diag(values) U^T`` (``U`` with orthonormal columns, ``[N, r]``; ``values [r]``).
-
-    Exact for a full eigendecomposition, the best rank-``r`` approximation for the top ``r``
-    eigenpairs. ``eigenpairs()`` returns ``(values, U)`` so that methods needing a
-    decomposition of ``K`` reuse it. Values may be any reals; a PSD check is the user's
-    (semi-supervised KPCA raises for a negative eigenvalue).
-    """
-
-    def __init__(self, U: Tensor, values: Tensor):
-        U = torch.as_tensor(U, dtype=torch.float64)
-        values = torch.as_tensor(values, dtype=torch.float64).flatten()
-        if U.dim() != 2 or U.shape[1] != values.numel():
-            raise ValueError(f"U must be [N, r] with r = len(values) = {values.numel()}, got {tuple(U.shape)}")
-        self.U, self.values = U, values
-
-    @classmethod
-    def from_laplacian(cls, mu: Tensor, U: Tensor, tau: float) -> "SpectralKernelOperator":
-        """``exp(-tau L)`` from eigenpairs ``(mu, U)`` of ``L`` (:func:`graphstk.spectral.laplacian_eigenpairs`)."""
-        tau = check_positive("tau", tau)
-        return cls(U, torch.exp(-tau * torch.as_tensor(mu, dtype=torch.float64)))
-
-    shape = property(lambda self: (int(self.U.shape[0]), int(self.U.shape[0])))
-    dtype = property(lambda self: self.U.dtype)
-    device = property(lambda self: self.U.device)
-
-    def eigenpairs(self) -> tuple[Tensor, Tensor]:
-        """``(values [k], U [N, k])``: the eigenvalues and eigenvectors this operator is built from."""
-        return self.values, self.U
-
-    def _matmul(self, x: Tensor) -> Tensor:
-        return self.U @ (self.values.unsqueeze(1) * (self.U.T @ x.to(self.dtype)))
-
-    def block(self, rows=None, cols=None) -> KernelOperator:
-        if rows is None and cols is None:
-            return self
-        r = as_index(rows, self.shape[0])
-        c = as_index(cols, self.shape[1])
-        return DenseOperator((self.U[r] * self.values) @ self.U[c].T)
-
-    def diagonal(self) -> Tensor:
-        return (self.U.square() * self.values).sum(1)
-
-    def to_dense(self) -> Tensor:
-        return (self.U * self.values) @ self.U.T
-
-    def to(self, device=None, dtype=None) -> "SpectralKernelOperator":
-        return SpectralKernelOperator(self.U.to(device=device, dtype=dtype),
-                                      self.values.to(device=device, dtype=dtype))
-
-    @property
-    def T(self) -> "SpectralKernelOperator":
-        return self
-
-    def __repr__(self) -> str:
-        return f"SpectralKernelOperator(shape={self.shape}, rank={self.values.numel()})"
 
 
 class MixtureKernelOperator(KernelOperator):

@@ -1,19 +1,9 @@
 """Kernel factories: how a runner turns a graph into its kernel operator.
 
-A *kernel factory* is a callable ``factory(data, hidden, *, dtype, device, whole=False,
+A kernel factory is a callable ``factory(data, hidden, *, dtype, device, whole=False,
 normalization="symmetric")`` returning a square :class:`~graphstk.operators.KernelOperator` over
-every node of ``data`` (a PyG graph), with the nodes of the boolean mask ``hidden`` hidden from the
-fit (the inductive setting: degrees over the visible nodes, Eq. 23). ``whole=True`` asks for a
-kernel that every process holds whole, for a method that does not distribute (top-``d`` kernel
-PCA); a single-process factory ignores it. ``normalization`` names the graph kernel
-(:class:`~graphstk.operators.GraphKernel`: Eq. 23's ``"symmetric"`` or the positive semidefinite
-``"lazy"``).
-
-* :class:`GraphKernelFactory` (the default) builds a :class:`~graphstk.operators.GraphKernel`;
-* :class:`graphstk.distributed.PartitionedKernelFactory` builds the row-partitioned kernel of a
-  ``torch.distributed`` run (what ``run.py CONFIG --distributed`` passes).
-
-The runner wraps a factory in one :class:`graphstk.experiments.kernels.KernelCache` per run.
+every node of ``data`` with the nodes of the mask ``hidden`` hidden from the fit (Eq. 23);
+``whole=True`` asks for a kernel every process holds whole (a single-process factory ignores it).
 """
 from __future__ import annotations
 

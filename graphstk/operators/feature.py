@@ -1,21 +1,8 @@
-"""Feature kernels as matrices: the dense Gram matrix and the lazy, row-blocked operator.
+"""Feature kernels as matrices: the dense Gram matrix (:func:`gram`) and the lazy, row-blocked
+:class:`FeatureKernelOperator` (at most a ``block_size x n`` tile per product).
 
-* :func:`gram`: a dense Gram matrix (small problems), refused before allocation when it
-  does not fit in memory;
-* :class:`FeatureKernelOperator`: the same matrix as a
-  :class:`~graphstk.operators.KernelOperator` evaluated ``block_size`` rows at a time, so
-  that a product never holds more than a ``block_size x n`` tile.
-
-The kernel functions, their conventions and the input checks live in
-:mod:`graphstk.operators.kernels`; kNN graphs in :mod:`graphstk.operators.knn`; the
-bandwidth heuristics in :mod:`graphstk.operators.bandwidth`. Their public names are
-re-exported here, so ``from graphstk.operators.feature import kernel_function`` keeps working.
-
-Normalisation (errata, "Separating kernels"): ``K_n(x, y) = K(x, y) / sqrt(K(x, x) K(y, y))``,
-applied to every point, test points included, so ``K_n(x, x) = 1``. Where ``K(x, x) = 0``
-(only possible for the linear/polynomial kernels, e.g. the zero vector under the linear
-kernel) the normalised row is defined as 0 instead of ``0/0``; for a positive semi-definite
-kernel ``K(x, x) = 0`` forces ``K(x, y) = 0`` anyway.
+Normalisation (errata, "Separating kernels"): ``K_n(x, y) = K(x, y) / sqrt(K(x, x) K(y, y))`` for
+every point, so ``K_n(x, x) = 1``; a row with ``K(x, x) = 0`` is defined as 0.
 """
 from __future__ import annotations
 
@@ -80,9 +67,6 @@ def _scale(K: Tensor, rows: Tensor, cols: Tensor) -> Tensor:
     return K.mul_(rows.unsqueeze(1)).mul_(cols.unsqueeze(0))
 
 
-# ---------------------------------------------------------------------------
-# the operator
-# ---------------------------------------------------------------------------
 class FeatureKernelOperator(KernelOperator):
     """The kernel matrix ``K[i, j] = k(X_i, Y_j)`` as a lazy :class:`~graphstk.operators.KernelOperator`.
 

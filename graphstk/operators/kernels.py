@@ -1,35 +1,18 @@
 """Kernel functions on ``R^d``: the registry, the input check, and pairwise distances.
 
-Kernel conventions (stated once, used everywhere in graphstk; ``sigma > 0`` is the
-bandwidth, ``d = x - y``):
-
-=============  ==================================================  ==========================
-name           k(x, y)                                             notes
-=============  ==================================================  ==========================
-gaussian/rbf   ``exp(-||d||_2^2 / (2 sigma^2))``                   random-features table
-laplacian      ``exp(-||d||_1 / sigma) = prod_m exp(-|d_m|/sigma)`` l1 form, a product of 1-D
-               kernels (random binning; "l1-Laplacian" of the separating-kernel paper)
-abel           ``exp(-||d||_2 / sigma)``                           Abel kernel (separating-kernel
-               paper); also called the (l2) Laplacian/exponential kernel elsewhere
-cauchy         ``prod_m 1 / (1 + d_m^2 / sigma^2)``                random-features table
-linear         ``x^T y``                                           no bandwidth
-polynomial     ``(x^T y + c)^degree``                              ``c >= 0``, ``degree >= 1``
-=============  ==================================================  ==========================
-
-A dense ``[a, b]`` evaluation (``__call__``, :func:`pairwise_distances`) checks its
-size with :func:`graphstk.memory.check_allocation` first and is refused, before anything is
-allocated, when it does not fit; :class:`~graphstk.operators.FeatureKernelOperator` evaluates
-the same kernel in row blocks.
+The kernel conventions (``gaussian``, ``laplacian`` (l1), ``abel`` (l2), ``cauchy``, ``linear``,
+``polynomial``) are tabled in docs/toolbox.md; a dense evaluation is checked against the memory
+ceiling before it is allocated (docs/operators.md).
 """
 from __future__ import annotations
 
-import math
 from typing import Callable
 
 import numpy as np
 import torch
 from torch import Tensor
 
+from .._checks import check_positive
 from ..memory import check_allocation, format_bytes
 
 __all__ = [
@@ -55,9 +38,6 @@ def check_dense(rows: int, cols: int, dtype: torch.dtype, device, what: str, hin
                      f"{what}, {rows} x {cols} {str(dtype).replace('torch.', '')}{extra},", hint, device)
 
 
-# ---------------------------------------------------------------------------
-# input handling
-# ---------------------------------------------------------------------------
 def as_features(X, dtype: torch.dtype | None = None, device=None, name: str = "X") -> Tensor:
     """Convert ``X`` (tensor, numpy array, list) to a finite 2-D floating tensor ``[n, d]``.
 
@@ -144,9 +124,6 @@ def as_feature_pair(X, Y=None, dtype=None, device=None) -> tuple[Tensor, Tensor]
     return X, Y
 
 
-# ---------------------------------------------------------------------------
-# distances
-# ---------------------------------------------------------------------------
 def _sqdist(X: Tensor, Y: Tensor) -> Tensor:
     """Squared Euclidean distances via ``|x|^2 + |y|^2 - 2 x.y`` (fast; clamped at 0)."""
     d = (X * X).sum(1, keepdim=True) + (Y * Y).sum(1).unsqueeze(0) - 2.0 * (X @ Y.T)
@@ -198,20 +175,6 @@ def _distance_fn(metric: str) -> Callable[[Tensor, Tensor], Tensor]:
     if m == "cosine":
         return _cosine_dist
     raise ValueError(f"unknown metric {metric!r}; choose euclidean, manhattan or cosine")
-
-
-# ---------------------------------------------------------------------------
-# kernels
-# ---------------------------------------------------------------------------
-def check_positive(name: str, value) -> float:
-    """``float(value)``, or a clear error naming ``name`` unless it is finite and > 0."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a positive number, got {value!r}") from None
-    if not (v > 0.0) or not math.isfinite(v):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return v
 
 
 def _gaussian(X, Y, sigma):

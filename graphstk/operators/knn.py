@@ -1,13 +1,8 @@
 """k-nearest-neighbour graphs of feature rows, built in row blocks (never an ``n x n`` matrix).
 
-:func:`knn_graph` returns PyG's ``(edge_index, edge_weight)``; the neighbour search
-(:func:`nearest_neighbors`) is shared with the bandwidth heuristics of
-:mod:`graphstk.operators.bandwidth`. :func:`cosine_neighbors` is the search for sparse rows
-(bag-of-words features kept as a scipy CSR matrix) among a set of candidate rows. Every temporary
-is a ``block_size x n`` distance tile or a block of the selected pairs (the sparse search:
-tiles of ``2**22`` entries, or one row where a row has more candidates). The ``O(n k)`` outputs are checked against the process's memory
-ceiling (``graphstk.memory.check_allocation``) before they are allocated; the tile shrinks to
-the memory free at the time (``graphstk.memory.tile_rows``) and is never refused for it.
+:func:`knn_graph` returns PyG's ``(edge_index, edge_weight)``; :func:`nearest_neighbors` is shared with
+:mod:`graphstk.operators.bandwidth`; :func:`cosine_neighbors` searches sparse (CSR) rows among candidates.
+Outputs are checked against the memory ceiling; tiles are sized to the free memory.
 """
 from __future__ import annotations
 

@@ -1,24 +1,7 @@
-"""Eigenvalue tools: the largest eigenvalue of an operator, and the top-``d``
-eigenpairs of a sparse symmetric matrix for kernel PCA (STKR Eq. 8).
-
-:func:`top_eigenpairs` never forms a dense ``N x N`` matrix at graph scale. It
-splits the matrix into connected components (the spectrum of a block-diagonal
-matrix is the union of the blocks' spectra), solves small components densely and
-large ones with Lanczos (``scipy.sparse.linalg.eigsh``), and asks a large component
-only for as many eigenpairs as can still enter the global top ``d``. This matters
-on graphs such as DBLP (hundreds of components): each component without a labeled
-node contributes an eigenvalue exactly 1, and a single Lanczos run over the whole
-matrix converges very slowly on such a multiple eigenvalue.
-
-A large component asked for many eigenpairs (kernel PCA with ``d`` up to 512 on Photo or
-Computers) goes through ``filtered_top_eigenpairs``: Lanczos on a Chebyshev polynomial of
-the component that maps the unwanted part of the spectrum into ``[-1, 1]``, then one
-Rayleigh-Ritz step with the component itself. Same eigenpairs as a plain ``eigsh`` to its
-tolerance (tested), with one solve for all ``k`` instead of a doubling sequence of plain
-``eigsh`` runs (timings: ``docs/benchmarks.md``).
-
-:func:`laplacian_eigenpairs` and :func:`diffusion_kernel` (Walder et al., Sec. 7.2) build the graph
-diffusion kernel ``exp(-tau L)`` from them.
+"""Eigenvalue tools: the largest eigenvalue of an operator, the top-``d`` eigenpairs of a sparse
+symmetric matrix for kernel PCA (STKR Eq. 8), component by component and without a dense ``N x N``
+matrix, and the graph Laplacian's eigenpairs with the diffusion kernel ``exp(-tau L)`` (Walder et al.,
+Sec. 7.2). The routes and the Chebyshev filter are described in docs/operators.md.
 """
 from __future__ import annotations
 
@@ -35,8 +18,7 @@ from scipy.sparse.linalg import eigsh
 from torch import Tensor
 
 from ..memory import check_allocation, memory_limit
-from ..operators.base import KernelOperator, SparseOperator
-from ..operators.diffusion import SpectralKernelOperator
+from ..operators.base import KernelOperator, SparseOperator, SpectralKernelOperator
 from ..operators.graph import check_edge_index, normalized_adjacency
 from .subspace import subspace_top_eigenpairs
 
@@ -44,10 +26,9 @@ from .subspace import subspace_top_eigenpairs
 def power_iteration(op: KernelOperator, num_iter: int = 50, seed: int = 0, shift: float | None = None) -> float:
     """Estimate the largest (algebraic) eigenvalue of a symmetric operator.
 
-    Runs power iteration on ``op + shift I`` (``shift`` defaults to an upper bound of
-    the spectral radius from the row sums, making the shifted operator PSD) and
-    returns the Rayleigh quotient minus the shift. ``op``: the symmetric operator;
-    ``num_iter``: iterations (default 50); ``seed``: seed of the random start vector.
+    Power iteration on ``op + shift I`` (``shift`` default: ``1.01`` times :func:`spectral_radius`, making
+    it PSD); returns the Rayleigh quotient minus the shift. ``num_iter``: iterations (default 50);
+    ``seed``: seed of the random start vector.
     """
     n = op.shape[0]
     if n == 0:
@@ -90,11 +71,7 @@ def spectral_radius(op: KernelOperator, num_iter: int = 50, seed: int = 0) -> fl
 
 
 def _operator_top(op: KernelOperator, k: int, seed: int) -> tuple[Tensor, Tensor]:
-    """Top-``k`` eigenpairs of an operator without a sparsity pattern: a dense ``eigh`` on the
-    operator's device up to ``DENSE_OPERATOR_EIG`` points or when ``2 k >= n``; above, ARPACK's
-    ``eigsh`` (SciPy, on the host) through products with ``op`` (one device transfer of a vector
-    per product), also up to ``DENSE_OPERATOR_EIG`` points when the dense matrix does not fit the
-    process. Eigenvalues descending, vectors orthonormal, on the operator's device."""
+    """Top-``k`` eigenpairs (descending) of an operator without a sparsity pattern: dense ``eigh`` or ARPACK."""
     n = op.shape[0]
     dense_fits = 2 * n * n * 8 <= memory_limit(op.device)[0]
     if 2 * k >= n or (n <= DENSE_OPERATOR_EIG and dense_fits):
@@ -130,32 +107,17 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
                    record: list | None = None) -> tuple[Tensor, Tensor]:
     """The ``k`` largest (algebraic) eigenpairs of a symmetric sparse operator ``op``.
 
-    Returns ``(values [k], vectors [N, k])`` on the operator's device/dtype, values in
-    descending order, vectors orthonormal. Ties are broken by component size
-    (larger first) and then by position, so the result is deterministic.
-    Components of at most ``dense_threshold`` nodes use a dense ``eigh``; ``seed`` seeds the
-    Lanczos start vectors.
-
-    ``upper_bound`` (e.g. 1 for a block of a normalized adjacency): when the small
-    components already supply ``k`` eigenvalues equal to it (within 1e-10), no large
-    component can contribute a larger one and its Lanczos run is skipped (ties at the
-    bound are then resolved in favour of the eigenpairs already found).
-
-    ``method``: ``"lanczos"`` runs ``eigsh`` on a large component as is (plain
-    Lanczos); ``"filtered"`` runs it on a Chebyshev filter of the component (see
-    ``filtered_top_eigenpairs``: the same eigenpairs, to ``tol=1e-10``, several times
-    faster when hundreds are wanted); ``"auto"`` takes the filter for ``64 <= k < size / 2``
-    eigenpairs of a component above ``dense_threshold`` nodes, plain ``eigsh`` otherwise, on the
-    CPU; ``"block"`` runs :func:`~graphstk.spectral.subspace_top_eigenpairs` (Chebyshev-filtered
-    subspace iteration in torch, float64, on the operator's device), which ``"auto"`` takes on
-    an accelerator (:func:`eigen_route`). ``"lanczos"`` and ``"filtered"`` run SciPy's ARPACK on the
-    host: the component moves there once and its eigenvectors come back once.
-
-    ``start`` ``[N, q]``: a warm start for the ``"block"`` route (rows in the numbering of ``op``; each
-    large component takes its rows), e.g. the eigenvectors of a nearby operator; the ARPACK and
-    dense routes ignore it. ``record``: a list that receives one dict per large component solved
-    (``route``, ``n``, ``k``, ``residual`` ``max ||A v - mu v||`` of its pairs, ``bound``, the bound the
-    route guarantees, ``products``).
+    Returns ``(values [k], vectors [N, k])`` on the operator's device/dtype, values descending,
+    vectors orthonormal, ties broken by component size (larger first), then position.
+    ``dense_threshold`` (default 3000): largest component solved by a dense ``eigh``; ``seed``: the
+    Lanczos start vectors; ``upper_bound`` (e.g. 1 for a normalized adjacency): large components are
+    skipped once the small ones supply ``k`` eigenvalues equal to it (within 1e-10).
+    ``method``: ``"lanczos"`` (plain ``eigsh``), ``"filtered"`` (``eigsh`` on a Chebyshev filter,
+    ``filtered_top_eigenpairs``), ``"block"`` (:func:`~graphstk.spectral.subspace_top_eigenpairs`
+    on the operator's device) or ``"auto"`` (:func:`eigen_route`); docs/operators.md.
+    ``start`` ``[N, q]``: a warm start for the ``"block"`` route (others ignore it). ``record``: a list
+    that receives one dict per large component (``route``, ``n``, ``k``, ``residual``
+    ``max ||A v - mu v||``, ``bound`` the route guarantees, ``products``).
     """
     if method not in ("auto", "lanczos", "filtered", "block"):
         raise ValueError(f"method must be 'auto', 'lanczos', 'filtered' or 'block', got {method!r}")
@@ -202,9 +164,7 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
             continue
         block = a[nodes][:, nodes].tocsr()
         block = (block + block.T) * 0.5
-        # The top k needs at least `missing` eigenpairs from this component: the other
-        # components hold only small_vals.size (found) + later.size (not yet computed) of them.
-        # Start there; double from 32 only when the others could fill the top k.
+        # at least `missing` of the top k come from this component; double from 32 only when others could fill it
         later = sum(b.size for b in big[bi + 1:])
         missing = k - small_vals.size - later
         kk = min(kmax, max(32, missing))
@@ -241,9 +201,6 @@ def top_eigenpairs(op: SparseOperator, k: int, dense_threshold: int = 3000, seed
             torch.as_tensor(out_vecs, dtype=op.dtype, device=op.device))
 
 
-# ---------------------------------------------------------------------------
-# Chebyshev-filtered Lanczos for many eigenpairs of a large sparse component
-# ---------------------------------------------------------------------------
 FILTER_MIN_K = 64           # fewer eigenpairs: plain eigsh is as fast
 FILTER_DEGREE = 10          # degree of the Chebyshev filter
 MAX_FILTER_TRIES = 6        # tries of the filter (each lowering the cut) before a plain eigsh
@@ -252,12 +209,9 @@ LAST_SOLVE: dict = {}       # diagnostics of the last filtered_top_eigenpairs ca
 
 
 def eigen_route(size: int, k: int, device, dense_threshold: int = 3000) -> str:
-    """How :func:`top_eigenpairs` solves a connected component of ``size`` nodes for its ``k`` top
-    eigenpairs, from sizes and the device only: ``"dense"`` (LAPACK ``eigh``) up to ``dense_threshold``
-    nodes; above, ``"block"`` (:func:`~graphstk.spectral.subspace_top_eigenpairs`, on the device)
-    on an accelerator; on the CPU ARPACK, ``"filtered"`` (``filtered_top_eigenpairs``) for
-    ``FILTER_MIN_K <= k < size / 2`` and ``"lanczos"`` (plain ``eigsh``) otherwise. On the CPU ARPACK
-    is the faster of the two (``docs/benchmarks.md``, "Top eigenpairs")."""
+    """How :func:`top_eigenpairs` solves a component of ``size`` nodes for ``k`` eigenpairs: ``"dense"`` up
+    to ``dense_threshold`` nodes, else ``"block"`` on an accelerator, else ``"filtered"`` for
+    ``FILTER_MIN_K <= k < size / 2`` and ``"lanczos"`` otherwise (docs/operators.md)."""
     if size <= dense_threshold:
         return "dense"
     if torch.device(device).type != "cpu":
@@ -267,8 +221,7 @@ def eigen_route(size: int, k: int, device, dense_threshold: int = 3000) -> str:
 
 def _block_top(op: SparseOperator, nodes: np.ndarray, k: int, start: Tensor | None, seed: int,
                record: list | None) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` top eigenpairs of the component ``nodes`` of ``op`` by the torch block method on the
-    operator's device (float64), warm-started from ``start[nodes]`` when given."""
+    """The ``k`` top eigenpairs of the component ``nodes`` of ``op`` by the torch block method (warm ``start``)."""
     idx = torch.as_tensor(nodes, device=op.device)
     blk = op.block(idx, idx).to(dtype=torch.float64)
     radius = spectral_radius(blk)
@@ -285,8 +238,7 @@ def _block_top(op: SparseOperator, nodes: np.ndarray, k: int, start: Tensor | No
 
 
 def _large_top(block: sp.csr_matrix, kk: int, rng: np.random.Generator, method: str):
-    """The ``kk`` largest eigenpairs of one large component, descending (``method``: ``"filtered"`` or
-    ``"lanczos"``, or ``"auto"``: the filter for ``FILTER_MIN_K <= kk < size / 2``)."""
+    """The ``kk`` largest eigenpairs of one large component, descending, by ``method``."""
     if method == "filtered" or (method == "auto" and FILTER_MIN_K <= kk < block.shape[0] // 2):
         return filtered_top_eigenpairs(block, kk, rng=rng)
     w, v = eigsh(block, k=kk, which="LA", v0=rng.standard_normal(block.shape[0]), tol=1e-10)
@@ -309,10 +261,8 @@ def estimate_eigenvalue_at(a: sp.csr_matrix, index: int, lo: float, hi: float, r
                            probes: int = 16, moments: int = 120) -> float:
     """Estimate ``lambda_index`` (0-based, descending) of a symmetric matrix with spectrum in ``[lo, hi]``.
 
-    Kernel polynomial method: Hutchinson estimates of ``tr T_j(A~)`` with Jackson damping give
-    the eigenvalue count above each ``t``; returns the ``t`` where it crosses ``index + 1``.
-    Only places the filter of ``filtered_top_eigenpairs`` (whose result is checked), so a
-    rough estimate suffices.
+    Kernel polynomial method (docs/operators.md); ``probes``: Hutchinson probes, ``moments``: Chebyshev
+    moments. A rough estimate: it only places the filter of ``filtered_top_eigenpairs``.
     """
     n = a.shape[0]
     c, e = (hi + lo) / 2, (hi - lo) / 2 * 1.001
@@ -342,27 +292,13 @@ def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator |
                             tol: float = 1e-10, ncv_factor: float = 1.4) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` largest eigenpairs of a sparse symmetric ``a`` by Lanczos on a Chebyshev filter.
 
-    ``p(A) = T_m((A - c I) / e)`` with ``[c - e, c + e] = [lo, cut]``: eigenvalues in
-    ``[lo, cut]`` map into ``[-1, 1]`` and those above ``cut`` to ``(1, inf)``, increasingly, so
-    the top ``k`` of ``p(A)`` are the top ``k`` of ``A`` whenever ``lambda_k > cut`` and no
-    eigenvalue lies below ``lo``; the ``k``-th is then separated from the rest by a gap
-    ``p(lambda_k) - 1`` of order one instead of ``lambda_k - lambda_{k+1}``, and ARPACK's
-    ``eigsh`` (``ncv`` about ``1.4 k``) converges without the restarts that dominate a plain run
-    (the choice of degree and ``ncv``: ``docs/benchmarks.md``). ``degree``: the filter's
-    degree; ``tol``: ARPACK's tolerance; ``ncv_factor``: Lanczos basis size over ``k``;
-    ``previous``: see below; ``rng``: the start vectors' generator.
-    The eigenvalues are Rayleigh quotients ``U^T A U`` (a final Rayleigh-Ritz step with ``A``).
-
-    ``cut`` is placed near ``lambda_{1.15 k}``: from ``previous`` (the eigenvalues of a previous,
-    similar matrix: the warm start) when it is long enough, else from
-    :func:`estimate_eigenvalue_at`, and at least ``step = 0.02 (top - lo)`` (about the blur of that
-    estimate) below ``top``, a short Lanczos estimate of ``lambda_1``; ``lo`` from a short Lanczos run for the smallest eigenvalue,
-    minus a margin. The result is accepted only if every one of the ``k`` Rayleigh quotients
-    exceeds ``cut`` with residual ``||A u - mu u|| <= 1e3 tol`` (then no eigenvalue above
-    ``mu_k`` can be missing, see the argument above); otherwise ``cut`` moves down (its distance
-    from ``top`` doubles), ``lo`` too, and it runs again; after ``MAX_FILTER_TRIES`` tries it falls
-    back to a plain ``eigsh``.
-    Returns ``(values [k] descending, vectors [n, k])``.
+    ``p(A) = T_m((A - c I) / e)`` maps ``[lo, cut]`` into ``[-1, 1]`` and the top ``k`` eigenvalues above
+    ``1``, so ARPACK converges without restarts; a final Rayleigh-Ritz step with ``A`` gives the
+    eigenvalues, accepted only when all exceed ``cut`` with small residuals, else ``cut`` is lowered
+    (``MAX_FILTER_TRIES`` tries, then plain ``eigsh``). The derivation: docs/operators.md.
+    ``rng``: the start vectors' generator; ``previous``: eigenvalues of a similar matrix (warm start,
+    places ``cut``); ``degree``: the filter's degree; ``tol``: ARPACK's tolerance; ``ncv_factor``:
+    Lanczos basis size over ``k``. Returns ``(values [k] descending, vectors [n, k])``.
     """
     rng = np.random.default_rng(0) if rng is None else rng
     n = a.shape[0]
@@ -379,8 +315,7 @@ def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator |
         cut = float(previous[target])
     else:
         cut = estimate_eigenvalue_at(a, target, lo, radius, rng)
-    # the estimate blurs a cluster at the top (DBLP: the 82nd eigenvalue estimated above lambda_1):
-    # keep the cut a step below lambda_1, or the filter separates nothing
+    # the estimate blurs a cluster at the top (DBLP): keep the cut a step below lambda_1
     cut = min(cut, top - step)
     ncv = min(n - 1, int(np.ceil(ncv_factor * k)) + 20)
     LAST_SOLVE.clear()
@@ -401,8 +336,7 @@ def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator |
             return cheb(v)
         op = spla.LinearOperator((n, n), matvec=matvec, dtype=np.float64)
         try:
-            # a filter that separates the top k converges in about one pass of ncv products (no restart);
-            # many restarts mean the cut is above lambda_k: stop early and lower it
+            # a good cut converges without restarts; many restarts mean the cut is above lambda_k
             _, v = eigsh(op, k=k, which="LA", ncv=ncv, tol=tol, v0=rng.standard_normal(n),
                          maxiter=FILTER_MAX_RESTARTS)
         except spla.ArpackNoConvergence:
@@ -425,17 +359,12 @@ def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator |
     return w[idx], v[:, idx]
 
 
-# ---------------------------------------------------------------------------
-# The graph Laplacian's eigenpairs and the diffusion kernel (Walder et al., Sec. 7.2)
-# ---------------------------------------------------------------------------
 def laplacian_eigenpairs(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | None = None,
                          rank: int | None = None, dense_max: int = 4000, seed: int = 0) -> tuple[Tensor, Tensor]:
     """Eigenpairs ``(mu [r], U [N, r])`` of ``L = I - D^{-1/2} W D^{-1/2}``, smallest ``mu`` first.
 
-    ``rank=None`` (or ``N <= dense_max`` with ``rank >= N``) gives all ``N`` pairs by a dense
-    ``eigh``; otherwise the ``rank`` smallest eigenvalues of ``L`` (= largest of ``S``) by
-    :func:`graphstk.spectral.top_eigenpairs`, component by component. Isolated nodes have
-    ``S_ii = 0``, hence ``mu = 1`` for their unit vector.
+    ``rank=None``: all ``N`` pairs by a dense ``eigh`` (also for ``N <= dense_max``); otherwise the
+    ``rank`` smallest eigenvalues of ``L`` by :func:`graphstk.spectral.top_eigenpairs` on ``S``.
 
     ``edge_index [2, E]``, ``num_nodes`` and optional ``edge_weight [E]`` give the graph;
     ``dense_max`` is the largest graph decomposed densely; ``seed`` seeds the Lanczos start.
@@ -471,15 +400,9 @@ def diffusion_kernel(edge_index: Tensor, num_nodes: int, tau: float, edge_weight
     return SpectralKernelOperator.from_laplacian(mu, U, tau)
 
 
-# ---------------------------------------------------------------------------
-# Eigenpairs computed once per operator
-# ---------------------------------------------------------------------------
 def operator_fingerprint(op: KernelOperator) -> str:
-    """A content hash (hex string) of the operator ``op``: its class, shape, dtype, device and entries (for a
-    :class:`~graphstk.operators.SparseOperator` its CSR arrays; otherwise its dense matrix). Two
-    operators with the same fingerprint have the same eigenpairs: the graph, the hidden nodes and the
-    normalisation are all in the entries. The arrays are read on the host (one copy from an
-    accelerator)."""
+    """A content hash (hex string) of ``op``: its class, shape, dtype, device and entries (CSR arrays of a
+    :class:`~graphstk.operators.SparseOperator`, else the dense matrix): equal hashes, equal eigenpairs."""
     h = hashlib.sha256(f"{type(op).__name__}|{tuple(op.shape)}|{op.dtype}|{op.device}".encode())
     if isinstance(op, SparseOperator):
         csr = op.csr
@@ -494,11 +417,8 @@ def operator_fingerprint(op: KernelOperator) -> str:
 class EigenCache:
     """Top eigenpairs computed once per operator and reused: the kernel PCA of one run (STKR Eq. 8).
 
-    An entry is keyed on :func:`operator_fingerprint` of the operator (graph, hidden set,
-    normalisation, dtype, device) and the number ``k`` of eigenpairs asked for (plus the options of
-    :func:`top_eigenpairs` that change the answer). A run owns one cache
-    (``graphstk.experiments.kernels.KernelCache.eigen``) and hands it to the engine as an argument;
-    there is no module-level cache.
+    Keyed on :func:`operator_fingerprint`, ``k`` and the options of :func:`top_eigenpairs` that change
+    the answer. A run owns one (``graphstk.experiments.kernels.KernelCache.eigen``).
 
     Parameters
     ----------
@@ -520,11 +440,9 @@ class EigenCache:
         self.computed = 0
 
     def top_eigenpairs(self, op: SparseOperator, k: int, **options) -> tuple[Tensor, Tensor]:
-        """:func:`top_eigenpairs` ``(op, k, **options)``, from the cache when the same operator was
-        solved for the same ``k`` and options (``start`` and ``record`` are not part of the key: a
-        warm start changes how the pairs are found, not which). On a hit, ``record`` receives the
-        records of the solve that computed the pairs, their ``route`` prefixed ``"cached: "``.
-        Returns ``(values [k], vectors [N, k])`` as :func:`top_eigenpairs`."""
+        """:func:`top_eigenpairs` ``(op, k, **options)``, cached (``start``, ``record`` not in the key); on a
+        hit ``record`` receives the computing solve's records, ``route`` prefixed ``"cached: "``.
+        Returns ``(values [k], vectors [N, k])``."""
         record = options.get("record")
         key = (operator_fingerprint(op), int(k),
                tuple(sorted((name, v) for name, v in options.items() if name not in ("start", "record"))))

@@ -1,27 +1,6 @@
-"""Top eigenpairs of a symmetric operator by Chebyshev-filtered subspace iteration, in torch.
-
-:func:`subspace_top_eigenpairs` runs where the operator lives (CPU or CUDA), on a block of vectors
-in float64: every step is a sparse (or dense) product with a whole ``[n, p]`` block, a QR
-factorisation and a ``p x p`` Rayleigh-Ritz eigenproblem, with no host round trip. It is the
-device-native route of :func:`graphstk.spectral.top_eigenpairs` (kernel PCA, STKR Eq. 8),
-and it can start from a basis that is already close (a warm start: the eigenvectors of a similar
-operator, e.g. the whole graph's when a split removes a few nodes).
-
-The method (Zhou and Saad's Chebyshev-filtered subspace iteration):
-
-1. ``V`` (``n x p``, orthonormal, ``p = k + guard``): the warm start's columns, completed with
-   Gaussian columns.
-2. Rayleigh-Ritz: ``H = V^T A V = Y diag(theta) Y^T``; ``V <- V Y``. The residual of each of the
-   top ``k`` Ritz pairs, ``r_i = ||A v_i - theta_i v_i||``, bounds the distance from ``theta_i`` to
-   an eigenvalue of ``A`` (a symmetric matrix has an eigenvalue in ``[theta_i - r_i, theta_i + r_i]``).
-   Stop when every ``r_i <= tol * radius`` (``radius`` an upper bound of ``|lambda(A)|``).
-3. Filter: ``V <- p_m(A) V`` with ``p_m`` the degree-``m`` Chebyshev polynomial of the interval
-   ``[lo, theta_p]`` (``lo`` a lower bound of the spectrum, ``theta_p`` the smallest Ritz value),
-   scaled to 1 at ``theta_1``: the unwanted eigenvalues map into ``[-1, 1]`` and the wanted ones
-   grow like ``T_m``. Orthonormalise (Householder QR) and go to 2.
-
-Gaussian columns in the block make the start generic (a component along every top eigenvector,
-with probability one), so a warm start cannot hide an eigenvector that the start happens to miss.
+"""Top eigenpairs of a symmetric operator by Chebyshev-filtered subspace iteration (Zhou and Saad), in
+torch on the operator's device: the device-native route of :func:`graphstk.spectral.top_eigenpairs`
+(kernel PCA, STKR Eq. 8), with warm starts. The method is described in docs/operators.md.
 """
 from __future__ import annotations
 
@@ -40,8 +19,7 @@ SUBSPACE_DEGREE = 16
 
 def guard_size(k: int, n: int) -> int:
     """The block size ``p`` for ``k`` wanted eigenpairs of an ``n x n`` operator: ``k`` plus
-    ``max(16, k / 4)`` guard vectors (their Ritz values set the filter's interval, and the wanted
-    pairs converge at the rate of the gap to ``lambda_{p+1}``), at most ``n``."""
+    ``max(16, k / 4)`` guard vectors, at most ``n``."""
     return min(n, k + max(16, (k + 3) // 4))
 
 
@@ -81,7 +59,7 @@ class SubspaceResult:
 
 
 def _orthonormal(x: Tensor) -> Tensor:
-    """An orthonormal basis of the columns of ``x`` (Householder QR, ``torch.linalg.qr``, on the device)."""
+    """An orthonormal basis of the columns of ``x`` (Householder QR)."""
     return torch.linalg.qr(x, mode="reduced").Q
 
 

@@ -1977,14 +1977,16 @@ def _():
     return (lambda env: graph_from_spec("dcsbm:nodes=300"), fix)
 
 
-@case("partitioned_other_graph", "experiments/datasets.py:_dcsbm_graph:write it with python -m graphstk partition",
+@case("partitioned_other_graph",
+      "experiments/distributed_run.py:partitioned_dcsbm:write it with python -m graphstk partition",
       ValueError, r"holds the partitioned form of 'dcsbm:nodes=300,edges=1200,classes=3,seed=1', not of this config's "
                   r"graph 'dcsbm:nodes=300,edges=1200,classes=3,seed=0': write it with python -m graphstk partition "
                   r"'dcsbm:nodes=300,edges=1200,classes=3,seed=0' --parts 1 --out ", needs=("process_group",))
 def _():
     from types import SimpleNamespace
 
-    from graphstk.experiments.datasets import dcsbm_source, load_spec
+    from graphstk.experiments.datasets import load_spec
+    from graphstk.experiments.distributed_run import dcsbm_source
 
     def load(env):
         g = {"kind": "dcsbm", "nodes": 300, "edges": 1200, "classes": 3, "seed": 0, "partitioned": str(env.tmp / "g")}

@@ -105,7 +105,7 @@ def test_distributed_run_from_the_partitioned_form(tmp_path):
     """A ``dcsbm`` graph with ``partitioned: DIR``: each process loads its part (sharded vectors);
     the table equals the single-process run on the graph generated whole."""
     from graphstk.distributed import write_partition
-    from graphstk.experiments.datasets import dcsbm_source
+    from graphstk.experiments.distributed_run import dcsbm_source
     from graphstk.data import make_dcsbm
 
     gen = dict(num_nodes=600, num_edges=2400, num_classes=3, homophily=0.8, seed=2)

@@ -14,8 +14,7 @@ from torch import Tensor
 
 from ...memory import check_allocation, memory_limit
 from ...operators.bandwidth import median_width
-from ...operators.base import KernelOperator, SparseOperator
-from ...operators.diffusion import SpectralKernelOperator
+from ...operators.base import KernelOperator, SparseOperator, SpectralKernelOperator
 from ...spectral.eigen import top_eigenpairs
 
 __all__ = ["DECOMPOSITIONS", "BASIS_CACHE", "KernelBasis", "kernel_basis", "basis_from_eigenpairs", "BasisCache",
