@@ -13,7 +13,7 @@ from .._index import as_index
 from ..exceptions import DivergenceWarning
 from ..operators.graph import GraphKernel, read_adjacency
 
-__all__ = ["DivergenceWarning", "KernelCache", "check_edge_weight", "label_matrix", "row_mask", "diverging",
+__all__ = ["DivergenceWarning", "AdjacencyKernelCache", "check_edge_weight", "label_matrix", "row_mask", "diverging",
            "warn_switch"]
 
 
@@ -104,7 +104,7 @@ def _version(t):
     return None if t is None else (id(t), getattr(t, "_version", None))
 
 
-class KernelCache:
+class AdjacencyKernelCache:
     """The :meth:`~graphstk.operators.GraphKernel.from_edges` kernel of an adjacency in any of PyG's forms, kept
     while the same graph comes back.
 

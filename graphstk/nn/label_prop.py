@@ -14,7 +14,7 @@ from ..methods.estimators import flag_unreachable as _flag
 from ..methods.problem import make_problem
 from ..methods.routes import label_prop_route
 from ..spectral.transforms import LabelPropagationFilter
-from ._common import KernelCache, check_edge_weight, diverging, label_matrix, row_mask, warn_switch
+from ._common import AdjacencyKernelCache, check_edge_weight, diverging, label_matrix, row_mask, warn_switch
 from .autograd import engine_system, implicit_solve
 
 __all__ = ["LabelPropagation"]
@@ -89,7 +89,7 @@ class LabelPropagation(torch.nn.Module):
         self.normalize, self.backward = normalize, backward
         self.num_classes = check_int("num_classes", num_classes, allow_none=True)
         self.tol, self.max_iter = float(tol), check_int("max_iter", max_iter)
-        self._cache = KernelCache()
+        self._cache = AdjacencyKernelCache()
         self.route_ = ""
         self.unreachable_: Tensor | None = None
         self.n_unreachable_ = 0

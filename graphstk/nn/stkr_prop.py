@@ -19,7 +19,7 @@ from ..methods.steps import richardson_step
 from ..operators.graph import check_normalization
 from ..spectral.solvers import richardson
 from ..spectral.transforms import InverseLaplacian, Polynomial, ReciprocalPolynomial, horner
-from ._common import KernelCache, check_edge_weight, diverging, label_matrix, warn_switch
+from ._common import AdjacencyKernelCache, check_edge_weight, diverging, label_matrix, warn_switch
 from .autograd import engine_system, implicit_solve
 
 __all__ = ["STKRPropagation"]
@@ -112,7 +112,7 @@ class STKRPropagation(torch.nn.Module):
         self.beta = wrap(beta.detach().clone()) if learnable else beta
         self._param = next(name for cls, name in _PARAMETER if isinstance(transform, cls))
         setattr(self, self._param, wrap(torch.tensor(getattr(transform, self._param), dtype=torch.float64)))
-        self._cache = KernelCache()
+        self._cache = AdjacencyKernelCache()
         self.route_ = ""
         self.unreachable_: Tensor | None = None
         self.n_unreachable_ = 0

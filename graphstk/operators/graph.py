@@ -290,14 +290,10 @@ class GraphKernel(NormalizedGraphKernel):
 
     Attributes
     ----------
-    S : SparseOperator ``[N, N]``
-        ``G_K / (n+m)`` over visible nodes in *local* numbering (``N = n + m`` visible nodes).
     visible : LongTensor ``[N]``
         Global ids of the visible nodes; local id ``i`` is global node ``visible[i]``.
     isolated : BoolTensor ``[N]``
         Visible nodes without a visible neighbour (zero rows of ``S``).
-    lambda_max : float
-        Largest eigenvalue of ``S``: 1 when ``S`` has an edge, else 0 (``1/2`` for the lazy kernel).
     positive_semidefinite : bool
         ``True`` for the lazy kernel, ``False`` for Eq. 23's.
     """
@@ -405,6 +401,8 @@ class GraphKernel(NormalizedGraphKernel):
 
     @property
     def lambda_max(self) -> float:
+        """Largest eigenvalue of :attr:`S`: 1 when ``S`` has an edge, else 0 (``1/2`` for the lazy kernel); for a
+        :meth:`from_edges` kernel that is not Eq. 23's, ``min(max row sum, max column sum)`` of ``|S|``."""
         if self._lambda is None:
             self._lambda = self._bound()
         return self._lambda
@@ -445,8 +443,9 @@ class GraphKernel(NormalizedGraphKernel):
                                       layout=self._layout, unit_bound=self.unit_bound())
 
     @property
-    def S(self) -> SparseOperator:
-        """``G_K / (n+m)`` over the visible nodes (see the class docstring), values detached."""
+    def S(self) -> KernelOperator:
+        """``G_K / (n+m)`` over the visible nodes in *local* numbering (``[N, N]``, ``N = n + m`` visible nodes),
+        values detached; built on first use."""
         if self._S is None:
             r, c, v = self.edges
             v, n = v.detach(), self.visible.numel()
@@ -458,6 +457,10 @@ class GraphKernel(NormalizedGraphKernel):
                 warnings.simplefilter("ignore", UserWarning)   # "CSR support is in beta"
                 self._S = SparseOperator(r, c, v, (n, n))
         return self._S
+
+    @S.setter
+    def S(self, value: KernelOperator) -> None:
+        self._S = value
 
     def csr(self, value: Tensor | None = None, transpose: bool = False) -> Tensor:
         """The edge matrix (``S`` without the lazy diagonal) or its transpose as a ``torch.sparse_csr_tensor``,

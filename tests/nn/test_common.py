@@ -1,4 +1,4 @@
-"""The graph kernel of the graphstk.nn modules (GraphKernel.from_edges through nn's KernelCache): PyG's reading
+"""The graph kernel of the graphstk.nn modules (GraphKernel.from_edges through nn's AdjacencyKernelCache): PyG's reading
 of every adjacency form, the cache, the symmetry check."""
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from nn_graphs import random_graph
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
 from graphstk.methods.problem import make_problem
-from graphstk.nn._common import KernelCache
+from graphstk.nn._common import AdjacencyKernelCache
 from graphstk.operators import KernelOperator
 
 
 def build_operator(adj, num_nodes, edge_weight=None, dtype=torch.float32, normalize=None):
     """A fresh cache's kernel of ``adj``: its ``S`` is the propagation matrix ``P``."""
-    return KernelCache().get(adj, num_nodes, edge_weight, dtype, normalize)
+    return AdjacencyKernelCache().get(adj, num_nodes, edge_weight, dtype, normalize)
 
 
 def P(adj, *args, **kw):
@@ -68,7 +68,7 @@ def test_symmetry_check():
 
 def test_cache_follows_identity_and_in_place_version():
     ei, w, _ = random_graph(5, 20)
-    cache = KernelCache()
+    cache = AdjacencyKernelCache()
     op = cache.get(ei, 20, w, torch.float64, None)
     assert cache.get(ei, 20, w, torch.float64, None) is op
     assert cache.get(ei.clone(), 20, w, torch.float64, None) is not op
