@@ -29,15 +29,12 @@ def check_edge_index(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | N
     if num_nodes < 0:
         raise ValueError(f"num_nodes must be >= 0, got {num_nodes}")
     if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= num_nodes):
-        raise ValueError(
-            f"edge_index has node ids in [{int(edge_index.min())}, {int(edge_index.max())}], "
-            f"outside [0, {num_nodes - 1}] for num_nodes={num_nodes}"
-        )
+        raise ValueError(f"edge_index has node ids in [{int(edge_index.min())}, {int(edge_index.max())}], "
+                         f"outside [0, {num_nodes - 1}] for num_nodes={num_nodes}")
     if edge_weight is not None:
         if edge_weight.shape != (edge_index.shape[1],):
-            raise ValueError(
-                f"edge_weight must have shape [E] = [{edge_index.shape[1]}], got {tuple(edge_weight.shape)}"
-            )
+            raise ValueError(f"edge_weight must have shape [E] = [{edge_index.shape[1]}], "
+                             f"got {tuple(edge_weight.shape)}")
         if not torch.isfinite(edge_weight).all() or (edge_weight < 0).any():
             raise ValueError("edge_weight must be finite and non-negative")
 
