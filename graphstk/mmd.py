@@ -107,17 +107,14 @@ def mean_embedding(X, kernel="gaussian", sigma: float | None = None, weights=Non
 def _check_sizes(estimator: str, m: int, n: int) -> None:
     if estimator not in _ESTIMATORS:
         raise ValueError(f"estimator must be one of {_ESTIMATORS}, got {estimator!r}")
-    if estimator == "biased":
-        if m < 1 or n < 1:
-            raise ValueError(f"the biased MMD needs non-empty samples, got m={m}, n={n}")
-    elif estimator == "unbiased":
-        if m < 2 or n < 2:
-            raise ValueError(f"the unbiased MMD (Eq. 21) needs at least 2 points per sample, got m={m}, n={n}")
-    else:
-        if m != n:
-            raise ValueError(f"the equal-size MMD (Eq. 22) needs m == n, got m={m}, n={n}")
-        if m < 2:
-            raise ValueError(f"the equal-size MMD (Eq. 22) needs at least 2 points per sample, got m={m}")
+    if estimator == "biased" and (m < 1 or n < 1):
+        raise ValueError(f"the biased MMD needs non-empty samples, got m={m}, n={n}")
+    if estimator == "unbiased" and (m < 2 or n < 2):
+        raise ValueError(f"the unbiased MMD (Eq. 21) needs at least 2 points per sample, got m={m}, n={n}")
+    if estimator == "equal_size" and m != n:
+        raise ValueError(f"the equal-size MMD (Eq. 22) needs m == n, got m={m}, n={n}")
+    if estimator == "equal_size" and m < 2:
+        raise ValueError(f"the equal-size MMD (Eq. 22) needs at least 2 points per sample, got m={m}")
 
 
 def _combine(estimator: str, m: int, n: int, Sxx, Syy, Sxy, txx, tyy, txy=None):
@@ -155,11 +152,9 @@ def mmd2(X, Y, kernel="gaussian", sigma: float | None = None, estimator: str = "
     m, n = X.shape[0], Y.shape[0]
     _check_sizes(estimator, m, n)
     k = _resolve_kernel(kernel, sigma, X, Y, **params)
-    opx = FeatureKernelOperator(X, kernel=k)
-    opy = FeatureKernelOperator(Y, kernel=k)
+    opx, opy = FeatureKernelOperator(X, kernel=k), FeatureKernelOperator(Y, kernel=k)
     oxy = FeatureKernelOperator(X, Y, kernel=k)
-    one_m = X.new_ones(m)
-    one_n = X.new_ones(n)
+    one_m, one_n = X.new_ones(m), X.new_ones(n)
     Sxx, Syy, Sxy = one_m @ (opx @ one_m), one_n @ (opy @ one_n), one_m @ (oxy @ one_n)
     txx, tyy = opx.diagonal().sum(), opy.diagonal().sum()
     txy = oxy.diagonal().sum() if estimator == "equal_size" else None
@@ -229,9 +224,8 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
         Sxx = (A * (op @ A)).sum(0)                 # a^T K a
         ar = rowsum @ A                             # a^T K 1
         Sxy, Syy = ar - Sxx, total - 2.0 * ar + Sxx  # a^T K b and b^T K b with b = 1 - a
-        txx = diag @ A
+        txx, txy = diag @ A, None
         tyy = trace - txx
-        txy = None
         if estimator == "equal_size":
             xs, ys = Z[perms[:, :m].reshape(-1)], Z[perms[:, m:].reshape(-1)]
             txy = k.raw_paired(xs, ys).view(B, m).sum(1)
@@ -239,9 +233,7 @@ def mmd_test(X, Y, kernel="gaussian", sigma: float | None = None, n_permutations
 
     observed = stats(torch.arange(N, device=Z.device).unsqueeze(0))[0]
     g = torch.Generator().manual_seed(int(seed))
-    exceed = torch.zeros((), dtype=torch.long, device=Z.device)
-    done = 0
-    start = time.monotonic()
+    exceed, done, start = torch.zeros((), dtype=torch.long, device=Z.device), 0, time.monotonic()
     while done < n_permutations:
         b = min(batch_size, n_permutations - done)
         perms = torch.argsort(torch.rand(b, N, generator=g), dim=1).to(Z.device)

@@ -255,17 +255,14 @@ def _read_npz_graph(path: Path, dataset: str) -> Data:
 
 
 def _not_found(spec, root_path, where, raw_dir, missing, reason) -> DatasetNotFoundError:
-    extra = ""
-    if spec.name == "PubMed":
-        extra = (f" Alternatively, a graph+labels-only copy is read from "
-                 f"{root_path / spec.dirname / _PUBMED_ALT[0] / _PUBMED_ALT[1]}.")
+    extra = (f" Alternatively, a graph+labels-only copy is read from "
+             f"{root_path / spec.dirname / _PUBMED_ALT[0] / _PUBMED_ALT[1]}." if spec.name == "PubMed" else "")
     return DatasetNotFoundError(
         f"{spec.name} files not found on disk ({reason}). The data root {root_path} came from {where}; "
         f"{spec.pyg_class} needs {', '.join(spec.raw_files)} in {raw_dir}; missing: "
         f"{'all of them' if len(missing) == len(spec.raw_files) else ', '.join(missing)}. Fix: put the files there "
         f"(see docs/data.md), or point at a folder that has them with `--data-root PATH` (Python: root=PATH) or "
-        f"`export {ENV_DATA_ROOT}=PATH`, or go online so that PyG can download them.{extra}"
-    )
+        f"`export {ENV_DATA_ROOT}=PATH`, or go online so that PyG can download them.{extra}")
 
 
 def _ensure_downloadable(spec, root_path, where, raw_dir, missing) -> None:
@@ -273,8 +270,8 @@ def _ensure_downloadable(spec, root_path, where, raw_dir, missing) -> None:
         raise _not_found(spec, root_path, where, raw_dir, missing, reason=f"offline: ${ENV_OFFLINE} is set")
     if any(os.environ.get(k) for k in ("https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY")):
         return   # a proxy decides reachability; let the download try
-    host = urllib.parse.urlparse(spec.url).hostname
-    port = urllib.parse.urlparse(spec.url).port or 443
+    url = urllib.parse.urlparse(spec.url)
+    host, port = url.hostname, url.port or 443
     try:
         with socket.create_connection((host, port), timeout=download_timeout()):
             pass
@@ -288,11 +285,9 @@ def _ensure_writable(path: Path, spec: DatasetSpec) -> None:
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
     if not os.access(probe, os.W_OK):
-        raise PermissionError(
-            f"cannot load {spec.name!r}: {probe} is not writable, and PyG writes "
-            f"{path / 'processed'} next to raw/ on first load. Copy the dataset folder "
-            f"{spec.dirname}/ to a writable data root first (e.g. a temporary directory)."
-        )
+        raise PermissionError(f"cannot load {spec.name!r}: {probe} is not writable, and PyG writes "
+                              f"{path / 'processed'} next to raw/ on first load. Copy the dataset folder "
+                              f"{spec.dirname}/ to a writable data root first (e.g. a temporary directory).")
 
 
 def _check_case_collision(root_path: Path) -> None:

@@ -171,6 +171,10 @@ def _n_test(p_test: float, n: int) -> int:
     return int(math.floor(p_test * n + 0.5))   # round half up: 0.01 * 2708 = 27.08 -> 27
 
 
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
 def _take(pool: Tensor, k: int, g: torch.Generator) -> tuple[Tensor, Tensor]:
     """``k`` random elements of ``pool`` and the rest (both in pool order of the permutation)."""
     perm = pool[torch.randperm(pool.numel(), generator=g)]
@@ -240,30 +244,26 @@ def make_split(data: Data, p_test: float | None = None, seed: int = 0, *, n_test
         raise ValueError("labels missing: data.y is None; a split needs class labels")
     if y.dim() != 1 or y.dtype.is_floating_point or y.dtype == torch.bool:
         raise ValueError(f"data.y must be 1-D integer class ids, got {y.dtype} of shape {tuple(y.shape)}")
-    y = y.cpu().long()
-    n = int(data.num_nodes)
-    if y.numel() != n:
-        raise ValueError(f"data.y has {y.numel()} labels but the graph has {n} nodes")
-    if n == 0:
-        raise ValueError("the graph has no nodes")
+    y, n = y.cpu().long(), int(data.num_nodes)
+    if y.numel() != n or n == 0:
+        raise ValueError(f"data.y has {y.numel()} labels but the graph has {n} nodes" if y.numel() != n
+                         else "the graph has no nodes")
     if int(y.min()) < 0:
         raise ValueError(f"data.y has negative labels (min {int(y.min())}); every node needs a class id >= 0")
-    if isinstance(seed, bool) or not isinstance(seed, int):
+    if not _is_int(seed):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
     if p_test is not None and n_test is not None:
         raise ValueError(f"give the test size as p_test (a fraction) or n_test (a count), not both "
                          f"(got p_test={p_test!r}, n_test={n_test!r})")
-    if n_test is not None:
-        if isinstance(n_test, bool) or not isinstance(n_test, int) or not 1 <= n_test < n:
-            raise ValueError(f"n_test must be an integer in [1, {n - 1}] for {n} nodes, got {n_test!r}")
-        p_rec = None
-    else:
+    p_rec = None
+    if n_test is not None and not (_is_int(n_test) and 1 <= n_test < n):
+        raise ValueError(f"n_test must be an integer in [1, {n - 1}] for {n} nodes, got {n_test!r}")
+    if n_test is None:
         p_test = 0.01 if p_test is None else p_test
         if isinstance(p_test, bool) or not isinstance(p_test, (int, float)) or not 0.0 < float(p_test) < 1.0:
             raise ValueError(f"p_test must be a number in (0, 1), got {p_test!r}")
-        p_test = float(p_test)
+        p_test = p_rec = float(p_test)
         n_test = _n_test(p_test, n)
-        p_rec = p_test
         if n_test < 1:
             raise ValueError(f"p_test={p_test} of {n} nodes rounds to an empty test set; pass n_test=<count> "
                              f"(e.g. n_test={max(1, n // 10)}) or p_test >= {0.5 / n:.3g}")
@@ -271,9 +271,9 @@ def make_split(data: Data, p_test: float | None = None, seed: int = 0, *, n_test
     if per_class:
         train_per_class = val_per_class if train_per_class is None else train_per_class
         val_per_class = train_per_class if val_per_class is None else val_per_class
-        for name, v in (("train_per_class", train_per_class), ("val_per_class", val_per_class)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < (1 if name == "train_per_class" else 0):
-                raise ValueError(f"{name} must be an integer >= {1 if name == 'train_per_class' else 0}, got {v!r}")
+        for name, v, low in (("train_per_class", train_per_class, 1), ("val_per_class", val_per_class, 0)):
+            if not (_is_int(v) and v >= low):
+                raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
     elif protocol is None:
         protocol = getattr(data, "split_protocol", None) or "random"
     if not per_class and protocol not in ("planetoid", "random"):
@@ -344,7 +344,7 @@ def _masks(data: Data, n: int):
             raise ValueError(f"the Planetoid protocol needs data.{k} (the default split); "
                              "use protocol='random' for a graph without one")
     tr, va, te = (check_mask(data, k, n).cpu() for k in ("train_mask", "val_mask", "test_mask"))
-    if bool((tr & va).any() | (tr & te).any() | (va & te).any()):
+    if bool((tr.long() + va.long() + te.long() > 1).any()):
         raise ValueError("data.train_mask, val_mask and test_mask overlap")
     return tr, va, te
 
@@ -376,7 +376,7 @@ def _planetoid(data, y, n, n_test, mode, g):
         if pool.numel() < k:
             raise ValueError(f"not enough nodes of class {c}: {pool.numel()} < {k}")
         parts.append(_take(pool, k, g)[0])
-    train = torch.cat(parts) if parts else torch.empty(0, dtype=torch.long)
+    train = torch.cat(parts) if parts else _empty()
     n_val = int(va.sum())
     rest = _complement(n, train)
     if n_val + n_test > rest.numel():

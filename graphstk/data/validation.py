@@ -29,26 +29,23 @@ def check_edge_index(edge_index: Tensor, num_nodes: int, edge_weight: Tensor | N
     if num_nodes < 0:
         raise ValueError(f"num_nodes must be >= 0, got {num_nodes}")
     if edge_index.numel() and (int(edge_index.min()) < 0 or int(edge_index.max()) >= num_nodes):
-        raise ValueError(
-            f"edge_index has node ids in [{int(edge_index.min())}, {int(edge_index.max())}], "
-            f"outside [0, {num_nodes - 1}] for num_nodes={num_nodes}"
-        )
+        raise ValueError(f"edge_index has node ids in [{int(edge_index.min())}, {int(edge_index.max())}], "
+                         f"outside [0, {num_nodes - 1}] for num_nodes={num_nodes}")
     if edge_weight is not None:
         if edge_weight.shape != (edge_index.shape[1],):
-            raise ValueError(
-                f"edge_weight must have shape [E] = [{edge_index.shape[1]}], got {tuple(edge_weight.shape)}"
-            )
+            raise ValueError(f"edge_weight must have shape [E] = [{edge_index.shape[1]}], "
+                             f"got {tuple(edge_weight.shape)}")
         if not torch.isfinite(edge_weight).all() or (edge_weight < 0).any():
             raise ValueError("edge_weight must be finite and non-negative")
 
 
-def _as_tensor(arr, what: str) -> Tensor:
-    if isinstance(arr, Tensor):
-        return arr
-    a = np.asarray(arr)
-    if a.dtype == object or a.dtype.kind in "USV":
-        raise TypeError(f"{what} must be numeric, got dtype {a.dtype}")
-    return torch.from_numpy(np.ascontiguousarray(a))
+def _as_tensor(arr, what: str, float_: bool = False) -> Tensor:   # float_: integer arrays become float32
+    if not isinstance(arr, Tensor):
+        a = np.asarray(arr)
+        if a.dtype == object or a.dtype.kind in "USV":
+            raise TypeError(f"{what} must be numeric, got dtype {a.dtype}")
+        arr = torch.from_numpy(np.ascontiguousarray(a))
+    return arr.float() if float_ and not arr.dtype.is_floating_point else arr
 
 
 def _index(arr, n: int, what: str) -> Tensor:
@@ -111,53 +108,34 @@ def build_data(edge_index, y, x=None, edge_weight=None, train_index=None, val_in
         raise ValueError(f"labels missing: {source} has no y")
     y_t = _as_tensor(y, "y")
     _check_labels(y_t)
-    y_t = y_t.long()
-    n = int(y_t.numel())
-
+    y_t, n = y_t.long(), int(y_t.numel())
     ei = _as_tensor(edge_index, "edge_index")
     check_edge_index(ei, n)
     ei = ei.long().contiguous()
 
     data = Data(edge_index=ei, y=y_t, num_nodes=n)
     if edge_weight is not None:
-        w = _as_tensor(edge_weight, "edge_weight")
-        if not w.dtype.is_floating_point:
-            w = w.float()
-        check_edge_index(ei, n, w)
-        data.edge_weight = w
+        data.edge_weight = _as_tensor(edge_weight, "edge_weight", float_=True)
+        check_edge_index(ei, n, data.edge_weight)
     if x is not None:
-        x_t = _as_tensor(x, "x")
-        if not x_t.dtype.is_floating_point:
-            x_t = x_t.float()
-        _check_features(x_t, n)
-        data.x = x_t
-    else:
-        data.x = None
+        data.x = _as_tensor(x, "x", float_=True)
+        _check_features(data.x, n)
 
     given = {k: v for k, v in (("train_index", train_index), ("val_index", val_index),
                                ("test_index", test_index)) if v is not None}
     if given and len(given) != 3:
         raise ValueError(f"{source}: give all of train_index, val_index, test_index or none of them "
                          f"(got only {sorted(given)})")
-    if given:
-        masks = {}
-        for key, idx in given.items():
-            t = _index(idx, n, f"{source}: {key}")
-            if t.numel() == 0 and key != "val_index":
-                raise ValueError(f"{source}: {key} is empty: a split without "
-                                 f"{'training' if key == 'train_index' else 'test'} nodes cannot be "
-                                 f"{'trained on' if key == 'train_index' else 'scored'}")
-            m = torch.zeros(n, dtype=torch.bool)
-            m[t] = True
-            masks[key.replace("_index", "_mask")] = m
-        if bool((masks["train_mask"] & masks["val_mask"]).any() | (masks["train_mask"] & masks["test_mask"]).any()
-                | (masks["val_mask"] & masks["test_mask"]).any()):
-            raise ValueError(f"{source}: train_index, val_index and test_index must be disjoint")
-        for k, m in masks.items():
-            data[k] = m
-        data.split_protocol = "planetoid"
-    else:
-        data.split_protocol = "random"
+    data.split_protocol = "planetoid" if given else "random"
+    for key, idx in given.items():
+        t = _index(idx, n, f"{source}: {key}")
+        if t.numel() == 0 and key != "val_index":
+            raise ValueError(f"{source}: {key} is empty: a split without "
+                             f"{'training' if key == 'train_index' else 'test'} nodes cannot be "
+                             f"{'trained on' if key == 'train_index' else 'scored'}")
+        data[key.replace("_index", "_mask")] = torch.zeros(n, dtype=torch.bool).index_fill_(0, t, True)
+    if given and bool((data.train_mask.long() + data.val_mask.long() + data.test_mask.long() > 1).any()):
+        raise ValueError(f"{source}: train_index, val_index and test_index must be disjoint")
     data.name = name
     return data
 

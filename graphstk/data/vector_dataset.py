@@ -108,8 +108,7 @@ class VectorDataset:
 
 
 def _validate(ds: VectorDataset) -> None:
-    name = ds.name
-    X = ds.X
+    name, X = ds.name, ds.X
     if not (sp.issparse(X) or isinstance(X, torch.Tensor)):
         raise TypeError(f"{name}: X must be a torch.Tensor or a scipy sparse matrix, got {type(X).__name__}; "
                         "use VectorDataset.from_arrays to convert arrays")
@@ -126,8 +125,7 @@ def _validate(ds: VectorDataset) -> None:
     if len(rows):
         raise ValueError(f"{name}: X has {count} NaN or infinite entries (rows {rows[:10].tolist()}"
                          f"{' ...' if len(rows) > 10 else ''}); clean or impute the features before loading")
-    n = X.shape[0]
-    y = ds.y
+    n, y = X.shape[0], ds.y
     if not isinstance(y, torch.Tensor) or y.dtype != torch.long or y.dim() != 1 or y.numel() != n:
         raise ValueError(f"{name}: y must be a LongTensor of shape [{n}] (one class id per row of X), got "
                          f"{type(y).__name__} {getattr(y, 'dtype', '')} {tuple(getattr(y, 'shape', ()))}")
@@ -168,8 +166,7 @@ def check_partition(labeled: torch.Tensor, unlabeled: torch.Tensor, n: int, what
     count = torch.bincount(torch.cat([labeled, unlabeled]), minlength=n)
     if bool((count == 1).all()):
         return
-    twice = torch.nonzero(count > 1).flatten()
-    missing = torch.nonzero(count == 0).flatten()
+    twice, missing = torch.nonzero(count > 1).flatten(), torch.nonzero(count == 0).flatten()
     raise ValueError(f"{what} is not a partition of the {n} points: {len(twice)} ids occur more than once "
                      f"(e.g. {twice[:5].tolist()}), {len(missing)} ids are in neither set "
                      f"(e.g. {missing[:5].tolist()}); every point must be labeled or unlabeled, exactly once")

@@ -188,22 +188,17 @@ class RandomFourierFeatures(_RandomFeatures):
 
     def __init__(self, kernel: str = "gaussian", sigma: float = 1.0, n_features: int = 100,
                  random_state=None, map: str = "cos_sin"):
-        self.kernel = kernel
-        self.sigma = sigma
-        self.n_features = n_features
-        self.random_state = random_state
-        self.map = map
+        self.kernel, self.sigma, self.n_features = kernel, sigma, n_features
+        self.random_state, self.map = random_state, map
 
     def _draw(self, Xt: Tensor) -> None:
-        D = int(self.n_features)
-        sigma = float(self.sigma)
-        d = int(Xt.shape[1])
+        D, d = int(self.n_features), int(Xt.shape[1])
         check_allocation(8.0 * d * D * (3 if self.kernel == "cauchy" else 2) + 8.0 * D,
                          f"the [{d}, {D}] frequencies of {type(self).__name__}(n_features={D})",
                          "lower n_features= (the approximation error falls as 1/sqrt(n_features); "
                          "a few thousand usually suffice)", Xt.device)
         g = torch_generator(self.random_state)
-        self.W_ = sample_frequencies(self.kernel, sigma, d, D, g).to(Xt.device)
+        self.W_ = sample_frequencies(self.kernel, float(self.sigma), d, D, g).to(Xt.device)
         self.b_ = ((2 * math.pi * torch.rand(D, generator=g, dtype=torch.float64)).to(Xt.device)
                    if self.map == "phase" else None)
         self.n_output_features_ = 2 * D if self.map == "cos_sin" else D
@@ -215,8 +210,7 @@ class RandomFourierFeatures(_RandomFeatures):
     def map_tensor(self, X: Tensor) -> Tensor:
         """``z(X)`` of a validated tensor (no checks: the inner loops call this)."""
         W = self.W_.to(device=X.device, dtype=X.dtype)
-        P = X @ W
-        D = W.shape[1]
+        P, D = X @ W, W.shape[1]
         if self.map == "cos_sin":
             return torch.cat([torch.cos(P), torch.sin(P)], dim=1) * math.sqrt(1.0 / D)
         return torch.cos(P + self.b_.to(device=X.device, dtype=X.dtype)) * math.sqrt(2.0 / D)
@@ -274,21 +268,15 @@ class RandomBinningFeatures(_RandomFeatures):
 
     def __init__(self, sigma: float = 1.0, n_grids: int = 100, random_state=None, grid_chunk: int | None = None,
                  sparse_output: bool = False):
-        self.sigma = sigma
-        self.n_grids = n_grids
-        self.random_state = random_state
-        self.grid_chunk = grid_chunk
-        self.sparse_output = sparse_output
+        self.sigma, self.n_grids, self.random_state = sigma, n_grids, random_state
+        self.grid_chunk, self.sparse_output = grid_chunk, sparse_output
 
     def _draw(self, Xt: Tensor) -> None:
-        Xt = Xt.to(torch.float64)
-        sigma = float(self.sigma)
-        P = int(self.n_grids)
+        Xt, P, g = Xt.to(torch.float64), int(self.n_grids), torch_generator(self.random_state)
         d = Xt.shape[1]
-        g = torch_generator(self.random_state)
         # Gamma(2, scale sigma) = sum of two Exp(scale sigma)
         e = -torch.log1p(-torch.rand((2, P, d), generator=g, dtype=torch.float64))
-        pitch = sigma * e.sum(0)
+        pitch = float(self.sigma) * e.sum(0)
         shift = pitch * torch.rand((P, d), generator=g, dtype=torch.float64)
         self.pitch_, self.shift_ = pitch.to(Xt.device), shift.to(Xt.device)
         bins = [torch.unique(self._keys(Xt, self.pitch_[s:e_], self.shift_[s:e_], s), dim=0)
@@ -317,8 +305,7 @@ class RandomBinningFeatures(_RandomFeatures):
         dev = X_in.device
         X = X_in.to(torch.float64)
         pitch, shift, bins = (t.to(dev) for t in (self.pitch_, self.shift_, self.bins_))  # no copy on the fit device
-        n = X.shape[0]
-        P = self.pitch_.shape[0]
+        n, P = X.shape[0], self.pitch_.shape[0]
         rows, cols = [], []
         # fitted bins of grid chunk s:e occupy a contiguous range of columns (bins_ is grid-sorted)
         starts = torch.searchsorted(bins[:, 0].contiguous(), torch.arange(P + 1, device=dev)).tolist()

@@ -413,12 +413,10 @@ class GraphKernel(NormalizedGraphKernel):
 
     def _bound(self) -> float:   # lambda_max of a from_edges kernel (see there)
         r, c, v = self.edges
-        if self.positive_semidefinite:
-            return 1.0 if r.numel() else 0.5
-        if self.unit_bound():
-            return 1.0 if r.numel() else 0.0
         if not r.numel():
-            return 0.0
+            return 0.5 if self.positive_semidefinite else 0.0
+        if self.positive_semidefinite or self.unit_bound():
+            return 1.0
         a, v = torch.zeros(self.num_nodes, dtype=v.dtype, device=v.device), v.detach().abs()
         return min(float(a.index_add(0, r, v).max()), float(a.index_add(0, c, v).max()))
 
