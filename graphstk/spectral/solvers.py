@@ -89,6 +89,12 @@ def _trend(residuals: list[float]) -> str:
     return "decreasing"
 
 
+def _div(num: Tensor, den: Tensor, ok: Tensor) -> Tensor:
+    """``num / den`` where ``ok``, else 0 (a masked-out ``den`` is never divided by)."""
+    q = num / torch.where(ok, den, torch.ones_like(den))
+    return torch.where(ok, q, torch.zeros_like(q))
+
+
 def _fix(name: str, fix: str | None = None) -> str:
     text = fix or _FIX.get(name, _FIX["gmres"])
     return text[0].upper() + text[1:]
@@ -215,23 +221,11 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     for t in range(1, max_iter + 1):
         x = x + gamma * r if t == 1 or differentiable else x.add_(gamma * r)
         r = b - apply(x) if differentiable else apply(x).neg_().add_(b)
-        if track or t in snaps or t == max_iter:
-            rel = _relative(r, bn, space)
-            stop = _record_residual(res, r, rel, t, callback)
-            if (tol > 0 and rel < tol) or stop:
-                res.converged = tol > 0 and rel < tol
-                res.n_iter = t
-                if t in snaps:
-                    res.snapshots[t] = x.clone()
-                break
-            if tol > 0 and rel > 1e8:   # diverging: stop now, _finish raises with the fix
-                res.n_iter = t
-                break
-            if tol > 0 and _stalled(res):
-                res.n_iter = t
-                break
+        ends = (track or t in snaps or t == max_iter) and _ends(res, r, _relative(r, bn, space), t, tol, callback)
         if t in snaps:
             res.snapshots[t] = x.clone()
+        if ends:
+            break
     else:
         res.n_iter = max_iter
     res.x = x
@@ -261,12 +255,18 @@ def _relative(r: Tensor, bn: Tensor, space: VectorSpace) -> float:
     return float((space.col_norm(r.detach()) / bn).max()) if r.numel() else 0.0
 
 
-def _record_residual(res: SolveResult, r: Tensor, rel: float, t: int, callback) -> bool:
-    """Record Richardson's ``rel`` at iteration ``t``, check it is finite; True when ``callback`` stops."""
+def _ends(res: SolveResult, r: Tensor, rel: float, t: int, tol: float, callback, confirmed: bool = False) -> bool:
+    """Record Richardson's finite ``rel`` at iteration ``t``; True when the solve ends there: ``tol`` met, the
+    callback stopped it, or (``_finish`` says so) diverging, stalled, or a ``confirmed`` rounding freeze."""
     res.residuals.append(rel)
     if rel != rel or rel == float("inf"):
         _check_finite(r, "richardson", t)
-    return _ask(res, callback, t, rel)
+    stop = _ask(res, callback, t, rel)
+    res.converged = tol > 0 and rel < tol
+    if res.converged or stop or (tol > 0 and (rel > 1e8 or confirmed or _stalled(res))):
+        res.n_iter = t
+        return True
+    return False
 
 
 def _ask(res: SolveResult, callback, t: int, rel: float) -> bool:
@@ -299,18 +299,9 @@ def _richardson_fused(apply: Apply, step: Apply, b: Tensor, gamma: float | Tenso
             x_next, r = None, apply(x).neg_().add_(b)
             rel = _relative(r, bn, space)
         if need:
-            stop = _record_residual(res, r, rel, t, callback)
             if t in snaps:
                 res.snapshots[t] = x
-            if (tol > 0 and rel < tol) or stop:
-                res.converged = tol > 0 and rel < tol
-                res.n_iter = t
-                break
-            if tol > 0 and (rel > 1e8 or confirmed):   # diverging, or stalled by rounding: _finish says so
-                res.n_iter = t
-                break
-            if tol > 0 and _stalled(res):
-                res.n_iter = t
+            if _ends(res, r, rel, t, tol, callback, confirmed):
                 break
         if x_next is None:
             res.n_iter = max_iter
@@ -359,7 +350,7 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
                 "cg met non-positive curvature p^T A p <= 0: the system is not positive definite "
                 "(e.g. an odd-power transform on a graph with negative eigenvalues); use solver='gmres'"
             )
-        alpha = torch.where(active, rs / torch.where(active, pap, torch.ones_like(pap)), torch.zeros_like(rs))
+        alpha = _div(rs, pap, active)
         x = x + alpha * p
         r = r - alpha * ap
         rs_new = space.col_dot(r, r)
@@ -367,7 +358,7 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
             res.snapshots[t] = x
         if _cg_done(res, rs_new, bn, t, tol, callback):
             break
-        beta = _cg_beta(rs, rs_new)
+        beta = _div(rs_new, rs, rs > 0)   # 0 for a column already solved
         p = r + beta * p
         rs = rs_new
     else:
@@ -387,10 +378,6 @@ def _cg_done(res: SolveResult, rs_new: Tensor, bn: Tensor, t: int, tol: float, c
         res.converged, res.n_iter = tol > 0 and rel < tol, t
         return True
     return False
-
-
-def _cg_beta(rs: Tensor, rs_new: Tensor) -> Tensor:   # 0 for a column already solved (rs = 0)
-    return torch.where(rs > 0, rs_new / torch.where(rs > 0, rs, torch.ones_like(rs)), torch.zeros_like(rs))
 
 
 def metric_cg(apply: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]], b: Tensor, gb: Tensor, max_iter: int,
@@ -435,7 +422,7 @@ def metric_cg(apply: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]], b: Tenso
         if bool((pap[active] <= 0).any()):
             raise FloatingPointError("cg met non-positive curvature p^T G A p <= 0: A is not positive definite in the "
                                      "inner product of G (the kernel is not positive semidefinite)")
-        alpha = torch.where(active, rs / torch.where(active, pap, torch.ones_like(pap)), torch.zeros_like(rs))
+        alpha = _div(rs, pap, active)
         x.add_(alpha * p)
         gx.add_(alpha * gp)
         r.sub_(alpha * ap)
@@ -443,7 +430,7 @@ def metric_cg(apply: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]], b: Tenso
         rs_new = space.col_dot(r, gr).clamp_min(0)
         if _cg_done(res, rs_new, bn, t, tol, callback):
             break
-        beta = _cg_beta(rs, rs_new)
+        beta = _div(rs_new, rs, rs > 0)   # 0 for a column already solved
         p = r + beta * p
         gp = gr + beta * gp
         rs = rs_new
@@ -522,8 +509,7 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
                 h[:, i, j] = hij
             hn = space.col_norm(w)
             h[:, j + 1, j] = hn
-            basis.append(torch.where(hn > tiny, w / torch.where(hn > tiny, hn, torch.ones_like(hn)),
-                                     torch.zeros_like(w)))
+            basis.append(_div(w, hn, hn > tiny))
             e1 = torch.zeros(k, j + 2, 1, dtype=b.dtype, device=b.device)
             e1[:, 0, 0] = beta
             hj = h[:, : j + 2, : j + 1]
@@ -628,19 +614,17 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
         if bool((pq[act] <= 0).any()):
             raise FloatingPointError("multishift_cg met non-positive curvature: sigma I - S is not positive "
                                      "definite for the smallest shift (eta must stay below 1/lambda_1)")
-        alpha = torch.where(act, rs / torch.where(act, pq, torch.ones_like(pq)), torch.zeros_like(rs))
+        alpha = _div(rs, pq, act)
         den = alpha * beta_old * (zeta_old - zeta) + zeta_old * alpha_old * (1.0 + alpha * delta)
-        zeta_new = torch.where(den.abs() > tiny, zeta * zeta_old * alpha_old / torch.where(
-            den.abs() > tiny, den, torch.ones_like(den)), torch.zeros_like(den))
-        ratio = torch.where(zeta.abs() > tiny, zeta_new / torch.where(zeta.abs() > tiny, zeta, torch.ones_like(zeta)),
-                            torch.zeros_like(zeta))
+        zeta_new = _div(zeta * zeta_old * alpha_old, den, den.abs() > tiny)
+        ratio = _div(zeta_new, zeta, zeta.abs() > tiny)
         a_s = torch.where(live, alpha * ratio, torch.zeros_like(ratio))          # [G, K]
         active = live.any(1).nonzero().flatten().tolist()   # shifts with a column still iterating
         for s in active:  # a converged shift costs nothing more (the small etas converge first)
             x[s].addcmul_(a_s[s], ps[s])
         r.addcmul_(alpha, q, value=-1.0)   # r, p: owned by this loop, updated in place (no fresh [N, K] blocks)
         rs_new = space.col_dot(r, r)
-        beta = torch.where(act, rs_new / torch.where(act, rs, torch.ones_like(rs)), torch.zeros_like(rs))
+        beta = _div(rs_new, rs, act)
         rel = zeta_new.abs() * torch.sqrt(rs_new) / bn                          # [G, K] residual of each shift
         res.residuals.append(float(rel.max()) if rel.numel() else 0.0)
         live = live & (rel > tol)
@@ -649,9 +633,8 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
         if not bool(live.any()):
             res.converged, res.n_iter = True, j
             break
-        stop = callback(j, res.residuals[-1]) if callback is not None else None
-        if stop:
-            res.stopped, res.n_iter = (stop if isinstance(stop, str) else "the callback asked to stop"), j
+        if _ask(res, callback, j, res.residuals[-1]):
+            res.n_iter = j
             break
         b_s = beta * ratio * ratio
         for s in live.any(1).nonzero().flatten().tolist():
