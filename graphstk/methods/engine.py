@@ -16,7 +16,7 @@ from .problem import EngineResult, Problem
 from .reciprocal import stkr_reciprocal
 from .topd import stkr_topd
 
-__all__ = ["solve", "transform_family"]
+__all__ = ["solve", "transform_family", "one_family"]
 
 #: the engine of each transform family (the class a transform names as its ``family``)
 ENGINES = {LabelPropagationFilter: label_propagation, Polynomial: stkr_polynomial,
@@ -29,6 +29,15 @@ def transform_family(transform: Transform) -> type:
     if family not in ENGINES:
         raise TypeError(f"the engine solves LabelPropagationFilter, Polynomial, ReciprocalPolynomial / "
                         f"InverseLaplacian or TopD transforms, got {type(transform).__name__}")
+    return family
+
+
+def one_family(transforms: Sequence[Transform], what: str) -> type:
+    """The family of every transform of ``transforms`` (``ValueError`` naming the others, in ``what``'s words)."""
+    family = transform_family(transforms[0])
+    odd = [type(t).__name__ for t in transforms if transform_family(t) is not family]
+    if odd:
+        raise ValueError(f"all transforms of one {what} must be of one family ({family.__name__}); got {odd}")
     return family
 
 
@@ -80,10 +89,7 @@ def solve(problem: Problem, transforms: Sequence[Transform], betas: Sequence[flo
     transforms = list(transforms)
     if not transforms:
         raise ValueError("solve needs at least one transform")
-    family = transform_family(transforms[0])
-    odd = [type(t).__name__ for t in transforms if transform_family(t) is not family]
-    if odd:
-        raise ValueError(f"all transforms of one solve must be of one family ({family.__name__}); got {odd}")
+    family = one_family(transforms, "solve")
     betas = [float(b) for b in betas] if family.ridge else []
     if family.ridge and not betas:
         raise ValueError(f"{family.__name__} needs at least one ridge parameter beta")

@@ -29,27 +29,40 @@ BLOCK_BYTES = 64 * 2 ** 20
 NEGATIVE_RATE = 20.0
 
 
+def _unit(v: float) -> bool:
+    return 0.0 <= v <= 1.0
+
+
+def _positive(v: float) -> bool:
+    return v > 0
+
+
+#: ``(key, test, what the value must do)`` of a grid point's filter, label-reuse and neighbour keys
+POINT_RANGES = (("alpha", _unit, "lie in [0, 1] (the weight of the features in S2GC / GGCM)"),
+                ("t", _positive, "be > 0 (the heat kernel's end time)"),
+                ("decline_neg", _unit, "lie in [0, 1]"),
+                *((k, lambda v: 0.0 <= v < 1.0, "lie in [0, 1) (0: no step; eta < 1/lambda_1 = 1)")
+                  for k in ("reuse_eta", "smooth_eta")),
+                ("reuse_beta", _positive, "be > 0 (the ridge of the correction)"),
+                ("knn_weight", _positive, "be > 0 (the weight of a feature-neighbour edge)"))
+
+
+def check_ranges(p: dict, ranges) -> None:
+    """``ValueError`` naming the first key of ``p`` outside its range (rows ``(key, test, what)``)."""
+    for key, ok, what in ranges:
+        if key in p and not ok(float(p[key])):
+            raise ValueError(f"{key} must {what}, got {p[key]!r}")
+
+
 def check_filter_point(p: dict) -> None:
-    """``ValueError`` naming a bad filter or label-reuse key of a grid point."""
+    """``ValueError`` naming a bad filter, label-reuse or neighbour key of a grid point."""
     f = p.get("filter", "lazy")
     if f not in FILTERS:
         raise ValueError(f"filter must be one of {FILTERS}, got {f!r}")
-    if "alpha" in p and not 0.0 <= float(p["alpha"]) <= 1.0:
-        raise ValueError(f"alpha must lie in [0, 1] (the weight of the features in S2GC / GGCM), got {p['alpha']!r}")
-    if "t" in p and not float(p["t"]) > 0:
-        raise ValueError(f"t must be > 0 (the heat kernel's end time), got {p['t']!r}")
-    if "decline_neg" in p and not 0.0 <= float(p["decline_neg"]) <= 1.0:
-        raise ValueError(f"decline_neg must lie in [0, 1], got {p['decline_neg']!r}")
-    for key in ("reuse_eta", "smooth_eta"):
-        if key in p and not 0.0 <= float(p[key]) < 1.0:
-            raise ValueError(f"{key} must lie in [0, 1) (0: no step; eta < 1/lambda_1 = 1), got {p[key]!r}")
-    if "reuse_beta" in p and not float(p["reuse_beta"]) > 0:
-        raise ValueError(f"reuse_beta must be > 0 (the ridge of the correction), got {p['reuse_beta']!r}")
+    check_ranges(p, POINT_RANGES)
     knn = p.get("knn", 0)
     if isinstance(knn, bool) or int(knn) != knn or knn < 0:
         raise ValueError(f"knn must be an integer >= 0 (feature neighbours per node; 0: the graph alone), got {knn!r}")
-    if "knn_weight" in p and not float(p["knn_weight"]) > 0:
-        raise ValueError(f"knn_weight must be > 0 (the weight of a feature-neighbour edge), got {p['knn_weight']!r}")
 
 
 def feature_neighbor_graph(edge_index: Tensor, num_nodes: int, X: sp.csr_matrix, k: int, weight: float,

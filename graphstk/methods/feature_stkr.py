@@ -20,8 +20,9 @@ from ..memory import check_allocation
 from ..operators.graph import GraphKernel, check_edge_index
 from .estimators import (SETTINGS, ScoringMixin, _check_graph_size, _default_classes, _label_tensor, flag_unreachable,
                          fit_indices, graph_fit_inputs)
-from .feature_propagation import (check_filter_point, cosine_blocks, feature_neighbor_graph, feature_neighbors,
-                                  filter_group, k_negative, preprocess_sparse, reuse_scores, sparse_features)
+from .feature_propagation import (check_filter_point, check_ranges, cosine_blocks, feature_neighbor_graph,
+                                  feature_neighbors, filter_group, k_negative, preprocess_sparse, reuse_scores,
+                                  sparse_features)
 from .problem import training_labels
 
 __all__ = ["FeatureSTKR", "feature_stkr_scores", "balanced_targets", "preprocess_features", "FEATURES", "select_on_validation", "KERNELS", "MIXES", "DEFAULT_GRID"]
@@ -53,21 +54,17 @@ def _depths(depth: int, mix: str) -> list[int]:
 def _check_point(p: dict) -> None:
     """``ValueError`` naming a bad key of a grid point (the kernel's, then the filter's)."""
     check_filter_point(p)
-    depth, a, mix, kernel = p["depth"], p.get("a", 0.5), p.get("mix", "last"), p.get("kernel", "cosine-gaussian")
+    depth = p["depth"]
     if isinstance(depth, bool) or int(depth) != depth or depth < 0:
         raise ValueError(f"depth must be an integer >= 0 (0: the features alone), got {depth!r}")
-    if not 0.0 < float(a) <= 1.0:
-        raise ValueError(f"a must lie in (0, 1] (the lazy-walk weight of the neighbours), got {a!r}")
-    if mix not in MIXES:
-        raise ValueError(f"mix must be one of {MIXES}, got {mix!r}")
-    if kernel not in KERNELS:
-        raise ValueError(f"kernel must be one of {KERNELS}, got {kernel!r}")
-    if p.get("features", "sum") not in FEATURES:
-        raise ValueError(f"features must be one of {FEATURES}, got {p.get('features')!r}")
-    if kernel == "cosine-gaussian" and not float(p.get("sigma", 1.0)) > 0:
-        raise ValueError(f"sigma must be > 0, got {p.get('sigma')!r}")
-    if not float(p["beta"]) > 0:
-        raise ValueError(f"beta must be > 0 (the ridge of Eq. 7), got {p['beta']!r}")
+    check_ranges(p, [("a", lambda v: 0.0 < v <= 1.0, "lie in (0, 1] (the lazy-walk weight of the neighbours)")])
+    for key, options, default in (("mix", MIXES, "last"), ("kernel", KERNELS, "cosine-gaussian"),
+                                  ("features", FEATURES, "sum")):
+        if p.get(key, default) not in options:
+            raise ValueError(f"{key} must be one of {options}, got {p[key]!r}")
+    gaussian = p.get("kernel", "cosine-gaussian") == "cosine-gaussian"
+    sigma = [("sigma", lambda v: v > 0, "be > 0")] if gaussian else []
+    check_ranges(p, sigma + [("beta", lambda v: v > 0, "be > 0 (the ridge of Eq. 7)")])
 
 
 def row_normalize(X: Tensor) -> Tensor:

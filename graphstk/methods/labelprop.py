@@ -6,8 +6,7 @@ from typing import Sequence
 
 import torch
 
-from ..spectral.multishift import solve_shifted_laplacians
-from ..spectral.solvers import SolveResult
+from ..spectral.solvers import SolveResult, solve_shifted_laplacians
 from ..spectral.transforms import LabelPropagationFilter
 from .linsolve import AUTO_FIX, iterate, spd_solve
 from .problem import EngineResult, Problem, grid_pairs, per_column

@@ -9,8 +9,7 @@ import torch
 from torch import Tensor
 
 from ..exceptions import ConvergenceError
-from ..spectral.multishift import solve_shifted_laplacians
-from ..spectral.solvers import cg, metric_cg, safe_norm
+from ..spectral.solvers import cg, metric_cg, safe_norm, solve_shifted_laplacians
 from ..spectral.transforms import ReciprocalPolynomial, horner
 from .linsolve import AUTO_FIX, iterate, spd_solve
 from .problem import EngineResult, Problem, grid_pairs, per_column, sym_solve_path

@@ -11,7 +11,7 @@ from torch import Tensor
 
 from .._spaces import LOCAL
 from ..operators.base import SparseOperator
-from ..spectral.multishift import solve_shifted_laplacians
+from ..spectral.solvers import solve_shifted_laplacians
 from ..spectral.transforms import ReciprocalPolynomial, horner, spectrum_points
 from .problem import Problem
 from .routes import DENSE_LIMIT, spectrum_grid

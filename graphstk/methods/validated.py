@@ -18,7 +18,7 @@ from .._index import as_index
 from ..exceptions import NonFiniteScoresWarning
 from ..operators.base import KernelOperator
 from ..spectral.transforms import InverseLaplacian, LabelPropagationFilter, ReciprocalPolynomial, Transform
-from .engine import solve, transform_family
+from .engine import one_family, solve
 from .estimators import (_common_constraints, _GraphEstimator, _label_tensor, _shared, check_budgets,
                          check_step_size, divergence_advice)
 from .grid import lp_scores, scores_from
@@ -132,10 +132,7 @@ class STKRCV(_GraphEstimator):
         if bad:
             raise TypeError(f"transforms must be Transform objects (LabelPropagationFilter, Polynomial, "
                             f"InverseLaplacian / ReciprocalPolynomial, TopD), got {bad}")
-        family = transform_family(transforms[0])
-        odd = [type(t).__name__ for t in transforms if transform_family(t) is not family]
-        if odd:
-            raise ValueError(f"all transforms of one STKRCV must be of one family ({family.__name__}); got {odd}")
+        family = one_family(transforms, "STKRCV")
         if family is LabelPropagationFilter:
             betas: list = [None]
         else:
@@ -174,21 +171,16 @@ class STKRCV(_GraphEstimator):
         fixed = [T for T in budgets if T is not None]
         one = len(transforms) * len(betas) * len(budgets) == 1
         # fixed budgets: every point of a grid runs (validation chooses); one point refuses as STKR(num_iter=T) does
-        res = solve(prob, transforms, [b for b in betas if b is not None],
-                    budgets=fixed, solver=self.solver,
+        res = solve(prob, transforms, [b for b in betas if b is not None], budgets=fixed, solver=self.solver,
                     max_iter=int(self.max_iter), tol=float(self.tol),
                     step_size=self.step_size if isinstance(self.step_size, str) else float(self.step_size),
                     max_seconds=self.max_seconds, eigen_cache=eigen_cache,
                     unstable="run" if fixed and not one else "raise")
         self._record(res, bool(fixed) and one, stalls=False)
         solved = {(p.transform, p.beta, p.T): p.h for p in res.points}
-        grid, hs = [], []
-        for t in transforms:
-            for b in betas:
-                for T in budgets:
-                    grid.append({"transform": t, "beta": b, "num_iter": T})
-                    hs.append(solved[(t, b, T)])
-        self.grid_, self.grid_h_, self.family_ = grid, hs, family
+        grid = [{"transform": t, "beta": b, "num_iter": T} for t in transforms for b in betas for T in budgets]
+        self.grid_, self.family_ = grid, family
+        self.grid_h_ = [solved[(g["transform"], g["beta"], g["num_iter"])] for g in grid]
 
     def _point_scores(self, ids: Tensor, points: list[int] | None = None) -> list[Tensor]:
         """Scores ``[len(ids), C]`` of the grid points ``points`` (default: all), one sparse product for all."""
@@ -266,13 +258,11 @@ class STKRCV(_GraphEstimator):
         y : Tensor or ndarray ``[N]``, optional
             Class ids; default ``data.y``. Required with an operator.
         """
-        X = data
+        val_idx = getattr(data, "val_mask", None) if val_idx is None else val_idx
         if val_idx is None:
-            val_idx = getattr(X, "val_mask", None)
-            if val_idx is None:
-                raise ValueError("fit needs val_idx (the validation points), or give data.val_mask")
-        self._check_validation(X, train_idx, val_idx)
-        pairs = self.grid_scores(X, train_idx, val_idx, hidden_idx, y=y)   # non-finite rows count as wrong
+            raise ValueError("fit needs val_idx (the validation points), or give data.val_mask")
+        self._check_validation(data, train_idx, val_idx)
+        pairs = self.grid_scores(data, train_idx, val_idx, hidden_idx, y=y)   # non-finite rows count as wrong
         val = as_index(val_idx, self.problem_.num_points, self.kernel_.device, name="val_idx", allow_none=False)
         yv = self._labels[val]
         acc = np.asarray([_accuracy(s, yv, self.missing_classes_) for _, s in pairs], dtype=float)
@@ -280,9 +270,8 @@ class STKRCV(_GraphEstimator):
         rank = np.array([1 + int((acc > a).sum()) for a in acc], dtype=np.int32)   # ties share a rank
         self.cv_results_ = {
             "params": [dict(p) for p, _ in pairs],
-            "param_transform": np.array([p["transform"] for p, _ in pairs], dtype=object),
-            "param_beta": np.array([p["beta"] for p, _ in pairs], dtype=object),
-            "param_num_iter": np.array([p["num_iter"] for p, _ in pairs], dtype=object),
+            **{f"param_{k}": np.array([p[k] for p, _ in pairs], dtype=object)
+               for k in ("transform", "beta", "num_iter")},
             "split0_test_score": acc, "mean_test_score": acc.copy(), "std_test_score": np.zeros_like(acc),
             "rank_test_score": rank,
         }

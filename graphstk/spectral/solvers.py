@@ -1,15 +1,16 @@
 """Linear solvers for multi-right-hand-side systems ``A X = B``, one operator product per iteration for all
 ``K`` columns (classes and grid points), scalars kept per column: :func:`richardson` (Algorithms 1-2, Label-Prop;
 ``max_iter=T, tol=0`` is the paper's fixed budget), :func:`cg` (SPD ``A``), :func:`metric_cg` (``A`` self-adjoint
-in the inner product of a PSD ``G``) and :func:`gmres` (restarted, general ``A``). Written in torch because
-scipy solves one right-hand side at a time, on the CPU only.
+in the inner product of a PSD ``G``), :func:`gmres` (restarted, general ``A``) and :func:`multishift_cg`
+(``(sigma_s I - S) X_s = B`` for every shift from one Krylov sequence, Frommer & Maass 1999; docs/methods.md,
+"Multi-shift CG"). Written in torch because scipy solves one right-hand side at a time, on the CPU only.
 """
 from __future__ import annotations
 
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 import torch
 from torch import Tensor
@@ -86,6 +87,12 @@ def _trend(residuals: list[float]) -> str:
     if len(residuals) >= 10 and min(tail) > 0.5 * max(tail):   # the last fifth gained less than 2x
         return "stalled"
     return "decreasing"
+
+
+def _div(num: Tensor, den: Tensor, ok: Tensor) -> Tensor:
+    """``num / den`` where ``ok``, else 0 (a masked-out ``den`` is never divided by)."""
+    q = num / torch.where(ok, den, torch.ones_like(den))
+    return torch.where(ok, q, torch.zeros_like(q))
 
 
 def _fix(name: str, fix: str | None = None) -> str:
@@ -214,23 +221,11 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     for t in range(1, max_iter + 1):
         x = x + gamma * r if t == 1 or differentiable else x.add_(gamma * r)
         r = b - apply(x) if differentiable else apply(x).neg_().add_(b)
-        if track or t in snaps or t == max_iter:
-            rel = _relative(r, bn, space)
-            stop = _record_residual(res, r, rel, t, callback)
-            if (tol > 0 and rel < tol) or stop:
-                res.converged = tol > 0 and rel < tol
-                res.n_iter = t
-                if t in snaps:
-                    res.snapshots[t] = x.clone()
-                break
-            if tol > 0 and rel > 1e8:   # diverging: stop now, _finish raises with the fix
-                res.n_iter = t
-                break
-            if tol > 0 and _stalled(res):
-                res.n_iter = t
-                break
+        ends = (track or t in snaps or t == max_iter) and _ends(res, r, _relative(r, bn, space), t, tol, callback)
         if t in snaps:
             res.snapshots[t] = x.clone()
+        if ends:
+            break
     else:
         res.n_iter = max_iter
     res.x = x
@@ -260,12 +255,18 @@ def _relative(r: Tensor, bn: Tensor, space: VectorSpace) -> float:
     return float((space.col_norm(r.detach()) / bn).max()) if r.numel() else 0.0
 
 
-def _record_residual(res: SolveResult, r: Tensor, rel: float, t: int, callback) -> bool:
-    """Record Richardson's ``rel`` at iteration ``t``, check it is finite; True when ``callback`` stops."""
+def _ends(res: SolveResult, r: Tensor, rel: float, t: int, tol: float, callback, confirmed: bool = False) -> bool:
+    """Record Richardson's finite ``rel`` at iteration ``t``; True when the solve ends there: ``tol`` met, the
+    callback stopped it, or (``_finish`` says so) diverging, stalled, or a ``confirmed`` rounding freeze."""
     res.residuals.append(rel)
     if rel != rel or rel == float("inf"):
         _check_finite(r, "richardson", t)
-    return _ask(res, callback, t, rel)
+    stop = _ask(res, callback, t, rel)
+    res.converged = tol > 0 and rel < tol
+    if res.converged or stop or (tol > 0 and (rel > 1e8 or confirmed or _stalled(res))):
+        res.n_iter = t
+        return True
+    return False
 
 
 def _ask(res: SolveResult, callback, t: int, rel: float) -> bool:
@@ -298,18 +299,9 @@ def _richardson_fused(apply: Apply, step: Apply, b: Tensor, gamma: float | Tenso
             x_next, r = None, apply(x).neg_().add_(b)
             rel = _relative(r, bn, space)
         if need:
-            stop = _record_residual(res, r, rel, t, callback)
             if t in snaps:
                 res.snapshots[t] = x
-            if (tol > 0 and rel < tol) or stop:
-                res.converged = tol > 0 and rel < tol
-                res.n_iter = t
-                break
-            if tol > 0 and (rel > 1e8 or confirmed):   # diverging, or stalled by rounding: _finish says so
-                res.n_iter = t
-                break
-            if tol > 0 and _stalled(res):
-                res.n_iter = t
+            if _ends(res, r, rel, t, tol, callback, confirmed):
                 break
         if x_next is None:
             res.n_iter = max_iter
@@ -358,7 +350,7 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
                 "cg met non-positive curvature p^T A p <= 0: the system is not positive definite "
                 "(e.g. an odd-power transform on a graph with negative eigenvalues); use solver='gmres'"
             )
-        alpha = torch.where(active, rs / torch.where(active, pap, torch.ones_like(pap)), torch.zeros_like(rs))
+        alpha = _div(rs, pap, active)
         x = x + alpha * p
         r = r - alpha * ap
         rs_new = space.col_dot(r, r)
@@ -366,7 +358,7 @@ def cg(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, x0: Tensor | N
             res.snapshots[t] = x
         if _cg_done(res, rs_new, bn, t, tol, callback):
             break
-        beta = _cg_beta(rs, rs_new)
+        beta = _div(rs_new, rs, rs > 0)   # 0 for a column already solved
         p = r + beta * p
         rs = rs_new
     else:
@@ -386,10 +378,6 @@ def _cg_done(res: SolveResult, rs_new: Tensor, bn: Tensor, t: int, tol: float, c
         res.converged, res.n_iter = tol > 0 and rel < tol, t
         return True
     return False
-
-
-def _cg_beta(rs: Tensor, rs_new: Tensor) -> Tensor:   # 0 for a column already solved (rs = 0)
-    return torch.where(rs > 0, rs_new / torch.where(rs > 0, rs, torch.ones_like(rs)), torch.zeros_like(rs))
 
 
 def metric_cg(apply: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]], b: Tensor, gb: Tensor, max_iter: int,
@@ -434,7 +422,7 @@ def metric_cg(apply: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]], b: Tenso
         if bool((pap[active] <= 0).any()):
             raise FloatingPointError("cg met non-positive curvature p^T G A p <= 0: A is not positive definite in the "
                                      "inner product of G (the kernel is not positive semidefinite)")
-        alpha = torch.where(active, rs / torch.where(active, pap, torch.ones_like(pap)), torch.zeros_like(rs))
+        alpha = _div(rs, pap, active)
         x.add_(alpha * p)
         gx.add_(alpha * gp)
         r.sub_(alpha * ap)
@@ -442,7 +430,7 @@ def metric_cg(apply: Callable[[Tensor, Tensor], tuple[Tensor, Tensor]], b: Tenso
         rs_new = space.col_dot(r, gr).clamp_min(0)
         if _cg_done(res, rs_new, bn, t, tol, callback):
             break
-        beta = _cg_beta(rs, rs_new)
+        beta = _div(rs_new, rs, rs > 0)   # 0 for a column already solved
         p = r + beta * p
         gp = gr + beta * gp
         rs = rs_new
@@ -521,8 +509,7 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
                 h[:, i, j] = hij
             hn = space.col_norm(w)
             h[:, j + 1, j] = hn
-            basis.append(torch.where(hn > tiny, w / torch.where(hn > tiny, hn, torch.ones_like(hn)),
-                                     torch.zeros_like(w)))
+            basis.append(_div(w, hn, hn > tiny))
             e1 = torch.zeros(k, j + 2, 1, dtype=b.dtype, device=b.device)
             e1[:, 0, 0] = beta
             hj = h[:, : j + 2, : j + 1]
@@ -549,3 +536,134 @@ def gmres(apply: Apply, b: Tensor, max_iter: int, tol: float = 1e-6, restart: in
     res.x = x
     res.n_iter = total
     return _finish(res, tol, "gmres", warn, fix, space)
+
+
+@dataclass
+class MultiShiftResult:
+    """``x[s]``: shift ``s``'s solution ``[N, K]``; ``residuals[j]``: the largest relative residual after iteration
+    ``j + 1``; ``n_iter`` products of ``S``."""
+
+    x: list[Tensor]
+    residuals: list[float] = field(default_factory=list)
+    n_iter: int = 0
+    converged: bool = False
+    stopped: str = ""
+
+
+def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequence[float], max_iter: int = 1000,
+                  tol: float = 1e-10, warn: bool = True, callback=None, space: VectorSpace | None = None
+                  ) -> MultiShiftResult:
+    """Solve ``(sigma_s I - S) X_s = b`` for every ``sigma_s`` with one CG recurrence.
+
+    Parameters
+    ----------
+    matvec : callable
+        ``P -> S @ P`` for an ``[N, K]`` block; ``S`` symmetric.
+    b : Tensor ``[N, K]``
+        Right-hand sides (one independent system per column and shift).
+    sigmas : sequence of float
+        Shifts; every ``sigma_s I - S`` must be positive definite.
+    max_iter : int, default 1000
+        Products of ``S`` at most.
+    tol : float, default 1e-10
+        Stop when the recurrence's ``||b - (sigma_s I - S) x_s|| <= tol ||b||`` for every shift and column.
+    warn : bool, default True
+        Warn (``ConvergenceWarning``) when ``max_iter`` ends the solve before ``tol``.
+    callback : callable ``(iteration, relative residual)``, optional
+        A true return value stops the solve (:func:`graphstk.spectral.solvers.time_budget`), recorded in ``stopped``.
+    space : VectorSpace, optional
+        Where the column reductions run (default: this process's whole tensors).
+
+    Returns
+    -------
+    MultiShiftResult, ``x`` in the order of ``sigmas``.
+    """
+    if b.dim() != 2:
+        raise ValueError(f"b must be an [N, K] block, got shape {tuple(b.shape)}")
+    sig = [float(s) for s in sigmas]
+    if not sig:
+        raise ValueError("multishift_cg needs at least one shift")
+    if int(max_iter) != max_iter or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter}")
+    space = _space(space)
+    seed = min(range(len(sig)), key=lambda s: sig[s])
+    s0 = sig[seed]
+    delta = torch.tensor([s - s0 for s in sig], dtype=b.dtype, device=b.device).view(-1, 1)  # [G, 1]
+    G = len(sig)
+
+    def apply_seed(p):  # (sigma_seed I - S) p
+        return matvec(p).sub_(p, alpha=s0).neg_()
+
+    bn = safe_norm(b, space)
+    x = torch.zeros(G, *b.shape, dtype=b.dtype, device=b.device)
+    r = b.clone()
+    p = b.clone()
+    ps = b.unsqueeze(0).repeat(G, 1, 1)
+    rs = space.col_dot(r, r)                                    # [K]
+    zeta = torch.ones(G, b.shape[1], dtype=b.dtype, device=b.device)
+    zeta_old = torch.ones_like(zeta)
+    alpha_old = torch.ones_like(rs)
+    beta_old = torch.zeros_like(rs)
+    res = MultiShiftResult([])
+    live = torch.ones(G, b.shape[1], dtype=torch.bool, device=b.device)  # (shift, column) still iterating
+    tiny = torch.finfo(b.dtype).tiny
+    for j in range(1, int(max_iter) + 1):
+        q = apply_seed(p)
+        pq = space.col_dot(p, q)
+        act = (rs > 0) & live.any(0)  # a column whose every shift has converged stops here
+        if bool((pq[act] <= 0).any()):
+            raise FloatingPointError("multishift_cg met non-positive curvature: sigma I - S is not positive "
+                                     "definite for the smallest shift (eta must stay below 1/lambda_1)")
+        alpha = _div(rs, pq, act)
+        den = alpha * beta_old * (zeta_old - zeta) + zeta_old * alpha_old * (1.0 + alpha * delta)
+        zeta_new = _div(zeta * zeta_old * alpha_old, den, den.abs() > tiny)
+        ratio = _div(zeta_new, zeta, zeta.abs() > tiny)
+        a_s = torch.where(live, alpha * ratio, torch.zeros_like(ratio))          # [G, K]
+        active = live.any(1).nonzero().flatten().tolist()   # shifts with a column still iterating
+        for s in active:  # a converged shift costs nothing more (the small etas converge first)
+            x[s].addcmul_(a_s[s], ps[s])
+        r.addcmul_(alpha, q, value=-1.0)   # r, p: owned by this loop, updated in place (no fresh [N, K] blocks)
+        rs_new = space.col_dot(r, r)
+        beta = _div(rs_new, rs, act)
+        rel = zeta_new.abs() * torch.sqrt(rs_new) / bn                          # [G, K] residual of each shift
+        res.residuals.append(float(rel.max()) if rel.numel() else 0.0)
+        live = live & (rel > tol)
+        if not bool(torch.isfinite(rel).all()):
+            raise FloatingPointError("multishift_cg produced a non-finite residual")
+        if not bool(live.any()):
+            res.converged, res.n_iter = True, j
+            break
+        if _ask(res, callback, j, res.residuals[-1]):
+            res.n_iter = j
+            break
+        b_s = beta * ratio * ratio
+        for s in live.any(1).nonzero().flatten().tolist():
+            ps[s].mul_(b_s[s]).addcmul_(zeta_new[s], r)
+        p.mul_(beta).add_(r)
+        zeta_old, zeta = zeta, zeta_new
+        alpha_old, beta_old, rs = alpha, beta, rs_new
+    else:
+        res.n_iter = int(max_iter)
+    res.x = [space.settle(v) for v in x.unbind(0)]
+    if not res.converged and warn and tol > 0:
+        why = res.stopped or "increase max_iter"
+        warnings.warn(f"multishift_cg stopped after {res.n_iter} iterations with relative residual "
+                      f"{res.residuals[-1]:.3e} > tol={tol:.1e}; {why}", ConvergenceWarning, stacklevel=2)
+    return res
+
+
+def solve_shifted_laplacians(matvec: Callable[[Tensor], Tensor], b: Tensor, etas: Sequence[float],
+                             max_iter: int = 1000, tol: float = 1e-10, warn: bool = True, callback=None,
+                             space: VectorSpace | None = None) -> tuple[list[Tensor], MultiShiftResult]:
+    """``(I - eta S)^{-1} b`` for every ``eta`` (STKR Eq. 22, and ``Q^{-1}`` of Eq. 20 for the
+    inverse Laplacian), from one multi-shift CG on ``(1/eta) I - S``: ``x_eta = x'_eta / eta``.
+
+    Needs ``0 < eta < 1/lambda_1(S)``. Returns the solutions in the order of ``etas`` and the
+    :class:`MultiShiftResult` (its ``x`` are the unscaled ``x'``); ``space`` as in :func:`multishift_cg`.
+    """
+    for eta in etas:
+        if not eta > 0:
+            raise ValueError(f"eta must be > 0, got {eta}")
+    res = multishift_cg(matvec, b, [1.0 / float(e) for e in etas], max_iter=max_iter, tol=tol, warn=warn,
+                       callback=callback, space=space)
+    return [xs / float(e) for xs, e in zip(res.x, etas)], res

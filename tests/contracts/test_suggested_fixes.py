@@ -1170,10 +1170,10 @@ def spd(n=40, dtype=torch.float64):
     return (A @ A.T / n + 0.05 * torch.eye(n, dtype=torch.float64)).to(dtype)
 
 
-@case("multishift_still_decreasing", "multishift.py:multishift_cg:increase max_iter", ConvergenceWarning,
+@case("multishift_still_decreasing", "solvers.py:multishift_cg:increase max_iter", ConvergenceWarning,
       r"multishift_cg stopped after 2 iterations with relative residual .* > tol=1\.0e-10; increase max_iter")
 def _():
-    from graphstk.spectral.multishift import multishift_cg
+    from graphstk.spectral.solvers import multishift_cg
     S = spd() / 10
     b = torch.ones(40, 1, dtype=torch.float64)
     return (lambda env: multishift_cg(lambda v: S @ v, b, [1.0, 2.0], max_iter=2),
