@@ -17,7 +17,8 @@ from torch import Tensor
 from .._arrays import check_is_fitted, semi_supervised_labels, to_output, validate_features
 from ._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE_INT, SIGMA, kernel_names, store_params
 from ..operators.base import KernelOperator
-from ..operators.feature import FeatureKernelOperator, as_features, gram, kernel_function, knn_graph, median_distance
+from ..operators.feature import FeatureKernelOperator, as_features, gram, knn_graph, median_distance
+from .fredholm.kernel import kernel_from_sigma
 
 __all__ = ["CoupledKernelEmbedding", "coupled_kernel_embedding", "CKEResult", "bipartite_laplacian"]
 
@@ -170,13 +171,6 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
                  n_features_l: int | None = None):
         store_params(self, locals())
 
-    @staticmethod
-    def _kernel(name, sigma, X):
-        k = kernel_function(name)  # validates the name
-        if k.shift_invariant:
-            return kernel_function(name, sigma=median_distance(X) if sigma is None else sigma)
-        return kernel_function(name, sigma=sigma)
-
     def default_affinity(self, XH, y=None) -> Tensor:
         """``W_ij = exp(-||h_i - h_j||^2 / (2 t^2))`` on the H mode for paired data (``l_i`` and
         ``h_i`` the same object; ``W_ii = 1`` couples each pair), ``t`` = ``affinity_sigma`` or the
@@ -240,8 +234,8 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
             W = self.default_affinity(XH, y)
         else:
             W = torch.as_tensor(np.asarray(W.detach().cpu() if isinstance(W, Tensor) else W, dtype=np.float64))
-        self.kernel_l_ = self._kernel(self.kernel_l, self.sigma_l, XL)
-        self.kernel_h_ = self._kernel(self.kernel_h, self.sigma_h, XH)
+        self.kernel_l_ = kernel_from_sigma(self.kernel_l, self.sigma_l, X=XL, param="sigma_l")
+        self.kernel_h_ = kernel_from_sigma(self.kernel_h, self.sigma_h, X=XH, param="sigma_h")
         res = coupled_kernel_embedding(FeatureKernelOperator(XL, kernel=self.kernel_l_),
                                        FeatureKernelOperator(XH, kernel=self.kernel_h_), W,
                                        int(self.n_components), float(self.reg), float(self.rcond))
