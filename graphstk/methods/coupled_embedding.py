@@ -70,8 +70,7 @@ def coupled_kernel_embedding(K_L, K_H, W, n_components: int = 2, reg: float = 1e
     reg : float >= 0, default 1e-3
         Relative weight of the RKHS-norm penalty, ``eps = reg * s_max * mean(diag G)`` (``0``: Eq. 28
         as printed).
-    rcond : float, default 1e-10
-        Relative cutoff below which eigenvalues of the constraint matrix count as zero.
+    rcond : float, default 1e-10. Relative cutoff below which eigenvalues of the constraint matrix count as zero.
     """
     KL, KH = _dense(K_L), _dense(K_H)
     nl, nh = KL.shape[0], KH.shape[0]
@@ -133,8 +132,7 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
 
     Parameters
     ----------
-    n_components : int, default 2
-        Dimension ``c`` of the common space.
+    n_components : int, default 2. Dimension ``c`` of the common space.
     kernel_l, sigma_l, kernel_h, sigma_h : str / float or None, defaults "gaussian", None
         The kernels of the two modes (:func:`graphstk.operators.kernel_function`; the Gaussian is
         ``exp(-||x - y||^2 / (2 sigma^2))``, other kernels with a width take ``sigma`` as their scale,
@@ -144,10 +142,8 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         Eq. 28 as printed.
     affinity_sigma : float or None, default None
         Bandwidth ``t`` of the default affinity (``None``: the median distance of the H mode).
-    n_neighbors : int or None, default None
-        Sparsify the default affinity to a symmetrised kNN graph.
-    rcond : float, default 1e-10
-        Relative cut-off for the numerical range of the kernel matrices.
+    n_neighbors : int or None, default None. Sparsify the default affinity to a symmetrised kNN graph.
+    rcond : float, default 1e-10. Relative cut-off for the numerical range of the kernel matrices.
     n_features_l : int or None, default None
         Columns of ``X`` that belong to the ``L`` mode in :meth:`fit`/:meth:`transform`
         (``None``: the first half, ``d // 2``).

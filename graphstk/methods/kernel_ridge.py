@@ -93,10 +93,8 @@ def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str =
     solver : ``"direct"`` (materialises ``K``: Cholesky, LU fallback; small ``n``) or
         ``"cg"`` (conjugate gradients through ``op @ block`` products only; needs ``lam > 0``).
     tol, max_iter : CG stopping rule (relative residual per column; default ``10 n`` steps).
-    return_n_iter : bool, default False
-        Also return the number of iterations (1 for ``"direct"``).
-    progress : str, optional
-        ``"cg"`` only: a label for a progress bar of the iterations on stderr (``block_cg``).
+    return_n_iter : bool, default False. Also return the number of iterations (1 for ``"direct"``).
+    progress : str, optional. ``"cg"`` only: a label for a progress bar of the iterations on stderr (``block_cg``).
 
     Returns ``alpha`` with the shape of ``y``, in the operator's dtype and on its device (and the
     iteration count when ``return_n_iter``). A CG run that does not reach ``tol`` returns its
@@ -280,17 +278,14 @@ class RandomFeatureRidge(_Ridge):
         random_state, map)`` is used.
     kernel, sigma, n_features, map : the default feature map's parameters (defaults
         ``"gaussian"``, 1.0, 100, ``"cos_sin"``).
-    random_state : int, RandomState or None, default None
-        Seeds the default feature map.
+    random_state : int, RandomState or None, default None. Seeds the default feature map.
     lam : float >= 0, the same ``lam`` as in :class:`KernelRidge`.
     solver : ``"primal"`` (alias ``"direct"``; Cholesky of ``Z^T Z + lam I``, ``F x F``),
         ``"dual"`` (the same ``w = Z^T (Z Z^T + lam I)^{-1} y`` by the push-through identity,
         ``n x n``), ``"cg"`` (primal CG, products with ``Z`` and ``Z^T`` only), or ``"auto"``
         (the smaller of primal/dual when ``min(n, F) <= 8192``, else CG).
-    tol : float, default 1e-10
-        Relative residual of the CG solve.
-    max_iter : int, optional
-        Iteration cap of the CG solve.
+    tol : float, default 1e-10. Relative residual of the CG solve.
+    max_iter : int, optional. Iteration cap of the CG solve.
 
     Attributes after ``fit``: ``features_`` (the fitted map), ``coef_`` ``[F]`` or ``[F, C]``,
     ``n_features_in_``, ``n_iter_`` (CG iterations; 1 for a direct solve).

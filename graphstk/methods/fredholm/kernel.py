@@ -124,13 +124,11 @@ def kernel_from_sigma(kernel, sigma=None, role: str = "kernel", X=None, param: s
         ``None``: the median heuristic, the median pairwise distance of the rows of ``X`` (a seeded
         subsample of at most 2000; :func:`graphstk.operators.median_sigma`). Ignored for ``"linear"``;
         must be ``None`` for another kernel without a width (``"polynomial"``: ``ValueError``).
-    role : str, default "kernel"
-        The kernel's parameter name in error messages (``"outer"`` names ``outer_sigma``).
+    role : str, default "kernel". The kernel's parameter name in error messages (``"outer"`` names ``outer_sigma``).
     X : points, optional
         The points the median heuristic runs over (required when ``sigma`` is ``None`` and the
         kernel has a width).
-    param : str, optional
-        The width's parameter name in error messages (default ``sigma`` / ``<role>_sigma``).
+    param : str, optional. The width's parameter name in error messages (default ``sigma`` / ``<role>_sigma``).
     **params
         Other parameters of a kernel without a width (``degree``, ``c``).
     """

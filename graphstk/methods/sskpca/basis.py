@@ -167,18 +167,12 @@ def kernel_basis(K, rank: int | None = None, centered: bool = True, tol: float =
         Symmetric PSD. A :class:`~graphstk.operators.SpectralKernelOperator` hands over its eigenpairs.
         Up to ``dense_max`` points: dense ``eigh`` on the host; larger operators need ``rank`` (Lanczos:
         ARPACK, or :func:`graphstk.spectral.top_eigenpairs` for a sparse operator).
-    rank : int, optional
-        Keep the top ``rank`` eigenpairs (``None``: all above ``tol * lam_max``).
-    centered : bool, default True
-        Centred ``VAR`` (``P = K K - K E_m K``) or uncentred (``P = K K``), Sec. 2.
-    tol : float, default 1e-10
-        Relative cut-off for the numerical rank.
-    psd_tol : float, default 1e-8
-        A negative eigenvalue below ``-psd_tol * lam_max`` is an error (kernel not PSD).
-    dense_max : int, default 6000
-        The largest ``m`` decomposed densely.
-    seed : int, default 0
-        Seeds the Lanczos start vector.
+    rank : int, optional. Keep the top ``rank`` eigenpairs (``None``: all above ``tol * lam_max``).
+    centered : bool, default True. Centred ``VAR`` (``P = K K - K E_m K``) or uncentred (``P = K K``), Sec. 2.
+    tol : float, default 1e-10. Relative cut-off for the numerical rank.
+    psd_tol : float, default 1e-8. A negative eigenvalue below ``-psd_tol * lam_max`` is an error (kernel not PSD).
+    dense_max : int, default 6000. The largest ``m`` decomposed densely.
+    seed : int, default 0. Seeds the Lanczos start vector.
 
     Raises
     ------
