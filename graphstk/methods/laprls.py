@@ -140,12 +140,9 @@ class LapRLSC(SemiSupervisedClassifier):
         store_params(self, locals())
 
     def _landmark_ids(self, n: int, device) -> Tensor | None:
-        if self.landmarks is None:
+        if self.landmarks is None or int(self.landmarks) >= n:
             return None
-        m = self.landmarks
-        if int(m) >= n:
-            return None
-        return torch.randperm(n, generator=torch_generator(self.random_state))[:int(m)].to(device)
+        return torch.randperm(n, generator=torch_generator(self.random_state))[:int(self.landmarks)].to(device)
 
     def _gammas(self, gamma_A, gamma_I) -> tuple[float, float]:
         gA = check_positive("gamma_A", gamma_A)

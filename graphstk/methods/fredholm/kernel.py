@@ -8,6 +8,7 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
+from ..._arrays import check_positive_int
 from ...memory import tile_rows
 from ...operators.base import KernelOperator, as_index
 from ...operators.bandwidth import median_distance, median_sigma
@@ -222,13 +223,11 @@ class FredholmKernel(KernelOperator):
         Xp = _match(X, Up, "X")
         Zp = Xp if Z is None else _match(Z, Up, "Z")
         _check_against(Up, X=Xp, Z=Zp)
-        if block_size is not None and (int(block_size) != block_size or int(block_size) < 1):
-            raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
         self.X, self.Z, self.U = Xp, Zp, Up
         self.outer = kernel_from_sigma(outer, outer_sigma, "outer", Up)
         self.inner = kernel_from_sigma(inner, inner_sigma, "inner", Up)
         self.normalized = bool(normalized)
-        self.block_size = block_size
+        self.block_size = None if block_size is None else check_positive_int("block_size", block_size)
         self._right = None  # cached KH A_Z^T [n, b]
 
     @classmethod

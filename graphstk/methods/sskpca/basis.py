@@ -12,6 +12,7 @@ import scipy.sparse.linalg
 import torch
 from torch import Tensor
 
+from ..._arrays import check_positive_int
 from ...memory import check_allocation, memory_limit
 from ...operators.bandwidth import median_width
 from ...operators.base import KernelOperator, SparseOperator, SpectralKernelOperator
@@ -179,8 +180,7 @@ def kernel_basis(K, rank: int | None = None, centered: bool = True, tol: float =
     MemoryLimitError
         The dense ``m x m`` decomposition does not fit in memory (pass ``rank=``).
     """
-    if rank is not None and (int(rank) != rank or int(rank) < 1):
-        raise ValueError(f"rank must be a positive integer or None, got {rank!r}")
+    rank = None if rank is None else check_positive_int("rank", rank)
     if isinstance(K, SpectralKernelOperator):
         lam, U = K.values.detach().cpu().numpy(), K.U.detach().cpu().numpy()
         _check_psd(lam, psd_tol)
