@@ -17,7 +17,8 @@ from torch import Tensor
 from .._arrays import check_is_fitted, semi_supervised_labels, to_output, validate_features
 from ._constraints import NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE_INT, SIGMA, kernel_names, store_params
 from ..operators.base import KernelOperator
-from ..operators.feature import FeatureKernelOperator, as_features, gram, kernel_function, knn_graph, median_distance
+from ..operators.feature import FeatureKernelOperator, as_features, gram, knn_graph, median_distance
+from .fredholm.kernel import kernel_from_sigma
 
 __all__ = ["CoupledKernelEmbedding", "coupled_kernel_embedding", "CKEResult", "bipartite_laplacian"]
 
@@ -69,8 +70,7 @@ def coupled_kernel_embedding(K_L, K_H, W, n_components: int = 2, reg: float = 1e
     reg : float >= 0, default 1e-3
         Relative weight of the RKHS-norm penalty, ``eps = reg * s_max * mean(diag G)`` (``0``: Eq. 28
         as printed).
-    rcond : float, default 1e-10
-        Relative cutoff below which eigenvalues of the constraint matrix count as zero.
+    rcond : float, default 1e-10. Relative cutoff below which eigenvalues of the constraint matrix count as zero.
     """
     KL, KH = _dense(K_L), _dense(K_H)
     nl, nh = KL.shape[0], KH.shape[0]
@@ -132,8 +132,7 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
 
     Parameters
     ----------
-    n_components : int, default 2
-        Dimension ``c`` of the common space.
+    n_components : int, default 2. Dimension ``c`` of the common space.
     kernel_l, sigma_l, kernel_h, sigma_h : str / float or None, defaults "gaussian", None
         The kernels of the two modes (:func:`graphstk.operators.kernel_function`; the Gaussian is
         ``exp(-||x - y||^2 / (2 sigma^2))``, other kernels with a width take ``sigma`` as their scale,
@@ -143,10 +142,8 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
         Eq. 28 as printed.
     affinity_sigma : float or None, default None
         Bandwidth ``t`` of the default affinity (``None``: the median distance of the H mode).
-    n_neighbors : int or None, default None
-        Sparsify the default affinity to a symmetrised kNN graph.
-    rcond : float, default 1e-10
-        Relative cut-off for the numerical range of the kernel matrices.
+    n_neighbors : int or None, default None. Sparsify the default affinity to a symmetrised kNN graph.
+    rcond : float, default 1e-10. Relative cut-off for the numerical range of the kernel matrices.
     n_features_l : int or None, default None
         Columns of ``X`` that belong to the ``L`` mode in :meth:`fit`/:meth:`transform`
         (``None``: the first half, ``d // 2``).
@@ -169,13 +166,6 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
                  affinity_sigma: float | None = None, n_neighbors: int | None = None, rcond: float = 1e-10,
                  n_features_l: int | None = None):
         store_params(self, locals())
-
-    @staticmethod
-    def _kernel(name, sigma, X):
-        k = kernel_function(name)  # validates the name
-        if k.shift_invariant:
-            return kernel_function(name, sigma=median_distance(X) if sigma is None else sigma)
-        return kernel_function(name, sigma=sigma)
 
     def default_affinity(self, XH, y=None) -> Tensor:
         """``W_ij = exp(-||h_i - h_j||^2 / (2 t^2))`` on the H mode for paired data (``l_i`` and
@@ -240,8 +230,8 @@ class CoupledKernelEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
             W = self.default_affinity(XH, y)
         else:
             W = torch.as_tensor(np.asarray(W.detach().cpu() if isinstance(W, Tensor) else W, dtype=np.float64))
-        self.kernel_l_ = self._kernel(self.kernel_l, self.sigma_l, XL)
-        self.kernel_h_ = self._kernel(self.kernel_h, self.sigma_h, XH)
+        self.kernel_l_ = kernel_from_sigma(self.kernel_l, self.sigma_l, X=XL, param="sigma_l")
+        self.kernel_h_ = kernel_from_sigma(self.kernel_h, self.sigma_h, X=XH, param="sigma_h")
         res = coupled_kernel_embedding(FeatureKernelOperator(XL, kernel=self.kernel_l_),
                                        FeatureKernelOperator(XH, kernel=self.kernel_h_), W,
                                        int(self.n_components), float(self.reg), float(self.rcond))

@@ -243,19 +243,15 @@ def train_gnn(model: str, x, edge_index: Tensor, y: Tensor, train: Tensor, eval_
     Parameters
     ----------
     model : {"GCN", "GAT", "APPNP", "MLP", "MLP+C&S"}
-    x : Tensor ``[N, d]`` (dense or sparse) or a SciPy sparse matrix
-        Node features.
+    x : Tensor ``[N, d]`` (dense or sparse) or a SciPy sparse matrix. Node features.
     edge_index : LongTensor ``[2, E]``
-    y : LongTensor ``[N]``
-        Labels; only ``y[train]`` is read.
-    train, eval_idx : LongTensor
-        Labeled nodes and nodes to score.
+    y : LongTensor ``[N]``. Labels; only ``y[train]`` is read.
+    train, eval_idx : LongTensor. Labeled nodes and nodes to score.
     seed : int, default 0
     val, y_val : LongTensor, optional
         Validation nodes and their labels, read only for early stopping (``patience``); without
         them training runs ``epochs`` epochs.
-    preset : str, optional
-        A key of ``PRESETS[model]`` (default :data:`DEFAULT_PRESET`).
+    preset : str, optional. A key of ``PRESETS[model]`` (default :data:`DEFAULT_PRESET`).
     **hyperparameters
         :data:`HYPERPARAMETERS` and the model's own keys, overriding the preset; ``None`` keeps the preset's.
 

@@ -23,12 +23,13 @@ from tqdm.auto import tqdm
 from .._arrays import check_is_fitted, to_output, validate_features
 from ..memory import check_allocation
 from ..features import RandomFourierFeatures
-from ..operators.bandwidth import median_sigma
 from ..operators.base import DenseOperator, KernelOperator
 from ..operators.feature import FeatureKernelOperator, Kernel, kernel_function
 from ._constraints import (NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, HasMethods, Interval,
                            StrOptions, kernel_names, store_params)
 from ..spectral.solvers import cg
+from .fredholm.kernel import kernel_from_sigma
+from .fredholm.solvers import shifted_solve
 
 __all__ = ["kernel_ridge_solve", "KernelRidge", "RandomFeatureRidge", "block_cg", "cg_products"]
 
@@ -92,10 +93,8 @@ def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str =
     solver : ``"direct"`` (materialises ``K``: Cholesky, LU fallback; small ``n``) or
         ``"cg"`` (conjugate gradients through ``op @ block`` products only; needs ``lam > 0``).
     tol, max_iter : CG stopping rule (relative residual per column; default ``10 n`` steps).
-    return_n_iter : bool, default False
-        Also return the number of iterations (1 for ``"direct"``).
-    progress : str, optional
-        ``"cg"`` only: a label for a progress bar of the iterations on stderr (``block_cg``).
+    return_n_iter : bool, default False. Also return the number of iterations (1 for ``"direct"``).
+    progress : str, optional. ``"cg"`` only: a label for a progress bar of the iterations on stderr (``block_cg``).
 
     Returns ``alpha`` with the shape of ``y``, in the operator's dtype and on its device (and the
     iteration count when ``return_n_iter``). A CG run that does not reach ``tol`` returns its
@@ -114,16 +113,10 @@ def kernel_ridge_solve(op: KernelOperator | Tensor, y, lam: float, solver: str =
     Y, vec = _as_targets(y, n, op.dtype, op.device)
     it = 1
     if solver == "direct":
-        A = op.to_dense().clone()
-        A.diagonal().add_(lam)
-        L, info = torch.linalg.cholesky_ex(A)
-        if int(info) == 0:
-            alpha = torch.cholesky_solve(Y, L)
-        else:
-            try:
-                alpha = torch.linalg.solve(A, Y)
-            except RuntimeError as exc:  # singular
-                raise ValueError(f"K + lam I is singular (lam = {lam}); use lam > 0") from exc
+        try:
+            alpha = shifted_solve(op.to_dense(), Y, lam)
+        except RuntimeError as exc:  # singular
+            raise ValueError(f"K + lam I is singular (lam = {lam}); use lam > 0") from exc
     elif solver == "cg":
         if lam <= 0:
             raise ValueError("solver='cg' needs lam > 0 (K is only positive semi-definite)")
@@ -195,19 +188,10 @@ class KernelRidge(_Ridge):
                  max_iter: int | None = None, verbose: bool | None = None):
         store_params(self, locals())
 
-    def _kernel(self, X):
-        if isinstance(self.kernel, Kernel):
-            return kernel_function(self.kernel, sigma=self.sigma, degree=self.degree, c=self.c)
-        base = kernel_function(self.kernel, degree=self.degree, c=self.c)
-        if "sigma" not in base.params:
-            return kernel_function(self.kernel, sigma=self.sigma, degree=self.degree, c=self.c)
-        sigma = self.sigma if self.sigma is not None else median_sigma(X)
-        return kernel_function(base.name, sigma=sigma)
-
     def _fit(self, X, y):
         name = self.kernel.name if isinstance(self.kernel, Kernel) else kernel_function(self.kernel).name
         X = validate_features(self, X, reset=True, accept_sparse=name in _SPARSE_KERNELS)
-        self.kernel_ = self._kernel(X)
+        self.kernel_ = kernel_from_sigma(self.kernel, self.sigma, X=X, degree=self.degree, c=self.c)
         self.sigma_ = self.kernel_.sigma
         n = X.shape[0]
         if sp.issparse(X):
@@ -274,12 +258,8 @@ def _dense_t(t: Tensor) -> Tensor:
     return t.to_dense() if t.is_sparse else t
 
 
-def _chol_solve(A: Tensor, B: Tensor, lam: float) -> Tensor:
-    """``(A + lam I)^{-1} B`` for symmetric PSD ``A`` (Cholesky, least squares if singular)."""
-    A = A.clone()
-    A.diagonal().add_(lam)
-    L, info = torch.linalg.cholesky_ex(A)
-    return torch.cholesky_solve(B, L) if int(info) == 0 else torch.linalg.lstsq(A, B).solution
+def _lstsq(A: Tensor, B: Tensor) -> Tensor:
+    return torch.linalg.lstsq(A, B).solution
 
 
 class RandomFeatureRidge(_Ridge):
@@ -298,17 +278,14 @@ class RandomFeatureRidge(_Ridge):
         random_state, map)`` is used.
     kernel, sigma, n_features, map : the default feature map's parameters (defaults
         ``"gaussian"``, 1.0, 100, ``"cos_sin"``).
-    random_state : int, RandomState or None, default None
-        Seeds the default feature map.
+    random_state : int, RandomState or None, default None. Seeds the default feature map.
     lam : float >= 0, the same ``lam`` as in :class:`KernelRidge`.
     solver : ``"primal"`` (alias ``"direct"``; Cholesky of ``Z^T Z + lam I``, ``F x F``),
         ``"dual"`` (the same ``w = Z^T (Z Z^T + lam I)^{-1} y`` by the push-through identity,
         ``n x n``), ``"cg"`` (primal CG, products with ``Z`` and ``Z^T`` only), or ``"auto"``
         (the smaller of primal/dual when ``min(n, F) <= 8192``, else CG).
-    tol : float, default 1e-10
-        Relative residual of the CG solve.
-    max_iter : int, optional
-        Iteration cap of the CG solve.
+    tol : float, default 1e-10. Relative residual of the CG solve.
+    max_iter : int, optional. Iteration cap of the CG solve.
 
     Attributes after ``fit``: ``features_`` (the fitted map), ``coef_`` ``[F]`` or ``[F, C]``,
     ``n_features_in_``, ``n_iter_`` (CG iterations; 1 for a direct solve).
@@ -346,10 +323,10 @@ class RandomFeatureRidge(_Ridge):
             solver = ("primal" if F <= n else "dual") if min(n, F) <= 8192 else "cg"
         if solver == "primal":
             A = Z.t() @ Z
-            w = _chol_solve(_dense_t(A), _dense_t(Z.t() @ Y), lam)
+            w = shifted_solve(_dense_t(A), _dense_t(Z.t() @ Y), lam, _lstsq)
         elif solver == "dual":  # push-through identity: same w, an n x n system
             A = Z @ Z.t()
-            w = _dense_t(Z.t() @ _chol_solve(_dense_t(A), Y, lam))
+            w = _dense_t(Z.t() @ shifted_solve(_dense_t(A), Y, lam, _lstsq))
         else:
             if lam <= 0:
                 raise ValueError("solver='cg' needs lam > 0")

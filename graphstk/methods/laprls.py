@@ -99,20 +99,17 @@ class LapRLSC(SemiSupervisedClassifier):
     sigma : float > 0 or None, default None
         Width of the Gaussian (the scale of other kernels with a width; ignored for ``"linear"``).
         ``None``: the median heuristic over the rows of ``X`` (``docs/estimators.md``, "Widths").
-    gamma_A : float > 0, default 1e-3
-        Ambient (RKHS) regularisation.
+    gamma_A : float > 0, default 1e-3. Ambient (RKHS) regularisation.
     gamma_I : float >= 0, default 1.0
         Intrinsic (graph) regularisation (``gamma_I / N^2`` multiplies ``f^T L f``; 0 is kernel RLS).
     n_neighbors : int, default 10
         kNN graph degree (``min(n_neighbors, N - 1)`` on fewer than ``n_neighbors + 1`` points).
     graph_weights : {"gaussian", "connectivity"}, default "gaussian"
-    normalized_laplacian : bool, default False
-        ``L = D - W`` or ``I - D^-1/2 W D^-1/2``.
+    normalized_laplacian : bool, default False. ``L = D - W`` or ``I - D^-1/2 W D^-1/2``.
     landmarks : int, optional
         ``None``: exact factor (one ``N x N`` eigendecomposition; linear kernels are always exact);
         ``m``: Nystroem factor on ``m`` random points.
-    random_state : int, RandomState or None, default None
-        Seeds the landmark draw.
+    random_state : int, RandomState or None, default None. Seeds the landmark draw.
     gamma_scale : {"absolute", "trace"}, default "absolute"
         ``"trace"`` multiplies ``gamma_A`` and ``gamma_I`` by the mean of ``diag(R R^T)`` (the
         kernel's mean diagonal), so one grid fits every data set.
@@ -143,12 +140,9 @@ class LapRLSC(SemiSupervisedClassifier):
         store_params(self, locals())
 
     def _landmark_ids(self, n: int, device) -> Tensor | None:
-        if self.landmarks is None:
+        if self.landmarks is None or int(self.landmarks) >= n:
             return None
-        m = self.landmarks
-        if int(m) >= n:
-            return None
-        return torch.randperm(n, generator=torch_generator(self.random_state))[:int(m)].to(device)
+        return torch.randperm(n, generator=torch_generator(self.random_state))[:int(self.landmarks)].to(device)
 
     def _gammas(self, gamma_A, gamma_I) -> tuple[float, float]:
         gA = check_positive("gamma_A", gamma_A)

@@ -93,8 +93,7 @@ class SGCFilter(PropagationFilter):
 
     Parameters
     ----------
-    K : int >= 1, default 2
-        Number of propagation steps (the paper's ``K = 2`` on the citation graphs).
+    K : int >= 1, default 2. Number of propagation steps (the paper's ``K = 2`` on the citation graphs).
     """
 
     K: int = 2
@@ -119,10 +118,8 @@ class S2GCFilter(PropagationFilter):
 
     Parameters
     ----------
-    K : int >= 1, default 16
-        Number of powers averaged (the paper's ``K = 16`` on the citation graphs).
-    alpha : float in [0, 1], default 0.05
-        Weight of the node's own features.
+    K : int >= 1, default 16. Number of powers averaged (the paper's ``K = 16`` on the citation graphs).
+    alpha : float in [0, 1], default 0.05. Weight of the node's own features.
     """
 
     K: int = 16
@@ -154,8 +151,7 @@ class HeatKernelFilter(PropagationFilter):
 
     Parameters
     ----------
-    t : float > 0, default 5.27
-        End time ``T`` (the paper's Cora value; CiteSeer 3.78, PubMed 6.05).
+    t : float > 0, default 5.27. End time ``T`` (the paper's Cora value; CiteSeer 3.78, PubMed 6.05).
     K : int >= 1, default 250
         Number of steps (the paper's Cora value); with ``t / K <= 1`` each step is a lazy walk.
     """
@@ -254,8 +250,7 @@ class GGCMFilter(PropagationFilter):
     Parameters
     ----------
     K : int >= 1, default 16
-    alpha : float in [0, 1], default 0.15
-        Weight of the features (the paper's 0.15 on Cora and CiteSeer).
+    alpha : float in [0, 1], default 0.15. Weight of the features (the paper's 0.15 on Cora and CiteSeer).
     k_neg : int, even, >= 2, default 80
         Degree of the negative graph (``negative_degree``: the paper draws ``20`` times the mean
         degree of the graph).
@@ -353,8 +348,7 @@ class RegularizationFilter(Filter):
 
     Parameters
     ----------
-    lam : float > 0
-        The regularisation parameter ``lambda``.
+    lam : float > 0. The regularisation parameter ``lambda``.
     """
 
     lam: float
@@ -419,8 +413,7 @@ class NuMethod(RegularizationFilter):
     Parameters
     ----------
     lam : float > 0
-    nu : float > 0, default 1.0
-        The order (qualification) of the method.
+    nu : float > 0, default 1.0. The order (qualification) of the method.
     """
 
     nu: float = 1.0

@@ -843,7 +843,7 @@ def _():
             lambda env, msg: M.LSKPCA(kernel="precomputed").fit(K, Y_SEMI).predict(K))
 
 
-@case("kpca_zero_median", "sskpca/base.py:SSKPCABase._feature_kernel:pass sigma= explicitly", ValueError,
+@case("kpca_zero_median", "fredholm/kernel.py:kernel_from_sigma:the default width", ValueError,
       r"the fit points have median pairwise distance 0: the default width \(the median heuristic\) is undefined; pass "
       r"sigma= explicitly")
 def _():
@@ -851,7 +851,7 @@ def _():
     return (lambda env: M.LSKPCA().fit(Xd, Y_SEMI), lambda env, msg: M.LSKPCA(sigma=1.0).fit(Xd, Y_SEMI).predict(Xd))
 
 
-@case("kpca_widthless_kernel", "sskpca/base.py:SSKPCABase._feature_kernel:leave sigma=None", ValueError,
+@case("kpca_widthless_kernel", "fredholm/kernel.py:kernel_from_sigma:has no width; leave", ValueError,
       r"kernel 'polynomial' has no width; leave sigma=None")
 def _():
     return (lambda env: M.LSKPCA(kernel="polynomial", sigma=1.0).fit(X, Y_SEMI),

@@ -8,9 +8,10 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
+from ..._arrays import check_positive_int
 from ...memory import tile_rows
 from ...operators.base import KernelOperator, as_index
-from ...operators.bandwidth import median_sigma
+from ...operators.bandwidth import median_distance, median_sigma
 from ...operators.feature import Kernel, as_features, check_positive, kernel_function
 
 __all__ = ["FREDHOLM_INSTANCES", "fredholm_instance", "kernel_from_sigma", "median_sigma", "FredholmKernel",
@@ -107,45 +108,50 @@ def _dtype(P) -> torch.dtype:
     return torch.float64 if sp.issparse(P) else P.dtype
 
 
-def kernel_from_sigma(kernel, sigma=None, role: str = "kernel", X=None) -> Kernel:
-    """A :class:`~graphstk.operators.Kernel` from a name and its width ``sigma``.
+def kernel_from_sigma(kernel, sigma=None, role: str = "kernel", X=None, param: str | None = None,
+                      **params) -> Kernel:
+    """A :class:`~graphstk.operators.Kernel` from a name and its width ``sigma``: the one width rule of the
+    kernel estimators (Fredholm, LapRLSC, KernelRidge, the KPCA family, CoupledKernelEmbedding).
 
     Parameters
     ----------
     kernel : str or Kernel
         ``"gaussian"`` / ``"rbf"``: ``exp(-||x - z||^2 / (2 sigma^2))`` (the Fredholm paper's width
-        ``r`` of ``exp(-||x - z||^2 / (2 r))`` is ``sigma^2``); ``"linear"``: ``x^T z`` (``sigma``
-        ignored); any other name of :func:`graphstk.operators.kernel_function` takes ``sigma`` as its
-        scale (e.g. ``"abel"``: ``exp(-||x - z|| / sigma)``). A :class:`~graphstk.operators.Kernel`
-        is returned unchanged (``sigma`` must then be ``None``).
+        ``r`` of ``exp(-||x - z||^2 / (2 r))`` is ``sigma^2``); any other name of
+        :func:`graphstk.operators.kernel_function` with a width takes ``sigma`` as its scale (e.g.
+        ``"abel"``: ``exp(-||x - z|| / sigma)``). A :class:`~graphstk.operators.Kernel` is returned
+        unchanged (``sigma`` and ``params`` must then be ``None``: ``TypeError``).
     sigma : float, optional
-        ``None``: the median heuristic over the rows of ``X`` for a kernel
-        with a width (:func:`graphstk.operators.median_sigma`).
-    role : str, default "kernel"
-        The parameter's prefix in error messages (``"outer"`` names ``outer_sigma``).
+        ``None``: the median heuristic, the median pairwise distance of the rows of ``X`` (a seeded
+        subsample of at most 2000; :func:`graphstk.operators.median_sigma`). Ignored for ``"linear"``;
+        must be ``None`` for another kernel without a width (``"polynomial"``: ``ValueError``).
+    role : str, default "kernel". The kernel's parameter name in error messages (``"outer"`` names ``outer_sigma``).
     X : points, optional
         The points the median heuristic runs over (required when ``sigma`` is ``None`` and the
         kernel has a width).
+    param : str, optional. The width's parameter name in error messages (default ``sigma`` / ``<role>_sigma``).
+    **params
+        Other parameters of a kernel without a width (``degree``, ``c``).
     """
-    param = "sigma" if role == "kernel" else f"{role}_sigma"
+    param = param or ("sigma" if role == "kernel" else f"{role}_sigma")
     if isinstance(kernel, Kernel):
-        if sigma is not None:
-            raise TypeError(f"{param} must be None when {role} is a Kernel instance (it has its own parameters)")
-        return kernel
-    base = kernel_function(str(kernel).lower())
-    name = base.name
-    if name == "linear":
+        return kernel_function(kernel, sigma=sigma, **params)   # TypeError when a parameter is given too
+    base = kernel_function(str(kernel).lower(), **params)
+    if base.name == "linear":
         return base  # a width is meaningless for x^T z and ignored
     if "sigma" not in base.params:
         if sigma is not None:
-            raise ValueError(f"kernel {name!r} has no width; leave {param}=None")
+            raise ValueError(f"kernel {base.name!r} has no width; leave {param}=None")
         return base
     if sigma is None:
         if X is None:
             raise ValueError(f"{param}=None (the median heuristic) needs the points it runs over: pass X=, or a "
                              "width sigma=<float > 0>")
-        sigma = median_sigma(X)
-    return kernel_function(name, sigma=check_positive(param, sigma))
+        sigma = median_sigma(X) if sp.issparse(X) else median_distance(X)
+        if not sigma > 0:
+            raise ValueError(f"the fit points have median pairwise distance 0: the default width (the median "
+                             f"heuristic) is undefined; pass {param}= explicitly")
+    return kernel_function(base.name, sigma=check_positive(param, sigma))
 
 
 def _kblock(kernel: Kernel, A, B, log: bool = False) -> Tensor:
@@ -217,13 +223,11 @@ class FredholmKernel(KernelOperator):
         Xp = _match(X, Up, "X")
         Zp = Xp if Z is None else _match(Z, Up, "Z")
         _check_against(Up, X=Xp, Z=Zp)
-        if block_size is not None and (int(block_size) != block_size or int(block_size) < 1):
-            raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
         self.X, self.Z, self.U = Xp, Zp, Up
         self.outer = kernel_from_sigma(outer, outer_sigma, "outer", Up)
         self.inner = kernel_from_sigma(inner, inner_sigma, "inner", Up)
         self.normalized = bool(normalized)
-        self.block_size = block_size
+        self.block_size = None if block_size is None else check_positive_int("block_size", block_size)
         self._right = None  # cached KH A_Z^T [n, b]
 
     @classmethod

@@ -90,17 +90,12 @@ class RandomFeatureFredholm(SemiSupervisedClassifier):
         Width ``sigma`` of the outer Gaussian (the paper's ``r = sigma^2``); ``None``: the median heuristic.
     inner_sigma : float > 0 or None, default None
         Width ``sigma`` of the inner Gaussian; ``None``: the median heuristic.
-    normalized : bool, default False
-        Eq. 6 outer weights.
-    n_components : int, default 500
-        ``D`` frequencies, ``2D`` features.
+    normalized : bool, default False. Eq. 6 outer weights.
+    n_components : int, default 500. ``D`` frequencies, ``2D`` features.
     lam : float > 0, default 1e-3
-    lam_scale : {"absolute", "trace"}, default "absolute"
-        As in :class:`FredholmRLSC`.
-    random_state : int, RandomState or None, default None
-        Seeds the frequencies.
-    block_size : int, optional
-        Rows per temporary tile.
+    lam_scale : {"absolute", "trace"}, default "absolute". As in :class:`FredholmRLSC`.
+    random_state : int, RandomState or None, default None. Seeds the frequencies.
+    block_size : int, optional. Rows per temporary tile.
 
     Attributes
     ----------

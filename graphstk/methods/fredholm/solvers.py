@@ -35,16 +35,19 @@ def effective_lam(lam: float, lam_scale: str, K_LL: Tensor) -> float:
     raise ValueError(f"lam_scale must be 'absolute' or 'trace', got {lam_scale!r}")
 
 
+def shifted_solve(A: Tensor, B: Tensor, lam: float, fallback=torch.linalg.solve) -> Tensor:
+    """``(A + lam I)^{-1} B`` for symmetric ``A``: Cholesky, else ``fallback(A + lam I, B)``."""
+    A = A.clone()
+    A.diagonal().add_(lam)
+    L, info = torch.linalg.cholesky_ex(A)
+    return torch.cholesky_solve(B, L) if int(info) == 0 else fallback(A, B)
+
+
 def solve_square(K_LL: Tensor, Y: Tensor, lam: float) -> Tensor:
     """Eq. 3 on the Fredholm Gram block: ``alpha = (K_F + l lam I)^{-1} Y`` (erratum convention;
     the paper's Eq. 4 ``lambda`` is ``n^2 l lam``). ``K_LL`` ``[l, l]``, ``Y`` ``[l, C]``."""
     lam = check_positive("lam", lam)
-    l = K_LL.shape[0]
-    A = K_LL.to(torch.float64).clone()
-    A.diagonal().add_(l * lam)
-    L, info = torch.linalg.cholesky_ex(A)
-    Yd = Y.to(device=A.device, dtype=torch.float64)
-    return torch.cholesky_solve(Yd, L) if int(info) == 0 else torch.linalg.solve(A, Yd)
+    return shifted_solve(K_LL.to(torch.float64), Y.to(device=K_LL.device, dtype=torch.float64), K_LL.shape[0] * lam)
 
 
 def solve_hinge(K_LL: Tensor, Y: Tensor, lam: float, tol: float = 1e-8, max_iter: int = 100000,

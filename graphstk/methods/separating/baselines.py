@@ -30,12 +30,9 @@ class ParzenWindow(OneClassEstimator):
         Feature kernel name (``"abel"``, ``"laplacian"``, ``"gaussian"``, ...), normalised to ``K(x, x) = 1``.
     sigma : float or None, default None
         Kernel width; ``None`` takes the median distance to the ``n_neighbors``-th nearest neighbour.
-    n_neighbors : int, default 10
-        The neighbour rank of the width heuristic.
-    threshold : float or None, default None
-        ``p(x) >= threshold`` is inside; ``None``: the smallest training score.
-    dtype : {"float64", "float32"} or None, default None
-        Computation dtype (``None``: float64).
+    n_neighbors : int, default 10. The neighbour rank of the width heuristic.
+    threshold : float or None, default None. ``p(x) >= threshold`` is inside; ``None``: the smallest training score.
+    dtype : {"float64", "float32"} or None, default None. Computation dtype (``None``: float64).
     block_size : int or None, default None
         Rows per block when the kernel is evaluated (``None``: the operator's default).
 

@@ -61,8 +61,7 @@ class SpectralSupportEstimator(OneClassEstimator):
     tau : float in [0, 1] or None, default None
         Offset of Eq. 17: ``x`` is inside when ``F_n(x) >= 1 - tau``. ``None`` = ``tau_n`` of
         Eq. 30, ``1 - min_i F_n(x_i)``, which accepts every training point.
-    nu : float > 0, default 1.0
-        Order (qualification) of the nu-method. Only used by ``filter="nu"``.
+    nu : float > 0, default 1.0. Order (qualification) of the nu-method. Only used by ``filter="nu"``.
     approx : None | ``"nystroem"`` | ``"rff"``, default None
         ``None``: exact (an ``n x n`` kernel and its eigendecomposition, ``O(n^3)``; refused up front
         when it does not fit in memory). ``"nystroem"``: ``n_components`` landmarks drawn from the
@@ -70,35 +69,17 @@ class SpectralSupportEstimator(OneClassEstimator):
         Both cost ``O(n k^2)`` time and ``O(k^2)`` memory beyond one row block.
     n_components : int or None, default None
         ``k`` of the low-rank path (``None``: ``min(n, 2000)`` landmarks; for ``rff``, ``k/2`` frequencies).
-    n_neighbors : int, default 10
-        ``k`` of the width heuristic.
-    random_state : int, RandomState or None, default None
-        Seeds the landmarks / random features.
-    dtype : {"float64", "float32"} or None, default None
-        Computation dtype (``None``: float64).
+    n_neighbors : int, default 10. ``k`` of the width heuristic.
+    random_state : int, RandomState or None, default None. Seeds the landmarks / random features.
+    dtype : {"float64", "float32"} or None, default None. Computation dtype (``None``: float64).
     block_size : int or None, default None
         Rows of kernel evaluated at a time (default: ~4M kernel entries per block).
 
-    Attributes
-    ----------
-    sigma_ : float or None
-        The width used (None for a ``KernelOperator``).
-    kernel_ : Kernel
-        The kernel used.
-    lam_ : float or float64 tensor ``[L]``
-        The regularisation parameter(s).
-    eigenvalues_ : tensor ``[r]``
-        Eigenvalues of ``K_n/n`` (exact) or of ``T_n`` (low rank), descending.
-    tau_n_ : float or ``[L]``
-        The data-driven threshold of Eq. 30.
-    tau_ : float or ``[L]``
-        The offset in use; ``threshold_ = 1 - tau_``.
-    offset_ : float or ``[L]``
-        ``threshold_ - 1e-10`` (a rounding slack).
-    train_scores_ : tensor ``[n]`` or ``[n, L]``
-        ``F_n(x_i)`` on the training samples.
-    n_samples_fit_, n_features_in_ : int
-        Number of training samples and of features.
+    Attributes after ``fit``: ``sigma_`` (the width used, None for a ``KernelOperator``), ``kernel_``,
+    ``lam_`` (float or float64 tensor ``[L]``), ``eigenvalues_`` ``[r]`` (of ``K_n/n`` exact or of ``T_n``
+    low rank, descending), ``tau_n_`` (Eq. 30, float or ``[L]``), ``tau_`` (the offset in use;
+    ``threshold_ = 1 - tau_``), ``offset_`` (``threshold_ - 1e-10``, a rounding slack), ``train_scores_``
+    ``[n]`` or ``[n, L]`` (``F_n(x_i)``), ``n_samples_fit_``, ``n_features_in_``.
     """
 
     _parameter_constraints: dict = {

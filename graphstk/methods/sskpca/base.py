@@ -16,7 +16,8 @@ from ...operators.base import KernelOperator
 from ...operators.diffusion import gaussian_knn_graph
 from ...spectral.eigen import laplacian_eigenpairs
 from ...exceptions import UnreachableNodesWarning
-from ...operators.feature import FeatureKernelOperator, Kernel, kernel_function, median_distance
+from ...operators.feature import FeatureKernelOperator, Kernel
+from ..fredholm.kernel import kernel_from_sigma
 from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, Interval, kernel_names
 from ..grid import unreachable
 from ..semi_supervised import UnreachableMixin, labeled_accuracy, labels_from_scores
@@ -70,26 +71,9 @@ class SSKPCABase(UnreachableMixin, ClassNamePrefixFeaturesOutMixin, ClassifierMi
         return tags
 
     def _feature_kernel(self, X: Tensor) -> Kernel:
-        if isinstance(self.kernel, Kernel):
-            if self.sigma is not None:
-                raise ValueError("sigma must be None when kernel is a Kernel instance (it has its own width)")
-            self.sigma_ = self.kernel.sigma
-            return self.kernel
-        base = kernel_function("gaussian" if self._kind() in _TRANSDUCTIVE else str(self.kernel).lower())
-        if "sigma" not in base.params:
-            if self.sigma is not None:
-                raise ValueError(f"kernel {base.name!r} has no width; leave sigma=None")
-            self.sigma_ = None
-            return base
-        sigma = self.sigma
-        if sigma is None:
-            med = median_distance(X) if X.shape[0] > 1 else 0.0
-            if not med > 0:
-                raise ValueError("the fit points have median pairwise distance 0: the default width (the median "
-                                 "heuristic) is undefined; pass sigma= explicitly")
-            sigma = med
-        self.sigma_ = float(sigma)
-        return kernel_function(base.name, sigma=self.sigma_)
+        kern = kernel_from_sigma("gaussian" if self._kind() in _TRANSDUCTIVE else self.kernel, self.sigma, X=X)
+        self.sigma_ = kern.sigma
+        return kern
 
     def _validate(self, X):
         self._device = X.device if isinstance(X, (Tensor, KernelOperator)) else torch.device("cpu")

@@ -12,6 +12,7 @@ import scipy.sparse.linalg
 import torch
 from torch import Tensor
 
+from ..._arrays import check_positive_int
 from ...memory import check_allocation, memory_limit
 from ...operators.bandwidth import median_width
 from ...operators.base import KernelOperator, SparseOperator, SpectralKernelOperator
@@ -167,26 +168,19 @@ def kernel_basis(K, rank: int | None = None, centered: bool = True, tol: float =
         Symmetric PSD. A :class:`~graphstk.operators.SpectralKernelOperator` hands over its eigenpairs.
         Up to ``dense_max`` points: dense ``eigh`` on the host; larger operators need ``rank`` (Lanczos:
         ARPACK, or :func:`graphstk.spectral.top_eigenpairs` for a sparse operator).
-    rank : int, optional
-        Keep the top ``rank`` eigenpairs (``None``: all above ``tol * lam_max``).
-    centered : bool, default True
-        Centred ``VAR`` (``P = K K - K E_m K``) or uncentred (``P = K K``), Sec. 2.
-    tol : float, default 1e-10
-        Relative cut-off for the numerical rank.
-    psd_tol : float, default 1e-8
-        A negative eigenvalue below ``-psd_tol * lam_max`` is an error (kernel not PSD).
-    dense_max : int, default 6000
-        The largest ``m`` decomposed densely.
-    seed : int, default 0
-        Seeds the Lanczos start vector.
+    rank : int, optional. Keep the top ``rank`` eigenpairs (``None``: all above ``tol * lam_max``).
+    centered : bool, default True. Centred ``VAR`` (``P = K K - K E_m K``) or uncentred (``P = K K``), Sec. 2.
+    tol : float, default 1e-10. Relative cut-off for the numerical rank.
+    psd_tol : float, default 1e-8. A negative eigenvalue below ``-psd_tol * lam_max`` is an error (kernel not PSD).
+    dense_max : int, default 6000. The largest ``m`` decomposed densely.
+    seed : int, default 0. Seeds the Lanczos start vector.
 
     Raises
     ------
     MemoryLimitError
         The dense ``m x m`` decomposition does not fit in memory (pass ``rank=``).
     """
-    if rank is not None and (int(rank) != rank or int(rank) < 1):
-        raise ValueError(f"rank must be a positive integer or None, got {rank!r}")
+    rank = None if rank is None else check_positive_int("rank", rank)
     if isinstance(K, SpectralKernelOperator):
         lam, U = K.values.detach().cpu().numpy(), K.U.detach().cpu().numpy()
         _check_psd(lam, psd_tol)

@@ -53,8 +53,7 @@ class MVKPCA(SSKPCABase):
 
     Parameters
     ----------
-    c : float >= 0, default 1.0
-        Within-class variance weight (``c = 0`` is KPCA).
+    c : float >= 0, default 1.0. Within-class variance weight (``c = 0`` is KPCA).
     n_components : int or None, default None
         Eigenfunctions fed to the SVM; ``None``: one fewer than the classes (``1`` for two classes:
         the first eigenfunction and a threshold, Sec. 7.1); ``10``: MV-KPCA-10.""" + COMMON_DOC + """
@@ -88,8 +87,7 @@ class LSKPCA(SSKPCABase):
 
     Parameters
     ----------
-    c : float >= 0, default 1.0
-        Weight of the labeled squared loss.
+    c : float >= 0, default 1.0. Weight of the labeled squared loss.
     s : float > 0, default 1.0
         RMS deviation of ``f`` over the ``m`` fit points (the paper's ``s`` is ``sqrt(m) s``).""" + COMMON_DOC + """
     Fitted extra: ``zeta_`` (multipliers), ``hard_case_`` (per output).
@@ -127,10 +125,8 @@ class LRKPCA(LSKPCA):
 
     Parameters
     ----------
-    c : float >= 0, default 1.0
-        Weight of the labeled logistic loss.
-    s : float > 0, default 1.0
-        RMS deviation of ``f`` over the fit points.
+    c : float >= 0, default 1.0. Weight of the labeled logistic loss.
+    s : float > 0, default 1.0. RMS deviation of ``f`` over the fit points.
     max_iter : int, default 50
         IRLS steps at most (a :class:`~graphstk.exceptions.ConvergenceWarning` when reached).
     tol : float, default 1e-10

@@ -101,14 +101,12 @@ def fit_linear_head(Z_lab: np.ndarray, T: np.ndarray, hard_C: float = 1e8, soft_
         t = T[:, j]
         if Z_lab.shape[1] == 1:
             closed = _hard_margin_1d(Z_lab[:, 0], t)
-            if closed is not None:
-                Ws.append(np.array([closed[0]])); bs.append(closed[1]); hard.append(True)
-                continue
-            w1, b1 = _soft_margin_1d(Z_lab[:, 0], t, soft_C)
-            Ws.append(np.array([w1])); bs.append(b1); hard.append(False)
+            w1, b1 = closed if closed is not None else _soft_margin_1d(Z_lab[:, 0], t, soft_C)
+            Ws.append(np.array([w1]))
+            bs.append(b1)
+            hard.append(closed is not None)
             continue
-        else:
-            sep = _separable(Z_lab, t)
+        sep = _separable(Z_lab, t)
         svm = SVC(kernel="linear", C=hard_C if sep else soft_C, max_iter=1_000_000)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
