@@ -151,8 +151,7 @@ def _launch(P: int, threads: int, store: str, out: str, args, timeout_s: float) 
 def run(args) -> int:
     from graphstk.data import make_dcsbm
     from graphstk.distributed import read_manifest, write_partition
-
-    from graphstk.experiments.datasets import dcsbm_source
+    from graphstk.experiments.distributed_run import dcsbm_source
 
     store_root = args.store or tempfile.mkdtemp(prefix="graphstk-scale-")
     N, E = int(args.nodes), int(args.edges)

@@ -134,7 +134,8 @@ class _Ridge(RegressorMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit on ``X`` ``[n, d]`` (Tensor or array) and targets ``y`` ``[n]`` or ``[n, C]``; returns ``self``."""
+        """Fit on ``X`` ``[n, d]`` (Tensor or array) and targets ``y`` ``[n]`` or ``[n, C]`` of every row
+        (``-1`` is a target value, not an unlabeled marker); returns ``self``."""
         return self._fit(X, y)
 
     def predict(self, X):

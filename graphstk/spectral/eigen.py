@@ -211,7 +211,8 @@ LAST_SOLVE: dict = {}       # diagnostics of the last filtered_top_eigenpairs ca
 def eigen_route(size: int, k: int, device, dense_threshold: int = 3000) -> str:
     """How :func:`top_eigenpairs` solves a component of ``size`` nodes for ``k`` eigenpairs: ``"dense"`` up
     to ``dense_threshold`` nodes, else ``"block"`` on an accelerator, else ``"filtered"`` for
-    ``FILTER_MIN_K <= k < size / 2`` and ``"lanczos"`` otherwise (docs/operators.md)."""
+    ``FILTER_MIN_K <= k < size / 2`` and ``"lanczos"`` otherwise (docs/operators.md); ``device`` is the
+    operator's device (the block eigensolver runs there; ARPACK on the host)."""
     if size <= dense_threshold:
         return "dense"
     if torch.device(device).type != "cpu":
