@@ -10,7 +10,7 @@ import torch
 from torch import Tensor
 
 from .bandwidth import kth_neighbor_distance_median, median_distance, median_width
-from .base import KernelOperator, as_index
+from .base import KernelOperator, as_index, follows
 from .graph import inv_sqrt_degree
 from .kernels import (  # noqa: F401  (re-exported: graphstk.operators.feature also serves the kernel API)
     BLOCK_ELEMS, KERNELS, SHIFT_INVARIANT, Kernel, as_feature_pair, as_features, check_dense, check_positive,
@@ -121,8 +121,7 @@ class FeatureKernelOperator(KernelOperator):
 
     # -- interface -------------------------------------------------------------
     shape = property(lambda self: (int(self.X.shape[0]), int(self.Y.shape[0])))
-    dtype = property(lambda self: self.X.dtype)
-    device = property(lambda self: self.X.device)
+    dtype, device = follows("X", "dtype device")
 
     @property
     def block_size(self) -> int:
