@@ -161,8 +161,7 @@ def median_distance(X, Y=None, max_samples: int | None = 2000, seed: int = 0) ->
     return median_width(X, Y, max_samples=max_samples, seed=seed, allow_zero=True)
 
 
-def kth_neighbor_distance_median(X, k: int = 10, metric: str = "euclidean",
-                                 block_size: int | None = None) -> float:
+def kth_neighbor_distance_median(X, k: int = 10, metric: str = "euclidean", block_size: int | None = None) -> float:
     """Median over points of the distance to their ``k``-th nearest neighbour (self excluded);
     zero allowed. The neighbour rule of :func:`median_width` (``k`` capped at ``n - 1`` with a warning).
 

@@ -364,8 +364,7 @@ class SpectralKernelOperator(KernelOperator):
         return (self.U * self.values) @ self.U.T
 
     def to(self, device=None, dtype=None) -> "SpectralKernelOperator":
-        return SpectralKernelOperator(self.U.to(device=device, dtype=dtype),
-                                      self.values.to(device=device, dtype=dtype))
+        return SpectralKernelOperator(self.U.to(device=device, dtype=dtype), self.values.to(device=device, dtype=dtype))
 
     @property
     def T(self) -> "SpectralKernelOperator":

@@ -98,8 +98,7 @@ def _pair_distances(X: Tensor, idx: Tensor, metric: str) -> Tensor:
 def _cosine_paired(A: Tensor, B: Tensor) -> Tensor:
     na, nb = A.norm(dim=-1), B.norm(dim=-1)
     denom = na * nb
-    cos = torch.where(denom > 0, (A * B).sum(-1) / denom.clamp_min(torch.finfo(A.dtype).tiny),
-                      torch.zeros_like(denom))
+    cos = torch.where(denom > 0, (A * B).sum(-1) / denom.clamp_min(torch.finfo(A.dtype).tiny), torch.zeros_like(denom))
     return (1.0 - cos).clamp_min(0.0)
 
 

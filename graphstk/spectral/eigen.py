@@ -340,8 +340,7 @@ def filtered_top_eigenpairs(a: sp.csr_matrix, k: int, rng: np.random.Generator |
         op = spla.LinearOperator((n, n), matvec=matvec, dtype=np.float64)
         try:
             # a good cut converges without restarts; many restarts mean the cut is above lambda_k
-            _, v = eigsh(op, k=k, which="LA", ncv=ncv, tol=tol, v0=rng.standard_normal(n),
-                         maxiter=FILTER_MAX_RESTARTS)
+            _, v = eigsh(op, k=k, which="LA", ncv=ncv, tol=tol, v0=rng.standard_normal(n), maxiter=FILTER_MAX_RESTARTS)
         except spla.ArpackNoConvergence:
             cut, lo = lower(cut, lo)
             continue
