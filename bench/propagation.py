@@ -56,7 +56,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graphstk._malloc import reuse_freed_memory  # noqa: E402
+from graphstk.memory import reuse_freed_memory  # noqa: E402
 from graphstk.methods.engine import solve  # noqa: E402
 from graphstk.methods.problem import make_problem  # noqa: E402
 from graphstk.memory import peak_rss_gb  # noqa: E402
@@ -265,7 +265,7 @@ def main(argv=None) -> int:
                          "less sensitive to other jobs on a shared machine (use with --threads 1: idle OpenMP "
                          "threads spin and count as CPU time)")
     ap.add_argument("--malloc", choices=["reuse", "default"], default="reuse",
-                    help="reuse: keep freed large blocks for reuse, as run.py does (graphstk/_malloc.py; default); "
+                    help="reuse: keep freed large blocks for reuse, as run.py does (graphstk/memory.py; default); "
                          "default: glibc's defaults (every large temporary is fresh, zero-filled memory)")
     ap.add_argument("--no-pyg", action="store_true", help="skip PyG's LabelPropagation")
     ap.add_argument("--quick", action="store_true",

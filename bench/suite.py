@@ -42,7 +42,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from graphstk._malloc import reuse_freed_memory  # noqa: E402
+from graphstk.memory import reuse_freed_memory  # noqa: E402
 from graphstk.data import load_dataset, make_split  # noqa: E402
 from graphstk.experiments.config import grid_points, load_config  # noqa: E402
 from graphstk.operators import GraphKernel  # noqa: E402
@@ -169,7 +169,7 @@ def main(argv=None) -> int:
     if args.quick:
         args.datasets, args.methods, args.seeds = ["dcsbm"], ["SP-Lap (i)"], 1
     torch.set_num_threads(args.threads)
-    reuse_freed_memory()   # as run.py does (graphstk/_malloc.py); both engines of the comparison share it
+    reuse_freed_memory()   # as run.py does (graphstk/memory.py); both engines of the comparison share it
     warnings.simplefilter("ignore")
     cfg = load_config(args.config)
     if args.quick:

@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from graphstk.operators import GraphKernel, SparseOperator  # noqa: E402
 from graphstk.spectral import eigen  # noqa: E402
-from graphstk.spectral.subspace import guard_size, subspace_top_eigenpairs  # noqa: E402
+from graphstk.spectral.eigen import guard_size, subspace_top_eigenpairs  # noqa: E402
 
 
 def _giant(op: SparseOperator) -> torch.Tensor:

@@ -2,9 +2,12 @@
 :func:`check_allocation`), the free memory a tile is sized to (:func:`memory_available`,
 :func:`tile_rows`), and the peak a run records (:func:`peak_rss_gb`); docs/operators.md. The readers of
 ``/proc`` and the cgroup files are module functions, so tests replace them to simulate a limit.
+:func:`reuse_freed_memory` is the allocator setting the runner applies (glibc only).
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import re
 import sys
@@ -31,6 +34,9 @@ _UNITS = {"": 1, "B": 1, "KB": 10 ** 3, "MB": 10 ** 6, "GB": 10 ** 9, "TB": 10 *
 TILE_SHARE = 0.5     # a tile may use at most this share of memory_available()
 SMALL_TILE = 4 << 20  # tiles up to this size (4 MiB) are used as asked, without reading any limit
 _UNBOUNDED = 2 ** 62
+M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
+MALLOC_THRESHOLD = 128 << 20   # blocks up to 128 MiB come from the heap; freed memory is trimmed above 128 MiB
 
 
 def parse_bytes(text: str) -> int:
@@ -297,3 +303,24 @@ def peak_rss_gb() -> float:
         return float("nan")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss      # KiB on Linux, bytes on macOS
     return peak / 2 ** 30 if sys.platform == "darwin" else peak / 2 ** 20
+
+
+def reuse_freed_memory() -> bool:
+    """Keep freed large blocks (up to ``MALLOC_THRESHOLD``) for reuse instead of handing them back to the OS.
+
+    Raises glibc's mmap and trim thresholds: fresh blocks are zero-filled on first touch, which costs more
+    than the engines' arithmetic on wide blocks. The runner calls it, library code never does
+    (docs/operators.md). Returns ``True`` when applied; ``False`` off Linux/glibc or with
+    ``GRAPHSTK_MALLOC=default`` (glibc's defaults kept).
+    """
+    if os.environ.get("GRAPHSTK_MALLOC", "").lower() == "default" or not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):   # musl and others have no mallopt
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    # ``man mallopt`` caps M_MMAP_THRESHOLD at 32 MiB on 64-bit; glibc 2.36 (this project's machines)
+    # accepts 128 MiB and then serves a 100 MiB block from the heap. Where it is refused, nothing changes.
+    return bool(mallopt(M_MMAP_THRESHOLD, MALLOC_THRESHOLD)) and bool(mallopt(M_TRIM_THRESHOLD, MALLOC_THRESHOLD))

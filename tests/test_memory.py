@@ -1,5 +1,5 @@
 """graphstk.memory: the ceiling a working set is refused against, the free memory a tile is sized to, and the
-peak resident memory a run records."""
+peak resident memory a run records, and the allocator setting the runner applies."""
 import subprocess
 import sys
 import textwrap
@@ -131,3 +131,47 @@ def test_peak_rss_is_this_process_high_water_mark():
     assert after >= before and after >= 0.25     # it holds at least the block
     assert memory.peak_rss_gb() > after - 0.05   # a high-water mark: freeing does not lower it (the kernel's
     #                                              counters lag by a few pages)
+
+
+
+def test_reuse_freed_memory_applies_on_glibc_and_can_be_turned_off(monkeypatch):
+    import platform
+
+    from graphstk.memory import reuse_freed_memory
+    monkeypatch.setenv("GRAPHSTK_MALLOC", "default")
+    assert reuse_freed_memory() is False
+    monkeypatch.delenv("GRAPHSTK_MALLOC")
+    libc, version = platform.libc_ver()
+    applied = reuse_freed_memory()   # (this leaves the pytest process with the raised thresholds; harmless)
+    assert isinstance(applied, bool)
+    if platform.system() == "Linux" and libc == "glibc" and tuple(map(int, version.split(".")[:2])) >= (2, 35):
+        assert applied   # the glibc of this project's machines (2.36) accepts the 128 MiB threshold
+
+
+def test_blocks_above_the_threshold_go_back_to_the_system_when_freed():
+    """A freed block above ``MALLOC_THRESHOLD`` leaves the resident set (it was mapped, not taken from the
+    heap), so the heap of a run on a large graph does not keep its ``[N, K]`` blocks."""
+    import platform
+    import subprocess
+    import sys
+
+    import pytest
+
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        pytest.skip("glibc's mallopt only")
+    code = (
+        "import torch\n"
+        "from graphstk.memory import MALLOC_THRESHOLD, reuse_freed_memory\n"
+        "def rss():\n"
+        "    return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmRSS:')) * 1024\n"
+        "assert reuse_freed_memory()\n"
+        "base = rss()\n"
+        "x = torch.ones(2 * MALLOC_THRESHOLD // 4)\n"
+        "held = rss() - base\n"
+        "del x\n"
+        "print(held, rss() - base)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    held, left = map(int, out.stdout.split())
+    from graphstk.memory import MALLOC_THRESHOLD
+    assert held > 1.5 * MALLOC_THRESHOLD and left < 0.25 * MALLOC_THRESHOLD

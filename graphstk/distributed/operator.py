@@ -10,8 +10,9 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
-from ..operators.base import KernelOperator, SparseOperator, as_index, is_injective as _is_injective, position_map as _position_map
+from ..operators.base import KernelOperator, SparseOperator, as_index, follows, is_injective, position_map
 from .exchange import HaloExchange, ShardedSpace, all_gather_rows, all_reduce, gather_rows
+
 
 def _summed(t: Tensor, group) -> Tensor:
     return all_reduce(t, group, "the sum of a partitioned block's products")
@@ -24,14 +25,14 @@ def _select(row: Tensor, col: Tensor, val: Tensor, rows: Tensor | None, cols: Te
     keep = torch.ones_like(row, dtype=torch.bool)
     for ids, idx, size in ((rows, row, n_rows), (cols, col, n_cols)):
         if ids is not None:
-            if not _is_injective(ids):
+            if not is_injective(ids):
                 raise ValueError("a block of a partitioned operator takes row and column ids without repeats")
-            keep &= _position_map(ids, size)[idx] >= 0
+            keep &= position_map(ids, size)[idx] >= 0
     row, col, val = row[keep], col[keep], val[keep]
     if rows is not None:
-        row = _position_map(rows, n_rows)[row]
+        row = position_map(rows, n_rows)[row]
     if cols is not None:
-        col = _position_map(cols, n_cols)[col]
+        col = position_map(cols, n_cols)[col]
     return row, col, val
 
 
@@ -207,9 +208,7 @@ class SummedRows(KernelOperator):
     def __init__(self, local: SparseOperator, group=None, owned: tuple[int, int] | None = None):
         self.local, self.group, self.owned = local, group, owned
 
-    shape = property(lambda self: self.local.shape)
-    dtype = property(lambda self: self.local.dtype)
-    device = property(lambda self: self.local.device)
+    shape, dtype, device = follows("local")
 
     def _matmul(self, x: Tensor) -> Tensor:
         return _summed(self.local @ x, self.group)
@@ -243,8 +242,7 @@ class OwnedRows(KernelOperator):
         self.local, self.lo, self.N, self.group = local, lo, num_rows, group
 
     shape = property(lambda self: (self.N, self.local.shape[1]))
-    dtype = property(lambda self: self.local.dtype)
-    device = property(lambda self: self.local.device)
+    dtype, device = follows("local", "dtype device")
 
     def _matmul(self, x: Tensor) -> Tensor:
         out = torch.zeros(self.N, x.shape[1], dtype=self.dtype, device=x.device)

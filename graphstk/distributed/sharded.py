@@ -14,8 +14,7 @@ import torch.distributed as dist
 from torch import Tensor
 
 from .._spaces import VectorSpace
-from ..operators.base import KernelOperator, SparseOperator, as_index, is_injective as _is_injective, \
-    position_map as _position_map
+from ..operators.base import KernelOperator, SparseOperator, as_index, follows, is_injective, position_map
 from ..operators.graph import NormalizedGraphKernel, inv_sqrt_degree
 from .exchange import HaloExchange, all_gather_rows, all_reduce
 from .operator import SummedRows
@@ -58,8 +57,7 @@ class _LocalRows(KernelOperator):
         self.local, self.N = local, N
 
     shape = property(lambda self: (self.N, self.local.shape[1]))
-    dtype = property(lambda self: self.local.dtype)
-    device = property(lambda self: self.local.device)
+    dtype, device = follows("local", "dtype device")
 
     def _matmul(self, x: Tensor) -> Tensor:
         return self.local @ x
@@ -82,9 +80,7 @@ class _CSRRows(KernelOperator):
             warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state")
             self.t = torch.sparse_csr_tensor(crow, col, val, shape, check_invariants=False)
 
-    shape = property(lambda self: tuple(self.t.shape))
-    dtype = property(lambda self: self.t.dtype)
-    device = property(lambda self: self.t.device)
+    shape, dtype, device = follows("t")
 
     def _matmul(self, x: Tensor) -> Tensor:
         if self.t.shape[0] == 0 or self.t.shape[1] == 0:
@@ -237,7 +233,7 @@ class ShardedOperator(KernelOperator):
         r = None if rows is None else as_index(rows, self.N, self.device, name="rows")
         c = None if cols is None else as_index(cols, self.N, self.device, name="cols")
         for ids in (r, c):
-            if ids is not None and not _is_injective(ids):
+            if ids is not None and not is_injective(ids):
                 raise ValueError("a block of a sharded operator takes row and column ids without repeats")
         n_own = self.hi - self.lo
         row, col, val = self._in_columns(c if r is None else (r if c is None else c))
@@ -245,13 +241,13 @@ class ShardedOperator(KernelOperator):
             return _LocalRows(SparseOperator(row, col, val, (n_own, c.numel())), self.N)
         if c is None:   # S[r, own] = S[own, r]^T (symmetric): the entries of the own rows in columns r
             return SummedRows(SparseOperator(col, row, val, (r.numel(), n_own)), self.group)
-        rmap = _position_map(r, self.N)[row + self.lo]
+        rmap = position_map(r, self.N)[row + self.lo]
         keep = rmap >= 0
         return SummedRows(SparseOperator(rmap[keep], col[keep], val[keep], (r.numel(), c.numel())), self.group)
 
     def _in_columns(self, ids: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """This process's entries in the columns ``ids``: ``(local row, position in ids, value)``."""
-        pmap = _position_map(ids, self.N)
+        pmap = position_map(ids, self.N)
         ri, ci, vi = self.interior.in_columns(pmap[self.lo:self.hi])
         rb, cb, vb = self.boundary.in_columns(pmap[self.halo_ids])
         return torch.cat([ri, rb]), torch.cat([ci, cb]), torch.cat([vi, vb])

@@ -70,8 +70,7 @@ def atomic_write_text(path: str, text: str) -> None:
 
 def cache_key(payload: dict) -> str:
     """sha256 of the canonical JSON of ``payload`` (plus the cache format version)."""
-    text = json.dumps({"cache_version": CACHE_VERSION, **payload}, sort_keys=True, separators=(",", ":"),
-                      default=str)
+    text = json.dumps({"cache_version": CACHE_VERSION, **payload}, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -148,7 +147,6 @@ class ResultCache:
                           indent=1, default=str)
         atomic_write_text(self._path(label, key), text)
         self.writes += 1
-
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@ import traceback
 import torch
 
 from .._checks import check_out_dir
-from .._malloc import reuse_freed_memory
+from ..memory import reuse_freed_memory
 from .config import ConfigError, load_config
 from .default import default_config
 from .pipeline import run_experiment

@@ -12,7 +12,7 @@ from torch import Tensor
 
 from ..spectral import eigen
 from ..spectral.solvers import SolveResult
-from ..spectral.subspace import guard_size
+from ..spectral.eigen import guard_size
 from ..spectral.transforms import TopD
 from .problem import EngineResult, GridPoint, Problem, grid_pairs, sym_solve_path
 

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
+from .._checks import check_int
 from ..memory import tile_rows
 from .kernels import BLOCK_ELEMS, _distance_fn, _l2dist, as_features
 from .knn import nearest_neighbors
@@ -58,13 +59,11 @@ def median_width(X, Y=None, *, k: int | None = None, metric: str = "euclidean",
     if k is not None:
         if Y is not None:
             raise ValueError("the k-th-neighbour rule takes one sample X; pass Y=None (or k=None for cross pairs)")
-        if isinstance(k, bool) or int(k) != k or k < 1:
-            raise ValueError(f"{param} must be an integer >= 1, got {k!r}")
+        k = check_int(param, k)
         n = X.shape[0]
         if n < 2:
             raise ValueError(f"the k-th-neighbour width needs at least 2 points, got {n}; pass {width}= "
                              "(the kernel width) explicitly")
-        k = int(k)
         if k > n - 1:
             warnings.warn(f"{param}={k} neighbours requested, but there are only {n} points: capped at "
                           f"{param}={n - 1} (each point's farthest neighbour); pass {param} <= {n - 1}",
@@ -161,8 +160,7 @@ def median_distance(X, Y=None, max_samples: int | None = 2000, seed: int = 0) ->
     return median_width(X, Y, max_samples=max_samples, seed=seed, allow_zero=True)
 
 
-def kth_neighbor_distance_median(X, k: int = 10, metric: str = "euclidean",
-                                 block_size: int | None = None) -> float:
+def kth_neighbor_distance_median(X, k: int = 10, metric: str = "euclidean", block_size: int | None = None) -> float:
     """Median over points of the distance to their ``k``-th nearest neighbour (self excluded);
     zero allowed. The neighbour rule of :func:`median_width` (``k`` capped at ``n - 1`` with a warning).
 

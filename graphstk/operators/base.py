@@ -178,6 +178,15 @@ def _lanczos_bound(op: KernelOperator, steps: int) -> float:
     return float((theta.abs() + resid).max())
 
 
+def follows(attr: str, names: str = "shape dtype device") -> tuple[property, ...]:
+    """Properties ``names`` of an operator read from its attribute ``attr`` (``shape`` as a tuple)."""
+    def read(name: str) -> property:
+        if name == "shape":
+            return property(lambda self: tuple(getattr(self, attr).shape))
+        return property(lambda self: getattr(getattr(self, attr), name))
+    return tuple(read(name) for name in names.split())
+
+
 class BlockOperator(KernelOperator):
     """``K[rows][:, cols]`` of any operator, through products of the whole operator (the default of
     :meth:`KernelOperator.block`)."""
@@ -189,8 +198,7 @@ class BlockOperator(KernelOperator):
 
     shape = property(lambda self: (self.parent.shape[0] if self.rows is None else int(self.rows.numel()),
                                    self.parent.shape[1] if self.cols is None else int(self.cols.numel())))
-    dtype = property(lambda self: self.parent.dtype)
-    device = property(lambda self: self.parent.device)
+    dtype, device = follows("parent", "dtype device")
 
     def _matmul(self, x: Tensor) -> Tensor:
         if self.cols is not None:
@@ -214,8 +222,7 @@ class TransposedOperator(KernelOperator):
         self.parent = parent
 
     shape = property(lambda self: (self.parent.shape[1], self.parent.shape[0]))
-    dtype = property(lambda self: self.parent.dtype)
-    device = property(lambda self: self.parent.device)
+    dtype, device = follows("parent", "dtype device")
 
     def _matmul(self, x: Tensor) -> Tensor:
         return self.parent._rmatmul(x)
@@ -236,9 +243,7 @@ class ScaledOperator(KernelOperator):
             raise ValueError(f"scale factor must be finite, got {factor!r}")
         self.parent, self.factor = parent, float(factor)
 
-    shape = property(lambda self: self.parent.shape)
-    dtype = property(lambda self: self.parent.dtype)
-    device = property(lambda self: self.parent.device)
+    shape, dtype, device = follows("parent")
 
     def _matmul(self, x: Tensor) -> Tensor:
         return (self.parent @ x).mul_(self.factor)
@@ -279,9 +284,7 @@ class DenseOperator(KernelOperator):
             raise ValueError("DenseOperator needs a 2-D torch.Tensor")
         self.matrix = matrix
 
-    shape = property(lambda self: tuple(self.matrix.shape))
-    dtype = property(lambda self: self.matrix.dtype)
-    device = property(lambda self: self.matrix.device)
+    shape, dtype, device = follows("matrix")
 
     def _matmul(self, x: Tensor) -> Tensor:
         return self.matrix @ x.to(self.matrix.dtype)
@@ -338,8 +341,7 @@ class SpectralKernelOperator(KernelOperator):
         return cls(U, torch.exp(-tau * torch.as_tensor(mu, dtype=torch.float64)))
 
     shape = property(lambda self: (int(self.U.shape[0]), int(self.U.shape[0])))
-    dtype = property(lambda self: self.U.dtype)
-    device = property(lambda self: self.U.device)
+    dtype, device = follows("U", "dtype device")
 
     def eigenpairs(self) -> tuple[Tensor, Tensor]:
         """``(values [k], U [N, k])``: the eigenvalues and eigenvectors this operator is built from."""
@@ -362,8 +364,7 @@ class SpectralKernelOperator(KernelOperator):
         return (self.U * self.values) @ self.U.T
 
     def to(self, device=None, dtype=None) -> "SpectralKernelOperator":
-        return SpectralKernelOperator(self.U.to(device=device, dtype=dtype),
-                                      self.values.to(device=device, dtype=dtype))
+        return SpectralKernelOperator(self.U.to(device=device, dtype=dtype), self.values.to(device=device, dtype=dtype))
 
     @property
     def T(self) -> "SpectralKernelOperator":
@@ -440,8 +441,7 @@ class SparseOperator(KernelOperator):
         return cls(i[0], i[1], coo.values(), tuple(coo.shape))
 
     shape = property(lambda self: self._shape)
-    dtype = property(lambda self: self._csr.dtype)
-    device = property(lambda self: self._csr.device)
+    dtype, device = follows("_csr", "dtype device")
 
     @property
     def nnz(self) -> int:

@@ -13,7 +13,7 @@ from typing import Sequence
 import torch
 from torch import Tensor
 
-from .base import DenseOperator, KernelOperator, SparseOperator, as_index, horner, unit_columns
+from .base import DenseOperator, KernelOperator, SparseOperator, as_index, follows, horner, unit_columns
 from .feature import FeatureKernelOperator, Kernel, kernel_function
 from .graph import GraphKernel
 
@@ -84,9 +84,7 @@ class GraphFilter(KernelOperator):
             raise ValueError(f"coeffs must be a non-empty sequence of finite numbers (pi_0, ..., pi_q), got {coeffs}")
         self.S_hat, self.coeffs = S_hat, coeffs
 
-    shape = property(lambda self: tuple(self.S_hat.shape))
-    dtype = property(lambda self: self.S_hat.dtype)
-    device = property(lambda self: self.S_hat.device)
+    shape, dtype, device = follows("S_hat")
 
     def _matmul(self, x: Tensor) -> Tensor:
         return horner(self.coeffs, self.S_hat.matmul, x.to(self.dtype))
@@ -159,9 +157,7 @@ class FilteredFeatureKernel(KernelOperator):
         self.phi = filter_features(P, X, unit=self.unit)
         self.inner = FeatureKernelOperator(self.phi, kernel=kernel, sigma=sigma)
 
-    shape = property(lambda self: self.inner.shape)
-    dtype = property(lambda self: self.inner.dtype)
-    device = property(lambda self: self.inner.device)
+    shape, dtype, device = follows("inner")
 
     def _matmul(self, x: Tensor) -> Tensor:
         return self.inner @ x
@@ -204,9 +200,7 @@ class SandwichKernel(KernelOperator):
             raise ValueError(f"P and K_X must be square of one shape, got {tuple(P.shape)} and {tuple(K_X.shape)}")
         self.P, self.K_X = P, K_X
 
-    shape = property(lambda self: tuple(self.P.shape))
-    dtype = property(lambda self: self.P.dtype)
-    device = property(lambda self: self.P.device)
+    shape, dtype, device = follows("P")
 
     def _matmul(self, x: Tensor) -> Tensor:
         return self.P @ (self.K_X @ (self.P.T @ x)).to(self.dtype)

@@ -10,13 +10,14 @@ import torch
 from torch import Tensor
 
 from .bandwidth import kth_neighbor_distance_median, median_distance, median_width
-from .base import KernelOperator, as_index
+from .base import KernelOperator, as_index, follows
 from .graph import inv_sqrt_degree
 from .kernels import (  # noqa: F401  (re-exported: graphstk.operators.feature also serves the kernel API)
     BLOCK_ELEMS, KERNELS, SHIFT_INVARIANT, Kernel, as_feature_pair, as_features, check_dense, check_positive,
     _TEMPORARIES, kernel_function, pairwise_distances,
 )
 from .knn import knn_graph
+from .._checks import check_int
 from ..memory import tile_rows
 
 __all__ = [
@@ -103,10 +104,8 @@ class FeatureKernelOperator(KernelOperator):
         self._init(Xt, Yt, k, bool(normalize), block_size)
 
     def _init(self, X, Y, kernel, normalize, block_size, dr=None, dc=None):
-        if block_size is not None and (int(block_size) != block_size or int(block_size) < 1):
-            raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
         self.X, self.Y, self.kernel, self.normalize = X, Y, kernel, normalize
-        self._block_size = None if block_size is None else int(block_size)
+        self._block_size = check_int("block_size", block_size, allow_none=True)
         if normalize:
             self._isr = inv_sqrt_degree(kernel.raw_paired(X, X)) if dr is None else dr
             self._isc = inv_sqrt_degree(kernel.raw_paired(Y, Y)) if dc is None else dc
@@ -121,8 +120,7 @@ class FeatureKernelOperator(KernelOperator):
 
     # -- interface -------------------------------------------------------------
     shape = property(lambda self: (int(self.X.shape[0]), int(self.Y.shape[0])))
-    dtype = property(lambda self: self.X.dtype)
-    device = property(lambda self: self.X.device)
+    dtype, device = follows("X", "dtype device")
 
     @property
     def block_size(self) -> int:

@@ -11,6 +11,7 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
+from .._checks import check_int
 from .._index import as_index
 from ..memory import check_allocation, memory_limit, tile_rows
 from .kernels import BLOCK_ELEMS, _distance_fn, _sqdist, as_features, check_positive
@@ -49,9 +50,7 @@ def nearest_neighbors(X: Tensor, k: int, metric: str = "euclidean",
                          f"pass k <= {max(n - 1, 0)}")
     m = str(metric).lower()
     dist_fn = _distance_fn(m)  # validates the name
-    if block_size is not None and (isinstance(block_size, bool) or int(block_size) != block_size
-                                   or block_size < 1):
-        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+    block_size = check_int("block_size", block_size, allow_none=True)
     check_allocation(n * k * 24.0, f"the kNN indices and distances of {n} points x {k} neighbours",
                      "lower k or subsample the points", X.device)
     bs = int(block_size) if block_size else max(1, BLOCK_ELEMS // max(1, n))
@@ -98,8 +97,7 @@ def _pair_distances(X: Tensor, idx: Tensor, metric: str) -> Tensor:
 def _cosine_paired(A: Tensor, B: Tensor) -> Tensor:
     na, nb = A.norm(dim=-1), B.norm(dim=-1)
     denom = na * nb
-    cos = torch.where(denom > 0, (A * B).sum(-1) / denom.clamp_min(torch.finfo(A.dtype).tiny),
-                      torch.zeros_like(denom))
+    cos = torch.where(denom > 0, (A * B).sum(-1) / denom.clamp_min(torch.finfo(A.dtype).tiny), torch.zeros_like(denom))
     return (1.0 - cos).clamp_min(0.0)
 
 

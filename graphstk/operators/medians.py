@@ -11,8 +11,7 @@ from torch import Tensor
 __all__ = ["median_of"]
 
 
-def median_of(values: Tensor, what: str = "the distances", *, lower: bool = False,
-              allow_zero: bool = False) -> float:
+def median_of(values: Tensor, what: str = "the distances", *, lower: bool = False, allow_zero: bool = False) -> float:
     """Median of ``values`` as a float.
 
     Parameters

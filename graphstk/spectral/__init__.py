@@ -38,6 +38,5 @@ __getattr__, __dir__, __all__ = _lazy_exports(__name__, {
     ".filters": "SGCFilter S2GCFilter HeatKernelFilter GGCMFilter",
     ".solvers": "richardson cg gmres SolveResult ConvergenceWarning ConvergenceError",
     ".eigen": "power_iteration spectral_radius top_eigenpairs EigenCache eigen_route operator_fingerprint "
-              "laplacian_eigenpairs diffusion_kernel",
-    ".subspace": "subspace_top_eigenpairs SubspaceResult",
+              "laplacian_eigenpairs diffusion_kernel subspace_top_eigenpairs SubspaceResult",
 })
