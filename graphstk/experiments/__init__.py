@@ -1,6 +1,7 @@
 """Experiments: configs -> runs over seeds and grids -> results files, tables and figures.
 
-* :mod:`.config`   loading a YAML config, its errors (:class:`ConfigError`) and overrides (:func:`load_config`)
+* :mod:`.config`   loading a YAML config, its errors (:class:`ConfigError`) and overrides (:func:`load_config`),
+  the built-in default experiment (:func:`default_config`, ``python run.py`` without a config)
 * :mod:`.schema`   the config schema: one pydantic model per protocol, discriminated on ``protocol``
 * :mod:`.schema_doc` writes docs/experiments.md's reference part from the schema and the registrations
 * :mod:`.protocols` protocols as plug-ins of the pipeline: node-classification (App. D),
@@ -17,10 +18,9 @@
 * :mod:`.report`   results.json / results.csv / results.md and the console table
 * :mod:`.plots`    sweep figures (Figure 2, the eta ablation)
 * :mod:`.paper`    the papers' numbers (paper_results.json; paper_numbers/<paper>.json)
-* :mod:`.default`  the built-in default experiment (``python run.py`` without a config)
 """
 from .. import _lazy_exports
 from . import registrations  # noqa: F401  registers the shipped methods into registry's table
 
 __getattr__, __dir__, __all__ = _lazy_exports(__name__, {
-    ".config": "ConfigError ExperimentConfig load_config parse_config", ".pipeline": "run_experiment"})
+    ".config": "ConfigError ExperimentConfig load_config parse_config default_config", ".pipeline": "run_experiment"})

@@ -13,8 +13,7 @@ import torch
 
 from .._checks import check_out_dir
 from ..memory import reuse_freed_memory
-from .config import ConfigError, load_config
-from .default import default_config
+from .config import ConfigError, default_config, load_config
 from .pipeline import run_experiment
 from .report import console_table
 

@@ -32,12 +32,8 @@ QUICK_DCSBM_NODES = 3000
 
 def _quick_levels(task) -> dict:
     """``--quick``: the first level only (``p_test``, ``n_labeled`` or ``fit_labels``) where a task lists several."""
-    out = {}
-    for key in ("p_test", "n_labeled", "fit_labels"):
-        vals = getattr(task, key, None)
-        if isinstance(vals, list) and len(vals) > 1:
-            out[key] = vals[:1]
-    return out
+    levels = {key: getattr(task, key, None) for key in ("p_test", "n_labeled", "fit_labels")}
+    return {key: vals[:1] for key, vals in levels.items() if isinstance(vals, list) and len(vals) > 1}
 
 
 #: ``--quick``: training epochs of the neural baselines are capped at this many

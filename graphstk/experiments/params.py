@@ -141,25 +141,19 @@ class Param:
         if isinstance(value, str) and value in self.special:
             return value
         if self.choices is not None:
-            if isinstance(value, bool) != (self.kind is bool) or value not in self.choices:
-                raise self._error(value)
-            return value
-        if self.kind is bool or self.kind is str:
-            if not isinstance(value, self.kind):
-                raise self._error(value)
-            return value
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            ok = isinstance(value, bool) == (self.kind is bool) and value in self.choices
+        elif self.kind in (bool, str):
+            ok = isinstance(value, self.kind)
+        else:
+            ok = (isinstance(value, int if self.kind is int else (int, float)) and not isinstance(value, bool)
+                  and math.isfinite(value) and self._in_range(value))
+        if not ok:
             raise self._error(value)
-        if self.kind is int and not isinstance(value, int):
-            raise self._error(value)
-        if not math.isfinite(value) or not self._in_range(value):
-            raise self._error(value)
-        return float(value) if self.kind is float else value
+        return float(value) if self.kind is float and self.choices is None else value
 
     def _in_range(self, v) -> bool:
-        if self.low is not None and (v <= self.low if self.low_open else v < self.low):
-            return False
-        return not (self.high is not None and (v >= self.high if self.high_open else v > self.high))
+        return not (self.low is not None and (v <= self.low if self.low_open else v < self.low)
+                    or self.high is not None and (v >= self.high if self.high_open else v > self.high))
 
     def _error(self, value) -> ValueError:
         shown = f"{type_name(value)} {value!r}" if not isinstance(value, (int, float)) or isinstance(value, bool) \

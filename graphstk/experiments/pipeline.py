@@ -158,20 +158,13 @@ def _run_experiment(cfg, out_dir, data_root, progress, log, write, kernel_factor
     for row in rows:
         name = (f"{row['dataset']} {row['method']}{options_suffix(row['options'], row['method'])}"
                 f"{_sweep_str(row['sweep'])} {level_label(row)}")
-        # unreachable test nodes: the table's "unreachable" column, and a note beside degenerate rows (report.row_note)
         if row["warnings"]:
             more = f" (+{len(row['warnings']) - 1} similar, see results.json)" if len(row["warnings"]) > 1 else ""
             log(f"engine warning: {name}: {row['warnings'][0]}{more}")
     protocols = {(t.task or t.name): p.describe() for t, p, _ in prepared}
     results = {
-        "config": cfg.to_dict(),
-        "rows": rows,
-        "wall_time_s": time.perf_counter() - t0,
-        "peak_rss_gb": peak_rss_gb(),
-        "skipped": skipped,
-        "started": started,
-        "data_root": root,
-        "graphstk_version": __version__,
+        "config": cfg.to_dict(), "rows": rows, "wall_time_s": time.perf_counter() - t0, "peak_rss_gb": peak_rss_gb(),
+        "skipped": skipped, "started": started, "data_root": root, "graphstk_version": __version__,
         "cache": {"dir": os.path.join(out_dir, "cache"), "reused": cache.hits, "computed": computed,
                   "code": codes[next(iter(codes))] if len(codes) == 1 else sorted(set(codes.values()))
                   if codes else code_fingerprint()},

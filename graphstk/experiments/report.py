@@ -40,6 +40,11 @@ def _fmt(x, nd: int = 2) -> str:
     return f"{x:.{nd}f}" if isinstance(x, (int, float)) and math.isfinite(x) else "-"
 
 
+def _pm(cell: dict, nd: int) -> str:
+    """``"mean ± std"`` of a row or a paper cell."""
+    return f"{_fmt(cell['mean'], nd)} ± {_fmt(cell.get('std'), nd)}"
+
+
 def format_params(params: dict | None, sep: str = ",") -> str:
     """``k=v`` pairs of a parameter (or sweep) dict, floats as ``%g``: ``"eta=0.99,T=8"``."""
     return sep.join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in (params or {}).items())
@@ -119,16 +124,13 @@ def to_csv(rows: list[dict]) -> str:
             "dataset": r["dataset"], "method": r["method"], "setting": r["setting"],
             "p_test": "" if r.get("p_test") is None else r["p_test"],
             "sweep": _sweep(r), "options": format_params(r.get("options")), "n_seeds": len(r["seeds"]),
-            "mean": _fmt(r["mean"], 4), "std": _fmt(r["std"], 4),
-            "mean_class0": _fmt(r.get("mean_class0"), 4), "mean_wrong": _fmt(r.get("mean_wrong"), 4),
-            "paper_mean": paper.get("mean", ""), "paper_std": paper.get("std", ""),
-            "diff": "" if d is None else f"{d:.4f}",
-            "test_acc": ";".join(_fmt(a, 4) for a in r["test_acc"]),
-            "best_params": json.dumps(r["best_params"]),
-            "unreachable": sum(r.get("unreachable") or []),
-            "note": row_note(r),
-            "wall_time_s": f"{r['wall_time_s']:.3f}",
-            "task": r.get("task") or "", "protocol": r.get("protocol", ""), "metric": r.get("metric", ""),
+            "mean": _fmt(r["mean"], 4), "std": _fmt(r["std"], 4), "mean_class0": _fmt(r.get("mean_class0"), 4),
+            "mean_wrong": _fmt(r.get("mean_wrong"), 4), "paper_mean": paper.get("mean", ""),
+            "paper_std": paper.get("std", ""), "diff": "" if d is None else f"{d:.4f}",
+            "test_acc": ";".join(_fmt(a, 4) for a in r["test_acc"]), "best_params": json.dumps(r["best_params"]),
+            "unreachable": sum(r.get("unreachable") or []), "note": row_note(r),
+            "wall_time_s": f"{r['wall_time_s']:.3f}", "task": r.get("task") or "", "protocol": r.get("protocol", ""),
+            "metric": r.get("metric", ""),
             "n_labeled": "" if r.get("n_labeled") is None else json.dumps(r["n_labeled"]),
         })
     return buf.getvalue()
@@ -156,14 +158,10 @@ def _table(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
         head.remove("unreachable")
     body = []
     for r in rows:
-        paper = r.get("paper")
-        d = _diff(r)
-        nd = _nd(r)
+        d, nd = _diff(r), _nd(r)
         body.append([r["dataset"], _method(r), _level(r)] + ([_sweep(r)] if has_sweep else [])
                     + ([] if node else [_metric_label(r)]) + [
-            f"{_fmt(r['mean'], nd)} ± {_fmt(r['std'], nd)}",
-            f"{_fmt(paper['mean'], nd)} ± {_fmt(paper.get('std'), nd)}" if paper else "-",
-            "-" if d is None else f"{d:+.{nd}f}",
+            _pm(r, nd), _pm(r["paper"], nd) if r.get("paper") else "-", "-" if d is None else f"{d:+.{nd}f}",
             str(len(r["seeds"]))] + ([str(sum(r.get("unreachable") or []))] if node else [])
             + [f"{r['wall_time_s']:.1f}"] + ([_fmt(r.get("fit_time_s"))] if "time per seed (s)" in head else [])
             + ([row_note(r)] if has_note else []))
@@ -279,19 +277,17 @@ def _pivots(rows: list[dict], h: str = "##") -> list[str]:
         out += [f"{h} {what}: ours (paper)", "", "| method | " + " | ".join(datasets) + " |",
                 "|---|" + "---|" * len(datasets)]
         for m in methods:
-            cells = []
-            for d in datasets:
-                r = sub.get((m, d))
-                if r is None:
-                    cells.append("")
-                    continue
-                paper = r.get("paper")
-                nd = _nd(r)
-                cells.append(f"{_fmt(r['mean'], nd)} ± {_fmt(r['std'], nd)}"
-                             + (f" ({_fmt(paper['mean'], nd)} ± {_fmt(paper.get('std'), nd)})" if paper else ""))
+            cells = [_pivot_cell(sub.get((m, d))) for d in datasets]
             out.append(f"| {m} | " + " | ".join(cells) + " |")
         out.append("")
     return out
+
+
+def _pivot_cell(r: dict | None) -> str:
+    """``"ours (paper)"`` of a row, ``""`` for none."""
+    if r is None:
+        return ""
+    return _pm(r, _nd(r)) + (f" ({_pm(r['paper'], _nd(r))})" if r.get("paper") else "")
 
 
 def write_all(out_dir: str, results: dict) -> None:

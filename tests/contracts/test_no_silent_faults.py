@@ -75,7 +75,7 @@ def test_a_file_with_a_known_digest_is_checked_against_it(tmp_path):
 
 # ------------------------------------------------------------------------ 3. results cache edited by hand
 def test_an_edited_cache_entry_is_recomputed_with_a_warning(tmp_path):
-    from graphstk.experiments.default import default_config
+    from graphstk.experiments import default_config
     from graphstk.experiments.pipeline import run_experiment
     cfg = default_config().with_overrides(seeds=1)
     first = run_experiment(cfg, str(tmp_path), progress=False)

@@ -120,7 +120,7 @@ def test_shipped_configs_are_valid():
 
 
 def test_default_experiment_config_is_valid():
-    from graphstk.experiments.default import default_config
+    from graphstk.experiments import default_config
 
     cfg = default_config()
     assert cfg.name == "default" and {d.graph["kind"] for d in cfg.datasets} == {"karate_club", "sbm"}

@@ -55,7 +55,7 @@ def test_a_config_loads_only_the_registrations_and_protocols_it_names():
     import sys
 
     code = ("import sys\nfrom graphstk.experiments.config import parse_config\n"
-            "from graphstk.experiments.default import DEFAULT\nfrom graphstk.experiments.protocols import get_protocol\n"
+            "from graphstk.experiments.config import DEFAULT\nfrom graphstk.experiments.protocols import get_protocol\n"
             "from graphstk.experiments.registry import get_method\n"
             "get_protocol(parse_config(DEFAULT))\n"
             "try:\n    get_method('FredGaus')\nexcept ValueError as e:\n    print(e)\n"

@@ -31,11 +31,13 @@ def masked_labels(y: torch.Tensor, labeled: torch.Tensor) -> torch.Tensor:
 def call_method(entry: MethodEntry, options: dict, problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """``entry.fit_predict(problem, [fixed | options | point, ...])``, its output checked.
 
-    ``points`` hold the grid parameters only; the method's ``fixed`` keys and the config's
+    A method that needs features gets none: ``ValueError``. ``points`` hold the grid parameters only; the method's ``fixed`` keys and the config's
     ``fixed`` overrides (``options``) are merged into each. Classification scores must be
     ``[len(eval), C]``, one-class scores ``[len(eval)]``; they come back as CPU float64 (the metrics
     are computed on the host; a method computes on ``problem.device``).
     """
+    if "features" in entry.needs and problem.X is None:
+        raise ValueError(f"{entry.name} needs features (problem.X is None)")
     full = [{**entry.fixed, **options, **p} for p in points]
     out = entry.fit_predict(problem, full)
     if not isinstance(out, (list, tuple)) or len(out) != len(points):

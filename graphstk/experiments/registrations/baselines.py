@@ -98,8 +98,6 @@ def rls_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tens
     Fixed keys: ``kernel`` (``"linear"`` | ``"gaussian"``), ``sigma_units``
     (``"median"`` default | ``"absolute"``).
     """
-    if problem.X is None:
-        raise ValueError("RLSC/KRLSC need features (problem.X is None)")
     XL, XE = feature_rows(problem.X, problem.labeled), feature_rows(problem.X, problem.eval)
     l = problem.labeled.numel()
     T = onevsrest_targets(problem.labeled_targets(), problem.num_classes, full=True).numpy()
@@ -131,8 +129,6 @@ def linear_svm_fit_predict(problem: MethodInput, points: list[dict]) -> list[tor
     Scores are ``decision_function`` columns placed at their class ids (:func:`class_scores`); with a
     single labeled class the prediction is that class.
     """
-    if problem.X is None:
-        raise ValueError("LinearSVM needs features (problem.X is None)")
     single = _single_class(problem, len(points))
     if single is not None:
         return single

@@ -40,8 +40,6 @@ def fredholm_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch
     Fixed key ``instance`` (one of :data:`FREDHOLM_NAMES`); grid keys ``width``, ``lam``,
     ``loss`` (``"square"`` | ``"hinge"``).
     """
-    if problem.X is None:
-        raise ValueError("Fredholm kernels need features (problem.X is None)")
     if problem.unlabeled.numel() == 0:
         raise ValueError("Fredholm kernels need unlabeled points (problem.unlabeled is empty)")
     single = _single_class(problem, len(points))
@@ -69,8 +67,6 @@ def laprls_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.T
     ``(kernel, sigma, n_neighbors, landmarks)`` (``gamma_scale="trace"``: ``gamma_A`` and
     ``gamma_I`` relative to the kernel's mean diagonal, 1 for a Gaussian), its
     ``decision_path`` for the ``(gamma_A, gamma_I)`` pairs."""
-    if problem.X is None:
-        raise ValueError("LapRLSC needs features (problem.X is None)")
     single = _single_class(problem, len(points))
     if single is not None:
         return single

@@ -34,8 +34,6 @@ def _hidden(problem: MethodInput) -> torch.Tensor:
 
 def _features(problem: MethodInput) -> torch.Tensor:
     X = problem.X
-    if X is None:
-        raise ValueError("this method needs node features (the dataset has none)")
     return torch.from_numpy(X.toarray()) if sp.issparse(X) else torch.as_tensor(X)
 
 

@@ -19,11 +19,9 @@ from .baselines import feature_rows, group_points
 __all__ = ["spectral_fit_predict", "parzen_fit_predict", "one_class_svm_fit_predict"]
 
 
-def _rows(problem: MethodInput, idx: torch.Tensor) -> torch.Tensor:
-    """The feature rows ``idx`` of the problem as a dense float64 tensor."""
-    if problem.X is None:
-        raise ValueError("the separating-kernel methods need features (problem.X is None)")
-    return feature_rows(problem.X, idx, tensor=True)
+def _rows(problem: MethodInput) -> tuple[torch.Tensor, torch.Tensor]:
+    """The feature rows of the labeled and of the eval points, dense float64 tensors."""
+    return feature_rows(problem.X, problem.labeled, tensor=True), feature_rows(problem.X, problem.eval, tensor=True)
 
 
 def _auto(v):
@@ -34,7 +32,7 @@ def _auto(v):
 def spectral_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """``F_n`` (Eq. 19) on ``problem.eval``; grid points differing only in ``lam`` share one fit
     (:meth:`SpectralSupportEstimator.score_samples` with a ``lam`` path)."""
-    Xtr, Z = _rows(problem, problem.labeled), _rows(problem, problem.eval)
+    Xtr, Z = _rows(problem)
     out: list = [None] * len(points)
     for idx in group_points(points, lambda p: tuple(sorted((k, str(v)) for k, v in p.items() if k != "lam"))).values():
         p = points[idx[0]]
@@ -54,7 +52,7 @@ def spectral_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch
 
 def parzen_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Parzen window ``(1/n) sum_i K(x, x_i)``, the spectral estimator's kernel and width."""
-    Xtr, Z = _rows(problem, problem.labeled), _rows(problem, problem.eval)
+    Xtr, Z = _rows(problem)
     return [ParzenWindow(kernel=p.get("kernel", "abel"), sigma=_auto(p.get("sigma")),
                          n_neighbors=int(p.get("n_neighbors", 10)))
             .fit(Xtr).score_samples(Z) for p in points]
@@ -62,7 +60,7 @@ def parzen_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.T
 
 def one_class_svm_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """scikit-learn ``OneClassSVM`` (Gaussian kernel, the same width, ``nu``), ``decision_function`` scores."""
-    Xtr, Z = _rows(problem, problem.labeled), _rows(problem, problem.eval)
+    Xtr, Z = _rows(problem)
     out = []
     for p in points:
         sigma = _auto(p.get("sigma"))

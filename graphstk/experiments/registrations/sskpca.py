@@ -52,8 +52,6 @@ class _Fold:
     """The fit points of one call (sorted), their labels (``-1`` unlabeled), where the eval points are."""
 
     def __init__(self, problem: MethodInput):
-        if problem.X is None:
-            raise ValueError("semi-supervised KPCA needs features (problem.X is None)")
         self.problem = problem
         self.fit = np.unique(torch.cat([problem.labeled, problem.unlabeled]).cpu().numpy())
         self.X = self.rows(self.fit)

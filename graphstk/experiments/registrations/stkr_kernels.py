@@ -31,8 +31,6 @@ TRANSFORMS = {"STKR-Lap": ("eta", InverseLaplacian), "STKR-poly": ("k", lambda k
 def stkr_kernel_fit_predict(problem: MethodInput, points: list[dict], method: str = "STKR-Lap") -> list[torch.Tensor]:
     """Scores on ``problem.eval`` for every grid point of ``method`` (``"STKR-Lap"`` or ``"STKR-poly"``;
     see the module docstring)."""
-    if problem.X is None:
-        raise ValueError("STKR on a feature kernel needs features (problem.X is None)")
     fit = problem.fit_points
     extra = problem.eval[~torch.isin(problem.eval, fit)]
     ids = torch.cat([fit, extra])                       # local numbering: fit points, then hidden ones
