@@ -2,7 +2,7 @@
 :func:`check_allocation`), the free memory a tile is sized to (:func:`memory_available`,
 :func:`tile_rows`), and the peak a run records (:func:`peak_rss_gb`); docs/operators.md. The readers of
 ``/proc`` and the cgroup files are module functions, so tests replace them to simulate a limit.
-:func:`reuse_freed_memory` is the allocator setting the runner applies (glibc only).
+``reuse_freed_memory`` is the allocator setting the runner applies (glibc only).
 """
 from __future__ import annotations
 

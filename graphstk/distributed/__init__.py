@@ -5,7 +5,7 @@
   reverse Cuthill-McKee, METIS) and their halo, computed without any process;
 * :class:`PartitionedOperator`: the row-partitioned ``KernelOperator`` with its halo exchange;
 * :class:`PartitionedGraphKernel`: the STKR base kernel (Eq. 23) on it; the engines of
-  :func:`graphstk.methods.engine.solve` run on it unchanged (its ``vector_space``, a
+  ``graphstk.methods.engine.solve`` run on it unchanged (its ``vector_space``, a
   :class:`ShardedSpace`, goes to every solver with the problem);
 * :func:`write_partition` / ``python -m graphstk partition``: the partitioned on-disk form, written
   once; :func:`load_part`: one process's part;

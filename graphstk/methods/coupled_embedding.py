@@ -61,7 +61,7 @@ def coupled_kernel_embedding(K_L, K_H, W, n_components: int = 2, reg: float = 1e
 
     ``K_L [n_L, n_L]``, ``K_H [n_H, n_H]`` symmetric PSD; ``W [n_L, n_H]`` non-negative affinities
     (Eq. 25). Returns the ``n_components`` smallest non-trivial eigenpairs as torch float64 tensors
-    (:class:`CKEResult`).
+    (``CKEResult``).
 
     Parameters
     ----------

@@ -526,7 +526,7 @@ class STKR(_GraphEstimator):
         Ridge parameter ``beta_n`` of Eq. 7 (finite, positive).
     setting : {"transductive", "inductive"}, default "transductive"
     step_size : "auto" | "paper" | float, default "auto"
-        Richardson step ``gamma`` (:func:`graphstk.methods.steps.reciprocal_step`; ``"auto"`` is provably stable
+        Richardson step ``gamma`` (``graphstk.methods.steps.reciprocal_step``; ``"auto"`` is provably stable
         on the lazy kernel). On Eq. 23's kernel a fit proved to have no converging step raises
         ``ConvergenceError`` naming what converges, unless a short fixed budget provably stays below the guard.
     num_iter : int, optional

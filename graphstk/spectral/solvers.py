@@ -194,7 +194,7 @@ def richardson(apply: Apply, b: Tensor, gamma: float | Tensor, max_iter: int, to
     snapshots : iterable of int, default ()
         Iteration counts ``T`` whose iterate ``x_T`` is kept.
     callback : callable ``(t, relative residual)``, optional
-        A true return value stops the solve (:func:`time_budget`).
+        A true return value stops the solve (``time_budget``).
     warn : bool, default True
         Warn (``ConvergenceWarning``) when a solve to ``tol`` stalls; a diverging one raises ``ConvergenceError``.
     fix : str, optional
@@ -570,7 +570,7 @@ def multishift_cg(matvec: Callable[[Tensor], Tensor], b: Tensor, sigmas: Sequenc
     warn : bool, default True
         Warn (``ConvergenceWarning``) when ``max_iter`` ends the solve before ``tol``.
     callback : callable ``(iteration, relative residual)``, optional
-        A true return value stops the solve (:func:`graphstk.spectral.solvers.time_budget`), recorded in ``stopped``.
+        A true return value stops the solve (``graphstk.spectral.solvers.time_budget``), recorded in ``stopped``.
     space : VectorSpace, optional
         Where the column reductions run (default: this process's whole tensors).
 

@@ -28,7 +28,7 @@ def spectrum_points(lo: float, hi: float, dtype: torch.dtype = torch.float64, de
 class Transform:
     """Base class: a spectral transform ``s`` evaluated on eigenvalues.
 
-    Class attributes: ``family``, the class whose engine (:func:`graphstk.methods.engine.solve`) solves it
+    Class attributes: ``family``, the class whose engine (``graphstk.methods.engine.solve``) solves it
     (``None``: none; ``class X(Transform, engine_family=True)`` starts a family); ``ridge``, whether it takes
     ridges ``beta`` (Eq. 7); ``grid_key``, the grid parameter :meth:`from_grid` builds it from, or ``None``.
     """
@@ -44,7 +44,7 @@ class Transform:
 
     @classmethod
     def from_grid(cls, value, **options) -> "Transform":
-        """The transform of the grid value ``value`` of :attr:`grid_key`: ``cls(value)`` unless the class says
+        """The transform of the grid value ``value`` of ``grid_key``: ``cls(value)`` unless the class says
         otherwise (``options``: fixed keys, e.g. TopD's ``support``)."""
         if cls.grid_key is None:
             raise TypeError(f"{cls.__name__} is not built from one grid value")
@@ -54,7 +54,7 @@ class Transform:
         raise NotImplementedError
 
     def value_range(self, lo: float, hi: float) -> tuple[float, float]:
-        """``(min s, max s)`` over ``[lo, hi]`` (:func:`spectrum_points`, both endpoints included)."""
+        """``(min s, max s)`` over ``[lo, hi]`` (``spectrum_points``, both endpoints included)."""
         vals = self(spectrum_points(lo, hi))
         return float(vals.min()), float(vals.max())
 

@@ -56,7 +56,7 @@ class SpectralSupportEstimator(OneClassEstimator):
     filter : ``"tikhonov"`` (default) | ``"cutoff"`` | ``"landweber"`` | ``"kpca"`` | ``"nu"``
     lam : float, sequence of floats, or None, default None
         Regularisation parameter(s), ``> 0``. ``None`` = the maximum-curvature point of the
-        eigenvalue decay (Sec. 7, Fig. 3; :func:`~graphstk.methods.separating.max_curvature_lambda`). A
+        eigenvalue decay (Sec. 7, Fig. 3; ``max_curvature_lambda``). A
         sequence gives one score column per value, all from the same eigendecomposition.
     tau : float in [0, 1] or None, default None
         Offset of Eq. 17: ``x`` is inside when ``F_n(x) >= 1 - tau``. ``None`` = ``tau_n`` of
