@@ -28,7 +28,7 @@ from ..spectral.transforms import (InverseLaplacian, LabelPropagationFilter, Pol
                                   TopD, Transform)
 from .engine import solve
 from .grid import lp_scores, scores_from, unreachable
-from .problem import SOLVERS, EngineResult, argmax_of_labeled_classes, check_solver_options, make_problem
+from .problem import SOLVERS, EngineResult, argmax_of_labeled_classes, make_problem
 from .steps import DIVERGED_RESIDUAL
 
 SETTINGS = ("transductive", "inductive")
@@ -111,15 +111,6 @@ def check_budgets(name: str, values, solver: str, reciprocal: bool) -> list[int]
     if reciprocal and solver == "cg":
         raise ValueError(f"{name} with a reciprocal transform needs solver 'richardson' (Algorithm 2) or 'auto'")
     return budgets
-
-
-def check_step_size(step_size) -> None:
-    """``step_size`` is ``"auto"``, ``"paper"`` or a positive number (the Richardson step of Algorithms 1-2)."""
-    if isinstance(step_size, str):
-        if step_size not in ("auto", "paper"):
-            raise ValueError(f"step_size must be 'auto', 'paper' or a positive number, got {step_size!r}")
-    else:
-        check_real("step_size", step_size)
 
 
 def _resolve_alias(name: str, value, alias: str, alias_value, default):
@@ -243,19 +234,22 @@ class _GraphEstimator(ScoringMixin, BaseEstimator):
     _parameter_constraints: dict = _common_constraints()
 
     def _validate_params(self):
-        """The project's checks first (messages naming what to write instead), then the declared constraints."""
-        self._check_params()
+        """The package's number convention for the ridges first (``check_real``: a finite real number, not a
+        string; the same words as :mod:`graphstk.nn`), then the declared constraints, the one check of every
+        other parameter, then what relates parameters to each other."""
+        self._check_numbers()
         super()._validate_params()
+        self._check_params()
+
+    def _check_numbers(self):
+        """``check_real`` on the ridge-like parameters of this estimator (none by default)."""
 
     def _check_params(self):
         self._check_common()
 
     def _check_common(self):
-        """The checks whose messages the declared constraints cannot give: device, solver options, setting."""
+        """What the declared constraints cannot say: that ``device`` names a device torch has."""
         check_device(self.device)
-        check_solver_options(self.solver, self.max_iter, self.tol)
-        if self.setting not in SETTINGS:
-            raise ValueError(f"setting must be one of {SETTINGS}, got {self.setting!r}")
 
     def _budgets(self) -> tuple[int, ...]:
         """The fixed iteration budget: ``num_iter``, or ``max_iter`` when ``tol == 0``."""
@@ -469,10 +463,12 @@ class LabelPropagation(_GraphEstimator):
     def _default_normalization(self) -> str:
         return "symmetric"
 
+    def _check_numbers(self):
+        eta = _resolve_alias("eta", self.eta, "alpha", self.alpha, 0.99)   # not both; the bound 1/lambda_1 at fit
+        check_real("alpha" if self.alpha is not None else "eta", eta)
+
     def _check_params(self):
-        eta = _resolve_alias("eta", self.eta, "alpha", self.alpha, 0.99)
         self._eta_name = "alpha" if self.alpha is not None else "eta"    # messages use the user's spelling
-        check_real(self._eta_name, eta)   # the upper bound 1/lambda_1 is checked by fit
         self._num_iter = _resolve_alias("num_iter", self.num_iter, "num_layers", self.num_layers, None)
         self._check_common()
         if self._num_iter is not None:
@@ -588,13 +584,11 @@ class STKR(_GraphEstimator):
         self.max_iter, self.tol, self.num_classes, self.max_seconds = max_iter, tol, num_classes, max_seconds
         self.clean_edges, self.dtype, self.device, self.normalization = clean_edges, dtype, device, normalization
 
+    def _check_numbers(self):
+        check_real("beta", self.beta)
+
     def _check_params(self):
         tr = self.transform
-        if tr is not None and not isinstance(tr, (Polynomial, ReciprocalPolynomial, TopD)):
-            raise TypeError(f"transform must be Polynomial, ReciprocalPolynomial/InverseLaplacian or TopD (or None: "
-                            f"InverseLaplacian(eta={DEFAULT_ETA})), got {type(tr).__name__}")
-        check_real("beta", self.beta)
-        check_step_size(self.step_size)
         self._check_common()
         if self.num_iter is not None:
             check_budgets("num_iter", [self.num_iter], self.solver, isinstance(tr, ReciprocalPolynomial))

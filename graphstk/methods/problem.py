@@ -9,7 +9,6 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Sequence
 
-import numpy as np
 import torch
 from torch import Tensor
 
@@ -23,7 +22,7 @@ from .._spaces import VectorSpace
 
 SOLVERS = ("auto", "richardson", "cg", "gmres", "direct")
 
-__all__ = ["Problem", "GridPoint", "EngineResult", "grid_pairs", "make_problem", "warn_classes_without_labels", "check_solver_options",
+__all__ = ["Problem", "GridPoint", "EngineResult", "grid_pairs", "make_problem", "warn_classes_without_labels",
            "SOLVERS"]
 
 
@@ -73,18 +72,6 @@ def argmax_of_labeled_classes(scores: Tensor, missing: list[int]) -> Tensor:
         scores = scores.clone()
         scores[:, missing] = -torch.inf
     return scores.argmax(dim=1)
-
-
-def check_solver_options(solver: str, max_iter: int, tol: float) -> None:
-    """Raise a clear error for an unknown solver, ``max_iter < 1`` or ``tol < 0`` (or non-numbers)."""
-    if solver not in SOLVERS:
-        raise ValueError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer, float)) \
-            or int(max_iter) != max_iter or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
-    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating, np.integer)) \
-            or not (tol >= 0 and np.isfinite(tol)):
-        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
 
 
 @dataclass

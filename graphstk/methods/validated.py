@@ -20,7 +20,7 @@ from ..operators.base import KernelOperator
 from ..spectral.transforms import InverseLaplacian, LabelPropagationFilter, ReciprocalPolynomial, Transform
 from .engine import one_family, solve
 from .estimators import (_common_constraints, _GraphEstimator, _label_tensor, _shared, check_budgets,
-                         check_step_size, divergence_advice)
+                         divergence_advice)
 from .grid import lp_scores, scores_from
 from .selection import correct, select
 
@@ -121,9 +121,6 @@ class STKRCV(_GraphEstimator):
 
     def _grid(self) -> tuple[list[Transform], type, list[float | None], list[int | None]]:
         """``(transforms, family, betas, budgets)`` checked; ``[None]`` for an axis the grid lacks."""
-        if self.labels not in ("onehot", "centered"):
-            raise ValueError(f"labels must be 'onehot' or 'centered', got {self.labels!r}")
-        check_step_size(self.step_size)
         transforms = ([InverseLaplacian(e) for e in DEFAULT_ETAS] if self.transforms is None
                       else [self.transforms] if isinstance(self.transforms, Transform) else list(self.transforms))
         if not transforms:

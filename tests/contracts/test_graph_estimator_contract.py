@@ -46,13 +46,15 @@ def _three_classes() -> tuple[Data, torch.Tensor]:
 ESTIMATORS = [STKR, LabelPropagation, STKRCV, FeatureSTKR]
 #: a value each estimator must refuse at fit, and the words of the refusal
 INVALID = {
-    STKR: [("beta", -1.0, "beta must be > 0"), ("setting", "bogus", "setting must be one of"),
-           ("step_size", "fast", "step_size must be 'auto', 'paper' or a positive number"),
-           ("transform", "laplacian", "transform must be Polynomial")],
-    LabelPropagation: [("eta", -0.5, "eta must be > 0"), ("setting", "bogus", "setting must be one of"),
-                       ("solver", "lu", "unknown solver 'lu'")],
-    STKRCV: [("betas", [1.0, -1.0], "betas must be > 0"), ("setting", "bogus", "setting must be one of"),
-             ("labels", "binary", "labels must be 'onehot' or 'centered'")],
+    STKR: [("beta", -1.0, "beta must be > 0"), ("setting", "bogus", "The 'setting' parameter of STKR must be a str among"),
+           ("step_size", "fast", "The 'step_size' parameter of STKR must be a str among"),
+           ("transform", "laplacian", "The 'transform' parameter of STKR must be an instance of 'graphstk.spectral.transforms.Polynomial'")],
+    LabelPropagation: [("eta", -0.5, "eta must be > 0"),
+                       ("setting", "bogus", "The 'setting' parameter of LabelPropagation must be a str among"),
+                       ("solver", "lu", "The 'solver' parameter of LabelPropagation must be a str among")],
+    STKRCV: [("betas", [1.0, -1.0], "betas must be > 0"),
+             ("setting", "bogus", "The 'setting' parameter of STKRCV must be a str among"),
+             ("labels", "binary", "The 'labels' parameter of STKRCV must be a str among")],
     FeatureSTKR: [("beta", 0.0, "beta must be > 0"), ("setting", "bogus", "setting must be 'transductive' or"),
                   ("depth", -2, "depth must be an integer >= 0"), ("mix", "sum", "mix must be one of")],
 }

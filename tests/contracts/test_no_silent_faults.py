@@ -105,9 +105,9 @@ def test_label_propagation_names_the_parameters_as_written():
         M.LabelPropagation(alpha=1.5).fit(graph(), TRAIN)
     with pytest.raises(ValueError, match=r"0 < eta < 1/lambda_1 = 1, got eta=1\.5"):
         M.LabelPropagation(eta=1.5).fit(graph(), TRAIN)
-    with pytest.raises(ValueError, match=r"^num_layers must be an integer >= 1, got -3"):
+    with pytest.raises(ValueError, match=r"^The 'num_layers' parameter of LabelPropagation must be an int in the range"):
         M.LabelPropagation(num_layers=-3).fit(graph(), TRAIN)
-    with pytest.raises(ValueError, match=r"^num_iter must be an integer >= 1, got -3"):
+    with pytest.raises(ValueError, match=r"^The 'num_iter' parameter of LabelPropagation must be an int in the range"):
         M.LabelPropagation(num_iter=-3).fit(graph(), TRAIN)
 
 

@@ -1501,13 +1501,6 @@ def _():
             lambda env, msg: stkr(num_classes=3).fit(graph(), TRAIN))
 
 
-@case("unknown_solver", "problem.py:check_solver_options:choose one of", ValueError,
-      r"unknown solver 'minres'; choose one of \('auto', 'richardson', 'cg', 'gmres', 'direct'\)")
-def _():
-    return (lambda env: stkr(solver="minres").fit(graph(), TRAIN),
-            lambda env, msg: stkr(solver=first_choice(msg)).fit(graph(), TRAIN))
-
-
 @case("engine_unknown_solver", "linsolve.py:iterate:choose one of", ValueError,
       r"unknown solver 'minres'; choose one of \('auto', 'richardson', 'cg', 'gmres', 'direct'\)")
 def _():

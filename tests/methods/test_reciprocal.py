@@ -148,7 +148,7 @@ def test_centered_labels_match_eq7_with_centered_targets(hidden):
     assert torch.allclose(out, ref, atol=1e-9 * ref.abs().max(), rtol=0)
     onehot = grid(*args, solver="direct")[0][1]
     assert not torch.allclose(out, onehot)              # the option reaches the engine
-    with pytest.raises(ValueError, match="labels must be 'onehot' or 'centered'"):
+    with pytest.raises(ValueError, match="The 'labels' parameter of STKRCV must be a str among"):
         grid(*args, labels="centred")
 
 
@@ -236,7 +236,7 @@ def test_bad_inputs_fail_early():
         STKR(Polynomial([1.0]), 0.0).fit(data, TRAIN)
     with pytest.raises(ValueError, match="0 < eta"):
         LabelPropagation(1.5).fit(data, TRAIN)
-    with pytest.raises(ValueError, match="unknown solver"):
+    with pytest.raises(ValueError, match="The 'solver' parameter of STKR must be a str among"):
         STKR(Polynomial([1.0]), 0.1, solver="magic").fit(data, TRAIN)
     bad = Data(edge_index=c["ei"], y=c["y"].clone(), num_nodes=N_NODES)
     bad.y[0] = -1
