@@ -108,7 +108,7 @@ def import_facts():
 
 
 def cycles(edges):
-    """Strongly connected groups of more than one subpackage (Tarjan)."""
+    """Strongly connected groups of more than one node of ``edges`` (node -> set of nodes it imports; Tarjan)."""
     index, low, stack, on, out = {}, {}, [], set(), []
     counter = [0]
 

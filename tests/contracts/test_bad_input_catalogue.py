@@ -21,6 +21,11 @@ import torch
 from sklearn.base import BaseEstimator
 from torch_geometric.data import Data
 
+from dense_reference import RING_EDGES as EDGES
+from dense_reference import RING_LABELS as LABELS
+from dense_reference import RING_N as N
+from dense_reference import RING_TRAIN as TRAIN
+
 import graphstk.features as F
 import graphstk.methods as M
 from graphstk import InverseLaplacian
@@ -205,11 +210,6 @@ def test_vector_huge_is_refused_from_an_estimate(name, huge, monkeypatch):
 
 
 # ------------------------------------------------------------------------------------------- graphs
-N = 12
-_RING = torch.stack([torch.arange(N), (torch.arange(N) + 1) % N])
-EDGES = torch.cat([_RING, _RING.flip(0)], 1)
-LABELS = torch.arange(N) % 3
-TRAIN = torch.arange(6)
 
 
 def _graph(**kw):

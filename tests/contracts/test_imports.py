@@ -15,10 +15,14 @@ fails the test too.
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "graphstk"
+_spec = importlib.util.spec_from_file_location("graphstk_shape", REPO / "tools" / "shape.py")
+shape = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(shape)
 
 #: Import cycles still present, each as the sorted tuple of its modules (a strongly connected
 #: component of the import graph). Empty now: keep it so.
@@ -86,34 +90,8 @@ def _graph() -> dict[str, set[str]]:
 
 
 def _cycles(edges: dict[str, set[str]]) -> set[tuple[str, ...]]:
-    """The strongly connected components with more than one module (Tarjan)."""
-    index, low, stack, on, out = {}, {}, [], set(), set()
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in edges[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.add(tuple(sorted(comp)))
-
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
-    return out
+    """The strongly connected components with more than one module (``tools/shape.py``'s Tarjan walk)."""
+    return {tuple(group) for group in shape.cycles(edges)}
 
 
 def test_no_import_cycle():
