@@ -303,19 +303,23 @@ def t_kernel_comparison():
     return md_table(head, body), rows
 
 
-#: the baselines' targets: (results folder, dataset, method, published mean, allowed distance in points)
-BASELINE_TARGETS = (("shchur_protocol", "Photo", "GCN", 91.2, 1.5), ("shchur_protocol", "CS", "GCN", 91.1, 1.5),
-                    ("planetoid_baselines", "Cora", "GCN", 81.5, 1.0), ("planetoid_baselines", "Cora", "SGC", 81.0, 1.0),
-                    ("planetoid_baselines", "Cora", "S2GC", 83.0, 1.0), ("planetoid_baselines", "Cora", "DGC", 83.3, 1.0),
-                    ("planetoid_baselines", "Cora", "GGCM", 83.6, 1.0))
+#: the baselines' targets: (results folder, dataset, method, published mean, allowed distance in points,
+#: options the row must carry: DGC's is the run with its authors' released read-out)
+BASELINE_TARGETS = (("shchur_protocol", "Photo", "GCN", 91.2, 1.5, {}), ("shchur_protocol", "CS", "GCN", 91.1, 1.5, {}),
+                    ("planetoid_baselines", "Cora", "GCN", 81.5, 1.0, {}),
+                    ("planetoid_baselines", "Cora", "SGC", 81.0, 1.0, {}),
+                    ("planetoid_baselines", "Cora", "S2GC", 83.0, 1.0, {}),
+                    ("planetoid_baselines", "Cora", "DGC", 83.3, 1.0, {"lr": 0.156}),
+                    ("planetoid_baselines", "Cora", "GGCM", 83.6, 1.0, {}))
 
 
 def t_baseline_targets():
     """Each live baseline against its paper: the recorded mean, the published mean, the distance and
     whether it is within the target; the weight decays validation chose (edges of the grid marked)."""
     body, rows = [], []
-    for src, ds, method, paper, tol in BASELINE_TARGETS:
-        found = pick(load(src), dataset=ds, method=method, mean=lambda v: v is not None)
+    for src, ds, method, paper, tol, opts in BASELINE_TARGETS:
+        found = pick(load(src), dataset=ds, method=method, mean=lambda v: v is not None,
+                     options=lambda o: all((o or {}).get(k) == v for k, v in opts.items()))
         if not found:
             body.append([ds, method, f"{paper:.1f}", "-", "-", f"{tol:g}", "not recorded", "-", "-"])
             continue

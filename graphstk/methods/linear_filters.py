@@ -2,8 +2,10 @@
 
 SGC, S2GC, DGC and GGCM filter the row-normalised features once with GCN's renormalised adjacency
 ``S~ = D~^{-1/2} (A + I) D~^{-1/2}`` (the filters of ``graphstk.spectral.filters``) and train SGC's
-read-out (Wu et al. 2019, Sec. 3.1 and 4): a seeded ``torch.nn.Linear``, full-batch Adam, lr 0.2, 100
-epochs, the weight decay chosen on validation over :data:`WEIGHT_DECAYS` (``docs/feature_stkr.md``).
+read-out (Wu et al. 2019, Sec. 3.1 and 4): a seeded ``torch.nn.Linear``, full-batch Adam, lr
+:data:`READOUT_LR`, 100 epochs, the weight decay chosen on validation over :data:`WEIGHT_DECAYS`
+(``docs/feature_stkr.md``). A paper that released its own per-dataset read-out (DGC: ``K``, ``T``, lr and
+weight decay per dataset) is run with those values from a config (``configs/planetoid_baselines.yaml``).
 """
 from __future__ import annotations
 
@@ -15,8 +17,10 @@ from ..operators.graph import GraphKernel
 from .feature_propagation import _lazy_matrix, _product
 from ..spectral.filters import Filter, GGCMFilter, HeatKernelFilter, SGCFilter, negative_degree, random_negative_graph
 
-__all__ = ["renormalized_adjacency", "filtered_features", "logistic_regression", "WEIGHT_DECAYS"]
+__all__ = ["renormalized_adjacency", "filtered_features", "logistic_regression", "READOUT_LR", "WEIGHT_DECAYS"]
 
+#: the read-out's Adam learning rate: SGC's (Wu et al. 2019, Sec. 4.1), reused by S2GC and GGCM
+READOUT_LR = 0.2
 #: the read-out's weight decays: SGC's range [1e-10, 1e-4] widened to 1e-2, strongest first (ties go to it)
 WEIGHT_DECAYS = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10)
 
@@ -60,7 +64,7 @@ def ggcm_filter(edge_index: Tensor, num_nodes: int, **kw) -> GGCMFilter:
 
 
 def logistic_regression(Z: Tensor, y: Tensor, train: Tensor, eval_idx: Tensor, weight_decay: float, *,
-                        seed: int = 0, epochs: int = 100, lr: float = 0.2) -> Tensor:
+                        seed: int = 0, epochs: int = 100, lr: float = READOUT_LR) -> Tensor:
     """Log-probabilities ``[len(eval_idx), C]`` of the papers' read-out: ``torch.nn.Linear(d, C)`` seeded by
     ``seed``, full-batch Adam (``lr``, ``weight_decay``) for ``epochs`` epochs on ``(Z[train], y[train])``."""
     Zt, yt = Z[train], y[train].long()

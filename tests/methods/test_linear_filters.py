@@ -72,12 +72,37 @@ def test_closed_form_peers_are_their_papers():
     from graphstk.experiments.registry import get_method
     from graphstk.methods.linear_filters import WEIGHT_DECAYS
 
-    assert get_method("SGC").fixed == {"filter": "sgc", "K": 2}
-    assert get_method("S2GC").fixed == {"filter": "s2gc", "K": 16, "alpha": 0.05}
-    assert get_method("DGC").fixed == {"filter": "dgc", "K": 250} and get_method("DGC").grid["t"] == [5.27, 3.78]
-    assert get_method("GGCM").fixed == {"filter": "ggcm", "K": 16, "alpha": 0.15}
+    assert get_method("SGC").fixed == {"filter": "sgc", "K": 2, "lr": 0.2}
+    assert get_method("S2GC").fixed == {"filter": "s2gc", "K": 16, "alpha": 0.05, "lr": 0.2}
+    assert get_method("DGC").fixed == {"filter": "dgc", "K": 250, "lr": 0.2}
+    assert get_method("DGC").grid["t"] == [5.27, 3.78]
+    assert get_method("GGCM").fixed == {"filter": "ggcm", "K": 16, "alpha": 0.15, "lr": 0.2}
     assert get_method("GGCM").grid["decline_neg"] == [0.5, 1.0]
     for name in ("SGC", "S2GC", "DGC", "GGCM"):
         assert get_method(name).grid["weight_decay"] == list(WEIGHT_DECAYS)
     assert WEIGHT_DECAYS[0] > 1e-4 and WEIGHT_DECAYS[-1] == 1e-10
     assert list(WEIGHT_DECAYS) == sorted(WEIGHT_DECAYS, reverse=True)
+
+
+#: DGC's released per-dataset settings (Wang et al. 2021, the authors' code: ``main.py --dataset cora --T 5.27
+#: --K 250 --lr 0.156 --weight_decay 3.544e-5``; citeseer ``--T 3.78 --K 300 --lr 1.39 --weight_decay 2e-4``)
+DGC_RELEASED = {"Cora": {"t": 5.27, "K": 250, "lr": 0.156, "weight_decay": 3.544e-5},
+                "CiteSeer": {"t": 3.78, "K": 300, "lr": 1.39, "weight_decay": 2e-4}}
+
+
+def test_planetoid_baselines_config_runs_dgc_with_its_released_settings():
+    """The recorded Planetoid table runs DGC as its paper does: per dataset, the authors' released T, K,
+    learning rate and weight decay (one grid point), beside the validation-chosen registration."""
+    from graphstk.experiments.config import load_config
+    from graphstk.experiments.registry import get_method
+
+    cfg = load_config("configs/planetoid_baselines.yaml")
+    released = {}
+    for task in cfg.tasks:
+        for m in task.methods:
+            if m.label == "DGC" and m.options.get("lr", 0.2) != 0.2:
+                (ds,) = [d.name for d in task.datasets]
+                point = {**m.options, **{k: v for k, (v,) in m.grid.items()}}
+                released[ds] = {k: point[k] for k in ("t", "K", "lr", "weight_decay")}
+    assert released == DGC_RELEASED
+    assert get_method("DGC").fixed["K"] == DGC_RELEASED["Cora"]["K"]

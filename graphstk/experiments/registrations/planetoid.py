@@ -14,7 +14,7 @@ from torch_geometric.nn.conv.gcn_conv import gcn_norm
 from graphstk.methods.estimators import LabelPropagation
 from graphstk.methods.feature_stkr import DEFAULT_GRID, feature_stkr_scores, row_normalize
 from graphstk.methods.gnn import DEFAULT_PRESET, PRESETS, Features, gnn_setting, train_gnn
-from graphstk.methods.linear_filters import WEIGHT_DECAYS, filtered_features, ggcm_filter, logistic_regression
+from graphstk.methods.linear_filters import READOUT_LR, WEIGHT_DECAYS, filtered_features, ggcm_filter, logistic_regression
 from graphstk.spectral.filters import HeatKernelFilter, S2GCFilter, SGCFilter
 
 from ..params import Param
@@ -117,7 +117,7 @@ def filter_lr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torc
         if f not in feats:
             feats[f] = filtered_features(problem.data.edge_index, X, f, seed=problem.seed)
         out.append(logistic_regression(feats[f], problem.y, problem.labeled, problem.eval, float(p["weight_decay"]),
-                                       seed=problem.seed))
+                                       seed=problem.seed, lr=float(p["lr"])))
     return out
 
 
@@ -186,6 +186,12 @@ for _name in ("GCN", "GAT", "APPNP", "MLP", "MLP+C&S"):
         description=f"{_name} with PyG's layers, hyperparameters of a named published setting (preset: "
                     f"{', '.join(PRESETS[_name])})"))
 _LR_DECAY = list(WEIGHT_DECAYS)
+#: the declared parameters of the closed-form peers' filters and read-out
+PEER_PARAMS = (
+    Param("K", int, low=1, doc="propagation steps (DGC: Euler steps of the heat kernel)"),
+    Param("t", float, low=0, low_open=True, doc="DGC's end time T"),
+    Param("lr", float, low=0, low_open=True, doc="the read-out's Adam learning rate"),
+    Param("weight_decay", float, low=0, doc="the read-out's Adam L2 term"))
 for _name, _fit, _grid, _fixed, _what in (
         ("SGC", filter_lr_fit_predict, {}, {"filter": "sgc", "K": 2},
          "SGC (Wu et al. 2019): logistic regression on S~^K X, K=2 (Eq. 8)"),
@@ -198,5 +204,7 @@ for _name, _fit, _grid, _fixed, _what in (
          "GGCM (Wang et al. 2023): logistic regression on lazy and negative-graph inverse steps, "
          "0.15 X + 0.85 mean over 16 steps; decline_neg among the published Cora / CiteSeer values")):
     register_method(MethodEntry(name=_name, needs=_FEATURES_GRAPH, task="classification",
-                                grid={**_grid, "weight_decay": _LR_DECAY}, fit_predict=_fit, fixed=_fixed,
+                                grid={**_grid, "weight_decay": _LR_DECAY}, fit_predict=_fit,
+                                fixed={**_fixed, "lr": READOUT_LR}, options=("K", "lr"),
+                                params=tuple(q for q in PEER_PARAMS if q.name in {*_grid, *_fixed, "lr", "weight_decay"}),
                                 description=_what))
