@@ -5,7 +5,8 @@ SGC, S2GC, DGC and GGCM filter the row-normalised features once with GCN's renor
 read-out (Wu et al. 2019, Sec. 3.1 and 4): a seeded ``torch.nn.Linear``, full-batch Adam, lr
 :data:`READOUT_LR`, 100 epochs, the weight decay chosen on validation over :data:`WEIGHT_DECAYS`
 (``docs/feature_stkr.md``). A paper that released its own per-dataset read-out (DGC: ``K``, ``T``, lr and
-weight decay per dataset) is run with those values from a config (``configs/planetoid_baselines.yaml``).
+weight decay per dataset; GGCM: weight decay and ``decline_neg`` per dataset, the epoch of best validation
+accuracy kept) is run with those values from a config (``configs/planetoid_baselines.yaml``).
 """
 from __future__ import annotations
 
@@ -64,9 +65,14 @@ def ggcm_filter(edge_index: Tensor, num_nodes: int, **kw) -> GGCMFilter:
 
 
 def logistic_regression(Z: Tensor, y: Tensor, train: Tensor, eval_idx: Tensor, weight_decay: float, *,
-                        seed: int = 0, epochs: int = 100, lr: float = READOUT_LR) -> Tensor:
+                        seed: int = 0, epochs: int = 100, lr: float = READOUT_LR, val: Tensor | None = None,
+                        y_val: Tensor | None = None) -> Tensor:
     """Log-probabilities ``[len(eval_idx), C]`` of the papers' read-out: ``torch.nn.Linear(d, C)`` seeded by
-    ``seed``, full-batch Adam (``lr``, ``weight_decay``) for ``epochs`` epochs on ``(Z[train], y[train])``."""
+    ``seed``, full-batch Adam (``lr``, ``weight_decay``) for ``epochs`` epochs on ``(Z[train], y[train])``.
+
+    The parameters are those of the last epoch (SGC's read-out), or, given validation nodes ``val`` and
+    their labels ``y_val``, those of the epoch with the highest validation accuracy, ties going to the
+    later epoch (GGCM's released read-out)."""
     Zt, yt = Z[train], y[train].long()
     C = int(yt.max()) + 1
     gen = torch.random.fork_rng(devices=[])
@@ -74,9 +80,18 @@ def logistic_regression(Z: Tensor, y: Tensor, train: Tensor, eval_idx: Tensor, w
         torch.manual_seed(int(seed))
         lin = torch.nn.Linear(Z.shape[1], C).to(device=Z.device, dtype=Z.dtype)
     opt = torch.optim.Adam(lin.parameters(), lr=float(lr), weight_decay=float(weight_decay))
+    best, kept = -1.0, None
     for _ in range(int(epochs)):
         opt.zero_grad()
         F.cross_entropy(lin(Zt), yt).backward()
         opt.step()
+        if val is not None:
+            with torch.no_grad():
+                acc = float((lin(Z[val]).argmax(1) == y_val.to(Z.device)).double().mean())
+            if acc >= best:
+                best, kept = acc, [p.detach().clone() for p in lin.parameters()]
     with torch.no_grad():
+        if kept is not None:
+            for p, k in zip(lin.parameters(), kept):
+                p.copy_(k)
         return F.log_softmax(lin(Z[eval_idx]), 1)

@@ -2305,6 +2305,24 @@ def _():
             lambda env, msg: write_partition(graph(), 2, env.tmp / "g", Partition(torch.arange(N), [0, 6, N], "given")))
 
 
+@case("readout_best_val_without_validation", "planetoid.py:filter_lr_fit_predict:write readout: 'last'", ValueError,
+      r"readout 'best-val' .* needs validation nodes, .*with this protocol write readout: 'last'")
+def _():
+    from graphstk.experiments.registrations.planetoid import filter_lr_fit_predict
+    from graphstk.experiments.registry import MethodInput
+    y = torch.full((N,), -1, dtype=torch.long)
+    y[TRAIN] = LABELS[TRAIN]
+    feats = torch.rand(N, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    problem = MethodInput(X=feats, data=Data(edge_index=EDGES, num_nodes=N), y=y, labeled=TRAIN,
+                          unlabeled=torch.arange(6, N), eval=torch.arange(6, N), num_classes=3)   # no val: node-classification
+    point = {"filter": "sgc", "K": 2, "lr": 0.2, "weight_decay": 1e-4}
+
+    def fix(env, msg):
+        (scores,) = filter_lr_fit_predict(problem, [{**point, "readout": quoted(msg, "write readout:")}])
+        assert scores.shape == (N - 6, 3)
+    return (lambda env: filter_lr_fit_predict(problem, [{**point, "readout": "best-val"}]), fix)
+
+
 # ------------------------------------------------------------------------- sites that suggest nothing
 NOT_A_SUGGESTION = {   # site -> why its suggestion word is no suggestion
     "splits.py:_planetoid:outside the default split": "'set' is the default test set (a noun); the count says why",

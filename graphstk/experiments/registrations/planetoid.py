@@ -111,13 +111,19 @@ def _filter_of(problem: MethodInput, p: dict):
 def filter_lr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Logistic regression (weight decay ``weight_decay``) on ``s(S~) X`` for the filter of each point;
     the filtered features of each distinct filter computed once."""
+    if any(p["readout"] == "best-val" for p in points) and (problem.val is None or problem.val.numel() == 0):
+        raise ValueError("readout 'best-val' keeps the epoch of best validation accuracy and needs validation "
+                         "nodes, which only the planetoid and per-class-splits protocols hand over; with this "
+                         "protocol write readout: 'last'")
     X, feats, out = _features(problem), {}, []
     for p in points:
         f = _filter_of(problem, p)
         if f not in feats:
             feats[f] = filtered_features(problem.data.edge_index, X, f, seed=problem.seed)
+        best_val = p["readout"] == "best-val"
         out.append(logistic_regression(feats[f], problem.y, problem.labeled, problem.eval, float(p["weight_decay"]),
-                                       seed=problem.seed, lr=float(p["lr"])))
+                                       seed=problem.seed, lr=float(p["lr"]), val=problem.val if best_val else None,
+                                       y_val=problem.y_val if best_val else None))
     return out
 
 
@@ -191,7 +197,9 @@ PEER_PARAMS = (
     Param("K", int, low=1, doc="propagation steps (DGC: Euler steps of the heat kernel)"),
     Param("t", float, low=0, low_open=True, doc="DGC's end time T"),
     Param("lr", float, low=0, low_open=True, doc="the read-out's Adam learning rate"),
-    Param("weight_decay", float, low=0, doc="the read-out's Adam L2 term"))
+    Param("weight_decay", float, low=0, doc="the read-out's Adam L2 term"),
+    Param("readout", str, choices=("last", "best-val"),
+          doc="the read-out's parameters: the last epoch's (SGC), or the epoch of best validation accuracy (GGCM)"))
 for _name, _fit, _grid, _fixed, _what in (
         ("SGC", filter_lr_fit_predict, {}, {"filter": "sgc", "K": 2},
          "SGC (Wu et al. 2019): logistic regression on S~^K X, K=2 (Eq. 8)"),
@@ -205,6 +213,7 @@ for _name, _fit, _grid, _fixed, _what in (
          "0.15 X + 0.85 mean over 16 steps; decline_neg among the published Cora / CiteSeer values")):
     register_method(MethodEntry(name=_name, needs=_FEATURES_GRAPH, task="classification",
                                 grid={**_grid, "weight_decay": _LR_DECAY}, fit_predict=_fit,
-                                fixed={**_fixed, "lr": READOUT_LR}, options=("K", "lr"),
-                                params=tuple(q for q in PEER_PARAMS if q.name in {*_grid, *_fixed, "lr", "weight_decay"}),
+                                fixed={**_fixed, "lr": READOUT_LR, "readout": "last"}, options=("K", "lr", "readout"),
+                                params=tuple(q for q in PEER_PARAMS
+                                             if q.name in {*_grid, *_fixed, "lr", "weight_decay", "readout"}),
                                 description=_what))
