@@ -255,7 +255,7 @@ def t_planetoid_targets():
     rows, seen = [], set()
     for src in ("planetoid_baselines", "planetoid_features", "planetoid_feature_neighbors"):
         for r in load(src):
-            key = (r["dataset"], r["method"], (r.get("options") or {}).get("fit_labels"))
+            key = (r["dataset"], label(r), (r.get("options") or {}).get("fit_labels"))
             if key[2] == "train" and r["mean"] is not None and key not in seen:
                 seen.add(key)
                 rows.append(r)
@@ -268,7 +268,8 @@ def t_planetoid_targets():
         return max(cands, key=lambda r: (val(r), -cands.index(r))) if cands else None
 
     def name(r, with_val=True):
-        return f"{r['method']} {r['mean']:.1f}" + (f" (val {val(r):.1f})" if with_val else "")
+        opts = {k: v for k, v in (r.get("options") or {}).items() if k != "fit_labels"}
+        return f"{label({**r, 'options': opts})} {r['mean']:.1f}" + (f" (val {val(r):.1f})" if with_val else "")
 
     body = []
     for ds, target in PLANETOID_TARGETS.items():
