@@ -90,7 +90,8 @@ def main(argv=None) -> int:
         res[setting] = json.loads(out.stdout.strip().splitlines()[-1])
     mb = args.rows * args.cols * 8 / 2 ** 20
     lines = [f"A fresh `[{args.rows}, {args.cols}]` float64 block ({mb:.0f} MiB), `python bench/allocator.py` on "
-             f"{platform.machine()} ({os.cpu_count()} cores), torch {torch.__version__}, {args.threads} threads, median of {args.repeats} runs; load average "
+             f"{platform.machine()} ({os.cpu_count()} cores), torch {torch.__version__}, {args.threads} threads, "
+             f"median of {args.repeats} runs; load average "
              f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}.", "",
              "| allocator | out-of-place `addcmul` (ms) | in-place `addcmul_` (ms) | out-of-place / in-place |",
              "|---|---|---|---|"]

@@ -73,6 +73,9 @@ def logistic_regression(Z: Tensor, y: Tensor, train: Tensor, eval_idx: Tensor, w
     The parameters are those of the last epoch (SGC's read-out), or, given validation nodes ``val`` and
     their labels ``y_val``, those of the epoch with the highest validation accuracy, ties going to the
     later epoch (GGCM's released read-out)."""
+    if (val is None) != (y_val is None):
+        raise ValueError(f"val and y_val go together: the best-validation-epoch read-out reads both, got only "
+                         f"{'val' if y_val is None else 'y_val'}")
     Zt, yt = Z[train], y[train].long()
     C = int(yt.max()) + 1
     gen = torch.random.fork_rng(devices=[])

@@ -2,6 +2,7 @@
 and the papers' logistic-regression read-out."""
 from __future__ import annotations
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -86,6 +87,8 @@ def test_logistic_regression_best_validation_epoch():
     last = logistic_regression(X, y, train, torch.arange(20), weight_decay=1e-3, seed=0, epochs=30)
     torch.testing.assert_close(last, F.log_softmax(lin(X), 1).detach())
     assert last_best < 29, "the test needs an earlier best epoch to tell the two read-outs apart"
+    with pytest.raises(ValueError, match="val and y_val go together: .* got only val"):
+        logistic_regression(X, y, train, torch.arange(20), weight_decay=1e-3, val=val)
 
 
 def test_closed_form_peers_are_their_papers():

@@ -14,7 +14,8 @@ from torch_geometric.nn.conv.gcn_conv import gcn_norm
 from graphstk.methods.estimators import LabelPropagation
 from graphstk.methods.feature_stkr import DEFAULT_GRID, feature_stkr_scores, row_normalize
 from graphstk.methods.gnn import DEFAULT_PRESET, PRESETS, Features, gnn_setting, train_gnn
-from graphstk.methods.linear_filters import READOUT_LR, WEIGHT_DECAYS, filtered_features, ggcm_filter, logistic_regression
+from graphstk.methods.linear_filters import (READOUT_LR, WEIGHT_DECAYS, filtered_features, ggcm_filter,
+                                             logistic_regression)
 from graphstk.spectral.filters import HeatKernelFilter, S2GCFilter, SGCFilter
 
 from ..params import Param
