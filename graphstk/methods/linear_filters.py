@@ -84,13 +84,14 @@ def logistic_regression(Z: Tensor, y: Tensor, train: Tensor, eval_idx: Tensor, w
         lin = torch.nn.Linear(Z.shape[1], C).to(device=Z.device, dtype=Z.dtype)
     opt = torch.optim.Adam(lin.parameters(), lr=float(lr), weight_decay=float(weight_decay))
     best, kept = -1.0, None
+    Zv, yv = (Z[val], y_val.to(Z.device)) if val is not None else (None, None)   # gathered once, not per epoch
     for _ in range(int(epochs)):
         opt.zero_grad()
         F.cross_entropy(lin(Zt), yt).backward()
         opt.step()
-        if val is not None:
+        if Zv is not None:
             with torch.no_grad():
-                acc = float((lin(Z[val]).argmax(1) == y_val.to(Z.device)).double().mean())
+                acc = float((lin(Zv).argmax(1) == yv).double().mean())
             if acc >= best:
                 best, kept = acc, [p.detach().clone() for p in lin.parameters()]
     with torch.no_grad():
