@@ -6,6 +6,7 @@ with ``time.perf_counter`` after the dataset is loaded (docs/feature_stkr.md, "T
     python bench/feature_stkr_timing.py --threads 1 --repeat 5
     python bench/feature_stkr_timing.py --memory                # Coauthor CS and Physics, peak memory
     python bench/feature_stkr_timing.py --quick                 # a check that it runs (seconds)
+    python bench/feature_stkr_timing.py --dataset CS --splits 2 --out docs/results/speed/feature_stkr_routes.md
 
 Prints one line per repeat and the median, with the thread count and the load average at start.
 
@@ -15,6 +16,14 @@ sparse matrix (the dense copy freed), a split of 20 labeled nodes per class, 500
 1000 test nodes (seed 0), then the whole registered grid. It prints the peak resident memory of the
 process (``graphstk.memory.peak_rss_gb``), the resident memory after loading, and each target
 with PASS/FAIL: CS under 2 GB, Physics under 4 GB.
+
+``--splits K`` times the two routes of the cosine blocks side by side in one process
+(``graphstk.methods.feature_propagation.cosine_blocks``; docs/feature_stkr.md, "Memory"): the whole
+registered grid scored on the validation nodes of ``K`` splits of one graph (20 training and 30
+validation nodes per class, drawn with seeds ``0..K-1``), first by the column route, then by the
+labeled route with one norm cache for all splits (the runner's use), and prints a markdown table of
+the seconds per split, the largest difference of a score between the routes and whether every
+split's chosen grid point is the same.
 """
 from __future__ import annotations
 
@@ -87,6 +96,56 @@ def memory(names) -> None:
         subprocess.run(cmd, check=True)
 
 
+def _per_class(y: torch.Tensor, seed: int, train: int = 20, val: int = 30) -> tuple[torch.Tensor, torch.Tensor]:
+    """``train`` and ``val`` nodes per class drawn with ``seed`` (classes with too few nodes give what they have)."""
+    perm = torch.randperm(y.numel(), generator=torch.Generator().manual_seed(seed))
+    C = int(y.max()) + 1
+    picked = [perm[y[perm] == c] for c in range(C)]
+    return torch.cat([p[:train] for p in picked]), torch.cat([p[train:train + val] for p in picked])
+
+
+def routes(data, name: str, splits: int, out: str | None) -> None:
+    """The registered grid on ``splits`` splits of ``data`` by both routes of the cosine blocks (module docstring)."""
+    import itertools
+
+    import scipy.sparse as sp
+
+    from graphstk.methods.feature_stkr import DEFAULT_GRID, feature_stkr_scores
+
+    keys = list(DEFAULT_GRID)
+    points = [dict(zip(keys, v)) for v in itertools.product(*(DEFAULT_GRID[k] for k in keys))]
+    X = sp.csr_matrix(data.x.numpy())
+    load = os.getloadavg()[0]
+    seconds, scores = {}, {}
+    for route in ("columns", "labeled"):
+        cache: dict = {}
+        for seed in range(splits):
+            train, val = _per_class(data.y, seed)
+            t = time.perf_counter()
+            scores[route, seed] = feature_stkr_scores(data.edge_index, X, data.y, train, val, points, route=route,
+                                                      norm_cache=cache)
+            seconds[route, seed] = time.perf_counter() - t
+    lines = [f"`{name}`: {data.num_nodes} nodes, {X.shape[1]} feature columns, {len(points)} grid points "
+             f"(`DEFAULT_GRID`), 20 training and 30 validation nodes per class; {torch.get_num_threads()} torch "
+             f"threads, load average {load:.2f} on {os.cpu_count()} cores at start", "",
+             "| split | column route (s) | labeled route, one norm cache (s) | largest score difference "
+             "| same chosen point |", "|---|---|---|---|---|"]
+    for seed in range(splits):
+        train, val = _per_class(data.y, seed)
+        a, b = scores["columns", seed], scores["labeled", seed]
+        diff = max(float((x - z).abs().max()) for x, z in zip(a, b))
+        accs = [[float((s.argmax(1) == data.y[val]).double().mean()) for s in got] for got in (a, b)]
+        same = max(range(len(points)), key=lambda i: (accs[0][i], -i)) == \
+            max(range(len(points)), key=lambda i: (accs[1][i], -i))
+        lines.append(f"| {seed} | {seconds['columns', seed]:.1f} | {seconds['labeled', seed]:.1f} | {diff:.1e} "
+                     f"| {'yes' if same else 'no'} |")
+    text = "\n".join(lines)
+    print(text)
+    if out:
+        with open(out, "w") as fh:
+            fh.write(text + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default="Cora")
@@ -95,6 +154,9 @@ def main() -> None:
     ap.add_argument("--memory", nargs="*", default=None, metavar="NAME",
                     help="peak memory of the whole grid on Coauthor CS and Physics (or the datasets named)")
     ap.add_argument("--memory-one", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--splits", type=int, default=None, metavar="K",
+                    help="time the two routes of the cosine blocks on K splits of --dataset (module docstring)")
+    ap.add_argument("--out", default=None, help="with --splits: also write the table to this file")
     ap.add_argument("--quick", action="store_true",
                     help="a check that the script runs (seconds): a generated 300-node graph with features, 1 repeat")
     args = ap.parse_args()
@@ -110,6 +172,10 @@ def main() -> None:
         data.x = (data.x > 0).to(data.x.dtype)          # binary word-presence features, as Cora's
         split = make_split(data, n_test=100, train_per_class=5, val_per_class=10)
         train, val, test, args.dataset, args.repeat = split.train, split.val, split.test, "dcsbm (300 nodes)", 1
+        if args.splits is not None:
+            return routes(data, args.dataset, min(args.splits, 2), args.out)
+    elif args.splits is not None:
+        return routes(gs.load_dataset(args.dataset), args.dataset, args.splits, args.out)
     else:
         data = gs.load_dataset(args.dataset)
         train, val, test = data.train_mask, data.val_mask, data.test_mask

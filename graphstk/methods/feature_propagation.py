@@ -4,6 +4,8 @@ of the filtered rows, and label reuse (correct-and-smooth with STKR). Explained 
 """
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import scipy.sparse as sp
 import torch
@@ -19,7 +21,7 @@ from .engine import solve
 from .problem import make_problem
 
 __all__ = ["FILTERS", "BLOCK_BYTES", "feature_neighbors", "sparse_features", "preprocess_sparse", "filter_of", "filter_group",
-           "cosine_blocks", "reuse_scores", "check_filter_point", "feature_neighbor_graph"]
+           "cosine_blocks", "filtered_norms", "reuse_scores", "check_filter_point", "feature_neighbor_graph"]
 
 #: the graph filters of a grid point's ``filter`` key
 FILTERS = ("lazy", "sgc", "s2gc", "dgc", "ggcm")
@@ -194,6 +196,11 @@ def _lazy_matrix(S_csr: Tensor, a: float) -> Tensor:
     return (S_csr.to_sparse_coo() * a + eye).coalesce().to_sparse_csr()
 
 
+def _transpose(M: Tensor) -> Tensor:
+    """``M^T`` of a torch sparse CSR ``M``, as a sparse CSR tensor."""
+    return M.to_sparse_coo().t().coalesce().to_sparse_csr()
+
+
 def _projection(graph, S_mm) -> callable:
     """GGCM's mean negative graph ``u u^T`` (``u = sqrt(d) / ||sqrt(d)||``), hidden rows ``r(x) u u^T``."""
     N = graph.num_nodes
@@ -210,35 +217,99 @@ def _projection(graph, S_mm) -> callable:
     return proj
 
 
-def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths: list[int], rows: Tensor, n: int,
-                  dtype: torch.dtype, k_neg: int) -> dict[int, Tensor]:
-    """``{K: cos(phi_K[rows], phi_K[rows[:n]])}`` ``[len(rows), n]``, ``phi_K = s_K(S_hat) Xf`` for each depth ``K``
-    (``0``: the features), a block of ``BLOCK_BYTES`` columns at a time."""
-    N, d = Xf.shape
-    device = S_csr.device
-    lazy = group[0] == "lazy"
-    mm = _product(_lazy_matrix(S_csr, group[1]) if lazy else S_csr)
-    extra = {}
-    if group[0] == "ggcm":
-        extra["projection"] = _projection(graph, _product(S_csr))
-    filt = filter_of(group, max(max(depths), 1), k_neg)[0]
+def _filtered(M: Tensor, graph, group: tuple, depths: list[int], k_neg: int) -> callable:
+    """``Z -> [(K, s_K(M) Z) for K in depths]`` (``K = 0``: ``Z``) for the filter ``group`` on the operator ``M``
+    (a torch sparse CSR): one propagation for every depth (the heat kernel: one per depth, its step is ``t / K``)."""
     pos = [k for k in depths if k > 0]
-    # the heat kernel in k steps is SGC's filter on the lazy matrix (1 - t/k) I + (t/k) S_hat: one product a step
-    heat = {k: _product(_lazy_matrix(S_csr, group[1] / k)) for k in pos} if group[0] == "dgc" else None
-    G = {k: torch.zeros(rows.numel(), n, dtype=dtype, device=device) for k in depths}
-    nr = {k: torch.zeros(rows.numel(), dtype=dtype, device=device) for k in depths}
+    if group[0] == "dgc":   # the heat kernel in k steps is SGC's filter on the lazy matrix (1 - t/k) I + (t/k) M
+        heat = {k: _product(_lazy_matrix(M, group[1] / k)) for k in pos}
+
+        def steps(Z):
+            return [(k, SGCFilter(k).apply(heat[k], Z)) for k in pos]
+    else:
+        mm = _product(_lazy_matrix(M, group[1]) if group[0] == "lazy" else M)
+        extra = {"projection": _projection(graph, _product(M))} if group[0] == "ggcm" else {}
+        filt = filter_of(group, max(max(depths), 1), k_neg)[0]
+
+        def steps(Z):
+            return list(filt.iter_depths(mm, Z, pos, **extra)) if pos else []
+    return lambda Z: ([(0, Z)] if 0 in depths else []) + steps(Z)
+
+
+def filtered_norms(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths: list[int], dtype: torch.dtype,
+                   k_neg: int) -> dict[int, Tensor]:
+    """``{K: ||phi_K[i]||^2 for every node i}``, ``phi_K = s_K(S_hat) Xf``: the columns of ``Xf`` filtered a block
+    of ``BLOCK_BYTES`` at a time. They depend on the graph and the features, not on the labels."""
+    N, d = Xf.shape
+    filtered = _filtered(S_csr, graph, group, depths, k_neg)
+    nr = {k: torch.zeros(N, dtype=dtype, device=S_csr.device) for k in depths}
     width = max(1, min(d, BLOCK_BYTES // (8 * max(N, 1))))
     for c0 in range(0, d, width):
-        Z = torch.from_numpy(Xf[:, c0:c0 + width].toarray()).to(device=device, dtype=dtype)
-        outs = [(0, Z)] if 0 in depths else []
-        if heat is not None:
-            outs = [*outs, *((k, SGCFilter(k).apply(heat[k], Z)) for k in pos)]
-        elif pos:
-            outs = [*outs, *filt.iter_depths(mm, Z, pos, **extra)]
-        for k, Zk in outs:
-            A = Zk[rows]
-            G[k].addmm_(A, A[:n].T)
-            nr[k].add_((A * A).sum(1))
+        for k, Zk in filtered(torch.from_numpy(Xf[:, c0:c0 + width].toarray()).to(device=S_csr.device, dtype=dtype)):
+            nr[k].add_((Zk * Zk).sum(1))
+    return nr
+
+
+def _content_key(*parts) -> str:
+    """A content hash of tensors, arrays and plain values (the key of a norm cache entry)."""
+    h = hashlib.sha256()
+    for part in parts:
+        if isinstance(part, Tensor):
+            part = part.detach().contiguous().cpu().numpy()
+        h.update(part.tobytes() if isinstance(part, np.ndarray) else repr(part).encode())
+    return h.hexdigest()
+
+
+def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths: list[int], rows: Tensor, n: int,
+                  dtype: torch.dtype, k_neg: int, norm_cache: dict | None = None,
+                  route: str = "auto") -> dict[int, Tensor]:
+    """``{K: cos(phi_K[rows], phi_K[rows[:n]])}`` ``[len(rows), n]``, ``phi_K = s_K(S_hat) Xf`` for each depth ``K``
+    (``0``: the features); ``rows[:n]`` are the labeled nodes.
+
+    ``route="columns"``: the columns of ``Xf`` filtered a block of ``BLOCK_BYTES`` at a time, each block adding its
+    part to ``phi[rows] phi[rows[:n]]^T`` and to the squared row norms. ``route="labeled"``, for a polynomial
+    filter (all but GGCM's random negative graphs): ``phi_K[rows] phi_K[L]^T = (s_K(S_hat) Xf Xf^T
+    s_K(S_hat)^T E_L)[rows]`` with ``s_K(S_hat)^T = s_K(S_hat^T)``: two propagations of the ``n`` labeled columns
+    instead of one of the ``d`` feature columns, and the row norms (:func:`filtered_norms`), which do not depend on
+    the labels, taken from ``norm_cache`` (a dict the caller keeps across calls: one per graph and features) or
+    computed and kept there. ``"auto"``: ``"labeled"`` when it applies, ``2 n < d`` and a ``norm_cache`` is given
+    (without one the norms cost a pass over the feature columns, which gives the inner products as well), else
+    ``"columns"``. docs/feature_stkr.md, "Memory".
+    """
+    if route not in ("auto", "columns", "labeled"):
+        raise ValueError(f"route must be 'auto', 'columns' or 'labeled', got {route!r}")
+    N, d = Xf.shape
+    device = S_csr.device
+    polynomial = group[0] != "ggcm"
+    if route == "labeled" and not polynomial:
+        raise ValueError("route='labeled' needs a polynomial filter; GGCM's draws random negative graphs per step")
+    if route == "auto":
+        route = "labeled" if polynomial and 2 * n < d and norm_cache is not None else "columns"
+    G = {k: torch.zeros(rows.numel(), n, dtype=dtype, device=device) for k in depths}
+    if route == "labeled":
+        key = _content_key(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), Xf.indptr, Xf.indices, Xf.data,
+                           Xf.shape, group, tuple(depths), dtype, str(device))
+        norms = None if norm_cache is None else norm_cache.get(key)
+        if norms is None:
+            norms = filtered_norms(S_csr, graph, Xf, group, depths, dtype, k_neg)
+            if norm_cache is not None:
+                norm_cache[key] = norms
+        nr = {k: norms[k][rows] for k in depths}
+        E = torch.zeros(N, n, dtype=dtype, device=device)
+        E[rows[:n], torch.arange(n, device=device)] = 1.0
+        for k, Pk in _filtered(_transpose(S_csr), graph, group, depths, k_neg)(E):    # s_K(S_hat)^T E_L
+            W = torch.from_numpy(Xf @ (Xf.T @ Pk.cpu().numpy())).to(device=device, dtype=dtype)   # Xf phi_K[L]^T
+            G[k] = _filtered(S_csr, graph, group, [k], k_neg)(W)[0][1][rows]
+    else:
+        filtered = _filtered(S_csr, graph, group, depths, k_neg)
+        nr = {k: torch.zeros(rows.numel(), dtype=dtype, device=device) for k in depths}
+        width = max(1, min(d, BLOCK_BYTES // (8 * max(N, 1))))
+        for c0 in range(0, d, width):
+            Z = torch.from_numpy(Xf[:, c0:c0 + width].toarray()).to(device=device, dtype=dtype)
+            for k, Zk in filtered(Z):
+                A = Zk[rows]
+                G[k].addmm_(A, A[:n].T)
+                nr[k].add_((A * A).sum(1))
     out = {}
     for k in depths:
         r = nr[k].sqrt().clamp_min(torch.finfo(dtype).tiny)

@@ -124,9 +124,21 @@ def balanced_targets(Y: Tensor) -> Tensor:
     return Y * scale
 
 
+def _hidden_mask(hidden, train: Tensor, N: int, device) -> Tensor | None:
+    """The boolean mask of the ``hidden`` nodes (``None``: transductive); refuses a hidden labeled node."""
+    if hidden is None:
+        return None
+    mask = torch.zeros(N, dtype=torch.bool, device=device)
+    mask[as_index(hidden, N, device, name="hidden")] = True
+    if bool(mask[train].any()):
+        raise ValueError("train and hidden overlap: a labeled node cannot be hidden from fit")
+    return mask
+
+
 def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, points: list[dict], *,
                         hidden=None, num_classes: int | None = None, normalize_features: bool = True,
-                        dtype: torch.dtype = torch.float64, device=None, edge_weight=None) -> list[Tensor]:
+                        dtype: torch.dtype = torch.float64, device=None, edge_weight=None,
+                        norm_cache: dict | None = None, route: str = "auto") -> list[Tensor]:
     """Scores ``[len(eval_idx), C]`` of feature-aware STKR for every grid point (shared computations).
 
     Parameters
@@ -164,6 +176,14 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
     dtype, device : of the computation (default float64, the device of ``edge_index``).
     edge_weight : Tensor ``[E]``, optional
         Non-negative edge weights (``W`` of Eq. 23); default 1.
+    norm_cache : dict, optional
+        Kept by the caller across calls on the same graph and features (the splits of one graph): the norms of the
+        filtered rows, which do not depend on the labels, are computed once and kept in it
+        (:func:`graphstk.methods.feature_propagation.cosine_blocks`). Default: computed on every call.
+    route : {"auto", "columns", "labeled"}, default "auto"
+        How the cosine blocks are formed (:func:`~graphstk.methods.feature_propagation.cosine_blocks`): both
+        routes give the same scores to rounding; ``"auto"`` chooses from the sizes. GGCM's points (random
+        negative graphs, no polynomial of the graph) always take the column route.
     """
     device = torch.device(device) if device is not None else edge_index.device
     Xs = sparse_features(X)
@@ -173,6 +193,8 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
     ev = as_index(eval_idx, N, device, name="eval_idx", allow_none=False)
     if train.numel() == 0:
         raise ValueError("train is empty: feature-aware STKR needs labeled nodes")
+    if route not in ("auto", "columns", "labeled"):
+        raise ValueError(f"route must be 'auto', 'columns' or 'labeled', got {route!r}")
     for p in points:
         _check_point(p)
     default_features = "sum" if normalize_features else "raw"
@@ -183,12 +205,7 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
     Y = torch.zeros(train.numel(), C, dtype=dtype, device=device)
     Y[torch.arange(train.numel(), device=device), yl] = 1.0
     Y = balanced_targets(Y)
-    hidden_mask = None
-    if hidden is not None:
-        hidden_mask = torch.zeros(N, dtype=torch.bool, device=device)
-        hidden_mask[as_index(hidden, N, device, name="hidden")] = True
-        if bool(hidden_mask[train].any()):
-            raise ValueError("train and hidden overlap: a labeled node cannot be hidden from fit")
+    hidden_mask = _hidden_mask(hidden, train, N, device)
     visible = None if hidden_mask is None else ~hidden_mask
     prepared: dict[str, object] = {}
 
@@ -212,13 +229,14 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
                                             neighbors=nbr)
         graph = GraphKernel(ei, N, hidden=hidden_mask, edge_weight=ew, dtype=dtype, device=device, clean_edges=True)
         for i, s in zip(idx, _scores_on_graph(graph, features, [points[i] for i in idx], train, ev, Y,
-                                              default_features, dtype, device)):
+                                              default_features, dtype, device, norm_cache, route)):
             out[i] = s
     return out
 
 
 def _scores_on_graph(graph: GraphKernel, features, points: list[dict], train: Tensor, ev: Tensor, Y: Tensor,
-                     default_features: str, dtype: torch.dtype, device) -> list[Tensor]:
+                     default_features: str, dtype: torch.dtype, device, norm_cache: dict | None = None,
+                     route: str = "auto") -> list[Tensor]:
     """:func:`feature_stkr_scores` for the points of one graph (``features(kind)``: the preprocessed ``X``)."""
     N, (n, C) = graph.num_nodes, Y.shape
     S_csr = extended_adjacency(graph).csr
@@ -233,7 +251,9 @@ def _scores_on_graph(graph: GraphKernel, features, points: list[dict], train: Te
     out: list[Tensor | None] = [None] * len(points)
     for (f, group), idx in sorted(groups.items(), key=lambda kv: repr(kv[0])):
         depths = sorted({k for i in idx for k in _depths(int(points[i]["depth"]), points[i].get("mix", "last"))})
-        cos = cosine_blocks(S_csr, graph, features(f), group, depths, rows, n, dtype, k_neg)
+        polynomial = group[0] != "ggcm"     # GGCM's random negative graphs: the column route only
+        cos = cosine_blocks(S_csr, graph, features(f), group, depths, rows, n, dtype, k_neg, norm_cache,
+                            route if polynomial else "auto")
         blocks: dict[tuple, Tensor] = {}       # (depth, sigma or None) -> kernel block
         kernels: dict[tuple, Tensor] = {}      # (depths, sigma or None) -> mean kernel block
         for i in idx:

@@ -10,15 +10,21 @@ accuracy kept) is run with those values from a config (``configs/planetoid_basel
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from ..operators.graph import GraphKernel
-from .feature_propagation import _lazy_matrix, _product
-from ..spectral.filters import Filter, GGCMFilter, HeatKernelFilter, SGCFilter, negative_degree, random_negative_graph
+from .feature_propagation import _lazy_matrix, _product, preprocess_sparse, sparse_features
+from ..spectral.filters import (Filter, GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter, negative_degree,
+                                random_negative_graph)
 
-__all__ = ["renormalized_adjacency", "filtered_features", "logistic_regression", "READOUT_LR", "WEIGHT_DECAYS"]
+__all__ = ["renormalized_adjacency", "filtered_features", "FilteredRows", "readout_route", "logistic_regression",
+           "READOUT_LR", "WEIGHT_DECAYS", "POLYNOMIAL_FILTERS"]
+
+#: the filters that are polynomials of S~ (GGCM's random negative graphs make it none)
+POLYNOMIAL_FILTERS = (SGCFilter, S2GCFilter, HeatKernelFilter)
 
 #: the read-out's Adam learning rate: SGC's (Wu et al. 2019, Sec. 4.1), reused by S2GC and GGCM
 READOUT_LR = 0.2
@@ -35,6 +41,16 @@ def renormalized_adjacency(edge_index: Tensor, num_nodes: int, dtype=torch.float
     return GraphKernel.from_edges(tgt, src, torch.ones(tgt.numel(), dtype=dtype, device=tgt.device), N).S.csr
 
 
+def _polynomial(S: Tensor, filt: Filter):
+    """``Z -> s(S) Z`` for a filter that is a polynomial of ``S`` (SGC, S2GC, DGC's heat kernel: ``K`` steps of
+    ``(1 - t/K) I + (t/K) S``, one product each)."""
+    if isinstance(filt, HeatKernelFilter):
+        mm = _product(_lazy_matrix(S, filt.t / filt.K))
+        return lambda Z: SGCFilter(filt.K).apply(mm, Z)
+    mm = _product(S)
+    return lambda Z: filt.apply(mm, Z)
+
+
 def filtered_features(edge_index: Tensor, X: Tensor, filt: Filter, seed: int = 0) -> Tensor:
     """``s(S~) X~`` ``[N, d]`` (``X~``: rows of ``X`` scaled to sum 1); GGCM's negative graphs drawn from
     ``seed`` (degree: 20 times the mean degree of the graph, as the paper), one per step."""
@@ -42,8 +58,8 @@ def filtered_features(edge_index: Tensor, X: Tensor, filt: Filter, seed: int = 0
     X = X / X.sum(1, keepdim=True).clamp_min(torch.finfo(X.dtype).tiny)
     N = X.shape[0]
     S = renormalized_adjacency(edge_index, N).to(X.device)
-    mm = _product(S)
     if isinstance(filt, GGCMFilter):
+        mm = _product(S)
         g = torch.Generator().manual_seed(int(seed))
         k = min(filt.k_neg, (N - 1) // 2 * 2)
         negs = {}
@@ -54,9 +70,58 @@ def filtered_features(edge_index: Tensor, X: Tensor, filt: Filter, seed: int = 0
                 negs[step] = _product(random_negative_graph(N, k, g, device=X.device))
             return negs[step](Z)
         return filt.apply(mm, X, negative=negative)
-    if isinstance(filt, HeatKernelFilter):      # K steps of (1 - t/K) I + (t/K) S~: one product each
-        return SGCFilter(filt.K).apply(_product(_lazy_matrix(S, filt.t / filt.K)), X)
-    return filt.apply(mm, X)
+    return _polynomial(S, filt)(X)
+
+
+class FilteredRows:
+    """``Z = s(S~) X~`` for a polynomial filter (SGC, S2GC, DGC), read by rows, never formed: ``S~`` is symmetric,
+    so ``s(S~)`` is, and
+
+    * the rows ``idx`` are ``Z[idx] = (s(S~) E_idx)^T X~`` (``E_idx``: those columns of the identity);
+    * a linear read-out of the rows ``idx`` is ``(Z W^T)[idx] = (s(S~) (X~ W^T))[idx]``;
+
+    propagations of ``len(idx)`` or ``C`` columns instead of the ``d`` feature columns of
+    :func:`filtered_features` (``X~`` kept sparse). :func:`logistic_regression` reads it as it reads ``Z``.
+
+    Parameters
+    ----------
+    edge_index : LongTensor ``[2, E]``
+    X : Tensor ``[N, d]`` (dense or sparse, or scipy.sparse)
+        Node features; rows are scaled to sum 1, as :func:`filtered_features` does.
+    filt : SGCFilter | S2GCFilter | HeatKernelFilter
+    """
+
+    def __init__(self, edge_index: Tensor, X, filt: Filter):
+        if not isinstance(filt, POLYNOMIAL_FILTERS):
+            raise TypeError(f"FilteredRows needs a polynomial filter of S~ (SGC, S2GC, DGC), got {type(filt).__name__}")
+        self.device = edge_index.device
+        self.dtype = torch.float64
+        self._X = preprocess_sparse(sparse_features(X), "sum")
+        self.shape = self._X.shape
+        self._apply = _polynomial(renormalized_adjacency(edge_index, self.shape[0]).to(self.device), filt)
+
+    def _columns(self, idx: Tensor) -> Tensor:
+        E = torch.zeros(self.shape[0], idx.numel(), dtype=self.dtype, device=self.device)
+        E[idx.to(self.device), torch.arange(idx.numel(), device=self.device)] = 1.0
+        return self._apply(E)
+
+    def rows(self, idx: Tensor) -> Tensor:
+        """``Z[idx]`` ``[len(idx), d]``."""
+        P = self._columns(idx).cpu().numpy()
+        return torch.from_numpy(np.ascontiguousarray((self._X.T @ P).T)).to(self.device)
+
+    def linear(self, lin: torch.nn.Linear, idx: Tensor) -> Tensor:
+        """``lin(Z[idx])`` ``[len(idx), C]``: ``(s(S~) (X~ W^T))[idx] + b``."""
+        XW = torch.from_numpy(self._X @ lin.weight.detach().T.cpu().numpy()).to(self.device)
+        out = self._apply(XW)[idx.to(self.device)]
+        return out + lin.bias.detach() if lin.bias is not None else out
+
+
+def readout_route(filt: Filter, n_rows: int, n_readouts: int, num_classes: int, num_features: int) -> str:
+    """``"rows"`` (:class:`FilteredRows`) or ``"columns"`` (:func:`filtered_features`), from the sizes alone: rows
+    for a polynomial filter when the columns it propagates (``n_rows`` read rows, ``num_classes`` per read-out
+    of ``n_readouts``) are fewer than the ``num_features`` feature columns."""
+    return "rows" if isinstance(filt, POLYNOMIAL_FILTERS) and n_rows + n_readouts * num_classes < num_features else "columns"
 
 
 def ggcm_filter(edge_index: Tensor, num_nodes: int, **kw) -> GGCMFilter:
@@ -68,7 +133,8 @@ def logistic_regression(Z: Tensor, y: Tensor, train: Tensor, eval_idx: Tensor, w
                         seed: int = 0, epochs: int = 100, lr: float = READOUT_LR, val: Tensor | None = None,
                         y_val: Tensor | None = None) -> Tensor:
     """Log-probabilities ``[len(eval_idx), C]`` of the papers' read-out: ``torch.nn.Linear(d, C)`` seeded by
-    ``seed``, full-batch Adam (``lr``, ``weight_decay``) for ``epochs`` epochs on ``(Z[train], y[train])``.
+    ``seed``, full-batch Adam (``lr``, ``weight_decay``) for ``epochs`` epochs on ``(Z[train], y[train])``;
+    ``Z`` a ``[N, d]`` tensor or a :class:`FilteredRows` (the same read-out, the filter applied by rows).
 
     The parameters are those of the last epoch (SGC's read-out), or, given validation nodes ``val`` and
     their labels ``y_val``, those of the epoch with the highest validation accuracy, ties going to the
@@ -76,7 +142,8 @@ def logistic_regression(Z: Tensor, y: Tensor, train: Tensor, eval_idx: Tensor, w
     if (val is None) != (y_val is None):
         raise ValueError(f"val and y_val go together: the best-validation-epoch read-out reads both, got only "
                          f"{'val' if y_val is None else 'y_val'}")
-    Zt, yt = Z[train], y[train].long()
+    rows = Z.rows if isinstance(Z, FilteredRows) else Z.__getitem__
+    Zt, yt = rows(train), y[train].long()
     C = int(yt.max()) + 1
     gen = torch.random.fork_rng(devices=[])
     with gen:
@@ -84,7 +151,7 @@ def logistic_regression(Z: Tensor, y: Tensor, train: Tensor, eval_idx: Tensor, w
         lin = torch.nn.Linear(Z.shape[1], C).to(device=Z.device, dtype=Z.dtype)
     opt = torch.optim.Adam(lin.parameters(), lr=float(lr), weight_decay=float(weight_decay))
     best, kept = -1.0, None
-    Zv, yv = (Z[val], y_val.to(Z.device)) if val is not None else (None, None)   # gathered once, not per epoch
+    Zv, yv = (rows(val), y_val.to(Z.device)) if val is not None else (None, None)   # gathered once, not per epoch
     for _ in range(int(epochs)):
         opt.zero_grad()
         F.cross_entropy(lin(Zt), yt).backward()
@@ -98,4 +165,4 @@ def logistic_regression(Z: Tensor, y: Tensor, train: Tensor, eval_idx: Tensor, w
         if kept is not None:
             for p, k in zip(lin.parameters(), kept):
                 p.copy_(k)
-        return F.log_softmax(lin(Z[eval_idx]), 1)
+        return F.log_softmax(Z.linear(lin, eval_idx) if isinstance(Z, FilteredRows) else lin(Z[eval_idx]), 1)

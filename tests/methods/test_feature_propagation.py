@@ -8,6 +8,7 @@ import torch
 
 import graphstk.methods.feature_propagation as fp
 from graphstk.methods.feature_stkr import feature_stkr_scores
+from graphstk.operators.composed import lazy_coefficients
 from graphstk.spectral.filters import GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter
 from tests.methods.test_feature_stkr import problem
 from tests.operators.test_composed_kernels import dense_filter, dense_pieces
@@ -92,6 +93,86 @@ def test_column_blocks_give_the_same_scores(monkeypatch):
     sparse = feature_stkr_scores(ei, sp.csr_matrix(X.numpy()), y, TRAIN, EVAL, pts)
     for a, b in zip(whole, sparse):
         torch.testing.assert_close(a, b)
+
+
+def wide_problem():
+    """``problem()`` with 26 feature columns: more than twice the 6 labeled nodes, the labeled route's case."""
+    W, ei, X, y = problem()
+    g = torch.Generator().manual_seed(3)
+    extra = torch.rand(X.shape[0], 20, generator=g, dtype=torch.float64)
+    extra[torch.rand(X.shape[0], 20, generator=g) < 0.6] = 0.0
+    return W, ei, torch.cat([X, extra], 1), y
+
+
+def _blocks(ei, X, hidden, group, depths, route, norm_cache=None):
+    from graphstk.operators import GraphKernel
+    from graphstk.operators.composed import extended_adjacency
+
+    N = X.shape[0]
+    hidden_mask = None
+    if hidden:
+        hidden_mask = torch.zeros(N, dtype=torch.bool)
+        hidden_mask[list(hidden)] = True
+    graph = GraphKernel(ei, N, hidden=hidden_mask, dtype=torch.float64, clean_edges=True)
+    Xf = fp.preprocess_sparse(fp.sparse_features(X), "sum", None if hidden_mask is None else ~hidden_mask)
+    rows = torch.tensor(TRAIN + [i for i in range(N) if i not in TRAIN])
+    return fp.cosine_blocks(extended_adjacency(graph).csr, graph, Xf, group, depths, rows, len(TRAIN),
+                            torch.float64, 2, norm_cache, route=route)
+
+
+@pytest.mark.parametrize("hidden", [(), (7, 12, 20)], ids=["transductive", "inductive"])
+def test_labeled_route_matches_a_dense_ridge(hidden):
+    """With more feature columns than twice the labeled nodes and a norm cache, the cosine blocks come from
+    propagations of the labeled columns through s(S_hat)^T: every polynomial filter, depth 0 and the dyadic mix,
+    against dense."""
+    W, ei, X, y = wide_problem()
+    ev = [i for i in EVAL if i not in hidden] + list(hidden)
+    pts = POINTS + [{"filter": "lazy", "depth": 4, "a": 0.5, "mix": "dyadic", "sigma": 0.7, "beta": 1e-2},
+                    {"filter": "sgc", "depth": 0, "sigma": 0.7, "beta": 1e-2}]
+    cache: dict = {}
+    got = feature_stkr_scores(ei, X, y, TRAIN, ev, pts, hidden=list(hidden) or None, norm_cache=cache)
+    assert len(cache) == 4      # the labeled route ran, once per filter group (sgc, s2gc, dgc, lazy)
+    for p, s in zip(pts, got):
+        lazy = p["filter"] == "lazy"
+        dense = (lambda q: dense_filter(W, list(hidden), lazy_coefficients(q["depth"], q["a"]))) if lazy \
+            else (lambda q: dense_matrix(W, hidden, q))
+        if p["depth"] == 0:
+            dense = lambda q: torch.eye(X.shape[0], dtype=torch.float64)   # noqa: E731 - depth 0: the features
+        ref, _, _ = dense_scores(dense, X, y, TRAIN, ev, p)
+        torch.testing.assert_close(s, ref)
+
+
+@pytest.mark.parametrize("hidden", [(), (7, 12, 20)], ids=["transductive", "inductive"])
+@pytest.mark.parametrize("group", [("lazy", 0.5), ("sgc",), ("s2gc", 0.1), ("dgc", 2.0)])
+def test_the_two_routes_give_the_same_cosine_blocks(group, hidden):
+    W, ei, X, y = wide_problem()
+    cols = _blocks(ei, X, hidden, group, [0, 1, 2, 4], "columns")
+    lab = _blocks(ei, X, hidden, group, [0, 1, 2, 4], "labeled")
+    for k in cols:
+        torch.testing.assert_close(lab[k], cols[k], rtol=1e-12, atol=1e-12)
+
+
+def test_the_norm_cache_is_filled_once_and_read():
+    """The row norms of a graph are computed on the first call and read from the cache on the next: norms
+    scaled by 4 in the cache halve every cosine of the next call; another hidden set is another entry."""
+    W, ei, X, y = wide_problem()
+    cache: dict = {}
+    first = _blocks(ei, X, (), ("sgc",), [2], "labeled", cache)
+    assert len(cache) == 1
+    norms = next(iter(cache.values()))
+    norms[2] *= 4.0
+    second = _blocks(ei, X, (), ("sgc",), [2], "labeled", cache)
+    torch.testing.assert_close(second[2], (first[2] / 4.0).clamp(-1, 1))
+    _blocks(ei, X, (7, 12), ("sgc",), [2], "labeled", cache)
+    assert len(cache) == 2
+
+
+def test_bad_routes():
+    W, ei, X, y = wide_problem()
+    with pytest.raises(ValueError, match="polynomial filter"):
+        _blocks(ei, X, (), ("ggcm", 0.15, 1.0), [2], "labeled")
+    with pytest.raises(ValueError, match="route must be"):
+        _blocks(ei, X, (), ("sgc",), [2], "rows")
 
 
 def test_label_reuse_matches_a_dense_correct_and_smooth():

@@ -6,7 +6,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from graphstk.methods.linear_filters import filtered_features, logistic_regression, renormalized_adjacency
+from graphstk.methods.linear_filters import (FilteredRows, filtered_features, logistic_regression, readout_route,
+                                             renormalized_adjacency)
 from graphstk.spectral.filters import GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter
 from tests.dense_reference import random_graph
 
@@ -40,6 +41,31 @@ def test_ggcm_negative_graphs_come_from_the_seed():
     a, b, c = (filtered_features(EI, X, f, seed=s) for s in (0, 0, 1))
     torch.testing.assert_close(a, b)
     assert not torch.allclose(a, c)
+
+
+@pytest.mark.parametrize("filt", [SGCFilter(2), S2GCFilter(4, 0.05), HeatKernelFilter(2.0, 10)], ids=str)
+def test_filtered_rows_are_the_rows_of_the_filtered_features(filt):
+    """``(s(S~) E_idx)^T X~`` and ``s(S~) (X~ W^T)`` against the rows of ``s(S~) X~`` and their read-out; the
+    logistic read-out on either gives the same log-probabilities (last epoch and best validation epoch)."""
+    Z, R = filtered_features(EI, X, filt), FilteredRows(EI, X, filt)
+    idx = torch.tensor([3, 0, 17, 9])
+    torch.testing.assert_close(R.rows(idx), Z[idx])
+    assert R.shape == tuple(Z.shape)
+    lin = torch.nn.Linear(5, 3).double()
+    torch.testing.assert_close(R.linear(lin, idx), lin(Z[idx]).detach())
+    y = torch.randint(0, 3, (20,), generator=torch.Generator().manual_seed(2))
+    train, val, ev = torch.arange(8), torch.arange(8, 14), torch.arange(20)
+    for kw in ({}, {"val": val, "y_val": y[val]}):
+        torch.testing.assert_close(logistic_regression(R, y, train, ev, 1e-3, seed=1, **kw),
+                                   logistic_regression(Z, y, train, ev, 1e-3, seed=1, **kw))
+
+
+def test_readout_route_from_the_sizes():
+    assert readout_route(SGCFilter(2), 140, 9, 7, 1433) == "rows"            # Cora: 140 + 63 < 1433 columns
+    assert readout_route(S2GCFilter(16), 300, 9, 15, 400) == "columns"       # 435 columns: more than 400
+    assert readout_route(GGCMFilter(16, 0.15, 4), 10, 1, 2, 10000) == "columns"   # random negative graphs
+    with pytest.raises(TypeError, match="polynomial filter"):
+        FilteredRows(EI, X, GGCMFilter(3, 0.15, 4))
 
 
 def test_logistic_regression_is_the_papers_adam_readout():

@@ -14,8 +14,8 @@ from torch_geometric.nn.conv.gcn_conv import gcn_norm
 from graphstk.methods.estimators import LabelPropagation
 from graphstk.methods.feature_stkr import DEFAULT_GRID, feature_stkr_scores, row_normalize
 from graphstk.methods.gnn import DEFAULT_PRESET, PRESETS, Features, gnn_setting, train_gnn
-from graphstk.methods.linear_filters import (READOUT_LR, WEIGHT_DECAYS, filtered_features, ggcm_filter,
-                                             logistic_regression)
+from graphstk.methods.linear_filters import (READOUT_LR, WEIGHT_DECAYS, FilteredRows, filtered_features, ggcm_filter,
+                                             logistic_regression, readout_route)
 from graphstk.spectral.filters import HeatKernelFilter, S2GCFilter, SGCFilter
 
 from ..params import Param
@@ -39,14 +39,16 @@ def _features(problem: MethodInput) -> torch.Tensor:
 
 
 def feature_stkr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
-    """Feature-aware STKR for every grid point; ``setting: inductive`` hides the nodes outside the fit points."""
+    """Feature-aware STKR for every grid point; ``setting: inductive`` hides the nodes outside the fit points. The
+    norms of the filtered rows are kept in the run's cache, so the splits of one graph compute them once."""
     inductive = points[0].get("setting", "transductive") == "inductive"
     hidden = _hidden(problem) if inductive else None
     keys = ("features", "depth", "a", "mix", "kernel", "sigma", "beta", "filter", "alpha", "t", "decline_neg",
             "reuse_eta", "reuse_beta", "smooth_eta", "knn", "knn_weight")
     return feature_stkr_scores(problem.data.edge_index, _features(problem), problem.y, problem.labeled, problem.eval,
                                [{k: p[k] for k in keys if k in p} for p in points], hidden=hidden,
-                               num_classes=problem.num_classes)
+                               num_classes=problem.num_classes,
+                               norm_cache=None if problem.kernels is None else problem.kernels.feature_norms)
 
 
 def sgc_ridge_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
@@ -111,16 +113,20 @@ def _filter_of(problem: MethodInput, p: dict):
 
 def filter_lr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Logistic regression (weight decay ``weight_decay``) on ``s(S~) X`` for the filter of each point;
-    the filtered features of each distinct filter computed once."""
+    the filtered features of each distinct filter computed once, or read by rows (``FilteredRows``) where
+    ``readout_route`` finds fewer columns to propagate that way."""
     if any(p["readout"] == "best-val" for p in points) and (problem.val is None or problem.val.numel() == 0):
         raise ValueError("readout 'best-val' keeps the epoch of best validation accuracy and needs validation "
                          "nodes, which only the planetoid and per-class-splits protocols hand over; with this "
                          "protocol write readout: 'last'")
     X, feats, out = _features(problem), {}, []
-    for p in points:
-        f = _filter_of(problem, p)
+    filters = [_filter_of(problem, p) for p in points]
+    for p, f in zip(points, filters):
         if f not in feats:
-            feats[f] = filtered_features(problem.data.edge_index, X, f, seed=problem.seed)
+            n_rows = problem.labeled.numel() + (problem.val.numel() if p["readout"] == "best-val" else 0)
+            route = readout_route(f, n_rows, filters.count(f), problem.num_classes, X.shape[1])
+            feats[f] = FilteredRows(problem.data.edge_index, X, f) if route == "rows" else \
+                filtered_features(problem.data.edge_index, X, f, seed=problem.seed)
         best_val = p["readout"] == "best-val"
         out.append(logistic_regression(feats[f], problem.y, problem.labeled, problem.eval, float(p["weight_decay"]),
                                        seed=problem.seed, lr=float(p["lr"]), val=problem.val if best_val else None,

@@ -104,3 +104,32 @@ def test_kernel_pca_of_a_run_solves_each_operator_once():
     assert kernels.eigen.computed == 2
     kernels.clear()
     assert len(kernels.eigen) == 0
+
+
+def test_feature_stkr_of_a_run_computes_the_row_norms_once_per_graph():
+    """FeatureSTKR by name keeps the filtered rows' norms in the run's ``KernelCache.feature_norms``: a second
+    split of the same graph and features adds no entry, and the scores equal a call made outside a run."""
+    data = _graph()
+    g = torch.Generator().manual_seed(1)
+    X = torch.rand(60, 30, generator=g, dtype=torch.float64)
+    X[torch.rand(60, 30, generator=g) < 0.7] = 0.0
+    X[:, 0] += 0.05
+    e = get_method("FeatureSTKR")
+    points = [{**e.fixed, "depth": 4, "a": 0.5, "mix": mix, "kernel": "cosine-gaussian", "sigma": 0.7,
+               "beta": 1e-2, "features": "sum"} for mix in ("last", "dyadic")]
+    kernels = KernelCache()
+
+    def split(seed, run_kernels):
+        train = torch.randperm(60, generator=torch.Generator().manual_seed(seed))[:9]
+        y = torch.full((60,), -1, dtype=torch.long)
+        y[train] = data.y[train]
+        rest = torch.tensor([i for i in range(60) if i not in train.tolist()])
+        return MethodInput(X=X, data=data, y=y, labeled=train, unlabeled=rest, eval=rest, num_classes=3,
+                           kernels=run_kernels)
+
+    first = e.fit_predict(split(0, kernels), points)
+    assert len(kernels.feature_norms) == 1
+    second = e.fit_predict(split(1, kernels), points)
+    assert len(kernels.feature_norms) == 1
+    for got, alone in zip(first + second, e.fit_predict(split(0, None), points) + e.fit_predict(split(1, None), points)):
+        torch.testing.assert_close(got, alone, rtol=1e-9, atol=1e-12)
