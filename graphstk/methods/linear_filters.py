@@ -18,13 +18,10 @@ from torch import Tensor
 from ..operators.graph import GraphKernel
 from .feature_propagation import _lazy_matrix, _product, preprocess_sparse, sparse_features
 from ..spectral.filters import (Filter, GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter, negative_degree,
-                                random_negative_graph)
+                                negative_permutations, permutation_graph_product, random_negative_graph)
 
 __all__ = ["renormalized_adjacency", "filtered_features", "FilteredRows", "readout_route", "logistic_regression",
-           "READOUT_LR", "WEIGHT_DECAYS", "POLYNOMIAL_FILTERS"]
-
-#: the filters that are polynomials of S~ (GGCM's random negative graphs make it none)
-POLYNOMIAL_FILTERS = (SGCFilter, S2GCFilter, HeatKernelFilter)
+           "READOUT_LR", "WEIGHT_DECAYS"]
 
 #: the read-out's Adam learning rate: SGC's (Wu et al. 2019, Sec. 4.1), reused by S2GC and GGCM
 READOUT_LR = 0.2
@@ -74,11 +71,12 @@ def filtered_features(edge_index: Tensor, X: Tensor, filt: Filter, seed: int = 0
 
 
 class FilteredRows:
-    """``Z = s(S~) X~`` for a polynomial filter (SGC, S2GC, DGC), read by rows, never formed: ``S~`` is symmetric,
-    so ``s(S~)`` is, and
+    """``Z = s(S~) X~`` read by rows, never formed. The filter ``G`` (SGC, S2GC, DGC: polynomials of the symmetric
+    ``S~``; GGCM: :meth:`~graphstk.spectral.filters.GGCMFilter.apply_transposed`, its negative graphs drawn from
+    ``seed`` as :func:`filtered_features` draws them) is a linear map, so
 
-    * the rows ``idx`` are ``Z[idx] = (s(S~) E_idx)^T X~`` (``E_idx``: those columns of the identity);
-    * a linear read-out of the rows ``idx`` is ``(Z W^T)[idx] = (s(S~) (X~ W^T))[idx]``;
+    * the rows ``idx`` are ``Z[idx] = (G^T E_idx)^T X~`` (``E_idx``: those columns of the identity);
+    * a linear read-out of the rows ``idx`` is ``(Z W^T)[idx] = (G (X~ W^T))[idx]``;
 
     propagations of ``len(idx)`` or ``C`` columns instead of the ``d`` feature columns of
     :func:`filtered_features` (``X~`` kept sparse). :func:`logistic_regression` reads it as it reads ``Z``.
@@ -88,40 +86,56 @@ class FilteredRows:
     edge_index : LongTensor ``[2, E]``
     X : Tensor ``[N, d]`` (dense or sparse, or scipy.sparse)
         Node features; rows are scaled to sum 1, as :func:`filtered_features` does.
-    filt : SGCFilter | S2GCFilter | HeatKernelFilter
+    filt : SGCFilter | S2GCFilter | HeatKernelFilter | GGCMFilter
+    seed : int, default 0
+        GGCM's negative graphs (one per step; the permutations are kept, ``K N k_neg / 2`` integers).
     """
 
-    def __init__(self, edge_index: Tensor, X, filt: Filter):
-        if not isinstance(filt, POLYNOMIAL_FILTERS):
-            raise TypeError(f"FilteredRows needs a polynomial filter of S~ (SGC, S2GC, DGC), got {type(filt).__name__}")
+    def __init__(self, edge_index: Tensor, X, filt: Filter, seed: int = 0):
+        if not isinstance(filt, (SGCFilter, S2GCFilter, HeatKernelFilter, GGCMFilter)):
+            raise TypeError(f"FilteredRows needs one of the filters SGC, S2GC, DGC, GGCM, got {type(filt).__name__}")
         self.device = edge_index.device
         self.dtype = torch.float64
         self._X = preprocess_sparse(sparse_features(X), "sum")
         self.shape = self._X.shape
-        self._apply = _polynomial(renormalized_adjacency(edge_index, self.shape[0]).to(self.device), filt)
+        N = self.shape[0]
+        S = renormalized_adjacency(edge_index, N).to(self.device)
+        self._rows: dict = {}
+        if isinstance(filt, GGCMFilter):
+            g = torch.Generator().manual_seed(int(seed))
+            k = min(filt.k_neg, (N - 1) // 2 * 2)
+            perms = [negative_permutations(N, k, g, device=self.device) for _ in range(filt.K)]
+            mm = _product(S)
 
-    def _columns(self, idx: Tensor) -> Tensor:
-        E = torch.zeros(self.shape[0], idx.numel(), dtype=self.dtype, device=self.device)
-        E[idx.to(self.device), torch.arange(idx.numel(), device=self.device)] = 1.0
-        return self._apply(E)
+            def negative(step: int, Z: Tensor) -> Tensor:
+                return permutation_graph_product(perms[step - 1], Z)
+            self._apply = lambda Z: filt.apply(mm, Z, negative=negative)
+            self._transposed = lambda Z: filt.apply_transposed(mm, Z, negative)
+        else:
+            self._apply = self._transposed = _polynomial(S, filt)
 
     def rows(self, idx: Tensor) -> Tensor:
-        """``Z[idx]`` ``[len(idx), d]``."""
-        P = self._columns(idx).cpu().numpy()
-        return torch.from_numpy(np.ascontiguousarray((self._X.T @ P).T)).to(self.device)
+        """``Z[idx]`` ``[len(idx), d]`` (kept for a second call with the same ``idx``)."""
+        key = idx.cpu().numpy().tobytes()
+        if key not in self._rows:
+            E = torch.zeros(self.shape[0], idx.numel(), dtype=self.dtype, device=self.device)
+            E[idx.to(self.device), torch.arange(idx.numel(), device=self.device)] = 1.0
+            P = self._transposed(E).cpu().numpy()
+            self._rows[key] = torch.from_numpy(np.ascontiguousarray((self._X.T @ P).T)).to(self.device)
+        return self._rows[key]
 
     def linear(self, lin: torch.nn.Linear, idx: Tensor) -> Tensor:
-        """``lin(Z[idx])`` ``[len(idx), C]``: ``(s(S~) (X~ W^T))[idx] + b``."""
+        """``lin(Z[idx])`` ``[len(idx), C]``: ``(G (X~ W^T))[idx] + b``."""
         XW = torch.from_numpy(self._X @ lin.weight.detach().T.cpu().numpy()).to(self.device)
         out = self._apply(XW)[idx.to(self.device)]
         return out + lin.bias.detach() if lin.bias is not None else out
 
 
-def readout_route(filt: Filter, n_rows: int, n_readouts: int, num_classes: int, num_features: int) -> str:
+def readout_route(n_rows: int, n_readouts: int, num_classes: int, num_features: int) -> str:
     """``"rows"`` (:class:`FilteredRows`) or ``"columns"`` (:func:`filtered_features`), from the sizes alone: rows
-    for a polynomial filter when the columns it propagates (``n_rows`` read rows, ``num_classes`` per read-out
-    of ``n_readouts``) are fewer than the ``num_features`` feature columns."""
-    return "rows" if isinstance(filt, POLYNOMIAL_FILTERS) and n_rows + n_readouts * num_classes < num_features else "columns"
+    when the columns they propagate (``n_rows`` read rows, ``num_classes`` per read-out of ``n_readouts``) are
+    fewer than the ``num_features`` feature columns."""
+    return "rows" if n_rows + n_readouts * num_classes < num_features else "columns"
 
 
 def ggcm_filter(edge_index: Tensor, num_nodes: int, **kw) -> GGCMFilter:

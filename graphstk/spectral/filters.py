@@ -24,8 +24,8 @@ from ..operators.kernels import check_positive
 from .transforms import Transform, horner
 
 __all__ = ["Filter", "PropagationFilter", "SGCFilter", "S2GCFilter", "HeatKernelFilter", "GGCMFilter",
-           "negative_degree", "random_negative_graph", "degree_projection", "RegularizationFilter", "Tikhonov",
-           "SpectralCutoff", "Landweber", "KernelPCAFilter", "NuMethod", "REGULARIZATION_FILTERS", "FILTER_NAMES",
+           "negative_degree", "random_negative_graph", "negative_permutations", "permutation_graph_product",
+           "degree_projection", "RegularizationFilter", "Tikhonov", "SpectralCutoff", "Landweber", "KernelPCAFilter", "NuMethod", "REGULARIZATION_FILTERS", "FILTER_NAMES",
            "regularization_filter_name", "regularization_filter", "nu_coefficients"]
 
 MatMul = Callable[[Tensor], Tensor]
@@ -200,22 +200,43 @@ def negative_degree(edge_index: Tensor, num_nodes: int, rate: float = 20.0) -> i
     return min(k, (int(num_nodes) - 1) // 2 * 2)
 
 
-def random_negative_graph(num_nodes: int, degree: int, generator: torch.Generator | None = None,
-                          device=None, dtype=torch.float64) -> Tensor:
-    """A random ``degree``-regular multigraph on ``num_nodes`` nodes, normalised by its degree: the
-    union of ``degree / 2`` uniformly random permutations ``pi_j`` and their inverses
-    (``A = sum_j P_j + P_j^T``, the permutation model of random regular graphs), returned as the
-    sparse CSR matrix ``A / degree`` (rows sum to 1), drawn from ``generator`` in ``O(N degree)``."""
+def negative_permutations(num_nodes: int, degree: int, generator: torch.Generator | None = None,
+                          device=None) -> Tensor:
+    """The ``degree / 2`` uniformly random permutations ``pi_j`` ``[degree / 2, num_nodes]`` of a random
+    ``degree``-regular multigraph ``A = sum_j P_j + P_j^T`` (the permutation model), drawn from ``generator``:
+    what :func:`random_negative_graph` draws, in the same order."""
     degree = _int_at_least("degree", degree, 2)
     if degree % 2:
         raise ValueError(f"degree must be even (the union of degree/2 permutations), got {degree}")
     N = int(num_nodes)
-    src = torch.arange(N, device=device).repeat(degree // 2)
-    dst = torch.cat([torch.randperm(N, generator=generator).to(device) for _ in range(degree // 2)])
+    return torch.stack([torch.randperm(N, generator=generator) for _ in range(degree // 2)]).to(device)
+
+
+def random_negative_graph(num_nodes: int, degree: int, generator: torch.Generator | None = None,
+                          device=None, dtype=torch.float64) -> Tensor:
+    """A random ``degree``-regular multigraph on ``num_nodes`` nodes, normalised by its degree: the
+    union of ``degree / 2`` uniformly random permutations ``pi_j`` and their inverses
+    (``A = sum_j P_j + P_j^T``, the permutation model of random regular graphs,
+    :func:`negative_permutations`), returned as the sparse CSR matrix ``A / degree`` (rows sum to 1), drawn
+    from ``generator`` in ``O(N degree)``."""
+    perms = negative_permutations(num_nodes, degree, generator, device)
+    N = int(num_nodes)
+    src = torch.arange(N, device=perms.device).repeat(perms.shape[0])
+    dst = perms.flatten()
     rows, cols = torch.cat([src, dst]), torch.cat([dst, src])
-    vals = torch.full((rows.numel(),), 1.0 / degree, dtype=dtype, device=device)
+    vals = torch.full((rows.numel(),), 1.0 / (2 * perms.shape[0]), dtype=dtype, device=perms.device)
     return torch.sparse_coo_tensor(torch.stack([rows, cols]), vals, (N, N),
                                    check_invariants=False).coalesce().to_sparse_csr()
+
+
+def permutation_graph_product(perms: Tensor, Z: Tensor) -> Tensor:
+    """``(A / degree) Z`` for the graph of :func:`negative_permutations` ``perms`` without forming it: row ``i``
+    gathers ``Z[pi_j(i)]`` and receives ``Z[pi_j^-1(i)]`` for each ``j`` (``A``'s edges ``(i, pi_j(i))`` and
+    ``(pi_j(i), i)``), the product of :func:`random_negative_graph`'s matrix up to the order of the sums."""
+    out = torch.zeros_like(Z)
+    for p in perms.to(Z.device):
+        out.add_(Z[p]).index_add_(0, p, Z)
+    return out / (2 * perms.shape[0])
 
 
 def degree_projection(degree: Tensor) -> MatMul:
@@ -300,6 +321,24 @@ class GGCMFilter(PropagationFilter):
               projection: MatMul | None = None) -> Tensor:
         """``X'`` of the class docstring; ``2 K`` products (``K`` with ``S``, ``K`` with ``A_neg``)."""
         return next(iter(self.iter_depths(matmul, x, [self.K], negative=negative, projection=projection)))[1]
+
+    def apply_transposed(self, matmul: MatMul, x: Tensor, negative: Callable[[int, Tensor], Tensor]) -> Tensor:
+        """``G^T x`` for the linear map ``G: X -> X'`` of the class docstring, with ``S`` and every ``A_neg^(k)``
+        symmetric (``negative(k, Z) = A_neg^(k) Z``). With ``L_k = (1 - b_k) I + b_k S`` and ``R_k`` the inverse
+        step, ``G = alpha I + (1 - alpha) / K sum_k (L_k + R_k) / 2 L_{k-1} ... L_1``, and the ``L_k`` (polynomials
+        of ``S``) commute, so ``G^T x = alpha x + (1 - alpha) / K (Y_1 + L_1 (Y_2 + L_2 (... + L_{K-1} Y_K)))``
+        with ``Y_k = (L_k + R_k) x / 2``: ``2 K - 1`` products, the negative graphs read from step ``K`` down."""
+        kn = float(self.k_neg)
+        Z = None
+        for k in range(self.K, 0, -1):
+            b, c = self._weights(k)
+            L = (1.0 - b) * x + b * matmul(x) if b < 1.0 else matmul(x)
+            Y = 0.5 * (L + (1.0 - c + 2.0 * c / (kn + 2.0)) * x - (c * kn / (kn + 2.0)) * negative(k, x))
+            if Z is not None:
+                Z = Y + ((1.0 - b) * Z + b * matmul(Z) if b < 1.0 else matmul(Z))
+            else:
+                Z = Y
+        return self.alpha * x + ((1.0 - self.alpha) / self.K) * Z
 
     def iter_depths(self, matmul, x, depths=None, negative=None, projection=None):
         """``X'`` for each ``K`` of ``depths`` from one loop (the running mean is read off at each ``K``)."""

@@ -43,11 +43,13 @@ def test_ggcm_negative_graphs_come_from_the_seed():
     assert not torch.allclose(a, c)
 
 
-@pytest.mark.parametrize("filt", [SGCFilter(2), S2GCFilter(4, 0.05), HeatKernelFilter(2.0, 10)], ids=str)
+@pytest.mark.parametrize("filt", [SGCFilter(2), S2GCFilter(4, 0.05), HeatKernelFilter(2.0, 10),
+                                  GGCMFilter(3, 0.15, 4), GGCMFilter(4, 0.15, 4, decline_neg=0.5)], ids=str)
 def test_filtered_rows_are_the_rows_of_the_filtered_features(filt):
-    """``(s(S~) E_idx)^T X~`` and ``s(S~) (X~ W^T)`` against the rows of ``s(S~) X~`` and their read-out; the
-    logistic read-out on either gives the same log-probabilities (last epoch and best validation epoch)."""
-    Z, R = filtered_features(EI, X, filt), FilteredRows(EI, X, filt)
+    """``(G^T E_idx)^T X~`` and ``G (X~ W^T)`` against the rows of ``G X~`` and their read-out (GGCM: the same
+    negative graphs from the same seed); the logistic read-out on either gives the same log-probabilities
+    (last epoch and best validation epoch)."""
+    Z, R = filtered_features(EI, X, filt, seed=3), FilteredRows(EI, X, filt, seed=3)
     idx = torch.tensor([3, 0, 17, 9])
     torch.testing.assert_close(R.rows(idx), Z[idx])
     assert R.shape == tuple(Z.shape)
@@ -61,11 +63,10 @@ def test_filtered_rows_are_the_rows_of_the_filtered_features(filt):
 
 
 def test_readout_route_from_the_sizes():
-    assert readout_route(SGCFilter(2), 140, 9, 7, 1433) == "rows"            # Cora: 140 + 63 < 1433 columns
-    assert readout_route(S2GCFilter(16), 300, 9, 15, 400) == "columns"       # 435 columns: more than 400
-    assert readout_route(GGCMFilter(16, 0.15, 4), 10, 1, 2, 10000) == "columns"   # random negative graphs
-    with pytest.raises(TypeError, match="polynomial filter"):
-        FilteredRows(EI, X, GGCMFilter(3, 0.15, 4))
+    assert readout_route(140, 9, 7, 1433) == "rows"            # Cora: 140 + 63 columns against 1433
+    assert readout_route(300, 9, 15, 400) == "columns"         # 435 columns: more than the 400 features
+    with pytest.raises(TypeError, match="filters SGC, S2GC, DGC, GGCM"):
+        FilteredRows(EI, X, object())
 
 
 def test_logistic_regression_is_the_papers_adam_readout():

@@ -10,7 +10,8 @@ from graphstk.operators.base import SparseOperator
 from graphstk.operators.composed import GraphFilter
 from graphstk.spectral.filters import (FILTER_NAMES, REGULARIZATION_FILTERS, GGCMFilter, HeatKernelFilter, KernelPCAFilter,
                                        Landweber, NuMethod, RegularizationFilter, S2GCFilter, SGCFilter, SpectralCutoff,
-                                       Tikhonov, degree_projection, negative_degree, random_negative_graph,
+                                       Tikhonov, degree_projection, negative_degree, negative_permutations,
+                                       permutation_graph_product, random_negative_graph,
                                        regularization_filter, regularization_filter_name)
 
 g = torch.Generator().manual_seed(0)
@@ -80,16 +81,17 @@ def test_heat_kernel_tends_to_the_exponential():
     assert err[0] > err[1] > err[2] and err[2] < 1e-3
 
 
-def ggcm_dense(f: GGCMFilter, negs) -> torch.Tensor:
-    """GGCM's loop (the class docstring's formula) with dense matrices."""
-    U, total = X.clone(), torch.zeros_like(X)
+def ggcm_dense(f: GGCMFilter, negs, x=None) -> torch.Tensor:
+    """GGCM's loop (the class docstring's formula) with dense matrices, on ``x`` (default ``X``)."""
+    x = X if x is None else x
+    U, total = x.clone(), torch.zeros_like(x)
     for k in range(1, f.K + 1):
         b, c = f.beta * f.decline ** (k - 1), f.beta_neg * f.decline_neg ** (k - 1)
         inv = (2 * I - f.k_neg * negs[k - 1]) / (f.k_neg + 2)
         V = ((1 - c) * I + c * inv) @ U
         U = ((1 - b) * I + b * S) @ U
         total += (U + V) / 2
-    return f.alpha * X + (1 - f.alpha) * total / f.K
+    return f.alpha * x + (1 - f.alpha) * total / f.K
 
 
 @pytest.mark.parametrize("f", [GGCMFilter(4, 0.15, 4), GGCMFilter(5, 0.3, 6, 0.9, 0.8, 0.7, 0.5)],
@@ -112,6 +114,27 @@ def test_ggcm_mean_negative_graph_is_its_spectral_function(f):
     torch.testing.assert_close(f.apply(mm, X, projection=degree_projection(deg)), dense @ X)
     out = dict(f.iter_depths(mm, X, [2, f.K], projection=degree_projection(deg)))
     torch.testing.assert_close(out[2], spectral(f.with_depth(2)(LAM)) @ X)
+
+
+@pytest.mark.parametrize("f", [GGCMFilter(4, 0.15, 4), GGCMFilter(5, 0.3, 6, 0.9, 0.8, 0.7, 0.5)],
+                         ids=["published", "lazy"])
+def test_ggcm_transposed_is_the_transpose_of_the_dense_filter(f):
+    """``apply_transposed`` against the transpose of GGCM's dense map ``G`` (``G = ggcm_dense`` on the identity)."""
+    gen = torch.Generator().manual_seed(2)
+    negs = [random_negative_graph(N, f.k_neg, gen).to_dense() for _ in range(f.K)]
+    G = ggcm_dense(f, negs, torch.eye(N, dtype=torch.float64))
+    torch.testing.assert_close(f.apply_transposed(mm, X, lambda k, Z: negs[k - 1] @ Z), G.T @ X)
+    assert not torch.allclose(G, G.T), "the test needs a G that is not symmetric"
+
+
+def test_permutation_product_is_the_negative_graphs_product():
+    """The permutations drawn are random_negative_graph's (the same generator state gives the same graph), and
+    their product without the matrix equals the matrix's."""
+    perms = negative_permutations(N, 6, torch.Generator().manual_seed(4))
+    A = random_negative_graph(N, 6, torch.Generator().manual_seed(4)).to_dense()
+    torch.testing.assert_close(permutation_graph_product(perms, X), A @ X)
+    with pytest.raises(ValueError, match="even"):
+        negative_permutations(N, 5)
 
 
 def test_random_negative_graph_is_regular_and_symmetric():

@@ -124,8 +124,8 @@ def filter_lr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torc
     for p, f in zip(points, filters):
         if f not in feats:
             n_rows = problem.labeled.numel() + (problem.val.numel() if p["readout"] == "best-val" else 0)
-            route = readout_route(f, n_rows, filters.count(f), problem.num_classes, X.shape[1])
-            feats[f] = FilteredRows(problem.data.edge_index, X, f) if route == "rows" else \
+            route = readout_route(n_rows, filters.count(f), problem.num_classes, X.shape[1])
+            feats[f] = FilteredRows(problem.data.edge_index, X, f, seed=problem.seed) if route == "rows" else \
                 filtered_features(problem.data.edge_index, X, f, seed=problem.seed)
         best_val = p["readout"] == "best-val"
         out.append(logistic_regression(feats[f], problem.y, problem.labeled, problem.eval, float(p["weight_decay"]),
