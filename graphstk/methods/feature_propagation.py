@@ -21,7 +21,7 @@ from .engine import solve
 from .problem import make_problem
 
 __all__ = ["FILTERS", "BLOCK_BYTES", "feature_neighbors", "sparse_features", "preprocess_sparse", "filter_of", "filter_group",
-           "cosine_blocks", "filtered_norms", "reuse_scores", "check_filter_point", "feature_neighbor_graph"]
+           "cosine_blocks", "filtered_norms", "labeled_route_applies", "reuse_scores", "check_filter_point", "feature_neighbor_graph"]
 
 #: the graph filters of a grid point's ``filter`` key
 FILTERS = ("lazy", "sgc", "s2gc", "dgc", "ggcm")
@@ -260,6 +260,25 @@ def _content_key(*parts) -> str:
     return h.hexdigest()
 
 
+def labeled_route_applies(group: tuple, graph) -> bool:
+    """Whether :func:`cosine_blocks` may take the labeled route: the filter's transpose is at hand. A polynomial
+    filter's is the same polynomial of ``S_hat^T``; GGCM's (its negative graph replaced by the mean ``u u^T``) is
+    :meth:`~graphstk.spectral.filters.GGCMFilter.apply_transposed` when ``S`` and ``u u^T`` are symmetric, i.e.
+    when no node is hidden (a hidden row of the mean negative graph is an out-of-sample row)."""
+    return group[0] != "ggcm" or not bool(graph.hidden_mask.any())
+
+
+def _transposed(S_csr: Tensor, graph, group: tuple, depths: list[int], k_neg: int) -> callable:
+    """``Z -> [(K, s_K(S_hat)^T Z) for K in depths]`` where :func:`labeled_route_applies`."""
+    if group[0] != "ggcm":
+        return _filtered(_transpose(S_csr), graph, group, depths, k_neg)
+    mm = _product(S_csr)
+    proj = _projection(graph, mm)
+    filt = filter_of(group, max(max(depths), 1), k_neg)[0]
+    return lambda Z: [(k, Z if k == 0 else filt.with_depth(k).apply_transposed(mm, Z, lambda _, W: proj(W)))
+                      for k in depths]
+
+
 def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths: list[int], rows: Tensor, n: int,
                   dtype: torch.dtype, k_neg: int, norm_cache: dict | None = None,
                   route: str = "auto") -> dict[int, Tensor]:
@@ -267,24 +286,24 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
     (``0``: the features); ``rows[:n]`` are the labeled nodes.
 
     ``route="columns"``: the columns of ``Xf`` filtered a block of ``BLOCK_BYTES`` at a time, each block adding its
-    part to ``phi[rows] phi[rows[:n]]^T`` and to the squared row norms. ``route="labeled"``, for a polynomial
-    filter (all but GGCM's random negative graphs): ``phi_K[rows] phi_K[L]^T = (s_K(S_hat) Xf Xf^T
-    s_K(S_hat)^T E_L)[rows]`` with ``s_K(S_hat)^T = s_K(S_hat^T)``: two propagations of the ``n`` labeled columns
-    instead of one of the ``d`` feature columns, and the row norms (:func:`filtered_norms`), which do not depend on
-    the labels, taken from ``norm_cache`` (a dict the caller keeps across calls: one per graph and features) or
-    computed and kept there. ``"auto"``: ``"labeled"`` when it applies, ``2 n < d`` and a ``norm_cache`` is given
-    (without one the norms cost a pass over the feature columns, which gives the inner products as well), else
-    ``"columns"``. docs/feature_stkr.md, "Memory".
+    part to ``phi[rows] phi[rows[:n]]^T`` and to the squared row norms. ``route="labeled"``, where
+    :func:`labeled_route_applies`: ``phi_K[rows] phi_K[L]^T = (s_K(S_hat) Xf Xf^T s_K(S_hat)^T E_L)[rows]``: two
+    propagations of the ``n`` labeled columns instead of one of the ``d`` feature columns, and the row norms
+    (:func:`filtered_norms`), which do not depend on the labels, taken from ``norm_cache`` (a dict the caller keeps
+    across calls: one per graph and features) or computed and kept there. ``"auto"``: ``"labeled"`` when it
+    applies, ``2 n < d`` and a ``norm_cache`` is given (without one the norms cost a pass over the feature
+    columns, which gives the inner products as well), else ``"columns"``. docs/feature_stkr.md, "Memory".
     """
     if route not in ("auto", "columns", "labeled"):
         raise ValueError(f"route must be 'auto', 'columns' or 'labeled', got {route!r}")
     N, d = Xf.shape
     device = S_csr.device
-    polynomial = group[0] != "ggcm"
-    if route == "labeled" and not polynomial:
-        raise ValueError("route='labeled' needs a polynomial filter; GGCM's draws random negative graphs per step")
+    applies = labeled_route_applies(group, graph)
+    if route == "labeled" and not applies:
+        raise ValueError("route='labeled' needs the filter's transpose: GGCM's mean negative graph has "
+                         "out-of-sample rows for hidden nodes; use route='columns'")
     if route == "auto":
-        route = "labeled" if polynomial and 2 * n < d and norm_cache is not None else "columns"
+        route = "labeled" if applies and 2 * n < d and norm_cache is not None else "columns"
     G = {k: torch.zeros(rows.numel(), n, dtype=dtype, device=device) for k in depths}
     if route == "labeled":
         key = _content_key(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), Xf.indptr, Xf.indices, Xf.data,
@@ -297,7 +316,7 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
         nr = {k: norms[k][rows] for k in depths}
         E = torch.zeros(N, n, dtype=dtype, device=device)
         E[rows[:n], torch.arange(n, device=device)] = 1.0
-        for k, Pk in _filtered(_transpose(S_csr), graph, group, depths, k_neg)(E):    # s_K(S_hat)^T E_L
+        for k, Pk in _transposed(S_csr, graph, group, depths, k_neg)(E):    # s_K(S_hat)^T E_L
             W = torch.from_numpy(Xf @ (Xf.T @ Pk.cpu().numpy())).to(device=device, dtype=dtype)   # Xf phi_K[L]^T
             G[k] = _filtered(S_csr, graph, group, [k], k_neg)(W)[0][1][rows]
     else:

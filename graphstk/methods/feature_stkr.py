@@ -21,8 +21,8 @@ from ..operators.graph import GraphKernel, check_edge_index
 from .estimators import (SETTINGS, ScoringMixin, _check_graph_size, _default_classes, _label_tensor, flag_unreachable,
                          fit_indices, graph_fit_inputs)
 from .feature_propagation import (check_filter_point, check_ranges, cosine_blocks, feature_neighbor_graph,
-                                  feature_neighbors, filter_group, k_negative, preprocess_sparse, reuse_scores,
-                                  sparse_features)
+                                  feature_neighbors, filter_group, k_negative, labeled_route_applies,
+                                  preprocess_sparse, reuse_scores, sparse_features)
 from .problem import training_labels
 
 __all__ = ["FeatureSTKR", "feature_stkr_scores", "balanced_targets", "preprocess_features", "FEATURES", "select_on_validation", "KERNELS", "MIXES", "DEFAULT_GRID"]
@@ -182,8 +182,8 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
         (:func:`graphstk.methods.feature_propagation.cosine_blocks`). Default: computed on every call.
     route : {"auto", "columns", "labeled"}, default "auto"
         How the cosine blocks are formed (:func:`~graphstk.methods.feature_propagation.cosine_blocks`): both
-        routes give the same scores to rounding; ``"auto"`` chooses from the sizes. GGCM's points (random
-        negative graphs, no polynomial of the graph) always take the column route.
+        routes give the same scores to rounding; ``"auto"`` chooses from the sizes. Where the labeled route does
+        not apply (GGCM's filter with hidden nodes, ``labeled_route_applies``) the column route is taken.
     """
     device = torch.device(device) if device is not None else edge_index.device
     Xs = sparse_features(X)
@@ -251,9 +251,8 @@ def _scores_on_graph(graph: GraphKernel, features, points: list[dict], train: Te
     out: list[Tensor | None] = [None] * len(points)
     for (f, group), idx in sorted(groups.items(), key=lambda kv: repr(kv[0])):
         depths = sorted({k for i in idx for k in _depths(int(points[i]["depth"]), points[i].get("mix", "last"))})
-        polynomial = group[0] != "ggcm"     # GGCM's random negative graphs: the column route only
         cos = cosine_blocks(S_csr, graph, features(f), group, depths, rows, n, dtype, k_neg, norm_cache,
-                            route if polynomial else "auto")
+                            route if labeled_route_applies(group, graph) else "auto")
         blocks: dict[tuple, Tensor] = {}       # (depth, sigma or None) -> kernel block
         kernels: dict[tuple, Tensor] = {}      # (depths, sigma or None) -> mean kernel block
         for i in idx:

@@ -142,9 +142,10 @@ def test_labeled_route_matches_a_dense_ridge(hidden):
         torch.testing.assert_close(s, ref)
 
 
-@pytest.mark.parametrize("hidden", [(), (7, 12, 20)], ids=["transductive", "inductive"])
-@pytest.mark.parametrize("group", [("lazy", 0.5), ("sgc",), ("s2gc", 0.1), ("dgc", 2.0)])
+@pytest.mark.parametrize("group,hidden", [(g, h) for g in [("lazy", 0.5), ("sgc",), ("s2gc", 0.1), ("dgc", 2.0)]
+                                          for h in [(), (7, 12, 20)]] + [(("ggcm", 0.15, 0.5), ())], ids=str)
 def test_the_two_routes_give_the_same_cosine_blocks(group, hidden):
+    """Every filter with its transpose at hand (GGCM's mean negative graph: transductive only, test_bad_routes)."""
     W, ei, X, y = wide_problem()
     cols = _blocks(ei, X, hidden, group, [0, 1, 2, 4], "columns")
     lab = _blocks(ei, X, hidden, group, [0, 1, 2, 4], "labeled")
@@ -169,8 +170,8 @@ def test_the_norm_cache_is_filled_once_and_read():
 
 def test_bad_routes():
     W, ei, X, y = wide_problem()
-    with pytest.raises(ValueError, match="polynomial filter"):
-        _blocks(ei, X, (), ("ggcm", 0.15, 1.0), [2], "labeled")
+    with pytest.raises(ValueError, match="out-of-sample rows for hidden nodes"):
+        _blocks(ei, X, (7, 12), ("ggcm", 0.15, 1.0), [2], "labeled")
     with pytest.raises(ValueError, match="route must be"):
         _blocks(ei, X, (), ("sgc",), [2], "rows")
 

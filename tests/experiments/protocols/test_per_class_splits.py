@@ -110,7 +110,7 @@ def test_methods_see_train_labels_only_and_validation_for_stopping(tmp_path):
 
 def test_shchur_config_loads_from_the_repository():
     cfg = load_config(REPO / "configs" / "shchur_protocol.yaml")
-    for t in cfg.tasks:
+    for t in cfg.all_tasks():
         assert t.protocol == "per-class-splits" and {d.name for d in t.datasets} <= {"Photo", "CS"}
         assert (t.train_per_class, t.val_per_class, t.n_test, t.largest_component) == (20, 30, None, True)
     assert {d.name for d in cfg.datasets} == {"Photo", "CS"}
@@ -124,6 +124,6 @@ def test_quick_caps_the_epochs_of_gnns_left_to_their_preset():
     from graphstk.experiments.overrides import QUICK_MAX_EPOCHS
 
     cfg = with_overrides(load_config(REPO / "configs" / "shchur_protocol.yaml"), quick=True)
-    grids = {m.label: m.grid for t in cfg.tasks for m in t.methods}
+    grids = {m.label: m.grid for t in cfg.all_tasks() for m in t.methods}
     assert grids["GCN"] == {"epochs": [QUICK_MAX_EPOCHS]}
     assert "epochs" not in grids["SGC"]
