@@ -18,7 +18,7 @@ from torch import Tensor
 from ..operators.graph import GraphKernel
 from .feature_propagation import _lazy_matrix, _product, preprocess_sparse, sparse_features
 from ..spectral.filters import (Filter, GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter, negative_degree,
-                                negative_permutations, permutation_graph_product, random_negative_graph)
+                                negative_permutations, permutation_graph_product)
 
 __all__ = ["renormalized_adjacency", "filtered_features", "FilteredRows", "readout_route", "logistic_regression",
            "READOUT_LR", "WEIGHT_DECAYS"]
@@ -48,6 +48,21 @@ def _polynomial(S: Tensor, filt: Filter):
     return lambda Z: filt.apply(mm, Z)
 
 
+def _ggcm_maps(S: Tensor, filt: GGCMFilter, seed: int):
+    """``(Z -> G Z, Z -> G^T Z)`` for GGCM's filter ``G`` on ``S``, its negative graphs drawn from ``seed``, one per
+    step in step order (:func:`~graphstk.spectral.filters.negative_permutations`; degree: 20 times the mean degree
+    of the graph, as the paper, at most ``N - 1``)."""
+    N = S.shape[0]
+    g = torch.Generator().manual_seed(int(seed))
+    k = min(filt.k_neg, (N - 1) // 2 * 2)
+    perms = [negative_permutations(N, k, g, device=S.device) for _ in range(filt.K)]
+    mm = _product(S)
+
+    def negative(step: int, Z: Tensor) -> Tensor:
+        return permutation_graph_product(perms[step - 1], Z)
+    return (lambda Z: filt.apply(mm, Z, negative=negative)), (lambda Z: filt.apply_transposed(mm, Z, negative))
+
+
 def filtered_features(edge_index: Tensor, X: Tensor, filt: Filter, seed: int = 0) -> Tensor:
     """``s(S~) X~`` ``[N, d]`` (``X~``: rows of ``X`` scaled to sum 1); GGCM's negative graphs drawn from
     ``seed`` (degree: 20 times the mean degree of the graph, as the paper), one per step."""
@@ -56,17 +71,7 @@ def filtered_features(edge_index: Tensor, X: Tensor, filt: Filter, seed: int = 0
     N = X.shape[0]
     S = renormalized_adjacency(edge_index, N).to(X.device)
     if isinstance(filt, GGCMFilter):
-        mm = _product(S)
-        g = torch.Generator().manual_seed(int(seed))
-        k = min(filt.k_neg, (N - 1) // 2 * 2)
-        negs = {}
-
-        def negative(step: int, Z: Tensor) -> Tensor:
-            if step not in negs:
-                negs.clear()
-                negs[step] = _product(random_negative_graph(N, k, g, device=X.device))
-            return negs[step](Z)
-        return filt.apply(mm, X, negative=negative)
+        return _ggcm_maps(S, filt, seed)[0](X)
     return _polynomial(S, filt)(X)
 
 
@@ -102,15 +107,7 @@ class FilteredRows:
         S = renormalized_adjacency(edge_index, N).to(self.device)
         self._rows: dict = {}
         if isinstance(filt, GGCMFilter):
-            g = torch.Generator().manual_seed(int(seed))
-            k = min(filt.k_neg, (N - 1) // 2 * 2)
-            perms = [negative_permutations(N, k, g, device=self.device) for _ in range(filt.K)]
-            mm = _product(S)
-
-            def negative(step: int, Z: Tensor) -> Tensor:
-                return permutation_graph_product(perms[step - 1], Z)
-            self._apply = lambda Z: filt.apply(mm, Z, negative=negative)
-            self._transposed = lambda Z: filt.apply_transposed(mm, Z, negative)
+            self._apply, self._transposed = _ggcm_maps(S, filt, seed)
         else:
             self._apply = self._transposed = _polynomial(S, filt)
 

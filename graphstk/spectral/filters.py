@@ -233,9 +233,9 @@ def permutation_graph_product(perms: Tensor, Z: Tensor) -> Tensor:
     """``(A / degree) Z`` for the graph of :func:`negative_permutations` ``perms`` without forming it: row ``i``
     gathers ``Z[pi_j(i)]`` and receives ``Z[pi_j^-1(i)]`` for each ``j`` (``A``'s edges ``(i, pi_j(i))`` and
     ``(pi_j(i), i)``), the product of :func:`random_negative_graph`'s matrix up to the order of the sums."""
-    out = torch.zeros_like(Z)
+    out, gathered = torch.zeros_like(Z), torch.empty_like(Z)
     for p in perms.to(Z.device):
-        out.add_(Z[p]).index_add_(0, p, Z)
+        out.add_(torch.index_select(Z, 0, p, out=gathered)).index_add_(0, p, Z)
     return out / (2 * perms.shape[0])
 
 
