@@ -1141,6 +1141,26 @@ def _():
     return (lambda env: cosine_neighbors(Z, 1, cand), lambda env, msg: cosine_neighbors(Z, 1, cand.unique()))
 
 
+@case("labeled_route_with_hidden_ggcm", "feature_propagation.py:cosine_blocks:use route='columns'", ValueError,
+      r"route='labeled' needs the filter's transpose: .* use route='columns'")
+def _():
+    from graphstk.methods import feature_propagation as fp
+    from graphstk.operators import GraphKernel
+    from graphstk.operators.composed import extended_adjacency
+
+    hidden = torch.zeros(N, dtype=torch.bool)
+    hidden[[5, 9]] = True
+    kernel = GraphKernel(EDGES, N, hidden=hidden, dtype=torch.float64, clean_edges=True)
+    Xf = fp.preprocess_sparse(fp.sparse_features(torch.rand(N, 8, generator=torch.Generator().manual_seed(0))), "sum",
+                              ~hidden)
+    rows = torch.cat([TRAIN, torch.tensor([5, 9])])
+
+    def blocks(route):
+        return fp.cosine_blocks(extended_adjacency(kernel).csr, kernel, Xf, ("ggcm", 0.15, 1.0), [2], rows,
+                                TRAIN.numel(), torch.float64, 2, {}, route=route)
+    return (lambda env: blocks("labeled"), lambda env, msg: blocks(quoted(msg, "use route=")))
+
+
 @case("feature_neighbours_on_dense_features", "feature_propagation.py:feature_neighbors:use knn=0",
       ValueError, r"knn=3: .* 12 of 12 visible rows have none .*; use knn=0 for dense features")
 def _():
