@@ -40,6 +40,27 @@ class _SparseProduct(torch.autograd.Function):
         return None, None, ctx.XT @ G
 
 
+class _SymmetricProduct(torch.autograd.Function):
+    """``S @ Z`` for a constant symmetric sparse ``S`` (GCN's ``D~^{-1/2} (A + I) D~^{-1/2}``): the gradient
+    ``S^T G`` is ``S G``, one product of the same matrix. Autograd's own backward for a CSR product forms the
+    transpose at every call, which costs more than ten forward products."""
+
+    @staticmethod
+    def forward(ctx, S, Z):
+        ctx.S = S
+        return S @ Z
+
+    @staticmethod
+    def backward(ctx, G):
+        return None, ctx.S @ G
+
+
+def symmetric_product(S: Tensor, Z: Tensor) -> Tensor:
+    """``S @ Z`` for a symmetric sparse ``S`` (not checked: the caller builds it symmetric), with the gradient
+    with respect to ``Z`` computed as ``S @ G``."""
+    return _SymmetricProduct.apply(S, Z)
+
+
 class Features:
     """Node features prepared once for training: float32, rows scaled to sum 1 (``features="sum"``)
     or raw (``"none"``); kept as CSR (with its transpose, for the weight gradient) when at most a
@@ -133,9 +154,9 @@ class _GCN(nn.Module):
         self.b1, self.b2 = nn.Parameter(torch.zeros(hidden)), nn.Parameter(torch.zeros(C))
 
     def forward(self, feats, S):
-        h = S @ self.l1(feats, feats.dropped(self.p, self.training)) + self.b1
+        h = symmetric_product(S, self.l1(feats, feats.dropped(self.p, self.training))) + self.b1
         h = F.dropout(F.relu(h), self.p, self.training)
-        return S @ (h @ self.l2.weight) + self.b2
+        return symmetric_product(S, h @ self.l2.weight) + self.b2
 
 
 class _GAT(nn.Module):
@@ -179,7 +200,7 @@ class _APPNP(_MLP):
         H = super().forward(feats)
         Z = H
         for _ in range(self.K):
-            Z = (1.0 - self.alpha) * (S @ Z) + self.alpha * H
+            Z = (1.0 - self.alpha) * symmetric_product(S, Z) + self.alpha * H
         return Z
 
 

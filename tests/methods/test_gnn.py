@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from graphstk.methods.gnn import MODELS, PRESETS, Features, gcn_adjacency, gnn_setting, param_groups, train_gnn
+from graphstk.methods.gnn import (MODELS, PRESETS, Features, gcn_adjacency, gnn_setting, param_groups,
+                                  symmetric_product, train_gnn)
 
 
 def _toy(n=60, seed=0):
@@ -77,6 +78,21 @@ def test_appnp_propagation_equals_pyg_appnp():
     H = super(type(net), net).forward(f)
     torch.testing.assert_close(net(f, gcn_adjacency(ei, x.shape[0])), APPNP(K=10, alpha=0.1)(H, ei),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_symmetric_product_gradient_is_the_dense_transpose_product():
+    """``symmetric_product``'s gradient (``S G``) against autograd through the dense ``S`` and ``gradcheck``;
+    GCN's adjacency is symmetric, which the shortcut needs."""
+    _, ei, _ = _toy()
+    S = gcn_adjacency(ei, 60)
+    D = S.to_dense()
+    torch.testing.assert_close(D, D.T, rtol=0, atol=0)
+    Sd = S.to(torch.float64)
+    Z = torch.randn(60, 3, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda z: symmetric_product(Sd, z), (Z,))
+    G = torch.randn(60, 3, dtype=torch.float64)
+    (symmetric_product(Sd, Z) * G).sum().backward()
+    torch.testing.assert_close(Z.grad, D.double().T @ G)
 
 
 @pytest.mark.parametrize("density", [0.05, 0.6])
