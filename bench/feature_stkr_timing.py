@@ -123,7 +123,7 @@ def routes(data, name: str, splits: int, out: str | None) -> None:
             train, val = _per_class(data.y, seed)
             t = time.perf_counter()
             scores[route, seed] = feature_stkr_scores(data.edge_index, X, data.y, train, val, points, route=route,
-                                                      norm_cache=cache)
+                                                      cache=cache)
             seconds[route, seed] = time.perf_counter() - t
     lines = [f"`{name}`: {data.num_nodes} nodes, {X.shape[1]} feature columns, {len(points)} grid points "
              f"(`DEFAULT_GRID`), 20 training and 30 validation nodes per class; {torch.get_num_threads()} torch "

@@ -39,10 +39,11 @@ class KernelCache:
     eigen : :class:`~graphstk.spectral.EigenCache`
         The run's eigenpairs (top-``d`` kernel PCA), keyed on the operator, handed to the engine by
         the STKR registrations: an operator solved once is not solved again in the same run.
-    feature_norms : dict
-        Feature-aware STKR's norms of the filtered rows, keyed on the graph, the features and the filter
-        (:func:`~graphstk.methods.feature_propagation.cosine_blocks`): they do not depend on the labels, so
-        the splits of one graph compute them once.
+    feature_cache : dict
+        Feature-aware STKR's work that does not depend on the labels, keyed on its inputs' content: the norms
+        of the filtered rows (:func:`~graphstk.methods.feature_propagation.cosine_blocks`) and the feature-neighbour
+        lists (:func:`~graphstk.methods.feature_propagation.feature_neighbors`), so the splits of one graph compute
+        them once.
     """
 
     def __init__(self, factory: KernelFactory | None = None, size: int = 3):
@@ -55,7 +56,7 @@ class KernelCache:
         self.size = int(size)
         self._entries: list[tuple[object, tuple, object]] = []   # (graph, key, kernel), oldest first
         self.eigen = EigenCache()
-        self.feature_norms: dict = {}
+        self.feature_cache: dict = {}
         self.built = 0
         self.reused = 0
 
@@ -81,10 +82,10 @@ class KernelCache:
         return kern
 
     def clear(self) -> None:
-        """Drop every kernel, eigendecomposition and feature norm (the counters stay)."""
+        """Drop every kernel, eigendecomposition and feature-aware STKR entry (the counters stay)."""
         self._entries = []
         self.eigen.clear()
-        self.feature_norms.clear()
+        self.feature_cache.clear()
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -138,7 +138,7 @@ def _hidden_mask(hidden, train: Tensor, N: int, device) -> Tensor | None:
 def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, points: list[dict], *,
                         hidden=None, num_classes: int | None = None, normalize_features: bool = True,
                         dtype: torch.dtype = torch.float64, device=None, edge_weight=None,
-                        norm_cache: dict | None = None, route: str = "auto") -> list[Tensor]:
+                        cache: dict | None = None, route: str = "auto") -> list[Tensor]:
     """Scores ``[len(eval_idx), C]`` of feature-aware STKR for every grid point (shared computations).
 
     Parameters
@@ -176,10 +176,11 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
     dtype, device : of the computation (default float64, the device of ``edge_index``).
     edge_weight : Tensor ``[E]``, optional
         Non-negative edge weights (``W`` of Eq. 23); default 1.
-    norm_cache : dict, optional
-        Kept by the caller across calls on the same graph and features (the splits of one graph): the norms of the
-        filtered rows, which do not depend on the labels, are computed once and kept in it
-        (:func:`graphstk.methods.feature_propagation.cosine_blocks`). Default: computed on every call.
+    cache : dict, optional
+        Kept by the caller across calls on the same graph and features (the splits of one graph): the work that
+        does not depend on the labels is done once and kept in it, the norms of the filtered rows
+        (:func:`graphstk.methods.feature_propagation.cosine_blocks`) and the feature-neighbour lists
+        (:func:`graphstk.methods.feature_propagation.feature_neighbors`). Default: done on every call.
     route : {"auto", "columns", "labeled"}, default "auto"
         How the cosine blocks are formed (:func:`~graphstk.methods.feature_propagation.cosine_blocks`): both
         routes give the same scores to rounding; ``"auto"`` chooses from the sizes. Where the labeled route does
@@ -221,7 +222,7 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
     out: list[Tensor | None] = [None] * len(points)
     k_max = max(k for k, _ in graphs)
     # neighbours by the cosine of TF-IDF rows (df over the visible nodes): one search, for the largest knn
-    nbr = feature_neighbors(features("tfidf"), k_max, hidden_mask) if k_max else None
+    nbr = feature_neighbors(features("tfidf"), k_max, hidden_mask, cache) if k_max else None
     for (k, w), idx in sorted(graphs.items()):
         ei, ew = edge_index, edge_weight
         if k:
@@ -229,7 +230,7 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
                                             neighbors=nbr)
         graph = GraphKernel(ei, N, hidden=hidden_mask, edge_weight=ew, dtype=dtype, device=device, clean_edges=True)
         for i, s in zip(idx, _scores_on_graph(graph, features, [points[i] for i in idx], train, ev, Y,
-                                              default_features, dtype, device, norm_cache, route)):
+                                              default_features, dtype, device, cache, route)):
             out[i] = s
     return out
 

@@ -18,7 +18,7 @@ from torch import Tensor
 from ..operators.graph import GraphKernel
 from .feature_propagation import _lazy_matrix, _product, preprocess_sparse, sparse_features
 from ..spectral.filters import (Filter, GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter, negative_degree,
-                                negative_permutations, permutation_graph_product)
+                                negative_permutations, permutation_graph, permutation_graph_product)
 
 __all__ = ["renormalized_adjacency", "filtered_features", "FilteredRows", "readout_route", "logistic_regression",
            "READOUT_LR", "WEIGHT_DECAYS"]
@@ -55,11 +55,11 @@ def _ggcm_maps(S: Tensor, filt: GGCMFilter, seed: int):
     N = S.shape[0]
     g = torch.Generator().manual_seed(int(seed))
     k = min(filt.k_neg, (N - 1) // 2 * 2)
-    perms = [negative_permutations(N, k, g, device=S.device) for _ in range(filt.K)]
+    graphs = [permutation_graph(negative_permutations(N, k, g, device=S.device)) for _ in range(filt.K)]
     mm = _product(S)
 
     def negative(step: int, Z: Tensor) -> Tensor:
-        return permutation_graph_product(perms[step - 1], Z)
+        return permutation_graph_product(graphs[step - 1], Z)
     return (lambda Z: filt.apply(mm, Z, negative=negative)), (lambda Z: filt.apply_transposed(mm, Z, negative))
 
 
@@ -93,7 +93,7 @@ class FilteredRows:
         Node features; rows are scaled to sum 1, as :func:`filtered_features` does.
     filt : SGCFilter | S2GCFilter | HeatKernelFilter | GGCMFilter
     seed : int, default 0
-        GGCM's negative graphs (one per step; the permutations are kept, ``K N k_neg / 2`` integers).
+        GGCM's negative graphs (one per step, kept as sparse matrices: ``K N k_neg`` entries).
     """
 
     def __init__(self, edge_index: Tensor, X, filt: Filter, seed: int = 0):

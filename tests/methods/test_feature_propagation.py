@@ -130,7 +130,7 @@ def test_labeled_route_matches_a_dense_ridge(hidden):
     pts = POINTS + [{"filter": "lazy", "depth": 4, "a": 0.5, "mix": "dyadic", "sigma": 0.7, "beta": 1e-2},
                     {"filter": "sgc", "depth": 0, "sigma": 0.7, "beta": 1e-2}]
     cache: dict = {}
-    got = feature_stkr_scores(ei, X, y, TRAIN, ev, pts, hidden=list(hidden) or None, norm_cache=cache)
+    got = feature_stkr_scores(ei, X, y, TRAIN, ev, pts, hidden=list(hidden) or None, cache=cache)
     assert len(cache) == 4      # the labeled route ran, once per filter group (sgc, s2gc, dgc, lazy)
     for p, s in zip(pts, got):
         lazy = p["filter"] == "lazy"
@@ -298,3 +298,22 @@ def test_bad_feature_neighbour_points():
                                                                                 "knn_weight")):
         with pytest.raises(ValueError, match=match):
             feature_stkr_scores(ei, X, y, TRAIN, EVAL, [{"depth": 2, "beta": 1e-2, **bad}])
+
+
+def test_the_product_gives_the_same_numbers_with_one_thread_and_several():
+    """``_product`` takes scipy's CSR product with one CPU thread and torch's otherwise: the same sums in the
+    same order, so the same numbers."""
+    W, ei, X, y = wide_problem()
+    A = W + torch.eye(W.shape[0], dtype=W.dtype)
+    S = (A / A.sum(1, keepdim=True)).to_sparse_csr()
+    Z = torch.rand(W.shape[0], 7, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = fp._product(S)(Z)
+        torch.set_num_threads(2)
+        several = fp._product(S)(Z)
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(one, several)
+    torch.testing.assert_close(one, S.to_dense() @ Z, rtol=1e-12, atol=1e-14)

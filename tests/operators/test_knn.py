@@ -201,3 +201,29 @@ def test_neighbour_lists_of_the_largest_k_slice_to_the_smaller_ones():
         a = feature_neighbor_graph(ei, 80, X, k, 0.1, hidden_mask=hidden, neighbors=big)
         b = feature_neighbor_graph(ei, 80, X, k, 0.1, hidden_mask=hidden)
         assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+
+
+def test_neighbour_lists_are_kept_in_the_cache_and_read_from_it():
+    """A cache keeps the lists of the largest search: a call for fewer neighbours reads its first columns (a
+    corrupted entry is what comes back, so the cache is read), a call for more searches again and replaces the
+    entry, and other hidden nodes or other features are other entries."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from graphstk.methods.feature_propagation import feature_neighbors
+
+    rng = np.random.default_rng(2)
+    X = sp.csr_matrix(rng.random((50, 20)) * (rng.random((50, 20)) < 0.3))
+    cache: dict = {}
+    ten = feature_neighbors(X, 10, None, cache)
+    assert len(cache) == 1 and torch.equal(ten, feature_neighbors(X, 10))
+    key = next(iter(cache))
+    cache[key] = cache[key].flip(1)
+    assert torch.equal(feature_neighbors(X, 4, None, cache), ten.flip(1)[:, :4])
+    twelve = feature_neighbors(X, 12, None, cache)
+    assert torch.equal(twelve, feature_neighbors(X, 12)) and cache[key].shape[1] == 12
+    hidden = torch.zeros(50, dtype=torch.bool)
+    hidden[40:] = True
+    assert torch.equal(feature_neighbors(X, 5, hidden, cache), feature_neighbors(X, 5, hidden))
+    feature_neighbors(X * 2.0, 5, None, cache)
+    assert len(cache) == 3

@@ -11,7 +11,7 @@ from graphstk.operators.composed import GraphFilter
 from graphstk.spectral.filters import (FILTER_NAMES, REGULARIZATION_FILTERS, GGCMFilter, HeatKernelFilter, KernelPCAFilter,
                                        Landweber, NuMethod, RegularizationFilter, S2GCFilter, SGCFilter, SpectralCutoff,
                                        Tikhonov, degree_projection, negative_degree, negative_permutations,
-                                       permutation_graph_product, random_negative_graph,
+                                       permutation_graph, permutation_graph_product, random_negative_graph,
                                        regularization_filter, regularization_filter_name)
 
 g = torch.Generator().manual_seed(0)
@@ -132,7 +132,10 @@ def test_permutation_product_is_the_negative_graphs_product():
     their product without the matrix equals the matrix's."""
     perms = negative_permutations(N, 6, torch.Generator().manual_seed(4))
     A = random_negative_graph(N, 6, torch.Generator().manual_seed(4)).to_dense()
-    torch.testing.assert_close(permutation_graph_product(perms, X), A @ X)
+    graph = permutation_graph(perms)
+    assert graph.col_indices().dtype == torch.int32
+    torch.testing.assert_close(graph.to_dense(), 6 * A)
+    torch.testing.assert_close(permutation_graph_product(graph, X), A @ X)
     with pytest.raises(ValueError, match="even"):
         negative_permutations(N, 5)
 

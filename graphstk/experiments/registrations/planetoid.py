@@ -40,7 +40,8 @@ def _features(problem: MethodInput) -> torch.Tensor:
 
 def feature_stkr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Feature-aware STKR for every grid point; ``setting: inductive`` hides the nodes outside the fit points. The
-    norms of the filtered rows are kept in the run's cache, so the splits of one graph compute them once."""
+    norms of the filtered rows and the feature-neighbour lists are kept in the run's cache, so the splits of one
+    graph compute them once."""
     inductive = points[0].get("setting", "transductive") == "inductive"
     hidden = _hidden(problem) if inductive else None
     keys = ("features", "depth", "a", "mix", "kernel", "sigma", "beta", "filter", "alpha", "t", "decline_neg",
@@ -48,7 +49,7 @@ def feature_stkr_fit_predict(problem: MethodInput, points: list[dict]) -> list[t
     return feature_stkr_scores(problem.data.edge_index, _features(problem), problem.y, problem.labeled, problem.eval,
                                [{k: p[k] for k in keys if k in p} for p in points], hidden=hidden,
                                num_classes=problem.num_classes,
-                               norm_cache=None if problem.kernels is None else problem.kernels.feature_norms)
+                               cache=None if problem.kernels is None else problem.kernels.feature_cache)
 
 
 def sgc_ridge_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
@@ -119,18 +120,20 @@ def filter_lr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torc
         raise ValueError("readout 'best-val' keeps the epoch of best validation accuracy and needs validation "
                          "nodes, which only the planetoid and per-class-splits protocols hand over; with this "
                          "protocol write readout: 'last'")
-    X, feats, out = _features(problem), {}, []
+    X, out = _features(problem), [None] * len(points)
     filters = [_filter_of(problem, p) for p in points]
-    for p, f in zip(points, filters):
-        if f not in feats:
-            n_rows = problem.labeled.numel() + (problem.val.numel() if p["readout"] == "best-val" else 0)
-            route = readout_route(n_rows, filters.count(f), problem.num_classes, X.shape[1])
-            feats[f] = FilteredRows(problem.data.edge_index, X, f, seed=problem.seed) if route == "rows" else \
-                filtered_features(problem.data.edge_index, X, f, seed=problem.seed)
-        best_val = p["readout"] == "best-val"
-        out.append(logistic_regression(feats[f], problem.y, problem.labeled, problem.eval, float(p["weight_decay"]),
-                                       seed=problem.seed, lr=float(p["lr"]), val=problem.val if best_val else None,
-                                       y_val=problem.y_val if best_val else None))
+    for f in dict.fromkeys(filters):            # one filter at a time: its features (or rows) dropped after it
+        idx = [i for i, g in enumerate(filters) if g == f]
+        n_rows = problem.labeled.numel() + (problem.val.numel() if points[idx[0]]["readout"] == "best-val" else 0)
+        route = readout_route(n_rows, len(idx), problem.num_classes, X.shape[1])
+        feats = FilteredRows(problem.data.edge_index, X, f, seed=problem.seed) if route == "rows" else \
+            filtered_features(problem.data.edge_index, X, f, seed=problem.seed)
+        for i in idx:
+            p, best_val = points[i], points[i]["readout"] == "best-val"
+            out[i] = logistic_regression(feats, problem.y, problem.labeled, problem.eval, float(p["weight_decay"]),
+                                         seed=problem.seed, lr=float(p["lr"]), val=problem.val if best_val else None,
+                                         y_val=problem.y_val if best_val else None)
+        del feats
     return out
 
 

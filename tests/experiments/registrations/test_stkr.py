@@ -107,7 +107,7 @@ def test_kernel_pca_of_a_run_solves_each_operator_once():
 
 
 def test_feature_stkr_of_a_run_computes_the_row_norms_once_per_graph():
-    """FeatureSTKR by name keeps the filtered rows' norms in the run's ``KernelCache.feature_norms``: a second
+    """FeatureSTKR by name keeps the filtered rows' norms in the run's ``KernelCache.feature_cache``: a second
     split of the same graph and features adds no entry, and the scores equal a call made outside a run."""
     data = _graph()
     g = torch.Generator().manual_seed(1)
@@ -128,8 +128,8 @@ def test_feature_stkr_of_a_run_computes_the_row_norms_once_per_graph():
                            kernels=run_kernels)
 
     first = e.fit_predict(split(0, kernels), points)
-    assert len(kernels.feature_norms) == 1
+    assert len(kernels.feature_cache) == 1
     second = e.fit_predict(split(1, kernels), points)
-    assert len(kernels.feature_norms) == 1
+    assert len(kernels.feature_cache) == 1
     for got, alone in zip(first + second, e.fit_predict(split(0, None), points) + e.fit_predict(split(1, None), points)):
         torch.testing.assert_close(got, alone, rtol=1e-9, atol=1e-12)
