@@ -5,7 +5,6 @@ named datasets and ``.npz`` paths by :func:`graphstk.load_dataset`, generated gr
 """
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from dataclasses import dataclass
 import networkx as nx
 import torch
 
+from .._hashing import content_hash
 from ..data.datasets import get_spec, known_datasets, load_dataset
 from ..data.generators import make_dcsbm
 from ..data.names import GRAPH_KEYS, vector_protocol_hint
@@ -151,19 +151,10 @@ def is_missing_error(err: BaseException) -> bool:
     return isinstance(err, FileNotFoundError)
 
 
-def _hash_tensors(*tensors) -> str:
-    h = hashlib.sha256()
-    for t in tensors:
-        t = torch.as_tensor(t).detach().cpu().contiguous()
-        h.update(str((tuple(t.shape), str(t.dtype))).encode())
-        h.update(t.numpy().tobytes())
-    return h.hexdigest()[:24]
-
-
 def fingerprint(data) -> str:
     """Hash of what the methods read (graph, labels, size): part of every cache key."""
-    return _hash_tensors(data.edge_index, data.y, torch.tensor([int(data.num_nodes)]))
+    return content_hash(data.edge_index, data.y, int(data.num_nodes))[:24]
 
 
 def split_fingerprint(split) -> str:
-    return _hash_tensors(split.train, split.val, split.test)
+    return content_hash(split.train, split.val, split.test)[:24]

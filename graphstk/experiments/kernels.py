@@ -4,10 +4,10 @@ that builds them (:mod:`graphstk.operators.factory`).
 """
 from __future__ import annotations
 
-import hashlib
 
 import torch
 
+from .._hashing import content_hash
 from ..operators.factory import GraphKernelFactory, KernelFactory
 from ..spectral.eigen import EigenCache
 
@@ -70,7 +70,7 @@ class KernelCache:
         if mask.numel() != n:
             raise ValueError(f"hidden must be a boolean mask of the {n} nodes, got {mask.numel()} entries")
         device = torch.device(device) if device is not None else torch.device("cpu")
-        key = (hashlib.sha256(mask.numpy().tobytes()).hexdigest(), dtype, str(device), bool(whole), normalization)
+        key = (content_hash(mask), dtype, str(device), bool(whole), normalization)
         for i, (graph, k, kern) in enumerate(self._entries):
             if graph is data and k == key:
                 self._entries.append(self._entries.pop(i))

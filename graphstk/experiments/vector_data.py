@@ -6,13 +6,12 @@ inside the kept points. Keys: docs/experiments.md, "Vector dataset entries".
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import re
 
-import numpy as np
 import scipy.sparse as sp
 import torch
 
+from .._hashing import content_hash
 from .. import data   # lazy (PEP 562): the vector readers load when a config names a vector dataset
 from ..data.names import VECTOR_DATASET_NAMES, vector_dataset_name
 from .datasets import DatasetEntry
@@ -121,30 +120,10 @@ def add_gaussian_noise(ds, std: float, seed: int, what: str = "dataset"):
     return dataclasses.replace(ds, X=X, classes=list(ds.classes), parts=dict(ds.parts), splits=dict(ds.splits))
 
 
-def _hash_update(h, a) -> None:
-    if isinstance(a, torch.Tensor):
-        a = a.detach().cpu().contiguous().numpy()
-    a = np.ascontiguousarray(a)
-    h.update(str((a.shape, str(a.dtype))).encode())
-    h.update(memoryview(a).cast("B"))      # no copy (MNIST in float64 is 440 MB)
-
-
 def vector_fingerprint(ds) -> str:
     """Hash of what the methods read (features, labels): part of every cache key."""
-    h = hashlib.sha256()
-    X = ds.X
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        for a in (X.data, X.indices, X.indptr, np.asarray(X.shape)):
-            _hash_update(h, a)
-    else:
-        _hash_update(h, X)
-    _hash_update(h, ds.y)
-    return h.hexdigest()[:24]
+    return content_hash(ds.X, ds.y)[:24]
 
 
 def ids_fingerprint(*tensors) -> str:
-    h = hashlib.sha256()
-    for t in tensors:
-        _hash_update(h, torch.as_tensor(t))
-    return h.hexdigest()[:24]
+    return content_hash(*(torch.as_tensor(t) for t in tensors))[:24]

@@ -4,7 +4,6 @@ of the filtered rows, and label reuse (correct-and-smooth with STKR). Explained 
 """
 from __future__ import annotations
 
-import hashlib
 
 import numpy as np
 import scipy.sparse as sp
@@ -13,6 +12,7 @@ from torch import Tensor
 
 from torch_geometric.utils import coalesce
 
+from .._hashing import content_hash
 from ..operators.graph import clean_edge_list
 from ..operators.knn import cosine_neighbors
 from ..spectral.filters import GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter, negative_degree
@@ -107,7 +107,7 @@ def feature_neighbors(X: sp.csr_matrix, k: int, hidden_mask: Tensor | None = Non
     N = X.shape[0]
     visible = np.ones(N, dtype=bool) if hidden_mask is None else ~hidden_mask.cpu().numpy()
     X = sp.csr_matrix(X)
-    key = None if cache is None else _content_key("feature_neighbors", X.indptr, X.indices, X.data, X.shape, visible)
+    key = None if cache is None else content_hash("feature_neighbors", X.indptr, X.indices, X.data, X.shape, visible)
     if key is not None and key in cache and cache[key].shape[1] >= int(k):
         return cache[key][:, :int(k)]
     empty = int((np.diff(sp.csr_matrix(X)[visible].indptr) == 0).sum())
@@ -262,16 +262,6 @@ def filtered_norms(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths
     return nr
 
 
-def _content_key(*parts) -> str:
-    """A content hash of tensors, arrays and plain values (the key of a norm cache entry)."""
-    h = hashlib.sha256()
-    for part in parts:
-        if isinstance(part, Tensor):
-            part = part.detach().contiguous().cpu().numpy()
-        h.update(part.tobytes() if isinstance(part, np.ndarray) else repr(part).encode())
-    return h.hexdigest()
-
-
 def labeled_route_applies(group: tuple, graph) -> bool:
     """Whether :func:`cosine_blocks` may take the labeled route: the filter's transpose is at hand. A polynomial
     filter's is the same polynomial of ``S_hat^T``; GGCM's (its negative graph replaced by the mean ``u u^T``) is
@@ -318,7 +308,7 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
         route = "labeled" if applies and 2 * n < d and norm_cache is not None else "columns"
     G = {k: torch.zeros(rows.numel(), n, dtype=dtype, device=device) for k in depths}
     if route == "labeled":
-        key = _content_key(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), Xf.indptr, Xf.indices, Xf.data,
+        key = content_hash(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), Xf.indptr, Xf.indices, Xf.data,
                            Xf.shape, group, tuple(depths), dtype, str(device))
         norms = None if norm_cache is None else norm_cache.get(key)
         if norms is None:

@@ -6,7 +6,6 @@ warm starts. The routes and the Chebyshev filter are described in docs/operators
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import warnings
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ import scipy.sparse.linalg as spla
 from scipy.sparse.linalg import eigsh
 from torch import Tensor
 
+from .._hashing import content_hash
 from ..memory import check_allocation, memory_limit
 from ..operators.base import KernelOperator, SparseOperator, SpectralKernelOperator
 from ..operators.graph import check_edge_index, normalized_adjacency
@@ -406,15 +406,12 @@ def diffusion_kernel(edge_index: Tensor, num_nodes: int, tau: float, edge_weight
 def operator_fingerprint(op: KernelOperator) -> str:
     """A content hash (hex string) of ``op``: its class, shape, dtype, device and entries (CSR arrays of a
     :class:`~graphstk.operators.SparseOperator`, else the dense matrix): equal hashes, equal eigenpairs."""
-    h = hashlib.sha256(f"{type(op).__name__}|{tuple(op.shape)}|{op.dtype}|{op.device}".encode())
     if isinstance(op, SparseOperator):
         csr = op.csr
         parts = (csr.crow_indices(), csr.col_indices(), csr.values())
     else:
         parts = (op.to_dense(),)
-    for t in parts:
-        h.update(t.detach().contiguous().cpu().numpy().tobytes())
-    return h.hexdigest()
+    return content_hash(type(op).__name__, tuple(op.shape), str(op.dtype), str(op.device), *parts)
 
 
 class EigenCache:

@@ -3,7 +3,6 @@
 same points through :data:`BASIS_CACHE` (``docs/methods.md``)."""
 from __future__ import annotations
 
-import hashlib
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 
@@ -12,6 +11,7 @@ import scipy.sparse.linalg
 import torch
 from torch import Tensor
 
+from ..._hashing import content_hash
 from ..._arrays import check_positive_int
 from ...memory import check_allocation, memory_limit
 from ...operators.bandwidth import median_width
@@ -114,10 +114,9 @@ BASIS_CACHE = BasisCache()
 
 
 def array_key(X) -> tuple:
-    """A content key of an array or tensor (shape, dtype, SHA-1 of the bytes) for :data:`BASIS_CACHE`."""
+    """A content key of an array or tensor (shape, dtype and a SHA-256 of the content) for :data:`BASIS_CACHE`."""
     a = X.detach().cpu().numpy() if isinstance(X, Tensor) else np.asarray(X)
-    a = np.ascontiguousarray(a)
-    return (a.shape, str(a.dtype), hashlib.sha1(a.view(np.uint8).ravel()).hexdigest())
+    return (a.shape, str(a.dtype), content_hash(a))
 
 
 def _as_numpy_square(K) -> np.ndarray:
