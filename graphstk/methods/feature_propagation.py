@@ -192,8 +192,8 @@ def filter_of(group: tuple, depth: int, k_neg: int = 2):
 
 def _product(M) -> callable:
     """``Z -> M Z`` for a torch sparse CSR ``M``: torch's product, whose rows are shared among its threads; with one
-    CPU thread, scipy's CSR product, a fifth faster there. Both sum each row in the order of its entries, so they
-    give the same numbers."""
+    CPU thread, scipy's CSR product, faster there (``bench/baseline_products.py --threads 1``). Both sum each row in
+    the order of its entries, so they give the same numbers."""
     if M.device.type == "cpu" and torch.get_num_threads() == 1:
         A = sp.csr_matrix((M.values().numpy(), M.col_indices().numpy(), M.crow_indices().numpy()), shape=tuple(M.shape))
         return lambda Z: torch.from_numpy(A @ Z.numpy())

@@ -1,0 +1,143 @@
+"""The sparse products inside the baselines' training and filters, each against the form it replaces, side by side.
+
+Run from the repository root::
+
+    python bench/baseline_products.py                                            # Coauthor CS's graph, 2 threads
+    python bench/baseline_products.py --out docs/results/speed/baseline_products.md   # the recorded run
+    python bench/baseline_products.py --quick                                    # a generated graph: seconds, no report
+
+On one graph (Coauthor CS's largest connected component, or a generated graph with ``--quick``), median of
+``--repeats`` runs each, in one process:
+
+* **APPNP's propagation with its gradient** (``graphstk.methods.gnn``): ten steps ``Z <- 0.9 S~ Z + 0.1 H`` on
+  ``[N, 15]`` float32, forward and backward, with autograd's own backward of the CSR product against
+  :func:`~graphstk.methods.gnn.symmetric_product` (the gradient ``S~ G``); the gradients must be equal.
+* **GGCM's negative graph** (``graphstk.spectral.filters``): one product of ``A / k`` (a random ``k``-regular graph,
+  ``k`` = 20 times the mean degree, as the paper) with ``[N, 300]`` float64, as a loop of ``k`` gathers and scatters
+  over the permutations against one product with :func:`~graphstk.spectral.filters.permutation_graph`; the two
+  results must be equal bit for bit.
+* **The feature filters' product** (``graphstk.methods.feature_propagation``): ``S Z`` with ``[N, 500]`` float64, by
+  scipy's CSR product against torch's at the configured thread count; the results must be equal bit for bit.
+
+It prints each pair's seconds and their ratio (``old / new``), and whether the results agree.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from graphstk.methods.gnn import gcn_adjacency, symmetric_product  # noqa: E402
+from graphstk.spectral.filters import negative_degree, negative_permutations, permutation_graph  # noqa: E402
+
+
+def _median_seconds(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def _graph(quick: bool):
+    if quick:
+        from graphstk.data import make_dcsbm
+        data = make_dcsbm(1000, 5000, num_classes=4, seed=0)
+        return "dcsbm (1000 nodes)", data.edge_index, int(data.num_nodes)
+    import graphstk as gs
+    from torch_geometric.transforms import LargestConnectedComponents
+    data = LargestConnectedComponents()(gs.load_dataset("CS"))
+    return "Coauthor CS (largest connected component)", data.edge_index, int(data.num_nodes)
+
+
+def appnp(edge_index, N: int, repeats: int) -> tuple[float, float, bool]:
+    S = gcn_adjacency(edge_index, N)
+    H = torch.randn(N, 15, generator=torch.Generator().manual_seed(0))
+
+    def run(product):
+        Z0 = H.clone().requires_grad_(True)
+        Z = Z0
+        for _ in range(10):
+            Z = 0.9 * product(S, Z) + 0.1 * Z0
+        Z.square().sum().backward()
+        return Z0.grad
+
+    def autograd(S, Z):
+        return S @ Z
+    same = torch.allclose(run(autograd), run(symmetric_product), rtol=1e-5, atol=1e-6)
+    return _median_seconds(lambda: run(autograd), repeats), _median_seconds(lambda: run(symmetric_product), repeats), \
+        same
+
+
+def negative_graph(edge_index, N: int, repeats: int, columns: int) -> tuple[float, float, bool]:
+    k = min(negative_degree(edge_index, N, 20.0), (N - 1) // 2 * 2)
+    perms = negative_permutations(N, k, torch.Generator().manual_seed(0))
+    Z = torch.rand(N, columns, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+
+    def loop():
+        out, gathered = torch.zeros_like(Z), torch.empty_like(Z)
+        for p in perms:
+            out.add_(torch.index_select(Z, 0, p, out=gathered)).index_add_(0, p, Z)
+        return out / (2 * perms.shape[0])
+    A = permutation_graph(perms)
+
+    def csr():
+        return (A @ Z) / (2 * perms.shape[0])
+    same = torch.equal(loop(), csr())
+    return _median_seconds(loop, repeats), _median_seconds(csr, repeats), same
+
+
+def filter_product(edge_index, N: int, repeats: int, columns: int) -> tuple[float, float, bool]:
+    M = gcn_adjacency(edge_index, N).to(torch.float64)
+    A = sp.csr_matrix((M.values().numpy(), M.col_indices().numpy(), M.crow_indices().numpy()), shape=(N, N))
+    Z = torch.rand(N, columns, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    same = np.array_equal(A @ Z.numpy(), torch.sparse.mm(M, Z).numpy())
+    return _median_seconds(lambda: A @ Z.numpy(), repeats), _median_seconds(lambda: torch.sparse.mm(M, Z), repeats), \
+        same
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--out", default=None, help="also write the table to this markdown file")
+    ap.add_argument("--quick", action="store_true", help="a generated 1000-node graph, 32 columns, 2 repeats, no report")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    warnings.simplefilter("ignore", UserWarning)            # torch: "sparse CSR support is in beta"
+    repeats, wide = (2, 32) if args.quick else (args.repeats, None)
+    name, edge_index, N = _graph(args.quick)
+    load = os.getloadavg()[0]
+    rows = [("APPNP, 10 steps, forward and backward, [N, 15] float32", "autograd's CSR backward",
+             "`symmetric_product`", *appnp(edge_index, N, repeats)),
+            (f"GGCM negative graph, [N, {wide or 300}] float64", "loop over the permutations", "`permutation_graph`",
+             *negative_graph(edge_index, N, repeats, wide or 300)),
+            (f"feature filter step, [N, {wide or 500}] float64", "scipy CSR", f"torch CSR, {args.threads} threads",
+             *filter_product(edge_index, N, repeats, wide or 500))]
+    lines = [f"{name}: {N} nodes, {edge_index.shape[1]} directed edges; {args.threads} torch threads, load average "
+             f"{load:.2f} on {os.cpu_count()} cores at start; median of {repeats} runs", "",
+             "| product | old form | new form | old (s) | new (s) | old / new | same result |", "|---|---|---|---|---|---|---|"]
+    for what, old, new, t_old, t_new, same in rows:
+        lines.append(f"| {what} | {old} | {new} | {t_old:.4f} | {t_new:.4f} | {t_old / t_new:.2f}x | "
+                     f"{'yes' if same else 'NO'} |")
+    text = "\n".join(lines)
+    print(text)
+    if args.out and not args.quick:
+        Path(args.out).write_text(text + "\n")
+        print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
