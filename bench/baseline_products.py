@@ -27,7 +27,7 @@ import argparse
 import os
 import statistics
 import sys
-import time
+import timeit
 import warnings
 from pathlib import Path
 
@@ -43,12 +43,7 @@ from graphstk.spectral.filters import negative_degree, negative_permutations, pe
 
 
 def _median_seconds(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    return statistics.median(timeit.repeat(fn, number=1, repeat=repeats))
 
 
 def _graph(quick: bool):

@@ -4,7 +4,6 @@ that builds them (:mod:`graphstk.operators.factory`).
 """
 from __future__ import annotations
 
-
 import torch
 
 from .._hashing import content_hash

@@ -4,7 +4,6 @@ of the filtered rows, and label reuse (correct-and-smooth with STKR). Explained 
 """
 from __future__ import annotations
 
-
 import numpy as np
 import scipy.sparse as sp
 import torch
@@ -107,10 +106,10 @@ def feature_neighbors(X: sp.csr_matrix, k: int, hidden_mask: Tensor | None = Non
     N = X.shape[0]
     visible = np.ones(N, dtype=bool) if hidden_mask is None else ~hidden_mask.cpu().numpy()
     X = sp.csr_matrix(X)
-    key = None if cache is None else content_hash("feature_neighbors", X.indptr, X.indices, X.data, X.shape, visible)
+    key = None if cache is None else content_hash("feature_neighbors", X, visible)
     if key is not None and key in cache and cache[key].shape[1] >= int(k):
         return cache[key][:, :int(k)]
-    empty = int((np.diff(sp.csr_matrix(X)[visible].indptr) == 0).sum())
+    empty = int((np.diff(X[visible].indptr) == 0).sum())
     if 2 * empty > int(visible.sum()):
         raise ValueError(f"knn={k}: feature neighbours are found by the cosine of TF-IDF rows of x's non-zero "
                          f"pattern, and {empty} of {int(visible.sum())} visible rows have none (a feature present "
@@ -308,8 +307,8 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
         route = "labeled" if applies and 2 * n < d and norm_cache is not None else "columns"
     G = {k: torch.zeros(rows.numel(), n, dtype=dtype, device=device) for k in depths}
     if route == "labeled":
-        key = content_hash(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), Xf.indptr, Xf.indices, Xf.data,
-                           Xf.shape, group, tuple(depths), dtype, str(device))
+        key = content_hash(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), Xf, group, tuple(depths), dtype,
+                           str(device))
         norms = None if norm_cache is None else norm_cache.get(key)
         if norms is None:
             norms = filtered_norms(S_csr, graph, Xf, group, depths, dtype, k_neg)

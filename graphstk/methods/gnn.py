@@ -43,7 +43,7 @@ class _SparseProduct(torch.autograd.Function):
 class _SymmetricProduct(torch.autograd.Function):
     """``S @ Z`` for a constant symmetric sparse ``S`` (GCN's ``D~^{-1/2} (A + I) D~^{-1/2}``): the gradient
     ``S^T G`` is ``S G``, one product of the same matrix. Autograd's own backward for a CSR product forms the
-    transpose at every call, which costs more than ten forward products."""
+    transpose at every call, which costs several products (``bench/baseline_products.py``)."""
 
     @staticmethod
     def forward(ctx, S, Z):
