@@ -12,9 +12,8 @@ from dataclasses import dataclass
 import networkx as nx
 import torch
 
+from .. import data   # lazy (PEP 562): the dataset readers and generators load when a config names them
 from .._hashing import content_hash
-from ..data.datasets import get_spec, known_datasets, load_dataset
-from ..data.generators import make_dcsbm
 from ..data.names import GRAPH_KEYS, vector_protocol_hint
 from .params import fail, hint
 
@@ -40,9 +39,9 @@ def _known_graph(name: str, *at) -> None:
     """Refuse (at the key path ``at``) a graph dataset name that no registration knows, naming the
     closest known names; checked when the config is read, before any run."""
     try:
-        get_spec(name)
+        data.get_spec(name)
     except ValueError:
-        names = known_datasets()
+        names = data.known_datasets()
         near = hint(name, names, 2, 0.5) or hint(name, list(GRAPH_KEYS), 1, 0.6)
         raise fail(f"unknown graph dataset {name!r}{near} (known: {', '.join(names)}; case, spaces, '-' and '_' are "
                    "ignored; or give a path to an .npz file)", *at) from None
@@ -86,11 +85,11 @@ def _dcsbm_graph(spec: DatasetEntry):
     directory = g.get("partitioned")
     if directory is not None and torch.distributed.is_available() and torch.distributed.is_initialized():
         # the partitioned form belongs to the distributed runner: loaded only when a config names it
-        data = importlib.import_module(".distributed_run", __package__).partitioned_dcsbm(directory, kw)
+        graph = importlib.import_module(".distributed_run", __package__).partitioned_dcsbm(directory, kw)
     else:
-        data = make_dcsbm(**kw)
-    data.name = spec.name
-    return data
+        graph = data.make_dcsbm(**kw)
+    graph.name = spec.name
+    return graph
 
 
 def _networkx_graph(g: dict):
@@ -137,12 +136,12 @@ def load_spec(spec: DatasetEntry, root: str | None):
         return _dcsbm_graph(spec)
     if spec.graph is not None:
         graph, label = _networkx_graph(spec.graph)
-        data = load_dataset(graph, label=label)
-        data.name = spec.name
+        out = data.from_networkx(graph, label=label)
+        out.name = spec.name
         if "train_per_class" in spec.graph:
-            _default_split(data, spec.graph["train_per_class"], spec.graph["val_per_class"])
-        return data
-    return load_dataset(spec.source, root=root)
+            _default_split(out, spec.graph["train_per_class"], spec.graph["val_per_class"])
+        return out
+    return data.load_dataset(spec.source, root=root)
 
 
 def is_missing_error(err: BaseException) -> bool:
