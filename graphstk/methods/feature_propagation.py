@@ -229,22 +229,27 @@ def _projection(graph, S_mm) -> callable:
 
 
 def _filtered(M: Tensor, graph, group: tuple, depths: list[int], k_neg: int) -> callable:
-    """``Z -> [(K, s_K(M) Z) for K in depths]`` (``K = 0``: ``Z``) for the filter ``group`` on the operator ``M``
-    (a torch sparse CSR): one propagation for every depth (the heat kernel: one per depth, its step is ``t / K``)."""
+    """``(Z, only=None) -> [(K, s_K(M) Z) for K in depths]`` (``K = 0``: ``Z``; ``only``: a subset of ``depths``)
+    for the filter ``group`` on the operator ``M`` (a torch sparse CSR): one propagation for every depth (the heat
+    kernel: one per depth, its step is ``t / K``). The matrices are built once, for every call."""
     pos = [k for k in depths if k > 0]
     if group[0] == "dgc":   # the heat kernel in k steps is SGC's filter on the lazy matrix (1 - t/k) I + (t/k) M
         heat = {k: _product(_lazy_matrix(M, group[1] / k)) for k in pos}
 
-        def steps(Z):
-            return [(k, SGCFilter(k).apply(heat[k], Z)) for k in pos]
+        def steps(Z, ks):
+            return [(k, SGCFilter(k).apply(heat[k], Z)) for k in ks]
     else:
         mm = _product(_lazy_matrix(M, group[1]) if group[0] == "lazy" else M)
         extra = {"projection": _projection(graph, _product(M))} if group[0] == "ggcm" else {}
         filt = filter_of(group, max(max(depths), 1), k_neg)[0]
 
-        def steps(Z):
-            return list(filt.iter_depths(mm, Z, pos, **extra)) if pos else []
-    return lambda Z: ([(0, Z)] if 0 in depths else []) + steps(Z)
+        def steps(Z, ks):
+            return list(filt.iter_depths(mm, Z, ks, **extra)) if ks else []
+
+    def run(Z, only=None):
+        ks = depths if only is None else only
+        return ([(0, Z)] if 0 in ks else []) + steps(Z, [k for k in ks if k > 0])
+    return run
 
 
 def filtered_norms(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths: list[int], dtype: torch.dtype,
@@ -317,9 +322,10 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
         nr = {k: norms[k][rows] for k in depths}
         E = torch.zeros(N, n, dtype=dtype, device=device)
         E[rows[:n], torch.arange(n, device=device)] = 1.0
+        forward = _filtered(S_csr, graph, group, depths, k_neg)
         for k, Pk in _transposed(S_csr, graph, group, depths, k_neg)(E):    # s_K(S_hat)^T E_L
             W = torch.from_numpy(Xf @ (Xf.T @ Pk.cpu().numpy())).to(device=device, dtype=dtype)   # Xf phi_K[L]^T
-            G[k] = _filtered(S_csr, graph, group, [k], k_neg)(W)[0][1][rows]
+            G[k] = forward(W, [k])[0][1][rows]
     else:
         filtered = _filtered(S_csr, graph, group, depths, k_neg)
         nr = {k: torch.zeros(rows.numel(), dtype=dtype, device=device) for k in depths}

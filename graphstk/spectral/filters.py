@@ -249,9 +249,9 @@ def permutation_graph(perms: Tensor, dtype=torch.float64) -> Tensor:
 
 def permutation_graph_product(graph: Tensor, Z: Tensor) -> Tensor:
     """``(A / degree) Z`` for :func:`permutation_graph`'s ``graph`` ``A`` (``degree = 2 m``, the row length): the
-    product of :func:`random_negative_graph`'s matrix up to the order of the sums."""
-    degree = int(graph.crow_indices()[1])
-    return (graph @ Z) / degree
+    product of :func:`random_negative_graph`'s matrix up to the order of the sums. The degree is read from the
+    sizes (``nnz / N``), never from the device's memory."""
+    return (graph @ Z) / (graph.values().numel() // max(graph.shape[0], 1))
 
 
 def degree_projection(degree: Tensor) -> MatMul:
