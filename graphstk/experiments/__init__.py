@@ -11,8 +11,8 @@
   (:class:`~.registry.MethodSpec`); :mod:`.registrations` registers them (``stkr``,
   ``baselines``, ``fredholm``, ``sskpca``, ``separating``)
 * :mod:`.metrics`  accuracy, error, AUC, the selection rule, mean and std
-* :mod:`.datasets` graph dataset entries (:class:`~.datasets.DatasetEntry`) and their loading
-* :mod:`.vector_data` vector dataset entries (part, balanced subsample) for the vector protocols
+* :mod:`.datasets` dataset entries (:class:`~.datasets.DatasetEntry`), graph and vector; graph loading
+* :mod:`.vector_data` vector datasets loaded for the vector protocols (part, balanced subsample, noise)
 * :mod:`.pipeline` the loop over tasks, datasets, levels, repetitions and methods, with the cache
 * :mod:`.cache`    the resumable, atomic per-seed result cache
 * :mod:`.report`   results.json / results.csv / results.md and the console table

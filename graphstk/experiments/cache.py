@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib
+import importlib.util
 import json
 import os
 import re
@@ -88,18 +88,18 @@ def code_fingerprint(packages=CODE_PACKAGES, modules=CODE_MODULES) -> str:
     """
     h = hashlib.sha256(torch.__version__.encode())
     files = []
-    for name in packages:
+    for name in packages:     # the files are found from the import specs: nothing is imported to hash its source
         try:
-            pkg = importlib.import_module(name)
+            spec = importlib.util.find_spec(name)
         except ImportError:
-            continue
-        for folder in getattr(pkg, "__path__", []):
+            spec = None
+        for folder in (spec and spec.submodule_search_locations) or []:
             for dirpath, _dirs, names in os.walk(folder):
                 files += [os.path.join(dirpath, f) for f in names if f.endswith(".py")]
     for name in modules:
-        mod = importlib.import_module(name)
-        if getattr(mod, "__file__", None):
-            files.append(mod.__file__)
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.has_location:
+            files.append(spec.origin)
     for path in sorted(set(files)):
         with open(path, "rb") as fh:
             h.update(os.path.basename(path).encode())

@@ -1,12 +1,13 @@
 """Turn a config's dataset entries into :class:`DatasetEntry` objects, and graph ones into PyG ``Data``:
 named datasets and ``.npz`` paths by :func:`graphstk.load_dataset`, generated graphs (``karate_club``,
 ``sbm``) by networkx, ``dcsbm`` by :func:`graphstk.data.make_dcsbm` (or its partitioned form under
-``--distributed``). Vector entries: :mod:`graphstk.experiments.vector_data`.
+``--distributed``). Vector entries are checked here and loaded by :mod:`graphstk.experiments.vector_data`.
 """
 from __future__ import annotations
 
 import importlib
 import os
+import re
 from dataclasses import dataclass
 
 import networkx as nx
@@ -14,10 +15,11 @@ import torch
 
 from .. import data   # lazy (PEP 562): the dataset readers and generators load when a config names them
 from .._hashing import content_hash
-from ..data.names import GRAPH_KEYS, vector_protocol_hint
+from ..data.names import GRAPH_KEYS, VECTOR_DATASET_NAMES, vector_dataset_name, vector_protocol_hint
 from .params import fail, hint
 
-__all__ = ["DatasetEntry", "graph_dataset", "load_spec", "fingerprint", "split_fingerprint", "is_missing_error"]
+__all__ = ["DatasetEntry", "graph_dataset", "vector_dataset", "load_spec", "fingerprint", "split_fingerprint",
+           "ids_fingerprint", "is_missing_error"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,42 @@ def graph_dataset(d, base_dir: str | None, *at) -> DatasetEntry:
         src = local
     name = os.path.splitext(os.path.basename(src))[0] if src.endswith(".npz") else src
     return DatasetEntry(name=name if isinstance(d, str) else d.name or name, source=src)
+
+
+_TASK_NAME = re.compile(r"^(?P<source>.*\S)\s+(?P<pos>[^\s]+?)\s*vs\s*(?P<neg>[^\s]+)$")
+
+
+def vector_dataset(d, protocol: str, *at) -> DatasetEntry:
+    """The :class:`DatasetEntry` of a vector dataset entry (at ``at``): a name or a ``VectorDatasetModel`` mapping."""
+    d = {"name": d} if isinstance(d, str) else d.model_dump(exclude_none=True)
+    vec = {k: d[k] for k in ("part", "n_per_class", "options", "noise_std") if k in d}
+    for seed, need in (("subsample_seed", "n_per_class"), ("noise_seed", "noise_std")):
+        if seed in d and need not in d:
+            raise fail(f"only with {need}", *at, seed)
+        if need in d:
+            vec[seed] = d.get(seed, 0)
+    source = d.get("source")
+    if protocol == "one-class":
+        m = _TASK_NAME.match(d["name"])
+        pos, neg = d.get("positive", m and m.group("pos")), d.get("negative", m and m.group("neg"))
+        if pos is None or neg is None:
+            raise fail("a one-class task names its classes: write 'SOURCE AvsB' (e.g. 'MNIST 3vs8': train on 3, "
+                       f"test on 3 and 8) or give 'positive' and 'negative'; got {d['name']!r}", *at)
+        vec["positive"], vec["negative"] = (int(v) if isinstance(v, str) and re.fullmatch(r"-?\d+", v) else v
+                                            for v in (pos, neg))
+        if vec["positive"] == vec["negative"]:
+            raise fail(f"positive and negative class are the same ({vec['positive']!r})", *at)
+        source = source or (m.group("source") if m else None)
+    elif "positive" in d or "negative" in d:
+        raise fail("only one-class tasks have positive/negative classes", *at,
+                   "positive" if "positive" in d else "negative")
+    source = source or d["name"]
+    if vector_dataset_name(source) is None:
+        raise fail(f"unknown dataset {source!r} for the {protocol} protocol"
+                   f"{hint(source, list(VECTOR_DATASET_NAMES), 1, 0.5)} "
+                   f"(allowed: {', '.join(VECTOR_DATASET_NAMES)}; case-insensitive)",
+                   *at, *(("source",) if "source" in d else ()))
+    return DatasetEntry(name=d["name"], source=source, vector=vec)
 
 
 def _dcsbm_graph(spec: DatasetEntry):
@@ -157,3 +195,8 @@ def fingerprint(data) -> str:
 
 def split_fingerprint(split) -> str:
     return content_hash(split.train, split.val, split.test)[:24]
+
+
+def ids_fingerprint(*tensors) -> str:
+    """Hash of a unit's id sets (any protocol's split): part of its cache key."""
+    return content_hash(*(torch.as_tensor(t) for t in tensors))[:24]

@@ -12,12 +12,11 @@ from typing import Annotated, Any, ClassVar, Literal, Optional, Union
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, \
     model_validator
 
-from .datasets import graph_dataset
+from .datasets import graph_dataset, vector_dataset
 from .overrides import DEVICE, override_tasks
 from .paper import paper_files
 from .params import choice, distinct, fail, first_repeat, type_name, unknown_key
 from .registry import get_method
-from .vector_data import vector_dataset
 
 __all__ = ["Task", "MultiTask", "TaskBase", "PROTOCOL_MODELS", "DEVICE"]
 

@@ -575,7 +575,7 @@ def _():
             lambda env, msg: run(config(methods=["LP (t)"]), env.tmp / "a"))
 
 
-@case("one_class_task_name", "vector_data.py:vector_dataset:write 'SOURCE AvsB'", graphstk.exceptions.ConfigError,
+@case("one_class_task_name", "experiments/datasets.py:vector_dataset:write 'SOURCE AvsB'", graphstk.exceptions.ConfigError,
       r"a one-class task names its classes: write 'SOURCE AvsB' \(e\.g\. 'MNIST 3vs8'.*or give 'positive' and "
       r"'negative'; got 'Digits'")
 def _():

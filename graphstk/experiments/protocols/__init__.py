@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-from .base import Protocol, ProtocolError, VectorProtocol, call_method
+from .base import Protocol, ProtocolError, call_method
 
 __all__ = ["PROTOCOL_CLASSES", "get_protocol", "protocol_class", "Protocol", "ProtocolError", "VectorProtocol",
            "FixedSplits", "LabeledPerClass", "NodeClassification", "OneClass", "PerClassSplits", "Planetoid", "cv_folds",
@@ -21,7 +21,8 @@ PROTOCOL_MODULES = {"node-classification": "node_classification", "fixed-splits"
 #: the names this package exports from its protocol modules
 _EXPORTS = {"NodeClassification": "node_classification", "FixedSplits": "fixed_splits", "cv_folds": "fixed_splits",
             "LabeledPerClass": "labeled_per_class", "draw_labeled_per_class": "labeled_per_class",
-            "OneClass": "one_class", "Planetoid": "planetoid", "PerClassSplits": "per_class_splits"}
+            "OneClass": "one_class", "Planetoid": "planetoid", "PerClassSplits": "per_class_splits",
+            "VectorProtocol": "vector"}
 
 
 def _module(name: str):

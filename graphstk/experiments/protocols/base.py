@@ -7,18 +7,15 @@ per-repetition records into one results row (docs/experiments.md, "Protocols").
 """
 from __future__ import annotations
 
-import time
-
 import torch
 
 from ...exceptions import ProtocolError
-from ..datasets import fingerprint, load_spec
+from ..datasets import fingerprint, ids_fingerprint, load_spec
 from ..metrics import mean_std, select
 from ..paper import vector_paper_cell
 from ..registry import MethodEntry, MethodInput, get_method
-from ..vector_data import ids_fingerprint, load_vector_spec, vector_fingerprint
 
-__all__ = ["Protocol", "ProtocolError", "VectorProtocol", "call_method", "masked_labels"]
+__all__ = ["Protocol", "ProtocolError", "call_method", "masked_labels"]
 
 
 def masked_labels(y: torch.Tensor, labeled: torch.Tensor) -> torch.Tensor:
@@ -130,7 +127,7 @@ class Protocol:
     def extra_code(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Packages and modules whose source joins the cache key's code hash (beyond the engine's)."""
         return (("graphstk.experiments.protocols", "graphstk.experiments.registrations"),
-                ("graphstk.experiments.registry", "graphstk.experiments.metrics", "graphstk.experiments.vector_data"))
+                ("graphstk.experiments.registry", "graphstk.experiments.metrics"))
 
     def _select(self, scores: list, nv: int, y_val, y_test, score) -> tuple[list, list, int]:
         """``(val, test, best)``: ``score`` of the first ``nv`` rows and of the rest, and the best val point."""
@@ -152,40 +149,3 @@ class Protocol:
     def _paper(self, dataset: str, m, n_labeled, sweep) -> dict | None:
         return vector_paper_cell(self.cfg.paper, self.cfg.paper_table, dataset, m.label, n_labeled, self.metric,
                                  self.name, sweep)
-
-
-class VectorProtocol(Protocol):
-    """Shared parts of the protocols on :class:`~graphstk.data.vector.VectorDataset` objects."""
-    metric = "error"
-    higher_is_better = False
-    selection = ""              # how the grid point is chosen, for results.json
-
-    def load(self, spec, root):
-        return load_vector_spec(spec, root)
-
-    def fingerprint(self, data) -> str:
-        return vector_fingerprint(data)
-
-    def levels(self) -> list:
-        return list(self.opts["n_labeled"])
-
-    def label(self, dataset: str, series: str, level, rep) -> str:
-        return f"{dataset}_{series}_n{level}_r{rep}"
-
-    def problem(self, data, y, labeled, unlabeled, eval, rep: int, num_classes: int | None = None) -> MethodInput:
-        """The :class:`MethodInput` of one fit: labels outside ``labeled`` masked, features on the device."""
-        X = data.X.to(self.device) if isinstance(data.X, torch.Tensor) else data.X
-        return MethodInput(X=X, data=None, y=masked_labels(y, labeled), labeled=labeled, unlabeled=unlabeled,
-                           eval=eval, num_classes=data.num_classes if num_classes is None else num_classes, seed=rep,
-                           device=self.device, kernels=self.kernels)
-
-    def aggregate(self, dataset: str, m, sweep, level, reps: list, records: list[dict]) -> dict:
-        return self._row(dataset, m, sweep, reps, records, [r["test"] for r in records], n_labeled=level,
-                         val=[r["val"] for r in records], paper=self._paper(dataset, m, level, sweep))
-
-    def _record(self, points: list[dict], val: list[float], test_all: list | None, best: int, test: float,
-                t0: float, **sizes) -> dict:
-        grid = [{"params": p, "val": v, **({} if test_all is None else {"test": t})}
-                for p, v, t in zip(points, val, test_all or [None] * len(points))]
-        return {"grid": grid, "chosen_index": best, "chosen": points[best], "val": val[best], "test": test,
-                **sizes, "wall_time_s": time.perf_counter() - t0}

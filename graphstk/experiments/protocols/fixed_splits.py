@@ -15,7 +15,8 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from ..config import LEAVE_ONE_OUT
 from ..metrics import error_rate, n_wrong, select
 from ..registry import grid_points
-from .base import ProtocolError, VectorProtocol, call_method
+from .base import ProtocolError, call_method
+from .vector import VectorProtocol
 
 __all__ = ["FixedSplits", "cv_folds"]
 

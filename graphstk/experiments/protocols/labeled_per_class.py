@@ -14,7 +14,8 @@ from sklearn.model_selection import train_test_split
 
 from ..metrics import error_rate
 from ..registry import grid_points
-from .base import ProtocolError, VectorProtocol, call_method
+from .base import ProtocolError, call_method
+from .vector import VectorProtocol
 
 __all__ = ["LabeledPerClass", "draw_labeled_per_class"]
 

@@ -13,7 +13,8 @@ import torch
 
 from ..metrics import auc
 from ..registry import grid_points
-from .base import ProtocolError, VectorProtocol, call_method, rest_ids
+from .base import ProtocolError, call_method, rest_ids
+from .vector import VectorProtocol
 
 __all__ = ["OneClass"]
 
