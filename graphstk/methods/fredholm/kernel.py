@@ -75,14 +75,6 @@ def _take(P, idx: Tensor):
     return P.index_select(0, idx.to(P.device))
 
 
-def _concat(A, B):
-    if sp.issparse(A) or sp.issparse(B):
-        if not (sp.issparse(A) and sp.issparse(B)):
-            raise TypeError("labeled and unlabeled points must both be dense or both be scipy.sparse")
-        return sp.vstack([A, B], format="csr")
-    return torch.cat([A, B.to(A.dtype)])
-
-
 def _dot(A, B, dtype=torch.float64) -> Tensor:
     if sp.issparse(A) or sp.issparse(B):
         M = A @ B.T
