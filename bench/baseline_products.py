@@ -14,10 +14,13 @@ On one graph (Coauthor CS's largest connected component, or a generated graph wi
   :func:`~graphstk.methods.gnn.symmetric_product` (the gradient ``S~ G``); the gradients must be equal.
 * **GGCM's negative graph** (``graphstk.spectral.filters``): one product of ``A / k`` (a random ``k``-regular graph,
   ``k`` = 20 times the mean degree, as the paper) with ``[N, 300]`` float64, as a loop of ``k`` gathers and scatters
-  over the permutations against one product with :func:`~graphstk.spectral.filters.permutation_graph`; the two
-  results must be equal bit for bit.
+  over the permutations against :func:`~graphstk.spectral.filters.permutation_graph_product` on
+  :func:`~graphstk.spectral.filters.permutation_graph` (a cache-sized block of columns at a time); the two results
+  must be equal bit for bit.
 * **The feature filters' product** (``graphstk.methods.feature_propagation``): ``S Z`` with ``[N, 500]`` float64, by
-  scipy's CSR product against torch's at the configured thread count; the results must be equal bit for bit.
+  scipy's CSR product against torch's at the configured thread count, both in one call; then torch's in one call
+  against :func:`~graphstk.operators.base.blockwise_product` (cache-sized blocks of columns, the form both take in
+  the library). The results must be equal bit for bit.
 
 It prints each pair's seconds and their ratio (``old / new``), and whether the results agree.
 """
@@ -39,7 +42,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from graphstk.methods.gnn import gcn_adjacency, symmetric_product  # noqa: E402
-from graphstk.spectral.filters import negative_degree, negative_permutations, permutation_graph  # noqa: E402
+from graphstk.operators.base import blockwise_product  # noqa: E402
+from graphstk.spectral.filters import (negative_degree, negative_permutations, permutation_graph,  # noqa: E402
+                                       permutation_graph_product)
 
 
 def _median_seconds(fn, repeats: int) -> float:
@@ -89,7 +94,7 @@ def negative_graph(edge_index, N: int, repeats: int, columns: int) -> tuple[floa
     A = permutation_graph(perms)
 
     def csr():
-        return (A @ Z) / (2 * perms.shape[0])
+        return permutation_graph_product(A, Z)
     same = torch.equal(loop(), csr())
     return _median_seconds(loop, repeats), _median_seconds(csr, repeats), same
 
@@ -101,6 +106,16 @@ def filter_product(edge_index, N: int, repeats: int, columns: int) -> tuple[floa
     same = np.array_equal(A @ Z.numpy(), torch.sparse.mm(M, Z).numpy())
     return _median_seconds(lambda: A @ Z.numpy(), repeats), _median_seconds(lambda: torch.sparse.mm(M, Z), repeats), \
         same
+
+
+def blocked_product(edge_index, N: int, repeats: int, columns: int) -> tuple[float, float, bool]:
+    M = gcn_adjacency(edge_index, N).to(torch.float64)
+    Z = torch.rand(N, columns, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+
+    def blocks():
+        return blockwise_product(lambda B: torch.sparse.mm(M, B), Z, N)
+    same = torch.equal(torch.sparse.mm(M, Z), blocks())
+    return _median_seconds(lambda: torch.sparse.mm(M, Z), repeats), _median_seconds(blocks, repeats), same
 
 
 def main() -> None:
@@ -117,10 +132,12 @@ def main() -> None:
     load = os.getloadavg()[0]
     rows = [("APPNP, 10 steps, forward and backward, [N, 15] float32", "autograd's CSR backward",
              "`symmetric_product`", *appnp(edge_index, N, repeats)),
-            (f"GGCM negative graph, [N, {wide or 300}] float64", "loop over the permutations", "`permutation_graph`",
-             *negative_graph(edge_index, N, repeats, wide or 300)),
+            (f"GGCM negative graph, [N, {wide or 300}] float64", "loop over the permutations",
+             "`permutation_graph_product`", *negative_graph(edge_index, N, repeats, wide or 300)),
             (f"feature filter step, [N, {wide or 500}] float64", "scipy CSR", f"torch CSR, {args.threads} threads",
-             *filter_product(edge_index, N, repeats, wide or 500))]
+             *filter_product(edge_index, N, repeats, wide or 500)),
+            (f"feature filter step, [N, {wide or 500}] float64", "torch CSR, one call", "`blockwise_product`",
+             *blocked_product(edge_index, N, repeats, wide or 500))]
     lines = [f"{name}: {N} nodes, {edge_index.shape[1]} directed edges; {args.threads} torch threads, load average "
              f"{load:.2f} on {os.cpu_count()} cores at start; median of {repeats} runs", "",
              "| product | old form | new form | old (s) | new (s) | old / new | same result |", "|---|---|---|---|---|---|---|"]

@@ -12,6 +12,7 @@ from torch import Tensor
 from torch_geometric.utils import coalesce
 
 from .._hashing import content_hash
+from ..operators.base import blockwise_product
 from ..operators.graph import clean_edge_list
 from ..operators.knn import cosine_neighbors
 from ..spectral.filters import GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter, negative_degree
@@ -192,11 +193,13 @@ def filter_of(group: tuple, depth: int, k_neg: int = 2):
 def _product(M) -> callable:
     """``Z -> M Z`` for a torch sparse CSR ``M``: torch's product, whose rows are shared among its threads; with one
     CPU thread, scipy's CSR product, faster there (``bench/baseline_products.py --threads 1``). Both sum each row in
-    the order of its entries, so they give the same numbers."""
+    the order of its entries, so they give the same numbers; both run a cache-sized block of columns at a time
+    (:func:`~graphstk.operators.base.blockwise_product`)."""
+    n = M.shape[0]
     if M.device.type == "cpu" and torch.get_num_threads() == 1:
         A = sp.csr_matrix((M.values().numpy(), M.col_indices().numpy(), M.crow_indices().numpy()), shape=tuple(M.shape))
-        return lambda Z: torch.from_numpy(A @ Z.numpy())
-    return lambda Z: torch.sparse.mm(M, Z)
+        return lambda Z: blockwise_product(lambda B: torch.from_numpy(A @ B.numpy()), Z, n)
+    return lambda Z: blockwise_product(lambda B: torch.sparse.mm(M, B), Z, n)
 
 
 def _lazy_matrix(S_csr: Tensor, a: float) -> Tensor:

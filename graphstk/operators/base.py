@@ -388,6 +388,19 @@ def column_block_width(x: Tensor) -> int:
     return width if block < 8 else block
 
 
+def blockwise_product(product: Callable[[Tensor], Tensor], x: Tensor, n_rows: int) -> Tensor:
+    """``product(x)`` for a sparse product ``x -> A x`` (``A`` with ``n_rows`` rows), computed a block of
+    :func:`column_block_width` columns at a time: the block stays in the cache while ``A``'s rows gather from it.
+    Each column of ``A x`` is summed as in one product, so the numbers are the same."""
+    width = column_block_width(x)
+    if width >= x.shape[1]:
+        return product(x)
+    out = torch.empty(n_rows, x.shape[1], dtype=x.dtype, device=x.device)
+    for j in range(0, x.shape[1], width):
+        out[:, j:j + width] = product(x[:, j:j + width].contiguous())
+    return out
+
+
 def csr_from_triplets(row: Tensor, col: Tensor, value: Tensor, shape: tuple[int, int]) -> Tensor:
     """The ``torch.sparse_csr`` matrix of the triplets ``(row, col, value)``, duplicates summed, columns
     sorted within rows, by one sort of ``row * n_cols + col`` (no COO copy). Differentiable in ``value``."""
@@ -461,14 +474,7 @@ class SparseOperator(KernelOperator):
                 self._csr.col_indices(), self._csr.values())
 
     def _matmul(self, x: Tensor) -> Tensor:
-        x = x.to(self.dtype)
-        width = column_block_width(x)
-        if width >= x.shape[1]:
-            return torch.sparse.mm(self._csr, x)
-        out = torch.empty(self._shape[0], x.shape[1], dtype=x.dtype, device=x.device)
-        for j in range(0, x.shape[1], width):
-            out[:, j:j + width] = torch.sparse.mm(self._csr, x[:, j:j + width].contiguous())
-        return out
+        return blockwise_product(lambda b: torch.sparse.mm(self._csr, b), x.to(self.dtype), self._shape[0])
 
     def block(self, rows=None, cols=None) -> "SparseOperator":
         row, col, val = self.coo()

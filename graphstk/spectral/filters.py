@@ -21,6 +21,7 @@ from typing import Callable, Iterator, Sequence
 import torch
 from torch import Tensor
 
+from ..operators.base import blockwise_product
 from ..operators.kernels import check_positive
 from .transforms import Transform, horner
 
@@ -249,9 +250,11 @@ def permutation_graph(perms: Tensor, dtype=torch.float64) -> Tensor:
 
 def permutation_graph_product(graph: Tensor, Z: Tensor) -> Tensor:
     """``(A / degree) Z`` for :func:`permutation_graph`'s ``graph`` ``A`` (``degree = 2 m``, the row length): the
-    product of :func:`random_negative_graph`'s matrix up to the order of the sums. The degree is read from the
-    sizes (``nnz / N``), never from the device's memory."""
-    return (graph @ Z) / (graph.values().numel() // max(graph.shape[0], 1))
+    product of :func:`random_negative_graph`'s matrix up to the order of the sums, a cache-sized block of columns at
+    a time (:func:`~graphstk.operators.base.blockwise_product`). The degree is read from the sizes (``nnz / N``),
+    never from the device's memory."""
+    N = graph.shape[0]
+    return blockwise_product(lambda B: graph @ B, Z, N) / (graph.values().numel() // max(N, 1))
 
 
 def degree_projection(degree: Tensor) -> MatMul:

@@ -300,13 +300,22 @@ def test_bad_feature_neighbour_points():
             feature_stkr_scores(ei, X, y, TRAIN, EVAL, [{"depth": 2, "beta": 1e-2, **bad}])
 
 
-def test_the_product_gives_the_same_numbers_with_one_thread_and_several():
+@pytest.mark.parametrize("blocks", [False, True], ids=["one block", "column blocks"])
+def test_the_product_gives_the_same_numbers_with_one_thread_and_several(blocks, monkeypatch):
     """``_product`` takes scipy's CSR product with one CPU thread and torch's otherwise: the same sums in the
-    same order, so the same numbers."""
+    same order, so the same numbers, whether the columns go through at once or in cache-sized blocks (forced
+    to 8 columns here: 8, 8 and 4)."""
+    import graphstk.operators.base as OB
+
     W, ei, X, y = wide_problem()
     A = W + torch.eye(W.shape[0], dtype=W.dtype)
     S = (A / A.sum(1, keepdim=True)).to_sparse_csr()
-    Z = torch.rand(W.shape[0], 7, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    Z = torch.rand(W.shape[0], 20, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    whole = torch.sparse.mm(S, Z)
+    if blocks:
+        monkeypatch.setattr(OB, "WIDE_BLOCK_BYTES", 0)
+        monkeypatch.setattr(OB, "CACHE_BLOCK_BYTES", 8 * 8 * W.shape[0])
+        assert OB.column_block_width(Z) == 8
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
@@ -316,4 +325,5 @@ def test_the_product_gives_the_same_numbers_with_one_thread_and_several():
     finally:
         torch.set_num_threads(threads)
     assert torch.equal(one, several)
+    assert torch.equal(one, whole)
     torch.testing.assert_close(one, S.to_dense() @ Z, rtol=1e-12, atol=1e-14)

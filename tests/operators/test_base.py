@@ -168,6 +168,24 @@ def test_blocked_sparse_product_equals_the_dense_product(monkeypatch):
     torch.testing.assert_close(blocked, whole, rtol=0, atol=1e-13)
 
 
+def test_blockwise_product_gives_the_numbers_of_one_product(monkeypatch):
+    """Column blocks (forced to 8 columns: 5 blocks, the last of 5) give one product's numbers bit for bit, each
+    block handed to the product as a contiguous ``[n, width]`` tensor, every column once."""
+    W, _, _ = random_graph(30, 0.2, 4)
+    S = normalized(W).to_sparse_csr()
+    x = torch.randn(30, 37, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    monkeypatch.setattr(OB, "WIDE_BLOCK_BYTES", 0)
+    monkeypatch.setattr(OB, "CACHE_BLOCK_BYTES", 30 * 8 * 8)
+    widths = []
+
+    def product(b):
+        assert b.is_contiguous()
+        widths.append(b.shape[1])
+        return torch.sparse.mm(S, b)
+    assert torch.equal(OB.blockwise_product(product, x, 30), torch.sparse.mm(S, x))
+    assert widths == [8, 8, 8, 8, 5]
+
+
 @pytest.mark.parametrize("shape", [(7, 5), (5, 7), (1, 1)])
 def test_csr_from_triplets_sums_duplicates_like_the_dense_matrix(shape):
     """The CSR form (one key sort, duplicates summed) against the dense matrix accumulated entry
