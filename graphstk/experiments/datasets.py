@@ -193,10 +193,11 @@ def fingerprint(data) -> str:
     return content_hash(data.edge_index, data.y, int(data.num_nodes))[:24]
 
 
+def ids_fingerprint(*ids) -> str:
+    """Hash of a unit's id sets (tensors; any protocol's split): part of its cache key."""
+    return content_hash(*ids)[:24]
+
+
 def split_fingerprint(split) -> str:
-    return content_hash(split.train, split.val, split.test)[:24]
-
-
-def ids_fingerprint(*tensors) -> str:
-    """Hash of a unit's id sets (any protocol's split): part of its cache key."""
-    return content_hash(*(torch.as_tensor(t) for t in tensors))[:24]
+    """:func:`ids_fingerprint` of a :class:`~graphstk.data.Split`'s train, val and test ids."""
+    return ids_fingerprint(split.train, split.val, split.test)

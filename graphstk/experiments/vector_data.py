@@ -1,7 +1,7 @@
 """Load a config's vector dataset entries (checked by :func:`graphstk.experiments.datasets.vector_dataset`) as
 :class:`graphstk.data.VectorDataset` objects: a loader (``source``) with ``options``, then ``part``, ``n_per_class``
-(seeded balanced subsample) and ``noise_std`` (seeded Gaussian noise), in this order; supplied splits survive a restriction only when every split lies
-inside the kept points. Keys: docs/experiments.md, "Vector dataset entries".
+(seeded balanced subsample) and ``noise_std`` (seeded Gaussian noise), in this order; supplied splits survive a
+restriction only when every split lies inside the kept points. Keys: docs/experiments.md, "Vector dataset entries".
 """
 from __future__ import annotations
 
