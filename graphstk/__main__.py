@@ -16,6 +16,7 @@ examples:
   python run.py configs/table1.yaml --datasets Cora DBLP   # its Cora and DBLP rows only
   python run.py configs/quick.yaml --data-root /tmp/data --seeds 2
   python run.py configs/table1.yaml --device cuda  # kernels and estimators on the GPU
+  python run.py configs/shchur_protocol.yaml --jobs 2 --threads 1   # two rows at a time, one thread each
   torchrun --nproc-per-node 2 run.py configs/quick.yaml --distributed   # kernels split over 2 processes
   python -m graphstk partition dcsbm:nodes=1e6,edges=1e7 --parts 2 --out /tmp/g   # a partitioned graph, once
 data root: --data-root > $GRAPHSTK_DATA > ./datasets
@@ -59,7 +60,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                         "the first level (p_test, n_labeled, fit_labels), datasets drawn per class capped at 100 per "
                         "class, training epochs capped at 20")
     p.add_argument("--threads", metavar="N", type=int, default=None,
-                   help="torch CPU threads (default: torch's choice; 1 for the built-in default experiment)")
+                   help="torch CPU threads (default: torch's choice; 1 for the built-in default experiment; "
+                        "with --jobs: per worker process, default 1)")
+    p.add_argument("--jobs", metavar="N", type=int, default=1,
+                   help="worker processes computing the rows side by side (a row: one dataset and method over "
+                        "every seed); the same results as one process (default 1)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--distributed", action="store_true",
                    help="under torchrun: graph kernels split by rows over the processes (docs/distributed.md)")

@@ -47,7 +47,12 @@ def run_command(argv: list[str], args, parser, prog: str) -> int:
 
     if args.threads is not None and args.threads < 1:
         parser.error(f"--threads: must be an integer >= 1, got {args.threads}")
-    threads = args.threads if args.threads is not None else (1 if args.config is None else None)
+    if args.jobs < 1:
+        parser.error(f"--jobs: must be an integer >= 1 (worker processes), got {args.jobs}")
+    if args.jobs > 1 and args.distributed:
+        parser.error("--jobs runs whole rows in worker processes and --distributed splits each kernel over the "
+                     "torchrun processes: use one or the other")
+    threads = args.threads if args.threads is not None else (1 if args.config is None or args.jobs > 1 else None)
     if threads is not None:
         torch.set_num_threads(threads)
     reuse_freed_memory()   # large temporaries reuse freed heap blocks instead of fresh zero-filled pages
@@ -62,7 +67,8 @@ def run_command(argv: list[str], args, parser, prog: str) -> int:
             if results is None:   # not process 0: it prints nothing
                 return 0
         else:
-            results = run_experiment(cfg, out_dir, data_root=args.data_root, progress=not args.no_progress)
+            results = run_experiment(cfg, out_dir, data_root=args.data_root, progress=not args.no_progress,
+                                     jobs=args.jobs, threads=threads)
     except KeyboardInterrupt:
         print(f"\ninterrupted: finished work is kept in {os.path.join(out_dir, 'cache')}; "
               "rerun the same command to resume", file=sys.stderr)

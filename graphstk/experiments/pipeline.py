@@ -53,7 +53,7 @@ def _load_datasets(cfg: ExperimentConfig, protocol, root: str, log: Callable[[st
 
 def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = None, *,
                    progress: bool = True, log: Callable[[str], None] | None = None, write: bool = True,
-                   kernel_factory: KernelFactory | None = None) -> dict:
+                   kernel_factory: KernelFactory | None = None, jobs: int = 1, threads: int | None = None) -> dict:
     """Run ``cfg`` (every task of a multi-task config, one shared cache); write
     ``results.{json,csv,md}`` (and the plot, if any) into ``out_dir``.
 
@@ -79,12 +79,23 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
         (:mod:`graphstk.experiments.kernels`); default ``graphstk.experiments.kernels.GraphKernelFactory``.
         ``run.py --distributed`` passes :class:`~graphstk.distributed.PartitionedKernelFactory`. The run
         wraps it in a ``graphstk.experiments.kernels.KernelCache`` of its own.
+    jobs : int, default 1
+        Worker processes that compute the rows (a row: one dataset, level and method over every seed) side by
+        side (:func:`graphstk.experiments.parallel.compute_rows`); every unit is computed as in one process and
+        the results are the same. Only with the default ``kernel_factory``.
+    threads : int, optional
+        Torch CPU threads of each worker process (``jobs > 1``; default 1).
     """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be an integer >= 1 (worker processes), got {jobs!r}")
+    if jobs > 1 and kernel_factory is not None:
+        raise ValueError("jobs > 1 runs the rows in worker processes with the default kernels; a kernel_factory "
+                         "(run.py --distributed) splits each kernel over processes instead: use one or the other")
     with run_lock(out_dir):
-        return _run_experiment(cfg, out_dir, data_root, progress, log, write, kernel_factory)
+        return _run_experiment(cfg, out_dir, data_root, progress, log, write, kernel_factory, jobs, threads)
 
 
-def _run_experiment(cfg, out_dir, data_root, progress, log, write, kernel_factory) -> dict:
+def _run_experiment(cfg, out_dir, data_root, progress, log, write, kernel_factory, jobs, threads) -> dict:
     if log is None:
         def log(msg: str) -> None:
             tqdm.write(msg, file=sys.stderr)
@@ -113,37 +124,23 @@ def _run_experiment(cfg, out_dir, data_root, progress, log, write, kernel_factor
     computed = 0
     codes: dict[str, str] = {}
     fps: dict[int, str] = {}
+    by_workers, worker_peaks = 0, []
+    if jobs > 1:   # the rows computed by worker processes into the cache, which the loop below then reads
+        parallel = importlib.import_module(".parallel", __package__)
+        by_workers, worker_peaks = parallel.compute_rows(cfg, out_dir, root, _row_items(units, tasks, codes, fps),
+                                                         jobs=jobs, threads=threads or 1, progress=progress)
+        computed = by_workers
     with tqdm(total=total, desc=cfg.name, unit="run", disable=not progress, file=sys.stderr,
               dynamic_ncols=True) as bar:
         for task, protocol, spec, data, level, reps, series in units:
-            extra = protocol.extra_code()
-            key = repr(extra)
-            if key not in codes:
-                codes[key] = code_fingerprint(CODE_PACKAGES + extra[0], CODE_MODULES + extra[1])
-            code = codes[key]
-            if id(data) not in fps:
-                fps[id(data)] = protocol.fingerprint(data)
-            fp = fps[id(data)]
+            code, fp = _fingerprints(protocol, data, codes, fps)
             for rep in reps:
                 unit = protocol.prepare(spec, data, level, rep)
                 for m, sweep, grid in series:
                     name = f"{m.display()}{_sweep_str(sweep)}"
-                    where = (f"{_level_str(protocol, level)} "
-                             f"{'split' if protocol.name == 'fixed-splits' else 'seed'}={rep}")
-                    bar.set_postfix_str(f"{spec.name} {name} {where}", refresh=False)
-                    payload = protocol.payload(spec, fp, level, rep, unit, m, grid, code)
-                    label = protocol.label(spec.name, name, level, rep)
-                    rec = cache.get(label, payload)
-                    if rec is None:
-                        try:
-                            with warnings.catch_warnings(record=True) as caught:
-                                rec = protocol.evaluate(m, grid, data, unit, level, rep)
-                            rec["warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
-                        except Exception as err:
-                            raise RunError(f"{spec.name} / {name} / {where.replace(' ', ' / ')}: "
-                                           f"{type(err).__name__}: {err}") from err
-                        cache.put(label, payload, rec)
-                        computed += 1
+                    bar.set_postfix_str(f"{spec.name} {name} {where_str(protocol, level, rep)}", refresh=False)
+                    rec, fresh = unit_record(cache, protocol, spec, data, fp, code, level, rep, unit, m, grid, name)
+                    computed += fresh
                     records.setdefault((task.task, spec.name, name, level), {})[rep] = rec
                     bar.update(1)
                 del unit
@@ -163,13 +160,16 @@ def _run_experiment(cfg, out_dir, data_root, progress, log, write, kernel_factor
             log(f"engine warning: {name}: {row['warnings'][0]}{more}")
     protocols = {(t.task or t.name): p.describe() for t, p, _ in prepared}
     results = {
-        "config": cfg.to_dict(), "rows": rows, "wall_time_s": time.perf_counter() - t0, "peak_rss_gb": peak_rss_gb(),
+        "config": cfg.to_dict(), "rows": rows, "wall_time_s": time.perf_counter() - t0,
+        "peak_rss_gb": max([peak_rss_gb(), *worker_peaks]),
         "skipped": skipped, "started": started, "data_root": root, "graphstk_version": __version__,
-        "cache": {"dir": os.path.join(out_dir, "cache"), "reused": cache.hits, "computed": computed,
+        "cache": {"dir": os.path.join(out_dir, "cache"), "reused": cache.hits - by_workers, "computed": computed,
                   "code": codes[next(iter(codes))] if len(codes) == 1 else sorted(set(codes.values()))
                   if codes else code_fingerprint()},
         "protocol": next(iter(protocols.values())) if len(protocols) == 1 else protocols,
     }
+    if jobs > 1:
+        results["jobs"] = {"processes": jobs, "threads": threads or 1, "peak_rss_gb": worker_peaks}
     if write:
         write_all(out_dir, results)
         for task, *_ in prepared:
@@ -178,6 +178,59 @@ def _run_experiment(cfg, out_dir, data_root, progress, log, write, kernel_factor
                 plots = importlib.import_module(".plots", __package__)
                 plots.sweep_plot(task_rows, task.plot, os.path.join(out_dir, task.plot.file))
     return results
+
+
+def _fingerprints(protocol, data, codes: dict, fps: dict) -> tuple[str, str]:
+    """``(code, data)`` fingerprints of a unit's cache key, each computed once per run (kept in ``codes``/``fps``)."""
+    extra = protocol.extra_code()
+    key = repr(extra)
+    if key not in codes:
+        codes[key] = code_fingerprint(CODE_PACKAGES + extra[0], CODE_MODULES + extra[1])
+    if id(data) not in fps:
+        fps[id(data)] = protocol.fingerprint(data)
+    return codes[key], fps[id(data)]
+
+
+def unit_record(cache: ResultCache, protocol, spec, data, fp: str, code: str, level, rep, unit, m, grid,
+                name: str) -> tuple[dict, bool]:
+    """``(record, computed)`` of one unit (a dataset, level, seed and method series): read from ``cache``, else
+    evaluated by the protocol and put there. Errors are raised as ``RunError`` naming the unit."""
+    payload = protocol.payload(spec, fp, level, rep, unit, m, grid, code)
+    label = protocol.label(spec.name, name, level, rep)
+    rec = cache.get(label, payload)
+    if rec is not None:
+        return rec, False
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            rec = protocol.evaluate(m, grid, data, unit, level, rep)
+        rec["warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
+    except Exception as err:
+        where = where_str(protocol, level, rep).replace(" ", " / ")
+        raise RunError(f"{spec.name} / {name} / {where}: {type(err).__name__}: {err}") from err
+    cache.put(label, payload, rec)
+    return rec, True
+
+
+def where_str(protocol, level, rep) -> str:
+    """The level and seed (or split) of a unit, as the progress bar and errors name them."""
+    return f"{_level_str(protocol, level)} {'split' if protocol.name == 'fixed-splits' else 'seed'}={rep}"
+
+
+def _row_items(units, tasks: list, codes: dict, fps: dict) -> list[dict]:
+    """The rows of a run for :func:`graphstk.experiments.parallel.compute_rows`: the task and dataset as
+    positions in the config, the level, the method series as a position and a name, the seeds, the unit
+    fingerprints, and ``size``, the number of entries of the dataset's features (0 without ``x``)."""
+    items = []
+    for task, protocol, spec, data, level, reps, series in units:
+        code, fp = _fingerprints(protocol, data, codes, fps)
+        t = next(i for i, tk in enumerate(tasks) if tk is task)
+        d = next(i for i, sp in enumerate(task.datasets) if sp is spec)
+        x = getattr(data, "x", None)
+        size = int(x.numel()) if hasattr(x, "numel") else 0
+        items += [{"task": t, "dataset": d, "level": level, "series": s, "name": f"{m.display()}{_sweep_str(sweep)}",
+                   "reps": list(reps), "code": code, "data": fp, "size": size}
+                  for s, (m, sweep, _grid) in enumerate(series)]
+    return items
 
 
 def _row_order(units):

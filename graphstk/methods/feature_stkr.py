@@ -254,26 +254,53 @@ def _scores_on_graph(graph: GraphKernel, features, points: list[dict], train: Te
         depths = sorted({k for i in idx for k in _depths(int(points[i]["depth"]), points[i].get("mix", "last"))})
         cos = cosine_blocks(S_csr, graph, features(f), group, depths, rows, n, dtype, k_neg, norm_cache,
                             route if labeled_route_applies(group, graph) else "auto")
-        blocks: dict[tuple, Tensor] = {}       # (depth, sigma or None) -> kernel block
-        kernels: dict[tuple, Tensor] = {}      # (depths, sigma or None) -> mean kernel block
+        by_kernel: dict[tuple, list[int]] = {}     # (depths, sigma or None) -> the points of one kernel
         for i in idx:
             p = points[i]
-            ks = tuple(_depths(int(p["depth"]), p.get("mix", "last")))
             sig = None if p.get("kernel", "cosine-gaussian") == "cosine" else float(p.get("sigma", 1.0))
-            if (ks, sig) not in kernels:
-                for k in ks:
-                    if (k, sig) not in blocks:
-                        blocks[(k, sig)] = cos[k] if sig is None else torch.exp((cos[k] - 1.0) / sig ** 2)
-                kernels[(ks, sig)] = sum(blocks[(k, sig)] for k in ks) / len(ks)
-            G = kernels[(ks, sig)]
-            alpha = torch.linalg.solve(G[:n] + n * float(p["beta"]) * eye, Y)
-            out[i] = G[n:] @ alpha
-        del cos, blocks, kernels
+            by_kernel.setdefault((tuple(_depths(int(p["depth"]), p.get("mix", "last"))), sig), []).append(i)
+        kernels = _MeanKernels(cos)
+        for (ks, sig), members in sorted(by_kernel.items(), key=lambda kv: (repr(kv[0][1]), kv[0][0])):
+            G = kernels.mean(ks, sig)
+            for i in members:
+                alpha = torch.linalg.solve(G[:n] + n * float(points[i]["beta"]) * eye, Y)
+                out[i] = G[n:] @ alpha
+            del G
+        del cos, kernels
         if reuse:
             F = torch.stack([out[i] for i in idx])
             for i, s in zip(idx, reuse_scores(F, Y, train, graph, [points[i] for i in idx], C)):
                 out[i] = s[ev]
     return out
+
+
+class _MeanKernels:
+    """The kernel blocks of one filter group from its cosine blocks ``cos[K]``: ``k_X`` at depth ``K`` (the
+    cosine, or the cosine-Gaussian ``exp((cos - 1) / sigma^2)``), and the mean over a tuple of depths. The means
+    over ``1, 2, 4, ..., K`` are running sums: the sum over a tuple extends the sum kept for its longest summed
+    prefix, added in the same order, so every kernel is the one the plain mean gives, bit for bit."""
+
+    def __init__(self, cos: dict[int, Tensor]):
+        self.cos = cos
+        self.blocks: dict[tuple, Tensor] = {}     # (depth, sigma or None) -> k_X block
+        self.sums: dict[tuple, Tensor] = {}       # (depths, sigma or None) -> sum of their blocks
+
+    def block(self, k: int, sig: float | None) -> Tensor:
+        if (k, sig) not in self.blocks:
+            c = self.cos[k]
+            self.blocks[(k, sig)] = c if sig is None else (c - 1.0).div_(sig ** 2).exp_()
+        return self.blocks[(k, sig)]
+
+    def mean(self, ks: tuple, sig: float | None) -> Tensor:
+        """The mean kernel over the depths ``ks``, ``(b_1 + b_2 + ...) / len(ks)`` summed left to right."""
+        if len(ks) == 1:
+            return self.block(ks[0], sig)
+        start = max((j for j in range(2, len(ks)) if (ks[:j], sig) in self.sums), default=1)
+        total = self.sums.get((ks[:start], sig), self.block(ks[0], sig))
+        for j in range(start, len(ks)):
+            total = total + self.block(ks[j], sig)
+            self.sums[(ks[:j + 1], sig)] = total
+        return total / len(ks)
 
 
 def select_on_validation(edge_index: Tensor, X, y: Tensor, train, val, grid: dict | None = None,
