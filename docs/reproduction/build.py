@@ -93,7 +93,7 @@ RUNS = {
     "planetoid_baselines": ("configs/planetoid_baselines.yaml",
                             "python run.py configs/planetoid_baselines.yaml --threads 1"),
     "shchur_protocol": ("configs/shchur_protocol.yaml",
-                        "python run.py configs/shchur_protocol.yaml --threads 2"),
+                        "python run.py configs/shchur_protocol.yaml --jobs 2 --threads 1"),
 }
 
 HIDDEN_OPTIONS = {"labels": "onehot"}   # defaults a label does not repeat

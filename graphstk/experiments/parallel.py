@@ -105,6 +105,7 @@ def _work(cfg, root: str, out_dir: str, threads: int, todo, events) -> None:
     tasks, kernels = cfg.all_tasks(), KernelCache(None)
     cache = ResultCache(os.path.join(out_dir, "cache"))
     protocols, loaded = {}, {}
+    parent = mp.parent_process()
     try:
         while (row := todo.get()) is not None:
             t, d, level = row["task"], row["dataset"], row["level"]
@@ -118,6 +119,8 @@ def _work(cfg, root: str, out_dir: str, threads: int, todo, events) -> None:
             m, _sweep, grid = [(m, sw, g) for m in task.methods for sw, g in m.series()][row["series"]]
             name = row["name"]
             for rep in row["reps"]:
+                if parent is not None and not parent.is_alive():   # the run was killed: nobody reads the cache
+                    return
                 events.put(("row", who, f"{spec.name} {name} {where_str(protocol, level, rep)}"))
                 unit = protocol.prepare(spec, data, level, rep)
                 _, fresh = unit_record(cache, protocol, spec, data, row["data"], row["code"], level, rep, unit, m,
@@ -126,6 +129,8 @@ def _work(cfg, root: str, out_dir: str, threads: int, todo, events) -> None:
                 events.put(("unit", who, fresh))
     except BaseException as err:  # noqa: BLE001 - every failure is reported to the main process
         msg = str(err) if isinstance(err, RunError) else f"{type(err).__name__}: {err}"
-        events.put(("error", who, f"{msg}\n(in worker process {who}: {traceback.format_exc(limit=-3).strip()})"))
+        frame = traceback.extract_tb(err.__traceback__)[-1]
+        events.put(("error", who, f"{msg}\n(in worker process {who}, {os.path.basename(frame.filename)}:"
+                                  f"{frame.lineno} in {frame.name})"))
         return
     events.put(("done", who, peak_rss_gb()))

@@ -212,11 +212,17 @@ def to_markdown(results: dict) -> str:
 
 
 def peak_memory_line(results: dict) -> str:
-    """The results' peak resident memory: the process's, or every process's of a distributed run."""
+    """The results' peak resident memory: the process's, every process's of a distributed run, or the
+    workers' of a run with ``--jobs``."""
     per = (results.get("distributed") or {}).get("peak_rss_gb")
     if per:
         return (f"- peak resident memory per process: {', '.join(f'{g:.3f}' for g in per)} GB "
                 f"({len(per)} processes; process 0 first)")
+    jobs = results.get("jobs")
+    if jobs:
+        return (f"- peak resident memory per worker process: {', '.join(f'{g:.3f}' for g in jobs['peak_rss_gb'])} GB "
+                f"({jobs['processes']} worker processes of {jobs['threads']} thread{'s' * (jobs['threads'] > 1)} "
+                f"each, `--jobs`); the run's largest process: {results['peak_rss_gb']:.3f} GB")
     return f"- peak resident memory: {results['peak_rss_gb']:.3f} GB (one process)"
 
 

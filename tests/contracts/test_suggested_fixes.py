@@ -408,9 +408,9 @@ def config(**kw):
     return parse_config(kw if "protocol" in kw else {**base, **kw})   # a vector protocol: kw is the whole task
 
 
-def run(cfg, out):
+def run(cfg, out, **kw):
     from graphstk.experiments.pipeline import run_experiment
-    return run_experiment(cfg, str(out), progress=False, log=lambda m: None, write=False)
+    return run_experiment(cfg, str(out), progress=False, log=lambda m: None, write=False, **kw)
 
 
 def check_protocol(cfg, root="."):
@@ -420,6 +420,14 @@ def check_protocol(cfg, root="."):
         protocol = get_protocol(task)
         for spec in task.datasets:
             protocol.check(spec, protocol.load(spec, str(root)))
+
+
+@case("jobs_with_kernel_factory", "experiments/pipeline.py:run_experiment:use one or the other", ValueError,
+      r"jobs > 1 runs the rows in worker processes .*: use one or the other")
+def _():
+    from graphstk.experiments.kernels import GraphKernelFactory
+    return (lambda env: run(config(), env.tmp / "o", jobs=2, kernel_factory=GraphKernelFactory()),
+            lambda env, msg: run(config(), env.tmp / "o", jobs=1, kernel_factory=GraphKernelFactory()))
 
 
 @case("output_folder_locked", "cache.py:run_lock:pass a different --out", graphstk.exceptions.RunError,

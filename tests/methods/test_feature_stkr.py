@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from graphstk.methods.feature_stkr import FeatureSTKR, feature_stkr_scores, select_on_validation
+from graphstk.methods.feature_stkr import FeatureSTKR, _MeanKernels, feature_stkr_scores, select_on_validation
 from tests.dense_reference import random_graph
 from tests.operators.test_composed_kernels import dense_filter
 
@@ -203,3 +203,26 @@ def test_a_class_without_labels_is_named_and_never_predicted():
     assert est.num_classes_ == 3 and est.missing_classes_ == [2]
     assert est.decision_function(torch.arange(24)).shape == (24, 3)
     assert 2 not in est.predict(torch.arange(24)).tolist()
+
+
+def test_mean_kernels_are_the_plain_means_bit_for_bit():
+    """The running sums over dyadic depths give exactly ``sum(blocks) / len`` (summed left to right), whatever
+    order the means are asked in, and never change a block handed out before."""
+    g = torch.Generator().manual_seed(0)
+    cos = {k: torch.rand(7, 3, generator=g, dtype=torch.float64) * 2 - 1 for k in (1, 2, 4, 8, 16)}
+
+    def plain(ks, sig):
+        blocks = [cos[k] if sig is None else torch.exp((cos[k] - 1.0) / sig ** 2) for k in ks]
+        return sum(blocks) / len(ks)
+
+    for order in ([(1, 2, 4), (1, 2, 4, 8), (1, 2, 4, 8, 16), (4,), (16,)],
+                  [(1, 2, 4, 8, 16), (1, 2, 4), (8,), (1, 2, 4, 8)]):
+        for sig in (None, 0.7):
+            kernels, seen = _MeanKernels(cos), []
+            for ks in order:
+                G = kernels.mean(ks, sig)
+                assert torch.equal(G, plain(ks, sig)), (ks, sig)
+                seen.append((ks, G.clone(), G))
+            for ks, copy, G in seen:
+                assert torch.equal(G, copy)
+    assert torch.equal(cos[1], _MeanKernels(cos).mean((1,), None))
