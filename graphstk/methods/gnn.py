@@ -89,25 +89,35 @@ class Features:
         else:
             rows = torch.from_numpy(np.repeat(np.arange(A.shape[0]), np.diff(A.indptr)))
             self.flat = rows * A.shape[1] + torch.from_numpy(A.indices).long()
+        self._undropped = None       # the features without dropout (evaluation), built on first use
+        self._coo_index = None       # the COO indices of as_tensor, built on first use
 
     def dropped(self, p: float, training: bool):
-        """The features with dropout ``p`` on the nonzero entries (``training``), in the form :meth:`matmul` takes."""
+        """The features with dropout ``p`` on the nonzero entries (``training``), in the form :meth:`matmul` takes.
+        Without dropout the same tensor is returned every time (evaluation passes do not rebuild it)."""
         v = self.values
-        if training and p > 0:
-            v = v * ((torch.rand(v.numel()) >= p).to(v.dtype) / (1.0 - p)) if p < 1 else v * 0
-        if self.sparse:
-            return v
+        if not (training and p > 0):
+            if self._undropped is None:
+                self._undropped = v if self.sparse else self._dense(v)
+            return self._undropped
+        v = v * ((torch.rand(v.numel()) >= p).to(v.dtype) / (1.0 - p)) if p < 1 else v * 0
+        return v if self.sparse else self._dense(v)
+
+    def _dense(self, v: Tensor) -> Tensor:
         out = torch.zeros(self.shape[0] * self.shape[1])
         out[self.flat] = v
         return out.view(self.shape)
 
     def matmul(self, v, W: Tensor) -> Tensor:
-        """``X_v @ W`` for the dropped features ``v`` of :meth:`dropped`."""
+        """``X_v @ W`` for the dropped features ``v`` of :meth:`dropped`; the transpose (the weight's gradient) is
+        formed only where a gradient is taken."""
         if not self.sparse:
             return v @ W
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)       # torch: "sparse CSR support is in beta"
             X = torch.sparse_csr_tensor(self.crow, self.col, v, self.shape, check_invariants=False)
+            if not (torch.is_grad_enabled() and W.requires_grad):
+                return X @ W
             XT = torch.sparse_csr_tensor(self.crow_t, self.col_t, v[self.perm], self.shape[::-1], check_invariants=False)
         return _SparseProduct.apply(X, XT, W)
 
@@ -115,8 +125,10 @@ class Features:
         """The dropped features as a tensor PyG's layers take (sparse COO when sparse)."""
         if not self.sparse:
             return v
-        rows = torch.repeat_interleave(torch.arange(self.shape[0]), self.crow.diff())
-        return torch.sparse_coo_tensor(torch.stack([rows, self.col]), v, self.shape, is_coalesced=True)
+        if self._coo_index is None:
+            rows = torch.repeat_interleave(torch.arange(self.shape[0]), self.crow.diff())
+            self._coo_index = torch.stack([rows, self.col])
+        return torch.sparse_coo_tensor(self._coo_index, v, self.shape, is_coalesced=True)
 
 
 def gcn_adjacency(edge_index: Tensor, num_nodes: int) -> Tensor:

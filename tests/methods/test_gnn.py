@@ -110,6 +110,22 @@ def test_feature_product_and_gradient_match_dense(density):
     torch.testing.assert_close(W.grad, Xs.T @ G, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("density", [0.05, 0.6])
+def test_features_without_dropout_are_built_once_and_products_agree_with_and_without_gradient(density):
+    g = torch.Generator().manual_seed(2)
+    X = torch.rand(40, 30, generator=g, dtype=torch.float64) * (torch.rand(40, 30, generator=g) < density)
+    f = Features(X, "none")
+    v = f.dropped(0.5, False)
+    assert f.dropped(0.5, False) is v and f.dropped(0.0, True) is v      # no dropout: the same tensor
+    torch.manual_seed(0)
+    assert f.dropped(0.5, True) is not v
+    torch.testing.assert_close(f.as_tensor(v).to_dense().double(), X)
+    W = torch.randn(30, 4, requires_grad=True)
+    with torch.no_grad():
+        plain = f.matmul(v, W)                                              # no transpose formed
+    assert torch.equal(plain, f.matmul(v, W).detach())
+
+
 def test_feature_dropout_keeps_zeros_and_scales_the_kept_entries():
     g = torch.Generator().manual_seed(0)
     X = torch.rand(400, 300, generator=g) * (torch.rand(400, 300, generator=g) < 0.05)
