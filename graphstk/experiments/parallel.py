@@ -3,7 +3,7 @@
 A row is one dataset, level and method series over every seed of the run; its seeds stay in one worker, so the
 work a method keeps per graph across splits (the run's kernel cache: eigenpairs, filtered-feature norms,
 feature-neighbour lists) is done once. Each worker computes a row's units exactly as the single-process loop of
-:func:`graphstk.experiments.pipeline.run_experiment` does (:func:`~graphstk.experiments.pipeline.unit_record`)
+:func:`graphstk.experiments.pipeline.run_experiment` does (``graphstk.experiments.pipeline.unit_record``)
 and writes them into the run's cache, which that loop then reads: the results, the files and a resumed run are
 those of one process. Which worker takes a row changes nothing in its numbers; the rows are handed out in a fixed
 order, those of the datasets with the most feature entries first (their rows are the longest, and a long row

@@ -81,7 +81,7 @@ def run_experiment(cfg: ExperimentConfig, out_dir: str, data_root: str | None = 
         wraps it in a ``graphstk.experiments.kernels.KernelCache`` of its own.
     jobs : int, default 1
         Worker processes that compute the rows (a row: one dataset, level and method over every seed) side by
-        side (:func:`graphstk.experiments.parallel.compute_rows`); every unit is computed as in one process and
+        side (``graphstk.experiments.parallel.compute_rows``); every unit is computed as in one process and
         the results are the same. Only with the default ``kernel_factory``.
     threads : int, optional
         Torch CPU threads of each worker process (``jobs > 1``; default 1).
@@ -217,7 +217,7 @@ def where_str(protocol, level, rep) -> str:
 
 
 def _row_items(units, tasks: list, codes: dict, fps: dict) -> list[dict]:
-    """The rows of a run for :func:`graphstk.experiments.parallel.compute_rows`: the task and dataset as
+    """The rows of a run for ``graphstk.experiments.parallel.compute_rows``: the task and dataset as
     positions in the config, the level, the method series as a position and a name, the seeds, the unit
     fingerprints, and ``size``, the number of entries of the dataset's features (0 without ``x``)."""
     items = []
