@@ -2,7 +2,9 @@
 
 A row is one dataset, level and method series over every seed of the run; its seeds stay in one worker, so the
 work a method keeps per graph across splits (the run's kernel cache: eigenpairs, filtered-feature norms,
-feature-neighbour lists) is done once. Each worker computes a row's units exactly as the single-process loop of
+feature-neighbour lists) is done once per row. Work that rows share (one split's kernel and eigenpairs, used by
+every method) is done once per worker that needs it: configs whose rows share much of their work run faster as
+one process with threads (docs/experiments.md, "Worker processes"). Each worker computes a row's units exactly as the single-process loop of
 :func:`graphstk.experiments.pipeline.run_experiment` does (``graphstk.experiments.pipeline.unit_record``)
 and writes them into the run's cache, which that loop then reads: the results, the files and a resumed run are
 those of one process. Which worker takes a row changes nothing in its numbers; the rows are handed out in a fixed
