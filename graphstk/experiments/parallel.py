@@ -31,7 +31,7 @@ from ..exceptions import RunError
 from ..memory import peak_rss_gb, reuse_freed_memory
 from .cache import ResultCache
 from .kernels import KernelCache
-from .pipeline import unit_record, where_str
+from .pipeline import method_series, unit_record, where_str
 from .protocols import get_protocol
 
 __all__ = ["compute_rows"]
@@ -40,16 +40,16 @@ __all__ = ["compute_rows"]
 POLL_S = 1.0
 
 
-def compute_rows(cfg, out_dir: str, root: str, rows: list[tuple], *, jobs: int, threads: int = 1,
+def compute_rows(cfg, out_dir: str, root: str, rows: list[dict], *, jobs: int, threads: int = 1,
                  progress: bool = True) -> tuple[int, list[float]]:
     """Compute the units of ``rows`` into ``out_dir``'s cache in ``jobs`` worker processes.
 
     ``rows``: one dict per row: ``task`` and ``dataset`` (positions in ``cfg.all_tasks()`` and
     ``task.datasets``), ``level``, ``series`` (the position in the task's method series) and its ``name``,
     ``reps``, the unit fingerprints ``code`` and ``data``, and ``size`` (the dataset's feature entries: larger
-    first). Returns the number of units computed
-    (not read from the cache) and each worker's peak resident memory in GiB. A worker's error is raised as
-    ``RunError`` naming the unit, after every worker has been stopped.
+    first). Returns the number of units computed (not read from the cache) and each worker's peak resident
+    memory in GiB. A worker's error is raised as ``RunError`` naming the unit, after every worker has been
+    stopped.
     """
     ctx = mp.get_context("spawn")
     todo, events = ctx.Queue(), ctx.Queue()
@@ -57,7 +57,7 @@ def compute_rows(cfg, out_dir: str, root: str, rows: list[tuple], *, jobs: int, 
         todo.put(row)
     for _ in range(jobs):
         todo.put(None)
-    workers = [ctx.Process(target=_work, args=(cfg, root, out_dir, threads, todo, events), daemon=True,
+    workers = [ctx.Process(target=_work, args=(i, cfg, root, out_dir, threads, todo, events), daemon=True,
                            name=f"graphstk-worker-{i}") for i in range(jobs)]
     total = sum(len(r["reps"]) for r in rows)
     computed, peaks, finished = 0, {}, set()
@@ -99,9 +99,8 @@ def _check_alive(workers, finished: set) -> None:
                            "rerun the same command to resume, or with fewer --jobs")
 
 
-def _work(cfg, root: str, out_dir: str, threads: int, todo, events) -> None:
-    """A worker process: compute rows from ``todo`` until its ``None``, reporting to ``events``."""
-    who = int(mp.current_process().name.rsplit("-", 1)[1])
+def _work(who: int, cfg, root: str, out_dir: str, threads: int, todo, events) -> None:
+    """Worker process ``who``: compute rows from ``todo`` until its ``None``, reporting to ``events``."""
     torch.set_num_threads(int(threads))
     reuse_freed_memory()
     tasks, kernels = cfg.all_tasks(), KernelCache(None)
@@ -118,7 +117,7 @@ def _work(cfg, root: str, out_dir: str, threads: int, todo, events) -> None:
             if (t, d) not in loaded:
                 loaded[(t, d)] = protocol.load(spec, root)
             data = loaded[(t, d)]
-            m, _sweep, grid = [(m, sw, g) for m in task.methods for sw, g in m.series()][row["series"]]
+            m, _sweep, grid = method_series(task)[row["series"]]
             name = row["name"]
             for rep in row["reps"]:
                 if parent is not None and not parent.is_alive():   # the run was killed: nobody reads the cache

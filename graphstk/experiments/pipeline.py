@@ -115,7 +115,7 @@ def _run_experiment(cfg, out_dir, data_root, progress, log, write, kernel_factor
     cache = ResultCache(os.path.join(out_dir, "cache"))
     units = []
     for task, protocol, loaded in prepared:
-        series = [(m, sweep, grid) for m in task.methods for sweep, grid in m.series()]
+        series = method_series(task)
         for spec, data in loaded:
             for level in protocol.levels():
                 units.append((task, protocol, spec, data, level, protocol.reps(data, level), series))
@@ -178,6 +178,11 @@ def _run_experiment(cfg, out_dir, data_root, progress, log, write, kernel_factor
                 plots = importlib.import_module(".plots", __package__)
                 plots.sweep_plot(task_rows, task.plot, os.path.join(out_dir, task.plot.file))
     return results
+
+
+def method_series(task) -> list[tuple]:
+    """``(method, sweep, grid)`` of every method series of ``task``, in config order: a row of the results each."""
+    return [(m, sweep, grid) for m in task.methods for sweep, grid in m.series()]
 
 
 def _fingerprints(protocol, data, codes: dict, fps: dict) -> tuple[str, str]:
