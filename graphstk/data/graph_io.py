@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 from torch_geometric.data import Data
 
-from .files import reading
 from .validation import build_data
 
 __all__ = ["load_npz", "from_networkx"]
@@ -25,6 +24,8 @@ def load_npz(path: str | os.PathLike) -> Data:
     path : str or os.PathLike
         The ``.npz`` file.
     """
+    from .files import reading    # the damaged-file handling is for files: from_networkx does not load it
+
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such .npz file: {path}")

@@ -7,18 +7,15 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import HasMethods, Interval, Options, StrOptions
 
-from ..operators.kernels import KERNEL_NAMES as _NAMES
-from ..operators.kernels import Kernel
-
-__all__ = ["Interval", "StrOptions", "Options", "HasMethods", "Integral", "Real", "KERNEL_NAMES", "kernel_names",
-           "SIGMA", "POSITIVE", "NON_NEGATIVE", "POSITIVE_INT", "OPTIONAL_POSITIVE_INT", "Kernel", "store_params"]
-
-#: the names :func:`graphstk.operators.kernel_function` accepts (aliases included)
-KERNEL_NAMES = frozenset(_NAMES)
+__all__ = ["Interval", "StrOptions", "Options", "HasMethods", "Integral", "Real", "kernel_names", "SIGMA", "POSITIVE",
+           "NON_NEGATIVE", "POSITIVE_INT", "OPTIONAL_POSITIVE_INT", "store_params"]
 
 
 def kernel_names(*extra: str) -> StrOptions:
-    """``StrOptions`` of every feature-kernel name, plus ``extra`` (e.g. ``"precomputed"``)."""
+    """``StrOptions`` of every name :func:`graphstk.operators.kernel_function` accepts (aliases included), plus
+    ``extra`` (e.g. ``"precomputed"``). The kernel registry is read here, when a feature-kernel estimator is
+    defined, so the graph estimators' constraints do not load it."""
+    from ..operators.kernels import KERNEL_NAMES   # imported here: an STKR-only run never loads the kernel registry
     return StrOptions(set(KERNEL_NAMES) | set(extra))
 
 

@@ -9,7 +9,8 @@ from torch import Tensor
 
 from ..._arrays import check_is_fitted, to_output, validate_features
 from ...memory import check_allocation
-from .._constraints import (NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, Kernel, StrOptions,
+from ...operators.feature import Kernel
+from .._constraints import (NON_NEGATIVE, OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, StrOptions,
                             kernel_names, store_params)
 from ..semi_supervised import SemiSupervisedClassifier
 from .kernel import FredholmKernel, _match, _n, _take, fredholm_instance

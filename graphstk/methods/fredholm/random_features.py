@@ -8,8 +8,8 @@ from torch import Tensor
 from ..._arrays import check_positive_int
 from ...features import RandomFourierFeatures
 from ...memory import check_allocation, tile_rows
-from ...operators.feature import check_positive
-from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, Kernel, StrOptions, store_params
+from ...operators.feature import Kernel, check_positive
+from .._constraints import OPTIONAL_POSITIVE_INT, POSITIVE, POSITIVE_INT, SIGMA, StrOptions, store_params
 from ..semi_supervised import SemiSupervisedClassifier
 from .kernel import _BLOCK_ELEMS, FredholmKernel, _n, _take, fredholm_instance, median_sigma
 from .solvers import effective_lam, solve_square
