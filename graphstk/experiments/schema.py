@@ -380,6 +380,8 @@ class PlanetoidTask(TaskBase):
     datasets: list[Union[str, GraphDataset]] = Field(min_length=1, description="dataset names (Cora, CiteSeer, "
                                                                                "PubMed) or .npz paths")
     fit_labels: list[Literal["train", "train+val"]] = Field(["train"], description="labels fitting the reported model")
+    grid_test: Literal["every", "chosen"] = Field("every", description="test nodes scored at every grid point (the "
+                                                  "ceiling grid_test_max), or only at the chosen one (closed forms)")
     paper: Optional[str] = Field(None, description="paper_numbers/<paper>.json to compare with")
 
 

@@ -51,6 +51,24 @@ register_method(MethodEntry(name="_PerClassSpy", needs=frozenset({"graph"}), tas
                             grid={"i": [0, 1]}, fit_predict=_spy))
 
 
+CLOSED: list = []
+
+
+def _closed(problem, points):
+    """A closed form: each point's scores a fixed function of the node, whatever the rows asked for."""
+    CLOSED.append((problem.eval.numel(), len(points)))
+    out = []
+    for p in points:
+        table = torch.rand(problem.data.num_nodes, problem.num_classes, generator=torch.Generator().manual_seed(p["i"]))
+        out.append(table[problem.eval])
+    return out
+
+
+_closed.deterministic = True
+register_method(MethodEntry(name="_PerClassClosed", needs=frozenset({"graph"}), task="classification",
+                            grid={"i": [0, 1, 2, 3]}, fit_predict=_closed))
+
+
 def _data(path):
     from graphstk.data import load_dataset
 
@@ -108,11 +126,49 @@ def test_methods_see_train_labels_only_and_validation_for_stopping(tmp_path):
     assert row["n_labeled"] == 12 and row["seeds"] == [0, 1, 2] and len(row["test_acc"]) == 3
 
 
+def test_grid_test_chosen_scores_a_closed_form_twice_and_gives_the_same_rows(tmp_path):
+    """``grid_test: chosen``: a closed form scores the validation nodes at every grid point, then the test nodes at
+    the chosen one; a trained method is called once, as before. The rows are those of ``grid_test: every``, without
+    the ceiling ``grid_test_max`` for the closed form."""
+    path = toy_npz(tmp_path / "t.npz")
+    rows = {}
+    for mode in ("every", "chosen"):
+        CLOSED.clear()
+        SEEN.clear()
+        cfg = toy_config(path, ["_PerClassClosed", "_PerClassSpy"], grid_test=mode)
+        rows[mode] = run_experiment(cfg, str(tmp_path / mode), progress=False, write=False)["rows"]
+        n_test = int(_data(path).num_nodes) - 30
+        if mode == "every":
+            assert CLOSED == [(18 + n_test, 4)] * 3
+        else:
+            assert CLOSED == [(18, 4), (n_test, 1)] * 3
+        assert [p.eval.numel() for p in SEEN] == [18 + n_test] * 3
+    for every, chosen in zip(rows["every"], rows["chosen"]):
+        assert every["method"] == chosen["method"]
+        for key in ("test_acc", "best_params", "val"):
+            assert every[key] == chosen[key], key
+    closed_every, spy_every = rows["every"]
+    closed_chosen, spy_chosen = rows["chosen"]
+    assert all(v is not None for v in closed_every["grid_test_max"])
+    assert closed_chosen["grid_test_max"] == [None, None, None]
+    assert spy_chosen["grid_test_max"] == spy_every["grid_test_max"]
+
+
+def test_grid_test_chosen_gives_feature_stkr_the_same_rows(tmp_path):
+    path = toy_npz(tmp_path / "t.npz")
+    methods = [{"label": "FeatureSTKR", "grid": {"depth": [1, 4], "sigma": [1.0, 0.5], "beta": [1e-2, 1e-4]}}]
+    rows = [run_experiment(toy_config(path, methods, grid_test=mode), str(tmp_path / mode), progress=False,
+                           write=False)["rows"][0] for mode in ("every", "chosen")]
+    assert rows[0]["test_acc"] == rows[1]["test_acc"] and rows[0]["best_params"] == rows[1]["best_params"]
+    assert rows[1]["grid_test_max"] == [None, None, None]
+
+
 def test_shchur_config_loads_from_the_repository():
     cfg = load_config(REPO / "configs" / "shchur_protocol.yaml")
     for t in cfg.all_tasks():
         assert t.protocol == "per-class-splits" and {d.name for d in t.datasets} <= {"Photo", "CS"}
         assert (t.train_per_class, t.val_per_class, t.n_test, t.largest_component) == (20, 30, None, True)
+        assert t.grid_test == "chosen"
     assert {d.name for d in cfg.datasets} == {"Photo", "CS"}
     for m in cfg.methods:
         if m.label in ("GCN", "GAT", "APPNP", "MLP"):
