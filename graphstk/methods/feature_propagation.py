@@ -299,7 +299,8 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
     :func:`labeled_route_applies`: ``phi_K[rows] phi_K[L]^T = (s_K(S_hat) Xf Xf^T s_K(S_hat)^T E_L)[rows]``: two
     propagations of the ``n`` labeled columns instead of one of the ``d`` feature columns, and the row norms
     (:func:`filtered_norms`), which do not depend on the labels, taken from ``norm_cache`` (a dict the caller keeps
-    across calls: one per graph and features) or computed and kept there. ``"auto"``: ``"labeled"`` when it
+    across calls: one entry per graph, features and filter, holding each depth computed so far) or computed for
+    the missing depths and kept there. ``"auto"``: ``"labeled"`` when it
     applies, ``2 n < d`` and a ``norm_cache`` is given (without one the norms cost a pass over the feature
     columns, which gives the inner products as well), else ``"columns"``. docs/feature_stkr.md, "Memory".
     """
@@ -315,13 +316,13 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
         route = "labeled" if applies and 2 * n < d and norm_cache is not None else "columns"
     G = {k: torch.zeros(rows.numel(), n, dtype=dtype, device=device) for k in depths}
     if route == "labeled":
-        key = content_hash(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), Xf, group, tuple(depths), dtype,
-                           str(device))
-        norms = None if norm_cache is None else norm_cache.get(key)
-        if norms is None:
-            norms = filtered_norms(S_csr, graph, Xf, group, depths, dtype, k_neg)
-            if norm_cache is not None:
-                norm_cache[key] = norms
+        # kept per depth (a filter's rows at depth K do not depend on the other depths asked for): a call for a
+        # subset of the depths of an earlier one, such as the chosen grid point alone, filters no column again
+        key = content_hash(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), Xf, group, dtype, str(device))
+        norms = {} if norm_cache is None else norm_cache.setdefault(key, {})
+        missing = [k for k in depths if k not in norms]
+        if missing:
+            norms.update(filtered_norms(S_csr, graph, Xf, group, missing, dtype, k_neg))
         nr = {k: norms[k][rows] for k in depths}
         E = torch.zeros(N, n, dtype=dtype, device=device)
         E[rows[:n], torch.arange(n, device=device)] = 1.0

@@ -168,6 +168,24 @@ def test_the_norm_cache_is_filled_once_and_read():
     assert len(cache) == 2
 
 
+@pytest.mark.parametrize("group", [("lazy", 0.5), ("s2gc", 0.1), ("ggcm", 0.15, 0.5)], ids=str)
+def test_the_norm_cache_keeps_each_depth_and_computes_only_the_missing_ones(group):
+    """A call for a subset of the depths of an earlier call (the chosen grid point alone) filters no column again
+    and gives that call's blocks bit for bit; a call with a new depth adds it, and the kept depths stay."""
+    W, ei, X, y = wide_problem()
+    cache: dict = {}
+    first = _blocks(ei, X, (), group, [1, 2, 4], "labeled", cache)
+    (kept,) = cache.values()
+    held = dict(kept)
+    assert sorted(held) == [1, 2, 4]
+    again = _blocks(ei, X, (), group, [2], "labeled", cache)
+    assert torch.equal(again[2], first[2]) and all(kept[k] is held[k] for k in held)
+    more = _blocks(ei, X, (), group, [2, 8], "labeled", cache)
+    assert sorted(kept) == [1, 2, 4, 8] and all(kept[k] is held[k] for k in held)
+    fresh = _blocks(ei, X, (), group, [8], "labeled", {})
+    assert torch.equal(more[8], fresh[8])
+
+
 def test_bad_routes():
     W, ei, X, y = wide_problem()
     with pytest.raises(ValueError, match="out-of-sample rows for hidden nodes"):
