@@ -101,7 +101,8 @@ class Planetoid(Protocol):
         y = data.y.long()
         hide = te if inductive else None
         points = grid_points(grid)
-        if self.opts["grid_test"] == "chosen" and len(points) > 1 and getattr(entry.fit_predict, "deterministic", False):
+        closed_form = getattr(entry.fit_predict, "deterministic", False)
+        if self.opts["grid_test"] == "chosen" and closed_form and len(points) > 1:
             # a closed form: the validation nodes scored at every point, then the test nodes at the chosen one,
             # by the same fit (a large test set is most of the read-out's rows)
             prob = self._problem(data, X, tr, va, hide, C, rep, val=va)
