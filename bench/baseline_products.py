@@ -19,8 +19,13 @@ On one graph (Coauthor CS's largest connected component, or a generated graph wi
   must be equal bit for bit.
 * **The feature filters' product** (``graphstk.methods.feature_propagation``): ``S Z`` with ``[N, 500]`` float64, by
   scipy's CSR product against torch's at the configured thread count, both in one call; then torch's in one call
-  against :func:`~graphstk.operators.base.blockwise_product` (cache-sized blocks of columns, the form both take in
+  against :func:`~graphstk.operators.base.blockwise_columns` (cache-sized blocks of columns, the form both take in
   the library). The results must be equal bit for bit.
+* **A feature filter of 16 steps** (SGC's ``S^K Z`` read at ``K = 1, 2, 4, 8, 16``, ``[N, 457]`` float64: one of
+  FeatureSTKR's 64 MB blocks on Coauthor CS), with every product split into cache-sized blocks of columns against
+  each cache-sized block carried through all 16 steps (:func:`~graphstk.operators.base.blockwise_columns` around
+  the filter, the form the feature filters take), with the configured thread count's product. The results must be
+  equal bit for bit.
 
 It prints each pair's seconds and their ratio (``old / new``), and whether the results agree.
 """
@@ -42,8 +47,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from graphstk.methods.gnn import gcn_adjacency, symmetric_product  # noqa: E402
-from graphstk.operators.base import blockwise_product  # noqa: E402
-from graphstk.spectral.filters import (negative_degree, negative_permutations, permutation_graph,  # noqa: E402
+from graphstk.methods.feature_propagation import _product  # noqa: E402
+from graphstk.operators.base import blockwise_columns  # noqa: E402
+from graphstk.spectral.filters import (SGCFilter, negative_degree, negative_permutations, permutation_graph,  # noqa: E402
                                        permutation_graph_product)
 
 
@@ -113,9 +119,23 @@ def blocked_product(edge_index, N: int, repeats: int, columns: int) -> tuple[flo
     Z = torch.rand(N, columns, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
 
     def blocks():
-        return blockwise_product(lambda B: torch.sparse.mm(M, B), Z, N)
+        return blockwise_columns(lambda B: torch.sparse.mm(M, B), Z)
     same = torch.equal(torch.sparse.mm(M, Z), blocks())
     return _median_seconds(lambda: torch.sparse.mm(M, Z), repeats), _median_seconds(blocks, repeats), same
+
+
+def blocked_filter(edge_index, N: int, repeats: int, columns: int, depth: int) -> tuple[float, float, bool]:
+    M = gcn_adjacency(edge_index, N).to(torch.float64)
+    Z = torch.rand(N, columns, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    mm, depths = _product(M), [k for k in (1, 2, 4, 8, 16) if k < depth] + [depth]
+
+    def per_product():
+        return list(SGCFilter(depth).iter_depths(mm, Z, depths))
+
+    def per_block():
+        return blockwise_columns(lambda B: list(SGCFilter(depth).iter_depths(mm, B, depths)), Z)
+    same = all(torch.equal(a, b) for (_, a), (_, b) in zip(per_product(), per_block()))
+    return _median_seconds(per_product, repeats), _median_seconds(per_block, repeats), same
 
 
 def main() -> None:
@@ -136,8 +156,10 @@ def main() -> None:
              "`permutation_graph_product`", *negative_graph(edge_index, N, repeats, wide or 300)),
             (f"feature filter step, [N, {wide or 500}] float64", "scipy CSR", f"torch CSR, {args.threads} threads",
              *filter_product(edge_index, N, repeats, wide or 500)),
-            (f"feature filter step, [N, {wide or 500}] float64", "torch CSR, one call", "`blockwise_product`",
-             *blocked_product(edge_index, N, repeats, wide or 500))]
+            (f"feature filter step, [N, {wide or 500}] float64", "torch CSR, one call", "`blockwise_columns`",
+             *blocked_product(edge_index, N, repeats, wide or 500)),
+            (f"feature filter, {4 if args.quick else 16} steps, [N, {wide or 457}] float64", "blocks per product",
+             "blocks through the filter", *blocked_filter(edge_index, N, repeats, wide or 457, 4 if args.quick else 16))]
     lines = [f"{name}: {N} nodes, {edge_index.shape[1]} directed edges; {args.threads} torch threads, load average "
              f"{load:.2f} on {os.cpu_count()} cores at start; median of {repeats} runs", "",
              "| product | old form | new form | old (s) | new (s) | old / new | same result |", "|---|---|---|---|---|---|---|"]

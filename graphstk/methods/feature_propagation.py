@@ -12,7 +12,7 @@ from torch import Tensor
 from torch_geometric.utils import coalesce
 
 from .._hashing import content_hash
-from ..operators.base import blockwise_product
+from ..operators.base import blockwise_columns
 from ..operators.graph import clean_edge_list
 from ..operators.knn import cosine_neighbors
 from ..spectral.filters import GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter, negative_degree
@@ -194,12 +194,11 @@ def _product(M) -> callable:
     """``Z -> M Z`` for a torch sparse CSR ``M``: torch's product, whose rows are shared among its threads; with one
     CPU thread, scipy's CSR product, faster there (``bench/baseline_products.py --threads 1``). Both sum each row in
     the order of its entries, so they give the same numbers; both run a cache-sized block of columns at a time
-    (:func:`~graphstk.operators.base.blockwise_product`)."""
-    n = M.shape[0]
+    (:func:`~graphstk.operators.base.blockwise_columns`)."""
     if M.device.type == "cpu" and torch.get_num_threads() == 1:
         A = sp.csr_matrix((M.values().numpy(), M.col_indices().numpy(), M.crow_indices().numpy()), shape=tuple(M.shape))
-        return lambda Z: blockwise_product(lambda B: torch.from_numpy(A @ B.numpy()), Z, n)
-    return lambda Z: blockwise_product(lambda B: torch.sparse.mm(M, B), Z, n)
+        return lambda Z: blockwise_columns(lambda B: torch.from_numpy(A @ B.numpy()), Z)
+    return lambda Z: blockwise_columns(lambda B: torch.sparse.mm(M, B), Z)
 
 
 def _lazy_matrix(S_csr: Tensor, a: float) -> Tensor:
@@ -251,7 +250,9 @@ def _filtered(M: Tensor, graph, group: tuple, depths: list[int], k_neg: int) -> 
 
     def run(Z, only=None):
         ks = depths if only is None else only
-        return ([(0, Z)] if 0 in ks else []) + steps(Z, [k for k in ks if k > 0])
+        pos = [k for k in ks if k > 0]
+        # the filter acts on each column alone: a cache-sized block of columns goes through every step
+        return ([(0, Z)] if 0 in ks else []) + (blockwise_columns(lambda B: steps(B, pos), Z) if pos else [])
     return run
 
 
@@ -284,8 +285,8 @@ def _transposed(S_csr: Tensor, graph, group: tuple, depths: list[int], k_neg: in
     mm = _product(S_csr)
     proj = _projection(graph, mm)
     filt = filter_of(group, max(max(depths), 1), k_neg)[0]
-    return lambda Z: [(k, Z if k == 0 else filt.with_depth(k).apply_transposed(mm, Z, lambda _, W: proj(W)))
-                      for k in depths]
+    return lambda Z: blockwise_columns(lambda B: [
+        (k, B if k == 0 else filt.with_depth(k).apply_transposed(mm, B, lambda _, W: proj(W))) for k in depths], Z)
 
 
 def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths: list[int], rows: Tensor, n: int,

@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from ..operators.base import blockwise_columns
 from ..operators.graph import GraphKernel
 from .feature_propagation import _lazy_matrix, _product, preprocess_sparse, sparse_features
 from ..spectral.filters import (Filter, GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter, negative_degree,
@@ -43,9 +44,9 @@ def _polynomial(S: Tensor, filt: Filter):
     ``(1 - t/K) I + (t/K) S``, one product each)."""
     if isinstance(filt, HeatKernelFilter):
         mm = _product(_lazy_matrix(S, filt.t / filt.K))
-        return lambda Z: SGCFilter(filt.K).apply(mm, Z)
+        return lambda Z: blockwise_columns(lambda B: SGCFilter(filt.K).apply(mm, B), Z)
     mm = _product(S)
-    return lambda Z: filt.apply(mm, Z)
+    return lambda Z: blockwise_columns(lambda B: filt.apply(mm, B), Z)
 
 
 def _ggcm_maps(S: Tensor, filt: GGCMFilter, seed: int):
@@ -60,7 +61,8 @@ def _ggcm_maps(S: Tensor, filt: GGCMFilter, seed: int):
 
     def negative(step: int, Z: Tensor) -> Tensor:
         return permutation_graph_product(graphs[step - 1], Z)
-    return (lambda Z: filt.apply(mm, Z, negative=negative)), (lambda Z: filt.apply_transposed(mm, Z, negative))
+    return (lambda Z: blockwise_columns(lambda B: filt.apply(mm, B, negative=negative), Z),
+            lambda Z: blockwise_columns(lambda B: filt.apply_transposed(mm, B, negative), Z))
 
 
 def filtered_features(edge_index: Tensor, X: Tensor, filt: Filter, seed: int = 0) -> Tensor:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 import math
 import warnings
-from typing import Callable
+from typing import Any, Callable
 
 import torch
 from torch import Tensor
@@ -388,17 +388,25 @@ def column_block_width(x: Tensor) -> int:
     return width if block < 8 else block
 
 
-def blockwise_product(product: Callable[[Tensor], Tensor], x: Tensor, n_rows: int) -> Tensor:
-    """``product(x)`` for a sparse product ``x -> A x`` (``A`` with ``n_rows`` rows), computed a block of
-    :func:`column_block_width` columns at a time: the block stays in the cache while ``A``'s rows gather from it.
-    Each column of ``A x`` is summed as in one product, so the numbers are the same."""
+def blockwise_columns(column_map: Callable[[Tensor], Any], x: Tensor) -> Any:
+    """``column_map(x)`` for a map that acts on each column of ``x`` alone (a sparse product; a graph filter: its
+    products and the sums of their columns), computed a block of :func:`column_block_width` columns at a time. A
+    block goes through every step of the map while it stays in the cache, so a filter of many steps copies its
+    columns in and out once, not at every product. ``column_map`` returns a tensor ``[rows, width]`` or a list of
+    ``(key, tensor)`` pairs (a filter read at several depths); the blocks are put together in the same form. Each
+    column is computed as in one call, so the numbers are the same (``tests/operators/test_base.py``)."""
     width = column_block_width(x)
     if width >= x.shape[1]:
-        return product(x)
-    out = torch.empty(n_rows, x.shape[1], dtype=x.dtype, device=x.device)
+        return column_map(x)
+    out = None
     for j in range(0, x.shape[1], width):
-        out[:, j:j + width] = product(x[:, j:j + width].contiguous())
-    return out
+        part = column_map(x[:, j:j + width].contiguous())
+        pairs = part if isinstance(part, list) else [(None, part)]
+        if out is None:
+            out = [(key, torch.empty(t.shape[0], x.shape[1], dtype=t.dtype, device=t.device)) for key, t in pairs]
+        for (_, o), (_, t) in zip(out, pairs):
+            o[:, j:j + width] = t
+    return out if isinstance(part, list) else out[0][1]
 
 
 def csr_from_triplets(row: Tensor, col: Tensor, value: Tensor, shape: tuple[int, int]) -> Tensor:
@@ -474,7 +482,7 @@ class SparseOperator(KernelOperator):
                 self._csr.col_indices(), self._csr.values())
 
     def _matmul(self, x: Tensor) -> Tensor:
-        return blockwise_product(lambda b: torch.sparse.mm(self._csr, b), x.to(self.dtype), self._shape[0])
+        return blockwise_columns(lambda b: torch.sparse.mm(self._csr, b), x.to(self.dtype))
 
     def block(self, rows=None, cols=None) -> "SparseOperator":
         row, col, val = self.coo()

@@ -21,7 +21,7 @@ from typing import Callable, Iterator, Sequence
 import torch
 from torch import Tensor
 
-from ..operators.base import blockwise_product
+from ..operators.base import blockwise_columns
 from ..operators.kernels import check_positive
 from .transforms import Transform, horner
 
@@ -251,10 +251,10 @@ def permutation_graph(perms: Tensor, dtype=torch.float64) -> Tensor:
 def permutation_graph_product(graph: Tensor, Z: Tensor) -> Tensor:
     """``(A / degree) Z`` for :func:`permutation_graph`'s ``graph`` ``A`` (``degree = 2 m``, the row length): the
     product of :func:`random_negative_graph`'s matrix up to the order of the sums, a cache-sized block of columns at
-    a time (:func:`~graphstk.operators.base.blockwise_product`). The degree is read from the sizes (``nnz / N``),
+    a time (:func:`~graphstk.operators.base.blockwise_columns`). The degree is read from the sizes (``nnz / N``),
     never from the device's memory."""
     N = graph.shape[0]
-    return blockwise_product(lambda B: graph @ B, Z, N) / (graph.values().numel() // max(N, 1))
+    return blockwise_columns(lambda B: graph @ B, Z) / (graph.values().numel() // max(N, 1))
 
 
 def degree_projection(degree: Tensor) -> MatMul:

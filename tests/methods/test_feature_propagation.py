@@ -345,3 +345,33 @@ def test_the_product_gives_the_same_numbers_with_one_thread_and_several(blocks, 
     assert torch.equal(one, several)
     assert torch.equal(one, whole)
     torch.testing.assert_close(one, S.to_dense() @ Z, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("group", [("lazy", 0.5), ("sgc",), ("s2gc", 0.1), ("dgc", 2.0), ("ggcm", 0.15, 1.0)], ids=str)
+def test_filters_carried_through_in_column_blocks_give_the_numbers_of_one_call(group, monkeypatch):
+    """The row norms and both routes' cosine blocks with the filter run on cache-sized blocks of columns (forced
+    to 8 of the 26 feature columns) equal those of one call bit for bit: each column is filtered alone."""
+    import graphstk.operators.base as OB
+
+    W, ei, X, y = wide_problem()
+    from graphstk.operators.graph import GraphKernel
+    from graphstk.operators.composed import extended_adjacency
+    graph = GraphKernel(ei, W.shape[0], dtype=torch.float64)
+    S = extended_adjacency(graph).csr
+    Xf = fp.preprocess_sparse(fp.sparse_features(X), "sum")
+    rows = torch.tensor(TRAIN + EVAL)
+    depths = [0, 1, 2, 4]
+
+    def compute():
+        return (fp.filtered_norms(S, graph, Xf, group, depths, torch.float64, 4),
+                [fp.cosine_blocks(S, graph, Xf, group, depths, rows, len(TRAIN), torch.float64, 4, {}, route)
+                 for route in ("columns", "labeled")])
+    one_norms, one_cos = compute()
+    monkeypatch.setattr(OB, "WIDE_BLOCK_BYTES", 0)
+    monkeypatch.setattr(OB, "CACHE_BLOCK_BYTES", 8 * 8 * W.shape[0])
+    assert OB.column_block_width(torch.zeros(W.shape[0], Xf.shape[1], dtype=torch.float64)) == 8   # 8, 8, 8, 2
+    blocked_norms, blocked_cos = compute()
+    for k in depths:
+        assert torch.equal(one_norms[k], blocked_norms[k])
+        for a, b in zip(one_cos, blocked_cos):
+            assert torch.equal(a[k], b[k])

@@ -62,6 +62,22 @@ def test_filtered_rows_are_the_rows_of_the_filtered_features(filt):
                                    logistic_regression(Z, y, train, ev, 1e-3, seed=1, **kw))
 
 
+@pytest.mark.parametrize("filt", [SGCFilter(2), S2GCFilter(4, 0.05), HeatKernelFilter(2.0, 10), GGCMFilter(3, 0.15, 4)],
+                         ids=str)
+def test_filters_carried_through_in_column_blocks_give_the_numbers_of_one_call(filt, monkeypatch):
+    """``filtered_features`` (19 feature columns) and ``FilteredRows.rows`` (11 rows, so 11 columns propagated) with
+    the filter run on blocks of 8 columns equal one call's numbers bit for bit (GGCM: the same negative graphs)."""
+    import graphstk.operators.base as OB
+
+    Xw = torch.rand(20, 19, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    idx = torch.tensor([3, 0, 17, 9, 11, 1, 2, 4, 5, 19, 12])
+    one = filtered_features(EI, Xw, filt, seed=3), FilteredRows(EI, Xw, filt, seed=3).rows(idx)
+    monkeypatch.setattr(OB, "WIDE_BLOCK_BYTES", 0)
+    monkeypatch.setattr(OB, "CACHE_BLOCK_BYTES", 8 * 8 * 20)
+    blocked = filtered_features(EI, Xw, filt, seed=3), FilteredRows(EI, Xw, filt, seed=3).rows(idx)
+    assert all(torch.equal(a, b) for a, b in zip(one, blocked))
+
+
 def test_readout_route_from_the_sizes():
     assert readout_route(140, 9, 7, 1433) == "rows"            # Cora: 140 + 63 columns against 1433
     assert readout_route(300, 9, 15, 400) == "columns"         # 435 columns: more than the 400 features

@@ -168,7 +168,7 @@ def test_blocked_sparse_product_equals_the_dense_product(monkeypatch):
     torch.testing.assert_close(blocked, whole, rtol=0, atol=1e-13)
 
 
-def test_blockwise_product_gives_the_numbers_of_one_product(monkeypatch):
+def test_blockwise_columns_gives_the_numbers_of_one_product(monkeypatch):
     """Column blocks (forced to 8 columns: 5 blocks, the last of 5) give one product's numbers bit for bit, each
     block handed to the product as a contiguous ``[n, width]`` tensor, every column once."""
     W, _, _ = random_graph(30, 0.2, 4)
@@ -182,8 +182,34 @@ def test_blockwise_product_gives_the_numbers_of_one_product(monkeypatch):
         assert b.is_contiguous()
         widths.append(b.shape[1])
         return torch.sparse.mm(S, b)
-    assert torch.equal(OB.blockwise_product(product, x, 30), torch.sparse.mm(S, x))
+    assert torch.equal(OB.blockwise_columns(product, x), torch.sparse.mm(S, x))
     assert widths == [8, 8, 8, 8, 5]
+
+
+def test_blockwise_columns_carries_a_block_through_every_step_of_a_filter(monkeypatch):
+    """A map of several products read at several depths (``[(k, S^k x)]``) goes through once per block, its
+    products on that block alone, and gives one call's list bit for bit: the keys in order, a tensor per key."""
+    W, _, _ = random_graph(30, 0.2, 4)
+    S = normalized(W).to_sparse_csr()
+    x = torch.randn(30, 21, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    calls = []
+
+    def powers(b):
+        calls.append(b.shape[1])
+        out, z = [], b
+        for k in (1, 2, 3):
+            z = torch.sparse.mm(S, z)
+            out.append((k, z))
+        return out
+    whole = powers(x)
+    monkeypatch.setattr(OB, "WIDE_BLOCK_BYTES", 0)
+    monkeypatch.setattr(OB, "CACHE_BLOCK_BYTES", 30 * 8 * 8)
+    calls.clear()
+    blocked = OB.blockwise_columns(powers, x)
+    assert calls == [8, 8, 5]
+    assert [k for k, _ in blocked] == [1, 2, 3]
+    for (_, a), (_, b) in zip(whole, blocked):
+        assert torch.equal(a, b)
 
 
 @pytest.mark.parametrize("shape", [(7, 5), (5, 7), (1, 1)])
