@@ -156,6 +156,18 @@ def knn_graph(X, k: int, metric: str = "euclidean", mode: str = "connectivity",
     return torch.stack([key // n, key % n]), w_u
 
 
+def _stable_top_k(T: Tensor, k: int) -> Tensor:
+    """The columns of the ``k`` largest entries of each row of ``T`` ``[m, c]`` (no NaN, ``k <= c``), in
+    decreasing value, ties by increasing column: the first ``k`` columns of a stable descending sort of each row.
+    ``torch.topk`` finds each row's ``k``-th value ``v`` in linear time but is not order-stable on ties; the
+    entries above ``v`` and the first ties at ``v`` (``k`` in all) are then sorted alone, stably."""
+    v = torch.topk(T, k, dim=1, sorted=True).values[:, -1:]
+    above, tied = T > v, T == v
+    take = above | (tied & (tied.cumsum(1) <= k - above.sum(1, keepdim=True)))
+    cols = take.nonzero()[:, 1].view(T.shape[0], k)        # row-major: increasing column within a row
+    return cols.gather(1, torch.sort(T.gather(1, cols), dim=1, descending=True, stable=True).indices)
+
+
 def cosine_neighbors(X, k: int, candidates: Tensor | None = None, tiles: str = "auto") -> tuple[Tensor, Tensor]:
     """The ``k`` candidate rows of largest cosine similarity to each row of a sparse matrix.
 
@@ -229,8 +241,7 @@ def cosine_neighbors(X, k: int, candidates: Tensor | None = None, tiles: str = "
         own = pos[s:e]
         hit = np.nonzero(own >= 0)[0]
         T[hit, own[hit]] = float("-inf")
-        # topk is not order-stable on ties: a stable descending sort names the neighbours
-        order = torch.sort(T, dim=1, descending=True, stable=True).indices[:, :k]
+        order = _stable_top_k(T, k)
         sim[s:e] = T.gather(1, order).numpy()
         idx[s:e] = cand[order.numpy()]
     idx[~(sim > 0)] = -1

@@ -227,3 +227,18 @@ def test_neighbour_lists_are_kept_in_the_cache_and_read_from_it():
     assert torch.equal(feature_neighbors(X, 5, hidden, cache), feature_neighbors(X, 5, hidden))
     feature_neighbors(X * 2.0, 5, None, cache)
     assert len(cache) == 3
+
+
+@pytest.mark.parametrize("k", [1, 3, 7, 12])
+def test_stable_top_k_is_the_head_of_a_stable_descending_sort(k):
+    """Rows with many ties (values from a handful of levels, -inf entries, a constant row) give the columns of a
+    stable descending sort's first k, entry for entry."""
+    from graphstk.operators.knn import _stable_top_k
+
+    g = torch.Generator().manual_seed(k)
+    T = torch.randint(0, 4, (40, 12), generator=g).double() / 2
+    T[torch.rand(40, 12, generator=g) < 0.1] = float("-inf")
+    T[3] = 0.5
+    T[5] = torch.arange(12, dtype=torch.float64)
+    want = torch.sort(T, dim=1, descending=True, stable=True).indices[:, :k]
+    assert torch.equal(_stable_top_k(T, k), want)
