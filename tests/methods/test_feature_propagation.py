@@ -350,7 +350,8 @@ def test_the_product_gives_the_same_numbers_with_one_thread_and_several(blocks, 
 @pytest.mark.parametrize("group", [("lazy", 0.5), ("sgc",), ("s2gc", 0.1), ("dgc", 2.0), ("ggcm", 0.15, 1.0)], ids=str)
 def test_filters_carried_through_in_column_blocks_give_the_numbers_of_one_call(group, monkeypatch):
     """The row norms and both routes' cosine blocks with the filter run on cache-sized blocks of columns (forced
-    to 8 of the 26 feature columns) equal those of one call bit for bit: each column is filtered alone."""
+    to 8 columns: the 26 feature columns in 4 blocks, the labeled route's 12 labeled columns in 2) equal those of
+    one call bit for bit: each column is filtered alone."""
     import graphstk.operators.base as OB
 
     W, ei, X, y = wide_problem()
@@ -359,12 +360,12 @@ def test_filters_carried_through_in_column_blocks_give_the_numbers_of_one_call(g
     graph = GraphKernel(ei, W.shape[0], dtype=torch.float64)
     S = extended_adjacency(graph).csr
     Xf = fp.preprocess_sparse(fp.sparse_features(X), "sum")
-    rows = torch.tensor(TRAIN + EVAL)
+    rows, n = torch.randperm(W.shape[0], generator=torch.Generator().manual_seed(5)), 12   # rows[:n] labeled
     depths = [0, 1, 2, 4]
 
     def compute():
         return (fp.filtered_norms(S, graph, Xf, group, depths, torch.float64, 4),
-                [fp.cosine_blocks(S, graph, Xf, group, depths, rows, len(TRAIN), torch.float64, 4, {}, route)
+                [fp.cosine_blocks(S, graph, Xf, group, depths, rows, n, torch.float64, 4, {}, route)
                  for route in ("columns", "labeled")])
     one_norms, one_cos = compute()
     monkeypatch.setattr(OB, "WIDE_BLOCK_BYTES", 0)

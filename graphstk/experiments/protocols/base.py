@@ -130,9 +130,10 @@ class Protocol:
                 ("graphstk.experiments.registry", "graphstk.experiments.metrics"))
 
     def _select(self, scores: list, nv: int, y_val, y_test, score) -> tuple[list, list, int]:
-        """``(val, test, best)``: ``score`` of the first ``nv`` rows and of the rest, and the best val point."""
+        """``(val, test, best)``: ``score`` of the first ``nv`` rows and of the rest, and the best val point
+        (``y_test=None``: the scores hold the validation rows alone, and every test entry is None)."""
         val = [score(s[:nv], y_val) for s in scores]
-        test = [score(s[nv:], y_test) for s in scores]
+        test = [None if y_test is None else score(s[nv:], y_test) for s in scores]
         return val, test, select(val, higher_is_better=self.higher_is_better)
 
     def _row(self, dataset: str, m, sweep, reps: list, records: list[dict], vals: list, **extra) -> dict:

@@ -87,7 +87,5 @@ class PerClassSplits(Planetoid):
                 "std": "sample standard deviation over splits (ddof=1)",
                 "time": "fit_time_s: mean seconds per split of the whole grid (fit, predict, selection)",
                 "ceiling": "grid_test_max (results.json): per split, the best test accuracy of any grid point; for "
-                           "analysis only, never used to choose"
-                           + ("; null for the closed forms, whose test nodes are scored at the chosen point only "
-                              "(grid_test: chosen)" if o["grid_test"] == "chosen" else "")}
+                           "analysis only, never used to choose" + self._chosen_note()}
 
