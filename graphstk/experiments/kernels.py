@@ -42,7 +42,8 @@ class KernelCache:
         Feature-aware STKR's work that does not depend on the labels, keyed on its inputs' content: the norms
         of the filtered rows (:func:`~graphstk.methods.feature_propagation.cosine_blocks`) and the feature-neighbour
         lists (:func:`~graphstk.methods.feature_propagation.feature_neighbors`), so the splits of one graph compute
-        them once.
+        them once; and, under ``"csr_features"``, the features' CSR form with the matrix it was made from (the
+        graph registrations' sparse readers share it, checked by identity).
     """
 
     def __init__(self, factory: KernelFactory | None = None, size: int = 3):

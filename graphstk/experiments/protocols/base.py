@@ -7,6 +7,7 @@ per-repetition records into one results row (docs/experiments.md, "Protocols").
 """
 from __future__ import annotations
 
+import scipy.sparse as sp
 import torch
 
 from ...exceptions import ProtocolError
@@ -74,6 +75,7 @@ class Protocol:
         self.kernels = kernels      # the run's KernelCache, handed to every method in MethodInput.kernels
         self.opts = dict(cfg.protocol_options)
         self.device = torch.device(getattr(cfg, "device", "cpu"))
+        self._features_of, self._x = (None, None), None     # (dataset, device) of the features held in ``_x``
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise ProtocolError(f"device {cfg.device!r}: CUDA is not available on this machine (torch "
                                 f"{torch.__version__}); run with --device cpu")
@@ -84,6 +86,22 @@ class Protocol:
 
     def load(self, spec, root):
         return load_spec(spec, root)
+
+    def features(self, data, device: torch.device | str = "cpu"):
+        """``data.x`` in the form every method takes: float64 on ``device`` (a CSR matrix when sparse), ``None``
+        for a graph without features. Converted once per dataset and handed to every split and method (the
+        methods read it and never write it): a split does not copy the feature matrix again."""
+        device = torch.device(device)
+        if self._features_of[0] is not data or self._features_of[1] != device:
+            x = getattr(data, "x", None)
+            if x is not None and x.is_sparse:
+                x = x.coalesce()
+                i = x.indices().numpy()
+                x = sp.csr_matrix((x.values().double().numpy(), (i[0], i[1])), shape=tuple(x.shape))
+            elif x is not None:
+                x = x.double().to(device)
+            self._features_of, self._x = (data, device), x
+        return self._x
 
     def check(self, spec, data) -> None:
         """Raise :class:`ProtocolError` for any input this protocol cannot run (before computation)."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 
-import scipy.sparse as sp
 import torch
 
 from graphstk.data import make_split
@@ -49,19 +48,6 @@ class NodeClassification(Protocol):
                 raise ProtocolError(f"{m.label!r} needs node features, but dataset {spec.name!r} has none "
                                     "(a graph-only dataset); use a graph method")
 
-    def _features(self, data):
-        """The node features (float64 on the config's device, or a CSR matrix when sparse); once per dataset."""
-        if getattr(self, "_x_key", None) != id(data):
-            x = getattr(data, "x", None)
-            if x is not None and x.is_sparse:
-                x = x.coalesce()
-                i = x.indices().numpy()
-                x = sp.csr_matrix((x.values().double().numpy(), (i[0], i[1])), shape=tuple(x.shape))
-            elif x is not None:
-                x = x.double().to(self.device)
-            self._x_key, self._x = id(data), x
-        return self._x
-
     def levels(self) -> list:
         return list(self.cfg.p_test)
 
@@ -80,7 +66,7 @@ class NodeClassification(Protocol):
 
     def _problem(self, data, split, hidden: list, evals: list, rep: int) -> MethodInput:
         y = data.y.long()
-        return MethodInput(X=self._features(data), data=data, y=masked_labels(y, split.train), labeled=split.train,
+        return MethodInput(X=self.features(data, self.device), data=data, y=masked_labels(y, split.train), labeled=split.train,
                            unlabeled=rest_ids(y.numel(), split.train, *hidden), eval=torch.cat(evals),
                            num_classes=num_classes_of(data), seed=rep, device=self.device,
                            options=self.cfg.solver.model_dump(), kernels=self.kernels)

@@ -94,8 +94,7 @@ class Planetoid(Protocol):
                     "note": NO_FEATURES, "wall_time_s": 0.0}
         inductive = {**entry.fixed, **m.options}.get("setting", "transductive") == "inductive"
         tr, va, te = unit["train"], unit["val"], unit["test"]
-        X = getattr(data, "x", None)
-        X = None if X is None else X.double()
+        X = self.features(data)
         C = num_classes_of(data)
         y = data.y.long()
         hide = te if inductive else None

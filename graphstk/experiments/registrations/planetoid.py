@@ -12,6 +12,7 @@ import torch
 from torch_geometric.nn.conv.gcn_conv import gcn_norm
 
 from graphstk.methods.estimators import LabelPropagation
+from graphstk.methods.feature_propagation import sparse_features
 from graphstk.methods.feature_stkr import DEFAULT_GRID, feature_stkr_scores, row_normalize
 from graphstk.methods.gnn import DEFAULT_PRESET, PRESETS, Features, gnn_setting, train_gnn
 from graphstk.methods.linear_filters import (READOUT_LR, WEIGHT_DECAYS, FilteredRows, filtered_features, ggcm_filter,
@@ -38,6 +39,21 @@ def _features(problem: MethodInput) -> torch.Tensor:
     return torch.from_numpy(X.toarray()) if sp.issparse(X) else torch.as_tensor(X)
 
 
+def _csr_features(problem: MethodInput) -> sp.csr_matrix:
+    """The features as a float64 CSR matrix (:func:`~graphstk.methods.feature_propagation.sparse_features`), for the
+    methods that read them sparse. The protocol hands every split of a dataset the same feature matrix, so the run's
+    cache keeps its CSR form beside it (held with the matrix it came from, checked by identity): one conversion per
+    dataset, not one per split and method."""
+    cache = None if problem.kernels is None else problem.kernels.feature_cache
+    held = None if cache is None else cache.get("csr_features")
+    if held is not None and held[0] is problem.X:
+        return held[1]
+    csr = sparse_features(problem.X)
+    if cache is not None:
+        cache["csr_features"] = (problem.X, csr)
+    return csr
+
+
 def feature_stkr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Feature-aware STKR for every grid point; ``setting: inductive`` hides the nodes outside the fit points. The
     norms of the filtered rows and the feature-neighbour lists are kept in the run's cache, so the splits of one
@@ -46,7 +62,7 @@ def feature_stkr_fit_predict(problem: MethodInput, points: list[dict]) -> list[t
     hidden = _hidden(problem) if inductive else None
     keys = ("features", "depth", "a", "mix", "kernel", "sigma", "beta", "filter", "alpha", "t", "decline_neg",
             "reuse_eta", "reuse_beta", "smooth_eta", "knn", "knn_weight")
-    return feature_stkr_scores(problem.data.edge_index, _features(problem), problem.y, problem.labeled, problem.eval,
+    return feature_stkr_scores(problem.data.edge_index, _csr_features(problem), problem.y, problem.labeled, problem.eval,
                                [{k: p[k] for k in keys if k in p} for p in points], hidden=hidden,
                                num_classes=problem.num_classes,
                                cache=None if problem.kernels is None else problem.kernels.feature_cache)
@@ -92,7 +108,7 @@ def gnn_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tens
     for p in points:
         hp = gnn_setting(p["model"], p["preset"], **{k: p[k] for k in p if k in GNN_PARAMS and k != "preset"})
         if hp["features"] not in feats:
-            feats[hp["features"]] = Features(_features(problem), hp["features"])
+            feats[hp["features"]] = Features(_csr_features(problem), hp["features"])
         out.append(train_gnn(p["model"], feats[hp["features"]], problem.data.edge_index, problem.y, problem.labeled,
                              problem.eval, seed=problem.seed, val=problem.val, y_val=problem.y_val,
                              **{k: v for k, v in hp.items() if k != "features"}))
@@ -120,14 +136,14 @@ def filter_lr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torc
         raise ValueError("readout 'best-val' keeps the epoch of best validation accuracy and needs validation "
                          "nodes, which only the planetoid and per-class-splits protocols hand over; with this "
                          "protocol write readout: 'last'")
-    X, out = _features(problem), [None] * len(points)
+    out = [None] * len(points)
     filters = [_filter_of(problem, p) for p in points]
     for f in dict.fromkeys(filters):            # one filter at a time: its features (or rows) dropped after it
         idx = [i for i, g in enumerate(filters) if g == f]
         n_rows = problem.labeled.numel() + (problem.val.numel() if points[idx[0]]["readout"] == "best-val" else 0)
-        route = readout_route(n_rows, len(idx), problem.num_classes, X.shape[1])
-        feats = FilteredRows(problem.data.edge_index, X, f, seed=problem.seed) if route == "rows" else \
-            filtered_features(problem.data.edge_index, X, f, seed=problem.seed)
+        route = readout_route(n_rows, len(idx), problem.num_classes, problem.X.shape[1])
+        feats = FilteredRows(problem.data.edge_index, _csr_features(problem), f, seed=problem.seed) \
+            if route == "rows" else filtered_features(problem.data.edge_index, _features(problem), f, seed=problem.seed)
         for i in idx:
             p, best_val = points[i], points[i]["readout"] == "best-val"
             out[i] = logistic_regression(feats, problem.y, problem.labeled, problem.eval, float(p["weight_decay"]),

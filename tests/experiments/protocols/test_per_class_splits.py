@@ -13,6 +13,7 @@ from graphstk.experiments.pipeline import run_experiment
 from graphstk.experiments.protocols import ProtocolError
 from graphstk.experiments.protocols.per_class_splits import largest_component, per_class_split
 from graphstk.experiments.registry import MethodEntry, register_method
+from graphstk.methods.feature_propagation import sparse_features
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -183,3 +184,56 @@ def test_quick_caps_the_epochs_of_gnns_left_to_their_preset():
     grids = {m.label: m.grid for t in cfg.all_tasks() for m in t.methods}
     assert grids["GCN"] == {"epochs": [QUICK_MAX_EPOCHS]}
     assert "epochs" not in grids["SGC"]
+
+
+FEATURES_SEEN: list = []
+
+
+def _features_spy(problem, points):
+    FEATURES_SEEN.append((problem.X, problem.kernels.feature_cache.get("csr_features")))
+    return _spy(problem, points)
+
+
+register_method(MethodEntry(name="_PerClassFeaturesSpy", needs=frozenset({"graph", "features"}),
+                            task="classification", grid={"i": [0]}, fit_predict=_features_spy))
+
+#: every registered graph method that reads the features, on one grid point each (GNNs: a few epochs)
+FEATURE_METHODS = [
+    {"label": "FeatureSTKR", "grid": {"depth": [2], "sigma": [1.0], "beta": [1e-2]}},
+    {"label": "FeatureSTKR (feature kNN)", "grid": {"depth": [2], "sigma": [1.0], "beta": [1e-2], "knn": [3],
+                                                    "knn_weight": [0.1]}},
+    {"label": "FeatureSTKR (S2GC filter)", "grid": {"depth": [2], "sigma": [1.0], "beta": [1e-2]}},
+    {"label": "FeatureSTKR (GGCM filter)", "grid": {"depth": [2], "sigma": [1.0], "beta": [1e-2]}},
+    {"label": "FeatureSTKR + C&S", "grid": {"depth": [2], "sigma": [1.0], "beta": [1e-2]}},
+    {"label": "KRR (features)", "grid": {"sigma": [1.0], "beta": [1e-2]}},
+    {"label": "SGC (ridge)", "grid": {"beta": [1e-2]}},
+    *({"label": m, "grid": {"weight_decay": [1e-4]}} for m in ("SGC", "S2GC", "GGCM")),
+    {"label": "DGC", "grid": {"t": [1.0], "weight_decay": [1e-4]}},
+    *({"label": m, "preset": "shchur", "grid": {"epochs": [3]}} for m in ("GCN", "GAT", "APPNP", "MLP")),
+    {"label": "MLP+C&S", "grid": {"epochs": [3]}},
+    "_PerClassFeaturesSpy",
+]
+
+
+def test_features_are_converted_once_and_no_method_writes_them(tmp_path):
+    """The protocol converts the features to float64 once per dataset and hands that one matrix to every split and
+    method: no split copies it again, and none of the feature methods writes into it (a write would reach every
+    later split)."""
+    toy = dict(np.load(toy_npz(tmp_path / "t.npz")))
+    g = np.random.default_rng(1)
+    toy["x"] = (g.random((toy["y"].size, 30)) < 0.1 + 0.3 * (np.arange(30) % 3 == toy["y"][:, None])).astype(np.float32)
+    path = tmp_path / "binary.npz"
+    np.savez(path, **toy)           # binary bag-of-words rows in float32, as PyG stores them
+    FEATURES_SEEN.clear()
+    cfg = toy_config(path, FEATURE_METHODS, seeds=2, largest_component=True)
+    res = run_experiment(cfg, str(tmp_path / "out"), progress=False, write=False)
+    assert len(res["rows"]) == len(FEATURE_METHODS)
+    (first, csr), (second, csr_again) = FEATURES_SEEN
+    assert first is second and first.dtype == torch.float64
+    data = largest_component(_data(path))
+    assert data.x.dtype == torch.float32            # so a conversion per split would hand over a new copy
+    assert torch.equal(first, data.x.double())
+    # the CSR form the sparse readers share: made once, from this matrix, and unchanged by its readers
+    assert csr is csr_again and csr[0] is first
+    fresh = sparse_features(data.x.double())
+    assert (csr[1] != fresh).nnz == 0 and np.array_equal(csr[1].indptr, fresh.indptr)

@@ -107,8 +107,9 @@ def test_kernel_pca_of_a_run_solves_each_operator_once():
 
 
 def test_feature_stkr_of_a_run_computes_the_row_norms_once_per_graph():
-    """FeatureSTKR by name keeps the filtered rows' norms in the run's ``KernelCache.feature_cache``: a second
-    split of the same graph and features adds no entry, and the scores equal a call made outside a run."""
+    """FeatureSTKR by name keeps the filtered rows' norms and the features' CSR form in the run's
+    ``KernelCache.feature_cache``: a second split of the same graph and features adds no entry and makes neither
+    again, and the scores equal a call made outside a run."""
     data = _graph()
     g = torch.Generator().manual_seed(1)
     X = torch.rand(60, 30, generator=g, dtype=torch.float64)
@@ -127,9 +128,15 @@ def test_feature_stkr_of_a_run_computes_the_row_norms_once_per_graph():
         return MethodInput(X=X, data=data, y=y, labeled=train, unlabeled=rest, eval=rest, num_classes=3,
                            kernels=run_kernels)
 
+    def norms():
+        return [k for k in kernels.feature_cache if k != "csr_features"]
+
     first = e.fit_predict(split(0, kernels), points)
-    assert len(kernels.feature_cache) == 1
+    assert len(norms()) == 1
+    csr = kernels.feature_cache["csr_features"]
+    assert csr[0] is X                              # the features' CSR form, made from this matrix
     second = e.fit_predict(split(1, kernels), points)
-    assert len(kernels.feature_cache) == 1
+    assert len(norms()) == 1
+    assert kernels.feature_cache["csr_features"] is csr      # made once: the second split reads it
     for got, alone in zip(first + second, e.fit_predict(split(0, None), points) + e.fit_predict(split(1, None), points)):
         torch.testing.assert_close(got, alone, rtol=1e-9, atol=1e-12)
