@@ -49,8 +49,8 @@ sys.path.insert(0, str(ROOT))
 from graphstk.methods.gnn import gcn_adjacency, symmetric_product  # noqa: E402
 from graphstk.methods.feature_propagation import _product  # noqa: E402
 from graphstk.operators.base import blockwise_columns  # noqa: E402
-from graphstk.spectral.filters import (SGCFilter, negative_degree, negative_permutations, permutation_graph,  # noqa: E402
-                                       permutation_graph_product)
+from graphstk.spectral.filters import (SGCFilter, negative_degree, negative_permutations,  # noqa: E402
+                                       permutation_graph, permutation_graph_product)
 
 
 def _median_seconds(fn, repeats: int) -> float:
@@ -159,7 +159,8 @@ def main() -> None:
             (f"feature filter step, [N, {wide or 500}] float64", "torch CSR, one call", "`blockwise_columns`",
              *blocked_product(edge_index, N, repeats, wide or 500)),
             (f"feature filter, {4 if args.quick else 16} steps, [N, {wide or 457}] float64", "blocks per product",
-             "blocks through the filter", *blocked_filter(edge_index, N, repeats, wide or 457, 4 if args.quick else 16))]
+             "blocks through the filter",
+             *blocked_filter(edge_index, N, repeats, wide or 457, 4 if args.quick else 16))]
     lines = [f"{name}: {N} nodes, {edge_index.shape[1]} directed edges; {args.threads} torch threads, load average "
              f"{load:.2f} on {os.cpu_count()} cores at start; median of {repeats} runs", "",
              "| product | old form | new form | old (s) | new (s) | old / new | same result |", "|---|---|---|---|---|---|---|"]

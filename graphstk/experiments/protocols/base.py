@@ -75,7 +75,7 @@ class Protocol:
         self.kernels = kernels      # the run's KernelCache, handed to every method in MethodInput.kernels
         self.opts = dict(cfg.protocol_options)
         self.device = torch.device(getattr(cfg, "device", "cpu"))
-        self._features_of, self._x = (None, None), None     # (dataset, device) of the features held in ``_x``
+        self._held_features = (None, None, None)      # (dataset, device, its features there): see features()
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise ProtocolError(f"device {cfg.device!r}: CUDA is not available on this machine (torch "
                                 f"{torch.__version__}); run with --device cpu")
@@ -92,7 +92,8 @@ class Protocol:
         for a graph without features. Converted once per dataset and handed to every split and method (the
         methods read it and never write it): a split does not copy the feature matrix again."""
         device = torch.device(device)
-        if self._features_of[0] is not data or self._features_of[1] != device:
+        held, on, x = self._held_features
+        if held is not data or on != device:
             x = getattr(data, "x", None)
             if x is not None and x.is_sparse:
                 x = x.coalesce()
@@ -100,8 +101,8 @@ class Protocol:
                 x = sp.csr_matrix((x.values().double().numpy(), (i[0], i[1])), shape=tuple(x.shape))
             elif x is not None:
                 x = x.double().to(device)
-            self._features_of, self._x = (data, device), x
-        return self._x
+            self._held_features = (data, device, x)
+        return x
 
     def check(self, spec, data) -> None:
         """Raise :class:`ProtocolError` for any input this protocol cannot run (before computation)."""

@@ -66,8 +66,8 @@ class NodeClassification(Protocol):
 
     def _problem(self, data, split, hidden: list, evals: list, rep: int) -> MethodInput:
         y = data.y.long()
-        return MethodInput(X=self.features(data, self.device), data=data, y=masked_labels(y, split.train), labeled=split.train,
-                           unlabeled=rest_ids(y.numel(), split.train, *hidden), eval=torch.cat(evals),
+        return MethodInput(X=self.features(data, self.device), data=data, y=masked_labels(y, split.train),
+                           labeled=split.train, unlabeled=rest_ids(y.numel(), split.train, *hidden), eval=torch.cat(evals),
                            num_classes=num_classes_of(data), seed=rep, device=self.device,
                            options=self.cfg.solver.model_dump(), kernels=self.kernels)
 

@@ -62,8 +62,8 @@ def feature_stkr_fit_predict(problem: MethodInput, points: list[dict]) -> list[t
     hidden = _hidden(problem) if inductive else None
     keys = ("features", "depth", "a", "mix", "kernel", "sigma", "beta", "filter", "alpha", "t", "decline_neg",
             "reuse_eta", "reuse_beta", "smooth_eta", "knn", "knn_weight")
-    return feature_stkr_scores(problem.data.edge_index, _csr_features(problem), problem.y, problem.labeled, problem.eval,
-                               [{k: p[k] for k in keys if k in p} for p in points], hidden=hidden,
+    return feature_stkr_scores(problem.data.edge_index, _csr_features(problem), problem.y, problem.labeled,
+                               problem.eval, [{k: p[k] for k in keys if k in p} for p in points], hidden=hidden,
                                num_classes=problem.num_classes,
                                cache=None if problem.kernels is None else problem.kernels.feature_cache)
 
