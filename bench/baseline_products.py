@@ -26,6 +26,14 @@ On one graph (Coauthor CS's largest connected component, or a generated graph wi
   each cache-sized block carried through all 16 steps (:func:`~graphstk.operators.base.blockwise_columns` around
   the filter, the form the feature filters take), with the configured thread count's product. The results must be
   equal bit for bit.
+* **The closed-form peers' read-out** (``graphstk.methods.linear_filters``): nine weight decays of logistic
+  regression (100 epochs of full-batch Adam) on ``[300, 6805]`` float64 rows with 15 classes, Coauthor CS's sizes
+  under Shchur et al.'s split (random rows here: the cost does not depend on the values), one
+  :func:`~graphstk.methods.linear_filters.logistic_regression` per decay against one
+  :func:`~graphstk.methods.linear_filters.logistic_regressions` call training them side by side. The wider product
+  rounds differently, and Adam's step (divided by the root of its second moment) carries rounding on from epoch to
+  epoch, so the two agree when the predicted classes are equal and the log-probabilities agree to ``1e-5`` of
+  their largest magnitude, not bit for bit.
 
 It prints each pair's seconds and their ratio (``old / new``), and whether the results agree.
 """
@@ -48,6 +56,7 @@ sys.path.insert(0, str(ROOT))
 
 from graphstk.methods.gnn import gcn_adjacency, symmetric_product  # noqa: E402
 from graphstk.methods.feature_propagation import _product  # noqa: E402
+from graphstk.methods.linear_filters import WEIGHT_DECAYS, logistic_regression, logistic_regressions  # noqa: E402
 from graphstk.operators.base import blockwise_columns  # noqa: E402
 from graphstk.spectral.filters import (SGCFilter, negative_degree, negative_permutations,  # noqa: E402
                                        permutation_graph, permutation_graph_product)
@@ -138,6 +147,23 @@ def blocked_filter(edge_index, N: int, repeats: int, columns: int, depth: int) -
     return _median_seconds(per_product, repeats), _median_seconds(per_block, repeats), same
 
 
+def readout(repeats: int, quick: bool) -> tuple[float, float, bool]:
+    n, d, C, epochs = (60, 200, 4, 20) if quick else (300, 6805, 15, 100)
+    gen = torch.Generator().manual_seed(3)
+    Z, y = torch.rand(n, d, dtype=torch.float64, generator=gen), torch.randint(0, C, (n,), generator=gen)
+    y[:C] = torch.arange(C)
+    rows = torch.arange(n)
+
+    def alone():
+        return [logistic_regression(Z, y, rows, rows, wd, epochs=epochs) for wd in WEIGHT_DECAYS]
+
+    def side_by_side():
+        return logistic_regressions(Z, y, rows, rows, WEIGHT_DECAYS, epochs=epochs)
+    same = all(torch.equal(a.argmax(1), b.argmax(1)) and float((a - b).abs().max()) <= 1e-5 * float(a.abs().max())
+               for a, b in zip(alone(), side_by_side()))
+    return _median_seconds(alone, repeats), _median_seconds(side_by_side, repeats), same
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
@@ -160,7 +186,10 @@ def main() -> None:
              *blocked_product(edge_index, N, repeats, wide or 500)),
             (f"feature filter, {4 if args.quick else 16} steps, [N, {wide or 457}] float64", "blocks per product",
              "blocks through the filter",
-             *blocked_filter(edge_index, N, repeats, wide or 457, 4 if args.quick else 16))]
+             *blocked_filter(edge_index, N, repeats, wide or 457, 4 if args.quick else 16)),
+            (f"read-out, {len(WEIGHT_DECAYS)} weight decays, " + ("[60, 200], 20 epochs" if args.quick else
+                                                                   "[300, 6805] float64, 100 epochs"),
+             "one read-out per decay", "`logistic_regressions`", *readout(repeats, args.quick))]
     lines = [f"{name}: {N} nodes, {edge_index.shape[1]} directed edges; {args.threads} torch threads, load average "
              f"{load:.2f} on {os.cpu_count()} cores at start; median of {repeats} runs", "",
              "| product | old form | new form | old (s) | new (s) | old / new | same result |", "|---|---|---|---|---|---|---|"]

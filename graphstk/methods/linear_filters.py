@@ -22,7 +22,7 @@ from ..spectral.filters import (Filter, GGCMFilter, HeatKernelFilter, S2GCFilter
                                 negative_permutations, permutation_graph, permutation_graph_product)
 
 __all__ = ["renormalized_adjacency", "filtered_features", "FilteredRows", "readout_route", "logistic_regression",
-           "READOUT_LR", "WEIGHT_DECAYS"]
+           "logistic_regressions", "READOUT_LR", "WEIGHT_DECAYS"]
 
 #: the read-out's Adam learning rate: SGC's (Wu et al. 2019, Sec. 4.1), reused by S2GC and GGCM
 READOUT_LR = 0.2
@@ -86,7 +86,7 @@ class FilteredRows:
     * a linear read-out of the rows ``idx`` is ``(Z W^T)[idx] = (G (X~ W^T))[idx]``;
 
     propagations of ``len(idx)`` or ``C`` columns instead of the ``d`` feature columns of
-    :func:`filtered_features` (``X~`` kept sparse). :func:`logistic_regression` reads it as it reads ``Z``.
+    :func:`filtered_features` (``X~`` kept sparse). :func:`logistic_regressions` reads it as it reads ``Z``.
 
     Parameters
     ----------
@@ -123,11 +123,12 @@ class FilteredRows:
             self._rows[key] = torch.from_numpy(np.ascontiguousarray((self._X.T @ P).T)).to(self.device)
         return self._rows[key]
 
-    def linear(self, lin: torch.nn.Linear, idx: Tensor) -> Tensor:
-        """``lin(Z[idx])`` ``[len(idx), C]``: ``(G (X~ W^T))[idx] + b``."""
-        XW = torch.from_numpy(self._X @ lin.weight.detach().T.cpu().numpy()).to(self.device)
+    def linear(self, weight: Tensor, bias: Tensor | None, idx: Tensor) -> Tensor:
+        """``Z[idx] W^T + b`` ``[len(idx), k]`` (``weight``: ``W [k, d]``) as ``(G (X~ W^T))[idx] + b``: ``k``
+        columns propagated."""
+        XW = torch.from_numpy(self._X @ weight.detach().T.cpu().numpy()).to(self.device)
         out = self._apply(XW)[idx.to(self.device)]
-        return out + lin.bias.detach() if lin.bias is not None else out
+        return out + bias.detach() if bias is not None else out
 
 
 def readout_route(n_rows: int, n_readouts: int, num_classes: int, num_features: int) -> str:
@@ -142,12 +143,20 @@ def ggcm_filter(edge_index: Tensor, num_nodes: int, **kw) -> GGCMFilter:
     return GGCMFilter(k_neg=negative_degree(edge_index, num_nodes, 20.0), **kw)
 
 
-def logistic_regression(Z: Tensor, y: Tensor, train: Tensor, eval_idx: Tensor, weight_decay: float, *,
-                        seed: int = 0, epochs: int = 100, lr: float = READOUT_LR, val: Tensor | None = None,
-                        y_val: Tensor | None = None) -> Tensor:
-    """Log-probabilities ``[len(eval_idx), C]`` of the papers' read-out: ``torch.nn.Linear(d, C)`` seeded by
-    ``seed``, full-batch Adam (``lr``, ``weight_decay``) for ``epochs`` epochs on ``(Z[train], y[train])``;
-    ``Z`` a ``[N, d]`` tensor or a :class:`FilteredRows` (the same read-out, the filter applied by rows).
+def logistic_regressions(Z: Tensor, y: Tensor, train: Tensor, eval_idx: Tensor, weight_decays, *, seed: int = 0,
+                         epochs: int = 100, lr: float = READOUT_LR, val: Tensor | None = None,
+                         y_val: Tensor | None = None) -> list[Tensor]:
+    """Log-probabilities ``[len(eval_idx), C]`` of the papers' read-out, one for each weight decay of
+    ``weight_decays``, in that order: ``torch.nn.Linear(d, C)`` seeded by ``seed`` (every read-out starts from the
+    same parameters), full-batch Adam (``lr``, the weight decay as Adam's L2 term) for ``epochs`` epochs on
+    ``(Z[train], y[train])``; ``Z`` a ``[N, d]`` tensor or a :class:`FilteredRows` (the same read-out, the filter
+    applied by rows).
+
+    The read-outs train side by side: each epoch multiplies the training rows by the weights of all of them at once
+    (one ``[n, d] x [d, M C]`` product instead of ``M`` thin ones of ``C`` columns; ``bench/readout.py``), and
+    each one's Adam step (a parameter group of its own) sees only its own gradient, so each is the read-out it
+    would be alone up to rounding: the wider product rounds differently, and Adam's step, divided by the root of
+    its second moment, carries that on from epoch to epoch (``tests/methods/test_linear_filters.py``).
 
     The parameters are those of the last epoch (SGC's read-out), or, given validation nodes ``val`` and
     their labels ``y_val``, those of the epoch with the highest validation accuracy, ties going to the
@@ -155,27 +164,47 @@ def logistic_regression(Z: Tensor, y: Tensor, train: Tensor, eval_idx: Tensor, w
     if (val is None) != (y_val is None):
         raise ValueError(f"val and y_val go together: the best-validation-epoch read-out reads both, got only "
                          f"{'val' if y_val is None else 'y_val'}")
+    decays = [float(w) for w in weight_decays]
+    if not decays:
+        raise ValueError("weight_decays is empty: give at least one weight decay, e.g. [1e-5]")
     rows = Z.rows if isinstance(Z, FilteredRows) else Z.__getitem__
     Zt, yt = rows(train), y[train].long()
-    C = int(yt.max()) + 1
-    gen = torch.random.fork_rng(devices=[])
-    with gen:
+    C, M = int(yt.max()) + 1, len(decays)
+    with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(seed))
-        lin = torch.nn.Linear(Z.shape[1], C).to(device=Z.device, dtype=Z.dtype)
-    opt = torch.optim.Adam(lin.parameters(), lr=float(lr), weight_decay=float(weight_decay))
-    best, kept = -1.0, None
+        start = torch.nn.Linear(Z.shape[1], C).to(device=Z.device, dtype=Z.dtype)
+    weights = [start.weight.detach().clone().requires_grad_() for _ in decays]
+    biases = [start.bias.detach().clone().requires_grad_() for _ in decays]
+    opt = torch.optim.Adam([{"params": [w, b], "weight_decay": wd} for w, b, wd in zip(weights, biases, decays)],
+                           lr=float(lr))
+
+    def logits(rows_: Tensor) -> Tensor:      # [n, M, C]: every read-out's scores of the rows, one product
+        return torch.addmm(torch.cat(biases), rows_, torch.cat(weights).T).view(rows_.shape[0], M, C)
+
+    targets = yt[:, None].expand(-1, M)
+    best, kept = [-1.0] * M, [None] * M
     Zv, yv = (rows(val), y_val.to(Z.device)) if val is not None else (None, None)   # gathered once, not per epoch
     for _ in range(int(epochs)):
         opt.zero_grad()
-        F.cross_entropy(lin(Zt), yt).backward()
+        # the sum of the read-outs' mean losses: each one's parameters get the gradient of its own loss
+        F.cross_entropy(logits(Zt).transpose(1, 2), targets, reduction="none").mean(0).sum().backward()
         opt.step()
         if Zv is not None:
             with torch.no_grad():
-                acc = float((lin(Zv).argmax(1) == yv).double().mean())
-            if acc >= best:
-                best, kept = acc, [p.detach().clone() for p in lin.parameters()]
+                accs = (logits(Zv).argmax(2) == yv[:, None]).double().mean(0).tolist()
+            for i, acc in enumerate(accs):
+                if acc >= best[i]:
+                    best[i], kept[i] = acc, (weights[i].detach().clone(), biases[i].detach().clone())
     with torch.no_grad():
-        if kept is not None:
-            for p, k in zip(lin.parameters(), kept):
-                p.copy_(k)
-        return F.log_softmax(Z.linear(lin, eval_idx) if isinstance(Z, FilteredRows) else lin(Z[eval_idx]), 1)
+        for i, params in enumerate(kept):
+            if params is not None:
+                weights[i].copy_(params[0])
+                biases[i].copy_(params[1])
+        W, b = torch.cat(weights), torch.cat(biases)
+        scores = Z.linear(W, b, eval_idx) if isinstance(Z, FilteredRows) else torch.addmm(b, Z[eval_idx], W.T)
+        return [F.log_softmax(part, 1) for part in scores.split(C, 1)]
+
+
+def logistic_regression(Z: Tensor, y: Tensor, train: Tensor, eval_idx: Tensor, weight_decay: float, **kw) -> Tensor:
+    """The read-out of :func:`logistic_regressions` for one weight decay (same keywords)."""
+    return logistic_regressions(Z, y, train, eval_idx, [weight_decay], **kw)[0]

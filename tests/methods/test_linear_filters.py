@@ -6,7 +6,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from graphstk.methods.linear_filters import (FilteredRows, filtered_features, logistic_regression, readout_route,
+from graphstk.methods.linear_filters import (FilteredRows, filtered_features, logistic_regression,
+                                             logistic_regressions, readout_route,
                                              renormalized_adjacency)
 from graphstk.spectral.filters import GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter
 from tests.dense_reference import random_graph
@@ -54,12 +55,15 @@ def test_filtered_rows_are_the_rows_of_the_filtered_features(filt):
     torch.testing.assert_close(R.rows(idx), Z[idx])
     assert R.shape == tuple(Z.shape)
     lin = torch.nn.Linear(5, 3).double()
-    torch.testing.assert_close(R.linear(lin, idx), lin(Z[idx]).detach())
+    torch.testing.assert_close(R.linear(lin.weight, lin.bias, idx), lin(Z[idx]).detach())
     y = torch.randint(0, 3, (20,), generator=torch.Generator().manual_seed(2))
     train, val, ev = torch.arange(8), torch.arange(8, 14), torch.arange(20)
     for kw in ({}, {"val": val, "y_val": y[val]}):
         torch.testing.assert_close(logistic_regression(R, y, train, ev, 1e-3, seed=1, **kw),
                                    logistic_regression(Z, y, train, ev, 1e-3, seed=1, **kw))
+        for a, b in zip(logistic_regressions(R, y, train, ev, [1e-1, 1e-3], seed=1, **kw),
+                        logistic_regressions(Z, y, train, ev, [1e-1, 1e-3], seed=1, **kw)):
+            torch.testing.assert_close(a, b)
 
 
 @pytest.mark.parametrize("filt", [SGCFilter(2), S2GCFilter(4, 0.05), HeatKernelFilter(2.0, 10), GGCMFilter(3, 0.15, 4)],
@@ -132,6 +136,39 @@ def test_logistic_regression_best_validation_epoch():
     assert last_best < 29, "the test needs an earlier best epoch to tell the two read-outs apart"
     with pytest.raises(ValueError, match="val and y_val go together: .* got only val"):
         logistic_regression(X, y, train, torch.arange(20), weight_decay=1e-3, val=val)
+
+
+@pytest.mark.parametrize("best_val", [False, True], ids=["last-epoch", "best-val-epoch"])
+def test_read_outs_trained_side_by_side_are_each_the_read_out_alone(best_val):
+    """``logistic_regressions`` over several weight decays (one wide product per epoch) gives, for each decay, the
+    read-out trained alone, written out independently here (a seeded ``torch.nn.Linear``, its own Adam); the
+    validation epochs it keeps are each read-out's own, so the decays are chosen where they disagree."""
+    gen = torch.Generator().manual_seed(7)
+    Xr = torch.rand(40, 6, generator=gen, dtype=torch.float64)
+    y = torch.randint(0, 3, (40,), generator=gen)
+    y[:3] = torch.arange(3)
+    train, val, ev = torch.arange(12), torch.arange(12, 24), torch.arange(40)
+    decays = [1.0, 1e-2, 0.0, 1e-2]
+    kw = {"val": val, "y_val": y[val]} if best_val else {}
+    together = logistic_regressions(Xr, y, train, ev, decays, seed=4, epochs=40, **kw)
+    assert len(together) == len(decays)
+    for wd, out in zip(decays, together):
+        torch.manual_seed(4)
+        lin = torch.nn.Linear(6, 3).double()
+        opt = torch.optim.Adam(lin.parameters(), lr=0.2, weight_decay=wd)
+        best, kept = -1.0, None
+        for _ in range(40):
+            opt.zero_grad()
+            F.cross_entropy(lin(Xr[train]), y[train]).backward()
+            opt.step()
+            acc = (lin(Xr[val]).argmax(1) == y[val]).double().mean().item()
+            if acc >= best:
+                best, kept = acc, F.log_softmax(lin(Xr), 1).detach()
+        torch.testing.assert_close(out, kept if best_val else F.log_softmax(lin(Xr), 1).detach())
+    assert not torch.allclose(together[0], together[2]), "the decays must give different read-outs"
+    torch.testing.assert_close(together[1], together[3])
+    with pytest.raises(ValueError, match="weight_decays is empty"):
+        logistic_regressions(Xr, y, train, ev, [])
 
 
 def test_closed_form_peers_are_their_papers():

@@ -16,7 +16,7 @@ from graphstk.methods.feature_propagation import sparse_features
 from graphstk.methods.feature_stkr import DEFAULT_GRID, feature_stkr_scores, row_normalize
 from graphstk.methods.gnn import DEFAULT_PRESET, PRESETS, Features, gnn_setting, train_gnn
 from graphstk.methods.linear_filters import (READOUT_LR, WEIGHT_DECAYS, FilteredRows, filtered_features, ggcm_filter,
-                                             logistic_regression, readout_route)
+                                             logistic_regressions, readout_route)
 from graphstk.spectral.filters import HeatKernelFilter, S2GCFilter, SGCFilter
 
 from ..params import Param
@@ -131,7 +131,8 @@ def _filter_of(problem: MethodInput, p: dict):
 def filter_lr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torch.Tensor]:
     """Logistic regression (weight decay ``weight_decay``) on ``s(S~) X`` for the filter of each point;
     the filtered features of each distinct filter computed once, or read by rows (``FilteredRows``) where
-    ``readout_route`` finds fewer columns to propagate that way."""
+    ``readout_route`` finds fewer columns to propagate that way, and the read-outs of its weight decays trained
+    side by side (:func:`~graphstk.methods.linear_filters.logistic_regressions`)."""
     if any(p["readout"] == "best-val" for p in points) and (problem.val is None or problem.val.numel() == 0):
         raise ValueError("readout 'best-val' keeps the epoch of best validation accuracy and needs validation "
                          "nodes, which only the planetoid and per-class-splits protocols hand over; with this "
@@ -144,11 +145,15 @@ def filter_lr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torc
         route = readout_route(n_rows, len(idx), problem.num_classes, problem.X.shape[1])
         feats = FilteredRows(problem.data.edge_index, _csr_features(problem), f, seed=problem.seed) \
             if route == "rows" else filtered_features(problem.data.edge_index, _features(problem), f, seed=problem.seed)
-        for i in idx:
-            p, best_val = points[i], points[i]["readout"] == "best-val"
-            out[i] = logistic_regression(feats, problem.y, problem.labeled, problem.eval, float(p["weight_decay"]),
-                                         seed=problem.seed, lr=float(p["lr"]), val=problem.val if best_val else None,
-                                         y_val=problem.y_val if best_val else None)
+        for lr, readout in dict.fromkeys((float(points[i]["lr"]), points[i]["readout"]) for i in idx):
+            same = [i for i in idx if (float(points[i]["lr"]), points[i]["readout"]) == (lr, readout)]
+            best_val = readout == "best-val"
+            scores = logistic_regressions(feats, problem.y, problem.labeled, problem.eval,
+                                          [float(points[i]["weight_decay"]) for i in same], seed=problem.seed, lr=lr,
+                                          val=problem.val if best_val else None,
+                                          y_val=problem.y_val if best_val else None)
+            for i, score in zip(same, scores):
+                out[i] = score
         del feats
     return out
 
