@@ -4,6 +4,8 @@ of the filtered rows, and label reuse (correct-and-smooth with STKR). Explained 
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import scipy.sparse as sp
 import torch
@@ -256,17 +258,39 @@ def _filtered(M: Tensor, graph, group: tuple, depths: list[int], k_neg: int) -> 
     return run
 
 
-def filtered_norms(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths: list[int], dtype: torch.dtype,
-                   k_neg: int) -> dict[int, Tensor]:
-    """``{K: ||phi_K[i]||^2 for every node i}``, ``phi_K = s_K(S_hat) Xf``: the columns of ``Xf`` filtered a block
-    of ``BLOCK_BYTES`` at a time. They depend on the graph and the features, not on the labels."""
+def _power_sums(M: Tensor, depths: list[int]) -> callable:
+    """``Z -> [(K, sum_{k=1}^K M^k Z) for K in depths]`` (``K = 0``: ``Z``), one propagation: S2GC's filter of every
+    ``alpha`` is :meth:`~graphstk.spectral.filters.S2GCFilter.mix` of these sums."""
+    mm, pos = _product(M), [k for k in depths if k > 0]
+    sums = S2GCFilter(max(pos, default=1))
+
+    def run(Z):
+        return ([(0, Z)] if 0 in depths else []) + (
+            blockwise_columns(lambda B: list(sums.iter_power_sums(mm, B, pos)), Z) if pos else [])
+    return run
+
+
+def filtered_norms(S_csr: Tensor, graph, Xf: sp.csr_matrix, groups: list[tuple], depths: list[int],
+                   dtype: torch.dtype, k_neg: int) -> dict[tuple, dict[int, Tensor]]:
+    """``{group: {K: ||phi_K[i]||^2 for every node i}}``, ``phi_K = s_K(S_hat) Xf`` for each filter group of
+    ``groups``: the columns of ``Xf`` filtered a block of ``BLOCK_BYTES`` at a time. They depend on the graph and
+    the features, not on the labels. S2GC's groups (one per ``alpha``) share one propagation, the sums of the
+    powers, mixed per ``alpha`` as the filter mixes them: each group's norms are those of its own propagation, bit
+    for bit."""
     N, d = Xf.shape
-    filtered = _filtered(S_csr, graph, group, depths, k_neg)
-    nr = {k: torch.zeros(N, dtype=dtype, device=S_csr.device) for k in depths}
+    s2gc = [g for g in groups if g[0] == "s2gc"]
+    runs = [([g], _filtered(S_csr, graph, g, depths, k_neg)) for g in groups if g[0] != "s2gc"]
+    if s2gc:
+        runs.append((s2gc, _power_sums(S_csr, depths)))
+    nr = {g: {k: torch.zeros(N, dtype=dtype, device=S_csr.device) for k in depths} for g in groups}
     width = max(1, min(d, BLOCK_BYTES // (8 * max(N, 1))))
     for c0 in range(0, d, width):
-        for k, Zk in filtered(torch.from_numpy(Xf[:, c0:c0 + width].toarray()).to(device=S_csr.device, dtype=dtype)):
-            nr[k].add_((Zk * Zk).sum(1))
+        Z = torch.from_numpy(Xf[:, c0:c0 + width].toarray()).to(device=S_csr.device, dtype=dtype)
+        for members, run in runs:
+            for k, Zk in run(Z):
+                for g in members:
+                    phi = S2GCFilter(max(k, 1), g[1]).mix(Z, Zk, k) if g[0] == "s2gc" and k > 0 else Zk
+                    nr[g][k].add_((phi * phi).sum(1))
     return nr
 
 
@@ -291,7 +315,7 @@ def _transposed(S_csr: Tensor, graph, group: tuple, depths: list[int], k_neg: in
 
 def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths: list[int], rows: Tensor, n: int,
                   dtype: torch.dtype, k_neg: int, norm_cache: dict | None = None,
-                  route: str = "auto") -> dict[int, Tensor]:
+                  route: str = "auto", norm_groups: Sequence[tuple] = ()) -> dict[int, Tensor]:
     """``{K: cos(phi_K[rows], phi_K[rows[:n]])}`` ``[len(rows), n]``, ``phi_K = s_K(S_hat) Xf`` for each depth ``K``
     (``0``: the features); ``rows[:n]`` are the labeled nodes.
 
@@ -301,7 +325,8 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
     propagations of the ``n`` labeled columns instead of one of the ``d`` feature columns, and the row norms
     (:func:`filtered_norms`), which do not depend on the labels, taken from ``norm_cache`` (a dict the caller keeps
     across calls: one entry per graph, features and filter, holding each depth computed so far) or computed for
-    the missing depths and kept there. ``"auto"``: ``"labeled"`` when it
+    the missing depths and kept there, with those of the other filter groups ``norm_groups`` (S2GC's other
+    ``alpha`` values: one propagation gives them all, :func:`filtered_norms`). ``"auto"``: ``"labeled"`` when it
     applies, ``2 n < d`` and a ``norm_cache`` is given (without one the norms cost a pass over the feature
     columns, which gives the inner products as well), else ``"columns"``. docs/feature_stkr.md, "Memory".
     """
@@ -319,11 +344,19 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
     if route == "labeled":
         # kept per depth (a filter's rows at depth K do not depend on the other depths asked for): a call for a
         # subset of the depths of an earlier one, such as the chosen grid point alone, filters no column again
-        key = content_hash(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), Xf, group, dtype, str(device))
-        norms = {} if norm_cache is None else norm_cache.setdefault(key, {})
+        def held(g: tuple) -> dict:
+            key = content_hash(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), Xf, g, dtype, str(device))
+            return {} if norm_cache is None else norm_cache.setdefault(key, {})
+        norms = held(group)
         missing = [k for k in depths if k not in norms]
         if missing:
-            norms.update(filtered_norms(S_csr, graph, Xf, group, missing, dtype, k_neg))
+            also = [g for g in dict.fromkeys(norm_groups) if g != group] if norm_cache is not None else []
+            computed = filtered_norms(S_csr, graph, Xf, [group, *also], missing, dtype, k_neg)
+            norms.update(computed[group])
+            for g in also:
+                kept = held(g)
+                for k, v in computed[g].items():
+                    kept.setdefault(k, v)
         nr = {k: norms[k][rows] for k in depths}
         E = torch.zeros(N, n, dtype=dtype, device=device)
         E[rows[:n], torch.arange(n, device=device)] = 1.0

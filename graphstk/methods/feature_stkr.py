@@ -250,10 +250,14 @@ def _scores_on_graph(graph: GraphKernel, features, points: list[dict], train: Te
         groups.setdefault((p.get("features", default_features), filter_group(p)), []).append(i)
     eye = torch.eye(n, dtype=dtype, device=device)
     out: list[Tensor | None] = [None] * len(points)
+    s2gc: dict[str, list[tuple]] = {}         # features -> their S2GC groups: one propagation gives all their norms
+    for f, group in groups:
+        if group[0] == "s2gc":
+            s2gc.setdefault(f, []).append(group)
     for (f, group), idx in sorted(groups.items(), key=lambda kv: repr(kv[0])):
         depths = sorted({k for i in idx for k in _depths(int(points[i]["depth"]), points[i].get("mix", "last"))})
         cos = cosine_blocks(S_csr, graph, features(f), group, depths, rows, n, dtype, k_neg, norm_cache,
-                            route if labeled_route_applies(group, graph) else "auto")
+                            route if labeled_route_applies(group, graph) else "auto", norm_groups=s2gc.get(f, ()))
         by_kernel: dict[tuple, list[int]] = {}     # (depths, sigma or None) -> the points of one kernel
         for i in idx:
             p = points[i]

@@ -138,13 +138,23 @@ class S2GCFilter(PropagationFilter):
     def coefficients(self) -> tuple[float, ...]:
         return (self.alpha,) + ((1.0 - self.alpha) / self.K,) * self.K
 
-    def iter_depths(self, matmul, x, depths=None):
+    def iter_power_sums(self, matmul, x, depths=None) -> Iterator[tuple[int, Tensor]]:
+        """``(K, sum_{k=1}^K S^k x)`` for each ``K`` of ``depths`` (default ``[self.K]``), increasing ``K``, from one
+        propagation: the sums that :meth:`mix` turns into the filter of any ``alpha``."""
         Z, total, done = x, torch.zeros_like(x), 0
         for k in _depths(depths, self.K):
             while done < k:
                 Z, done = matmul(Z), done + 1
                 total = total + Z
-            yield k, self.alpha * x + ((1.0 - self.alpha) / k) * total
+            yield k, total
+
+    def mix(self, x: Tensor, total: Tensor, K: int) -> Tensor:
+        """``alpha x + (1 - alpha) / K total``: the filter of depth ``K`` from the sum of the powers up to ``K``."""
+        return self.alpha * x + ((1.0 - self.alpha) / K) * total
+
+    def iter_depths(self, matmul, x, depths=None):
+        for k, total in self.iter_power_sums(matmul, x, depths):
+            yield k, self.mix(x, total, k)
 
 
 @dataclass(frozen=True)

@@ -364,7 +364,7 @@ def test_filters_carried_through_in_column_blocks_give_the_numbers_of_one_call(g
     depths = [0, 1, 2, 4]
 
     def compute():
-        return (fp.filtered_norms(S, graph, Xf, group, depths, torch.float64, 4),
+        return (fp.filtered_norms(S, graph, Xf, [group], depths, torch.float64, 4)[group],
                 [fp.cosine_blocks(S, graph, Xf, group, depths, rows, n, torch.float64, 4, {}, route)
                  for route in ("columns", "labeled")])
     one_norms, one_cos = compute()
@@ -376,3 +376,34 @@ def test_filters_carried_through_in_column_blocks_give_the_numbers_of_one_call(g
         assert torch.equal(one_norms[k], blocked_norms[k])
         for a, b in zip(one_cos, blocked_cos):
             assert torch.equal(a[k], b[k])
+
+
+def test_s2gc_alphas_share_one_propagation_of_the_row_norms(monkeypatch):
+    """``filtered_norms`` over S2GC's groups of several ``alpha`` (one propagation of the sums of the powers, mixed
+    per ``alpha``) beside another filter equals each group's own propagation bit for bit; ``cosine_blocks`` with
+    ``norm_groups`` keeps the other ``alpha``'s norms in the cache, so its own call filters no feature column and
+    gives the blocks of a call without the shared cache, bit for bit."""
+    W, ei, X, y = wide_problem()
+    from graphstk.operators.graph import GraphKernel
+    from graphstk.operators.composed import extended_adjacency
+    graph = GraphKernel(ei, W.shape[0], dtype=torch.float64)
+    S = extended_adjacency(graph).csr
+    Xf = fp.preprocess_sparse(fp.sparse_features(X), "sum")
+    rows, n = torch.randperm(W.shape[0], generator=torch.Generator().manual_seed(5)), 12
+    depths, groups = [0, 1, 2, 4], [("s2gc", 0.05), ("s2gc", 0.15), ("lazy", 0.5)]
+    together = fp.filtered_norms(S, graph, Xf, groups, depths, torch.float64, 4)
+    for g in groups:
+        alone = fp.filtered_norms(S, graph, Xf, [g], depths, torch.float64, 4)[g]
+        assert all(torch.equal(together[g][k], alone[k]) for k in depths)
+    assert not torch.allclose(together[groups[0]][4], together[groups[1]][4]), "the alphas must differ"
+
+    cache = {}
+    fp.cosine_blocks(S, graph, Xf, groups[0], depths, rows, n, torch.float64, 4, cache, "labeled",
+                     norm_groups=groups[:2])
+    fresh = fp.cosine_blocks(S, graph, Xf, groups[1], depths, rows, n, torch.float64, 4, {}, "labeled")
+
+    def no_filtering(*args, **kwargs):
+        raise AssertionError("the norms of the second alpha were filtered again")
+    monkeypatch.setattr(fp, "filtered_norms", no_filtering)
+    shared = fp.cosine_blocks(S, graph, Xf, groups[1], depths, rows, n, torch.float64, 4, cache, "labeled")
+    assert all(torch.equal(shared[k], fresh[k]) for k in depths)
