@@ -842,6 +842,19 @@ def _():
     return (lambda env: M.SpectralSupportEstimator(lam=[]).fit(X), fix)
 
 
+@case("readout_without_weight_decays", "linear_filters.py:logistic_regressions:give at least one weight decay",
+      ValueError, r"weight_decays is empty: give at least one weight decay, e\.g\. \[1e-5\]")
+def _():
+    from graphstk.methods.linear_filters import logistic_regressions
+    Z = torch.as_tensor(X[:12], dtype=torch.float64)
+    y, rows = torch.tensor([0, 1, 2] * 4), torch.arange(12)
+
+    def fix(env, msg):
+        decays = ast.literal_eval(re.search(r"e\.g\. (\[[^\]]*\])", msg).group(1))
+        assert len(logistic_regressions(Z, y, rows, rows, decays, epochs=2)) == 1
+    return (lambda env: logistic_regressions(Z, y, rows, rows, [], epochs=2), fix)
+
+
 @case("kpca_operator_input", "sskpca/base.py:SSKPCABase._validate:pass kernel='precomputed'", TypeError,
       r"LSKPCA got a KernelOperator as X: pass kernel='precomputed'")
 def _():
