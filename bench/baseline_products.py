@@ -27,8 +27,8 @@ On one graph (Coauthor CS's largest connected component, or a generated graph wi
   the filter, the form the feature filters take), with the configured thread count's product. The results must be
   equal bit for bit.
 * **The closed-form peers' read-out** (``graphstk.methods.linear_filters``): nine weight decays of logistic
-  regression (100 epochs of full-batch Adam) on ``[300, 6805]`` float64 rows with 15 classes, Coauthor CS's sizes
-  under Shchur et al.'s split (random rows here: the cost does not depend on the values), one
+  regression (100 epochs of full-batch Adam) on SGC's filtered features of 20 seeded nodes per class of Coauthor
+  CS (``[300, 6805]`` float64, 15 classes: the training rows of Shchur et al.'s split), one
   :func:`~graphstk.methods.linear_filters.logistic_regression` per decay against one
   :func:`~graphstk.methods.linear_filters.logistic_regressions` call training them side by side. The wider product
   rounds differently, and Adam's step (divided by the root of its second moment) carries rounding on from epoch to
@@ -56,7 +56,8 @@ sys.path.insert(0, str(ROOT))
 
 from graphstk.methods.gnn import gcn_adjacency, symmetric_product  # noqa: E402
 from graphstk.methods.feature_propagation import _product  # noqa: E402
-from graphstk.methods.linear_filters import WEIGHT_DECAYS, logistic_regression, logistic_regressions  # noqa: E402
+from graphstk.methods.linear_filters import (WEIGHT_DECAYS, FilteredRows, logistic_regression,  # noqa: E402
+                                             logistic_regressions)
 from graphstk.operators.base import blockwise_columns  # noqa: E402
 from graphstk.spectral.filters import (SGCFilter, negative_degree, negative_permutations,  # noqa: E402
                                        permutation_graph, permutation_graph_product)
@@ -70,11 +71,11 @@ def _graph(quick: bool):
     if quick:
         from graphstk.data import make_dcsbm
         data = make_dcsbm(1000, 5000, num_classes=4, seed=0)
-        return "dcsbm (1000 nodes)", data.edge_index, int(data.num_nodes)
+        return "dcsbm (1000 nodes)", data, int(data.num_nodes)
     import graphstk as gs
     from torch_geometric.transforms import LargestConnectedComponents
     data = LargestConnectedComponents()(gs.load_dataset("CS"))
-    return "Coauthor CS (largest connected component)", data.edge_index, int(data.num_nodes)
+    return "Coauthor CS (largest connected component)", data, int(data.num_nodes)
 
 
 def appnp(edge_index, N: int, repeats: int) -> tuple[float, float, bool]:
@@ -147,18 +148,23 @@ def blocked_filter(edge_index, N: int, repeats: int, columns: int, depth: int) -
     return _median_seconds(per_product, repeats), _median_seconds(per_block, repeats), same
 
 
-def readout(repeats: int, quick: bool) -> tuple[float, float, bool]:
-    n, d, C, epochs = (60, 200, 4, 20) if quick else (300, 6805, 15, 100)
+def readout(data, repeats: int, quick: bool) -> tuple[float, float, bool]:
+    """The rows the peers' read-out trains on: SGC's filtered features of 20 seeded nodes per class (Coauthor CS's
+    features and classes; ``--quick``: random features on the generated graph, 3 per class, 20 epochs)."""
     gen = torch.Generator().manual_seed(3)
-    Z, y = torch.rand(n, d, dtype=torch.float64, generator=gen), torch.randint(0, C, (n,), generator=gen)
-    y[:C] = torch.arange(C)
-    rows = torch.arange(n)
+    y = data.y
+    per_class, epochs = (3, 20) if quick else (20, 100)
+    train = torch.cat([(y == c).nonzero().flatten()[torch.randperm(int((y == c).sum()), generator=gen)[:per_class]]
+                       for c in range(int(y.max()) + 1)])
+    x = torch.rand(data.num_nodes, 200, generator=gen, dtype=torch.float64) if quick else data.x
+    Z = FilteredRows(data.edge_index, x, SGCFilter(2)).rows(train)
+    yt, rows = y[train], torch.arange(train.numel())
 
     def alone():
-        return [logistic_regression(Z, y, rows, rows, wd, epochs=epochs) for wd in WEIGHT_DECAYS]
+        return [logistic_regression(Z, yt, rows, rows, wd, epochs=epochs) for wd in WEIGHT_DECAYS]
 
     def side_by_side():
-        return logistic_regressions(Z, y, rows, rows, WEIGHT_DECAYS, epochs=epochs)
+        return logistic_regressions(Z, yt, rows, rows, WEIGHT_DECAYS, epochs=epochs)
     same = all(torch.equal(a.argmax(1), b.argmax(1)) and float((a - b).abs().max()) <= 1e-5 * float(a.abs().max())
                for a, b in zip(alone(), side_by_side()))
     return _median_seconds(alone, repeats), _median_seconds(side_by_side, repeats), same
@@ -174,7 +180,8 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     warnings.simplefilter("ignore", UserWarning)            # torch: "sparse CSR support is in beta"
     repeats, wide = (2, 32) if args.quick else (args.repeats, None)
-    name, edge_index, N = _graph(args.quick)
+    name, data, N = _graph(args.quick)
+    edge_index = data.edge_index
     load = os.getloadavg()[0]
     rows = [("APPNP, 10 steps, forward and backward, [N, 15] float32", "autograd's CSR backward",
              "`symmetric_product`", *appnp(edge_index, N, repeats)),
@@ -187,9 +194,9 @@ def main() -> None:
             (f"feature filter, {4 if args.quick else 16} steps, [N, {wide or 457}] float64", "blocks per product",
              "blocks through the filter",
              *blocked_filter(edge_index, N, repeats, wide or 457, 4 if args.quick else 16)),
-            (f"read-out, {len(WEIGHT_DECAYS)} weight decays, " + ("[60, 200], 20 epochs" if args.quick else
-                                                                   "[300, 6805] float64, 100 epochs"),
-             "one read-out per decay", "`logistic_regressions`", *readout(repeats, args.quick))]
+            (f"read-out, {len(WEIGHT_DECAYS)} weight decays, SGC's rows " + ("[12, 200], 20 epochs" if args.quick
+                                                                              else "[300, 6805] float64, 100 epochs"),
+             "one read-out per decay", "`logistic_regressions`", *readout(data, repeats, args.quick))]
     lines = [f"{name}: {N} nodes, {edge_index.shape[1]} directed edges; {args.threads} torch threads, load average "
              f"{load:.2f} on {os.cpu_count()} cores at start; median of {repeats} runs", "",
              "| product | old form | new form | old (s) | new (s) | old / new | same result |", "|---|---|---|---|---|---|---|"]
