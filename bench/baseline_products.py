@@ -182,6 +182,7 @@ def main() -> None:
     repeats, wide = (2, 32) if args.quick else (args.repeats, None)
     name, data, N = _graph(args.quick)
     edge_index = data.edge_index
+    readout_rows = "[12, 200], 20 epochs" if args.quick else "[300, 6805] float64, 100 epochs"
     load = os.getloadavg()[0]
     rows = [("APPNP, 10 steps, forward and backward, [N, 15] float32", "autograd's CSR backward",
              "`symmetric_product`", *appnp(edge_index, N, repeats)),
@@ -194,9 +195,8 @@ def main() -> None:
             (f"feature filter, {4 if args.quick else 16} steps, [N, {wide or 457}] float64", "blocks per product",
              "blocks through the filter",
              *blocked_filter(edge_index, N, repeats, wide or 457, 4 if args.quick else 16)),
-            (f"read-out, {len(WEIGHT_DECAYS)} weight decays, SGC's rows " + ("[12, 200], 20 epochs" if args.quick
-                                                                              else "[300, 6805] float64, 100 epochs"),
-             "one read-out per decay", "`logistic_regressions`", *readout(data, repeats, args.quick))]
+            (f"read-out, {len(WEIGHT_DECAYS)} weight decays, SGC's rows {readout_rows}", "one read-out per decay",
+             "`logistic_regressions`", *readout(data, repeats, args.quick))]
     lines = [f"{name}: {N} nodes, {edge_index.shape[1]} directed edges; {args.threads} torch threads, load average "
              f"{load:.2f} on {os.cpu_count()} cores at start; median of {repeats} runs", "",
              "| product | old form | new form | old (s) | new (s) | old / new | same result |", "|---|---|---|---|---|---|---|"]
