@@ -282,6 +282,7 @@ def filtered_norms(S_csr: Tensor, graph, Xf: sp.csr_matrix, groups: list[tuple],
     runs = [([g], _filtered(S_csr, graph, g, depths, k_neg)) for g in groups if g[0] != "s2gc"]
     if s2gc:
         runs.append((s2gc, _power_sums(S_csr, depths)))
+    mixers = {g: S2GCFilter(alpha=g[1]) for g in s2gc}      # each alpha's filter from the sums of the powers
     nr = {g: {k: torch.zeros(N, dtype=dtype, device=S_csr.device) for k in depths} for g in groups}
     width = max(1, min(d, BLOCK_BYTES // (8 * max(N, 1))))
     for c0 in range(0, d, width):
@@ -289,7 +290,7 @@ def filtered_norms(S_csr: Tensor, graph, Xf: sp.csr_matrix, groups: list[tuple],
         for members, run in runs:
             for k, Zk in run(Z):
                 for g in members:
-                    phi = S2GCFilter(max(k, 1), g[1]).mix(Z, Zk, k) if g[0] == "s2gc" and k > 0 else Zk
+                    phi = mixers[g].mix(Z, Zk, k) if g in mixers and k > 0 else Zk
                     nr[g][k].add_((phi * phi).sum(1))
     return nr
 
@@ -344,9 +345,12 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
     if route == "labeled":
         # kept per depth (a filter's rows at depth K do not depend on the other depths asked for): a call for a
         # subset of the depths of an earlier one, such as the chosen grid point alone, filters no column again
+        # the graph and features hashed once, then one key per filter group
+        graph_key = None if norm_cache is None else content_hash(S_csr.crow_indices(), S_csr.col_indices(),
+                                                                 S_csr.values(), Xf, dtype, str(device))
+
         def held(g: tuple) -> dict:
-            key = content_hash(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), Xf, g, dtype, str(device))
-            return {} if norm_cache is None else norm_cache.setdefault(key, {})
+            return {} if norm_cache is None else norm_cache.setdefault(content_hash(graph_key, g), {})
         norms = held(group)
         missing = [k for k in depths if k not in norms]
         if missing:

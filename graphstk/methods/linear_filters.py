@@ -10,6 +10,8 @@ accuracy kept) is run with those values from a config (``configs/planetoid_basel
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -143,7 +145,8 @@ def ggcm_filter(edge_index: Tensor, num_nodes: int, **kw) -> GGCMFilter:
     return GGCMFilter(k_neg=negative_degree(edge_index, num_nodes, 20.0), **kw)
 
 
-def logistic_regressions(Z: Tensor, y: Tensor, train: Tensor, eval_idx: Tensor, weight_decays, *, seed: int = 0,
+def logistic_regressions(Z: Tensor, y: Tensor, train: Tensor, eval_idx: Tensor, weight_decays: Sequence[float], *,
+                         seed: int = 0,
                          epochs: int = 100, lr: float = READOUT_LR, val: Tensor | None = None,
                          y_val: Tensor | None = None) -> list[Tensor]:
     """Log-probabilities ``[len(eval_idx), C]`` of the papers' read-out, one for each weight decay of
@@ -153,7 +156,8 @@ def logistic_regressions(Z: Tensor, y: Tensor, train: Tensor, eval_idx: Tensor, 
     applied by rows).
 
     The read-outs train side by side: each epoch multiplies the training rows by the weights of all of them at once
-    (one ``[n, d] x [d, M C]`` product instead of ``M`` thin ones of ``C`` columns; ``bench/readout.py``), and
+    (one ``[n, d] x [d, M C]`` product instead of ``M`` thin ones of ``C`` columns;
+    ``bench/baseline_products.py``, its last row), and
     each one's Adam step (a parameter group of its own) sees only its own gradient, so each is the read-out it
     would be alone up to rounding: the wider product rounds differently, and Adam's step, divided by the root of
     its second moment, carries that on from epoch to epoch (``tests/methods/test_linear_filters.py``).

@@ -111,6 +111,24 @@ def test_logistic_regression_is_the_papers_adam_readout():
     assert not torch.allclose(out, logistic_regression(X, y, train, torch.arange(20), weight_decay=1e-2, seed=6))
 
 
+def _adam_readout(Xd, y, train, val, weight_decay, *, seed, epochs):
+    """The papers' read-out written out independently: a seeded ``torch.nn.Linear`` trained by full-batch Adam
+    (lr 0.2). Returns the log-probabilities of every row at the last epoch and at the epoch of best accuracy on
+    ``val`` (ties: the later epoch), and that epoch."""
+    torch.manual_seed(seed)
+    lin = torch.nn.Linear(Xd.shape[1], int(y.max()) + 1).double()
+    opt = torch.optim.Adam(lin.parameters(), lr=0.2, weight_decay=weight_decay)
+    best, kept, best_epoch = -1.0, None, None
+    for epoch in range(epochs):
+        opt.zero_grad()
+        F.cross_entropy(lin(Xd[train]), y[train]).backward()
+        opt.step()
+        acc = (lin(Xd[val]).argmax(1) == y[val]).double().mean().item()
+        if acc >= best:
+            best, kept, best_epoch = acc, F.log_softmax(lin(Xd), 1).detach(), epoch
+    return F.log_softmax(lin(Xd), 1).detach(), kept, best_epoch
+
+
 def test_logistic_regression_best_validation_epoch():
     """With validation nodes the read-out keeps the epoch of best validation accuracy, ties going to the
     later epoch (GGCM's released read-out), written out independently here; without them, the last epoch."""
@@ -119,20 +137,10 @@ def test_logistic_regression_best_validation_epoch():
     train, val = torch.arange(8), torch.arange(8, 14)
     out = logistic_regression(X, y, train, torch.arange(20), weight_decay=1e-3, seed=0, epochs=30, val=val,
                               y_val=y[val])
-    torch.manual_seed(0)
-    lin = torch.nn.Linear(5, 3).double()
-    opt = torch.optim.Adam(lin.parameters(), lr=0.2, weight_decay=1e-3)
-    best, kept, last_best = -1.0, None, None
-    for epoch in range(30):
-        opt.zero_grad()
-        F.cross_entropy(lin(X[train]), y[train]).backward()
-        opt.step()
-        acc = (lin(X[val]).argmax(1) == y[val]).double().mean().item()
-        if acc >= best:
-            best, kept, last_best = acc, F.log_softmax(lin(X), 1).detach(), epoch
+    final, kept, last_best = _adam_readout(X, y, train, val, 1e-3, seed=0, epochs=30)
     torch.testing.assert_close(out, kept)
     last = logistic_regression(X, y, train, torch.arange(20), weight_decay=1e-3, seed=0, epochs=30)
-    torch.testing.assert_close(last, F.log_softmax(lin(X), 1).detach())
+    torch.testing.assert_close(last, final)
     assert last_best < 29, "the test needs an earlier best epoch to tell the two read-outs apart"
     with pytest.raises(ValueError, match="val and y_val go together: .* got only val"):
         logistic_regression(X, y, train, torch.arange(20), weight_decay=1e-3, val=val)
@@ -153,18 +161,8 @@ def test_read_outs_trained_side_by_side_are_each_the_read_out_alone(best_val):
     together = logistic_regressions(Xr, y, train, ev, decays, seed=4, epochs=40, **kw)
     assert len(together) == len(decays)
     for wd, out in zip(decays, together):
-        torch.manual_seed(4)
-        lin = torch.nn.Linear(6, 3).double()
-        opt = torch.optim.Adam(lin.parameters(), lr=0.2, weight_decay=wd)
-        best, kept = -1.0, None
-        for _ in range(40):
-            opt.zero_grad()
-            F.cross_entropy(lin(Xr[train]), y[train]).backward()
-            opt.step()
-            acc = (lin(Xr[val]).argmax(1) == y[val]).double().mean().item()
-            if acc >= best:
-                best, kept = acc, F.log_softmax(lin(Xr), 1).detach()
-        torch.testing.assert_close(out, kept if best_val else F.log_softmax(lin(Xr), 1).detach())
+        final, kept, _ = _adam_readout(Xr, y, train, val, wd, seed=4, epochs=40)
+        torch.testing.assert_close(out, kept if best_val else final)
     assert not torch.allclose(together[0], together[2]), "the decays must give different read-outs"
     torch.testing.assert_close(together[1], together[3])
     with pytest.raises(ValueError, match="weight_decays is empty"):

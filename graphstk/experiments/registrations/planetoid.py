@@ -145,8 +145,10 @@ def filter_lr_fit_predict(problem: MethodInput, points: list[dict]) -> list[torc
         route = readout_route(n_rows, len(idx), problem.num_classes, problem.X.shape[1])
         feats = FilteredRows(problem.data.edge_index, _csr_features(problem), f, seed=problem.seed) \
             if route == "rows" else filtered_features(problem.data.edge_index, _features(problem), f, seed=problem.seed)
-        for lr, readout in dict.fromkeys((float(points[i]["lr"]), points[i]["readout"]) for i in idx):
-            same = [i for i in idx if (float(points[i]["lr"]), points[i]["readout"]) == (lr, readout)]
+        by_readout: dict[tuple, list[int]] = {}      # (lr, readout) -> the points trained side by side
+        for i in idx:
+            by_readout.setdefault((float(points[i]["lr"]), points[i]["readout"]), []).append(i)
+        for (lr, readout), same in by_readout.items():
             best_val = readout == "best-val"
             scores = logistic_regressions(feats, problem.y, problem.labeled, problem.eval,
                                           [float(points[i]["weight_decay"]) for i in same], seed=problem.seed, lr=lr,
