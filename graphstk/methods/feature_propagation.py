@@ -296,7 +296,7 @@ def filtered_norms(S_csr: Tensor, graph, Xf: sp.csr_matrix, groups: list[tuple],
 
 
 def labeled_route_applies(group: tuple, graph) -> bool:
-    """Whether :func:`cosine_blocks` may take the labeled route: the filter's transpose is at hand. A polynomial
+    """Whether :func:`cosine_blocks` may take the labeled and rows routes: the filter's transpose is at hand. A polynomial
     filter's is the same polynomial of ``S_hat^T``; GGCM's (its negative graph replaced by the mean ``u u^T``) is
     :meth:`~graphstk.spectral.filters.GGCMFilter.apply_transposed` when ``S`` and ``u u^T`` are symmetric, i.e.
     when no node is hidden (a hidden row of the mean negative graph is an out-of-sample row)."""
@@ -314,35 +314,84 @@ def _transposed(S_csr: Tensor, graph, group: tuple, depths: list[int], k_neg: in
         (k, B if k == 0 else filt.with_depth(k).apply_transposed(mm, B, lambda _, W: proj(W))) for k in depths], Z)
 
 
+def _route_products(group: tuple, depths: list[int]) -> tuple[int, int, int]:
+    """Sparse products per propagated column of :func:`cosine_blocks`' passes for the filter ``group`` at ``depths``:
+    ``(transposed, each, once)``: the transposed pass giving every depth (a polynomial filter reads them off one
+    propagation; DGC's heat kernel and GGCM's transpose run one per depth, GGCM's ``2 K - 1`` products), the forward
+    passes one per depth (the labeled route), and one forward pass giving every depth (the column route)."""
+    pos = [k for k in depths if k > 0]
+    if not pos:
+        return 0, 0, 0
+    each = sum(pos)
+    if group[0] == "dgc":
+        return each, each, each
+    if group[0] == "ggcm":
+        return sum(2 * k - 1 for k in pos), each, max(pos)
+    return max(pos), each, max(pos)
+
+
 def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths: list[int], rows: Tensor, n: int,
                   dtype: torch.dtype, k_neg: int, norm_cache: dict | None = None,
-                  route: str = "auto", norm_groups: Sequence[tuple] = ()) -> dict[int, Tensor]:
+                  route: str = "auto", norm_groups: Sequence[tuple] = (),
+                  propagated: dict | None = None) -> dict[int, Tensor]:
     """``{K: cos(phi_K[rows], phi_K[rows[:n]])}`` ``[len(rows), n]``, ``phi_K = s_K(S_hat) Xf`` for each depth ``K``
-    (``0``: the features); ``rows[:n]`` are the labeled nodes.
+    (``0``: the features); ``rows[:n]`` are the labeled nodes. Three routes give the same blocks to rounding
+    (docs/feature_stkr.md, "Memory"):
 
     ``route="columns"``: the columns of ``Xf`` filtered a block of ``BLOCK_BYTES`` at a time, each block adding its
-    part to ``phi[rows] phi[rows[:n]]^T`` and to the squared row norms. ``route="labeled"``, where
-    :func:`labeled_route_applies`: ``phi_K[rows] phi_K[L]^T = (s_K(S_hat) Xf Xf^T s_K(S_hat)^T E_L)[rows]``: two
-    propagations of the ``n`` labeled columns instead of one of the ``d`` feature columns, and the row norms
-    (:func:`filtered_norms`), which do not depend on the labels, taken from ``norm_cache`` (a dict the caller keeps
-    across calls: one entry per graph, features and filter, holding each depth computed so far) or computed for
-    the missing depths and kept there, with those of the other filter groups ``norm_groups`` (S2GC's other
-    ``alpha`` values: one propagation gives them all, :func:`filtered_norms`). ``"auto"``: ``"labeled"`` when it
-    applies, ``2 n < d`` and a ``norm_cache`` is given (without one the norms cost a pass over the feature
-    columns, which gives the inner products as well), else ``"columns"``. docs/feature_stkr.md, "Memory".
+    part to ``phi[rows] phi[rows[:n]]^T`` and to the squared row norms. ``route="rows"``, where
+    :func:`labeled_route_applies`: the rows themselves, ``phi_K[rows] = (s_K(S_hat)^T E_rows)^T Xf``: one
+    propagation of the ``len(rows)`` columns of the identity, then their inner products and norms; ``propagated``
+    (a dict the caller keeps for the calls of one graph and one ``rows``, such as the feature preprocessings of a
+    grid) keeps that propagation for the next call with the same filter group and depths, whose features differ.
+    ``route="labeled"``, where :func:`labeled_route_applies`: ``phi_K[rows] phi_K[L]^T = (s_K(S_hat) Xf Xf^T
+    s_K(S_hat)^T E_L)[rows]``: two propagations of the ``n`` labeled columns instead of one of the ``d`` feature
+    columns, and the row norms (:func:`filtered_norms`), which do not depend on the labels, taken from
+    ``norm_cache`` (a dict the caller keeps across calls: one entry per graph, features and filter, holding each
+    depth computed so far) or computed for the missing depths and kept there, with those of the other filter
+    groups ``norm_groups`` (S2GC's other ``alpha`` values: one propagation gives them all, :func:`filtered_norms`).
+
+    ``"auto"`` counts the sparse products each route propagates (:func:`_route_products`) and takes, where the
+    transpose is at hand, ``"rows"`` when it propagates fewer columns-times-products than both other routes (the
+    rows are few: the validation nodes of a grid), else ``"labeled"`` when ``2 n < d`` and a ``norm_cache`` is
+    given (without one the norms cost a pass over the feature columns, which gives the inner products as well),
+    else ``"columns"``.
     """
-    if route not in ("auto", "columns", "labeled"):
-        raise ValueError(f"route must be 'auto', 'columns' or 'labeled', got {route!r}")
+    if route not in ("auto", "columns", "labeled", "rows"):
+        raise ValueError(f"route must be 'auto', 'columns', 'labeled' or 'rows', got {route!r}")
     N, d = Xf.shape
     device = S_csr.device
     applies = labeled_route_applies(group, graph)
-    if route == "labeled" and not applies:
-        raise ValueError("route='labeled' needs the filter's transpose: GGCM's mean negative graph has "
+    if route in ("labeled", "rows") and not applies:
+        raise ValueError(f"route={route!r} needs the filter's transpose: GGCM's mean negative graph has "
                          "out-of-sample rows for hidden nodes; use route='columns'")
     if route == "auto":
-        route = "labeled" if applies and 2 * n < d and norm_cache is not None else "columns"
+        transposed, each, once = _route_products(group, depths)
+        if applies and rows.numel() * transposed < min(n * (transposed + each), d * once):
+            route = "rows"
+        elif applies and 2 * n < d and norm_cache is not None:
+            route = "labeled"
+        else:
+            route = "columns"
     G = {k: torch.zeros(rows.numel(), n, dtype=dtype, device=device) for k in depths}
-    if route == "labeled":
+    if route == "rows":
+        key = content_hash(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), rows, group, depths, dtype,
+                           str(device))
+        if propagated is None or key not in propagated:
+            E = torch.zeros(N, rows.numel(), dtype=dtype, device=device)
+            E[rows, torch.arange(rows.numel(), device=device)] = 1.0
+            P = _transposed(S_csr, graph, group, depths, k_neg)(E)         # s_K(S_hat)^T E_rows
+            del E
+            if propagated is not None:
+                propagated[key] = P
+        else:
+            P = propagated[key]
+        nr = {}
+        for k, Pk in P:
+            phi = torch.from_numpy(np.ascontiguousarray((Xf.T @ Pk.cpu().numpy()).T)).to(device=device, dtype=dtype)
+            G[k] = phi @ phi[:n].T
+            nr[k] = (phi * phi).sum(1)
+    elif route == "labeled":
         # kept per depth (a filter's rows at depth K do not depend on the other depths asked for): a call for a
         # subset of the depths of an earlier one, such as the chosen grid point alone, filters no column again
         # the graph and features hashed once, then one key per filter group

@@ -181,10 +181,10 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
         does not depend on the labels is done once and kept in it, the norms of the filtered rows
         (:func:`graphstk.methods.feature_propagation.cosine_blocks`) and the feature-neighbour lists
         (:func:`graphstk.methods.feature_propagation.feature_neighbors`). Default: done on every call.
-    route : {"auto", "columns", "labeled"}, default "auto"
-        How the cosine blocks are formed (:func:`~graphstk.methods.feature_propagation.cosine_blocks`): both
-        routes give the same scores to rounding; ``"auto"`` chooses from the sizes. Where the labeled route does
-        not apply (GGCM's filter with hidden nodes, ``labeled_route_applies``) the column route is taken.
+    route : {"auto", "columns", "labeled", "rows"}, default "auto"
+        How the cosine blocks are formed (:func:`~graphstk.methods.feature_propagation.cosine_blocks`): the
+        routes give the same scores to rounding; ``"auto"`` chooses from the sizes. Where the labeled and rows
+        routes do not apply (GGCM's filter with hidden nodes, ``labeled_route_applies``) the column route is taken.
     """
     device = torch.device(device) if device is not None else edge_index.device
     Xs = sparse_features(X)
@@ -194,8 +194,8 @@ def feature_stkr_scores(edge_index: Tensor, X, y: Tensor, train, eval_idx, point
     ev = as_index(eval_idx, N, device, name="eval_idx", allow_none=False)
     if train.numel() == 0:
         raise ValueError("train is empty: feature-aware STKR needs labeled nodes")
-    if route not in ("auto", "columns", "labeled"):
-        raise ValueError(f"route must be 'auto', 'columns' or 'labeled', got {route!r}")
+    if route not in ("auto", "columns", "labeled", "rows"):
+        raise ValueError(f"route must be 'auto', 'columns', 'labeled' or 'rows', got {route!r}")
     for p in points:
         _check_point(p)
     default_features = "sum" if normalize_features else "raw"
@@ -254,10 +254,16 @@ def _scores_on_graph(graph: GraphKernel, features, points: list[dict], train: Te
     for f, group in groups:
         if group[0] == "s2gc":
             s2gc.setdefault(f, []).append(group)
-    for (f, group), idx in sorted(groups.items(), key=lambda kv: repr(kv[0])):
+    propagated: dict = {}     # the rows route's propagation of one filter group, shared by its feature kinds
+    current = None
+    for (f, group), idx in sorted(groups.items(), key=lambda kv: repr((kv[0][1], kv[0][0]))):
+        if group != current:
+            propagated.clear()
+            current = group
         depths = sorted({k for i in idx for k in _depths(int(points[i]["depth"]), points[i].get("mix", "last"))})
         cos = cosine_blocks(S_csr, graph, features(f), group, depths, rows, n, dtype, k_neg, norm_cache,
-                            route if labeled_route_applies(group, graph) else "auto", norm_groups=s2gc.get(f, ()))
+                            route if labeled_route_applies(group, graph) else "auto", norm_groups=s2gc.get(f, ()),
+                            propagated=propagated)
         by_kernel: dict[tuple, list[int]] = {}     # (depths, sigma or None) -> the points of one kernel
         for i in idx:
             p = points[i]

@@ -144,13 +144,72 @@ def test_labeled_route_matches_a_dense_ridge(hidden):
 
 @pytest.mark.parametrize("group,hidden", [(g, h) for g in [("lazy", 0.5), ("sgc",), ("s2gc", 0.1), ("dgc", 2.0)]
                                           for h in [(), (7, 12, 20)]] + [(("ggcm", 0.15, 0.5), ())], ids=str)
-def test_the_two_routes_give_the_same_cosine_blocks(group, hidden):
+def test_the_three_routes_give_the_same_cosine_blocks(group, hidden):
     """Every filter with its transpose at hand (GGCM's mean negative graph: transductive only, test_bad_routes)."""
     W, ei, X, y = wide_problem()
     cols = _blocks(ei, X, hidden, group, [0, 1, 2, 4], "columns")
-    lab = _blocks(ei, X, hidden, group, [0, 1, 2, 4], "labeled")
-    for k in cols:
-        torch.testing.assert_close(lab[k], cols[k], rtol=1e-12, atol=1e-12)
+    for route in ("labeled", "rows"):
+        other = _blocks(ei, X, hidden, group, [0, 1, 2, 4], route)
+        for k in cols:
+            torch.testing.assert_close(other[k], cols[k], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("group", [("lazy", 0.5), ("s2gc", 0.1), ("dgc", 2.0), ("ggcm", 0.15, 1.0)], ids=str)
+def test_few_rows_take_the_rows_route_and_its_propagation_serves_every_feature_kind(group, monkeypatch):
+    """With few rows (a grid's validation nodes) ``"auto"`` propagates the rows' own columns: no row norm is filtered
+    (``filtered_norms`` patched to raise) and the blocks equal the column route's. A second call with the other
+    feature preprocessing on the same ``propagated`` dict propagates nothing (``_transposed`` patched to raise) and
+    equals its own fresh call bit for bit."""
+    from graphstk.operators.graph import GraphKernel
+    from graphstk.operators.composed import extended_adjacency
+    W, ei, X, y = wide_problem()
+    graph = GraphKernel(ei, W.shape[0], dtype=torch.float64)
+    S = extended_adjacency(graph).csr
+    Xs = fp.sparse_features(X)
+    kinds = {f: fp.preprocess_sparse(Xs, f) for f in ("sum", "tfidf")}
+    rows, n, depths = torch.tensor(TRAIN + [3, 4]), len(TRAIN), [0, 1, 2, 4]
+    transposed, each, once = fp._route_products(group, depths)
+    assert rows.numel() * transposed < min(n * (transposed + each), X.shape[1] * once)    # the rows route's case
+    cols = {f: fp.cosine_blocks(S, graph, Xf, group, depths, rows, n, torch.float64, 4, None, "columns")
+            for f, Xf in kinds.items()}
+    fresh = fp.cosine_blocks(S, graph, kinds["tfidf"], group, depths, rows, n, torch.float64, 4, {}, "rows")
+
+    def no_norms(*args, **kwargs):
+        raise AssertionError("the rows route filtered the feature columns for the row norms")
+    monkeypatch.setattr(fp, "filtered_norms", no_norms)
+    propagated: dict = {}
+    first = fp.cosine_blocks(S, graph, kinds["sum"], group, depths, rows, n, torch.float64, 4, {},
+                             propagated=propagated)
+    assert len(propagated) == 1
+
+    def no_propagation(*args, **kwargs):
+        raise AssertionError("the rows were propagated again for the second feature kind")
+    monkeypatch.setattr(fp, "_transposed", no_propagation)
+    second = fp.cosine_blocks(S, graph, kinds["tfidf"], group, depths, rows, n, torch.float64, 4, {},
+                              propagated=propagated)
+    for k in depths:
+        torch.testing.assert_close(first[k], cols["sum"][k], rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(second[k], cols["tfidf"][k], rtol=1e-12, atol=1e-12)
+        assert torch.equal(second[k], fresh[k])
+
+
+def test_the_rows_route_matches_a_dense_ridge(monkeypatch):
+    """Scores of a few validation nodes, as a grid's selection asks for them: ``feature_stkr_scores`` takes the rows
+    route (no row norm filtered: ``filtered_norms`` patched to raise) and gives every filter's dense scores."""
+    W, ei, X, y = wide_problem()
+
+    def no_norms(*args, **kwargs):
+        raise AssertionError("the rows route filtered the feature columns for the row norms")
+    monkeypatch.setattr(fp, "filtered_norms", no_norms)
+    pts = POINTS + [{"filter": "lazy", "depth": 4, "a": 0.5, "mix": "dyadic", "sigma": 0.7, "beta": 1e-2}]
+    ev = EVAL[:2]
+    got = feature_stkr_scores(ei, X, y, TRAIN, ev, pts, cache={})
+    for p, s in zip(pts, got):
+        lazy = p["filter"] == "lazy"
+        dense = (lambda q: dense_filter(W, [], lazy_coefficients(q["depth"], q["a"]))) if lazy \
+            else (lambda q: dense_matrix(W, (), q))
+        ref, _, _ = dense_scores(dense, X, y, TRAIN, ev, p)
+        torch.testing.assert_close(s, ref)
 
 
 def test_the_norm_cache_is_filled_once_and_read():
@@ -188,10 +247,11 @@ def test_the_norm_cache_keeps_each_depth_and_computes_only_the_missing_ones(grou
 
 def test_bad_routes():
     W, ei, X, y = wide_problem()
-    with pytest.raises(ValueError, match="out-of-sample rows for hidden nodes"):
-        _blocks(ei, X, (7, 12), ("ggcm", 0.15, 1.0), [2], "labeled")
+    for route in ("labeled", "rows"):
+        with pytest.raises(ValueError, match="out-of-sample rows for hidden nodes"):
+            _blocks(ei, X, (7, 12), ("ggcm", 0.15, 1.0), [2], route)
     with pytest.raises(ValueError, match="route must be"):
-        _blocks(ei, X, (), ("sgc",), [2], "rows")
+        _blocks(ei, X, (), ("sgc",), [2], "diagonal")
 
 
 def test_label_reuse_matches_a_dense_correct_and_smooth():
@@ -349,9 +409,9 @@ def test_the_product_gives_the_same_numbers_with_one_thread_and_several(blocks, 
 
 @pytest.mark.parametrize("group", [("lazy", 0.5), ("sgc",), ("s2gc", 0.1), ("dgc", 2.0), ("ggcm", 0.15, 1.0)], ids=str)
 def test_filters_carried_through_in_column_blocks_give_the_numbers_of_one_call(group, monkeypatch):
-    """The row norms and both routes' cosine blocks with the filter run on cache-sized blocks of columns (forced
-    to 8 columns: the 26 feature columns in 4 blocks, the labeled route's 12 labeled columns in 2) equal those of
-    one call bit for bit: each column is filtered alone."""
+    """The row norms and the three routes' cosine blocks with the filter run on cache-sized blocks of columns
+    (forced to 8 columns: the 26 feature columns in 4 blocks, the labeled route's 12 labeled columns in 2, the rows
+    route's 24 rows in 3) equal those of one call bit for bit: each column is filtered alone."""
     import graphstk.operators.base as OB
 
     W, ei, X, y = wide_problem()
@@ -366,7 +426,7 @@ def test_filters_carried_through_in_column_blocks_give_the_numbers_of_one_call(g
     def compute():
         return (fp.filtered_norms(S, graph, Xf, [group], depths, torch.float64, 4)[group],
                 [fp.cosine_blocks(S, graph, Xf, group, depths, rows, n, torch.float64, 4, {}, route)
-                 for route in ("columns", "labeled")])
+                 for route in ("columns", "labeled", "rows")])
     one_norms, one_cos = compute()
     monkeypatch.setattr(OB, "WIDE_BLOCK_BYTES", 0)
     monkeypatch.setattr(OB, "CACHE_BLOCK_BYTES", 8 * 8 * W.shape[0])
