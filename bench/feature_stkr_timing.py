@@ -17,13 +17,13 @@ sparse matrix (the dense copy freed), a split of 20 labeled nodes per class, 500
 process (``graphstk.memory.peak_rss_gb``), the resident memory after loading, and each target
 with PASS/FAIL: CS under 2 GB, Physics under 4 GB.
 
-``--splits K`` times the two routes of the cosine blocks side by side in one process
+``--splits K`` times the three routes of the cosine blocks side by side in one process
 (``graphstk.methods.feature_propagation.cosine_blocks``; docs/feature_stkr.md, "Memory"): the whole
 registered grid scored on the validation nodes of ``K`` splits of one graph (20 training and 30
 validation nodes per class, drawn with seeds ``0..K-1``), first by the column route, then by the
-labeled route with one norm cache for all splits (the runner's use), and prints a markdown table of
-the seconds per split, the largest difference of a score between the routes and whether every
-split's chosen grid point is the same.
+labeled route with one norm cache for all splits, then by the rows route (which ``"auto"`` takes for
+these rows), and prints a markdown table of the seconds per split, the largest difference of a score
+from the column route's and whether every route chose the column route's grid point on every split.
 """
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def _per_class(y: torch.Tensor, seed: int, train: int = 20, val: int = 30) -> tu
 
 
 def routes(data, name: str, splits: int, out: str | None) -> None:
-    """The registered grid on ``splits`` splits of ``data`` by both routes of the cosine blocks (module docstring)."""
+    """The registered grid on ``splits`` splits of ``data`` by each route of the cosine blocks (module docstring)."""
     import itertools
 
     import scipy.sparse as sp
@@ -117,7 +117,8 @@ def routes(data, name: str, splits: int, out: str | None) -> None:
     X = sp.csr_matrix(data.x.numpy())
     load = os.getloadavg()[0]
     seconds, scores = {}, {}
-    for route in ("columns", "labeled"):
+    names = ("columns", "labeled", "rows")
+    for route in names:
         cache: dict = {}
         for seed in range(splits):
             train, val = _per_class(data.y, seed)
@@ -128,17 +129,16 @@ def routes(data, name: str, splits: int, out: str | None) -> None:
     lines = [f"`{name}`: {data.num_nodes} nodes, {X.shape[1]} feature columns, {len(points)} grid points "
              f"(`DEFAULT_GRID`), 20 training and 30 validation nodes per class; {torch.get_num_threads()} torch "
              f"threads, load average {load:.2f} on {os.cpu_count()} cores at start", "",
-             "| split | column route (s) | labeled route, one norm cache (s) | largest score difference "
-             "| same chosen point |", "|---|---|---|---|---|"]
+             "| split | column route (s) | labeled route, one norm cache (s) | rows route (s) "
+             "| largest score difference | same chosen point |", "|---|---|---|---|---|---|"]
     for seed in range(splits):
         train, val = _per_class(data.y, seed)
-        a, b = scores["columns", seed], scores["labeled", seed]
-        diff = max(float((x - z).abs().max()) for x, z in zip(a, b))
-        accs = [[float((s.argmax(1) == data.y[val]).double().mean()) for s in got] for got in (a, b)]
-        same = max(range(len(points)), key=lambda i: (accs[0][i], -i)) == \
-            max(range(len(points)), key=lambda i: (accs[1][i], -i))
-        lines.append(f"| {seed} | {seconds['columns', seed]:.1f} | {seconds['labeled', seed]:.1f} | {diff:.1e} "
-                     f"| {'yes' if same else 'no'} |")
+        got = [scores[route, seed] for route in names]
+        diff = max(float((x - z).abs().max()) for other in got[1:] for x, z in zip(got[0], other))
+        accs = [[float((s.argmax(1) == data.y[val]).double().mean()) for s in g] for g in got]
+        chosen = {max(range(len(points)), key=lambda i: (a[i], -i)) for a in accs}
+        lines.append(f"| {seed} | " + " | ".join(f"{seconds[route, seed]:.1f}" for route in names)
+                     + f" | {diff:.1e} | {'yes' if len(chosen) == 1 else 'no'} |")
     text = "\n".join(lines)
     print(text)
     if out:
@@ -155,7 +155,7 @@ def main() -> None:
                     help="peak memory of the whole grid on Coauthor CS and Physics (or the datasets named)")
     ap.add_argument("--memory-one", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--splits", type=int, default=None, metavar="K",
-                    help="time the two routes of the cosine blocks on K splits of --dataset (module docstring)")
+                    help="time the three routes of the cosine blocks on K splits of --dataset (module docstring)")
     ap.add_argument("--out", default=None, help="with --splits: also write the table to this file")
     ap.add_argument("--quick", action="store_true",
                     help="a check that the script runs (seconds): a generated 300-node graph with features, 1 repeat")
