@@ -23,7 +23,7 @@ from .engine import solve
 from .problem import make_problem
 
 __all__ = ["FILTERS", "BLOCK_BYTES", "feature_neighbors", "sparse_features", "preprocess_sparse", "filter_of", "filter_group",
-           "cosine_blocks", "filtered_norms", "labeled_route_applies", "reuse_scores", "check_filter_point", "feature_neighbor_graph"]
+           "cosine_blocks", "filtered_norms", "labeled_route_applies", "shared_propagation", "reuse_scores", "check_filter_point", "feature_neighbor_graph"]
 
 #: the graph filters of a grid point's ``filter`` key
 FILTERS = ("lazy", "sgc", "s2gc", "dgc", "ggcm")
@@ -314,6 +314,13 @@ def _transposed(S_csr: Tensor, graph, group: tuple, depths: list[int], k_neg: in
         (k, B if k == 0 else filt.with_depth(k).apply_transposed(mm, B, lambda _, W: proj(W))) for k in depths], Z)
 
 
+def _features_transposed(Xf: sp.csr_matrix, P: Tensor) -> Tensor:
+    """``Xf^T P`` ``[d, w]`` on the CPU, a cache-sized block of the columns of ``P`` at a time
+    (:func:`~graphstk.operators.base.blockwise_columns`; the same numbers as one product)."""
+    XT = Xf.T
+    return blockwise_columns(lambda B: torch.from_numpy(XT @ B.numpy()), P.cpu())
+
+
 def _route_products(group: tuple, depths: list[int]) -> tuple[int, int, int]:
     """Sparse products per propagated column of :func:`cosine_blocks`' passes for the filter ``group`` at ``depths``:
     ``(transposed, each, once)``: the transposed pass giving every depth (a polynomial filter reads them off one
@@ -330,10 +337,16 @@ def _route_products(group: tuple, depths: list[int]) -> tuple[int, int, int]:
     return max(pos), each, max(pos)
 
 
+def shared_propagation(group: tuple) -> tuple:
+    """The key of the filter groups whose rows route shares one propagation (:func:`cosine_blocks`): S2GC's groups
+    of every ``alpha`` (the sums of the powers, mixed per ``alpha``), else the group itself."""
+    return ("s2gc",) if group[0] == "s2gc" else group
+
+
 def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths: list[int], rows: Tensor, n: int,
                   dtype: torch.dtype, k_neg: int, norm_cache: dict | None = None,
                   route: str = "auto", norm_groups: Sequence[tuple] = (),
-                  propagated: dict | None = None) -> dict[int, Tensor]:
+                  propagated: dict | None = None, shared_by: int = 1) -> dict[int, Tensor]:
     """``{K: cos(phi_K[rows], phi_K[rows[:n]])}`` ``[len(rows), n]``, ``phi_K = s_K(S_hat) Xf`` for each depth ``K``
     (``0``: the features); ``rows[:n]`` are the labeled nodes. Three routes give the same blocks to rounding
     (docs/feature_stkr.md, "Memory"):
@@ -342,8 +355,9 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
     part to ``phi[rows] phi[rows[:n]]^T`` and to the squared row norms. ``route="rows"``, where
     :func:`labeled_route_applies`: the rows themselves, ``phi_K[rows] = (s_K(S_hat)^T E_rows)^T Xf``: one
     propagation of the ``len(rows)`` columns of the identity, then their inner products and norms; ``propagated``
-    (a dict the caller keeps for the calls of one graph and one ``rows``, such as the feature preprocessings of a
-    grid) keeps that propagation for the next call with the same filter group and depths, whose features differ.
+    (a dict the caller keeps for the calls of one graph and one ``rows``: the feature preprocessings of a grid, and
+    S2GC's ``alpha`` values, :func:`shared_propagation`) keeps that propagation for the next call with the same
+    depths, whose features or ``alpha`` differ: each call's blocks are those of its own propagation, bit for bit.
     ``route="labeled"``, where :func:`labeled_route_applies`: ``phi_K[rows] phi_K[L]^T = (s_K(S_hat) Xf Xf^T
     s_K(S_hat)^T E_L)[rows]``: two propagations of the ``n`` labeled columns instead of one of the ``d`` feature
     columns, and the row norms (:func:`filtered_norms`), which do not depend on the labels, taken from
@@ -353,9 +367,10 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
 
     ``"auto"`` counts the sparse products each route propagates (:func:`_route_products`) and takes, where the
     transpose is at hand, ``"rows"`` when it propagates fewer columns-times-products than both other routes (the
-    rows are few: the validation nodes of a grid), else ``"labeled"`` when ``2 n < d`` and a ``norm_cache`` is
-    given (without one the norms cost a pass over the feature columns, which gives the inner products as well),
-    else ``"columns"``.
+    rows are few: the validation nodes of a grid), its count divided among the ``shared_by`` calls that read its
+    propagation from ``propagated``, else ``"labeled"`` when ``2 n < d`` and a ``norm_cache`` is given (without
+    one the norms cost a pass over the feature columns, which gives the inner products as well), else
+    ``"columns"``.
     """
     if route not in ("auto", "columns", "labeled", "rows"):
         raise ValueError(f"route must be 'auto', 'columns', 'labeled' or 'rows', got {route!r}")
@@ -367,7 +382,8 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
                          "out-of-sample rows for hidden nodes; use route='columns'")
     if route == "auto":
         transposed, each, once = _route_products(group, depths)
-        if applies and rows.numel() * transposed < min(n * (transposed + each), d * once):
+        share = max(1, int(shared_by)) if propagated is not None else 1
+        if applies and rows.numel() * transposed < share * min(n * (transposed + each), d * once):
             route = "rows"
         elif applies and 2 * n < d and norm_cache is not None:
             route = "labeled"
@@ -375,20 +391,25 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
             route = "columns"
     G = {k: torch.zeros(rows.numel(), n, dtype=dtype, device=device) for k in depths}
     if route == "rows":
-        key = content_hash(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), rows, group, depths, dtype,
-                           str(device))
+        key = content_hash(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), rows,
+                           shared_propagation(group), depths, dtype, str(device))
+        E = torch.zeros(N, rows.numel(), dtype=dtype, device=device)
+        E[rows, torch.arange(rows.numel(), device=device)] = 1.0
         if propagated is None or key not in propagated:
-            E = torch.zeros(N, rows.numel(), dtype=dtype, device=device)
-            E[rows, torch.arange(rows.numel(), device=device)] = 1.0
-            P = _transposed(S_csr, graph, group, depths, k_neg)(E)         # s_K(S_hat)^T E_rows
-            del E
+            # s_K(S_hat)^T E_rows; S2GC: the sums of the powers of S_hat^T, mixed below as S2GCFilter mixes them
+            P = (_power_sums(_transpose(S_csr), depths) if group[0] == "s2gc"
+                 else _transposed(S_csr, graph, group, depths, k_neg))(E)
             if propagated is not None:
                 propagated[key] = P
         else:
             P = propagated[key]
+        if group[0] == "s2gc":
+            mixer = S2GCFilter(alpha=group[1])
+            P = [(k, Pk if k == 0 else mixer.mix(E, Pk, k)) for k, Pk in P]
+        del E
         nr = {}
         for k, Pk in P:
-            phi = torch.from_numpy(np.ascontiguousarray((Xf.T @ Pk.cpu().numpy()).T)).to(device=device, dtype=dtype)
+            phi = _features_transposed(Xf, Pk).T.contiguous().to(device=device, dtype=dtype)    # phi_K[rows]
             G[k] = phi @ phi[:n].T
             nr[k] = (phi * phi).sum(1)
     elif route == "labeled":
@@ -415,7 +436,7 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
         E[rows[:n], torch.arange(n, device=device)] = 1.0
         forward = _filtered(S_csr, graph, group, depths, k_neg)
         for k, Pk in _transposed(S_csr, graph, group, depths, k_neg)(E):    # s_K(S_hat)^T E_L
-            W = torch.from_numpy(Xf @ (Xf.T @ Pk.cpu().numpy())).to(device=device, dtype=dtype)   # Xf phi_K[L]^T
+            W = torch.from_numpy(Xf @ _features_transposed(Xf, Pk).numpy()).to(device=device, dtype=dtype)  # Xf phi_K[L]^T
             G[k] = forward(W, [k])[0][1][rows]
     else:
         filtered = _filtered(S_csr, graph, group, depths, k_neg)

@@ -6,6 +6,7 @@ The kernels, preprocessing, label reuse and feature neighbours: docs/feature_stk
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from numbers import Integral, Real
 
 import torch
@@ -22,7 +23,7 @@ from .estimators import (SETTINGS, ScoringMixin, _check_graph_size, _default_cla
                          fit_indices, graph_fit_inputs)
 from .feature_propagation import (check_filter_point, check_ranges, cosine_blocks, feature_neighbor_graph,
                                   feature_neighbors, filter_group, k_negative, labeled_route_applies,
-                                  preprocess_sparse, reuse_scores, sparse_features)
+                                  preprocess_sparse, reuse_scores, shared_propagation, sparse_features)
 from .problem import training_labels
 
 __all__ = ["FeatureSTKR", "feature_stkr_scores", "balanced_targets", "preprocess_features", "FEATURES", "select_on_validation", "KERNELS", "MIXES", "DEFAULT_GRID"]
@@ -254,16 +255,22 @@ def _scores_on_graph(graph: GraphKernel, features, points: list[dict], train: Te
     for f, group in groups:
         if group[0] == "s2gc":
             s2gc.setdefault(f, []).append(group)
-    propagated: dict = {}     # the rows route's propagation of one filter group, shared by its feature kinds
+    depths_of = {key: sorted({k for i in idx for k in _depths(int(points[i]["depth"]), points[i].get("mix", "last"))})
+                 for key, idx in groups.items()}
+    # the rows route's propagation, shared by the feature kinds (and S2GC's alpha values) of one shared_propagation
+    # at the same depths: the calls that share it are made one after the other, and it is dropped after them
+    sharing = Counter((shared_propagation(group), tuple(depths_of[f, group])) for f, group in groups)
+    propagated: dict = {}
     current = None
-    for (f, group), idx in sorted(groups.items(), key=lambda kv: repr((kv[0][1], kv[0][0]))):
-        if group != current:
+    for (f, group), idx in sorted(groups.items(), key=lambda kv: repr((shared_propagation(kv[0][1]),
+                                                                         depths_of[kv[0]], *kv[0][::-1]))):
+        depths = depths_of[f, group]
+        if (shared_propagation(group), tuple(depths)) != current:
             propagated.clear()
-            current = group
-        depths = sorted({k for i in idx for k in _depths(int(points[i]["depth"]), points[i].get("mix", "last"))})
+            current = (shared_propagation(group), tuple(depths))
         cos = cosine_blocks(S_csr, graph, features(f), group, depths, rows, n, dtype, k_neg, norm_cache,
                             route if labeled_route_applies(group, graph) else "auto", norm_groups=s2gc.get(f, ()),
-                            propagated=propagated)
+                            propagated=propagated, shared_by=sharing[current])
         by_kernel: dict[tuple, list[int]] = {}     # (depths, sigma or None) -> the points of one kernel
         for i in idx:
             p = points[i]

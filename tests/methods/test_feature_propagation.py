@@ -193,6 +193,55 @@ def test_few_rows_take_the_rows_route_and_its_propagation_serves_every_feature_k
         assert torch.equal(second[k], fresh[k])
 
 
+def _wide_operator():
+    from graphstk.operators.graph import GraphKernel
+    from graphstk.operators.composed import extended_adjacency
+    W, ei, X, y = wide_problem()
+    graph = GraphKernel(ei, W.shape[0], dtype=torch.float64)
+    return graph, extended_adjacency(graph).csr, fp.preprocess_sparse(fp.sparse_features(X), "sum")
+
+
+def test_s2gc_alphas_share_the_rows_routes_propagation(monkeypatch):
+    """The rows route of S2GC's second ``alpha`` mixes the sums of the powers kept by the first (``_power_sums``
+    patched to raise) and gives the blocks of its own propagation bit for bit; the two ``alpha`` values differ."""
+    graph, S, Xf = _wide_operator()
+    rows, n, depths = torch.tensor(TRAIN + [3, 4]), len(TRAIN), [0, 1, 2, 4]
+    fresh = fp.cosine_blocks(S, graph, Xf, ("s2gc", 0.15), depths, rows, n, torch.float64, 4, None, "rows")
+    propagated: dict = {}
+    first = fp.cosine_blocks(S, graph, Xf, ("s2gc", 0.05), depths, rows, n, torch.float64, 4, None, "rows",
+                             propagated=propagated)
+
+    def no_propagation(*args, **kwargs):
+        raise AssertionError("the sums of the powers were propagated again for the second alpha")
+    monkeypatch.setattr(fp, "_power_sums", no_propagation)
+    second = fp.cosine_blocks(S, graph, Xf, ("s2gc", 0.15), depths, rows, n, torch.float64, 4, None, "rows",
+                              propagated=propagated)
+    assert all(torch.equal(second[k], fresh[k]) for k in depths)
+    assert not torch.allclose(first[4], second[4]), "the alphas must differ"
+
+
+def test_auto_divides_the_rows_routes_products_among_the_calls_that_share_them(monkeypatch):
+    """GGCM's transposed filter runs one pass per depth, so with 12 rows the rows route costs more products than
+    the labeled one for one call (the norm cache is filled), but fewer when two feature kinds share it
+    (``shared_by=2``: no row norm filtered)."""
+    graph, S, Xf = _wide_operator()
+    group, rows, n, depths = ("ggcm", 0.15, 1.0), torch.tensor(TRAIN + [3, 4, 6, 7, 8, 10]), len(TRAIN), [0, 1, 2, 4]
+    transposed, each, once = fp._route_products(group, depths)
+    alone = rows.numel() * transposed
+    assert 2 * n < Xf.shape[1] and min(n * (transposed + each), Xf.shape[1] * once) <= alone
+    assert alone < 2 * min(n * (transposed + each), Xf.shape[1] * once)
+    cache: dict = {}
+    labeled = fp.cosine_blocks(S, graph, Xf, group, depths, rows, n, torch.float64, 4, cache, propagated={})
+    assert len(cache) == 1                                    # the labeled route filtered the row norms
+
+    def no_norms(*args, **kwargs):
+        raise AssertionError("the rows route filtered the feature columns for the row norms")
+    monkeypatch.setattr(fp, "filtered_norms", no_norms)
+    shared = fp.cosine_blocks(S, graph, Xf, group, depths, rows, n, torch.float64, 4, {}, propagated={}, shared_by=2)
+    for k in depths:
+        torch.testing.assert_close(shared[k], labeled[k], rtol=1e-12, atol=1e-12)
+
+
 def test_the_rows_route_matches_a_dense_ridge(monkeypatch):
     """Scores of a few validation nodes, as a grid's selection asks for them: ``feature_stkr_scores`` takes the rows
     route (no row norm filtered: ``filtered_norms`` patched to raise) and gives every filter's dense scores."""
