@@ -23,7 +23,8 @@ from .engine import solve
 from .problem import make_problem
 
 __all__ = ["FILTERS", "BLOCK_BYTES", "feature_neighbors", "sparse_features", "preprocess_sparse", "filter_of", "filter_group",
-           "cosine_blocks", "filtered_norms", "labeled_route_applies", "shared_propagation", "reuse_scores", "check_filter_point", "feature_neighbor_graph"]
+           "cosine_blocks", "filtered_norms", "labeled_route_applies", "shared_propagation", "reuse_scores",
+           "check_filter_point", "feature_neighbor_graph"]
 
 #: the graph filters of a grid point's ``filter`` key
 FILTERS = ("lazy", "sgc", "s2gc", "dgc", "ggcm")
@@ -296,10 +297,10 @@ def filtered_norms(S_csr: Tensor, graph, Xf: sp.csr_matrix, groups: list[tuple],
 
 
 def labeled_route_applies(group: tuple, graph) -> bool:
-    """Whether :func:`cosine_blocks` may take the labeled and rows routes: the filter's transpose is at hand. A polynomial
-    filter's is the same polynomial of ``S_hat^T``; GGCM's (its negative graph replaced by the mean ``u u^T``) is
-    :meth:`~graphstk.spectral.filters.GGCMFilter.apply_transposed` when ``S`` and ``u u^T`` are symmetric, i.e.
-    when no node is hidden (a hidden row of the mean negative graph is an out-of-sample row)."""
+    """Whether :func:`cosine_blocks` may take the labeled and rows routes: the filter's transpose is at hand. A
+    polynomial filter's is the same polynomial of ``S_hat^T``; GGCM's (its negative graph replaced by the mean
+    ``u u^T``) is :meth:`~graphstk.spectral.filters.GGCMFilter.apply_transposed` when ``S`` and ``u u^T`` are
+    symmetric, i.e. when no node is hidden (a hidden row of the mean negative graph is an out-of-sample row)."""
     return group[0] != "ggcm" or not bool(graph.hidden_mask.any())
 
 
@@ -393,16 +394,19 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
     if route == "rows":
         key = content_hash(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), rows,
                            shared_propagation(group), depths, dtype, str(device))
-        E = torch.zeros(N, rows.numel(), dtype=dtype, device=device)
-        E[rows, torch.arange(rows.numel(), device=device)] = 1.0
-        if propagated is None or key not in propagated:
+        held = propagated is not None and key in propagated
+        E = None
+        if not held or group[0] == "s2gc":
+            E = torch.zeros(N, rows.numel(), dtype=dtype, device=device)
+            E[rows, torch.arange(rows.numel(), device=device)] = 1.0
+        if held:
+            P = propagated[key]
+        else:
             # s_K(S_hat)^T E_rows; S2GC: the sums of the powers of S_hat^T, mixed below as S2GCFilter mixes them
             P = (_power_sums(_transpose(S_csr), depths) if group[0] == "s2gc"
                  else _transposed(S_csr, graph, group, depths, k_neg))(E)
             if propagated is not None:
                 propagated[key] = P
-        else:
-            P = propagated[key]
         if group[0] == "s2gc":
             mixer = S2GCFilter(alpha=group[1])
             P = [(k, Pk if k == 0 else mixer.mix(E, Pk, k)) for k, Pk in P]
@@ -436,7 +440,8 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
         E[rows[:n], torch.arange(n, device=device)] = 1.0
         forward = _filtered(S_csr, graph, group, depths, k_neg)
         for k, Pk in _transposed(S_csr, graph, group, depths, k_neg)(E):    # s_K(S_hat)^T E_L
-            W = torch.from_numpy(Xf @ _features_transposed(Xf, Pk).numpy()).to(device=device, dtype=dtype)  # Xf phi_K[L]^T
+            W = torch.from_numpy(Xf @ _features_transposed(Xf, Pk).numpy())    # Xf phi_K[L]^T
+            W = W.to(device=device, dtype=dtype)
             G[k] = forward(W, [k])[0][1][rows]
     else:
         filtered = _filtered(S_csr, graph, group, depths, k_neg)
