@@ -344,6 +344,89 @@ def shared_propagation(group: tuple) -> tuple:
     return ("s2gc",) if group[0] == "s2gc" else group
 
 
+def _rows_products(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths: list[int], rows: Tensor, n: int,
+                   dtype: torch.dtype, k_neg: int, propagated: dict | None) -> tuple[dict, dict]:
+    """:func:`cosine_blocks`' rows route: ``({K: phi_K[rows] phi_K[rows[:n]]^T}, {K: ||phi_K[rows]||^2})``."""
+    N, device = Xf.shape[0], S_csr.device
+    key = content_hash(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), rows,
+                       shared_propagation(group), depths, dtype, str(device))
+    held = propagated is not None and key in propagated
+    E = None
+    if not held or group[0] == "s2gc":
+        E = torch.zeros(N, rows.numel(), dtype=dtype, device=device)
+        E[rows, torch.arange(rows.numel(), device=device)] = 1.0
+    if held:
+        P = propagated[key]
+    else:
+        # s_K(S_hat)^T E_rows; S2GC: the sums of the powers of S_hat^T, mixed below as S2GCFilter mixes them
+        P = (_power_sums(_transpose(S_csr), depths) if group[0] == "s2gc"
+             else _transposed(S_csr, graph, group, depths, k_neg))(E)
+        if propagated is not None:
+            propagated[key] = P
+    if group[0] == "s2gc":
+        mixer = S2GCFilter(alpha=group[1])
+        P = [(k, Pk if k == 0 else mixer.mix(E, Pk, k)) for k, Pk in P]
+    del E
+    G, nr = {}, {}
+    for k, Pk in P:
+        phi = _features_transposed(Xf, Pk).T.contiguous().to(device=device, dtype=dtype)    # phi_K[rows]
+        G[k] = phi @ phi[:n].T
+        nr[k] = (phi * phi).sum(1)
+    return G, nr
+
+
+def _labeled_products(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths: list[int], rows: Tensor,
+                      n: int, dtype: torch.dtype, k_neg: int, norm_cache: dict | None,
+                      norm_groups: Sequence[tuple]) -> tuple[dict, dict]:
+    """:func:`cosine_blocks`' labeled route: the inner products from the labeled columns, the norms from
+    ``norm_cache`` (or computed for the missing depths and kept there)."""
+    N, device = Xf.shape[0], S_csr.device
+    # kept per depth (a filter's rows at depth K do not depend on the other depths asked for): a call for a
+    # subset of the depths of an earlier one, such as the chosen grid point alone, filters no column again
+    # the graph and features hashed once, then one key per filter group
+    graph_key = None if norm_cache is None else content_hash(S_csr.crow_indices(), S_csr.col_indices(),
+                                                             S_csr.values(), Xf, dtype, str(device))
+
+    def held(g: tuple) -> dict:
+        return {} if norm_cache is None else norm_cache.setdefault(content_hash(graph_key, g), {})
+    norms = held(group)
+    missing = [k for k in depths if k not in norms]
+    if missing:
+        also = [g for g in dict.fromkeys(norm_groups) if g != group] if norm_cache is not None else []
+        computed = filtered_norms(S_csr, graph, Xf, [group, *also], missing, dtype, k_neg)
+        norms.update(computed[group])
+        for g in also:
+            kept = held(g)
+            for k, v in computed[g].items():
+                kept.setdefault(k, v)
+    nr = {k: norms[k][rows] for k in depths}
+    E = torch.zeros(N, n, dtype=dtype, device=device)
+    E[rows[:n], torch.arange(n, device=device)] = 1.0
+    forward = _filtered(S_csr, graph, group, depths, k_neg)
+    G = {}
+    for k, Pk in _transposed(S_csr, graph, group, depths, k_neg)(E):    # s_K(S_hat)^T E_L
+        W = torch.from_numpy(Xf @ _features_transposed(Xf, Pk).numpy())    # Xf phi_K[L]^T
+        G[k] = forward(W.to(device=device, dtype=dtype), [k])[0][1][rows]
+    return G, nr
+
+
+def _column_products(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths: list[int], rows: Tensor,
+                     n: int, dtype: torch.dtype, k_neg: int) -> tuple[dict, dict]:
+    """:func:`cosine_blocks`' column route: the feature columns filtered a block of ``BLOCK_BYTES`` at a time."""
+    (N, d), device = Xf.shape, S_csr.device
+    filtered = _filtered(S_csr, graph, group, depths, k_neg)
+    G = {k: torch.zeros(rows.numel(), n, dtype=dtype, device=device) for k in depths}
+    nr = {k: torch.zeros(rows.numel(), dtype=dtype, device=device) for k in depths}
+    width = max(1, min(d, BLOCK_BYTES // (8 * max(N, 1))))
+    for c0 in range(0, d, width):
+        Z = torch.from_numpy(Xf[:, c0:c0 + width].toarray()).to(device=device, dtype=dtype)
+        for k, Zk in filtered(Z):
+            A = Zk[rows]
+            G[k].addmm_(A, A[:n].T)
+            nr[k].add_((A * A).sum(1))
+    return G, nr
+
+
 def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths: list[int], rows: Tensor, n: int,
                   dtype: torch.dtype, k_neg: int, norm_cache: dict | None = None,
                   route: str = "auto", norm_groups: Sequence[tuple] = (),
@@ -375,8 +458,7 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
     """
     if route not in ("auto", "columns", "labeled", "rows"):
         raise ValueError(f"route must be 'auto', 'columns', 'labeled' or 'rows', got {route!r}")
-    N, d = Xf.shape
-    device = S_csr.device
+    d = Xf.shape[1]
     applies = labeled_route_applies(group, graph)
     if route in ("labeled", "rows") and not applies:
         raise ValueError(f"route={route!r} needs the filter's transpose: GGCM's mean negative graph has "
@@ -390,69 +472,12 @@ def cosine_blocks(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths:
             route = "labeled"
         else:
             route = "columns"
-    G = {k: torch.zeros(rows.numel(), n, dtype=dtype, device=device) for k in depths}
     if route == "rows":
-        key = content_hash(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), rows,
-                           shared_propagation(group), depths, dtype, str(device))
-        held = propagated is not None and key in propagated
-        E = None
-        if not held or group[0] == "s2gc":
-            E = torch.zeros(N, rows.numel(), dtype=dtype, device=device)
-            E[rows, torch.arange(rows.numel(), device=device)] = 1.0
-        if held:
-            P = propagated[key]
-        else:
-            # s_K(S_hat)^T E_rows; S2GC: the sums of the powers of S_hat^T, mixed below as S2GCFilter mixes them
-            P = (_power_sums(_transpose(S_csr), depths) if group[0] == "s2gc"
-                 else _transposed(S_csr, graph, group, depths, k_neg))(E)
-            if propagated is not None:
-                propagated[key] = P
-        if group[0] == "s2gc":
-            mixer = S2GCFilter(alpha=group[1])
-            P = [(k, Pk if k == 0 else mixer.mix(E, Pk, k)) for k, Pk in P]
-        del E
-        nr = {}
-        for k, Pk in P:
-            phi = _features_transposed(Xf, Pk).T.contiguous().to(device=device, dtype=dtype)    # phi_K[rows]
-            G[k] = phi @ phi[:n].T
-            nr[k] = (phi * phi).sum(1)
+        G, nr = _rows_products(S_csr, graph, Xf, group, depths, rows, n, dtype, k_neg, propagated)
     elif route == "labeled":
-        # kept per depth (a filter's rows at depth K do not depend on the other depths asked for): a call for a
-        # subset of the depths of an earlier one, such as the chosen grid point alone, filters no column again
-        # the graph and features hashed once, then one key per filter group
-        graph_key = None if norm_cache is None else content_hash(S_csr.crow_indices(), S_csr.col_indices(),
-                                                                 S_csr.values(), Xf, dtype, str(device))
-
-        def held(g: tuple) -> dict:
-            return {} if norm_cache is None else norm_cache.setdefault(content_hash(graph_key, g), {})
-        norms = held(group)
-        missing = [k for k in depths if k not in norms]
-        if missing:
-            also = [g for g in dict.fromkeys(norm_groups) if g != group] if norm_cache is not None else []
-            computed = filtered_norms(S_csr, graph, Xf, [group, *also], missing, dtype, k_neg)
-            norms.update(computed[group])
-            for g in also:
-                kept = held(g)
-                for k, v in computed[g].items():
-                    kept.setdefault(k, v)
-        nr = {k: norms[k][rows] for k in depths}
-        E = torch.zeros(N, n, dtype=dtype, device=device)
-        E[rows[:n], torch.arange(n, device=device)] = 1.0
-        forward = _filtered(S_csr, graph, group, depths, k_neg)
-        for k, Pk in _transposed(S_csr, graph, group, depths, k_neg)(E):    # s_K(S_hat)^T E_L
-            W = torch.from_numpy(Xf @ _features_transposed(Xf, Pk).numpy())    # Xf phi_K[L]^T
-            W = W.to(device=device, dtype=dtype)
-            G[k] = forward(W, [k])[0][1][rows]
+        G, nr = _labeled_products(S_csr, graph, Xf, group, depths, rows, n, dtype, k_neg, norm_cache, norm_groups)
     else:
-        filtered = _filtered(S_csr, graph, group, depths, k_neg)
-        nr = {k: torch.zeros(rows.numel(), dtype=dtype, device=device) for k in depths}
-        width = max(1, min(d, BLOCK_BYTES // (8 * max(N, 1))))
-        for c0 in range(0, d, width):
-            Z = torch.from_numpy(Xf[:, c0:c0 + width].toarray()).to(device=device, dtype=dtype)
-            for k, Zk in filtered(Z):
-                A = Zk[rows]
-                G[k].addmm_(A, A[:n].T)
-                nr[k].add_((A * A).sum(1))
+        G, nr = _column_products(S_csr, graph, Xf, group, depths, rows, n, dtype, k_neg)
     out = {}
     for k in depths:
         r = nr[k].sqrt().clamp_min(torch.finfo(dtype).tiny)
