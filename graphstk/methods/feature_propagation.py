@@ -348,9 +348,9 @@ def _rows_products(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths
                    dtype: torch.dtype, k_neg: int, propagated: dict | None) -> tuple[dict, dict]:
     """:func:`cosine_blocks`' rows route: ``({K: phi_K[rows] phi_K[rows[:n]]^T}, {K: ||phi_K[rows]||^2})``."""
     N, device = Xf.shape[0], S_csr.device
-    key = content_hash(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(), rows,
-                       shared_propagation(group), depths, dtype, str(device))
-    held = propagated is not None and key in propagated
+    key = None if propagated is None else content_hash(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(),
+                                                       rows, shared_propagation(group), depths, dtype, str(device))
+    held = key is not None and key in propagated
     E = None
     if not held or group[0] == "s2gc":
         E = torch.zeros(N, rows.numel(), dtype=dtype, device=device)
@@ -361,7 +361,7 @@ def _rows_products(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths
         # s_K(S_hat)^T E_rows; S2GC: the sums of the powers of S_hat^T, mixed below as S2GCFilter mixes them
         P = (_power_sums(_transpose(S_csr), depths) if group[0] == "s2gc"
              else _transposed(S_csr, graph, group, depths, k_neg))(E)
-        if propagated is not None:
+        if key is not None:
             propagated[key] = P
     if group[0] == "s2gc":
         mixer = S2GCFilter(alpha=group[1])

@@ -259,15 +259,16 @@ def _scores_on_graph(graph: GraphKernel, features, points: list[dict], train: Te
                  for key, idx in groups.items()}
     # the rows route's propagation, shared by the feature kinds (and S2GC's alpha values) of one shared_propagation
     # at the same depths: the calls that share it are made one after the other, and it is dropped after them
-    sharing = Counter((shared_propagation(group), tuple(depths_of[f, group])) for f, group in groups)
+    def shares(key: tuple) -> tuple:
+        return shared_propagation(key[1]), tuple(depths_of[key])
+    sharing = Counter(shares(key) for key in groups)
     propagated: dict = {}
     current = None
-    for (f, group), idx in sorted(groups.items(), key=lambda kv: repr((shared_propagation(kv[0][1]),
-                                                                         depths_of[kv[0]], *kv[0][::-1]))):
+    for (f, group), idx in sorted(groups.items(), key=lambda kv: repr((shares(kv[0]), kv[0][1], kv[0][0]))):
         depths = depths_of[f, group]
-        if (shared_propagation(group), tuple(depths)) != current:
+        if shares((f, group)) != current:
             propagated.clear()
-            current = (shared_propagation(group), tuple(depths))
+            current = shares((f, group))
         cos = cosine_blocks(S_csr, graph, features(f), group, depths, rows, n, dtype, k_neg, norm_cache,
                             route if labeled_route_applies(group, graph) else "auto", norm_groups=s2gc.get(f, ()),
                             propagated=propagated, shared_by=sharing[current])

@@ -146,8 +146,7 @@ def ggcm_filter(edge_index: Tensor, num_nodes: int, **kw) -> GGCMFilter:
 
 
 def logistic_regressions(Z: Tensor, y: Tensor, train: Tensor, eval_idx: Tensor, weight_decays: Sequence[float], *,
-                         seed: int = 0,
-                         epochs: int = 100, lr: float = READOUT_LR, val: Tensor | None = None,
+                         seed: int = 0, epochs: int = 100, lr: float = READOUT_LR, val: Tensor | None = None,
                          y_val: Tensor | None = None) -> list[Tensor]:
     """Log-probabilities ``[len(eval_idx), C]`` of the papers' read-out, one for each weight decay of
     ``weight_decays``, in that order: ``torch.nn.Linear(d, C)`` seeded by ``seed`` (every read-out starts from the
