@@ -17,11 +17,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..operators.base import blockwise_columns
+from ..operators.base import blockwise_columns, column_block_width
 from ..operators.graph import GraphKernel
 from .feature_propagation import _lazy_matrix, _product, preprocess_sparse, sparse_features
 from ..spectral.filters import (Filter, GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter, negative_degree,
-                                negative_permutations, permutation_graph, permutation_graph_product)
+                                negative_permutations, permutation_graph, permutation_graph_columns,
+                                permutation_graph_product)
 
 __all__ = ["renormalized_adjacency", "filtered_features", "FilteredRows", "readout_route", "logistic_regression",
            "logistic_regressions", "READOUT_LR", "WEIGHT_DECAYS"]
@@ -52,9 +53,12 @@ def _polynomial(S: Tensor, filt: Filter):
 
 
 def _ggcm_maps(S: Tensor, filt: GGCMFilter, seed: int):
-    """``(Z -> G Z, Z -> G^T Z)`` for GGCM's filter ``G`` on ``S``, its negative graphs drawn from ``seed``, one per
-    step in step order (:func:`~graphstk.spectral.filters.negative_permutations`; degree: 20 times the mean degree
-    of the graph, as the paper, at most ``N - 1``)."""
+    """``(Z -> G Z, idx -> G^T E_idx)`` for GGCM's filter ``G`` on ``S``, its negative graphs drawn from ``seed``, one
+    per step in step order (:func:`~graphstk.spectral.filters.negative_permutations`; degree: 20 times the mean
+    degree of the graph, as the paper, at most ``N - 1``). ``G^T`` meets its negative graphs only on its input
+    (:meth:`~graphstk.spectral.filters.GGCMFilter.apply_transposed`), here the identity's columns ``idx``, so those
+    products are the graphs' columns ``idx`` (:func:`~graphstk.spectral.filters.permutation_graph_columns`): a
+    count over ``len(idx)`` rows each, not a product over all of them."""
     N = S.shape[0]
     g = torch.Generator().manual_seed(int(seed))
     k = min(filt.k_neg, (N - 1) // 2 * 2)
@@ -63,8 +67,24 @@ def _ggcm_maps(S: Tensor, filt: GGCMFilter, seed: int):
 
     def negative(step: int, Z: Tensor) -> Tensor:
         return permutation_graph_product(graphs[step - 1], Z)
-    return (lambda Z: blockwise_columns(lambda B: filt.apply(mm, B, negative=negative), Z),
-            lambda Z: blockwise_columns(lambda B: filt.apply_transposed(mm, B, negative), Z))
+
+    def transposed_columns(idx: Tensor) -> Tensor:
+        out = torch.empty(N, idx.numel(), dtype=S.dtype, device=S.device)
+        width = max(column_block_width(out), 1)
+        for j in range(0, idx.numel(), width):     # a cache-sized block of columns through every step
+            part = idx[j:j + width]
+            out[:, j:j + width] = filt.apply_transposed(
+                mm, _identity_columns(N, part, S.dtype, S.device),
+                lambda step, _: permutation_graph_columns(graphs[step - 1], part))
+        return out
+    return (lambda Z: blockwise_columns(lambda B: filt.apply(mm, B, negative=negative), Z)), transposed_columns
+
+
+def _identity_columns(N: int, idx: Tensor, dtype, device) -> Tensor:
+    """``E_idx`` ``[N, len(idx)]``: the identity's columns ``idx``."""
+    E = torch.zeros(N, idx.numel(), dtype=dtype, device=device)
+    E[idx.to(device), torch.arange(idx.numel(), device=device)] = 1.0
+    return E
 
 
 def filtered_features(edge_index: Tensor, X: Tensor, filt: Filter, seed: int = 0) -> Tensor:
@@ -111,17 +131,16 @@ class FilteredRows:
         S = renormalized_adjacency(edge_index, N).to(self.device)
         self._rows: dict = {}
         if isinstance(filt, GGCMFilter):
-            self._apply, self._transposed = _ggcm_maps(S, filt, seed)
+            self._apply, self._transposed_columns = _ggcm_maps(S, filt, seed)
         else:
-            self._apply = self._transposed = _polynomial(S, filt)
+            self._apply = _polynomial(S, filt)
+            self._transposed_columns = lambda idx: self._apply(_identity_columns(N, idx, self.dtype, self.device))
 
     def rows(self, idx: Tensor) -> Tensor:
         """``Z[idx]`` ``[len(idx), d]`` (kept for a second call with the same ``idx``)."""
         key = idx.cpu().numpy().tobytes()
         if key not in self._rows:
-            E = torch.zeros(self.shape[0], idx.numel(), dtype=self.dtype, device=self.device)
-            E[idx.to(self.device), torch.arange(idx.numel(), device=self.device)] = 1.0
-            P = self._transposed(E).cpu().numpy()
+            P = self._transposed_columns(idx).cpu().numpy()
             self._rows[key] = torch.from_numpy(np.ascontiguousarray((self._X.T @ P).T)).to(self.device)
         return self._rows[key]
 

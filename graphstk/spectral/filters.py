@@ -27,7 +27,7 @@ from .transforms import Transform, horner
 
 __all__ = ["Filter", "PropagationFilter", "SGCFilter", "S2GCFilter", "HeatKernelFilter", "GGCMFilter",
            "negative_degree", "random_negative_graph", "negative_permutations", "permutation_graph",
-           "permutation_graph_product",
+           "permutation_graph_product", "permutation_graph_columns",
            "degree_projection", "RegularizationFilter", "Tikhonov", "SpectralCutoff", "Landweber", "KernelPCAFilter", "NuMethod", "REGULARIZATION_FILTERS", "FILTER_NAMES",
            "regularization_filter_name", "regularization_filter", "nu_coefficients"]
 
@@ -265,6 +265,22 @@ def permutation_graph_product(graph: Tensor, Z: Tensor) -> Tensor:
     never from the device's memory."""
     N = graph.shape[0]
     return blockwise_columns(lambda B: graph @ B, Z) / (graph.values().numel() // max(N, 1))
+
+
+def permutation_graph_columns(graph: Tensor, idx: Tensor) -> Tensor:
+    """``(A / degree)[:, idx]`` ``[N, len(idx)]`` for :func:`permutation_graph`'s ``graph`` ``A``: the product
+    :func:`permutation_graph_product` of the identity's columns ``idx``, read off the rows ``idx`` instead (``A`` is
+    symmetric, repeated entries counted). ``O(len(idx) degree)`` entries are counted, no product over all ``N`` rows;
+    each count is an integer, so the numbers are those of the product bit for bit."""
+    N = graph.shape[0]
+    degree = graph.values().numel() // max(N, 1)
+    idx = idx.to(graph.col_indices().device).long()
+    cols = graph.col_indices().view(N, degree)[idx].long()           # row idx_j holds the neighbours of idx_j
+    out = torch.zeros(N, idx.numel(), dtype=graph.dtype, device=graph.device)
+    which = torch.arange(idx.numel(), device=out.device).repeat_interleave(degree)
+    out.index_put_((cols.flatten(), which), torch.ones(cols.numel(), dtype=out.dtype, device=out.device),
+                   accumulate=True)
+    return out / degree
 
 
 def degree_projection(degree: Tensor) -> MatMul:

@@ -11,7 +11,8 @@ from graphstk.operators.composed import GraphFilter
 from graphstk.spectral.filters import (FILTER_NAMES, REGULARIZATION_FILTERS, GGCMFilter, HeatKernelFilter, KernelPCAFilter,
                                        Landweber, NuMethod, RegularizationFilter, S2GCFilter, SGCFilter, SpectralCutoff,
                                        Tikhonov, degree_projection, negative_degree, negative_permutations,
-                                       permutation_graph, permutation_graph_product, random_negative_graph,
+                                       permutation_graph, permutation_graph_columns,
+                                       permutation_graph_product, random_negative_graph,
                                        regularization_filter, regularization_filter_name)
 
 g = torch.Generator().manual_seed(0)
@@ -138,6 +139,21 @@ def test_permutation_product_is_the_negative_graphs_product():
     torch.testing.assert_close(permutation_graph_product(graph, X), A @ X)
     with pytest.raises(ValueError, match="even"):
         negative_permutations(N, 5)
+
+
+def test_permutation_graph_columns_are_the_product_with_the_identity_columns():
+    """The columns ``idx`` read off the rows equal the dense ``A[:, idx]`` and the product with ``E_idx`` bit for
+    bit: repeated entries of a row counted (this draw has them), ``idx`` unsorted and repeated, and none."""
+    perms = negative_permutations(N, 8, torch.Generator().manual_seed(5))
+    graph = permutation_graph(perms)
+    A = graph.to_dense() / 8
+    assert (A * 8 > 1).any(), "the test needs a row with a repeated entry"
+    for idx in (torch.tensor([7, 0, 11, 7, 3]), torch.arange(N), torch.tensor([], dtype=torch.long)):
+        E = torch.zeros(N, idx.numel(), dtype=torch.float64)
+        E[idx, torch.arange(idx.numel())] = 1.0
+        got = permutation_graph_columns(graph, idx)
+        assert torch.equal(got, permutation_graph_product(graph, E))
+        torch.testing.assert_close(got, A[:, idx], rtol=0, atol=0)
 
 
 def test_random_negative_graph_is_regular_and_symmetric():
