@@ -17,6 +17,13 @@ On one graph (Coauthor CS's largest connected component, or a generated graph wi
   over the permutations against :func:`~graphstk.spectral.filters.permutation_graph_product` on
   :func:`~graphstk.spectral.filters.permutation_graph` (a cache-sized block of columns at a time); the two results
   must be equal bit for bit.
+* **GGCM's negative graphs in the read-out by rows** (``graphstk.methods.linear_filters``, ``FilteredRows``): ``A / k``
+  on 300 columns of the identity (the training rows of Shchur et al.'s split of Coauthor CS), the product
+  :func:`~graphstk.spectral.filters.permutation_graph_product` against
+  :func:`~graphstk.spectral.filters.permutation_graph_columns` (the graph's rows, counted); equal bit for bit.
+* **GAT's input projection with its gradient** (``graphstk.methods.gnn``): ``x W^T`` for Coauthor CS's raw sparse
+  features (COO, float32, ``W [64, d]``), forward and backward, PyG's ``F.linear`` against the COO product with
+  ``W^T`` made contiguous (``_InputProjection``); outputs and gradients equal bit for bit.
 * **The feature filters' product** (``graphstk.methods.feature_propagation``): ``S Z`` with ``[N, 500]`` float64, by
   scipy's CSR product against torch's at the configured thread count, both in one call; then torch's in one call
   against :func:`~graphstk.operators.base.blockwise_columns` (cache-sized blocks of columns, the form both take in
@@ -54,13 +61,13 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from graphstk.methods.gnn import gcn_adjacency, symmetric_product  # noqa: E402
+from graphstk.methods.gnn import Features, _InputProjection, gcn_adjacency, symmetric_product  # noqa: E402
 from graphstk.methods.feature_propagation import _product  # noqa: E402
 from graphstk.methods.linear_filters import (WEIGHT_DECAYS, FilteredRows, logistic_regression,  # noqa: E402
                                              logistic_regressions)
 from graphstk.operators.base import blockwise_columns  # noqa: E402
 from graphstk.spectral.filters import (SGCFilter, negative_degree, negative_permutations,  # noqa: E402
-                                       permutation_graph, permutation_graph_product)
+                                       permutation_graph, permutation_graph_columns, permutation_graph_product)
 
 
 def _median_seconds(fn, repeats: int) -> float:
@@ -113,6 +120,33 @@ def negative_graph(edge_index, N: int, repeats: int, columns: int) -> tuple[floa
         return permutation_graph_product(A, Z)
     same = torch.equal(loop(), csr())
     return _median_seconds(loop, repeats), _median_seconds(csr, repeats), same
+
+
+def negative_columns(edge_index, N: int, repeats: int, columns: int) -> tuple[float, float, bool]:
+    k = min(negative_degree(edge_index, N, 20.0), (N - 1) // 2 * 2)
+    A = permutation_graph(negative_permutations(N, k, torch.Generator().manual_seed(0)))
+    idx = torch.randperm(N, generator=torch.Generator().manual_seed(1))[:columns]
+    E = torch.zeros(N, columns, dtype=torch.float64)
+    E[idx, torch.arange(columns)] = 1.0
+    same = torch.equal(permutation_graph_product(A, E), permutation_graph_columns(A, idx))
+    return _median_seconds(lambda: permutation_graph_product(A, E), repeats), \
+        _median_seconds(lambda: permutation_graph_columns(A, idx), repeats), same
+
+
+def gat_projection(data, repeats: int, quick: bool) -> tuple[float, float, bool]:
+    x = (torch.rand(data.num_nodes, 500, generator=torch.Generator().manual_seed(4)) < 0.01).float() if quick \
+        else data.x.float()
+    f = Features(x, "none")
+    X = f.as_tensor(f.dropped(0.0, False))
+    W = torch.nn.Parameter(torch.randn(64, x.shape[1], generator=torch.Generator().manual_seed(5)) * 0.05)
+    G = torch.randn(x.shape[0], 64, generator=torch.Generator().manual_seed(6))
+
+    def run(projection):
+        out = projection(X)
+        return out, torch.autograd.grad(out, W, G)[0]
+    pyg, ours = (lambda x: torch.nn.functional.linear(x, W)), _InputProjection(W)
+    same = all(torch.equal(a, b) for a, b in zip(run(pyg), run(ours)))
+    return _median_seconds(lambda: run(pyg), repeats), _median_seconds(lambda: run(ours), repeats), same
 
 
 def filter_product(edge_index, N: int, repeats: int, columns: int) -> tuple[float, float, bool]:
@@ -188,6 +222,11 @@ def main() -> None:
              "`symmetric_product`", *appnp(edge_index, N, repeats)),
             (f"GGCM negative graph, [N, {wide or 300}] float64", "loop over the permutations",
              "`permutation_graph_product`", *negative_graph(edge_index, N, repeats, wide or 300)),
+            (f"GGCM negative graph on {wide or 300} identity columns, float64", "`permutation_graph_product`",
+             "`permutation_graph_columns`", *negative_columns(edge_index, N, repeats, wide or 300)),
+            ("GAT input projection, forward and backward, " + ("[N, 500] float32" if args.quick else
+                                                               "CS's features float32"), "`F.linear` (PyG)",
+             "`_InputProjection`", *gat_projection(data, repeats, args.quick)),
             (f"feature filter step, [N, {wide or 500}] float64", "scipy CSR", f"torch CSR, {args.threads} threads",
              *filter_product(edge_index, N, repeats, wide or 500)),
             (f"feature filter step, [N, {wide or 500}] float64", "torch CSR, one call", "`blockwise_columns`",

@@ -171,13 +171,30 @@ class _GCN(nn.Module):
         return symmetric_product(S, h @ self.l2.weight) + self.b2
 
 
+class _InputProjection(nn.Module):
+    """The input projection ``x W^T`` of PyG's ``GATConv`` (its ``lin``, holding the same parameter ``weight``)
+    for sparse COO features: the product with ``W^T`` made contiguous, which torch's COO kernel reads row by row,
+    gives ``F.linear``'s numbers and gradient bit for bit in about half the time (``bench/baseline_products.py``);
+    dense features go through ``F.linear`` as in PyG."""
+
+    def __init__(self, weight: nn.Parameter):
+        super().__init__()
+        self.weight = weight
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x @ self.weight.t().contiguous() if x.is_sparse else F.linear(x, self.weight)
+
+
 class _GAT(nn.Module):
+    """Velickovic et al.'s two attention layers, each PyG's ``GATConv`` (the first one's input projection
+    :class:`_InputProjection`), ELU and dropout between them."""
     graph = "edge_index"
 
     def __init__(self, d, C, hidden=64, dropout=0.6, heads=8, att_dropout=0.6):
         super().__init__()
         self.p = dropout
         self.l1 = GATConv(d, hidden // heads, heads=heads, dropout=att_dropout)
+        self.l1.lin = _InputProjection(self.l1.lin.weight)
         self.c2 = GATConv(hidden // heads * heads, C, heads=1, concat=False, dropout=att_dropout)
 
     def forward(self, feats, ei):
