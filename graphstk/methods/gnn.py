@@ -78,8 +78,11 @@ class Features:
         if features == "sum":
             rows = np.asarray(A.sum(1)).ravel()
             A = sp.csr_matrix(sp.diags(1.0 / np.maximum(rows, 1e-12)).astype(np.float32) @ A)
+        self._prepare(A, 4 * A.nnz <= A.shape[0] * A.shape[1])
+
+    def _prepare(self, A: sp.csr_matrix, sparse: bool):
         self.shape = A.shape
-        self.sparse = 4 * A.nnz <= A.shape[0] * A.shape[1]
+        self.sparse = sparse
         self.values = torch.from_numpy(A.data.astype(np.float32))
         if self.sparse:
             self.crow, self.col = torch.from_numpy(A.indptr).long(), torch.from_numpy(A.indices).long()
@@ -120,6 +123,18 @@ class Features:
                 return X @ W
             XT = torch.sparse_csr_tensor(self.crow_t, self.col_t, v[self.perm], self.shape[::-1], check_invariants=False)
         return _SparseProduct.apply(X, XT, W)
+
+    def rows(self, idx: Tensor) -> "Features":
+        """These features restricted to the rows ``idx`` (in that order), prepared alike and kept in the same form
+        (CSR or dense), so a model that reads each row alone (the MLP) gives those rows' outputs of the whole
+        matrix bit for bit."""
+        if self.sparse:
+            A = sp.csr_matrix((self.values.numpy(), self.col.numpy(), self.crow.numpy()), shape=self.shape)
+        else:
+            A = sp.csr_matrix(self._dense(self.values).numpy())
+        out = Features.__new__(Features)
+        out._prepare(A[idx.cpu().numpy()], self.sparse)
+        return out
 
     def as_tensor(self, v) -> Tensor:
         """The dropped features as a tensor PyG's layers take (sparse COO when sparse)."""
@@ -320,6 +335,8 @@ def train_gnn(model: str, x, edge_index: Tensor, y: Tensor, train: Tensor, eval_
     yt = y[train].long()
     stop = hp["patience"] is not None and val is not None and val.numel() > 0
     best, best_state, waited = float("inf"), None, 0
+    # a model without a graph reads each row alone: its validation pass runs on the validation rows only
+    val_feats = feats.rows(val) if stop and net.graph is None else None
     for _ in range(int(hp["epochs"])):
         net.train()
         opt.zero_grad()
@@ -328,7 +345,8 @@ def train_gnn(model: str, x, edge_index: Tensor, y: Tensor, train: Tensor, eval_
         if stop:
             net.eval()
             with torch.no_grad():
-                loss = float(F.cross_entropy(net(feats, graph)[val], y_val.long()))
+                out = net(val_feats) if val_feats is not None else net(feats, graph)[val]
+                loss = float(F.cross_entropy(out, y_val.long()))
             if loss < best:
                 best, best_state, waited = loss, copy.deepcopy(net.state_dict()), 0
             else:

@@ -149,6 +149,26 @@ def test_features_without_dropout_are_built_once_and_products_agree_with_and_wit
     assert torch.equal(plain, f.matmul(v, W).detach())
 
 
+@pytest.mark.parametrize("density", [0.05, 0.2, 0.6])
+def test_feature_rows_keep_the_form_and_the_mlp_gives_the_rows_of_its_whole_output(density):
+    """``Features.rows`` keeps the whole matrix's form (CSR or dense, even where the rows alone are denser or sparser
+    than the threshold) and its values; an MLP in evaluation on those rows gives the rows of its whole output bit
+    for bit, the validation pass ``train_gnn`` runs for the graph-free models."""
+    g = torch.Generator().manual_seed(5)
+    X = torch.rand(300, 200, generator=g, dtype=torch.float64) * (torch.rand(300, 200, generator=g) < density)
+    X[:40] = X[:40] * (torch.rand(40, 200, generator=g) < 0.2) if density > 0.25 else X[:40] + (X[:40] == 0) * 0.1
+    f = Features(X, "sum")
+    idx = torch.tensor([7, 250, 3, 0, 39, 21, 7])
+    sub = f.rows(idx)
+    assert sub.sparse == f.sparse and sub.shape == (7, 200)
+    whole = f.as_tensor(f.dropped(0.0, False))
+    assert torch.equal(sub.as_tensor(sub.dropped(0.0, False)).to_dense(), whole.to_dense()[idx])
+    torch.manual_seed(0)
+    net = MODELS["MLP"](200, 3, hidden=16, dropout=0.5).eval()
+    with torch.no_grad():
+        assert torch.equal(net(sub), net(f)[idx])
+
+
 def test_feature_dropout_keeps_zeros_and_scales_the_kept_entries():
     g = torch.Generator().manual_seed(0)
     X = torch.rand(400, 300, generator=g) * (torch.rand(400, 300, generator=g) < 0.05)
