@@ -127,7 +127,7 @@ class Features:
     def rows(self, idx: Tensor) -> "Features":
         """These features restricted to the rows ``idx`` (in that order), prepared alike and kept in the same form
         (CSR or dense), so a model that reads each row alone (the MLP) gives those rows' outputs of the whole
-        matrix bit for bit."""
+        matrix (:meth:`_Model.rows_pass`)."""
         if self.sparse:
             A = sp.csr_matrix((self.values.numpy(), self.col.numpy(), self.crow.numpy()), shape=self.shape)
         else:
@@ -168,7 +168,39 @@ class _Linear(nn.Module):
         return out if self.bias is None else out + self.bias
 
 
-class _GCN(nn.Module):
+class _Model(nn.Module):
+    """A model of :data:`MODELS`: ``forward(feats, graph)`` on the whole graph, in the form ``graph`` names
+    (``"adjacency"``: :func:`gcn_adjacency`; ``"edge_index"``; ``None``: no graph)."""
+    graph: str | None = None
+
+    def rows_pass(self, feats: "Features", graph, rows: Tensor):
+        """A callable that returns ``self(feats, graph)[rows]`` in evaluation mode (the validation pass of every
+        epoch), built once for the rows: here the whole pass, then the rows. A model that reaches only part of the
+        graph from ``rows`` computes that part: the same numbers, bit for bit where every dense product computes
+        each row alike (one thread), else to rounding (a few rows may go to another BLAS kernel). The validation
+        losses only decide when to stop, so training is unchanged but for losses that tie to rounding."""
+        return lambda: self(feats, graph)[rows]
+
+
+def _in_neighbourhood(edge_index: Tensor, targets: Tensor, num_nodes: int) -> tuple[Tensor, Tensor]:
+    """``(sources, edges)``: the nodes with an edge into ``targets`` (distinct), ``targets`` first in their order,
+    then the others in node order; and those edges, in their order in ``edge_index``, relabeled as a bipartite graph
+    (source: its place in ``sources``; target: its place in ``targets``), so a node's self-loop stays one."""
+    src, dst = edge_index
+    place = torch.full((int(num_nodes),), -1, dtype=torch.long)
+    place[targets] = torch.arange(targets.numel())
+    keep = place[dst] >= 0
+    src, dst = src[keep], dst[keep]
+    seen = torch.zeros(int(num_nodes), dtype=torch.bool)
+    seen[src] = True
+    seen[targets] = False
+    sources = torch.cat([targets, seen.nonzero().flatten()])
+    where = torch.full((int(num_nodes),), -1, dtype=torch.long)
+    where[sources] = torch.arange(sources.numel())
+    return sources, torch.stack([where[src], place[dst]])
+
+
+class _GCN(_Model):
     """Kipf & Welling's two layers, ``S~ relu(S~ X W1) W2`` (Eq. 9), each as ``GCNConv``: the product
     with the weight, then ``S~``, then the bias (``S~``: :func:`gcn_adjacency`)."""
     graph = "adjacency"
@@ -200,7 +232,7 @@ class _InputProjection(nn.Module):
         return x @ self.weight.t().contiguous() if x.is_sparse else F.linear(x, self.weight)
 
 
-class _GAT(nn.Module):
+class _GAT(_Model):
     """Velickovic et al.'s two attention layers, each PyG's ``GATConv`` (the first one's input projection
     :class:`_InputProjection`), ELU and dropout between them."""
     graph = "edge_index"
@@ -217,8 +249,28 @@ class _GAT(nn.Module):
         x = F.dropout(F.elu(self.l1(x, ei)), self.p, self.training)
         return self.c2(x, ei)
 
+    def rows_pass(self, feats, ei, rows):
+        """The rows' outputs from their two-hop in-neighbourhood: the second layer on the edges into ``rows``, the
+        first on the edges into those edges' sources, each ``GATConv`` run bipartite (sources, targets first among
+        them; PyG adds the targets' self-loops after their other edges, as on the whole graph). Each target's
+        softmax and sum run over the same edges in the same order, so the numbers are the whole pass's
+        (:meth:`_Model.rows_pass`)."""
+        hidden_nodes, second = _in_neighbourhood(ei, rows, feats.shape[0])
+        input_nodes, first = _in_neighbourhood(ei, hidden_nodes, feats.shape[0])
+        sources, targets = feats.rows(input_nodes), feats.rows(hidden_nodes)
+        n = rows.numel()
 
-class _MLP(nn.Module):
+        def run() -> Tensor:
+            if self.training:
+                raise RuntimeError("rows_pass is an evaluation pass: call .eval() first")
+            x = (sources.as_tensor(sources.dropped(self.p, False)), targets.as_tensor(targets.dropped(self.p, False)))
+            h = F.elu(self.l1(x, first))
+            return self.c2((h, h[:n]), second)
+        return run
+
+
+class _MLP(_Model):
+    """Two linear layers, ReLU and dropout between them."""
     graph = None
 
     def __init__(self, d, C, hidden=64, dropout=0.5):
@@ -230,6 +282,11 @@ class _MLP(nn.Module):
         x = F.relu(self.l1(feats, feats.dropped(self.p, self.training)))
         return self.l2(F.dropout(x, self.p, self.training))
 
+    def rows_pass(self, feats, graph, rows):
+        """The rows alone (:meth:`Features.rows`): each row's output reads only that row."""
+        part = feats.rows(rows)
+        return lambda: self(part)
+
 
 class _APPNP(_MLP):
     """Gasteiger et al.'s prediction then propagation, ``Z <- (1 - alpha) S~ Z + alpha H``, ``K`` times
@@ -239,6 +296,8 @@ class _APPNP(_MLP):
     def __init__(self, d, C, hidden=64, dropout=0.5, K=10, alpha=0.1):
         super().__init__(d, C, hidden, dropout)
         self.K, self.alpha = int(K), float(alpha)
+
+    rows_pass = _Model.rows_pass           # K steps of propagation reach (nearly) every node
 
     def forward(self, feats, S):
         H = super().forward(feats)
@@ -335,8 +394,7 @@ def train_gnn(model: str, x, edge_index: Tensor, y: Tensor, train: Tensor, eval_
     yt = y[train].long()
     stop = hp["patience"] is not None and val is not None and val.numel() > 0
     best, best_state, waited = float("inf"), None, 0
-    # a model without a graph reads each row alone: its validation pass runs on the validation rows only
-    val_feats = feats.rows(val) if stop and net.graph is None else None
+    validation_pass = net.rows_pass(feats, graph, val) if stop else None
     for _ in range(int(hp["epochs"])):
         net.train()
         opt.zero_grad()
@@ -345,8 +403,7 @@ def train_gnn(model: str, x, edge_index: Tensor, y: Tensor, train: Tensor, eval_
         if stop:
             net.eval()
             with torch.no_grad():
-                out = net(val_feats) if val_feats is not None else net(feats, graph)[val]
-                loss = float(F.cross_entropy(out, y_val.long()))
+                loss = float(F.cross_entropy(validation_pass(), y_val.long()))
             if loss < best:
                 best, best_state, waited = loss, copy.deepcopy(net.state_dict()), 0
             else:
