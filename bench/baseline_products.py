@@ -17,8 +17,9 @@ On one graph (Coauthor CS's largest connected component, or a generated graph wi
   over the permutations against :func:`~graphstk.spectral.filters.permutation_graph_product` on
   :func:`~graphstk.spectral.filters.permutation_graph` (a cache-sized block of columns at a time); the two results
   must be equal bit for bit.
-* **GGCM's negative graphs in the read-out by rows** (``graphstk.methods.linear_filters``, ``FilteredRows``): ``A / k``
-  on 300 columns of the identity (the training rows of Shchur et al.'s split of Coauthor CS), the product
+* **GGCM's negative graphs in the read-out by rows** (``graphstk.methods.linear_filters``, ``FilteredRows``):
+  ``A / k`` on 300 random columns of the identity (as many as the training rows of Shchur et al.'s split of
+  Coauthor CS), the product
   :func:`~graphstk.spectral.filters.permutation_graph_product` against
   :func:`~graphstk.spectral.filters.permutation_graph_columns` (the graph's rows, counted); equal bit for bit.
 * **GAT's input projection with its gradient** (``graphstk.methods.gnn``): ``x W^T`` for Coauthor CS's raw sparse
