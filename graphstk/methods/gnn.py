@@ -221,8 +221,8 @@ class _GCN(_Model):
 class _InputProjection(nn.Module):
     """The input projection ``x W^T`` of PyG's ``GATConv`` (its ``lin``, holding the same parameter ``weight``)
     for sparse COO features: the product with ``W^T`` made contiguous, which torch's COO kernel reads row by row,
-    gives ``F.linear``'s numbers and gradient bit for bit in about half the time (``bench/baseline_products.py``);
-    dense features go through ``F.linear`` as in PyG."""
+    gives ``F.linear``'s numbers and gradient bit for bit, the forward product in about half the time
+    (``bench/baseline_products.py``); dense features go through ``F.linear`` as in PyG."""
 
     def __init__(self, weight: nn.Parameter):
         super().__init__()
