@@ -91,7 +91,7 @@ RUNS = {
     "planetoid_feature_neighbors": ("configs/planetoid_feature_neighbors.yaml",
                                     "python run.py configs/planetoid_feature_neighbors.yaml --threads 2"),
     "planetoid_baselines": ("configs/planetoid_baselines.yaml",
-                            "python run.py configs/planetoid_baselines.yaml --threads 1"),
+                            "python run.py configs/planetoid_baselines.yaml --jobs 2 --threads 1"),
     "shchur_protocol": ("configs/shchur_protocol.yaml",
                         "python run.py configs/shchur_protocol.yaml --jobs 2 --threads 1"),
 }
