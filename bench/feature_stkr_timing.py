@@ -4,6 +4,7 @@ with ``time.perf_counter`` after the dataset is loaded (docs/feature_stkr.md, "T
 
     python bench/feature_stkr_timing.py                         # Cora, torch's default threads
     python bench/feature_stkr_timing.py --threads 1 --repeat 5
+    python bench/feature_stkr_timing.py --threads 1 --out docs/results/speed/feature_stkr_cora.txt   # the record
     python bench/feature_stkr_timing.py --memory                # Coauthor CS and Physics, peak memory
     python bench/feature_stkr_timing.py --quick                 # a check that it runs (seconds)
     python bench/feature_stkr_timing.py --dataset CS --splits 2 --out docs/results/speed/feature_stkr_routes.md
@@ -156,7 +157,7 @@ def main() -> None:
     ap.add_argument("--memory-one", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--splits", type=int, default=None, metavar="K",
                     help="time the three routes of the cosine blocks on K splits of --dataset (module docstring)")
-    ap.add_argument("--out", default=None, help="with --splits: also write the table to this file")
+    ap.add_argument("--out", default=None, help="also write what is printed to this file (not with --quick)")
     ap.add_argument("--quick", action="store_true",
                     help="a check that the script runs (seconds): a generated 300-node graph with features, 1 repeat")
     args = ap.parse_args()
@@ -180,16 +181,21 @@ def main() -> None:
         data = gs.load_dataset(args.dataset)
         train, val, test = data.train_mask, data.val_mask, data.test_mask
     load = os.getloadavg()[0]
-    times = []
+    times, lines = [], []
     for i in range(args.repeat):
         t = time.perf_counter()
         best, _ = select_on_validation(data.edge_index, data.x, data.y, train, val)
         pred = FeatureSTKR(**best).fit(data, train).predict(test)
         times.append(time.perf_counter() - t)
         acc = float((pred == data.y[test]).float().mean())
-        print(f"repeat {i}: {times[-1]:.2f} s (grid, fit, predict), test accuracy {100 * acc:.1f}")
-    print(f"{args.dataset}: median {statistics.median(times):.2f} s over {args.repeat} repeats, "
-          f"{torch.get_num_threads()} torch threads, {os.cpu_count()} cores, load average {load:.2f} at start")
+        lines.append(f"repeat {i}: {times[-1]:.2f} s (grid, fit, predict), test accuracy {100 * acc:.1f}")
+        print(lines[-1])
+    lines.append(f"{args.dataset}: median {statistics.median(times):.2f} s over {args.repeat} repeats, "
+                 f"{torch.get_num_threads()} torch threads, {os.cpu_count()} cores, load average {load:.2f} at start")
+    print(lines[-1])
+    if args.out and not args.quick:
+        with open(args.out, "w") as fh:
+            fh.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

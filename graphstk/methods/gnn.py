@@ -187,16 +187,17 @@ def _in_neighbourhood(edge_index: Tensor, targets: Tensor, num_nodes: int) -> tu
     then the others in node order; and those edges, in their order in ``edge_index``, relabeled as a bipartite graph
     (source: its place in ``sources``; target: its place in ``targets``), so a node's self-loop stays one."""
     src, dst = edge_index
-    place = torch.full((int(num_nodes),), -1, dtype=torch.long)
-    place[targets] = torch.arange(targets.numel())
+    dev, targets = edge_index.device, targets.to(edge_index.device)
+    place = torch.full((int(num_nodes),), -1, dtype=torch.long, device=dev)
+    place[targets] = torch.arange(targets.numel(), device=dev)
     keep = place[dst] >= 0
     src, dst = src[keep], dst[keep]
-    seen = torch.zeros(int(num_nodes), dtype=torch.bool)
+    seen = torch.zeros(int(num_nodes), dtype=torch.bool, device=dev)
     seen[src] = True
     seen[targets] = False
     sources = torch.cat([targets, seen.nonzero().flatten()])
-    where = torch.full((int(num_nodes),), -1, dtype=torch.long)
-    where[sources] = torch.arange(sources.numel())
+    where = torch.full((int(num_nodes),), -1, dtype=torch.long, device=dev)
+    where[sources] = torch.arange(sources.numel(), device=dev)
     return sources, torch.stack([where[src], place[dst]])
 
 
