@@ -2364,6 +2364,21 @@ def _():
     return (lambda env: filter_lr_fit_predict(problem, [{**point, "readout": "best-val"}]), fix)
 
 
+@case("gnn_rows_pass_in_training_mode", "gnn.py:_GAT.rows_pass.run:call .eval() first", RuntimeError,
+      r"rows_pass is an evaluation pass: call \.eval\(\) first")
+def _():
+    from graphstk.methods.gnn import MODELS, Features
+    feats = Features(torch.rand(N, 5, generator=torch.Generator().manual_seed(0)), "sum")
+    net = MODELS["GAT"](5, 3, hidden=8, dropout=0.5, heads=2)
+    rows = torch.tensor([0, 4, 7])
+
+    def fix(env, msg):
+        net.eval()
+        with torch.no_grad():
+            torch.testing.assert_close(net.rows_pass(feats, EDGES, rows)(), net(feats, EDGES)[rows])
+    return (lambda env: net.train().rows_pass(feats, EDGES, rows)(), fix)
+
+
 # ------------------------------------------------------------------------- sites that suggest nothing
 NOT_A_SUGGESTION = {   # site -> why its suggestion word is no suggestion
     "splits.py:_planetoid:outside the default split": "'set' is the default test set (a noun); the count says why",
