@@ -157,7 +157,8 @@ def main() -> None:
     ap.add_argument("--memory-one", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--splits", type=int, default=None, metavar="K",
                     help="time the three routes of the cosine blocks on K splits of --dataset (module docstring)")
-    ap.add_argument("--out", default=None, help="also write what is printed to this file (not with --quick)")
+    ap.add_argument("--out", default=None, help="also write the routes' table (--splits) or the timing lines to "
+                                                 "this file (not with --memory)")
     ap.add_argument("--quick", action="store_true",
                     help="a check that the script runs (seconds): a generated 300-node graph with features, 1 repeat")
     args = ap.parse_args()
@@ -193,7 +194,7 @@ def main() -> None:
     lines.append(f"{args.dataset}: median {statistics.median(times):.2f} s over {args.repeat} repeats, "
                  f"{torch.get_num_threads()} torch threads, {os.cpu_count()} cores, load average {load:.2f} at start")
     print(lines[-1])
-    if args.out and not args.quick:
+    if args.out:
         with open(args.out, "w") as fh:
             fh.write("\n".join(lines) + "\n")
 

@@ -183,7 +183,7 @@ class _Model(nn.Module):
 
 
 def _in_neighbourhood(edge_index: Tensor, targets: Tensor, num_nodes: int) -> tuple[Tensor, Tensor]:
-    """``(sources, edges)``: the nodes with an edge into ``targets`` (distinct), ``targets`` first in their order,
+    """``(sources, edges)``: the nodes with an edge into ``targets`` (distinct ids), ``targets`` first in their order,
     then the others in node order; and those edges, in their order in ``edge_index``, relabeled as a bipartite graph
     (source: its place in ``sources``; target: its place in ``targets``), so a node's self-loop stays one."""
     src, dst = edge_index
@@ -229,6 +229,9 @@ class _InputProjection(nn.Module):
         super().__init__()
         self.weight = weight
 
+    def reset_parameters(self):
+        glorot(self.weight)
+
     def forward(self, x: Tensor) -> Tensor:
         return x @ self.weight.t().contiguous() if x.is_sparse else F.linear(x, self.weight)
 
@@ -255,7 +258,9 @@ class _GAT(_Model):
         first on the edges into those edges' sources, each ``GATConv`` run bipartite (sources, targets first among
         them; PyG adds the targets' self-loops after their other edges, as on the whole graph). Each target's
         softmax and sum run over the same edges in the same order, so the numbers are the whole pass's
-        (:meth:`_Model.rows_pass`)."""
+        (:meth:`_Model.rows_pass`). ``rows``: node ids (repeats allowed) or a boolean mask."""
+        rows = rows.nonzero().flatten() if rows.dtype == torch.bool else rows
+        rows, again = torch.unique(rows, return_inverse=True)       # each target once, read back per entry
         hidden_nodes, second = _in_neighbourhood(ei, rows, feats.shape[0])
         input_nodes, first = _in_neighbourhood(ei, hidden_nodes, feats.shape[0])
         sources, targets = feats.rows(input_nodes), feats.rows(hidden_nodes)
@@ -266,7 +271,7 @@ class _GAT(_Model):
                 raise RuntimeError("rows_pass is an evaluation pass: call .eval() first")
             x = (sources.as_tensor(sources.dropped(self.p, False)), targets.as_tensor(targets.dropped(self.p, False)))
             h = F.elu(self.l1(x, first))
-            return self.c2((h, h[:n]), second)
+            return self.c2((h, h[:n]), second)[again]
         return run
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from graphstk.methods.gnn import (MODELS, PRESETS, Features, gcn_adjacency, gnn_setting, param_groups,
-                                  symmetric_product, train_gnn)
+from graphstk.methods.gnn import (MODELS, PRESETS, Features, _InputProjection, _Model, gcn_adjacency, gnn_setting,
+                                  param_groups, symmetric_product, train_gnn)
 
 
 def _toy(n=60, seed=0):
@@ -81,6 +81,8 @@ def test_gat_equals_pyg_gatconv_bit_for_bit(density):
     assert f.sparse == (density < 0.25)
     torch.manual_seed(0)
     net = MODELS["GAT"](300, 3, hidden=16, dropout=0.0, heads=4, att_dropout=0.0)
+    assert isinstance(net.l1.lin, _InputProjection)
+    assert [k for k, _ in net.named_parameters()].count("l1.lin.weight") == 1
     torch.manual_seed(0)
     c1, c2 = GATConv(300, 4, heads=4, dropout=0.0), GATConv(16, 3, heads=1, concat=False, dropout=0.0)
     got = net(f, ei)
@@ -165,8 +167,13 @@ def test_feature_rows_keep_the_form_and_the_mlp_gives_the_rows_of_its_whole_outp
     assert torch.equal(sub.as_tensor(sub.dropped(0.0, False)).to_dense(), whole.to_dense()[idx])
     torch.manual_seed(0)
     net = MODELS["MLP"](200, 3, hidden=16, dropout=0.5).eval()
-    with torch.no_grad():
-        assert torch.equal(net(sub), net(f)[idx])
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)         # one thread: the dense products compute each row alike
+        with torch.no_grad():
+            assert torch.equal(net(sub), net(f)[idx])
+    finally:
+        torch.set_num_threads(threads)
 
 
 @pytest.mark.parametrize("model", ["GAT", "MLP", "GCN", "APPNP"])
@@ -186,13 +193,16 @@ def test_rows_pass_gives_the_rows_of_the_whole_pass_bit_for_bit(model, density):
     torch.manual_seed(0)
     net = MODELS[model](40, 3, hidden=16, dropout=0.5).eval()
     graph = {"adjacency": gcn_adjacency(ei, 90), "edge_index": ei, None: None}[net.graph]
-    rows = torch.tensor([7, 5, 60, 3, 1, 88])
+    rows = torch.tensor([7, 5, 60, 3, 1, 88, 7])                          # a repeated row
+    mask = torch.zeros(90, dtype=torch.bool)
+    mask[rows] = True
     threads = torch.get_num_threads()
     try:
         with torch.no_grad():
             torch.testing.assert_close(net.rows_pass(f, graph, rows)(), net(f, graph)[rows], rtol=1e-6, atol=0)
             torch.set_num_threads(1)     # one thread: every dense product computes each row alike
             assert torch.equal(net.rows_pass(f, graph, rows)(), net(f, graph)[rows])
+            assert torch.equal(net.rows_pass(f, graph, mask)(), net(f, graph)[mask])
     finally:
         torch.set_num_threads(threads)
     if model == "GAT":
@@ -248,6 +258,36 @@ def test_early_stopping_returns_the_epoch_of_lowest_validation_loss():
     stopped = train_gnn("GCN", x, ei, y, train, ev, seed=0, val=val, y_val=y[val], epochs=40, patience=40, lr=0.05)
     best = 1 + min(range(40), key=losses.__getitem__)
     torch.testing.assert_close(stopped, train_gnn("GCN", x, ei, y, train, ev, seed=0, epochs=best, lr=0.05))
+
+
+@pytest.mark.parametrize("model", ["GAT", "MLP"])
+def test_early_stopping_through_the_rows_pass_keeps_the_whole_pass_epochs(model, monkeypatch):
+    """train_gnn with patience on GAT and the MLP, whose validation pass reads part of the graph, gives the scores
+    of the same training with the whole pass (the base class's ``rows_pass``), one thread, bit for bit; the
+    validation losses of the two passes are recorded and equal."""
+    x, ei, y = _toy(seed=4)
+    train, val, ev = torch.arange(8), torch.arange(8, 24), torch.arange(24, 60)
+    kw = dict(seed=1, val=val, y_val=y[val], epochs=120, patience=2, lr=0.05, dropout=0.5)
+    cls = MODELS[model]
+    seen: dict[str, list] = {"rows": [], "whole": []}
+
+    def recording(pass_of, key):
+        def rows_pass(self, feats, graph, rows):
+            run = pass_of(self, feats, graph, rows)
+            return lambda: seen[key].append(run()) or seen[key][-1]
+        return rows_pass
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        monkeypatch.setattr(cls, "rows_pass", recording(cls.rows_pass, "rows"))
+        ours = train_gnn(model, x, ei, y, train, ev, **kw)
+        monkeypatch.setattr(cls, "rows_pass", recording(_Model.rows_pass, "whole"))
+        whole = train_gnn(model, x, ei, y, train, ev, **kw)
+    finally:
+        torch.set_num_threads(threads)
+    assert 0 < len(seen["rows"]) == len(seen["whole"]) < 120     # stopped early, after the same epochs
+    assert all(torch.equal(a, b) for a, b in zip(seen["rows"], seen["whole"]))
+    assert torch.equal(ours, whole)
 
 
 def test_gnn_registrations_default_to_the_planetoid_setting_and_declare_every_hyperparameter():
