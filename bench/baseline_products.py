@@ -63,7 +63,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from graphstk.methods.gnn import Features, _InputProjection, gcn_adjacency, symmetric_product  # noqa: E402
-from graphstk.methods.feature_propagation import _product  # noqa: E402
+from graphstk.methods.feature_propagation import _product, identity_columns  # noqa: E402
 from graphstk.methods.linear_filters import (WEIGHT_DECAYS, FilteredRows, logistic_regression,  # noqa: E402
                                              logistic_regressions)
 from graphstk.operators.base import blockwise_columns  # noqa: E402
@@ -127,8 +127,7 @@ def negative_columns(edge_index, N: int, repeats: int, columns: int) -> tuple[fl
     k = min(negative_degree(edge_index, N, 20.0), (N - 1) // 2 * 2)
     A = permutation_graph(negative_permutations(N, k, torch.Generator().manual_seed(0)))
     idx = torch.randperm(N, generator=torch.Generator().manual_seed(1))[:columns]
-    E = torch.zeros(N, columns, dtype=torch.float64)
-    E[idx, torch.arange(columns)] = 1.0
+    E = identity_columns(N, idx, torch.float64, "cpu")
     same = torch.equal(permutation_graph_product(A, E), permutation_graph_columns(A, idx))
     return _median_seconds(lambda: permutation_graph_product(A, E), repeats), \
         _median_seconds(lambda: permutation_graph_columns(A, idx), repeats), same

@@ -22,9 +22,9 @@ from ..spectral.transforms import InverseLaplacian, LabelPropagationFilter
 from .engine import solve
 from .problem import make_problem
 
-__all__ = ["FILTERS", "BLOCK_BYTES", "feature_neighbors", "sparse_features", "preprocess_sparse", "filter_of", "filter_group",
-           "cosine_blocks", "filtered_norms", "labeled_route_applies", "shared_propagation", "reuse_scores",
-           "check_filter_point", "feature_neighbor_graph"]
+__all__ = ["FILTERS", "BLOCK_BYTES", "feature_neighbors", "sparse_features", "preprocess_sparse", "filter_of",
+           "filter_group", "identity_columns", "cosine_blocks", "filtered_norms", "labeled_route_applies",
+           "shared_propagation", "reuse_scores", "check_filter_point", "feature_neighbor_graph"]
 
 #: the graph filters of a grid point's ``filter`` key
 FILTERS = ("lazy", "sgc", "s2gc", "dgc", "ggcm")
@@ -204,6 +204,14 @@ def _product(M) -> callable:
     return lambda Z: blockwise_columns(lambda B: torch.sparse.mm(M, B), Z)
 
 
+def identity_columns(N: int, idx: Tensor, dtype: torch.dtype, device) -> Tensor:
+    """``E_idx`` ``[N, len(idx)]``: the identity's columns ``idx``, the input of a filter's transposed pass that
+    reads the rows ``idx`` of its output (``(s(S)^T E_idx)^T X = (s(S) X)[idx]``)."""
+    E = torch.zeros(N, idx.numel(), dtype=dtype, device=device)
+    E[idx.to(device), torch.arange(idx.numel(), device=device)] = 1.0
+    return E
+
+
 def _lazy_matrix(S_csr: Tensor, a: float) -> Tensor:
     N = S_csr.shape[0]
     diag = torch.arange(N, device=S_csr.device).expand(2, N)
@@ -351,10 +359,7 @@ def _rows_products(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, depths
     key = None if propagated is None else content_hash(S_csr.crow_indices(), S_csr.col_indices(), S_csr.values(),
                                                        rows, shared_propagation(group), depths, dtype, str(device))
     held = key is not None and key in propagated
-    E = None
-    if not held or group[0] == "s2gc":
-        E = torch.zeros(N, rows.numel(), dtype=dtype, device=device)
-        E[rows, torch.arange(rows.numel(), device=device)] = 1.0
+    E = identity_columns(N, rows, dtype, device) if not held or group[0] == "s2gc" else None
     if held:
         P = propagated[key]
     else:
@@ -400,8 +405,7 @@ def _labeled_products(S_csr: Tensor, graph, Xf: sp.csr_matrix, group: tuple, dep
             for k, v in computed[g].items():
                 kept.setdefault(k, v)
     nr = {k: norms[k][rows] for k in depths}
-    E = torch.zeros(N, n, dtype=dtype, device=device)
-    E[rows[:n], torch.arange(n, device=device)] = 1.0
+    E = identity_columns(N, rows[:n], dtype, device)
     forward = _filtered(S_csr, graph, group, depths, k_neg)
     G = {}
     for k, Pk in _transposed(S_csr, graph, group, depths, k_neg)(E):    # s_K(S_hat)^T E_L

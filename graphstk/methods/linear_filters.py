@@ -19,7 +19,7 @@ from torch import Tensor
 
 from ..operators.base import blockwise_columns, column_block_width
 from ..operators.graph import GraphKernel
-from .feature_propagation import _lazy_matrix, _product, preprocess_sparse, sparse_features
+from .feature_propagation import _lazy_matrix, _product, identity_columns, preprocess_sparse, sparse_features
 from ..spectral.filters import (Filter, GGCMFilter, HeatKernelFilter, S2GCFilter, SGCFilter, negative_degree,
                                 negative_permutations, permutation_graph, permutation_graph_columns,
                                 permutation_graph_product)
@@ -74,17 +74,10 @@ def _ggcm_maps(S: Tensor, filt: GGCMFilter, seed: int):
         for j in range(0, idx.numel(), width):     # a cache-sized block of columns through every step
             part = idx[j:j + width]
             out[:, j:j + width] = filt.apply_transposed(
-                mm, _identity_columns(N, part, S.dtype, S.device),
+                mm, identity_columns(N, part, S.dtype, S.device),
                 lambda step, _: permutation_graph_columns(graphs[step - 1], part))
         return out
     return (lambda Z: blockwise_columns(lambda B: filt.apply(mm, B, negative=negative), Z)), transposed_columns
-
-
-def _identity_columns(N: int, idx: Tensor, dtype, device) -> Tensor:
-    """``E_idx`` ``[N, len(idx)]``: the identity's columns ``idx``."""
-    E = torch.zeros(N, idx.numel(), dtype=dtype, device=device)
-    E[idx.to(device), torch.arange(idx.numel(), device=device)] = 1.0
-    return E
 
 
 def filtered_features(edge_index: Tensor, X: Tensor, filt: Filter, seed: int = 0) -> Tensor:
@@ -134,7 +127,7 @@ class FilteredRows:
             self._apply, self._transposed_columns = _ggcm_maps(S, filt, seed)
         else:
             self._apply = _polynomial(S, filt)
-            self._transposed_columns = lambda idx: self._apply(_identity_columns(N, idx, self.dtype, self.device))
+            self._transposed_columns = lambda idx: self._apply(identity_columns(N, idx, self.dtype, self.device))
 
     def rows(self, idx: Tensor) -> Tensor:
         """``Z[idx]`` ``[len(idx), d]`` (kept for a second call with the same ``idx``)."""
