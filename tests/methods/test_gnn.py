@@ -37,7 +37,8 @@ def test_published_presets_are_pinned():
                                                   epochs=1000, patience=100, K=10, alpha=0.1)
     assert gnn_setting("MLP") == gnn_setting("MLP+C&S") == dict(features="sum", lr=0.01, weight_decay=5e-4,
                                                                 dropout=0.5, hidden=64, epochs=200, patience=None)
-    assert gnn_setting("MLP", "shchur") == gnn_setting("GCN", "shchur")
+    assert gnn_setting("MLP", "shchur") == gnn_setting("MLP+C&S", "shchur") == dict(
+        features="none", lr=0.005, weight_decay=1e-2, dropout=0.8, hidden=64, epochs=1000, patience=50)
     assert set(PRESETS) == set(MODELS)
 
 
