@@ -1,12 +1,13 @@
 """GNN baselines (graphstk.methods.gnn): published presets, layers against PyG's, the sparse feature
-product and its gradient, dropout on the nonzero entries, early stopping, and short training runs."""
+product and its gradient, dropout (F.dropout's draws, and on the nonzero entries), early stopping, and short
+training runs."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-from graphstk.methods.gnn import (MODELS, PRESETS, Features, _InputProjection, _Model, gcn_adjacency, gnn_setting,
-                                  param_groups, symmetric_product, train_gnn)
+from graphstk.methods.gnn import (MODELS, PRESETS, Features, _InputProjection, _Model, dropout, gcn_adjacency,
+                                  gnn_setting, param_groups, symmetric_product, train_gnn)
 
 
 def _toy(n=60, seed=0):
@@ -224,6 +225,46 @@ def test_feature_dropout_keeps_zeros_and_scales_the_kept_entries():
     frac = kept.double().mean().item()                 # ~6000 nonzeros: 0.5 +- 0.02 (3 sd)
     assert abs(frac - 0.5) < 0.02, frac
     torch.testing.assert_close(f.as_tensor(f.dropped(0.5, False)).to_dense(), X)
+
+
+def _portable_bernoulli() -> bool:
+    """Whether torch's CPU ``bernoulli_`` draws one double per entry from the default generator (its portable path;
+    an Intel CPU with MKL draws through MKL instead)."""
+    torch.manual_seed(0)
+    a = torch.empty(1000).bernoulli_(0.3)
+    torch.manual_seed(0)
+    return torch.equal(a, (torch.rand(1000, dtype=torch.float64) < 0.3).float())
+
+
+@pytest.mark.parametrize("p", [0.3, 0.5, 0.6, 0.8])
+def test_dropout_is_f_dropout_bit_for_bit(p):
+    """Output, gradient and the generator's state after the draw equal ``F.dropout``'s on the CPU."""
+    if not _portable_bernoulli():
+        pytest.skip("torch's CPU bernoulli draws through MKL here, so F.dropout's draws are MKL's")
+    import torch.nn.functional as F
+
+    x = torch.randn(257, 33)
+    outs = []
+    for fn in (F.dropout, dropout):
+        xi = x.clone().requires_grad_()
+        torch.manual_seed(7)
+        out = fn(xi, p, True)
+        (out * torch.arange(out.numel()).view_as(out)).sum().backward()
+        outs.append((out.detach(), xi.grad, torch.rand(4)))
+    for a, b in zip(*outs):
+        assert torch.equal(a, b)
+
+
+def test_dropout_distribution_and_edge_cases():
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(200, 100, generator=g) + 0.5
+    torch.manual_seed(3)
+    out = dropout(x, 0.8, True)
+    kept = out != 0
+    torch.testing.assert_close(out[kept], x[kept] / 0.2)
+    assert abs(kept.double().mean().item() - 0.2) < 0.012         # 20000 entries: 0.2 +- 0.009 (3 sd)
+    assert dropout(x, 0.8, False) is x and dropout(x, 0.0, True) is x
+    assert torch.equal(dropout(x, 1.0, True), torch.zeros_like(x))
 
 
 def test_first_layer_decay_for_gcn_and_appnp_only():
