@@ -1,4 +1,5 @@
-"""The sparse products inside the baselines' training and filters, each against the form it replaces, side by side.
+"""The sparse products and dropout draws inside the baselines' training and filters, each against the form it
+replaces, side by side.
 
 Run from the repository root::
 
@@ -25,6 +26,10 @@ On one graph (Coauthor CS's largest connected component, or a generated graph wi
 * **GAT's input projection with its gradient** (``graphstk.methods.gnn``): ``x W^T`` for Coauthor CS's raw sparse
   features (COO, float32, ``W [64, d]``), forward and backward, PyG's ``F.linear`` against the COO product with
   ``W^T`` made contiguous (``_InputProjection``); outputs and gradients equal bit for bit.
+* **The GNNs' dropout with its gradient** (``graphstk.methods.gnn``): dropout 0.8 on a hidden layer ``[N, 64]``
+  float32, forward and backward, ``F.dropout`` against :func:`~graphstk.methods.gnn.dropout` (the mask drawn as
+  ``torch.rand(float64) < 1 - p``), each from the same seed; outputs, gradients and the generator's state after
+  equal bit for bit (where torch's CPU bernoulli takes its portable path).
 * **The feature filters' product** (``graphstk.methods.feature_propagation``): ``S Z`` with ``[N, 500]`` float64, by
   scipy's CSR product against torch's at the configured thread count, both in one call; then torch's in one call
   against :func:`~graphstk.operators.base.blockwise_columns` (cache-sized blocks of columns, the form both take in
@@ -62,7 +67,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from graphstk.methods.gnn import Features, _InputProjection, gcn_adjacency, symmetric_product  # noqa: E402
+from graphstk.methods.gnn import Features, _InputProjection, dropout, gcn_adjacency, symmetric_product  # noqa: E402
 from graphstk.methods.feature_propagation import _product, identity_columns  # noqa: E402
 from graphstk.methods.linear_filters import (WEIGHT_DECAYS, FilteredRows, logistic_regression,  # noqa: E402
                                              logistic_regressions)
@@ -149,6 +154,20 @@ def gat_projection(data, repeats: int, quick: bool) -> tuple[float, float, bool]
     return _median_seconds(lambda: run(pyg), repeats), _median_seconds(lambda: run(ours), repeats), same
 
 
+def hidden_dropout(N: int, repeats: int) -> tuple[float, float, bool]:
+    H = torch.randn(N, 64, generator=torch.Generator().manual_seed(7))
+    G = torch.randn(N, 64, generator=torch.Generator().manual_seed(8))
+
+    def run(drop):
+        torch.manual_seed(9)
+        x = H.clone().requires_grad_()
+        out = drop(x, 0.8, True)
+        return out, torch.autograd.grad(out, x, G)[0], torch.rand(4)
+    same = all(torch.equal(a, b) for a, b in zip(run(torch.nn.functional.dropout), run(dropout)))
+    return _median_seconds(lambda: run(torch.nn.functional.dropout), repeats), \
+        _median_seconds(lambda: run(dropout), repeats), same
+
+
 def filter_product(edge_index, N: int, repeats: int, columns: int) -> tuple[float, float, bool]:
     M = gcn_adjacency(edge_index, N).to(torch.float64)
     A = sp.csr_matrix((M.values().numpy(), M.col_indices().numpy(), M.crow_indices().numpy()), shape=(N, N))
@@ -227,6 +246,8 @@ def main() -> None:
             ("GAT input projection, forward and backward, " + ("[N, 500] float32" if args.quick else
                                                                "CS's features float32"), "`F.linear` (PyG)",
              "`_InputProjection`", *gat_projection(data, repeats, args.quick)),
+            ("hidden-layer dropout 0.8, forward and backward, [N, 64] float32", "`F.dropout`", "`dropout`",
+             *hidden_dropout(N, repeats)),
             (f"feature filter step, [N, {wide or 500}] float64", "scipy CSR", f"torch CSR, {args.threads} threads",
              *filter_product(edge_index, N, repeats, wide or 500)),
             (f"feature filter step, [N, {wide or 500}] float64", "torch CSR, one call", "`blockwise_columns`",
