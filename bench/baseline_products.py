@@ -1,5 +1,4 @@
-"""The sparse products and dropout draws inside the baselines' training and filters, each against the form it
-replaces, side by side.
+"""The sparse products and dropout draws inside the baselines, each against the form it replaces, side by side.
 
 Run from the repository root::
 

@@ -64,9 +64,11 @@ def dropout(x: Tensor, p: float, training: bool) -> Tensor:
     bit, in less time: the draw skips the bernoulli kernel's cost per entry (``bench/baseline_products.py``).
     Where torch's CPU bernoulli draws through MKL instead (Intel CPUs), and on other devices, it is the same
     distribution from the device's default generator."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, got {p!r}")
     if not training or p == 0:
         return x
-    if p >= 1:
+    if p == 1:
         return x * torch.zeros((), dtype=x.dtype, device=x.device)
     keep = torch.rand(x.shape, dtype=torch.float64, device=x.device) < 1.0 - p
     return x * keep.to(x.dtype).div_(1.0 - p)
@@ -369,6 +371,8 @@ def gnn_setting(model: str, preset: str | None = None, **overrides) -> dict:
             raise ValueError(f"{model} has no hyperparameter {k!r} (allowed: {', '.join(out)})")
         if v is not None:
             out[k] = v
+    if not 0.0 <= float(out["dropout"]) < 1.0:       # the configs' declaration (registrations.planetoid.GNN_PARAMS)
+        raise ValueError(f"dropout is the probability of zeroing an entry and lies in [0, 1); got {out['dropout']!r}")
     if out["features"] not in ("sum", "none"):
         raise ValueError(f"features must be 'sum' (rows scaled to sum 1) or 'none' (raw), got {out['features']!r}")
     return out

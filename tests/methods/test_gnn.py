@@ -50,6 +50,9 @@ def test_overrides_and_bad_names():
         gnn_setting("GCN", "kipf")
     with pytest.raises(ValueError, match="no hyperparameter 'heads'"):
         gnn_setting("GCN", heads=2)
+    for p in (1.0, 1.5, -0.1):
+        with pytest.raises(ValueError, match=rf"dropout is the probability .* lies in \[0, 1\); got {p}"):
+            gnn_setting("MLP", "shchur", dropout=p)
     with pytest.raises(ValueError, match="features must be 'sum'"):
         gnn_setting("GCN", features="l2")
 
@@ -265,6 +268,9 @@ def test_dropout_distribution_and_edge_cases():
     assert abs(kept.double().mean().item() - 0.2) < 0.012         # 20000 entries: 0.2 +- 0.009 (3 sd)
     assert dropout(x, 0.8, False) is x and dropout(x, 0.0, True) is x
     assert torch.equal(dropout(x, 1.0, True), torch.zeros_like(x))
+    for p in (-0.1, 1.5):
+        with pytest.raises(ValueError, match="between 0 and 1"):
+            dropout(x, p, True)
 
 
 def test_first_layer_decay_for_gcn_and_appnp_only():
